@@ -1,0 +1,353 @@
+//! The model of a `#[tool]` function: its parameters, their helper attributes, its docs.
+//!
+//! `ToolFn::from_syn` reads the syntax once and keeps the original tokens for spans. It never
+//! stops at the first problem: every error found is collected for the caller to report.
+
+use crate::doc::{self, DocLine};
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, Type};
+
+/// Type names the runtime fills in itself. A parameter whose type is spelled with one of
+/// these is injected; the expansion then asks the compiler to confirm the type really is
+/// the runtime's (DESIGN decision 1), so a user type of the same name gets a clear error.
+pub const INJECTED_TYPE_NAMES: [&str; 2] = ["State", "CallContext"];
+
+pub struct ToolFn {
+    pub item: ItemFn,
+    pub ident: Ident,
+    pub is_async: bool,
+    pub params: Vec<Param>,
+    /// The doc lines of the function, with `origin` indexing into `doc_spans`.
+    pub doc_lines: Vec<DocLine>,
+    pub doc_spans: Vec<Span>,
+    pub output: Option<Type>,
+}
+
+pub struct Param {
+    pub ident: Ident,
+    /// The name callers use: the identifier, or `#[arg(rename = "...")]`.
+    pub wire_name: String,
+    pub wire_span: Span,
+    pub ty: Type,
+    pub doc: Option<String>,
+    pub default: ParamDefault,
+    pub injected: bool,
+    /// Spelled `Option<...>`; the expansion confirms it is `core::option::Option`.
+    pub spelled_option: bool,
+}
+
+pub enum ParamDefault {
+    None,
+    /// `#[arg(default)]`: `Default::default()`.
+    Trait(Span),
+    /// `#[arg(default = expr)]`.
+    Expr(Box<Expr>),
+}
+
+impl Param {
+    /// Whether a caller may leave this parameter out, as far as the macro can see.
+    pub fn optional(&self) -> bool {
+        self.spelled_option || !matches!(self.default, ParamDefault::None)
+    }
+}
+
+impl ToolFn {
+    pub fn from_syn(item: ItemFn, errors: &mut Vec<syn::Error>) -> ToolFn {
+        let sig = &item.sig;
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            errors.push(syn::Error::new_spanned(
+                &sig.generics,
+                "a #[tool] function cannot be generic: its schema is built from concrete \
+                 parameter types",
+            ));
+        }
+        if let Some(unsafety) = &sig.unsafety {
+            errors.push(syn::Error::new_spanned(
+                unsafety,
+                "a #[tool] function cannot be `unsafe`: callers reach it from JSON",
+            ));
+        }
+        if let Some(variadic) = &sig.variadic {
+            errors.push(syn::Error::new_spanned(
+                variadic,
+                "a #[tool] function cannot be variadic",
+            ));
+        }
+        let output = match &sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(_, ty) => {
+                if let Type::ImplTrait(_) = **ty {
+                    errors.push(syn::Error::new_spanned(
+                        ty,
+                        "a #[tool] function must return a concrete type, not `impl Trait`: \
+                         the output schema is built from it",
+                    ));
+                }
+                Some((**ty).clone())
+            }
+        };
+
+        let (doc_lines, doc_spans) = read_doc_attributes(&item.attrs, errors);
+        let params = sig
+            .inputs
+            .iter()
+            .filter_map(|input| Param::from_syn(input, errors))
+            .collect();
+
+        ToolFn {
+            ident: sig.ident.clone(),
+            is_async: sig.asyncness.is_some(),
+            params,
+            doc_lines,
+            doc_spans,
+            output,
+            item,
+        }
+    }
+
+    /// The function as the user wrote it, minus the helper attributes the compiler would
+    /// reject on parameters (`#[arg]` and parameter doc comments).
+    pub fn stripped_item(&self) -> ItemFn {
+        strip_param_attributes(self.item.clone())
+    }
+}
+
+/// Removes `#[arg]` and `#[doc]` from parameters; used by the expansion and the fallback.
+pub fn strip_param_attributes(mut item: ItemFn) -> ItemFn {
+    for input in &mut item.sig.inputs {
+        if let FnArg::Typed(pat_type) = input {
+            pat_type
+                .attrs
+                .retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
+        }
+    }
+    item
+}
+
+impl Param {
+    fn from_syn(input: &FnArg, errors: &mut Vec<syn::Error>) -> Option<Param> {
+        let pat_type = match input {
+            FnArg::Receiver(receiver) => {
+                errors.push(syn::Error::new_spanned(
+                    receiver,
+                    "a #[tool] function cannot take `self`: write a free function, and reach \
+                     shared data through a `State<T>` parameter",
+                ));
+                return None;
+            }
+            FnArg::Typed(pat_type) => pat_type,
+        };
+        let ident = match &*pat_type.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+            other => {
+                errors.push(syn::Error::new_spanned(
+                    other,
+                    "a #[tool] parameter must be a plain name: its name is the argument's name \
+                     in the schema",
+                ));
+                return None;
+            }
+        };
+        let ty = (*pat_type.ty).clone();
+        if contains_impl_trait(&ty) {
+            errors.push(syn::Error::new_spanned(
+                &ty,
+                "a #[tool] parameter cannot be `impl Trait`: name a concrete type that \
+                 implements serde::Deserialize and schemars::JsonSchema",
+            ));
+        }
+
+        let mut param = Param {
+            wire_name: ident.to_string().trim_start_matches("r#").to_owned(),
+            wire_span: ident.span(),
+            ident,
+            injected: is_injected_spelling(&ty),
+            spelled_option: is_option_spelling(&ty),
+            ty,
+            doc: None,
+            default: ParamDefault::None,
+        };
+        let mut doc_lines = Vec::new();
+        for attr in &pat_type.attrs {
+            if attr.path().is_ident("doc") {
+                if let Some(text) = doc_string(attr, errors) {
+                    doc_lines.extend(doc::split_attribute(&text, 0));
+                }
+            } else if attr.path().is_ident("arg") {
+                param.read_arg_attribute(attr, errors);
+            }
+        }
+        if !doc_lines.is_empty() {
+            let texts: Vec<&str> = doc_lines.iter().map(|l| l.text.as_str()).collect();
+            param.doc = Some(texts.join("\n").trim().to_owned());
+        }
+        if param.injected && !matches!(param.default, ParamDefault::None) {
+            errors.push(syn::Error::new_spanned(
+                &param.ty,
+                "a parameter filled in by the runtime cannot have a default",
+            ));
+        }
+        Some(param)
+    }
+
+    fn read_arg_attribute(&mut self, attr: &Attribute, errors: &mut Vec<syn::Error>) {
+        let mut seen: Vec<String> = Vec::new();
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if seen.contains(&key) {
+                return Err(meta.error(format!("`{key}` is given more than once")));
+            }
+            match key.as_str() {
+                "default" => {
+                    self.default = if meta.input.peek(syn::Token![=]) {
+                        ParamDefault::Expr(Box::new(meta.value()?.parse()?))
+                    } else {
+                        ParamDefault::Trait(meta.path.span())
+                    };
+                }
+                "rename" => {
+                    let name: LitStr = meta.value()?.parse()?;
+                    self.wire_name = name.value();
+                    self.wire_span = name.span();
+                }
+                "inject" => self.injected = true,
+                _ => {
+                    return Err(meta.error(format!(
+                        "unknown #[arg] argument `{}`; accepted: default, default = <expr>, \
+                         rename = \"...\", inject",
+                        meta.path.to_token_stream().to_string().replace(' ', "")
+                    )))
+                }
+            }
+            seen.push(key);
+            Ok(())
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+}
+
+/// Reads every `#[doc]` attribute of the function into lines, remembering each one's span.
+fn read_doc_attributes(
+    attrs: &[Attribute],
+    errors: &mut Vec<syn::Error>,
+) -> (Vec<DocLine>, Vec<Span>) {
+    let mut lines = Vec::new();
+    let mut spans = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let Some(text) = doc_string(attr, errors) {
+            let origin = spans.len();
+            spans.push(doc_span(attr));
+            lines.extend(doc::split_attribute(&text, origin));
+        }
+    }
+    (lines, spans)
+}
+
+fn doc_span(attr: &Attribute) -> Span {
+    match &attr.meta {
+        syn::Meta::NameValue(nv) => nv.value.span(),
+        other => other.span(),
+    }
+}
+
+/// The text of a `#[doc = ...]` attribute: a string literal, or `concat!` of literals.
+fn doc_string(attr: &Attribute, errors: &mut Vec<syn::Error>) -> Option<String> {
+    let syn::Meta::NameValue(nv) = &attr.meta else {
+        return None; // `#[doc(hidden)]` and friends carry no text.
+    };
+    match &nv.value {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        Expr::Macro(mac) if mac.mac.path.is_ident("concat") => {
+            match concat_literals(mac.mac.tokens.clone()) {
+                Ok(text) => Some(text),
+                Err(error) => {
+                    errors.push(error);
+                    None
+                }
+            }
+        }
+        other => {
+            errors.push(syn::Error::new_spanned(
+                other,
+                "#[tool] reads doc comments at compile time and cannot expand this macro; use \
+                 a string literal, `concat!` of literals, or #[tool(description = \"...\")]",
+            ));
+            None
+        }
+    }
+}
+
+fn concat_literals(tokens: TokenStream) -> syn::Result<String> {
+    let parser = syn::punctuated::Punctuated::<syn::Lit, syn::Token![,]>::parse_terminated;
+    let literals = syn::parse::Parser::parse2(parser, tokens)?;
+    let mut out = String::new();
+    for lit in literals {
+        match lit {
+            syn::Lit::Str(s) => out.push_str(&s.value()),
+            syn::Lit::Char(c) => out.push(c.value()),
+            syn::Lit::Int(i) => out.push_str(i.base10_digits()),
+            syn::Lit::Float(f) => out.push_str(f.base10_digits()),
+            syn::Lit::Bool(b) => out.push_str(if b.value { "true" } else { "false" }),
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "#[tool] can only read `concat!` of plain literals in doc comments",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+fn is_injected_spelling(ty: &Type) -> bool {
+    last_segment(ty)
+        .is_some_and(|segment| INJECTED_TYPE_NAMES.iter().any(|name| segment.ident == name))
+}
+
+fn is_option_spelling(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|segment| {
+        segment.ident == "Option"
+            && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args) if args.args.len() == 1)
+    })
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    match ty {
+        Type::ImplTrait(_) => true,
+        Type::Group(g) => contains_impl_trait(&g.elem),
+        Type::Paren(p) => contains_impl_trait(&p.elem),
+        Type::Array(a) => contains_impl_trait(&a.elem),
+        Type::Slice(s) => contains_impl_trait(&s.elem),
+        Type::Reference(r) => contains_impl_trait(&r.elem),
+        Type::Tuple(t) => t.elems.iter().any(contains_impl_trait),
+        Type::Path(p) => p.path.segments.iter().any(|segment| {
+            match &segment.arguments {
+            syn::PathArguments::AngleBracketed(args) => args.args.iter().any(|arg| {
+                matches!(arg, syn::GenericArgument::Type(inner) if contains_impl_trait(inner))
+            }),
+            _ => false,
+        }
+        }),
+        _ => false,
+    }
+}

@@ -1,0 +1,218 @@
+//! Cross-cutting checks of a tool: its name, its descriptions, its parameter docs and its
+//! examples. Produces the checked facts the expansion writes out.
+
+use crate::args::ToolArgs;
+use crate::ast::ToolFn;
+use crate::doc::{self, ExampleKind};
+use proc_macro2::Span;
+
+/// The facts about a tool that passed every check.
+pub struct Checked {
+    pub name: String,
+    pub name_span: Span,
+    pub title: Option<String>,
+    pub summary: String,
+    pub description: String,
+    /// Per parameter, in declaration order.
+    pub param_docs: Vec<Option<String>>,
+    pub examples: Vec<CheckedExample>,
+}
+
+pub enum CheckedExample {
+    /// Canonical JSON text of an argument object.
+    Arguments(String),
+    Text(String),
+}
+
+pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Checked {
+    let (name, name_span) = match &args.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (
+            tool.ident.to_string().trim_start_matches("r#").to_owned(),
+            tool.ident.span(),
+        ),
+    };
+    if let Err(reason) = check_name(&name) {
+        errors.push(syn::Error::new(
+            name_span,
+            format!("`{name}` is not a valid tool name: {reason}"),
+        ));
+    }
+
+    let doc = doc::parse(&tool.doc_lines);
+    let span_of = |origin: usize| tool.doc_spans.get(origin).copied().unwrap_or(name_span);
+    for error in &doc.errors {
+        errors.push(syn::Error::new(span_of(error.origin), &error.message));
+    }
+
+    let (summary, description) = match &args.description {
+        Some(lit) => {
+            let text = lit.value().trim().to_owned();
+            if text.is_empty() {
+                errors.push(syn::Error::new(lit.span(), "the description is empty"));
+            }
+            (doc::first_paragraph(&text), text)
+        }
+        None => {
+            if doc.description.trim().is_empty() {
+                errors.push(syn::Error::new(
+                    tool.ident.span(),
+                    format!(
+                        "tool `{name}` has no description: add a doc comment (`/// What it \
+                         does.`) or #[tool(description = \"...\")]; the model reads it to \
+                         decide when to call the tool"
+                    ),
+                ));
+            }
+            (doc.summary.clone(), doc.description.clone())
+        }
+    };
+
+    let mut param_docs: Vec<Option<String>> = tool.params.iter().map(|p| p.doc.clone()).collect();
+    for section_doc in &doc.params {
+        let found = tool
+            .params
+            .iter()
+            .position(|p| p.wire_name == section_doc.name || p.ident == section_doc.name);
+        match found {
+            Some(index) if tool.params[index].injected => errors.push(syn::Error::new(
+                span_of(section_doc.origin),
+                format!(
+                    "`{}` is filled in by the runtime and is not shown to callers; remove its \
+                     documentation from the arguments section",
+                    section_doc.name
+                ),
+            )),
+            Some(index) if param_docs[index].is_some() => errors.push(syn::Error::new(
+                span_of(section_doc.origin),
+                format!(
+                    "parameter `{}` is documented twice: on the parameter and in the \
+                     arguments section",
+                    section_doc.name
+                ),
+            )),
+            Some(index) => param_docs[index] = Some(section_doc.text.clone()),
+            None => errors.push(syn::Error::new(
+                span_of(section_doc.origin),
+                format!(
+                    "this documents `{}`, which is not a parameter of `{}`; parameters: {}",
+                    section_doc.name,
+                    tool.ident,
+                    argument_list(tool)
+                ),
+            )),
+        }
+    }
+
+    let mut examples = Vec::new();
+    for example in &doc.examples {
+        match &example.kind {
+            ExampleKind::Text(text) => examples.push(CheckedExample::Text(text.clone())),
+            ExampleKind::Arguments(object, order) => {
+                let span = span_of(example.origin);
+                let before = errors.len();
+                check_example_keys(tool, order, span, errors);
+                if errors.len() == before {
+                    let json = serde_json::to_string(object).unwrap_or_default();
+                    examples.push(CheckedExample::Arguments(json));
+                }
+            }
+        }
+    }
+
+    Checked {
+        name,
+        name_span,
+        title: args.title.as_ref().map(|t| t.value()),
+        summary,
+        description,
+        param_docs,
+        examples,
+    }
+}
+
+fn check_example_keys(tool: &ToolFn, keys: &[String], span: Span, errors: &mut Vec<syn::Error>) {
+    let arguments: Vec<_> = tool.params.iter().filter(|p| !p.injected).collect();
+    for key in keys {
+        if !arguments.iter().any(|p| &p.wire_name == key) {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "this example names `{key}`, which is not a parameter of `{}`; parameters: \
+                     {}",
+                    tool.ident,
+                    argument_list(tool)
+                ),
+            ));
+        }
+    }
+    for param in arguments {
+        if !param.optional() && !keys.contains(&param.wire_name) {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "this example leaves out `{}`, which is required; give it a value, or make \
+                     the parameter optional with `Option<...>` or #[arg(default)]",
+                    param.wire_name
+                ),
+            ));
+        }
+    }
+}
+
+fn argument_list(tool: &ToolFn) -> String {
+    let names: Vec<&str> = tool
+        .params
+        .iter()
+        .filter(|p| !p.injected)
+        .map(|p| p.wire_name.as_str())
+        .collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The rule every provider accepts: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => return Err("it is empty".to_owned()),
+        Some(first) if !(first.is_ascii_alphabetic() || first == '_') => {
+            return Err(format!(
+                "it starts with `{first}`; a name starts with a letter or `_`"
+            ))
+        }
+        _ => {}
+    }
+    if let Some(bad) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+        return Err(format!(
+            "it contains `{bad}`; use only ASCII letters, digits, `_` and `-`"
+        ));
+    }
+    if name.len() > 64 {
+        return Err(format!(
+            "it is {} characters long; the limit is 64",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_name;
+
+    #[test]
+    fn names_follow_the_shared_provider_rule() {
+        assert!(check_name("get_weather").is_ok());
+        assert!(check_name("_x-1").is_ok());
+        assert!(check_name(&"a".repeat(64)).is_ok());
+        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("64"));
+        assert!(check_name("1abc").unwrap_err().contains("starts with `1`"));
+        assert!(check_name("get.weather").unwrap_err().contains("`.`"));
+        assert!(check_name("").is_err());
+        assert!(check_name("café").is_err());
+    }
+}

@@ -1,0 +1,156 @@
+//! What the runtime hands to a call besides its arguments: shared state, and the injected
+//! parameter types that read it.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// Shared application state, registered once when the registry is built and handed to every
+/// tool that asks for it with a `State<T>` parameter.
+///
+/// A `State<T>` parameter never appears in the tool's schema; callers cannot set it.
+///
+/// ```
+/// use tool_runtime::{tool, State};
+///
+/// struct Greeter { greeting: String }
+///
+/// /// Greet someone.
+/// #[tool]
+/// fn greet(name: String, greeter: State<Greeter>) -> String {
+///     format!("{}, {name}!", greeter.greeting)
+/// }
+/// ```
+pub struct State<T: ?Sized>(Arc<T>);
+
+impl<T: ?Sized> State<T> {
+    /// The shared `Arc` behind this state.
+    pub fn into_arc(self) -> Arc<T> {
+        self.0
+    }
+}
+
+impl<T: ?Sized> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(Arc::clone(&self.0))
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&&*self.0).finish()
+    }
+}
+
+/// The state a tool needs, so a registry can refuse to start without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateRequirement {
+    /// The state's type.
+    pub type_id: TypeId,
+    /// The state's type name, for messages.
+    pub type_name: &'static str,
+}
+
+/// Values registered as state, by type.
+#[derive(Default, Clone)]
+pub(crate) struct StateMap {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    names: Vec<&'static str>,
+}
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        if self
+            .values
+            .insert(TypeId::of::<T>(), Arc::new(value))
+            .is_none()
+        {
+            self.names.push(std::any::type_name::<T>());
+        }
+    }
+
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.values.contains_key(&type_id)
+    }
+
+    fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values
+            .get(&TypeId::of::<T>())
+            .and_then(|value| Arc::clone(value).downcast::<T>().ok())
+    }
+}
+
+impl fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(&self.names).finish()
+    }
+}
+
+/// Everything a call can draw on besides its arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    state: Arc<StateMap>,
+}
+
+impl CallContext {
+    pub(crate) fn new(state: Arc<StateMap>) -> Self {
+        CallContext { state }
+    }
+
+    /// The registered state of type `T`, if any.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.state.get::<T>().map(State)
+    }
+}
+
+/// A parameter type the runtime fills in, instead of the caller.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a parameter the runtime can fill in",
+    label = "named like a runtime-provided parameter",
+    note = "parameters spelled `State<...>` or `CallContext` are filled in by the runtime and \
+            must be `tool_runtime::State<T>` or `tool_runtime::CallContext`",
+    note = "to take an argument of your own type with this name, import the type under \
+            another name"
+)]
+pub trait Injected: Sized + Send + 'static {
+    /// The registered state this parameter needs, if any.
+    fn requirement() -> Option<StateRequirement>;
+    /// Builds the value for one call; `Err` names what is missing.
+    fn inject(context: &CallContext) -> Result<Self, String>;
+}
+
+impl<T: Send + Sync + 'static> Injected for State<T> {
+    fn requirement() -> Option<StateRequirement> {
+        Some(StateRequirement {
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+        })
+    }
+
+    fn inject(context: &CallContext) -> Result<Self, String> {
+        context.state::<T>().ok_or_else(|| {
+            format!(
+                "no state of type {} was registered; add it with Registry::builder().state(...)",
+                std::any::type_name::<T>()
+            )
+        })
+    }
+}
+
+impl Injected for CallContext {
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+    fn inject(context: &CallContext) -> Result<Self, String> {
+        Ok(context.clone())
+    }
+}

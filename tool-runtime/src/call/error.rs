@@ -1,0 +1,119 @@
+//! Why a call did not produce a result, in words a model can act on.
+
+use std::fmt;
+
+/// One problem with the arguments of a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblem {
+    parameter: String,
+    message: String,
+}
+
+impl ArgumentProblem {
+    pub(crate) fn new(parameter: impl Into<String>, message: impl Into<String>) -> Self {
+        ArgumentProblem {
+            parameter: parameter.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The parameter at fault, as a path (`units`, `filter.limit`, `tags[2]`); empty when the
+    /// arguments as a whole are at fault.
+    pub fn parameter(&self) -> &str {
+        &self.parameter
+    }
+
+    /// The problem, as one sentence naming the parameter, what was expected and what came.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ArgumentProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No tool has this name.
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// The closest known name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// The arguments do not fit the tool's schema.
+    InvalidArguments {
+        /// The tool called.
+        tool: String,
+        /// Every problem found, in a stable order.
+        problems: Vec<ArgumentProblem>,
+    },
+    /// The tool ran and returned an error.
+    Failed {
+        /// The tool called.
+        tool: String,
+        /// The error's message.
+        message: String,
+    },
+    /// The tool panicked. The panic message is logged on the server, never returned.
+    Panicked {
+        /// The tool called.
+        tool: String,
+    },
+    /// The tool needs something the server was not given (its state). Logged in detail.
+    Unavailable {
+        /// The tool called.
+        tool: String,
+    },
+}
+
+impl CallError {
+    /// Whether the caller can fix this by changing the arguments or the tool name.
+    pub fn is_caller_error(&self) -> bool {
+        matches!(
+            self,
+            CallError::UnknownTool { .. } | CallError::InvalidArguments { .. }
+        )
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::UnknownTool {
+                name,
+                suggestion: Some(suggestion),
+            } => write!(f, "unknown tool '{name}'; did you mean '{suggestion}'?"),
+            CallError::UnknownTool {
+                name,
+                suggestion: None,
+            } => write!(f, "unknown tool '{name}'"),
+            CallError::InvalidArguments { tool, problems } => {
+                write!(f, "invalid arguments for {tool}: ")?;
+                for (index, problem) in problems.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(". ")?;
+                    }
+                    f.write_str(problem.message())?;
+                }
+                Ok(())
+            }
+            CallError::Failed { message, .. } => f.write_str(message),
+            CallError::Panicked { tool } => write!(
+                f,
+                "tool '{tool}' failed unexpectedly; the details were logged on the server"
+            ),
+            CallError::Unavailable { tool } => write!(
+                f,
+                "tool '{tool}' is not available: the server is missing its configuration"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}

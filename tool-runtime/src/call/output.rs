@@ -1,0 +1,239 @@
+//! Turning a tool's return value into JSON, and finding its output schema.
+//!
+//! A tool returns any `T: Serialize`, or a `Result<T, E>` with `E: Display`, or nothing.
+//! `Result` cannot be told apart from other serializable types by a trait impl (it is
+//! itself `Serialize`), so generated code picks the conversion by autoref specialization
+//! on the concrete return type: the more specific impl sits behind more references.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt::{self, Display};
+use std::marker::PhantomData;
+
+/// A tool's own failure: an `Err` it returned, with the error's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A failure with this message, shown to the caller as is.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    /// The message shown to the caller.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// A value a tool can return: anything serializable.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "the tool's result must be serialized to JSON",
+    note = "return a type that implements `serde::Serialize` (derive it), or a \
+            `Result<T, E>` where `T: Serialize` and `E: Display`"
+)]
+pub trait ToolOutput {
+    /// The value as JSON.
+    fn to_json(&self) -> Result<Value, ToolError>;
+}
+
+impl<T: Serialize + ?Sized> ToolOutput for T {
+    fn to_json(&self) -> Result<Value, ToolError> {
+        serde_json::to_value(self).map_err(|error| {
+            tracing::error!(%error, "a tool returned a value that cannot be serialized");
+            ToolError::new("the tool returned a value that cannot be represented as JSON")
+        })
+    }
+}
+
+/// Stands for a return type `R` while generated code picks how to handle it.
+#[doc(hidden)]
+pub struct OutputProbe<R>(PhantomData<fn() -> R>);
+
+impl<R> OutputProbe<R> {
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        OutputProbe(PhantomData)
+    }
+}
+
+/// The return type is `Result<T, E>` with `E: Display`.
+#[doc(hidden)]
+pub struct ResultKind;
+/// Any other return type: it must be `Serialize`.
+#[doc(hidden)]
+pub struct SerializeKind;
+
+#[doc(hidden)]
+pub trait ViaResult {
+    fn tool_output_kind(&self) -> ResultKind {
+        ResultKind
+    }
+}
+impl<T, E: Display> ViaResult for &OutputProbe<Result<T, E>> {}
+
+#[doc(hidden)]
+pub trait ViaSerialize {
+    fn tool_output_kind(&self) -> SerializeKind {
+        SerializeKind
+    }
+}
+impl<R> ViaSerialize for OutputProbe<R> {}
+
+impl ResultKind {
+    pub fn convert<T: ToolOutput, E: Display>(
+        self,
+        result: Result<T, E>,
+    ) -> Result<Value, ToolError> {
+        match result {
+            Ok(value) => value.to_json(),
+            // `{:#}` shows the whole chain for errors that have one (anyhow, eyre).
+            Err(error) => Err(ToolError::new(format!("{error:#}"))),
+        }
+    }
+}
+
+impl SerializeKind {
+    pub fn convert<R: ToolOutput>(self, value: R) -> Result<Value, ToolError> {
+        value.to_json()
+    }
+}
+
+fn root_schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.root_schema_for::<T>()
+}
+
+// Four levels, most specific first: Result with a described T, Result without, a described
+// type, anything else.
+#[doc(hidden)]
+pub trait OutputSchemaViaResult {
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+}
+impl<T: JsonSchema, E> OutputSchemaViaResult for &&&OutputProbe<Result<T, E>> {
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(root_schema_of::<T>(generator))
+    }
+}
+#[doc(hidden)]
+pub trait OutputSchemaNoneForResult {
+    fn output_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+}
+impl<T, E> OutputSchemaNoneForResult for &&OutputProbe<Result<T, E>> {}
+#[doc(hidden)]
+pub trait OutputSchemaViaType {
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+}
+impl<T: JsonSchema> OutputSchemaViaType for &OutputProbe<T> {
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(root_schema_of::<T>(generator))
+    }
+}
+#[doc(hidden)]
+pub trait OutputSchemaNone {
+    fn output_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+}
+impl<T> OutputSchemaNone for OutputProbe<T> {}
+
+/// Stands for a parameter's default value while generated code asks whether it can be
+/// shown in the schema (only when its type is `Serialize`).
+#[doc(hidden)]
+pub struct DefaultProbe<'a, T>(pub &'a T);
+
+#[doc(hidden)]
+pub trait DefaultViaSerialize {
+    fn default_json(&self) -> Option<Value>;
+}
+impl<T: Serialize> DefaultViaSerialize for &DefaultProbe<'_, T> {
+    fn default_json(&self) -> Option<Value> {
+        serde_json::to_value(self.0).ok()
+    }
+}
+#[doc(hidden)]
+pub trait DefaultNotShown {
+    fn default_json(&self) -> Option<Value> {
+        None
+    }
+}
+impl<T> DefaultNotShown for DefaultProbe<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, JsonSchema)]
+    struct Described {
+        x: i32,
+    }
+    #[derive(Serialize)]
+    struct Plain;
+    struct Opaque;
+
+    #[test]
+    fn results_and_plain_values_convert() {
+        let ok: Result<i32, String> = Ok(3);
+        assert_eq!(
+            (&&OutputProbe::<Result<i32, String>>::new())
+                .tool_output_kind()
+                .convert(ok),
+            Ok(Value::from(3))
+        );
+        let err: Result<i32, String> = Err("no station".into());
+        assert_eq!(
+            (&&OutputProbe::<Result<i32, String>>::new())
+                .tool_output_kind()
+                .convert(err),
+            Err(ToolError::new("no station"))
+        );
+        assert_eq!(
+            (&&OutputProbe::<Vec<u8>>::new())
+                .tool_output_kind()
+                .convert(vec![1u8]),
+            Ok(serde_json::json!([1]))
+        );
+        assert_eq!(
+            (&&OutputProbe::<()>::new()).tool_output_kind().convert(()),
+            Ok(Value::Null)
+        );
+    }
+
+    #[test]
+    fn output_schemas_follow_the_type() {
+        let mut generator = SchemaGenerator::default();
+        assert!((&&&&OutputProbe::<Described>::new())
+            .output_schema(&mut generator)
+            .is_some());
+        assert!((&&&&OutputProbe::<Result<Described, String>>::new())
+            .output_schema(&mut generator)
+            .is_some());
+        assert!((&&&&OutputProbe::<Result<Plain, String>>::new())
+            .output_schema(&mut generator)
+            .is_none());
+        assert!((&&&&OutputProbe::<Plain>::new())
+            .output_schema(&mut generator)
+            .is_none());
+    }
+
+    #[test]
+    fn defaults_show_only_when_serializable() {
+        assert_eq!((&&DefaultProbe(&5u8)).default_json(), Some(Value::from(5)));
+        assert_eq!((&&DefaultProbe(&Opaque)).default_json(), None);
+    }
+}

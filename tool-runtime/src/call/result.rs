@@ -1,0 +1,88 @@
+//! The result of a call, shaped as seed 004's `ToolResult`: `{name, input, output?, error?}`.
+
+use super::error::CallError;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::Value;
+
+/// What one call produced: the tool's output, or why there is none.
+///
+/// Serializes as `{"name", "input", "output"}` or `{"name", "input", "error"}`.
+///
+/// ```
+/// use tool_runtime::{tool, Registry};
+///
+/// /// Add two integers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::new().unwrap();
+/// let result = registry.call("add", serde_json::json!({"a": 2, "b": 3})).await;
+/// // `i64` is not an object, so the output is wrapped to match the output schema.
+/// assert_eq!(result.output(), Some(&serde_json::json!({"result": 5})));
+/// assert_eq!(
+///     serde_json::to_value(&result).unwrap(),
+///     serde_json::json!({"name": "add", "input": {"a": 2, "b": 3}, "output": {"result": 5}})
+/// );
+/// # });
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    name: String,
+    input: Value,
+    outcome: Result<Value, CallError>,
+}
+
+impl ToolResult {
+    pub(crate) fn new(name: String, input: Value, outcome: Result<Value, CallError>) -> Self {
+        ToolResult {
+            name,
+            input,
+            outcome,
+        }
+    }
+
+    /// The tool asked for.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments as the caller sent them.
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+
+    /// The output, when the call succeeded (wrapped as `{"result": ...}` when the tool's
+    /// output schema needed an object).
+    pub fn output(&self) -> Option<&Value> {
+        self.outcome.as_ref().ok()
+    }
+
+    /// Why the call failed, when it did.
+    pub fn error(&self) -> Option<&CallError> {
+        self.outcome.as_ref().err()
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_err()
+    }
+
+    /// The outcome, taken apart.
+    pub fn into_outcome(self) -> Result<Value, CallError> {
+        self.outcome
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("ToolResult", 3)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("input", &self.input)?;
+        match &self.outcome {
+            Ok(output) => out.serialize_field("output", output)?,
+            Err(error) => out.serialize_field("error", &error.to_string())?,
+        }
+        out.end()
+    }
+}

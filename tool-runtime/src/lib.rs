@@ -1,0 +1,108 @@
+//! Write a Rust function, put `#[tool]` on it, and it becomes a tool an LLM can call: a JSON
+//! Schema built from its parameter types, a description and examples taken from its doc
+//! comment, and a place in the binary's static catalog, with no registration list.
+//!
+//! ```
+//! use tool_runtime::{tool, Registry};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema, Default)]
+//! #[serde(rename_all = "lowercase")]
+//! enum Units { #[default] Metric, Imperial }
+//!
+//! /// Get the current weather for a city.
+//! ///
+//! /// Data comes from the local station cache; it is at most ten minutes old.
+//! ///
+//! /// Example: {"city": "London"}
+//! #[tool(read_only)]
+//! async fn get_weather(
+//!     /// City name, as people write it.
+//!     city: String,
+//!     /// Temperature units.
+//!     #[arg(default)] units: Units,
+//! ) -> Result<String, String> {
+//!     match units {
+//!         Units::Metric => Ok(format!("{city}: 18 °C")),
+//!         Units::Imperial => Ok(format!("{city}: 64 °F")),
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::new().unwrap();
+//! let tool = registry.get("get_weather").unwrap();
+//! assert_eq!(tool.summary(), "Get the current weather for a city.");
+//! assert_eq!(tool.input_schema()["required"], serde_json::json!(["city"]));
+//!
+//! let result = registry.call("get_weather", serde_json::json!({"city": "Lima"})).await;
+//! assert_eq!(result.output(), Some(&serde_json::json!({"result": "Lima: 18 °C"})));
+//!
+//! let result = registry.call("get_weather", serde_json::json!({"city": "Lima", "units": "kelvin"})).await;
+//! assert_eq!(
+//!     result.error().unwrap().to_string(),
+//!     r#"invalid arguments for get_weather: 'units' must be one of "metric", "imperial"; got "kelvin""#
+//! );
+//! # });
+//! ```
+//!
+//! # What `#[tool]` accepts
+//!
+//! - A free `fn` or `async fn`, in any module of any crate linked into the binary. Sync
+//!   functions run on tokio's blocking pool, so they never stall the executor.
+//! - Parameters of any type implementing `serde::Deserialize` and `schemars::JsonSchema`:
+//!   numbers (narrow integers carry their bounds), `bool`, `char`, `String`, `Option<T>`
+//!   (optional; its schema is `T`'s), `Vec<T>`, arrays, sets (`uniqueItems`), maps with
+//!   string keys, `serde_json::Value`, and your own structs and enums, nested at any depth.
+//! - `#[arg(default)]` or `#[arg(default = expr)]` make a parameter optional and show the
+//!   default in the schema; `#[arg(rename = "x")]` renames it.
+//! - Parameters the runtime fills in, which callers never see: [`State<T>`] (state
+//!   registered with [`Registry::builder`]) and [`CallContext`].
+//! - A return type implementing `serde::Serialize`, a `Result<T, E>` with `E: Display`
+//!   (an `Err` is a tool error carrying its message), or nothing. When the output type
+//!   implements `JsonSchema`, the tool has an output schema; a non-object output is wrapped
+//!   as `{"result": ...}`.
+//! - `#[tool(name = "...", title = "...", description = "...")]` and the MCP hints
+//!   `read_only`, `destructive`, `idempotent`, `open_world` (each a flag, or `= false`).
+//!
+//! The doc comment's first paragraph is the summary; its prose is the description. Lines
+//! starting with `Example:` (or `Ejemplo:`) are examples: a JSON object is checked at
+//! compile time against the parameters and kept as data. Parameter docs come from `///` on
+//! each parameter or from a rustdoc `# Arguments` section (``* `city` - text``).
+//!
+//! # Errors a model can act on
+//!
+//! [`Registry::call`] checks the arguments against the tool's schema and reports each
+//! problem with the parameter, what was expected and what came. An unknown tool names the
+//! closest known one; a panicking tool becomes an error result (the panic is logged, never
+//! returned). A `null` argument counts as absent, as strict-mode clients send it.
+//!
+//! # Features
+//!
+//! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
+
+mod call;
+mod catalog;
+mod registry;
+mod schema;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+/// Turns a function into a tool of the binary's static catalog. See the [crate] docs.
+pub use tool_macros::tool;
+
+pub use call::arguments::ToolArgument;
+pub use call::context::{CallContext, Injected, State, StateRequirement};
+pub use call::dynamic::DynamicTool;
+pub use call::error::{ArgumentProblem, CallError};
+pub use call::output::{ToolError, ToolOutput};
+pub use call::result::ToolResult;
+pub use catalog::{
+    Annotations, Catalog, CatalogError, ParamInfo, SourceLocation, Tool, ToolExample,
+};
+pub use registry::{Registry, RegistryBuilder, RegistryError, ToolRef};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,396 @@
+//! The registry: the static catalog plus tools added at run time, shared state, and one
+//! entry point to call any of them.
+//!
+//! The static catalog never changes (DESIGN decision 3). Tools made at run time (closures,
+//! seed 004's factory pattern) and groups of them under a prefix (seed 002's namespacing)
+//! live in a layer on top, which refuses name clashes and announces every change.
+
+use crate::call::context::{CallContext, StateMap};
+use crate::call::dynamic::DynamicTool;
+use crate::call::error::CallError;
+use crate::call::result::ToolResult;
+use crate::catalog::registration::ParamKind;
+use crate::catalog::{Catalog, CatalogError, Handler, Tool};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, RwLock};
+use tokio::sync::watch;
+
+/// Why a registry could not be built or changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The static catalog could not be built.
+    Catalog(CatalogError),
+    /// A tool with this name exists already.
+    AlreadyExists {
+        /// The name.
+        name: String,
+        /// What holds the name now: a `#[tool]` and where, or a tool added at run time.
+        existing: String,
+    },
+    /// The name breaks the naming rule.
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A run-time tool's argument type does not describe an object.
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tool takes `State<T>` but no `T` was registered.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state's type.
+        type_name: &'static str,
+    },
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Catalog(error) => error.fmt(f),
+            RegistryError::AlreadyExists { name, existing } => {
+                write!(f, "a tool named `{name}` already exists ({existing})")
+            }
+            RegistryError::InvalidName { name, reason } => {
+                write!(f, "`{name}` is not a valid tool name: {reason}")
+            }
+            RegistryError::InvalidSchema { name, reason } => {
+                write!(f, "tool `{name}` cannot be built: {reason}")
+            }
+            RegistryError::MissingState { tool, type_name } => write!(
+                f,
+                "tool `{tool}` takes State<{type_name}>, but no {type_name} was registered; add \
+                 it with Registry::builder().state(...)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+impl From<CatalogError> for RegistryError {
+    fn from(error: CatalogError) -> Self {
+        RegistryError::Catalog(error)
+    }
+}
+
+/// A tool found in a registry: one of the static catalog, or one added at run time.
+#[derive(Debug, Clone)]
+pub enum ToolRef {
+    /// A `#[tool]`.
+    Static(&'static Tool),
+    /// A tool added at run time.
+    Dynamic(Arc<Tool>),
+}
+
+impl Deref for ToolRef {
+    type Target = Tool;
+    fn deref(&self) -> &Tool {
+        match self {
+            ToolRef::Static(tool) => tool,
+            ToolRef::Dynamic(tool) => tool,
+        }
+    }
+}
+
+/// Builds a [`Registry`].
+#[derive(Default)]
+pub struct RegistryBuilder {
+    state: StateMap,
+    tools: Vec<DynamicTool>,
+    groups: Vec<(String, Vec<DynamicTool>)>,
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("state", &self.state)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegistryBuilder {
+    /// Registers shared state, handed to every tool with a `State<T>` parameter.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Adds a tool made at run time.
+    pub fn tool(mut self, tool: DynamicTool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds tools under a prefix: a tool `list` in group `github` is called `github_list`.
+    pub fn group(
+        mut self,
+        prefix: impl Into<String>,
+        tools: impl IntoIterator<Item = DynamicTool>,
+    ) -> Self {
+        self.groups
+            .push((prefix.into(), tools.into_iter().collect()));
+        self
+    }
+
+    /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
+    /// clash, or a `State<T>` parameter whose state was not registered.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let catalog = Catalog::global()?;
+        for tool in catalog.tools() {
+            check_state(tool, &self.state)?;
+        }
+        let (sender, _) = watch::channel(0);
+        let registry = Registry {
+            catalog,
+            dynamic: RwLock::new(BTreeMap::new()),
+            context: CallContext::new(Arc::new(self.state)),
+            changes: sender,
+        };
+        for tool in self.tools {
+            registry.add_tool(tool)?;
+        }
+        for (prefix, tools) in self.groups {
+            registry.add_group(&prefix, tools)?;
+        }
+        Ok(registry)
+    }
+}
+
+fn check_state(tool: &Tool, state: &StateMap) -> Result<(), RegistryError> {
+    let Handler::Static(registration) = &tool.handler else {
+        return Ok(());
+    };
+    for param in registration.params {
+        if let ParamKind::Injected { requirement } = &param.kind {
+            if let Some(requirement) = requirement() {
+                if !state.contains(requirement.type_id) {
+                    return Err(RegistryError::MissingState {
+                        tool: tool.name().to_owned(),
+                        type_name: requirement.type_name,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every tool a server offers, and the one way to call them.
+///
+/// ```
+/// use tool_runtime::{tool, Registry, State};
+///
+/// struct Config { unit: &'static str }
+///
+/// /// Convert a length to the configured unit.
+/// #[tool]
+/// fn convert(meters: f64, config: State<Config>) -> String {
+///     format!("{meters} {}", config.unit)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().state(Config { unit: "m" }).build().unwrap();
+/// let result = registry.call("convert", serde_json::json!({"meters": 2.5})).await;
+/// assert_eq!(result.output(), Some(&serde_json::json!({"result": "2.5 m"})));
+/// # });
+/// ```
+pub struct Registry {
+    catalog: &'static Catalog,
+    dynamic: RwLock<BTreeMap<String, Arc<Tool>>>,
+    context: CallContext,
+    changes: watch::Sender<u64>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("static_tools", &self.catalog.len())
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// A registry over the static catalog, with no state and no run-time tools.
+    pub fn new() -> Result<Registry, RegistryError> {
+        Registry::builder().build()
+    }
+
+    /// Starts building a registry with state and run-time tools.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The static catalog underneath.
+    pub fn catalog(&self) -> &'static Catalog {
+        self.catalog
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<ToolRef> {
+        if let Some(tool) = self.catalog.get(name) {
+            return Some(ToolRef::Static(tool));
+        }
+        let dynamic = self
+            .dynamic
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
+        dynamic
+            .get(name)
+            .map(|tool| ToolRef::Dynamic(Arc::clone(tool)))
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> Vec<ToolRef> {
+        let dynamic = self
+            .dynamic
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let mut tools: Vec<ToolRef> = self
+            .catalog
+            .tools()
+            .iter()
+            .map(ToolRef::Static)
+            .chain(
+                dynamic
+                    .values()
+                    .map(|tool| ToolRef::Dynamic(Arc::clone(tool))),
+            )
+            .collect();
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools
+    }
+
+    /// Whether tools can change while the registry runs (any were added at run time).
+    pub fn has_dynamic_tools(&self) -> bool {
+        !self
+            .dynamic
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .is_empty()
+    }
+
+    /// Adds a tool made at run time; refused when its name is taken.
+    pub fn add_tool(&self, tool: DynamicTool) -> Result<(), RegistryError> {
+        self.insert_all(vec![tool.tool])
+    }
+
+    /// Adds tools under `prefix` (`github` + `list` = `github_list`), all or none.
+    pub fn add_group(
+        &self,
+        prefix: &str,
+        tools: impl IntoIterator<Item = DynamicTool>,
+    ) -> Result<(), RegistryError> {
+        let renamed = tools
+            .into_iter()
+            .map(|tool| {
+                let name = format!("{prefix}_{}", tool.tool.name());
+                tool.tool.renamed(name)
+            })
+            .collect();
+        self.insert_all(renamed)
+    }
+
+    fn insert_all(&self, tools: Vec<Tool>) -> Result<(), RegistryError> {
+        let mut dynamic = self
+            .dynamic
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.name();
+            crate::catalog::names::check_name(name).map_err(|reason| {
+                RegistryError::InvalidName {
+                    name: name.to_owned(),
+                    reason,
+                }
+            })?;
+            let existing = if let Some(existing) = self.catalog.get(name) {
+                Some(match existing.location() {
+                    Some(location) => format!("a #[tool] at {location}"),
+                    None => "a #[tool]".to_owned(),
+                })
+            } else if dynamic.contains_key(name) || tools[..index].iter().any(|t| t.name() == name)
+            {
+                Some("a tool added at run time".to_owned())
+            } else {
+                None
+            };
+            if let Some(existing) = existing {
+                return Err(RegistryError::AlreadyExists {
+                    name: name.to_owned(),
+                    existing,
+                });
+            }
+        }
+        for tool in tools {
+            dynamic.insert(tool.name().to_owned(), Arc::new(tool));
+        }
+        drop(dynamic);
+        self.changes.send_modify(|version| *version += 1);
+        Ok(())
+    }
+
+    /// Removes a tool added at run time; `false` when there was none by that name.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self
+            .dynamic
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .remove(name)
+            .is_some();
+        if removed {
+            self.changes.send_modify(|version| *version += 1);
+        }
+        removed
+    }
+
+    /// A receiver that sees a new version number each time the set of tools changes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The context calls run with.
+    pub fn context(&self) -> &CallContext {
+        &self.context
+    }
+
+    /// Calls the tool `name` with `input` (a JSON object of arguments, or `null`).
+    ///
+    /// Never panics, whatever the input or the tool does: every failure is in the result.
+    pub async fn call(&self, name: &str, input: Value) -> ToolResult {
+        let outcome = match self.get(name) {
+            Some(tool) => crate::call::call_tool(&tool, &input, &self.context).await,
+            None => Err(CallError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: self.closest_name(name),
+            }),
+        };
+        ToolResult::new(name.to_owned(), input, outcome)
+    }
+
+    fn closest_name(&self, name: &str) -> Option<String> {
+        self.tools()
+            .iter()
+            .map(|tool| {
+                (
+                    strsim::jaro_winkler(name, tool.name()),
+                    tool.name().to_owned(),
+                )
+            })
+            .filter(|(score, _)| *score >= 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, name)| name)
+    }
+}

@@ -94,8 +94,40 @@ pub(crate) fn object_schema(
         root.insert("$defs".to_owned(), Value::Object(definitions));
     }
     let mut schema = Schema::from(root);
-    remove_titles(&mut schema);
+    RecursiveTransform(|schema: &mut Schema| {
+        schema.remove("title");
+        complete_integer_bounds(schema);
+    })
+    .transform(&mut schema);
     schema.to_value()
+}
+
+/// Adds the bounds schemars leaves out for wide integers (`i32`, `u32`, `i64`, ...), keyed
+/// on the `format` its impl for each type writes. Without them the schema would accept a
+/// number the type's `Deserialize` refuses. serde_json numbers hold at most 64 bits, so the
+/// 128-bit types are bounded by what a call can carry.
+fn complete_integer_bounds(schema: &mut Schema) {
+    let is_integer = match schema.get("type") {
+        Some(Value::String(kind)) => kind == "integer",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "integer"),
+        _ => false,
+    };
+    if !is_integer {
+        return;
+    }
+    let (minimum, maximum): (Value, Value) =
+        match schema.get("format").and_then(Value::as_str) {
+            Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+            Some("uint32") => (0.into(), u32::MAX.into()),
+            Some("int64" | "int") => (i64::MIN.into(), i64::MAX.into()),
+            Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
+            Some("int128") => (i64::MIN.into(), u64::MAX.into()),
+            Some("uint128") => (0.into(), u64::MAX.into()),
+            _ => return,
+        };
+    let object = schema.ensure_object();
+    object.entry("minimum").or_insert(minimum);
+    object.entry("maximum").or_insert(maximum);
 }
 
 /// The output schema of a tool, and whether its values are wrapped as `{"result": ...}`

@@ -91,7 +91,11 @@ mod deeply {
 /// Ejemplo: {"query": "auth"}
 /// Example: search for everything about login
 #[tool(destructive = false)]
-fn search(query: String, limit: Option<u32>, #[arg(rename = "caseSensitive", default)] case_sensitive: bool) -> Vec<String> {
+fn search(
+    query: String,
+    limit: Option<u32>,
+    #[arg(rename = "caseSensitive", default)] case_sensitive: bool,
+) -> Vec<String> {
     let _ = (limit, case_sensitive);
     vec![query]
 }
@@ -108,11 +112,30 @@ fn tools_from_every_module_and_crate_are_found_sorted() {
     let names: Vec<&str> = catalog().tools().iter().map(|t| t.name()).collect();
     assert_eq!(
         names,
-        ["get_weather", "hello", "ping", "reverse", "search", "word_count"]
+        [
+            "get_weather",
+            "hello",
+            "ping",
+            "reverse",
+            "search",
+            "word_count"
+        ]
     );
     let reverse = catalog().get("reverse").unwrap();
-    assert!(reverse.location().unwrap().file.ends_with("extra-tools/src/lib.rs"));
-    assert_eq!(catalog().get("word_count").unwrap().location().unwrap().module_path, "extra_tools::nested");
+    assert!(reverse
+        .location()
+        .unwrap()
+        .file
+        .ends_with("extra-tools/src/lib.rs"));
+    assert_eq!(
+        catalog()
+            .get("word_count")
+            .unwrap()
+            .location()
+            .unwrap()
+            .module_path,
+        "extra_tools::nested"
+    );
 }
 
 #[test]
@@ -141,7 +164,9 @@ fn the_weather_tool_has_the_canonical_schema() {
         tool.examples(),
         &[
             ToolExample::Arguments(json!({"city": "London"})),
-            ToolExample::Arguments(json!({"city": "Lima", "units": "imperial", "include_forecast": true})),
+            ToolExample::Arguments(
+                json!({"city": "Lima", "units": "imperial", "include_forecast": true})
+            ),
         ]
     );
     assert_eq!(tool.annotations().read_only, Some(true));
@@ -154,7 +179,10 @@ fn output_schemas_come_from_the_ok_type_and_wrap_non_objects() {
     let output = weather.output_schema().expect("Weather describes itself");
     assert_eq!(output["type"], "object");
     // Serialized, an `Option` field is always present (as `null` when empty).
-    assert_eq!(output["required"], json!(["city", "temperature", "forecast"]));
+    assert_eq!(
+        output["required"],
+        json!(["city", "temperature", "forecast"])
+    );
     assert!(!weather.wraps_output());
 
     let search = catalog().get("search").unwrap();
@@ -167,18 +195,33 @@ fn output_schemas_come_from_the_ok_type_and_wrap_non_objects() {
         })
     );
     assert!(search.wraps_output());
-    assert!(catalog().get("hello").unwrap().output_schema().is_none(), "() has no output");
+    assert!(
+        catalog().get("hello").unwrap().output_schema().is_none(),
+        "() has no output"
+    );
 }
 
 #[test]
 fn rustdoc_arguments_sections_block_comments_and_concat_are_read() {
     let search = catalog().get("search").unwrap();
     assert_eq!(search.summary(), "Search the index.");
-    assert_eq!(search.description(), "Search the index.\n\n# Errors\n\nFails when the index is cold.");
+    assert_eq!(
+        search.description(),
+        "Search the index.\n\n# Errors\n\nFails when the index is cold."
+    );
     let schema = search.input_schema();
-    assert_eq!(schema["properties"]["query"]["description"], "What to look for, matched literally.");
-    assert_eq!(schema["properties"]["limit"], json!({"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4294967295u64, "description": "At most this many hits."}));
-    assert_eq!(schema["properties"]["caseSensitive"], json!({"type": "boolean", "default": false}));
+    assert_eq!(
+        schema["properties"]["query"]["description"],
+        "What to look for, matched literally."
+    );
+    assert_eq!(
+        schema["properties"]["limit"],
+        json!({"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4294967295u64, "description": "At most this many hits."})
+    );
+    assert_eq!(
+        schema["properties"]["caseSensitive"],
+        json!({"type": "boolean", "default": false})
+    );
     assert_eq!(schema["required"], json!(["query"]));
     assert_eq!(
         search.examples(),
@@ -236,7 +279,12 @@ fn no_schema_has_a_dollar_schema_or_a_title() {
 #[tokio::test]
 async fn results_follow_seed_004s_tool_result() {
     let registry = tool_runtime::Registry::new().unwrap();
-    let result = registry.call("get_weather", json!({"city": "Lima", "include_forecast": true})).await;
+    let result = registry
+        .call(
+            "get_weather",
+            json!({"city": "Lima", "include_forecast": true}),
+        )
+        .await;
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
         json!({
@@ -245,7 +293,9 @@ async fn results_follow_seed_004s_tool_result() {
             "output": {"city": "Lima", "temperature": 18.0, "forecast": [18.0, 18.0, 18.0, 18.0, 18.0]}
         })
     );
-    let failed = registry.call("get_weather", json!({"city": "Atlantis"})).await;
+    let failed = registry
+        .call("get_weather", json!({"city": "Atlantis"}))
+        .await;
     assert_eq!(
         serde_json::to_value(&failed).unwrap(),
         json!({"name": "get_weather", "input": {"city": "Atlantis"}, "error": "no station near that city"})

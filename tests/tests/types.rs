@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use tool_runtime::{tool, Catalog, Registry};
 use tool_tests::call;
 
-
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
 pub enum Shape {
@@ -41,8 +40,18 @@ pub struct Tree {
 #[tool]
 #[allow(clippy::too_many_arguments)]
 fn integers(
-    a: i8, b: i16, c: i32, d: i64, e: i128, f: isize,
-    g: u8, h: u16, i: u32, j: u64, k: u128, l: usize,
+    a: i8,
+    b: i16,
+    c: i32,
+    d: i64,
+    e: i128,
+    f: isize,
+    g: u8,
+    h: u16,
+    i: u32,
+    j: u64,
+    k: u128,
+    l: usize,
 ) -> Value {
     json!({"a": a, "b": b, "c": c, "d": d, "e": e as i64, "f": f, "g": g, "h": h, "i": i, "j": j, "k": k as u64, "l": l})
 }
@@ -86,7 +95,12 @@ type Maybe<T> = Option<T>;
 
 /// Echo aliased and fully qualified types.
 #[tool]
-fn aliases(name: Name, count: ::std::primitive::u8, later: Maybe<u8>, full: std::option::Option<std::string::String>) -> Value {
+fn aliases(
+    name: Name,
+    count: ::std::primitive::u8,
+    later: Maybe<u8>,
+    full: std::option::Option<std::string::String>,
+) -> Value {
     json!({"name": name, "count": count, "later": later, "full": full})
 }
 
@@ -115,8 +129,18 @@ fn integers_of_every_width_arrive_intact_and_narrow_ones_carry_bounds() {
         json!({"a": -128, "b": -32768, "c": -2147483648i64, "d": i64::MIN, "e": -5, "f": -7,
                "g": 255, "h": 65535, "i": 4294967295u64, "j": u64::MAX, "k": 12, "l": 99}),
     );
-    let schema = Catalog::global().unwrap().get("integers").unwrap().input_schema().clone();
-    let bounds = |name: &str| (schema["properties"][name]["minimum"].clone(), schema["properties"][name]["maximum"].clone());
+    let schema = Catalog::global()
+        .unwrap()
+        .get("integers")
+        .unwrap()
+        .input_schema()
+        .clone();
+    let bounds = |name: &str| {
+        (
+            schema["properties"][name]["minimum"].clone(),
+            schema["properties"][name]["maximum"].clone(),
+        )
+    };
     assert_eq!(bounds("a"), (json!(-128), json!(127)));
     assert_eq!(bounds("b"), (json!(-32768), json!(32767)));
     assert_eq!(bounds("c"), (json!(-2147483648i64), json!(2147483647)));
@@ -135,11 +159,25 @@ fn integers_of_every_width_arrive_intact_and_narrow_ones_carry_bounds() {
 
 #[test]
 fn scalars_arrive_intact() {
-    roundtrip("scalars", json!({"flag": true, "ratio": 0.5, "precise": 1.25e-7, "letter": "ñ", "text": "héllo \"quoted\"\n"}));
-    let schema = Catalog::global().unwrap().get("scalars").unwrap().input_schema().clone();
-    assert_eq!(schema["properties"]["letter"], json!({"type": "string", "minLength": 1, "maxLength": 1}));
+    roundtrip(
+        "scalars",
+        json!({"flag": true, "ratio": 0.5, "precise": 1.25e-7, "letter": "ñ", "text": "héllo \"quoted\"\n"}),
+    );
+    let schema = Catalog::global()
+        .unwrap()
+        .get("scalars")
+        .unwrap()
+        .input_schema()
+        .clone();
+    assert_eq!(
+        schema["properties"]["letter"],
+        json!({"type": "string", "minLength": 1, "maxLength": 1})
+    );
     assert_eq!(schema["properties"]["flag"], json!({"type": "boolean"}));
-    assert_eq!(schema["properties"]["precise"], json!({"type": "number", "format": "double"}));
+    assert_eq!(
+        schema["properties"]["precise"],
+        json!({"type": "number", "format": "double"})
+    );
 }
 
 #[test]
@@ -149,21 +187,35 @@ fn collections_arrive_intact_with_the_right_schemas() {
         json!({"list": ["a", "b", "a"], "fixed": [1, 2, 3], "unique": ["x", "y"], "ordered": [-1, 5],
                "lookup": {"k": 7}, "sorted": {"a": [true, false]}}),
     );
-    let schema = Catalog::global().unwrap().get("collections").unwrap().input_schema().clone();
+    let schema = Catalog::global()
+        .unwrap()
+        .get("collections")
+        .unwrap()
+        .input_schema()
+        .clone();
     let p = &schema["properties"];
-    assert_eq!(p["list"], json!({"type": "array", "items": {"type": "string"}}));
+    assert_eq!(
+        p["list"],
+        json!({"type": "array", "items": {"type": "string"}})
+    );
     assert_eq!(p["fixed"]["minItems"], 3);
     assert_eq!(p["fixed"]["maxItems"], 3);
     assert_eq!(p["unique"]["uniqueItems"], true);
     assert_eq!(p["ordered"]["uniqueItems"], true);
     assert_eq!(p["lookup"]["type"], "object");
     assert_eq!(p["lookup"]["additionalProperties"]["type"], "integer");
-    assert_eq!(p["sorted"]["additionalProperties"]["items"], json!({"type": "boolean"}));
+    assert_eq!(
+        p["sorted"]["additionalProperties"]["items"],
+        json!({"type": "boolean"})
+    );
 }
 
 #[test]
 fn optionals_are_not_required_have_their_inner_schema_and_accept_null() {
-    roundtrip("optionals", json!({"maybe": "here", "anything": {"deep": [1, null, "x"]}, "nested": [1, null, 3]}));
+    roundtrip(
+        "optionals",
+        json!({"maybe": "here", "anything": {"deep": [1, null, "x"]}, "nested": [1, null, 3]}),
+    );
     assert_eq!(
         returned("optionals", json!({"anything": 5})),
         json!({"maybe": null, "anything": 5, "nested": null})
@@ -174,7 +226,12 @@ fn optionals_are_not_required_have_their_inner_schema_and_accept_null() {
         json!({"maybe": null, "anything": [], "nested": null})
     );
 
-    let schema = Catalog::global().unwrap().get("optionals").unwrap().input_schema().clone();
+    let schema = Catalog::global()
+        .unwrap()
+        .get("optionals")
+        .unwrap()
+        .input_schema()
+        .clone();
     assert_eq!(schema["required"], json!(["anything"]));
     assert_eq!(schema["properties"]["maybe"], json!({"type": "string"}));
     assert_eq!(schema["properties"]["anything"], json!(true));
@@ -195,22 +252,47 @@ fn user_types_nest_under_defs_and_arrive_intact() {
             "tree": {"label": "root", "children": [{"label": "leaf", "children": []}]}
         }),
     );
-    let schema = Catalog::global().unwrap().get("user_types").unwrap().input_schema().clone();
-    assert_eq!(schema["properties"]["drawing"], json!({"$ref": "#/$defs/Drawing"}));
-    assert_eq!(schema["properties"]["tree"], json!({"$ref": "#/$defs/Tree"}));
+    let schema = Catalog::global()
+        .unwrap()
+        .get("user_types")
+        .unwrap()
+        .input_schema()
+        .clone();
+    assert_eq!(
+        schema["properties"]["drawing"],
+        json!({"$ref": "#/$defs/Drawing"})
+    );
+    assert_eq!(
+        schema["properties"]["tree"],
+        json!({"$ref": "#/$defs/Tree"})
+    );
     let defs = schema["$defs"].as_object().unwrap();
     let mut names: Vec<&String> = defs.keys().collect();
     names.sort();
     assert_eq!(names, ["Drawing", "Point", "Shape", "Tree"]);
-    assert_eq!(defs["Tree"]["properties"]["children"]["items"], json!({"$ref": "#/$defs/Tree"}));
+    assert_eq!(
+        defs["Tree"]["properties"]["children"]["items"],
+        json!({"$ref": "#/$defs/Tree"})
+    );
     assert_eq!(defs["Tree"]["description"], "A recursive type.");
 }
 
 #[test]
 fn aliases_and_full_paths_behave_like_the_types_they_name() {
-    roundtrip("aliases", json!({"name": "n", "count": 3, "later": 4, "full": "f"}));
-    let schema = Catalog::global().unwrap().get("aliases").unwrap().input_schema().clone();
+    roundtrip(
+        "aliases",
+        json!({"name": "n", "count": 3, "later": 4, "full": "f"}),
+    );
+    let schema = Catalog::global()
+        .unwrap()
+        .get("aliases")
+        .unwrap()
+        .input_schema()
+        .clone();
     assert_eq!(schema["required"], json!(["name", "count"]));
-    assert_eq!(schema["properties"]["later"], json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}));
+    assert_eq!(
+        schema["properties"]["later"],
+        json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255})
+    );
     assert_eq!(schema["properties"]["full"], json!({"type": "string"}));
 }

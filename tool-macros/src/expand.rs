@@ -82,7 +82,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
     let destructive = hint(args.destructive);
     let idempotent = hint(args.idempotent);
     let open_world = hint(args.open_world);
-    let location = quote_spanned! {checked.name_span=>
+    let location = quote_spanned! {tool.ident.span()=>
         #rt::SourceLocation {
             file: ::core::file!(),
             line: ::core::line!(),

@@ -9,7 +9,6 @@ use proc_macro2::Span;
 /// The facts about a tool that passed every check.
 pub struct Checked {
     pub name: String,
-    pub name_span: Span,
     pub title: Option<String>,
     pub summary: String,
     pub description: String,
@@ -122,7 +121,6 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
 
     Checked {
         name,
-        name_span,
         title: args.title.as_ref().map(|t| t.value()),
         summary,
         description,

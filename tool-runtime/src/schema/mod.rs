@@ -115,16 +115,15 @@ fn complete_integer_bounds(schema: &mut Schema) {
     if !is_integer {
         return;
     }
-    let (minimum, maximum): (Value, Value) =
-        match schema.get("format").and_then(Value::as_str) {
-            Some("int32") => (i32::MIN.into(), i32::MAX.into()),
-            Some("uint32") => (0.into(), u32::MAX.into()),
-            Some("int64" | "int") => (i64::MIN.into(), i64::MAX.into()),
-            Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
-            Some("int128") => (i64::MIN.into(), u64::MAX.into()),
-            Some("uint128") => (0.into(), u64::MAX.into()),
-            _ => return,
-        };
+    let (minimum, maximum): (Value, Value) = match schema.get("format").and_then(Value::as_str) {
+        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+        Some("uint32") => (0.into(), u32::MAX.into()),
+        Some("int64" | "int") => (i64::MIN.into(), i64::MAX.into()),
+        Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
+        Some("int128") => (i64::MIN.into(), u64::MAX.into()),
+        Some("uint128") => (0.into(), u64::MAX.into()),
+        _ => return,
+    };
     let object = schema.ensure_object();
     object.entry("minimum").or_insert(minimum);
     object.entry("maximum").or_insert(maximum);

@@ -151,7 +151,19 @@ impl Param {
             }
         };
         let ty = (*pat_type.ty).clone();
-        if contains_impl_trait(&ty) {
+        if let Some(borrowed) = borrowed_part(&ty) {
+            let owned = match borrowed {
+                Type::Reference(reference) => owned_suggestion(&reference.elem),
+                _ => "an owned type".to_owned(),
+            };
+            errors.push(syn::Error::new_spanned(
+                borrowed,
+                format!(
+                    "a #[tool] parameter cannot borrow: arguments are read from JSON that is \
+                     gone when the tool runs; take {owned} instead"
+                ),
+            ));
+        } else if contains_impl_trait(&ty) {
             errors.push(syn::Error::new_spanned(
                 &ty,
                 "a #[tool] parameter cannot be `impl Trait`: name a concrete type that \
@@ -329,6 +341,39 @@ fn is_option_spelling(ty: &Type) -> bool {
         segment.ident == "Option"
             && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args) if args.args.len() == 1)
     })
+}
+
+/// The part of a type that borrows (a reference, or a type with a non-`'static` lifetime).
+fn borrowed_part(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(reference) => match &reference.lifetime {
+            Some(lifetime) if lifetime.ident == "static" => borrowed_part(&reference.elem),
+            _ => Some(ty),
+        },
+        Type::Group(g) => borrowed_part(&g.elem),
+        Type::Paren(p) => borrowed_part(&p.elem),
+        Type::Array(a) => borrowed_part(&a.elem),
+        Type::Slice(s) => borrowed_part(&s.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(borrowed_part),
+        Type::Path(p) => p.path.segments.iter().find_map(|segment| match &segment.arguments {
+            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Lifetime(lifetime) if lifetime.ident != "static" => Some(ty),
+                syn::GenericArgument::Type(inner) => borrowed_part(inner),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The owned type to suggest for a borrowed one: `&str` -> `String`, `&[T]` -> `Vec<T>`.
+fn owned_suggestion(elem: &Type) -> String {
+    match elem {
+        Type::Path(path) if path.path.is_ident("str") => "`String`".to_owned(),
+        Type::Slice(slice) => format!("`Vec<{}>`", slice.elem.to_token_stream()),
+        other => format!("`{}`", other.to_token_stream()),
+    }
 }
 
 fn contains_impl_trait(ty: &Type) -> bool {

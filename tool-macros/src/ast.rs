@@ -355,14 +355,22 @@ fn borrowed_part(ty: &Type) -> Option<&Type> {
         Type::Array(a) => borrowed_part(&a.elem),
         Type::Slice(s) => borrowed_part(&s.elem),
         Type::Tuple(t) => t.elems.iter().find_map(borrowed_part),
-        Type::Path(p) => p.path.segments.iter().find_map(|segment| match &segment.arguments {
-            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|arg| match arg {
-                syn::GenericArgument::Lifetime(lifetime) if lifetime.ident != "static" => Some(ty),
-                syn::GenericArgument::Type(inner) => borrowed_part(inner),
+        Type::Path(p) => p
+            .path
+            .segments
+            .iter()
+            .find_map(|segment| match &segment.arguments {
+                syn::PathArguments::AngleBracketed(args) => {
+                    args.args.iter().find_map(|arg| match arg {
+                        syn::GenericArgument::Lifetime(lifetime) if lifetime.ident != "static" => {
+                            Some(ty)
+                        }
+                        syn::GenericArgument::Type(inner) => borrowed_part(inner),
+                        _ => None,
+                    })
+                }
                 _ => None,
             }),
-            _ => None,
-        }),
         _ => None,
     }
 }

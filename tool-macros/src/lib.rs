@@ -1,9 +1,9 @@
 //! The `#[tool]` attribute macro. Use it through `tool_runtime::tool`; the runtime crate's
 //! documentation describes what it accepts and what it generates.
 //!
-//! The macro works in stages, one module each: [`args`] reads `#[tool(...)]`, [`doc`] reads
-//! the doc comments, [`ast`] builds a model of the function, [`valid`] checks it, and
-//! [`expand`] writes the code, or [`fallback`] writes the errors and the function.
+//! The macro works in stages, one module each: `args` reads `#[tool(...)]`, `doc` reads
+//! the doc comments, `ast` builds a model of the function, `valid` checks it, and
+//! `expand` writes the code, or `fallback` writes the errors and the function.
 
 mod args;
 mod ast;

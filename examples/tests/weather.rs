@@ -14,7 +14,7 @@ fn weather(args: &[&str]) -> (i32, Value) {
 
 #[test]
 fn lists_its_tools() {
-    let (code, tools) = weather(&["list"]);
+    let (code, tools) = weather(&["list", "--format", "mcp"]);
     assert_eq!(code, 0);
     let names: Vec<&str> = tools
         .as_array()
@@ -24,6 +24,13 @@ fn lists_its_tools() {
         .collect();
     assert_eq!(names, ["get_weather", "list_cities"]);
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["city"]));
+    assert_eq!(
+        tools[0]["inputSchema"]["examples"][0],
+        json!({"city": "London"})
+    );
+    let (code, catalog) = weather(&["list"]);
+    assert_eq!(code, 0);
+    assert_eq!(catalog["count"], 2);
 }
 
 #[test]

@@ -81,6 +81,10 @@
 
 mod call;
 mod catalog;
+pub mod check;
+pub mod cli;
+pub mod diff;
+pub mod export;
 mod registry;
 mod schema;
 

@@ -1,14 +1,9 @@
-//! A small tool binary: two `#[tool]` functions, their catalog, and calls from the
-//! command line.
-//!
-//! ```text
-//! weather list                         print every tool as JSON (name, schemas, examples)
-//! weather call NAME '{"arg": ...}'     call a tool; prints seed 004's ToolResult
-//! ```
+//! A small tool binary: two `#[tool]` functions sharing state, and the standard command
+//! line (`weather --help`): `list`, `call`, `check`, `diff`, `serve`.
 
 use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
-use tool_runtime::{tool, Registry, State};
+use tool_runtime::{tool, State};
 
 /// Temperature units.
 #[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
@@ -78,75 +73,11 @@ fn list_cities(stations: State<Stations>) -> Vec<&'static str> {
 }
 
 fn main() -> ExitCode {
-    let registry = match Registry::builder()
+    tool_runtime::cli::Cli::new()
+        .name("weather")
+        .version(env!("CARGO_PKG_VERSION"))
         .state(Stations {
             celsius: vec![("London", 14.0), ("Lima", 19.5), ("Oslo", 6.0)],
         })
-        .build()
-    {
-        Ok(registry) => registry,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["list"] => {
-            let tools: Vec<serde_json::Value> = registry
-                .tools()
-                .iter()
-                .map(|tool| {
-                    serde_json::json!({
-                        "name": tool.name(),
-                        "description": tool.description(),
-                        "inputSchema": tool.input_schema(),
-                        "outputSchema": tool.output_schema(),
-                    })
-                })
-                .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&tools).unwrap_or_default()
-            );
-            ExitCode::SUCCESS
-        }
-        ["call", name, rest @ ..] => {
-            let input = match rest {
-                [] => Ok(serde_json::Value::Null),
-                [json] => serde_json::from_str(json),
-                _ => {
-                    eprintln!("error: give the arguments as one JSON object");
-                    return ExitCode::from(2);
-                }
-            };
-            let input = match input {
-                Ok(input) => input,
-                Err(error) => {
-                    eprintln!("error: the arguments are not valid JSON: {error}");
-                    return ExitCode::from(2);
-                }
-            };
-            let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-            let result = runtime.block_on(registry.call(name, input));
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&result).unwrap_or_default()
-            );
-            if result.is_error() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        _ => {
-            eprintln!("usage: weather list | weather call NAME ['{{\"arg\": ...}}']");
-            ExitCode::from(2)
-        }
-    }
+        .run()
 }

@@ -1,0 +1,76 @@
+//! The catalog check on a catalog with mistakes the compiler cannot see: examples whose
+//! values do not fit, undocumented parameters, a run-time tool without a description.
+
+use tool_runtime::check::{check, Severity};
+use tool_runtime::{DynamicTool, Registry, Tool};
+
+/// Book seats.
+///
+/// Example: {"seats": "three", "class": "economy"}
+/// Example: {"seats": 300}
+/// Example: {"seats": 2}
+#[tool_runtime::tool]
+fn book(seats: u8, class: Option<String>) -> u8 {
+    let _ = class;
+    seats
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let registry = Registry::builder()
+        .tool(DynamicTool::new("mystery", "", |_: Empty| async { Ok::<_, String>(1) }).unwrap())
+        .build()
+        .unwrap();
+    let refs = registry.tools();
+    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
+    let report = check(&tools);
+    let findings: Vec<(Severity, &str, &str)> = report
+        .findings
+        .iter()
+        .map(|f| (f.severity, f.tool.as_str(), f.message.as_str()))
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            (
+                Severity::Error,
+                "book",
+                r#"example 1 ({"class":"economy","seats":"three"}) does not fit the schema: 'seats' must be an integer between 0 and 255; got "three""#
+            ),
+            (
+                Severity::Error,
+                "book",
+                r#"example 2 ({"seats":300}) does not fit the schema: 'seats' must be an integer between 0 and 255; got 300"#
+            ),
+            (
+                Severity::Error,
+                "mystery",
+                "the tool has no description; models choose tools by it"
+            ),
+            (
+                Severity::Warning,
+                "book",
+                "parameter `seats` has no description; add a `///` comment on it"
+            ),
+            (
+                Severity::Warning,
+                "book",
+                "parameter `class` has no description; add a `///` comment on it"
+            ),
+        ]
+    );
+    assert!(!report.is_ok());
+    assert_eq!(report.sizes.len(), 2);
+    let text = report.to_string();
+    assert!(text.contains("2 tools, "), "{text}");
+    assert!(text.contains("3 errors, 2 warnings"), "{text}");
+}
+
+#[test]
+#[should_panic(expected = "the tool catalog has errors:\nerror: tool `book`: example 1")]
+fn the_one_line_guard_fails_the_test() {
+    tool_runtime::assert_catalog_ok!();
+}

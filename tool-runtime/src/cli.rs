@@ -1,0 +1,348 @@
+//! The command line every tool binary gets from one line:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     tool_runtime::cli::main()
+//! }
+//! ```
+//!
+//! or, for a binary that registers shared state or run-time tools first:
+//!
+//! ```no_run
+//! struct Db;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     tool_runtime::cli::Cli::new()
+//!         .name(env!("CARGO_PKG_NAME"))
+//!         .version(env!("CARGO_PKG_VERSION"))
+//!         .state(Db)
+//!         .run()
+//! }
+//! ```
+//!
+//! Subcommands: `serve` (MCP over stdio, or Streamable HTTP with `--http ADDR`), `list`
+//! (the catalog or a provider export), `call` (one tool call), `check` (the catalog check)
+//! and `diff` (breaking changes against a saved catalog). Only the requested output goes
+//! to stdout; diagnostics go to stderr. Exit codes: 0 success, 1 failure (a tool error, a
+//! check error, a breaking change), 2 a usage error.
+
+use crate::call::dynamic::DynamicTool;
+use crate::export::{self, CatalogArtefact, Format};
+use crate::registry::{Registry, RegistryBuilder};
+use crate::Tool;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Runs the standard command line over this binary's tools.
+pub fn main() -> ExitCode {
+    Cli::new().run()
+}
+
+/// The standard command line, with the registry it serves.
+#[derive(Debug, Default)]
+pub struct Cli {
+    name: Option<String>,
+    version: Option<String>,
+    registry: RegistryBuilder,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Tools for LLMs: serve them over MCP, list them for providers, call and check them.",
+    disable_version_flag = true
+)]
+struct Arguments {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the tools over MCP: stdio by default, Streamable HTTP with --http.
+    Serve {
+        /// Serve Streamable HTTP (and the REST endpoints) on this address, e.g. 127.0.0.1:8080.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+    },
+    /// Print the catalog, or one provider's form of it, on stdout.
+    List {
+        /// catalog, mcp, openai, openai-strict, openai-responses, anthropic, gemini,
+        /// gemini-legacy, or prompt (the plain-text list for models without function calling).
+        #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
+        format: Format,
+    },
+    /// Call one tool and print its result (name, input, output or error) as JSON.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments as a JSON object; read from stdin when left out and stdin is not a
+        /// terminal.
+        json: Option<String>,
+    },
+    /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
+    Check,
+    /// Compare the catalog with a saved `list --format catalog` file; fails on breaking changes.
+    Diff {
+        /// The saved catalog artefact.
+        old: PathBuf,
+    },
+}
+
+fn parse_format(name: &str) -> Result<Format, String> {
+    name.parse()
+}
+
+impl Cli {
+    /// A command line over this binary's static catalog.
+    pub fn new() -> Self {
+        Cli::default()
+    }
+
+    /// The program name shown in help and reported to MCP clients (default: the
+    /// executable's file name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The version shown by `--version` and reported to MCP clients.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// Registers shared state for `State<T>` parameters.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.registry = self.registry.state(value);
+        self
+    }
+
+    /// Adds a tool made at run time.
+    pub fn tool(mut self, tool: DynamicTool) -> Self {
+        self.registry = self.registry.tool(tool);
+        self
+    }
+
+    /// Adds run-time tools under a prefix.
+    pub fn group(
+        mut self,
+        prefix: impl Into<String>,
+        tools: impl IntoIterator<Item = DynamicTool>,
+    ) -> Self {
+        self.registry = self.registry.group(prefix, tools);
+        self
+    }
+
+    /// Parses the process's arguments and runs the command.
+    pub fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os())
+    }
+
+    /// Parses `args` (the first is the program) and runs the command.
+    pub fn run_from(self, args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitCode {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let name = self.name.clone().unwrap_or_else(|| {
+            args.first()
+                .map(PathBuf::from)
+                .and_then(|path| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "tools".to_owned())
+        });
+        let mut command = Arguments::command()
+            .name(name.clone())
+            .bin_name(name.clone());
+        if let Some(version) = &self.version {
+            command = command.version(version.clone()).disable_version_flag(false);
+        }
+        let matches = match command.clone().try_get_matches_from(&args) {
+            Ok(matches) => matches,
+            Err(error) => return usage_failure(error, &name),
+        };
+        let parsed = match Arguments::from_arg_matches(&matches) {
+            Ok(parsed) => parsed,
+            Err(error) => return usage_failure(error, &name),
+        };
+        let Some(command_given) = parsed.command else {
+            let _ = command.write_help(&mut std::io::stderr());
+            return ExitCode::from(2);
+        };
+        let registry = match self.registry.build() {
+            Ok(registry) => registry,
+            Err(error) => return failure(&format!("the tools cannot start: {error}")),
+        };
+        match command_given {
+            Command::Serve { http } => serve(&registry, &name, self.version.as_deref(), http),
+            Command::List { format } => list(&registry, format),
+            Command::Call { name, json } => call(&registry, &name, json),
+            Command::Check => check(&registry),
+            Command::Diff { old } => diff(&registry, &old),
+        }
+    }
+}
+
+/// Help and version go to stdout with success; every other parse error is one line on
+/// stderr with exit code 2.
+fn usage_failure(error: clap::Error, name: &str) -> ExitCode {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let rendered = error.render().to_string();
+            let first = rendered.lines().next().unwrap_or("error: invalid usage");
+            eprintln!("{first} (see `{name} --help`)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn failure(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn print(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| {
+            if text.ends_with('\n') {
+                Ok(())
+            } else {
+                stdout.write_all(b"\n")
+            }
+        })
+        .and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not an error of ours.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => failure(&format!("cannot write the output: {error}")),
+    }
+}
+
+fn tools_of(registry: &Registry) -> Vec<crate::ToolRef> {
+    registry.tools()
+}
+
+fn list(registry: &Registry, format: Format) -> ExitCode {
+    let refs = tools_of(registry);
+    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
+    match export::export(format, &tools) {
+        Ok((text, warnings)) => {
+            for warning in warnings {
+                eprintln!("warning: {warning}");
+            }
+            print(&text)
+        }
+        Err(error) => failure(&error.to_string()),
+    }
+}
+
+fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+    let text = match json {
+        Some(text) => text,
+        None if std::io::stdin().is_terminal() => String::new(),
+        None => {
+            let mut text = String::new();
+            if let Err(error) = std::io::stdin().read_to_string(&mut text) {
+                return failure(&format!("cannot read the arguments from stdin: {error}"));
+            }
+            text
+        }
+    };
+    let input: Value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_str(&text) {
+            Ok(input) => input,
+            Err(error) => {
+                eprintln!("error: the arguments are not valid JSON: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
+    };
+    let result = runtime.block_on(registry.call(name, input));
+    let code = print(&serde_json::to_string_pretty(&result).unwrap_or_default());
+    if result.is_error() {
+        ExitCode::FAILURE
+    } else {
+        code
+    }
+}
+
+fn check(registry: &Registry) -> ExitCode {
+    let refs = tools_of(registry);
+    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
+    let report = crate::check::check(&tools);
+    let code = print(&report.to_string());
+    if report.is_ok() {
+        code
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn diff(registry: &Registry, old: &std::path::Path) -> ExitCode {
+    let text = match std::fs::read_to_string(old) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("error: cannot read {}: {error}", old.display());
+            return ExitCode::from(2);
+        }
+    };
+    let old_artefact: CatalogArtefact = match serde_json::from_str(&text) {
+        Ok(artefact) => artefact,
+        Err(error) => {
+            eprintln!(
+                "error: {} is not a catalog artefact (`list --format catalog`): {error}",
+                old.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let refs = tools_of(registry);
+    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
+    let new_artefact = export::catalog_artefact(&tools);
+    let changes = crate::diff::diff(&old_artefact, &new_artefact);
+    let breaking = changes
+        .iter()
+        .filter(|c| c.impact == crate::diff::Impact::Breaking)
+        .count();
+    let mut text: String = changes.iter().map(|c| format!("{c}\n")).collect();
+    text.push_str(&format!(
+        "{} changes, {breaking} breaking ({} -> {})\n",
+        changes.len(),
+        old_artefact.version,
+        new_artefact.version
+    ));
+    let code = print(&text);
+    if breaking > 0 {
+        ExitCode::FAILURE
+    } else {
+        code
+    }
+}
+
+fn serve(
+    registry: &Registry,
+    name: &str,
+    version: Option<&str>,
+    http: Option<SocketAddr>,
+) -> ExitCode {
+    let _ = (registry, name, version, http);
+    failure("serving over MCP is not part of this build yet")
+}

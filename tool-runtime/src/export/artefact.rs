@@ -1,0 +1,139 @@
+//! The catalog artefact of seed 000: `{version, hash, count, promptList, functionSchema}`.
+
+use super::canonical;
+use super::mcp::schema_with_examples;
+use crate::catalog::{Tool, ToolExample};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The catalog as one document, for providers, prompts and CI.
+///
+/// `hash` is the SHA-1 of the canonical serialization of the catalog (tools sorted by name,
+/// keys sorted), so the same source gives the same hash on every build and platform;
+/// `version` is its first 12 characters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogArtefact {
+    /// The first 12 characters of `hash`.
+    pub version: String,
+    /// SHA-1 (hex) of the canonical catalog.
+    pub hash: String,
+    /// How many tools.
+    pub count: usize,
+    /// One entry per tool: `- name: summary`, then `  e.g. example` lines.
+    pub prompt_list: String,
+    /// `[{name, description, parameters}]`, plus `outputSchema` when the tool has one.
+    pub function_schema: Vec<FunctionEntry>,
+}
+
+/// One tool of `functionSchema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionEntry {
+    /// The tool's name.
+    pub name: String,
+    /// The tool's description.
+    pub description: String,
+    /// The canonical input schema.
+    pub parameters: Value,
+    /// The output schema, when the tool has one (used by `diff`).
+    #[serde(
+        rename = "outputSchema",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub output_schema: Option<Value>,
+}
+
+/// Builds the artefact. `tools` may come in any order; they are sorted by name.
+pub fn catalog_artefact(tools: &[&Tool]) -> CatalogArtefact {
+    let mut tools: Vec<&Tool> = tools.to_vec();
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    let canonical: Vec<Value> = tools.iter().map(|tool| canonical_tool(tool)).collect();
+    let hash = canonical::sha1_hex(canonical::to_string(&Value::Array(canonical)).as_bytes());
+    CatalogArtefact {
+        version: hash[..12].to_owned(),
+        hash,
+        count: tools.len(),
+        prompt_list: prompt_list(&tools),
+        function_schema: tools
+            .iter()
+            .map(|tool| FunctionEntry {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.input_schema().clone(),
+                output_schema: tool.output_schema().cloned(),
+            })
+            .collect(),
+    }
+}
+
+impl CatalogArtefact {
+    /// The artefact as indented JSON with sorted schema keys: byte-identical for identical
+    /// source.
+    pub fn to_json_pretty(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        // The top-level keys keep the seed's order; nested schemas are sorted.
+        let mut out = String::from("{\n");
+        let fields = ["version", "hash", "count", "promptList", "functionSchema"];
+        for (index, field) in fields.iter().enumerate() {
+            let text = canonical::to_string_pretty(&value[*field]).replace('\n', "\n  ");
+            out.push_str(&format!("  \"{field}\": {text}"));
+            out.push_str(if index + 1 < fields.len() {
+                ",\n"
+            } else {
+                "\n"
+            });
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// Everything callers see of a tool, with fixed keys: what the hash covers.
+fn canonical_tool(tool: &Tool) -> Value {
+    let mut object = Map::new();
+    object.insert("name".to_owned(), tool.name().into());
+    object.insert("title".to_owned(), tool.title().into());
+    object.insert("description".to_owned(), tool.description().into());
+    object.insert("inputSchema".to_owned(), schema_with_examples(tool));
+    object.insert(
+        "outputSchema".to_owned(),
+        tool.output_schema().cloned().into(),
+    );
+    let annotations = tool.annotations();
+    object.insert(
+        "annotations".to_owned(),
+        serde_json::json!({
+            "readOnly": annotations.read_only,
+            "destructive": annotations.destructive,
+            "idempotent": annotations.idempotent,
+            "openWorld": annotations.open_world,
+        }),
+    );
+    let texts: Vec<&str> = tool
+        .examples()
+        .iter()
+        .filter_map(|example| match example {
+            ToolExample::Text(text) => Some(text.as_str()),
+            ToolExample::Arguments(_) => None,
+        })
+        .collect();
+    object.insert("textExamples".to_owned(), texts.into());
+    Value::Object(object)
+}
+
+/// The human-readable list: `- name: summary`, then `  e.g. example` per example.
+pub fn prompt_list(tools: &[&Tool]) -> String {
+    let mut out = String::new();
+    for tool in tools {
+        out.push_str(&format!("- {}: {}\n", tool.name(), tool.summary()));
+        for example in tool.examples() {
+            let text = match example {
+                ToolExample::Arguments(arguments) => canonical::to_string(arguments),
+                ToolExample::Text(text) => text.clone(),
+            };
+            out.push_str(&format!("  e.g. {text}\n"));
+        }
+    }
+    out
+}

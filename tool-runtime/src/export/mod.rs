@@ -1,0 +1,188 @@
+//! Everything a catalog is delivered as: the catalog artefact (seed 000), MCP Tool objects,
+//! and the tool formats of OpenAI, Anthropic and Gemini. Each is a pure function of the
+//! tools' canonical schemas (DESIGN decision 2).
+
+mod anthropic;
+mod artefact;
+pub(crate) mod canonical;
+mod gemini;
+mod mcp;
+mod openai;
+pub(crate) mod walk;
+
+pub use anthropic::anthropic_tools;
+pub use artefact::{catalog_artefact, prompt_list, CatalogArtefact, FunctionEntry};
+pub use gemini::{gemini_declarations, gemini_legacy_declarations};
+pub use mcp::{mcp_tool, mcp_tools};
+pub use openai::{openai_chat_tools, openai_responses_tools, strict_schema};
+
+use crate::catalog::Tool;
+use serde_json::Value;
+use std::fmt;
+use std::str::FromStr;
+
+/// Whether a schema constrains nothing: `true`, `{}`, or only annotations such as
+/// `description` (the schema of a `serde_json::Value` parameter).
+pub(crate) fn accepts_anything(schema: &Value) -> bool {
+    const CONSTRAINTS: [&str; 11] = [
+        "type",
+        "$ref",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "enum",
+        "const",
+        "properties",
+        "items",
+        "additionalProperties",
+    ];
+    match schema {
+        Value::Bool(accepts) => *accepts,
+        Value::Object(map) => !CONSTRAINTS.iter().any(|keyword| map.contains_key(*keyword)),
+        _ => false,
+    }
+}
+
+/// An output format of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// The catalog artefact of seed 000.
+    Catalog,
+    /// MCP `tools/list` Tool objects.
+    Mcp,
+    /// OpenAI Chat Completions `tools`.
+    OpenAi,
+    /// OpenAI Chat Completions `tools`, strict.
+    OpenAiStrict,
+    /// OpenAI Responses API `tools`, strict (that API's default).
+    OpenAiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// Gemini `functionDeclarations` with `parametersJsonSchema`.
+    Gemini,
+    /// Gemini `functionDeclarations` with legacy OpenAPI-subset `parameters`.
+    GeminiLegacy,
+    /// The `promptList` text, for models without function calling.
+    Prompt,
+}
+
+impl Format {
+    /// Every format, with the name the command line uses.
+    pub const ALL: [(&'static str, Format); 9] = [
+        ("catalog", Format::Catalog),
+        ("mcp", Format::Mcp),
+        ("openai", Format::OpenAi),
+        ("openai-strict", Format::OpenAiStrict),
+        ("openai-responses", Format::OpenAiResponses),
+        ("anthropic", Format::Anthropic),
+        ("gemini", Format::Gemini),
+        ("gemini-legacy", Format::GeminiLegacy),
+        ("prompt", Format::Prompt),
+    ];
+
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        Format::ALL
+            .iter()
+            .find(|(_, format)| *format == self)
+            .map_or("catalog", |(name, _)| name)
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, String> {
+        Format::ALL
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, format)| *format)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|(n, _)| *n).collect();
+                format!("unknown format `{name}`; formats: {}", names.join(", "))
+            })
+    }
+}
+
+/// An export and what it could not carry over exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exported {
+    /// The exported JSON.
+    pub value: Value,
+    /// Tools exported in a weaker form, and why.
+    pub warnings: Vec<ExportWarning>,
+}
+
+/// A tool exported in a weaker form than asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportWarning {
+    /// The tool.
+    pub tool: String,
+    /// What happened, and why.
+    pub message: String,
+}
+
+impl fmt::Display for ExportWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool `{}`: {}", self.tool, self.message)
+    }
+}
+
+/// A target that cannot express some tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportError {
+    /// The format asked for.
+    pub target: &'static str,
+    /// Each tool it cannot express, and why.
+    pub problems: Vec<ExportProblem>,
+}
+
+/// One tool a target cannot express.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportProblem {
+    /// The tool.
+    pub tool: String,
+    /// Why.
+    pub message: String,
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the {} export cannot express ", self.target)?;
+        for (index, problem) in self.problems.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "tool `{}` ({})", problem.tool, problem.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+/// The catalog in `format`, as text: JSON for every format but `prompt`.
+pub fn export(
+    format: Format,
+    tools: &[&Tool],
+) -> Result<(String, Vec<ExportWarning>), ExportError> {
+    let plain = |value: Value| Ok((canonical::to_string_pretty(&value), Vec::new()));
+    let with_warnings = |exported: Exported| {
+        Ok((
+            canonical::to_string_pretty(&exported.value),
+            exported.warnings,
+        ))
+    };
+    match format {
+        Format::Catalog => Ok((catalog_artefact(tools).to_json_pretty(), Vec::new())),
+        Format::Prompt => Ok((prompt_list(tools), Vec::new())),
+        Format::Mcp => plain(mcp_tools(tools)),
+        Format::OpenAi => with_warnings(openai_chat_tools(tools, false)),
+        Format::OpenAiStrict => with_warnings(openai_chat_tools(tools, true)),
+        Format::OpenAiResponses => with_warnings(openai_responses_tools(tools, true)),
+        Format::Anthropic => plain(anthropic_tools(tools)),
+        Format::Gemini => plain(gemini_declarations(tools)),
+        Format::GeminiLegacy => plain(gemini_legacy_declarations(tools)?),
+    }
+}

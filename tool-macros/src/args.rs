@@ -6,7 +6,7 @@ use syn::{LitBool, LitStr};
 
 /// Every key `#[tool(...)]` accepts, in the order the error message lists them.
 pub const ACCEPTED_KEYS: &str =
-    "name, title, description, read_only, destructive, idempotent, open_world";
+    "name, title, description, read_only, destructive, idempotent, open_world, timeout";
 
 /// What `#[tool(...)]` said. Each field keeps the span of its key for later errors.
 #[derive(Default)]
@@ -18,6 +18,8 @@ pub struct ToolArgs {
     pub destructive: Option<Hint>,
     pub idempotent: Option<Hint>,
     pub open_world: Option<Hint>,
+    /// `timeout = "5s"`, in milliseconds.
+    pub timeout_ms: Option<u64>,
 }
 
 /// A boolean MCP hint: `read_only` or `read_only = false`.
@@ -60,6 +62,13 @@ impl ToolArgs {
             "destructive" => set_once(&mut self.destructive, meta, hint_value(meta)?),
             "idempotent" => set_once(&mut self.idempotent, meta, hint_value(meta)?),
             "open_world" => set_once(&mut self.open_world, meta, hint_value(meta)?),
+            "timeout" => {
+                let text = string_value(meta)?;
+                let millis = parse_duration(&text.value()).map_err(|reason| {
+                    syn::Error::new(text.span(), format!("invalid timeout: {reason}"))
+                })?;
+                set_once(&mut self.timeout_ms, meta, millis)
+            }
             _ => {
                 // Consume a value, if any, so parsing can go on to the next key.
                 if meta.input.peek(syn::Token![=]) {
@@ -124,6 +133,30 @@ fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {
     }
 }
 
+/// Reads a duration such as `500ms`, `5s`, `1.5s` or `2m` as milliseconds.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("`{text}` has no unit; write it like \"500ms\", \"5s\" or \"2m\""))?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a number"))?;
+    let scale = match unit.trim() {
+        "ms" => 1.0,
+        "s" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        other => return Err(format!("unknown unit `{other}`; use ms, s, m or h")),
+    };
+    let millis = (value * scale).round();
+    if millis < 1.0 {
+        return Err(format!("`{text}` is shorter than a millisecond"));
+    }
+    Ok(millis as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +176,20 @@ mod tests {
         assert!(args.read_only.unwrap().value);
         assert!(!args.destructive.unwrap().value);
         assert!(args.idempotent.is_none());
+    }
+
+    #[test]
+    fn timeouts_read_as_milliseconds() {
+        assert_eq!(parse_duration("5s"), Ok(5_000));
+        assert_eq!(parse_duration("250ms"), Ok(250));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500));
+        assert_eq!(parse_duration("2m"), Ok(120_000));
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("0s").is_err());
+        let (args, errors) = ToolArgs::from_tokens(quote!(timeout = "3s"));
+        assert!(errors.is_empty());
+        assert_eq!(args.timeout_ms, Some(3_000));
     }
 
     #[test]

@@ -12,7 +12,8 @@ use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, Type};
 /// Type names the runtime fills in itself. A parameter whose type is spelled with one of
 /// these is injected; the expansion then asks the compiler to confirm the type really is
 /// the runtime's (DESIGN decision 1), so a user type of the same name gets a clear error.
-pub const INJECTED_TYPE_NAMES: [&str; 2] = ["State", "CallContext"];
+pub const INJECTED_TYPE_NAMES: [&str; 5] =
+    ["State", "CallContext", "Progress", "Logger", "Cancellation"];
 
 pub struct ToolFn {
     pub item: ItemFn,

@@ -82,6 +82,10 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
     let destructive = hint(args.destructive);
     let idempotent = hint(args.idempotent);
     let open_world = hint(args.open_world);
+    let timeout = match args.timeout_ms {
+        Some(millis) => quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis))),
+        None => quote!(::core::option::Option::None),
+    };
     let location = quote_spanned! {tool.ident.span()=>
         #rt::SourceLocation {
             file: ::core::file!(),
@@ -138,6 +142,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                         idempotent: #idempotent,
                         open_world: #open_world,
                     },
+                    timeout: #timeout,
                     output_schema: __tool_output_schema,
                     invoke: __tool_invoke,
                     location: #location,

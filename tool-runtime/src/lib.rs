@@ -97,6 +97,7 @@ pub use tool_macros::tool;
 
 pub use call::arguments::ToolArgument;
 pub use call::context::{CallContext, Injected, State, StateRequirement};
+pub use call::scope::{Cancellation, LogLevel, Logger, Notifier, Progress};
 pub use call::dynamic::DynamicTool;
 pub use call::error::{ArgumentProblem, CallError};
 pub use call::output::{ToolError, ToolOutput};

@@ -96,14 +96,36 @@ impl fmt::Debug for StateMap {
 }
 
 /// Everything a call can draw on besides its arguments.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CallContext {
     state: Arc<StateMap>,
+    scope: Option<Arc<super::scope::CallScope>>,
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("state", &self.state)
+            .field("in_call", &self.scope.is_some())
+            .finish()
+    }
 }
 
 impl CallContext {
     pub(crate) fn new(state: Arc<StateMap>) -> Self {
-        CallContext { state }
+        CallContext { state, scope: None }
+    }
+
+    /// The same context, for one call with its own scope.
+    pub(crate) fn with_scope(&self, scope: Arc<super::scope::CallScope>) -> Self {
+        CallContext {
+            state: Arc::clone(&self.state),
+            scope: Some(scope),
+        }
+    }
+
+    pub(crate) fn scope(&self) -> Option<&Arc<super::scope::CallScope>> {
+        self.scope.as_ref()
     }
 
     /// The registered state of type `T`, if any.
@@ -116,8 +138,8 @@ impl CallContext {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a parameter the runtime can fill in",
     label = "named like a runtime-provided parameter",
-    note = "parameters spelled `State<...>` or `CallContext` are filled in by the runtime and \
-            must be `tool_runtime::State<T>` or `tool_runtime::CallContext`",
+    note = "parameters spelled `State<...>`, `CallContext`, `Progress`, `Logger` or \
+            `Cancellation` are filled in by the runtime and must be those types of tool_runtime",
     note = "to take an argument of your own type with this name, import the type under \
             another name"
 )]

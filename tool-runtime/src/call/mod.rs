@@ -8,6 +8,7 @@ pub(crate) mod error;
 pub(crate) mod invoke;
 pub(crate) mod output;
 pub(crate) mod result;
+pub(crate) mod scope;
 pub(crate) mod validate;
 
 pub use arguments::Arguments;

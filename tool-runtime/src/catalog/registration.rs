@@ -18,6 +18,8 @@ pub struct ToolRegistration {
     pub examples: &'static [Example],
     pub params: &'static [ParamSpec],
     pub annotations: Annotations,
+    /// `#[tool(timeout = "...")]`: a call running longer is stopped and answered with an error.
+    pub timeout: Option<std::time::Duration>,
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     pub invoke: InvokeFn,
     pub location: SourceLocation,

@@ -1,0 +1,295 @@
+//! What one call can reach while it runs: progress reports, log messages and cancellation.
+//! Each is a parameter type the runtime fills in (`Progress`, `Logger`, `Cancellation`),
+//! and each is a no-op where the caller gave nothing to report to (a CLI call, a REST call,
+//! an MCP request without a `progressToken`).
+
+use super::context::{CallContext, Injected, StateRequirement};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// Where a call's notifications go: the protocol layer sends them to the client that made
+/// the call.
+pub trait Notifier: Send + Sync {
+    /// Sends one JSON-RPC notification.
+    fn notify(&self, method: &str, params: Value);
+}
+
+/// The scope of one running call.
+pub(crate) struct CallScope {
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) notifier: Option<Arc<dyn Notifier>>,
+    pub(crate) cancellation: Cancellation,
+    /// The least severe level the client wants, shared with its session.
+    pub(crate) log_level: Arc<AtomicU8>,
+}
+
+impl CallScope {
+    pub(crate) fn new(
+        progress_token: Option<Value>,
+        notifier: Option<Arc<dyn Notifier>>,
+        log_level: Arc<AtomicU8>,
+    ) -> Self {
+        CallScope {
+            progress_token,
+            notifier,
+            cancellation: Cancellation::new(),
+            log_level,
+        }
+    }
+}
+
+/// Lets a tool tell a waiting client how far along it is. Sends MCP
+/// `notifications/progress` when the request asked for progress, and nothing otherwise.
+///
+/// ```
+/// use tool_runtime::{tool, Progress};
+///
+/// /// Count slowly.
+/// #[tool]
+/// async fn count(to: u32, progress: Progress) -> u32 {
+///     for step in 1..=to {
+///         progress.report(f64::from(step), Some(f64::from(to)), None);
+///     }
+///     to
+/// }
+/// ```
+#[derive(Clone, Default)]
+pub struct Progress {
+    scope: Option<Arc<CallScope>>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").field("reporting", &self.is_reporting()).finish()
+    }
+}
+
+impl Progress {
+    /// Whether reports go anywhere.
+    pub fn is_reporting(&self) -> bool {
+        self.scope
+            .as_ref()
+            .is_some_and(|scope| scope.progress_token.is_some() && scope.notifier.is_some())
+    }
+
+    /// Reports `progress` (which should grow with each report) out of `total`, if known.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(scope) = &self.scope else { return };
+        let (Some(token), Some(notifier)) = (&scope.progress_token, &scope.notifier) else {
+            return;
+        };
+        let mut params = json!({"progressToken": token, "progress": progress});
+        if let Some(total) = total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = message {
+            params["message"] = message.into();
+        }
+        notifier.notify("notifications/progress", params);
+    }
+}
+
+/// Log severities, as MCP (after syslog) names them, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first, with its MCP name.
+    pub const ALL: [(&'static str, LogLevel); 8] = [
+        ("debug", LogLevel::Debug),
+        ("info", LogLevel::Info),
+        ("notice", LogLevel::Notice),
+        ("warning", LogLevel::Warning),
+        ("error", LogLevel::Error),
+        ("critical", LogLevel::Critical),
+        ("alert", LogLevel::Alert),
+        ("emergency", LogLevel::Emergency),
+    ];
+
+    /// The MCP name.
+    pub fn name(self) -> &'static str {
+        LogLevel::ALL[self as usize].0
+    }
+
+    /// The level with this MCP name.
+    pub fn from_name(name: &str) -> Option<LogLevel> {
+        LogLevel::ALL
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, level)| *level)
+    }
+
+    pub(crate) fn from_index(index: u8) -> LogLevel {
+        LogLevel::ALL
+            .get(usize::from(index))
+            .map_or(LogLevel::Emergency, |(_, level)| *level)
+    }
+}
+
+/// Lets a tool send log messages to the client (MCP `notifications/message`), at or above
+/// the level the client asked for with `logging/setLevel`.
+#[derive(Clone, Default)]
+pub struct Logger {
+    scope: Option<Arc<CallScope>>,
+    name: Option<String>,
+}
+
+impl std::fmt::Debug for Logger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logger").field("name", &self.name).finish()
+    }
+}
+
+impl Logger {
+    /// The same logger, naming itself `name` in each message.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sends `data` at `level`, if the client wants that level.
+    pub fn log(&self, level: LogLevel, data: impl Serialize) {
+        let Some(scope) = &self.scope else { return };
+        let Some(notifier) = &scope.notifier else { return };
+        if level < LogLevel::from_index(scope.log_level.load(Ordering::Relaxed)) {
+            return;
+        }
+        let mut params = json!({
+            "level": level.name(),
+            "data": serde_json::to_value(data).unwrap_or(Value::Null),
+        });
+        if let Some(name) = &self.name {
+            params["logger"] = name.as_str().into();
+        }
+        notifier.notify("notifications/message", params);
+    }
+
+    /// Sends a debug message.
+    pub fn debug(&self, data: impl Serialize) {
+        self.log(LogLevel::Debug, data);
+    }
+    /// Sends an info message.
+    pub fn info(&self, data: impl Serialize) {
+        self.log(LogLevel::Info, data);
+    }
+    /// Sends a warning.
+    pub fn warning(&self, data: impl Serialize) {
+        self.log(LogLevel::Warning, data);
+    }
+    /// Sends an error message.
+    pub fn error(&self, data: impl Serialize) {
+        self.log(LogLevel::Error, data);
+    }
+}
+
+/// Tells a tool that its call was cancelled (by the client, or by a timeout). An async tool
+/// is simply dropped; a sync tool, which cannot be, checks this to stop early.
+#[derive(Clone)]
+pub struct Cancellation {
+    inner: Arc<CancelInner>,
+}
+
+struct CancelInner {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl Default for Cancellation {
+    fn default() -> Self {
+        Cancellation::new()
+    }
+}
+
+impl std::fmt::Debug for Cancellation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cancellation").field("cancelled", &self.is_cancelled()).finish()
+    }
+}
+
+impl Cancellation {
+    pub(crate) fn new() -> Self {
+        Cancellation {
+            inner: Arc::new(CancelInner {
+                cancelled: AtomicBool::new(false),
+                notify: Notify::new(),
+            }),
+        }
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Waits until the call is cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    pub(crate) fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::Release);
+        self.inner.notify.notify_waiters();
+    }
+}
+
+impl Injected for Progress {
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+    fn inject(context: &CallContext) -> Result<Self, String> {
+        Ok(Progress {
+            scope: context.scope().cloned(),
+        })
+    }
+}
+
+impl Injected for Logger {
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+    fn inject(context: &CallContext) -> Result<Self, String> {
+        Ok(Logger {
+            scope: context.scope().cloned(),
+            name: None,
+        })
+    }
+}
+
+impl Injected for Cancellation {
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+    fn inject(context: &CallContext) -> Result<Self, String> {
+        Ok(context
+            .scope()
+            .map(|scope| scope.cancellation.clone())
+            .unwrap_or_default())
+    }
+}

@@ -138,7 +138,9 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{text}` has no unit; write it like \"500ms\", \"5s\" or \"2m\""))?;
+        .ok_or_else(|| {
+            format!("`{text}` has no unit; write it like \"500ms\", \"5s\" or \"2m\"")
+        })?;
     let (number, unit) = text.split_at(split);
     let value: f64 = number
         .parse()
@@ -185,7 +187,9 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(1_500));
         assert_eq!(parse_duration("2m"), Ok(120_000));
         assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("5 fortnights")
+            .unwrap_err()
+            .contains("unknown unit"));
         assert!(parse_duration("0s").is_err());
         let (args, errors) = ToolArgs::from_tokens(quote!(timeout = "3s"));
         assert!(errors.is_empty());

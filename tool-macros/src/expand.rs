@@ -38,8 +38,8 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
     let output_span = tool.output.as_ref().map_or(ident.span(), |ty| ty.span());
     let convert = quote_spanned! {output_span=>
         #[allow(unused_imports)]
-        use #rt::{ViaResult as _, ViaSerialize as _};
-        (&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
+        use #rt::{ViaContentResult as _, ViaContent as _, ViaResult as _, ViaSerialize as _};
+        (&&&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
     };
     let invocation = if tool.is_async {
         quote! {
@@ -83,7 +83,9 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
     let idempotent = hint(args.idempotent);
     let open_world = hint(args.open_world);
     let timeout = match args.timeout_ms {
-        Some(millis) => quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis))),
+        Some(millis) => {
+            quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
+        }
         None => quote!(::core::option::Option::None),
     };
     let location = quote_spanned! {tool.ident.span()=>

@@ -28,6 +28,7 @@
 
 use crate::call::dynamic::DynamicTool;
 use crate::export::{self, CatalogArtefact, Format};
+use crate::mcp::{McpServer, ServerInfo};
 use crate::registry::{Registry, RegistryBuilder};
 use crate::Tool;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -175,7 +176,7 @@ impl Cli {
             Err(error) => return failure(&format!("the tools cannot start: {error}")),
         };
         match command_given {
-            Command::Serve { http } => serve(&registry, &name, self.version.as_deref(), http),
+            Command::Serve { http } => serve(registry, &name, self.version.as_deref(), http),
             Command::List { format } => list(&registry, format),
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Check => check(&registry),
@@ -338,11 +339,55 @@ fn diff(registry: &Registry, old: &std::path::Path) -> ExitCode {
 }
 
 fn serve(
-    registry: &Registry,
+    registry: Registry,
     name: &str,
     version: Option<&str>,
     http: Option<SocketAddr>,
 ) -> ExitCode {
-    let _ = (registry, name, version, http);
-    failure("serving over MCP is not part of this build yet")
+    // Logs go to stderr, never to stdout (which carries the protocol on stdio).
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let info = ServerInfo {
+        name: name.to_owned(),
+        // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it
+        // with Cli::version.
+        version: version
+            .map(str::to_owned)
+            .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
+            .unwrap_or_else(|| "0.0.0".to_owned()),
+        instructions: None,
+    };
+    let server = McpServer::new(registry, info);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
+    };
+    let outcome = runtime.block_on(async {
+        match http {
+            None => crate::transport::stdio::serve_stdio(&server).await,
+            #[cfg(feature = "http")]
+            Some(address) => {
+                let options = crate::transport::http::HttpOptions::for_address(address);
+                crate::transport::http::serve(server, address, options).await
+            }
+            #[cfg(not(feature = "http"))]
+            Some(_) => Err(std::io::Error::other(
+                "this build has no HTTP support (the `http` feature is off)",
+            )),
+        }
+    });
+    // Tools still running (a sync tool ignoring cancellation) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(&format!("the server stopped: {error}")),
+    }
 }

@@ -85,8 +85,10 @@ pub mod check;
 pub mod cli;
 pub mod diff;
 pub mod export;
+pub mod mcp;
 mod registry;
 mod schema;
+pub mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -96,12 +98,13 @@ pub mod __private;
 pub use tool_macros::tool;
 
 pub use call::arguments::ToolArgument;
+pub use call::content::{Content, EmbeddedResource, IntoContent};
 pub use call::context::{CallContext, Injected, State, StateRequirement};
-pub use call::scope::{Cancellation, LogLevel, Logger, Notifier, Progress};
 pub use call::dynamic::DynamicTool;
 pub use call::error::{ArgumentProblem, CallError};
 pub use call::output::{ToolError, ToolOutput};
 pub use call::result::ToolResult;
+pub use call::scope::{Cancellation, LogLevel, Logger, Notifier, Progress};
 pub use catalog::{
     Annotations, Catalog, CatalogError, ParamInfo, SourceLocation, Tool, ToolExample,
 };

@@ -5,9 +5,10 @@ pub use crate::call::arguments::{assert_option, is_optional, schema_of, Argument
 pub use crate::call::context::{Injected, StateRequirement};
 pub use crate::call::invoke::Invocation;
 pub use crate::call::output::{
-    DefaultNotShown, DefaultProbe, DefaultViaSerialize, OutputProbe, OutputSchemaNone,
-    OutputSchemaNoneForResult, OutputSchemaViaResult, OutputSchemaViaType, ResultKind,
-    SerializeKind, ViaResult, ViaSerialize,
+    ContentKind, ContentResultKind, DefaultNotShown, DefaultProbe, DefaultViaSerialize,
+    OutputProbe, OutputSchemaNone, OutputSchemaNoneForResult, OutputSchemaViaResult,
+    OutputSchemaViaType, Produced, ResultKind, SerializeKind, ViaContent, ViaContentResult,
+    ViaResult, ViaSerialize,
 };
 #[cfg(feature = "linkme")]
 pub use crate::catalog::registration::TOOL_REGISTRY;

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// Why a registry could not be built or changed.
@@ -106,6 +107,7 @@ impl Deref for ToolRef {
 /// Builds a [`Registry`].
 #[derive(Default)]
 pub struct RegistryBuilder {
+    default_timeout: Option<Duration>,
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
@@ -124,6 +126,12 @@ impl RegistryBuilder {
     /// Registers shared state, handed to every tool with a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.insert(value);
+        self
+    }
+
+    /// Stops calls to tools without their own `timeout` after `limit`.
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default_timeout = Some(limit);
         self
     }
 
@@ -153,6 +161,7 @@ impl RegistryBuilder {
         }
         let (sender, _) = watch::channel(0);
         let registry = Registry {
+            default_timeout: self.default_timeout,
             catalog,
             dynamic: RwLock::new(BTreeMap::new()),
             context: CallContext::new(Arc::new(self.state)),
@@ -207,6 +216,7 @@ fn check_state(tool: &Tool, state: &StateMap) -> Result<(), RegistryError> {
 /// # });
 /// ```
 pub struct Registry {
+    default_timeout: Option<Duration>,
     catalog: &'static Catalog,
     dynamic: RwLock<BTreeMap<String, Arc<Tool>>>,
     context: CallContext,
@@ -356,6 +366,11 @@ impl Registry {
         removed
     }
 
+    /// A number that grows each time the set of tools changes.
+    pub fn version(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
     /// A receiver that sees a new version number each time the set of tools changes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
@@ -370,8 +385,21 @@ impl Registry {
     ///
     /// Never panics, whatever the input or the tool does: every failure is in the result.
     pub async fn call(&self, name: &str, input: Value) -> ToolResult {
+        self.call_in(name, input, &self.context).await
+    }
+
+    /// Calls a tool with a context of the caller's making (the protocol layer gives each
+    /// call its own scope: progress, logging, cancellation).
+    pub(crate) async fn call_in(
+        &self,
+        name: &str,
+        input: Value,
+        context: &CallContext,
+    ) -> ToolResult {
         let outcome = match self.get(name) {
-            Some(tool) => crate::call::call_tool(&tool, &input, &self.context).await,
+            Some(tool) => {
+                crate::call::call_tool(&tool, &input, context, self.default_timeout).await
+            }
             None => Err(CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),

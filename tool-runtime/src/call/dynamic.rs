@@ -3,7 +3,7 @@
 
 use super::arguments::decode;
 use super::invoke::ToolFuture;
-use super::output::{ToolError, ToolOutput};
+use super::output::{Produced, ToolError, ToolOutput};
 use crate::catalog::{ParamInfo, Tool};
 use crate::registry::RegistryError;
 use crate::schema;
@@ -104,7 +104,7 @@ impl DynamicTool {
             let future = handler(arguments);
             Ok(Box::pin(async move {
                 match future.await {
-                    Ok(value) => value.to_json(),
+                    Ok(value) => value.to_json().map(Produced::Json),
                     Err(error) => Err(ToolError::new(format!("{error:#}"))),
                 }
             }) as ToolFuture)
@@ -118,6 +118,12 @@ impl DynamicTool {
             Arc::new(ClosureHandler { start }),
         );
         Ok(DynamicTool { tool })
+    }
+
+    /// Stops calls that run longer than `limit`.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.tool.set_timeout(Some(limit));
+        self
     }
 
     /// The tool's name.

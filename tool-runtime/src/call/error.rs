@@ -65,6 +65,13 @@ pub enum CallError {
         /// The tool called.
         tool: String,
     },
+    /// The tool ran past its time limit and was stopped.
+    TimedOut {
+        /// The tool called.
+        tool: String,
+        /// The limit.
+        after: std::time::Duration,
+    },
     /// The tool needs something the server was not given (its state). Logged in detail.
     Unavailable {
         /// The tool called.
@@ -108,6 +115,11 @@ impl fmt::Display for CallError {
                 f,
                 "tool '{tool}' failed unexpectedly; the details were logged on the server"
             ),
+            CallError::TimedOut { tool, after } => write!(
+                f,
+                "tool '{tool}' did not finish within {} and was stopped",
+                show_duration(*after)
+            ),
             CallError::Unavailable { tool } => write!(
                 f,
                 "tool '{tool}' is not available: the server is missing its configuration"
@@ -117,3 +129,15 @@ impl fmt::Display for CallError {
 }
 
 impl std::error::Error for CallError {}
+
+/// `5s`, `1.5s`, `250ms`: how people write short durations.
+fn show_duration(duration: std::time::Duration) -> String {
+    let millis = duration.as_millis();
+    if millis % 1000 == 0 {
+        format!("{}s", millis / 1000)
+    } else if millis > 1000 {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        format!("{millis}ms")
+    }
+}

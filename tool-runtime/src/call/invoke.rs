@@ -1,8 +1,7 @@
 //! Running a tool's work: async tools on the caller's executor, sync tools on tokio's
 //! blocking pool so they never stall it, and a panic in either caught and logged.
 
-use super::output::ToolError;
-use serde_json::Value;
+use super::output::{Produced, ToolError};
 use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,7 +9,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// What a tool returns when its work finishes.
-pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Produced, ToolError>> + Send>>;
 
 /// The work of one call, ready to run.
 #[doc(hidden)]
@@ -18,7 +17,7 @@ pub enum Invocation {
     /// An `async fn` tool.
     Async(ToolFuture),
     /// A plain `fn` tool; it may block, so it runs on the blocking pool.
-    Blocking(Box<dyn FnOnce() -> Result<Value, ToolError> + Send>),
+    Blocking(Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>),
 }
 
 /// How a run ended when it produced no value.
@@ -28,7 +27,7 @@ pub(crate) enum RunFailure {
     Panicked(String),
 }
 
-pub(crate) async fn run(invocation: Invocation) -> Result<Value, RunFailure> {
+pub(crate) async fn run(invocation: Invocation) -> Result<Produced, RunFailure> {
     let outcome = match invocation {
         Invocation::Async(future) => CatchUnwind(future).await,
         Invocation::Blocking(work) => match tokio::runtime::Handle::try_current() {
@@ -64,7 +63,7 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 struct CatchUnwind(ToolFuture);
 
 impl Future for CatchUnwind {
-    type Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>;
+    type Output = Result<Result<Produced, ToolError>, Box<dyn Any + Send>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {

@@ -2,6 +2,7 @@
 //! the tool, and turn what it returns (or how it failed) into a result.
 
 pub(crate) mod arguments;
+pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod dynamic;
 pub(crate) mod error;
@@ -15,17 +16,29 @@ pub use arguments::Arguments;
 pub use invoke::Invocation;
 
 use crate::catalog::{Handler, Tool};
+use content::Content;
 use context::CallContext;
 use error::{ArgumentProblem, CallError};
 use invoke::RunFailure;
+use output::Produced;
 use serde_json::{Map, Value};
+use std::time::Duration;
 
-/// Calls `tool` with `input` (a JSON object, or `null` for no arguments).
+/// What a successful call gives: its output as JSON, and the content blocks when the tool
+/// answered with content rather than data.
+pub(crate) struct Answer {
+    pub(crate) value: Value,
+    pub(crate) content: Option<Vec<Content>>,
+}
+
+/// Calls `tool` with `input` (a JSON object, or `null` for no arguments). A call running
+/// past `timeout` (the tool's own, else the one given) is stopped and cancelled.
 pub(crate) async fn call_tool(
     tool: &Tool,
     input: &Value,
     context: &CallContext,
-) -> Result<Value, CallError> {
+    timeout: Option<Duration>,
+) -> Result<Answer, CallError> {
     let empty = Value::Object(Map::new());
     let input = match input {
         Value::Object(_) => input,
@@ -74,13 +87,40 @@ pub(crate) async fn call_tool(
         },
     };
 
-    match invoke::run(invocation).await {
-        Ok(value) if tool.wraps_output() => {
+    let limit = tool.timeout().or(timeout);
+    let outcome = match limit {
+        Some(limit) => match tokio::time::timeout(limit, invoke::run(invocation)).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                // The future is dropped here; a sync tool sees its Cancellation fire.
+                if let Some(scope) = context.scope() {
+                    scope.cancellation.cancel();
+                }
+                return Err(CallError::TimedOut {
+                    tool: tool.name().to_owned(),
+                    after: limit,
+                });
+            }
+        },
+        None => invoke::run(invocation).await,
+    };
+    match outcome {
+        Ok(Produced::Content(content)) => Ok(Answer {
+            value: serde_json::to_value(&content).unwrap_or(Value::Null),
+            content: Some(content),
+        }),
+        Ok(Produced::Json(value)) if tool.wraps_output() => {
             let mut wrapped = Map::new();
             wrapped.insert("result".to_owned(), value);
-            Ok(Value::Object(wrapped))
+            Ok(Answer {
+                value: Value::Object(wrapped),
+                content: None,
+            })
         }
-        Ok(value) => Ok(value),
+        Ok(Produced::Json(value)) => Ok(Answer {
+            value,
+            content: None,
+        }),
         Err(RunFailure::Failed(error)) => Err(CallError::Failed {
             tool: tool.name().to_owned(),
             message: error.message().to_owned(),

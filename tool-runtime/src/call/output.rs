@@ -5,6 +5,7 @@
 //! itself `Serialize`), so generated code picks the conversion by autoref specialization
 //! on the concrete return type: the more specific impl sits behind more references.
 
+use super::content::{Content, IntoContent};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
@@ -60,6 +61,16 @@ impl<T: Serialize + ?Sized> ToolOutput for T {
     }
 }
 
+/// What a tool produced: JSON data, or content blocks to show as they are.
+#[derive(Debug, Clone, PartialEq)]
+#[doc(hidden)]
+pub enum Produced {
+    /// JSON data (wrapped as `{"result": ...}` later when the output schema needs it).
+    Json(Value),
+    /// MCP content blocks.
+    Content(Vec<Content>),
+}
+
 /// Stands for a return type `R` while generated code picks how to handle it.
 #[doc(hidden)]
 pub struct OutputProbe<R>(PhantomData<fn() -> R>);
@@ -71,12 +82,34 @@ impl<R> OutputProbe<R> {
     }
 }
 
+/// The return type is `Result<C, E>` with `C` content and `E: Display`.
+#[doc(hidden)]
+pub struct ContentResultKind;
+/// The return type is content.
+#[doc(hidden)]
+pub struct ContentKind;
 /// The return type is `Result<T, E>` with `E: Display`.
 #[doc(hidden)]
 pub struct ResultKind;
 /// Any other return type: it must be `Serialize`.
 #[doc(hidden)]
 pub struct SerializeKind;
+
+#[doc(hidden)]
+pub trait ViaContentResult {
+    fn tool_output_kind(&self) -> ContentResultKind {
+        ContentResultKind
+    }
+}
+impl<C: IntoContent, E: Display> ViaContentResult for &&&OutputProbe<Result<C, E>> {}
+
+#[doc(hidden)]
+pub trait ViaContent {
+    fn tool_output_kind(&self) -> ContentKind {
+        ContentKind
+    }
+}
+impl<C: IntoContent> ViaContent for &&OutputProbe<C> {}
 
 #[doc(hidden)]
 pub trait ViaResult {
@@ -94,22 +127,44 @@ pub trait ViaSerialize {
 }
 impl<R> ViaSerialize for OutputProbe<R> {}
 
+/// A tool's `Err`, with the whole chain for errors that have one (anyhow, eyre show it
+/// with `{:#}`).
+fn failure<E: Display>(error: E) -> ToolError {
+    ToolError::new(format!("{error:#}"))
+}
+
+impl ContentResultKind {
+    pub fn convert<C: IntoContent, E: Display>(
+        self,
+        result: Result<C, E>,
+    ) -> Result<Produced, ToolError> {
+        result
+            .map(|content| Produced::Content(content.into_content()))
+            .map_err(failure)
+    }
+}
+
+impl ContentKind {
+    pub fn convert<C: IntoContent>(self, content: C) -> Result<Produced, ToolError> {
+        Ok(Produced::Content(content.into_content()))
+    }
+}
+
 impl ResultKind {
     pub fn convert<T: ToolOutput, E: Display>(
         self,
         result: Result<T, E>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Produced, ToolError> {
         match result {
-            Ok(value) => value.to_json(),
-            // `{:#}` shows the whole chain for errors that have one (anyhow, eyre).
-            Err(error) => Err(ToolError::new(format!("{error:#}"))),
+            Ok(value) => value.to_json().map(Produced::Json),
+            Err(error) => Err(failure(error)),
         }
     }
 }
 
 impl SerializeKind {
-    pub fn convert<R: ToolOutput>(self, value: R) -> Result<Value, ToolError> {
-        value.to_json()
+    pub fn convert<R: ToolOutput>(self, value: R) -> Result<Produced, ToolError> {
+        value.to_json().map(Produced::Json)
     }
 }
 
@@ -189,30 +244,52 @@ mod tests {
     struct Opaque;
 
     #[test]
-    fn results_and_plain_values_convert() {
+    fn results_plain_values_and_content_convert() {
         let ok: Result<i32, String> = Ok(3);
         assert_eq!(
-            (&&OutputProbe::<Result<i32, String>>::new())
+            (&&&&OutputProbe::<Result<i32, String>>::new())
                 .tool_output_kind()
                 .convert(ok),
-            Ok(Value::from(3))
+            Ok(Produced::Json(Value::from(3)))
         );
         let err: Result<i32, String> = Err("no station".into());
         assert_eq!(
-            (&&OutputProbe::<Result<i32, String>>::new())
+            (&&&&OutputProbe::<Result<i32, String>>::new())
                 .tool_output_kind()
                 .convert(err),
             Err(ToolError::new("no station"))
         );
         assert_eq!(
-            (&&OutputProbe::<Vec<u8>>::new())
+            (&&&&OutputProbe::<Vec<u8>>::new())
                 .tool_output_kind()
                 .convert(vec![1u8]),
-            Ok(serde_json::json!([1]))
+            Ok(Produced::Json(serde_json::json!([1])))
         );
         assert_eq!(
-            (&&OutputProbe::<()>::new()).tool_output_kind().convert(()),
-            Ok(Value::Null)
+            (&&&&OutputProbe::<()>::new())
+                .tool_output_kind()
+                .convert(()),
+            Ok(Produced::Json(Value::Null))
+        );
+        assert_eq!(
+            (&&&&OutputProbe::<Content>::new())
+                .tool_output_kind()
+                .convert(Content::text("hi")),
+            Ok(Produced::Content(vec![Content::text("hi")]))
+        );
+        let content: Result<Vec<Content>, String> = Ok(vec![Content::text("a")]);
+        assert_eq!(
+            (&&&&OutputProbe::<Result<Vec<Content>, String>>::new())
+                .tool_output_kind()
+                .convert(content),
+            Ok(Produced::Content(vec![Content::text("a")]))
+        );
+        let failed: Result<Content, String> = Err("no image".into());
+        assert_eq!(
+            (&&&&OutputProbe::<Result<Content, String>>::new())
+                .tool_output_kind()
+                .convert(failed),
+            Err(ToolError::new("no image"))
         );
     }
 

@@ -1,5 +1,6 @@
 //! The result of a call, shaped as seed 004's `ToolResult`: `{name, input, output?, error?}`.
 
+use super::content::Content;
 use super::error::CallError;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
@@ -31,15 +32,31 @@ pub struct ToolResult {
     name: String,
     input: Value,
     outcome: Result<Value, CallError>,
+    content: Option<Vec<Content>>,
 }
 
 impl ToolResult {
-    pub(crate) fn new(name: String, input: Value, outcome: Result<Value, CallError>) -> Self {
+    pub(crate) fn new(
+        name: String,
+        input: Value,
+        outcome: Result<super::Answer, CallError>,
+    ) -> Self {
+        let (outcome, content) = match outcome {
+            Ok(answer) => (Ok(answer.value), answer.content),
+            Err(error) => (Err(error), None),
+        };
         ToolResult {
             name,
             input,
             outcome,
+            content,
         }
+    }
+
+    /// The content blocks, when the tool answered with content (text, images, audio,
+    /// resources) rather than data; `output()` then holds the same blocks as JSON.
+    pub fn content(&self) -> Option<&[Content]> {
+        self.content.as_deref()
     }
 
     /// The tool asked for.

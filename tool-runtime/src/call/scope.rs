@@ -63,7 +63,9 @@ pub struct Progress {
 
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Progress").field("reporting", &self.is_reporting()).finish()
+        f.debug_struct("Progress")
+            .field("reporting", &self.is_reporting())
+            .finish()
     }
 }
 
@@ -171,7 +173,9 @@ impl Logger {
     /// Sends `data` at `level`, if the client wants that level.
     pub fn log(&self, level: LogLevel, data: impl Serialize) {
         let Some(scope) = &self.scope else { return };
-        let Some(notifier) = &scope.notifier else { return };
+        let Some(notifier) = &scope.notifier else {
+            return;
+        };
         if level < LogLevel::from_index(scope.log_level.load(Ordering::Relaxed)) {
             return;
         }
@@ -223,7 +227,9 @@ impl Default for Cancellation {
 
 impl std::fmt::Debug for Cancellation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cancellation").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("Cancellation")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 

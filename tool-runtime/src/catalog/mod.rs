@@ -26,6 +26,7 @@ pub struct Tool {
     annotations: Annotations,
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
+    timeout: Option<std::time::Duration>,
     pub(crate) handler: Handler,
     validator: OnceLock<Option<jsonschema::Validator>>,
 }
@@ -107,6 +108,7 @@ impl Tool {
             annotations: registration.annotations,
             examples,
             location: Some(registration.location),
+            timeout: registration.timeout,
             handler: Handler::Static(registration),
             validator: OnceLock::new(),
         }
@@ -137,6 +139,7 @@ impl Tool {
             annotations: Annotations::default(),
             examples: Vec::new(),
             location: None,
+            timeout: None,
             handler: Handler::Dynamic(handler),
             validator: OnceLock::new(),
         }
@@ -194,6 +197,15 @@ impl Tool {
             ToolExample::Text(_) => None,
         })
     }
+    /// The tool's own time limit, from `#[tool(timeout = "...")]`.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
+    }
+
+    pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.timeout = timeout;
+    }
+
     /// Where the tool is written; `None` for tools added at run time.
     pub fn location(&self) -> Option<SourceLocation> {
         self.location

@@ -1,0 +1,101 @@
+//! The fixture server for the official MCP conformance suite: the `test_*` tools its
+//! server scenarios call, each written with `#[tool]`. Run it with
+//! `conformance-server serve --http 127.0.0.1:PORT` and point the suite at `/mcp`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+use tool_runtime::{tool, Content, Logger, Progress};
+
+/// A 1x1 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A tiny WAV file.
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn decode(base64: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(base64)
+        .unwrap_or_default()
+}
+
+/// Answer with a simple text.
+#[tool(read_only)]
+fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Answer with an image.
+#[tool(read_only)]
+fn test_image_content() -> Content {
+    Content::image(decode(PNG), "image/png")
+}
+
+/// Answer with audio.
+#[tool(read_only)]
+fn test_audio_content() -> Content {
+    Content::audio(decode(WAV), "audio/wav")
+}
+
+/// Answer with an embedded resource.
+#[tool(read_only)]
+fn test_embedded_resource() -> Content {
+    Content::resource_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Answer with text, an image and a resource.
+#[tool(read_only)]
+fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        Content::image(decode(PNG), "image/png"),
+        Content::resource_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ),
+    ]
+}
+
+/// Send three log messages while working.
+#[tool(read_only)]
+async fn test_tool_with_logging(logger: Logger) -> &'static str {
+    logger.info("Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    logger.info("Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    logger.info("Tool execution completed");
+    "Logging test completed"
+}
+
+/// Report progress three times while working.
+#[tool(read_only)]
+async fn test_tool_with_progress(progress: Progress) -> &'static str {
+    for (step, value) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        progress.report(
+            value,
+            Some(100.0),
+            Some(&format!("Completed step {value} of 100")),
+        );
+    }
+    "Progress test completed"
+}
+
+/// Fail on purpose.
+#[tool]
+fn test_error_handling() -> Result<(), String> {
+    Err("This tool intentionally returns an error for testing".to_owned())
+}
+
+fn main() -> ExitCode {
+    tool_runtime::cli::Cli::new()
+        .name("conformance-server")
+        .version(env!("CARGO_PKG_VERSION"))
+        .run()
+}

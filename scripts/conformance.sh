@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite's server scenarios against the fixture server
+# (examples/src/bin/conformance-server.rs) over HTTP, for 2025-11-25 (release 0.1.x) and
+# 2026-07-28 (release 0.2.0-alpha). Prints one line per scenario and a summary line;
+# exits non-zero when any scenario fails.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+eval "$(bash scripts/client-env.sh)"
+cargo build --quiet -p examples --bin conformance-server
+server="$root/target/debug/conformance-server"
+
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+"$server" serve --http "127.0.0.1:$port" 2>"$root/target/conformance-server.log" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    sleep 0.05
+done
+url="http://127.0.0.1:$port/mcp"
+
+scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-image
+    tools-call-audio tools-call-embedded-resource tools-call-mixed-content
+    tools-call-with-logging tools-call-error tools-call-with-progress dns-rebinding-protection)
+
+passed=0
+failed=0
+run() {
+    local label="$1" package="$2"
+    shift 2
+    for scenario in "${scenarios[@]}"; do
+        local log="$root/target/conformance-$label-$scenario.log"
+        if node "$CONFORMANCE_DIR/$package/dist/index.js" server --url "$url" --scenario "$scenario" "$@" >"$log" 2>&1; then
+            if grep -q "^SKIPPED" "$log"; then
+                echo "skipped  $label $scenario (not part of this protocol version)"
+            else
+                echo "passed   $label $scenario"
+            fi
+            passed=$((passed + 1))
+        else
+            echo "FAILED   $label $scenario (see $log)"
+            failed=$((failed + 1))
+        fi
+    done
+}
+run 2025-11-25 conformance-2025
+run 2025-11-25-alpha conformance-2026 --spec-version 2025-11-25
+run 2026-07-28 conformance-2026 --spec-version 2026-07-28
+echo "conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,170 @@
+//! Rich results: text, images, audio, embedded resources and links, returned as MCP
+//! content blocks instead of JSON data.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+/// One block of a tool's result, as MCP content.
+///
+/// A tool that returns `Content`, `Vec<Content>` (or a `Result` of either) answers with
+/// these blocks as they are; any other return type is JSON data.
+///
+/// ```
+/// use tool_runtime::{tool, Content};
+///
+/// /// Draw a one-pixel picture with a caption.
+/// #[tool]
+/// fn pixel() -> Vec<Content> {
+///     vec![
+///         Content::text("a single red pixel"),
+///         Content::image(b"\x89PNG...", "image/png"),
+///     ]
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Content {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 of the image bytes.
+        data: String,
+        /// For example `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// Base64 of the audio bytes.
+        data: String,
+        /// For example `audio/wav`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// A resource embedded in the result.
+    Resource {
+        /// The resource.
+        resource: EmbeddedResource,
+    },
+    /// A link to a resource the client can fetch.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// Its MIME type, if known.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none", default)]
+        mime_type: Option<String>,
+        /// What it is.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        description: Option<String>,
+    },
+}
+
+/// The contents of an embedded resource: text or base64 `blob`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its MIME type, if known.
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none", default)]
+    pub mime_type: Option<String>,
+    /// Text contents.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text: Option<String>,
+    /// Binary contents, base64.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub blob: Option<String>,
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+
+    /// An image block from raw bytes.
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: base64(bytes.as_ref()),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block from raw bytes.
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Audio {
+            data: base64(bytes.as_ref()),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded text resource.
+    pub fn resource_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Content::Resource {
+            resource: EmbeddedResource {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                text: Some(text.into()),
+                blob: None,
+            },
+        }
+    }
+
+    /// An embedded binary resource from raw bytes.
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
+        Content::Resource {
+            resource: EmbeddedResource {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                text: None,
+                blob: Some(base64(bytes.as_ref())),
+            },
+        }
+    }
+
+    /// A link to a resource.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            mime_type: None,
+            description: None,
+        }
+    }
+}
+
+/// A return value made of content blocks.
+pub trait IntoContent {
+    /// The blocks.
+    fn into_content(self) -> Vec<Content>;
+}
+
+impl IntoContent for Content {
+    fn into_content(self) -> Vec<Content> {
+        vec![self]
+    }
+}
+
+impl IntoContent for Vec<Content> {
+    fn into_content(self) -> Vec<Content> {
+        self
+    }
+}

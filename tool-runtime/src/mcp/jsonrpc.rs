@@ -1,0 +1,370 @@
+//! JSON-RPC 2.0 framing, strictly: reading one incoming message, writing responses, errors
+//! and notifications as bytes.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// Standard JSON-RPC error codes, and the MCP ones we send.
+pub mod code {
+    /// Invalid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid parameters (and unknown tools, in MCP).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Something failed on our side; never with details.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP 2026-07-28: an HTTP header does not match the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the protocol version asked for is not served.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A request id: a string or a number, kept as the client wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RequestId(pub(crate) String);
+
+impl RequestId {
+    /// An id from its JSON value (a string or a number).
+    pub fn from_value(value: &Value) -> Self {
+        RequestId(value.to_string())
+    }
+}
+
+impl RequestId {
+    /// The id as JSON text.
+    pub fn as_json(&self) -> &str {
+        &self.0
+    }
+
+    pub(crate) fn to_value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+/// One message from the client.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request: it gets exactly one response.
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Map<String, Value>>,
+    },
+    /// A notification: never answered.
+    Notification {
+        method: String,
+        params: Option<Map<String, Value>>,
+    },
+    /// A response (to a request we never send); ignored.
+    Response,
+}
+
+/// Why an incoming message is not a valid one, and the error to answer with.
+#[derive(Debug)]
+pub struct Rejected {
+    /// The id to answer with, when one could be read (else `null`).
+    pub id: Option<RequestId>,
+    pub code: i64,
+    pub message: String,
+}
+
+/// The shape of a message, read without copying large parameter values.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    /// `Some(None)` is an id that is present and `null` (invalid), `None` an absent one.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Option<Value>>,
+    method: Option<String>,
+    params: Option<Value>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Reads one message.
+pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejected> {
+    let trimmed = trim(bytes);
+    if trimmed.first() == Some(&b'[') {
+        // Batches were removed from MCP in 2025-06-18; a valid array is still a batch.
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(trimmed) {
+                Ok(_) => rejected(
+                    None,
+                    code::INVALID_REQUEST,
+                    "Invalid Request: batches are not supported; send one message at a time",
+                ),
+                Err(error) => rejected(
+                    None,
+                    code::PARSE_ERROR,
+                    &format!("Parse error: {}", short(&error)),
+                ),
+            },
+        );
+    }
+    let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
+        Ok(envelope) => envelope,
+        Err(error) if error.is_data() => {
+            return Err(rejected(
+                None,
+                code::INVALID_REQUEST,
+                "Invalid Request: a message must be a JSON object",
+            ))
+        }
+        Err(error) => {
+            return Err(rejected(
+                None,
+                code::PARSE_ERROR,
+                &format!("Parse error: {}", short(&error)),
+            ))
+        }
+    };
+    let id = match envelope.id {
+        None => None,
+        // Re-serialized, so the same id always has the same text (for cancellation).
+        Some(Some(value @ (Value::String(_) | Value::Number(_)))) => {
+            Some(RequestId::from_value(&value))
+        }
+        Some(None) => {
+            return Err(rejected(
+                None,
+                code::INVALID_REQUEST,
+                "Invalid Request: the id must not be null",
+            ))
+        }
+        Some(Some(_)) => {
+            return Err(rejected(
+                None,
+                code::INVALID_REQUEST,
+                "Invalid Request: the id must be a string or a number",
+            ))
+        }
+    };
+    match envelope.jsonrpc.map(RawValue::get) {
+        Some("\"2.0\"") => {}
+        _ => {
+            return Err(rejected(
+                id,
+                code::INVALID_REQUEST,
+                "Invalid Request: \"jsonrpc\" must be \"2.0\"",
+            ))
+        }
+    }
+    if envelope.result.is_some() || envelope.error.is_some() {
+        return if envelope.method.is_none() {
+            Ok(Incoming::Response)
+        } else {
+            Err(rejected(
+                id,
+                code::INVALID_REQUEST,
+                "Invalid Request: a request has no result or error",
+            ))
+        };
+    }
+    let Some(method) = envelope.method else {
+        return Err(rejected(
+            id,
+            code::INVALID_REQUEST,
+            "Invalid Request: \"method\" is missing",
+        ));
+    };
+    let params = match envelope.params {
+        None => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => {
+            return Err(rejected(
+                id,
+                code::INVALID_REQUEST,
+                "Invalid Request: \"params\" must be an object",
+            ))
+        }
+    };
+    Ok(match id {
+        Some(id) => Incoming::Request { id, method, params },
+        None => Incoming::Notification { method, params },
+    })
+}
+
+/// Reads a field that is present (even as `null`) as `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<Value>>, D::Error> {
+    <Option<Value> as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |end| end + 1);
+    &bytes[start..end]
+}
+
+fn rejected(id: Option<RequestId>, code: i64, message: &str) -> Rejected {
+    Rejected {
+        id,
+        code,
+        message: message.to_owned(),
+    }
+}
+
+/// serde_json's message, without a position that means nothing to the client when the
+/// input was one line.
+fn short(error: &serde_json::Error) -> String {
+    match error.classify() {
+        serde_json::error::Category::Eof => "the message ends early".to_owned(),
+        _ => {
+            let text = error.to_string();
+            text.split(" at line ").next().unwrap_or(&text).to_owned()
+        }
+    }
+}
+
+/// A success response with a result serialized by serde.
+pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Vec<u8> {
+    match serde_json::to_string(result) {
+        Ok(result) => response_raw(id, &result),
+        Err(error) => {
+            tracing::error!(%error, "a response could not be serialized");
+            error_response(Some(id), code::INTERNAL_ERROR, "Internal error", None)
+        }
+    }
+}
+
+/// A success response around an already-serialized result.
+pub fn response_raw(id: &RequestId, result: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result.len() + id.0.len() + 32);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.0.as_bytes());
+    out.extend_from_slice(b",\"result\":");
+    out.extend_from_slice(result.as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// An error response; `id` is `null` when unknown.
+pub fn error_response(
+    id: Option<&RequestId>,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> Vec<u8> {
+    let mut error = Map::new();
+    error.insert("code".to_owned(), code.into());
+    error.insert("message".to_owned(), message.into());
+    if let Some(data) = data {
+        error.insert("data".to_owned(), data);
+    }
+    let id = id.map_or("null", |id| id.as_json());
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{}}}",
+        Value::Object(error)
+    )
+    .into_bytes()
+}
+
+/// A notification.
+pub fn notification(method: &str, params: &Value) -> Vec<u8> {
+    let method = Value::from(method);
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":{method},\"params\":{params}}}").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected_code(text: &str) -> (i64, Option<String>) {
+        match parse(text.as_bytes()) {
+            Err(rejected) => (rejected.code, rejected.id.map(|id| id.0)),
+            Ok(other) => panic!("{text} was accepted as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_and_notifications_are_read() {
+        match parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() {
+            Incoming::Request { id, method, params } => {
+                assert_eq!(
+                    (id.0.as_str(), method.as_str(), params),
+                    ("7", "ping", None)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(br#" {"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"k":1}} "#).unwrap() {
+            Incoming::Request { id, params, .. } => {
+                assert_eq!(id.0, r#""a\"b""#);
+                assert_eq!(params.unwrap()["k"], 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
+            Incoming::Notification { .. }
+        ));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
+            Incoming::Response
+        ));
+    }
+
+    #[test]
+    fn malformed_messages_get_the_standard_codes() {
+        assert_eq!(rejected_code("{"), (code::PARSE_ERROR, None));
+        assert_eq!(rejected_code("not json"), (code::PARSE_ERROR, None));
+        assert_eq!(
+            rejected_code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            (code::INVALID_REQUEST, None)
+        );
+        assert_eq!(rejected_code("[1,"), (code::PARSE_ERROR, None));
+        assert_eq!(rejected_code("42"), (code::INVALID_REQUEST, None));
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            (code::INVALID_REQUEST, None)
+        );
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            (code::INVALID_REQUEST, None)
+        );
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#),
+            (code::INVALID_REQUEST, Some("3".into()))
+        );
+        assert_eq!(
+            rejected_code(r#"{"id":3,"method":"ping"}"#),
+            (code::INVALID_REQUEST, Some("3".into()))
+        );
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"2.0","id":3}"#),
+            (code::INVALID_REQUEST, Some("3".into()))
+        );
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"2.0","id":3,"method":"x","params":[1]}"#),
+            (code::INVALID_REQUEST, Some("3".into()))
+        );
+    }
+
+    #[test]
+    fn responses_echo_the_id_as_written() {
+        let id = RequestId("\"abc\"".into());
+        assert_eq!(
+            String::from_utf8(response(&id, &serde_json::json!({"ok": true}))).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"abc","result":{"ok":true}}"#
+        );
+        assert_eq!(
+            String::from_utf8(error_response(None, code::PARSE_ERROR, "Parse error", None))
+                .unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! The MCP protocol, without I/O (DESIGN decision 4): a [`Connection`] takes the bytes of
+//! one incoming JSON-RPC message and sends the bytes of every message it causes to a
+//! channel. Transports (stdio, HTTP) only frame and move bytes.
+//!
+//! Both protocol eras are served. A request whose `params._meta` names a protocol version
+//! (`io.modelcontextprotocol/protocolVersion`) is served statelessly under 2026-07-28;
+//! anything else follows the handshake era (`initialize`, then requests), with the
+//! negotiated version kept per connection.
+
+pub(crate) mod jsonrpc;
+mod pages;
+mod session;
+mod tools;
+
+pub use jsonrpc::RequestId;
+pub use session::{Connection, Handled};
+
+use crate::registry::Registry;
+use pages::Pages;
+use std::sync::Arc;
+
+/// Protocol versions of the handshake era, newest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Protocol versions served per request, without a handshake.
+pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// One outgoing message, and whether it answers the request that caused it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The JSON-RPC message, without a trailing newline.
+    pub bytes: Vec<u8>,
+    /// A response ends its request; notifications come before it.
+    pub is_response: bool,
+}
+
+/// Where a connection sends the messages a request causes.
+pub type Outgoing = tokio::sync::mpsc::UnboundedSender<Message>;
+
+/// Who the server says it is, to clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// The program's name (not the framework's).
+    pub name: String,
+    /// The program's version.
+    pub version: String,
+    /// Instructions for the client's model, if any.
+    pub instructions: Option<String>,
+}
+
+/// An MCP server over a registry of tools: share it between connections.
+///
+/// ```
+/// use tool_runtime::mcp::{McpServer, ServerInfo, Message};
+/// use tool_runtime::{tool, Registry};
+///
+/// /// Add two integers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let info = ServerInfo { name: "calc".into(), version: "1.0.0".into(), instructions: None };
+/// let server = McpServer::new(Registry::new().unwrap(), info);
+/// let connection = server.connection();
+/// let (sink, mut messages) = tokio::sync::mpsc::unbounded_channel::<Message>();
+/// let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// connection.handle(request, &sink);
+/// let answer = messages.recv().await.unwrap();
+/// let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
+/// assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) info: ServerInfo,
+    pub(crate) page_size: usize,
+    pub(crate) list_changed: bool,
+    pub(crate) pages: Pages,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("info", &self.shared.info)
+            .field("page_size", &self.shared.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server over `registry`, introducing itself with `info`.
+    pub fn new(registry: Registry, info: ServerInfo) -> Self {
+        McpServer::with_options(registry, info, ServerOptions::default())
+    }
+
+    /// A server with options.
+    pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
+        let list_changed = options
+            .list_changed
+            .unwrap_or_else(|| registry.has_dynamic_tools());
+        McpServer {
+            shared: Arc::new(Shared {
+                registry: Arc::new(registry),
+                info,
+                page_size: options.page_size.max(1),
+                list_changed,
+                pages: Pages::default(),
+            }),
+        }
+    }
+
+    /// A new connection: a stdio process, or an HTTP session.
+    pub fn connection(&self) -> Connection {
+        Connection::new(Arc::clone(&self.shared))
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// Who the server says it is.
+    pub fn info(&self) -> &ServerInfo {
+        &self.shared.info
+    }
+}
+
+/// How a server behaves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// Whether to announce `listChanged`; by default, whether the registry has run-time
+    /// tools (a static-only catalog never changes).
+    pub list_changed: Option<bool>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            page_size: 100,
+            list_changed: None,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Tools per `tools/list` page.
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// Announce (or not) that the tool list can change.
+    pub fn list_changed(mut self, list_changed: bool) -> Self {
+        self.list_changed = Some(list_changed);
+        self
+    }
+}

@@ -1,0 +1,563 @@
+//! One connection's protocol state, and what each method does. No I/O: messages come in as
+//! bytes and go out on channels.
+
+use super::jsonrpc::{self, code, Incoming, RequestId};
+use super::pages::stateless_result;
+use super::tools::{self, CallAnswer};
+use super::{Message, Outgoing, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
+use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::task::AbortHandle;
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A log level no message reaches: 2026-07-28 requests without a level get no logs.
+const NO_LOGS: u8 = u8::MAX;
+
+/// What became of one incoming message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// A notification (or a response): nothing will be sent back for it.
+    Notification,
+    /// A request: its response is on the channel, or will be once its work is done.
+    Request,
+}
+
+/// One client's connection: a stdio process, or an HTTP session.
+pub struct Connection {
+    shared: Arc<Shared>,
+    state: Arc<State>,
+}
+
+struct State {
+    /// The negotiated handshake-era version, once `initialize` is answered.
+    handshake: Mutex<Option<&'static str>>,
+    /// `logging/setLevel` of the handshake era; everything until a client says otherwise.
+    log_level: Arc<AtomicU8>,
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
+    unsolicited: Mutex<Option<Outgoing>>,
+    watcher: Mutex<Option<AbortHandle>>,
+}
+
+struct InFlight {
+    abort: Option<AbortHandle>,
+    cancellation: Cancellation,
+}
+
+/// Sends a call's notifications to where its response goes.
+struct SinkNotifier(Outgoing);
+
+impl Notifier for SinkNotifier {
+    fn notify(&self, method: &str, params: Value) {
+        let _ = self.0.send(Message {
+            bytes: jsonrpc::notification(method, &params),
+            is_response: false,
+        });
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Connection {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Connection {
+            shared,
+            state: Arc::new(State {
+                handshake: Mutex::new(None),
+                log_level: Arc::new(AtomicU8::new(LogLevel::Debug as u8)),
+                in_flight: Mutex::new(HashMap::new()),
+                unsolicited: Mutex::new(None),
+                watcher: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Sets where notifications unrelated to a request go (`notifications/tools/list_changed`
+    /// in the handshake era).
+    pub fn set_unsolicited(&self, sink: Outgoing) {
+        *lock(&self.state.unsolicited) = Some(sink);
+    }
+
+    /// The handshake-era version negotiated on this connection, if any.
+    pub fn negotiated_version(&self) -> Option<&'static str> {
+        *lock(&self.state.handshake)
+    }
+
+    /// How many requests are still being worked on.
+    pub fn in_flight(&self) -> usize {
+        lock(&self.state.in_flight).len()
+    }
+
+    /// Waits until every request in flight is answered.
+    pub async fn drain(&self) {
+        while self.in_flight() > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Cancels one request: its work is dropped and it gets no response.
+    pub fn cancel(&self, id: &RequestId) {
+        if let Some(in_flight) = lock(&self.state.in_flight).remove(id) {
+            in_flight.cancellation.cancel();
+            if let Some(abort) = in_flight.abort {
+                abort.abort();
+            }
+        }
+    }
+
+    /// Ends the connection: every request in flight is cancelled.
+    pub fn close(&self) {
+        let drained: Vec<InFlight> = lock(&self.state.in_flight)
+            .drain()
+            .map(|(_, f)| f)
+            .collect();
+        for in_flight in drained {
+            in_flight.cancellation.cancel();
+            if let Some(abort) = in_flight.abort {
+                abort.abort();
+            }
+        }
+        if let Some(watcher) = lock(&self.state.watcher).take() {
+            watcher.abort();
+        }
+        lock(&self.state.unsolicited).take();
+    }
+
+    /// Handles one incoming message; every message it causes goes to `sink`.
+    pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
+        match jsonrpc::parse(bytes) {
+            Err(rejected) => {
+                send_response(
+                    sink,
+                    jsonrpc::error_response(
+                        rejected.id.as_ref(),
+                        rejected.code,
+                        &rejected.message,
+                        None,
+                    ),
+                );
+                Handled::Request
+            }
+            Ok(Incoming::Response) => Handled::Notification,
+            Ok(Incoming::Notification { method, params }) => {
+                self.notification(&method, params.as_ref());
+                Handled::Notification
+            }
+            Ok(Incoming::Request { id, method, params }) => {
+                self.request(id, &method, params, sink);
+                Handled::Request
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<&Map<String, Value>>) {
+        match method {
+            "notifications/cancelled" => {
+                if let Some(id) = params
+                    .and_then(|p| p.get("requestId"))
+                    .filter(|id| id.is_string() || id.is_number())
+                {
+                    self.cancel(&RequestId(id.to_string()));
+                }
+            }
+            "notifications/initialized" => {}
+            other => tracing::debug!(method = other, "ignored a notification"),
+        }
+    }
+
+    fn request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        sink: &Outgoing,
+    ) {
+        let error = |code: i64, message: &str, data: Option<Value>| {
+            send_response(
+                sink,
+                jsonrpc::error_response(Some(&id), code, message, data),
+            );
+        };
+        if lock(&self.state.in_flight).contains_key(&id) {
+            return error(
+                code::INVALID_REQUEST,
+                &format!("Invalid Request: id {} is already used by a request that has not been answered", id.as_json()),
+                None,
+            );
+        }
+        let meta = params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        let stateless_version = meta.and_then(|m| m.get(META_VERSION));
+        if method != "initialize" {
+            if let Some(version) = stateless_version {
+                return self.stateless_request(id, method, params.as_ref(), version, sink);
+            }
+        }
+        match method {
+            "initialize" => self.initialize(&id, params.as_ref(), sink),
+            "ping" => send_response(sink, jsonrpc::response_raw(&id, "{}")),
+            _ if self.negotiated_version().is_none() => error(
+                code::INVALID_REQUEST,
+                "Invalid Request: the session is not initialized; send \"initialize\" first, or \
+                 name the protocol version in each request's _meta (2026-07-28)",
+                None,
+            ),
+            "tools/list" => match self.tools_list(params.as_ref(), false) {
+                Ok(page) => send_response(sink, jsonrpc::response_raw(&id, &page)),
+                Err(message) => error(code::INVALID_PARAMS, &message, None),
+            },
+            "tools/call" => {
+                let level = Arc::clone(&self.state.log_level);
+                self.tools_call(id, params, level, false, sink);
+            }
+            "logging/setLevel" => {
+                match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
+                    Some(level) => {
+                        self.state.log_level.store(level as u8, Ordering::Relaxed);
+                        send_response(sink, jsonrpc::response_raw(&id, "{}"));
+                    }
+                    None => error(
+                        code::INVALID_PARAMS,
+                        "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, emergency",
+                        None,
+                    ),
+                }
+            }
+            other => error(
+                code::METHOD_NOT_FOUND,
+                &format!("Method not found: {other}"),
+                None,
+            ),
+        }
+    }
+
+    fn initialize(&self, id: &RequestId, params: Option<&Map<String, Value>>, sink: &Outgoing) {
+        let requested = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str);
+        let Some(requested) = requested else {
+            send_response(
+                sink,
+                jsonrpc::error_response(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    "Invalid params: \"protocolVersion\" is missing",
+                    None,
+                ),
+            );
+            return;
+        };
+        // Answer the version asked for when served, else the newest handshake version.
+        let version = HANDSHAKE_VERSIONS
+            .iter()
+            .find(|v| **v == requested)
+            .copied()
+            .unwrap_or(HANDSHAKE_VERSIONS[0]);
+        *lock(&self.state.handshake) = Some(version);
+        let info = &self.shared.info;
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": self.capabilities(),
+            "serverInfo": {"name": info.name, "version": info.version},
+        });
+        if let Some(instructions) = &info.instructions {
+            result["instructions"] = instructions.as_str().into();
+        }
+        send_response(sink, jsonrpc::response(id, &result));
+        if self.shared.list_changed {
+            self.watch_tool_changes();
+        }
+    }
+
+    fn capabilities(&self) -> Value {
+        json!({"tools": {"listChanged": self.shared.list_changed}, "logging": {}})
+    }
+
+    /// Handshake era: tells the client when the tool list changes.
+    fn watch_tool_changes(&self) {
+        let mut watcher = lock(&self.state.watcher);
+        if watcher.is_some() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let mut changes = self.shared.registry.subscribe();
+        let state = Arc::clone(&self.state);
+        let task = tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if let Some(sink) = lock(&state.unsolicited).as_ref() {
+                    let _ = sink.send(Message {
+                        bytes: jsonrpc::notification(
+                            "notifications/tools/list_changed",
+                            &json!({}),
+                        ),
+                        is_response: false,
+                    });
+                }
+            }
+        });
+        *watcher = Some(task.abort_handle());
+    }
+
+    fn tools_list(
+        &self,
+        params: Option<&Map<String, Value>>,
+        stateless: bool,
+    ) -> Result<String, String> {
+        let cursor = match params.and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => Some(cursor.as_str()),
+            Some(_) => return Err("Invalid params: \"cursor\" must be a string".to_owned()),
+        };
+        self.shared.pages.page(&self.shared, cursor, stateless)
+    }
+
+    fn stateless_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        version: &Value,
+        sink: &Outgoing,
+    ) {
+        let error = |code: i64, message: &str, data: Option<Value>| {
+            send_response(
+                sink,
+                jsonrpc::error_response(Some(&id), code, message, data),
+            );
+        };
+        let requested = version.as_str().unwrap_or_default();
+        if !STATELESS_VERSIONS.contains(&requested) {
+            let supported: Vec<&str> = STATELESS_VERSIONS
+                .iter()
+                .chain(HANDSHAKE_VERSIONS.iter())
+                .copied()
+                .collect();
+            return error(
+                code::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                Some(json!({"supported": supported, "requested": version})),
+            );
+        }
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        if !meta
+            .and_then(|m| m.get(META_CAPABILITIES))
+            .is_some_and(Value::is_object)
+        {
+            return error(
+                code::INVALID_PARAMS,
+                &format!("Invalid params: _meta[\"{META_CAPABILITIES}\"] is required and must be an object"),
+                None,
+            );
+        }
+        let level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+            None => NO_LOGS,
+            Some(level) => match level.as_str().and_then(LogLevel::from_name) {
+                Some(level) => level as u8,
+                None => {
+                    return error(
+                        code::INVALID_PARAMS,
+                        &format!("Invalid params: _meta[\"{META_LOG_LEVEL}\"] is not a log level"),
+                        None,
+                    )
+                }
+            },
+        };
+        match method {
+            "server/discover" => {
+                let info = &self.shared.info;
+                let supported: Vec<&str> = STATELESS_VERSIONS
+                    .iter()
+                    .chain(HANDSHAKE_VERSIONS.iter())
+                    .copied()
+                    .collect();
+                let mut body = Map::new();
+                body.insert("supportedVersions".to_owned(), json!(supported));
+                body.insert("capabilities".to_owned(), self.capabilities());
+                body.insert(
+                    "serverInfo".to_owned(),
+                    json!({"name": info.name, "version": info.version}),
+                );
+                if let Some(instructions) = &info.instructions {
+                    body.insert("instructions".to_owned(), instructions.as_str().into());
+                }
+                body.insert("ttlMs".to_owned(), 3_600_000.into());
+                body.insert("cacheScope".to_owned(), "public".into());
+                send_response(sink, jsonrpc::response(&id, &stateless_result(body, info)));
+            }
+            "tools/list" => match self.tools_list(params, true) {
+                Ok(page) => send_response(sink, jsonrpc::response_raw(&id, &page)),
+                Err(message) => error(code::INVALID_PARAMS, &message, None),
+            },
+            "tools/call" => {
+                let level = Arc::new(AtomicU8::new(level));
+                self.tools_call(id, params.cloned(), level, true, sink);
+            }
+            "subscriptions/listen" => self.listen(id, params, sink),
+            other => error(
+                code::METHOD_NOT_FOUND,
+                &format!("Method not found: {other}"),
+                None,
+            ),
+        }
+    }
+
+    fn tools_call(
+        &self,
+        id: RequestId,
+        params: Option<Map<String, Value>>,
+        log_level: Arc<AtomicU8>,
+        stateless: bool,
+        sink: &Outgoing,
+    ) {
+        let mut params = params.unwrap_or_default();
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => {
+                send_response(
+                    sink,
+                    jsonrpc::error_response(
+                        Some(&id),
+                        code::INVALID_PARAMS,
+                        "Invalid params: \"name\" (the tool's name, a string) is missing",
+                        None,
+                    ),
+                );
+                return;
+            }
+        };
+        let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+        let notifier: Arc<dyn Notifier> = Arc::new(SinkNotifier(sink.clone()));
+        let scope = Arc::new(CallScope::new(progress_token, Some(notifier), log_level));
+        let cancellation = scope.cancellation.clone();
+        let shared = Arc::clone(&self.shared);
+        let state = Arc::clone(&self.state);
+        let sink = sink.clone();
+        let task_id = id.clone();
+
+        // Register before spawning, so a cancellation that arrives at once finds it.
+        lock(&self.state.in_flight).insert(
+            id.clone(),
+            InFlight {
+                abort: None,
+                cancellation,
+            },
+        );
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            lock(&self.state.in_flight).remove(&id);
+            send_response(
+                &sink,
+                jsonrpc::error_response(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
+            );
+            return;
+        };
+        let task = runtime.spawn(async move {
+            let context = shared.registry.context().with_scope(scope);
+            let result = shared.registry.call_in(&name, arguments, &context).await;
+            let bytes = match tools::answer(&shared.registry, &result) {
+                CallAnswer::Result(body) => {
+                    let body = if stateless {
+                        stateless_result(body, &shared.info)
+                    } else {
+                        Value::Object(body)
+                    };
+                    jsonrpc::response(&task_id, &body)
+                }
+                CallAnswer::UnknownTool(message) => {
+                    jsonrpc::error_response(Some(&task_id), code::INVALID_PARAMS, &message, None)
+                }
+            };
+            // Only a request still in flight is answered: a cancelled one gets nothing.
+            if lock(&state.in_flight).remove(&task_id).is_some() {
+                send_response(&sink, bytes);
+            }
+        });
+        if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
+            in_flight.abort = Some(task.abort_handle());
+        }
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: acknowledges, then sends
+    /// `notifications/tools/list_changed` until cancelled.
+    fn listen(&self, id: RequestId, params: Option<&Map<String, Value>>, sink: &Outgoing) {
+        let wants_tools = params
+            .and_then(|p| p.get("notifications"))
+            .and_then(|n| n.get("toolsListChanged"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let honored = if wants_tools && self.shared.list_changed {
+            json!({"toolsListChanged": true})
+        } else {
+            json!({})
+        };
+        let subscription = id.to_value();
+        let _ = sink.send(Message {
+            bytes: jsonrpc::notification(
+                "notifications/subscriptions/acknowledged",
+                &json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored}),
+            ),
+            is_response: false,
+        });
+        lock(&self.state.in_flight).insert(
+            id.clone(),
+            InFlight {
+                abort: None,
+                cancellation: Cancellation::new(),
+            },
+        );
+        if !(wants_tools && self.shared.list_changed) {
+            return; // Nothing to send; the stream stays open until the client ends it.
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut changes = self.shared.registry.subscribe();
+        let sink = sink.clone();
+        let task = runtime.spawn(async move {
+            while changes.changed().await.is_ok() {
+                let sent = sink.send(Message {
+                    bytes: jsonrpc::notification(
+                        "notifications/tools/list_changed",
+                        &json!({"_meta": {META_SUBSCRIPTION: subscription}}),
+                    ),
+                    is_response: false,
+                });
+                if sent.is_err() {
+                    break;
+                }
+            }
+        });
+        if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
+            in_flight.abort = Some(task.abort_handle());
+        }
+    }
+}
+
+fn send_response(sink: &Outgoing, bytes: Vec<u8>) {
+    let _ = sink.send(Message {
+        bytes,
+        is_response: true,
+    });
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}

@@ -1,0 +1,63 @@
+//! The `tools/call` result of a call: content blocks, structured content when the tool has
+//! an output schema, and `isError` for failures the model should see and correct.
+
+use crate::call::error::CallError;
+use crate::call::result::ToolResult;
+use crate::registry::Registry;
+use serde_json::{json, Map, Value};
+
+/// What a `tools/call` answers: a result body, or a protocol error.
+pub(crate) enum CallAnswer {
+    Result(Map<String, Value>),
+    /// An unknown tool is a protocol error (-32602), not a tool result.
+    UnknownTool(String),
+}
+
+pub(crate) fn answer(registry: &Registry, result: &ToolResult) -> CallAnswer {
+    let mut body = Map::new();
+    match result.error() {
+        None => {
+            if let Some(content) = result.content() {
+                body.insert(
+                    "content".to_owned(),
+                    serde_json::to_value(content).unwrap_or_default(),
+                );
+            } else {
+                let output = result.output().cloned().unwrap_or(Value::Null);
+                let tool = registry.get(result.name());
+                let wraps = tool.as_ref().is_some_and(|t| t.wraps_output());
+                let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
+                // The text block shows the value itself: a string as it is, anything else as
+                // compact JSON (without the `{"result": ...}` wrapper).
+                let shown = if wraps {
+                    output.get("result").unwrap_or(&output)
+                } else {
+                    &output
+                };
+                let text = match shown {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                body.insert(
+                    "content".to_owned(),
+                    json!([{"type": "text", "text": text}]),
+                );
+                if has_schema {
+                    body.insert("structuredContent".to_owned(), output);
+                }
+            }
+        }
+        Some(CallError::UnknownTool { .. }) => {
+            let error = result.error().map(ToString::to_string).unwrap_or_default();
+            return CallAnswer::UnknownTool(error);
+        }
+        Some(error) => {
+            body.insert(
+                "content".to_owned(),
+                json!([{"type": "text", "text": error.to_string()}]),
+            );
+            body.insert("isError".to_owned(), true.into());
+        }
+    }
+    CallAnswer::Result(body)
+}

@@ -1,0 +1,725 @@
+//! Streamable HTTP (axum) on one endpoint (`/mcp` by default), plus seed 003's REST
+//! endpoints, as a `Router` a service can nest into its own app.
+//!
+//! - POST carries one JSON-RPC message. A request is answered with JSON or an SSE stream
+//!   (progress and log notifications first, then the response) as `Accept` allows; a
+//!   notification gets 202.
+//! - Handshake era: `initialize` opens a session (`Mcp-Session-Id`); later requests name
+//!   it; GET opens a stream for notifications unrelated to a request; DELETE ends it.
+//! - 2026-07-28: requests name the protocol version in `_meta` and are served without a
+//!   session; the `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body.
+//! - Every request passes the `Host` and `Origin` checks (403 otherwise: a web page must not
+//!   reach a local server through DNS rebinding), the optional bearer token (401), and the
+//!   body size limit (413).
+
+use crate::call::error::CallError;
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::{Connection, Handled, McpServer, Message, HANDSHAKE_VERSIONS};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use futures_util::stream::{self, Stream};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+
+/// Which cross-origin browser requests are allowed (CORS).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Cors {
+    /// No CORS headers: browsers on other origins cannot read responses.
+    #[default]
+    None,
+    /// Any origin (`Access-Control-Allow-Origin: *`), as seed 003 sets it. This also turns
+    /// off the `Origin` check; the `Host` check stays.
+    Any,
+    /// These origins only (for example `https://app.example.com`).
+    Origins(Vec<String>),
+}
+
+/// How the HTTP side behaves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The MCP endpoint's path.
+    pub endpoint: String,
+    /// Host names (without port) requests may name in `Host`, and origins may have.
+    /// Empty: any host (use only behind a proxy that checks it).
+    pub allowed_hosts: Vec<String>,
+    /// A token every request must present as `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// The largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Cross-origin browser access.
+    pub cors: Cors,
+    /// Whether to serve seed 003's REST endpoints too.
+    pub rest: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            endpoint: "/mcp".to_owned(),
+            allowed_hosts: loopback_hosts(),
+            bearer_token: None,
+            body_limit: 4 * 1024 * 1024,
+            cors: Cors::None,
+            rest: true,
+        }
+    }
+}
+
+fn loopback_hosts() -> Vec<String> {
+    ["localhost", "127.0.0.1", "[::1]", "::1"]
+        .iter()
+        .map(|h| (*h).to_owned())
+        .collect()
+}
+
+impl HttpOptions {
+    /// Options for a server bound to `address`: loopback-only hosts when it is a loopback
+    /// address, any host otherwise.
+    pub fn for_address(address: SocketAddr) -> Self {
+        let mut options = HttpOptions::default();
+        if !address.ip().is_loopback() {
+            options.allowed_hosts.clear();
+        }
+        options
+    }
+
+    /// Requires `Authorization: Bearer <token>`.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Sets the CORS policy.
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.cors = cors;
+        self
+    }
+
+    /// Sets the largest request body, in bytes.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Sets the hosts requests may name.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+struct App {
+    server: McpServer,
+    options: HttpOptions,
+    sessions: Mutex<HashMap<String, Arc<Connection>>>,
+}
+
+/// The HTTP side as an axum `Router`, ready to serve or to nest into an existing app.
+///
+/// ```no_run
+/// # async fn demo(server: tool_runtime::mcp::McpServer) {
+/// use tool_runtime::transport::http::{router, HttpOptions};
+///
+/// let app = axum::Router::new()
+///     .route("/health", axum::routing::get(|| async { "ok" }))
+///     .merge(router(server, HttpOptions::default()));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+/// axum::serve(listener, app).await.unwrap();
+/// # }
+/// ```
+pub fn router(server: McpServer, options: HttpOptions) -> Router {
+    let body_limit = options.body_limit;
+    let endpoint = options.endpoint.clone();
+    let rest = options.rest;
+    let cors = options.cors.clone();
+    let app = Arc::new(App {
+        server,
+        options,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let mut router = Router::new().route(&endpoint, post(mcp_post).get(mcp_get).delete(mcp_delete));
+    if rest {
+        router = router
+            .route("/api/tools/discover", get(rest_discover))
+            .route("/api/tools/execute", post(rest_execute))
+            .route("/mcp/tools/list", get(rpc_tools_list))
+            .route("/mcp/tools/call", post(rpc_tools_call));
+    }
+    let mut router = router
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
+        .with_state(app);
+    match cors {
+        Cors::None => {}
+        Cors::Any => router = router.layer(tower_http::cors::CorsLayer::permissive()),
+        Cors::Origins(origins) => {
+            let origins: Vec<HeaderValue> = origins.iter().filter_map(|o| o.parse().ok()).collect();
+            router = router.layer(
+                tower_http::cors::CorsLayer::new()
+                    .allow_origin(origins)
+                    .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                    .allow_headers(tower_http::cors::Any)
+                    .expose_headers([header::HeaderName::from_static(SESSION_HEADER)]),
+            );
+        }
+    }
+    router
+}
+
+/// Serves `server` on `address` until the process ends.
+pub async fn serve(
+    server: McpServer,
+    address: SocketAddr,
+    options: HttpOptions,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP");
+    axum::serve(listener, router(server, options)).await
+}
+
+/// Host, Origin and bearer-token checks for every request.
+async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let options = &app.options;
+    let headers = request.headers();
+    if !options.allowed_hosts.is_empty() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        if !host_allowed(host, &options.allowed_hosts) {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: this server does not answer for that Host",
+            );
+        }
+        if options.cors != Cors::Any {
+            if let Some(origin) = headers.get(header::ORIGIN) {
+                let origin = origin.to_str().unwrap_or("");
+                let allowed = match &options.cors {
+                    Cors::Origins(list) => list.iter().any(|o| o == origin),
+                    _ => false,
+                } || origin_host(origin)
+                    .is_some_and(|host| host_allowed(host, &options.allowed_hosts));
+                if !allowed {
+                    return plain(
+                        StatusCode::FORBIDDEN,
+                        "forbidden: requests from that Origin are not accepted",
+                    );
+                }
+            }
+        }
+    }
+    if let Some(token) = &options.bearer_token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: a valid bearer token is required",
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+    }
+    next.run(request).await
+}
+
+/// `Host` is `name` or `name:port`, with IPv6 addresses in brackets.
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let name = if host.starts_with('[') {
+        host.split_inclusive(']').next().unwrap_or(host)
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+fn origin_host(origin: &str) -> Option<&str> {
+    let rest = origin.split_once("://")?.1;
+    Some(rest.split('/').next().unwrap_or(rest))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+fn json_response(status: StatusCode, bytes: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn rpc_error(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {"code": code, "message": message}});
+    json_response(status, body.to_string().into_bytes())
+}
+
+/// What routing needs from a body, read without the parameters' values.
+#[derive(serde::Deserialize, Default)]
+struct Route {
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<RouteParams>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct RouteParams {
+    #[serde(rename = "_meta")]
+    meta: Option<Map<String, Value>>,
+}
+
+async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    let route: Route = serde_json::from_slice(&body).unwrap_or_default();
+    let method = route.method.as_deref().unwrap_or("");
+    let stateless_version = route
+        .params
+        .as_ref()
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .cloned();
+    let session_id = header_str(&headers, SESSION_HEADER);
+
+    let (connection, stateless, new_session) = if method == "initialize" {
+        let id = new_session_id();
+        (Arc::new(app.server.connection()), false, Some(id))
+    } else if let Some(version) = &stateless_version {
+        if let Some(header_version) = header_str(&headers, VERSION_HEADER) {
+            if Some(header_version) != version.as_str() {
+                return rpc_error(StatusCode::BAD_REQUEST, route.id.as_ref(), code::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version does not match the protocol version in _meta");
+            }
+        }
+        if let Some(header_method) = header_str(&headers, METHOD_HEADER) {
+            if header_method != method {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    route.id.as_ref(),
+                    code::HEADER_MISMATCH,
+                    "Header mismatch: Mcp-Method does not match the request's method",
+                );
+            }
+        }
+        (Arc::new(app.server.connection()), true, None)
+    } else if let Some(session_id) = session_id {
+        let found = lock(&app.sessions).get(session_id).cloned();
+        match found {
+            Some(connection) => {
+                if let Some(version) = header_str(&headers, VERSION_HEADER) {
+                    if !HANDSHAKE_VERSIONS.contains(&version) {
+                        return rpc_error(
+                            StatusCode::BAD_REQUEST,
+                            route.id.as_ref(),
+                            code::INVALID_REQUEST,
+                            "Bad Request: unsupported MCP-Protocol-Version",
+                        );
+                    }
+                }
+                (connection, false, None)
+            }
+            None => {
+                return rpc_error(
+                    StatusCode::NOT_FOUND,
+                    route.id.as_ref(),
+                    code::INVALID_REQUEST,
+                    "Session not found: initialize again",
+                )
+            }
+        }
+    } else if route.method.is_some() && route.id.is_some()
+        || serde_json::from_slice::<Value>(&body).is_err()
+        || body.first() == Some(&b'[')
+    {
+        // A request without a session, or a message that is not one: the protocol layer
+        // gives the precise error; a stateless connection is enough for it.
+        (Arc::new(app.server.connection()), true, None)
+    } else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            code::INVALID_REQUEST,
+            "Bad Request: missing Mcp-Session-Id; send initialize first",
+        );
+    };
+
+    let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
+    if connection.handle(&body, &sink) == Handled::Notification {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    if let Some(id) = &new_session {
+        lock(&app.sessions).insert(id.clone(), Arc::clone(&connection));
+    }
+
+    // An answer that is ready at once goes back as JSON, with a status the client can act on.
+    if let Ok(first) = outgoing.try_recv() {
+        if first.is_response {
+            let status = status_for(&first.bytes, stateless);
+            let mut response = json_response(status, first.bytes);
+            if let Some(id) = new_session {
+                if let Ok(value) = HeaderValue::from_str(&id) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+            }
+            return response;
+        }
+        // A notification came first (a subscription's acknowledgement): stream.
+        return sse(connection, route.id, stateless, Some(first), outgoing);
+    }
+
+    let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("*/*");
+    let wants_sse = accept.contains("text/event-stream");
+    let takes_json = accept.contains("application/json") || accept.contains("*/*");
+    if wants_sse || !takes_json {
+        return sse(connection, route.id, stateless, None, outgoing);
+    }
+    // JSON only: notifications (progress, logs) cannot be delivered and are dropped.
+    while let Some(message) = outgoing.recv().await {
+        if message.is_response {
+            let status = status_for(&message.bytes, stateless);
+            return json_response(status, message.bytes);
+        }
+    }
+    rpc_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        route.id.as_ref(),
+        code::INTERNAL_ERROR,
+        "Internal error",
+    )
+}
+
+/// The HTTP status of a JSON-RPC answer: protocol errors are 4xx in the 2026-07-28 era and
+/// for malformed messages; everything else is 200.
+fn status_for(bytes: &[u8], stateless: bool) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<ErrorCode>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ErrorCode {
+        code: i64,
+    }
+    let Some(code) = serde_json::from_slice::<Answer>(bytes)
+        .ok()
+        .and_then(|a| a.error)
+        .map(|e| e.code)
+    else {
+        return StatusCode::OK;
+    };
+    match code {
+        code::PARSE_ERROR | code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+        code::METHOD_NOT_FOUND if stateless => StatusCode::NOT_FOUND,
+        code::INVALID_PARAMS
+        | code::HEADER_MISMATCH
+        | -32021
+        | code::UNSUPPORTED_PROTOCOL_VERSION
+            if stateless =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+/// Cancels a 2026-07-28 request whose stream the client closed before the answer.
+struct CancelOnDrop {
+    connection: Arc<Connection>,
+    id: Option<crate::mcp::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.connection.cancel(&id);
+        }
+    }
+}
+
+fn sse(
+    connection: Arc<Connection>,
+    id: Option<Value>,
+    stateless: bool,
+    first: Option<Message>,
+    outgoing: mpsc::UnboundedReceiver<Message>,
+) -> Response {
+    // In the handshake era a dropped stream is not a cancellation (the client cancels with
+    // notifications/cancelled); in 2026-07-28 it is.
+    let cancel = CancelOnDrop {
+        id: if stateless {
+            id.map(|id| crate::mcp::RequestId::from_value(&id))
+        } else {
+            None
+        },
+        connection,
+    };
+    let state = (first, outgoing, cancel, false);
+    let events = stream::unfold(
+        state,
+        |(first, mut outgoing, mut cancel, done)| async move {
+            if done {
+                return None;
+            }
+            let message = match first {
+                Some(message) => message,
+                None => outgoing.recv().await?,
+            };
+            let finished = message.is_response;
+            if finished {
+                cancel.id = None;
+            }
+            let event = Event::default().data(String::from_utf8_lossy(&message.bytes));
+            Some((
+                Ok::<Event, Infallible>(event),
+                (None, outgoing, cancel, finished),
+            ))
+        },
+    );
+    sse_response(events)
+}
+
+fn sse_response(
+    events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: GET needs an Mcp-Session-Id",
+        );
+    };
+    let Some(connection) = lock(&app.sessions).get(session_id).cloned() else {
+        return plain(StatusCode::NOT_FOUND, "session not found");
+    };
+    let (sink, outgoing) = mpsc::unbounded_channel::<Message>();
+    connection.set_unsolicited(sink);
+    let events = stream::unfold(outgoing, |mut outgoing| async move {
+        let message = outgoing.recv().await?;
+        let event = Event::default().data(String::from_utf8_lossy(&message.bytes));
+        Some((Ok::<Event, Infallible>(event), outgoing))
+    });
+    sse_response(events)
+}
+
+async fn mcp_delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: DELETE needs an Mcp-Session-Id",
+        );
+    };
+    match lock(&app.sessions).remove(session_id) {
+        Some(connection) => {
+            connection.close();
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => plain(StatusCode::NOT_FOUND, "session not found"),
+    }
+}
+
+async fn rest_discover(State(app): State<Arc<App>>) -> Response {
+    let tools: Vec<Value> = app
+        .server
+        .registry()
+        .tools()
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name(),
+                "description": tool.description(),
+                "type": "function",
+                "parameters": tool.input_schema(),
+            })
+        })
+        .collect();
+    let count = tools.len();
+    axum::Json(json!({"tools": tools, "totalCount": count})).into_response()
+}
+
+/// Seed 003's execute request: `{"toolName", "parameters"}` (also `{"name", "input"}`).
+#[derive(serde::Deserialize)]
+struct ExecuteRequest {
+    #[serde(alias = "name")]
+    #[serde(rename = "toolName")]
+    tool_name: String,
+    #[serde(alias = "input", alias = "arguments", default)]
+    parameters: Value,
+}
+
+async fn rest_execute(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    let request: ExecuteRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(error) => {
+            let message = format!(
+                "the body must be {{\"toolName\": \"...\", \"parameters\": {{...}}}}: {}",
+                error.to_string().split(" at line ").next().unwrap_or("")
+            );
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"error": message})),
+            )
+                .into_response();
+        }
+    };
+    let result = app
+        .server
+        .registry()
+        .call(&request.tool_name, request.parameters)
+        .await;
+    let status = match result.error() {
+        None | Some(CallError::Failed { .. }) => StatusCode::OK,
+        Some(CallError::UnknownTool { .. }) => StatusCode::NOT_FOUND,
+        Some(CallError::InvalidArguments { .. }) => StatusCode::BAD_REQUEST,
+        Some(CallError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
+        Some(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, axum::Json(result)).into_response()
+}
+
+/// Seed 003: `GET /mcp/tools/list` answers a JSON-RPC result envelope.
+async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
+    let tools: Vec<Value> = app
+        .server
+        .registry()
+        .tools()
+        .iter()
+        .map(|tool| json!({"name": tool.name(), "description": tool.description(), "inputSchema": tool.input_schema()}))
+        .collect();
+    axum::Json(json!({"jsonrpc": "2.0", "result": {"tools": tools}})).into_response()
+}
+
+/// Seed 003: `POST /mcp/tools/call` takes a JSON-RPC `tools/call` request. Invalid
+/// arguments and unknown tools are JSON-RPC errors here (-32602), as seed 003 specifies.
+async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    let request = match jsonrpc::parse(&body) {
+        Ok(jsonrpc::Incoming::Request { id, method, params }) => (id, method, params),
+        Ok(_) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                code::INVALID_REQUEST,
+                "Invalid Request: expected a tools/call request with an id",
+            )
+        }
+        Err(rejected) => {
+            let id = rejected.id.as_ref().map(|id| id.to_value());
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                id.as_ref(),
+                rejected.code,
+                &rejected.message,
+            );
+        }
+    };
+    let (id, method, params) = request;
+    let id_value = id.to_value();
+    if method != "tools/call" {
+        return rpc_error(
+            StatusCode::OK,
+            Some(&id_value),
+            code::METHOD_NOT_FOUND,
+            &format!("Method not found: {method}"),
+        );
+    }
+    let mut params = params.unwrap_or_default();
+    let Some(Value::String(name)) = params.remove("name") else {
+        return rpc_error(
+            StatusCode::OK,
+            Some(&id_value),
+            code::INVALID_PARAMS,
+            "Invalid params: missing required parameter 'name'",
+        );
+    };
+    let arguments = params.remove("arguments").unwrap_or(Value::Null);
+    let result = app.server.registry().call(&name, arguments).await;
+    match result.error() {
+        None | Some(CallError::Failed { .. } | CallError::TimedOut { .. }) => {
+            let is_error = result.is_error();
+            let text = match (result.error(), result.output()) {
+                (Some(error), _) => error.to_string(),
+                (None, Some(Value::Object(map)))
+                    if map.len() == 1 && map.contains_key("result") =>
+                {
+                    match &map["result"] {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    }
+                }
+                (None, Some(output)) => output.to_string(),
+                (None, None) => String::new(),
+            };
+            let mut body = json!({"content": [{"type": "text", "text": text}]});
+            if is_error {
+                body["isError"] = true.into();
+            }
+            axum::Json(json!({"jsonrpc": "2.0", "id": id_value, "result": body})).into_response()
+        }
+        Some(CallError::UnknownTool { .. } | CallError::InvalidArguments { .. }) => {
+            let message = format!(
+                "Invalid params: {}",
+                result.error().map(ToString::to_string).unwrap_or_default()
+            );
+            rpc_error(
+                StatusCode::OK,
+                Some(&id_value),
+                code::INVALID_PARAMS,
+                &message,
+            )
+        }
+        Some(_) => rpc_error(
+            StatusCode::OK,
+            Some(&id_value),
+            code::INTERNAL_ERROR,
+            "Internal error",
+        ),
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness: fall back to time and a counter (unguessability lost, logged).
+        tracing::warn!("no OS randomness for session ids");
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}

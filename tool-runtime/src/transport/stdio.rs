@@ -1,0 +1,64 @@
+//! MCP over newline-delimited JSON on any `AsyncRead`/`AsyncWrite` pair: stdin and stdout
+//! for a real server, an in-memory pipe in tests.
+//!
+//! Each line in is one message; each message out is one line. Requests run concurrently,
+//! so a slow tool never holds up others; responses go out as they are ready. At the end of
+//! input the server answers what it is working on and exits cleanly. Logs go to stderr
+//! (through `tracing`), never to the output.
+
+use crate::mcp::{McpServer, Message};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Serves one client on `input`/`output` until the input ends.
+pub async fn serve<R, W>(server: &McpServer, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = server.connection();
+    let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
+    connection.set_unsolicited(sink.clone());
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(message) = outgoing.recv().await {
+            output.write_all(&message.bytes).await?;
+            output.write_all(b"\n").await?;
+            // Write everything that is ready before flushing once.
+            while let Ok(message) = outgoing.try_recv() {
+                output.write_all(&message.bytes).await?;
+                output.write_all(b"\n").await?;
+            }
+            output.flush().await?;
+        }
+        output.flush().await
+    });
+
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).await?;
+        if read == 0 {
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        connection.handle(&line, &sink);
+    }
+
+    // End of input: finish the work in flight, then let the writer drain and stop.
+    connection.drain().await;
+    drop(connection);
+    drop(sink);
+    match writer.await {
+        Ok(result) => result,
+        Err(join_error) => Err(std::io::Error::other(join_error)),
+    }
+}
+
+/// Serves on this process's stdin and stdout.
+pub async fn serve_stdio(server: &McpServer) -> std::io::Result<()> {
+    serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}

@@ -93,6 +93,19 @@ fn test_error_handling() -> Result<(), String> {
     Err("This tool intentionally returns an error for testing".to_owned())
 }
 
+/// Add two integers (used by the Python client tests for argument errors).
+///
+/// Example: {"a": 2, "b": 3}
+#[tool(read_only, idempotent)]
+fn add_numbers(
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
+    a + b
+}
+
 fn main() -> ExitCode {
     tool_runtime::cli::Cli::new()
         .name("conformance-server")

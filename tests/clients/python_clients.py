@@ -1,0 +1,142 @@
+"""Drives a tool server with the official Python MCP SDK: the handshake-era ClientSession
+and the auto-negotiating Client (2026-07-28), each over stdio and Streamable HTTP.
+
+Usage: python_clients.py SERVER_BINARY
+Prints one line per check and a closing "N passed, N failed" line; exits 1 on a failure.
+"""
+
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import mcp.types as types
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+SERVER = sys.argv[1]
+passed = 0
+failed = 0
+
+
+def check(label, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"passed   {label}")
+    else:
+        failed += 1
+        print(f"FAILED   {label} {detail}")
+
+
+async def exercise(label, client, version, expected_version):
+    check(f"{label}: negotiated {expected_version}", version == expected_version, f"(got {version})")
+
+    tools = await client.list_tools()
+    names = {tool.name for tool in tools.tools}
+    check(f"{label}: list", {"add_numbers", "test_simple_text", "test_tool_with_progress"} <= names, str(names))
+    add = next(tool for tool in tools.tools if tool.name == "add_numbers")
+    check(f"{label}: list shows the schema", add.input_schema["required"] == ["a", "b"], str(add.input_schema))
+
+    result = await client.call_tool("add_numbers", {"a": 2, "b": 3})
+    check(f"{label}: call", not result.is_error and result.structured_content == {"result": 5}, str(result))
+    check(f"{label}: call text", isinstance(result.content[0], types.TextContent) and result.content[0].text == "5", str(result.content))
+
+    result = await client.call_tool("add_numbers", {"a": "two", "b": 3})
+    text = result.content[0].text if result.content else ""
+    check(
+        f"{label}: argument error is a tool error the model can read",
+        result.is_error and text == "invalid arguments for add_numbers: 'a' must be an integer between -9223372036854775808 and 9223372036854775807; got \"two\"",
+        text,
+    )
+
+    result = await client.call_tool("test_error_handling", {})
+    check(f"{label}: tool error", result.is_error and "intentionally" in result.content[0].text, str(result))
+
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    result = await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+    check(
+        f"{label}: progress",
+        len(seen) == 3 and [p for p, _, _ in seen] == [0.0, 50.0, 100.0] and all(t == 100.0 for _, t, _ in seen),
+        str(seen),
+    )
+
+    result = await client.call_tool("test_image_content", {})
+    check(f"{label}: image content", isinstance(result.content[0], types.ImageContent) and result.content[0].mime_type == "image/png", str(result.content))
+
+    try:
+        await client.call_tool("no_such_tool", {})
+        check(f"{label}: unknown tool is a protocol error", False, "no error raised")
+    except MCPError as error:
+        check(f"{label}: unknown tool is a protocol error", error.code == -32602 and "no_such_tool" in error.message, f"{error.code} {error.message}")
+
+
+def stdio_params():
+    return StdioServerParameters(command=SERVER, args=["serve"])
+
+
+async def session_stdio():
+    async with stdio_client(stdio_params()) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check("ClientSession/stdio: serverInfo names the program", init.server_info.name == "conformance-server", str(init.server_info))
+            await exercise("ClientSession/stdio", session, init.protocol_version, "2025-11-25")
+
+
+async def session_http(url):
+    async with streamable_http_client(url) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            await exercise("ClientSession/http", session, init.protocol_version, "2025-11-25")
+
+
+async def client_stdio():
+    async with Client(stdio_params()) as client:
+        await exercise("Client/stdio", client, client.protocol_version, "2026-07-28")
+
+
+async def client_http(url):
+    async with Client(url) as client:
+        await exercise("Client/http", client, client.protocol_version, "2026-07-28")
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def main():
+    for run in (session_stdio, client_stdio):
+        try:
+            await run()
+        except Exception as error:  # a crash is a failure, not the end of the run
+            check(run.__name__, False, repr(error))
+    port = free_port()
+    server = subprocess.Popen([SERVER, "serve", "--http", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/mcp"
+        for run in (session_http, client_http):
+            try:
+                await run(url)
+            except Exception as error:
+                check(run.__name__, False, repr(error))
+    finally:
+        server.kill()
+        server.wait()
+
+
+anyio.run(main)
+print(f"python clients: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -164,10 +164,12 @@ impl std::fmt::Debug for Logger {
 }
 
 impl Logger {
-    /// The same logger, naming itself `name` in each message.
-    pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
+    /// A logger that names itself `name` in each message.
+    pub fn named(&self, name: impl Into<String>) -> Logger {
+        Logger {
+            scope: self.scope.clone(),
+            name: Some(name.into()),
+        }
     }
 
     /// Sends `data` at `level`, if the client wants that level.

@@ -1,0 +1,521 @@
+//! The transports: stdio over an in-memory pipe, and the HTTP router (Streamable HTTP and
+//! seed 003's REST endpoints) driven without sockets.
+
+use axum::body::{to_bytes, Body};
+use axum::http::{Request, StatusCode};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::transport::http::{router, Cors, HttpOptions};
+use tool_runtime::{tool, Progress, Registry};
+use tower::ServiceExt;
+
+/// Add two integers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Waits a little, reporting progress.
+#[tool]
+async fn wait(
+    /// How long, in milliseconds.
+    millis: u64,
+    progress: Progress,
+) -> u64 {
+    progress.report(0.0, None, None);
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    millis
+}
+
+/// Fails.
+#[tool]
+fn fail() -> Result<(), String> {
+    Err("nope".into())
+}
+
+fn server() -> McpServer {
+    McpServer::new(
+        Registry::new().unwrap(),
+        ServerInfo {
+            name: "t".into(),
+            version: "1.0.0".into(),
+            instructions: None,
+        },
+    )
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
+    let server = server();
+    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
+    });
+    let (client_read, mut client_write) = tokio::io::split(client_side);
+    let input = [
+        INIT,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"millis":300}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+        "",
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":"2"}}}"#,
+    ];
+    for line in input {
+        client_write.write_all(line.as_bytes()).await.unwrap();
+        client_write.write_all(b"\n").await.unwrap();
+    }
+    client_write.shutdown().await.unwrap();
+    drop(client_write);
+
+    let mut lines = BufReader::new(client_read).lines();
+    let mut answers = Vec::new();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(ids.len(), 4, "{answers:?}");
+    assert_eq!(ids[0], 0);
+    assert_eq!(
+        ids[3], 1,
+        "the slow call, sent first, answers last: {answers:?}"
+    );
+    let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
+    assert_eq!(
+        by_id(2)["result"]["structuredContent"],
+        json!({"result": 3})
+    );
+    assert_eq!(by_id(3)["result"]["isError"], true);
+    assert_eq!(
+        by_id(1)["result"]["structuredContent"],
+        json!({"result": 300}),
+        "in-flight work finishes before exit"
+    );
+    serving.await.unwrap().unwrap();
+}
+
+fn app() -> axum::Router {
+    router(server(), HttpOptions::default())
+}
+
+fn post(path: &str, body: &str) -> axum::http::request::Builder {
+    let _ = body;
+    Request::post(path)
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+}
+
+async fn send(
+    app: &axum::Router,
+    request: Request<Body>,
+) -> (StatusCode, axum::http::HeaderMap, String) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    (status, headers, String::from_utf8(body.to_vec()).unwrap())
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+}
+
+/// The JSON messages of an SSE body.
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(json_of)
+        .collect()
+}
+
+#[tokio::test]
+async fn http_sessions_of_the_handshake_era() {
+    let app = app();
+    let (status, headers, body) =
+        send(&app, post("/mcp", INIT).body(Body::from(INIT)).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json_of(&body)["result"]["protocolVersion"], "2025-11-25");
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, body) = send(
+        &app,
+        post("/mcp", "")
+            .header("mcp-session-id", &session)
+            .body(Body::from(notification))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
+
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}"#;
+    let request = post("/mcp", "")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(Body::from(call))
+        .unwrap();
+    let (status, headers, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "text/event-stream");
+    assert_eq!(
+        events(&body).last().unwrap()["result"]["structuredContent"],
+        json!({"result": 4})
+    );
+
+    // JSON only when the client accepts only JSON.
+    let request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("accept", "application/json")
+        .header("mcp-session-id", &session)
+        .body(Body::from(call))
+        .unwrap();
+    let (_, headers, body) = send(&app, request).await;
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(
+        json_of(&body)["result"]["structuredContent"],
+        json!({"result": 4})
+    );
+
+    // Without a session, with an unknown one, with a bad version header.
+    let (status, _, _) = send(&app, post("/mcp", "").body(Body::from(call)).unwrap()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _, _) = send(
+        &app,
+        post("/mcp", "")
+            .header("mcp-session-id", "nope")
+            .body(Body::from(call))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let request = post("/mcp", "")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "1999-01-01")
+        .body(Body::from(call))
+        .unwrap();
+    assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
+
+    // DELETE ends the session.
+    let delete = |id: &str| {
+        Request::delete("/mcp")
+            .header("host", "localhost")
+            .header("mcp-session-id", id)
+            .body(Body::empty())
+            .unwrap()
+    };
+    assert_eq!(send(&app, delete(&session)).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(send(&app, delete(&session)).await.0, StatusCode::NOT_FOUND);
+    let (status, _, _) = send(
+        &app,
+        post("/mcp", "")
+            .header("mcp-session-id", &session)
+            .body(Body::from(call))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let get = Request::get("/mcp")
+        .header("host", "localhost")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, get).await.0, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn http_requests_of_the_2026_era() {
+    let app = app();
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"wait","arguments":{{"millis":10}},"_meta":{{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let request = post("/mcp", "")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .body(Body::from(call))
+        .unwrap();
+    let (status, headers, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers.get("mcp-session-id").is_none(),
+        "no sessions in 2026-07-28"
+    );
+    let messages = events(&body);
+    assert_eq!(
+        messages[0]["method"], "notifications/progress",
+        "progress before the answer on the POST's stream"
+    );
+    assert_eq!(messages[1]["result"]["resultType"], "complete");
+
+    let cases = [
+        (format!(r#"{{"jsonrpc":"2.0","id":1,"method":"unknown/method","params":{{{meta}}}}}"#), StatusCode::NOT_FOUND, -32601),
+        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#.to_owned(), StatusCode::BAD_REQUEST, -32022),
+        (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(), StatusCode::BAD_REQUEST, -32602),
+    ];
+    for (body, expected_status, code) in cases {
+        let (status, _, text) = send(
+            &app,
+            post("/mcp", "").body(Body::from(body.clone())).unwrap(),
+        )
+        .await;
+        assert_eq!(status, expected_status, "{body}");
+        assert_eq!(json_of(&text)["error"]["code"], code, "{body}");
+    }
+    let list = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{meta}}}}}"#);
+    let request = post("/mcp", "")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(Body::from(list.clone()))
+        .unwrap();
+    let (status, _, text) = send(&app, request).await;
+    assert_eq!(
+        (status, json_of(&text)["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32020))
+    );
+    let request = post("/mcp", "")
+        .header("mcp-method", "tools/call")
+        .body(Body::from(list))
+        .unwrap();
+    assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
+    // Malformed bodies.
+    let (status, _, text) = send(&app, post("/mcp", "").body(Body::from("{oops")).unwrap()).await;
+    assert_eq!(
+        (status, json_of(&text)["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32700))
+    );
+    let (status, _, text) = send(&app, post("/mcp", "").body(Body::from("[]")).unwrap()).await;
+    assert_eq!(
+        (status, json_of(&text)["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32600))
+    );
+}
+
+#[tokio::test]
+async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
+    let app = app();
+    let request = |host: &str, origin: Option<&str>| {
+        let mut builder = Request::post("/mcp")
+            .header("host", host)
+            .header("accept", "application/json");
+        if let Some(origin) = origin {
+            builder = builder.header("origin", origin);
+        }
+        builder.body(Body::from(INIT)).unwrap()
+    };
+    assert_eq!(
+        send(
+            &app,
+            request("evil.example.com", Some("http://evil.example.com"))
+        )
+        .await
+        .0,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        send(&app, request("evil.example.com", None)).await.0,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        send(
+            &app,
+            request("127.0.0.1:9000", Some("http://evil.example.com"))
+        )
+        .await
+        .0,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        send(
+            &app,
+            request("127.0.0.1:9000", Some("http://127.0.0.1:9000"))
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(
+            &app,
+            request("localhost:9000", Some("http://localhost:9000"))
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(&app, request("[::1]:9000", None)).await.0,
+        StatusCode::OK
+    );
+
+    let guarded = router(
+        server(),
+        HttpOptions::default()
+            .bearer_token("s3cret")
+            .body_limit(256),
+    );
+    let authorized = |token: &str| {
+        Request::post("/mcp")
+            .header("host", "localhost")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::from(INIT))
+            .unwrap()
+    };
+    let (status, headers, _) = send(&guarded, authorized("wrong")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(headers["www-authenticate"], "Bearer");
+    assert_eq!(send(&guarded, authorized("s3cret")).await.0, StatusCode::OK);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(1000)
+    );
+    let request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("authorization", "Bearer s3cret")
+        .body(Body::from(big))
+        .unwrap();
+    assert_eq!(
+        send(&guarded, request).await.0,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+
+    let open = router(server(), HttpOptions::default().cors(Cors::Any));
+    let request = Request::get("/api/tools/discover")
+        .header("host", "localhost")
+        .header("origin", "https://app.example.com")
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, _) = send(&open, request).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["access-control-allow-origin"], "*");
+}
+
+#[tokio::test]
+async fn seed_003_rest_endpoints() {
+    let app = app();
+    let get = |path: &str| {
+        Request::get(path)
+            .header("host", "localhost")
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, _, body) = send(&app, get("/api/tools/discover")).await;
+    assert_eq!(status, StatusCode::OK);
+    let discovered = json_of(&body);
+    assert_eq!(discovered["totalCount"], 3);
+    assert_eq!(discovered["tools"][0]["name"], "add");
+    assert_eq!(
+        discovered["tools"][0]["parameters"]["required"],
+        json!(["a", "b"])
+    );
+
+    let execute = |body: &str| {
+        Request::post("/api/tools/execute")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_owned()))
+            .unwrap()
+    };
+    let (status, _, body) = send(
+        &app,
+        execute(r#"{"toolName":"add","parameters":{"a":1,"b":2}}"#),
+    )
+    .await;
+    assert_eq!(
+        (status, json_of(&body)),
+        (
+            StatusCode::OK,
+            json!({"name": "add", "input": {"a": 1, "b": 2}, "output": {"result": 3}})
+        )
+    );
+    let (status, _, body) = send(&app, execute(r#"{"toolName":"add","parameters":{"a":1}}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(json_of(&body)["error"], "invalid arguments for add: missing required parameter 'b' (an integer between -9223372036854775808 and 9223372036854775807)");
+    assert_eq!(
+        send(&app, execute(r#"{"toolName":"nope","parameters":{}}"#))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, _, body) = send(&app, execute(r#"{"toolName":"fail"}"#)).await;
+    assert_eq!(
+        (status, json_of(&body)["error"].clone()),
+        (StatusCode::OK, json!("nope"))
+    );
+    assert_eq!(
+        send(&app, execute("not json")).await.0,
+        StatusCode::BAD_REQUEST
+    );
+
+    let (status, _, body) = send(&app, get("/mcp/tools/list")).await;
+    assert_eq!(status, StatusCode::OK);
+    let listed = json_of(&body);
+    assert_eq!(listed["jsonrpc"], "2.0");
+    assert_eq!(
+        listed["result"]["tools"][0],
+        json!({"name": "add", "description": "Add two integers.", "inputSchema": discovered["tools"][0]["parameters"]})
+    );
+
+    let call = |body: &str| {
+        Request::post("/mcp/tools/call")
+            .header("host", "localhost")
+            .body(Body::from(body.to_owned()))
+            .unwrap()
+    };
+    let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":20,"b":22}},"id":"1"}"#)).await;
+    assert_eq!(
+        json_of(&body),
+        json!({"jsonrpc": "2.0", "id": "1", "result": {"content": [{"type": "text", "text": "42"}]}})
+    );
+    let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":1}},"id":"2"}"#)).await;
+    let error = json_of(&body)["error"].clone();
+    assert_eq!(error["code"], -32602);
+    assert!(
+        error["message"].as_str().unwrap().starts_with(
+            "Invalid params: invalid arguments for add: missing required parameter 'b'"
+        ),
+        "{error}"
+    );
+    let (_, _, body) = send(
+        &app,
+        call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"fail"},"id":3}"#),
+    )
+    .await;
+    assert_eq!(
+        json_of(&body)["result"],
+        json!({"content": [{"type": "text", "text": "nope"}], "isError": true})
+    );
+    let (_, _, body) = send(
+        &app,
+        call(r#"{"jsonrpc":"2.0","method":"tools/list","id":4}"#),
+    )
+    .await;
+    assert_eq!(json_of(&body)["error"]["code"], -32601);
+    let (status, _, body) = send(&app, call("{oops")).await;
+    assert_eq!(
+        (status, json_of(&body)["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32700))
+    );
+}
+
+#[tokio::test]
+async fn the_router_nests_into_an_existing_app() {
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .merge(app());
+    let request = Request::get("/health")
+        .header("host", "localhost")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, body) = send(&app, request).await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
+    let (status, _, _) = send(&app, post("/mcp", INIT).body(Body::from(INIT)).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -106,8 +106,7 @@ fn app() -> axum::Router {
     router(server(), HttpOptions::default())
 }
 
-fn post(path: &str, body: &str) -> axum::http::request::Builder {
-    let _ = body;
+fn post(path: &str) -> axum::http::request::Builder {
     Request::post(path)
         .header("host", "127.0.0.1:8080")
         .header("content-type", "application/json")
@@ -140,8 +139,7 @@ fn events(text: &str) -> Vec<Value> {
 #[tokio::test]
 async fn http_sessions_of_the_handshake_era() {
     let app = app();
-    let (status, headers, body) =
-        send(&app, post("/mcp", INIT).body(Body::from(INIT)).unwrap()).await;
+    let (status, headers, body) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json_of(&body)["result"]["protocolVersion"], "2025-11-25");
     let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
@@ -150,7 +148,7 @@ async fn http_sessions_of_the_handshake_era() {
     let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let (status, _, body) = send(
         &app,
-        post("/mcp", "")
+        post("/mcp")
             .header("mcp-session-id", &session)
             .body(Body::from(notification))
             .unwrap(),
@@ -159,7 +157,7 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
 
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}"#;
-    let request = post("/mcp", "")
+    let request = post("/mcp")
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "2025-11-25")
         .body(Body::from(call))
@@ -187,18 +185,18 @@ async fn http_sessions_of_the_handshake_era() {
     );
 
     // Without a session, with an unknown one, with a bad version header.
-    let (status, _, _) = send(&app, post("/mcp", "").body(Body::from(call)).unwrap()).await;
+    let (status, _, _) = send(&app, post("/mcp").body(Body::from(call)).unwrap()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let (status, _, _) = send(
         &app,
-        post("/mcp", "")
+        post("/mcp")
             .header("mcp-session-id", "nope")
             .body(Body::from(call))
             .unwrap(),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let request = post("/mcp", "")
+    let request = post("/mcp")
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "1999-01-01")
         .body(Body::from(call))
@@ -217,7 +215,7 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!(send(&app, delete(&session)).await.0, StatusCode::NOT_FOUND);
     let (status, _, _) = send(
         &app,
-        post("/mcp", "")
+        post("/mcp")
             .header("mcp-session-id", &session)
             .body(Body::from(call))
             .unwrap(),
@@ -235,10 +233,8 @@ async fn http_sessions_of_the_handshake_era() {
 async fn http_requests_of_the_2026_era() {
     let app = app();
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-    let call = format!(
-        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"wait","arguments":{{"millis":10}},"_meta":{{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    let request = post("/mcp", "")
+    let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"wait","arguments":{"millis":10},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let request = post("/mcp")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .body(Body::from(call))
@@ -262,16 +258,13 @@ async fn http_requests_of_the_2026_era() {
         (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(), StatusCode::BAD_REQUEST, -32602),
     ];
     for (body, expected_status, code) in cases {
-        let (status, _, text) = send(
-            &app,
-            post("/mcp", "").body(Body::from(body.clone())).unwrap(),
-        )
-        .await;
+        let (status, _, text) =
+            send(&app, post("/mcp").body(Body::from(body.clone())).unwrap()).await;
         assert_eq!(status, expected_status, "{body}");
         assert_eq!(json_of(&text)["error"]["code"], code, "{body}");
     }
     let list = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{meta}}}}}"#);
-    let request = post("/mcp", "")
+    let request = post("/mcp")
         .header("mcp-protocol-version", "2025-11-25")
         .body(Body::from(list.clone()))
         .unwrap();
@@ -280,18 +273,18 @@ async fn http_requests_of_the_2026_era() {
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32020))
     );
-    let request = post("/mcp", "")
+    let request = post("/mcp")
         .header("mcp-method", "tools/call")
         .body(Body::from(list))
         .unwrap();
     assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
     // Malformed bodies.
-    let (status, _, text) = send(&app, post("/mcp", "").body(Body::from("{oops")).unwrap()).await;
+    let (status, _, text) = send(&app, post("/mcp").body(Body::from("{oops")).unwrap()).await;
     assert_eq!(
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32700))
     );
-    let (status, _, text) = send(&app, post("/mcp", "").body(Body::from("[]")).unwrap()).await;
+    let (status, _, text) = send(&app, post("/mcp").body(Body::from("[]")).unwrap()).await;
     assert_eq!(
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32600))
@@ -516,6 +509,6 @@ async fn the_router_nests_into_an_existing_app() {
         .unwrap();
     let (status, _, body) = send(&app, request).await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
-    let (status, _, _) = send(&app, post("/mcp", INIT).body(Body::from(INIT)).unwrap()).await;
+    let (status, _, _) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
 }

@@ -18,6 +18,7 @@ pub mod code {
     /// Something failed on our side; never with details.
     pub const INTERNAL_ERROR: i64 = -32603;
     /// MCP 2026-07-28: an HTTP header does not match the body.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub const HEADER_MISMATCH: i64 = -32020;
     /// MCP 2026-07-28: the protocol version asked for is not served.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;

@@ -44,12 +44,28 @@ pub fn main() -> ExitCode {
     Cli::new().run()
 }
 
+/// Turns the binary's own options into registry settings (state, run-time tools).
+type Setup = Box<dyn FnOnce(&clap::ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, String>>;
+
 /// The standard command line, with the registry it serves.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Cli {
     name: Option<String>,
     version: Option<String>,
+    about: Option<String>,
     registry: RegistryBuilder,
+    args: Vec<clap::Arg>,
+    setup: Option<Setup>,
+}
+
+impl std::fmt::Debug for Cli {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cli")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -117,6 +133,44 @@ impl Cli {
         self
     }
 
+    /// The one-line description `--help` shows.
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// Adds an option of the binary's own, accepted before or after the subcommand
+    /// (for example `--root DIR`); read it in [`Cli::setup`].
+    pub fn arg(mut self, arg: clap::Arg) -> Self {
+        self.args.push(arg.global(true));
+        self
+    }
+
+    /// Prepares the registry from the parsed options, before any subcommand runs. An `Err`
+    /// is reported as a usage error (exit code 2).
+    ///
+    /// ```no_run
+    /// struct Root(std::path::PathBuf);
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     tool_runtime::cli::Cli::new()
+    ///         .arg(clap::Arg::new("root").long("root").value_name("DIR").default_value("."))
+    ///         .setup(|options, registry| {
+    ///             let root = options.get_one::<String>("root").cloned().unwrap_or_default();
+    ///             Ok(registry.state(Root(root.into())))
+    ///         })
+    ///         .run()
+    /// }
+    /// ```
+    pub fn setup(
+        mut self,
+        setup: impl FnOnce(&clap::ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, String>
+            + 'static,
+    ) -> Self {
+        self.setup = Some(Box::new(setup));
+        self
+    }
+
     /// Registers shared state for `State<T>` parameters.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.registry = self.registry.state(value);
@@ -156,6 +210,12 @@ impl Cli {
         let mut command = Arguments::command()
             .name(name.clone())
             .bin_name(name.clone());
+        if let Some(about) = &self.about {
+            command = command.about(about.clone());
+        }
+        for arg in self.args {
+            command = command.arg(arg);
+        }
         if let Some(version) = &self.version {
             command = command.version(version.clone()).disable_version_flag(false);
         }
@@ -171,7 +231,17 @@ impl Cli {
             let _ = command.write_help(&mut std::io::stderr());
             return ExitCode::from(2);
         };
-        let registry = match self.registry.build() {
+        let mut builder = self.registry;
+        if let Some(setup) = self.setup {
+            builder = match setup(&matches, builder) {
+                Ok(builder) => builder,
+                Err(reason) => {
+                    eprintln!("error: {reason} (see `{name} --help`)");
+                    return ExitCode::from(2);
+                }
+            };
+        }
+        let registry = match builder.build() {
             Ok(registry) => registry,
             Err(error) => return failure(&format!("the tools cannot start: {error}")),
         };

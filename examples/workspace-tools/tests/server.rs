@@ -304,7 +304,7 @@ fn the_tools_do_their_job() {
         .collect();
     assert!(
         names.contains(&"README.md")
-            && names.contains(&"link_file_out") == false
+            && !names.contains(&"link_file_out")
             && !names.contains(&"fifo"),
         "{names:?}"
     );
@@ -331,14 +331,11 @@ fn the_tools_do_their_job() {
         accented["binary"], false,
         "a cut inside a character is not binary"
     );
-    assert_eq!(
-        accented["content"]
-            .as_str()
-            .unwrap()
-            .chars()
-            .all(|c| c == 'é'),
-        true
-    );
+    assert!(accented["content"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .all(|c| c == 'é'));
 
     let found = server
         .call("search_code", json!({"query": "fn main"}))

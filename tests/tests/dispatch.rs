@@ -435,3 +435,47 @@ async fn groups_are_added_under_a_prefix_all_or_none() {
         .unwrap();
     assert!(built.get("gh_issues").is_some() && built.get("standalone").is_some());
 }
+
+/// Says which thread it ran on, after sleeping `sleep_ms`.
+#[tool]
+fn where_am_i(sleep_ms: u64) -> String {
+    std::thread::sleep(Duration::from_millis(sleep_ms));
+    std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn quick_sync_tools_move_in_place_and_slow_ones_go_back_to_the_pool() {
+    let registry = registry();
+    let here = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_owned();
+    let mut threads = Vec::new();
+    for _ in 0..10 {
+        let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
+        threads.push(
+            result.output().unwrap()["result"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert!(
+        threads[..8].iter().all(|t| *t != here),
+        "the first runs are on the blocking pool: {threads:?}"
+    );
+    assert!(
+        threads[8..].iter().all(|t| *t == here),
+        "then, proven quick, in place: {threads:?}"
+    );
+    // A run in place that takes long sends the tool back to the pool for good.
+    let slow = registry.call("where_am_i", json!({"sleep_ms": 5})).await;
+    assert_eq!(slow.output().unwrap()["result"], here.as_str());
+    for _ in 0..12 {
+        let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
+        assert_ne!(result.output().unwrap()["result"], here.as_str());
+    }
+}

@@ -433,10 +433,17 @@ fn serve(
         instructions: None,
     };
     let server = McpServer::new(registry, info);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One stdio connection is served best by one thread (no cross-thread wake-ups per
+    // message); sync tools still get the blocking pool. HTTP serves many connections.
+    let runtime = match http {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
     };

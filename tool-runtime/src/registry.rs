@@ -104,6 +104,24 @@ impl Deref for ToolRef {
     }
 }
 
+/// A started call whose work is still to be awaited; it owns everything it needs, so it can
+/// move into a task.
+pub(crate) struct PendingCall {
+    tool: ToolRef,
+    input: Value,
+    invocation: crate::call::Invocation,
+    timeout: Option<Duration>,
+}
+
+impl PendingCall {
+    /// Awaits the work and gives the result.
+    pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
+        let outcome =
+            crate::call::complete(&self.tool, self.invocation, context, self.timeout).await;
+        ToolResult::new(self.tool.name().to_owned(), self.input, outcome)
+    }
+}
+
 /// Builds a [`Registry`].
 #[derive(Default)]
 pub struct RegistryBuilder {
@@ -396,16 +414,38 @@ impl Registry {
         input: Value,
         context: &CallContext,
     ) -> ToolResult {
-        let outcome = match self.get(name) {
-            Some(tool) => {
-                crate::call::call_tool(&tool, &input, context, self.default_timeout).await
-            }
-            None => Err(CallError::UnknownTool {
+        match self.start_call(name, input, context) {
+            Ok(result) => result,
+            Err(pending) => pending.finish(context).await,
+        }
+    }
+
+    /// Starts a call: the result when it is ready without waiting (an unknown tool, an
+    /// argument error, a quick sync tool), else the work to await.
+    pub(crate) fn start_call(
+        &self,
+        name: &str,
+        input: Value,
+        context: &CallContext,
+    ) -> Result<ToolResult, PendingCall> {
+        let Some(tool) = self.get(name) else {
+            let outcome = Err(CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
-            }),
+            });
+            return Ok(ToolResult::new(name.to_owned(), input, outcome));
         };
-        ToolResult::new(name.to_owned(), input, outcome)
+        match crate::call::start(&tool, &input, context) {
+            crate::call::Started::Finished(outcome) => {
+                Ok(ToolResult::new(name.to_owned(), input, outcome))
+            }
+            crate::call::Started::Pending(invocation) => Err(PendingCall {
+                tool,
+                input,
+                invocation,
+                timeout: self.default_timeout,
+            }),
+        }
     }
 
     fn closest_name(&self, name: &str) -> Option<String> {

@@ -1,12 +1,20 @@
 //! Running a tool's work: async tools on the caller's executor, sync tools on tokio's
 //! blocking pool so they never stall it, and a panic in either caught and logged.
+//!
+//! A hand-off to the blocking pool costs a few microseconds of thread wake-ups, more than
+//! many sync tools take (`add(a, b)`). So a sync tool that has finished quickly several
+//! times in a row on the pool is then run in place; if a run in place ever takes long, the
+//! tool goes back to the pool for good. The executor is held up, at worst, once, and only
+//! by a tool that was quick every time before.
 
 use super::output::{Produced, ToolError};
 use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 /// What a tool returns when its work finishes.
 pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Produced, ToolError>> + Send>>;
@@ -27,20 +35,94 @@ pub(crate) enum RunFailure {
     Panicked(String),
 }
 
-pub(crate) async fn run(invocation: Invocation) -> Result<Produced, RunFailure> {
+/// A sync tool counts as quick below this.
+const QUICK: Duration = Duration::from_micros(100);
+/// Quick runs on the pool in a row before a tool runs in place.
+const QUICK_STREAK: u32 = 8;
+/// A run in place longer than this sends the tool back to the pool for good.
+const TOO_SLOW_IN_PLACE: Duration = Duration::from_millis(1);
+
+/// How fast one sync tool has been, to decide where it runs.
+#[derive(Debug, Default)]
+pub(crate) struct Pace {
+    quick_streak: AtomicU32,
+    in_place: AtomicBool,
+    demoted: AtomicBool,
+}
+
+impl Pace {
+    pub(crate) fn runs_in_place(&self) -> bool {
+        self.in_place.load(Ordering::Relaxed)
+    }
+
+    fn record_pooled(&self, took: Duration) {
+        if self.demoted.load(Ordering::Relaxed) {
+            return;
+        }
+        if took < QUICK {
+            if self.quick_streak.fetch_add(1, Ordering::Relaxed) + 1 >= QUICK_STREAK {
+                self.in_place.store(true, Ordering::Relaxed);
+            }
+        } else {
+            self.quick_streak.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn record_in_place(&self, took: Duration, tool: &str) {
+        if took > TOO_SLOW_IN_PLACE {
+            self.demoted.store(true, Ordering::Relaxed);
+            self.in_place.store(false, Ordering::Relaxed);
+            tracing::warn!(
+                tool,
+                ?took,
+                "a sync tool ran long in place; it runs on the blocking pool from now on"
+            );
+        }
+    }
+}
+
+/// Runs a sync tool's work here and now, catching a panic.
+pub(crate) fn run_in_place(
+    work: Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>,
+    pace: &Pace,
+    tool: &str,
+) -> Result<Produced, RunFailure> {
+    let started = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    pace.record_in_place(started.elapsed(), tool);
+    settle(outcome)
+}
+
+pub(crate) async fn run(invocation: Invocation, pace: &Pace) -> Result<Produced, RunFailure> {
     let outcome = match invocation {
         Invocation::Async(future) => CatchUnwind(future).await,
         Invocation::Blocking(work) => match tokio::runtime::Handle::try_current() {
-            Ok(_) => match tokio::task::spawn_blocking(work).await {
-                Ok(result) => Ok(result),
-                Err(join_error) if join_error.is_panic() => Err(join_error.into_panic()),
-                // Cancelled only when the runtime shuts down under us.
-                Err(_) => Ok(Err(ToolError::new("the server is shutting down"))),
-            },
+            Ok(_) => {
+                let timed = move || {
+                    let started = Instant::now();
+                    let result = work();
+                    (result, started.elapsed())
+                };
+                match tokio::task::spawn_blocking(timed).await {
+                    Ok((result, took)) => {
+                        pace.record_pooled(took);
+                        Ok(result)
+                    }
+                    Err(join_error) if join_error.is_panic() => Err(join_error.into_panic()),
+                    // Cancelled only when the runtime shuts down under us.
+                    Err(_) => Ok(Err(ToolError::new("the server is shutting down"))),
+                }
+            }
             // Outside a runtime (a plain test, a CLI): run in place.
             Err(_) => catch_unwind(AssertUnwindSafe(work)),
         },
     };
+    settle(outcome)
+}
+
+fn settle(
+    outcome: Result<Result<Produced, ToolError>, Box<dyn Any + Send>>,
+) -> Result<Produced, RunFailure> {
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(RunFailure::Failed(error)),

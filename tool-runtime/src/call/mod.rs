@@ -31,20 +31,23 @@ pub(crate) struct Answer {
     pub(crate) content: Option<Vec<Content>>,
 }
 
-/// Calls `tool` with `input` (a JSON object, or `null` for no arguments). A call running
-/// past `timeout` (the tool's own, else the one given) is stopped and cancelled.
-pub(crate) async fn call_tool(
-    tool: &Tool,
-    input: &Value,
-    context: &CallContext,
-    timeout: Option<Duration>,
-) -> Result<Answer, CallError> {
+/// How a call stands once started.
+pub(crate) enum Started {
+    /// Finished without waiting: an argument error, or a sync tool quick enough to run in
+    /// place.
+    Finished(Result<Answer, CallError>),
+    /// Work to await.
+    Pending(Invocation),
+}
+
+/// Checks the arguments and starts the call; finishes it at once when it can.
+pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Started {
     let empty = Value::Object(Map::new());
     let input = match input {
         Value::Object(_) => input,
         Value::Null => &empty,
         other => {
-            return Err(invalid(
+            return Started::Finished(Err(invalid(
                 tool,
                 vec![ArgumentProblem::new(
                     "",
@@ -53,12 +56,12 @@ pub(crate) async fn call_tool(
                         crate::schema::describe::compact(other)
                     ),
                 )],
-            ))
+            )))
         }
     };
     let problems = validate::problems(tool, input);
     if !problems.is_empty() {
-        return Err(invalid(tool, problems));
+        return Started::Finished(Err(invalid(tool, problems)));
     }
 
     let invocation = match &tool.handler {
@@ -71,39 +74,65 @@ pub(crate) async fn call_tool(
                 None => {
                     if let Some(reason) = arguments.unavailable {
                         tracing::error!(tool = %tool.name(), %reason, "a tool cannot run");
-                        return Err(CallError::Unavailable {
+                        return Started::Finished(Err(CallError::Unavailable {
                             tool: tool.name().to_owned(),
-                        });
+                        }));
                     }
-                    return Err(invalid(tool, arguments.problems));
+                    return Started::Finished(Err(invalid(tool, arguments.problems)));
                 }
             }
         }
         Handler::Dynamic(handler) => match handler.start(input) {
             Ok(future) => Invocation::Async(future),
             Err(reason) => {
-                return Err(invalid(tool, vec![ArgumentProblem::new("", reason)]));
+                return Started::Finished(Err(invalid(
+                    tool,
+                    vec![ArgumentProblem::new("", reason)],
+                )));
             }
         },
     };
+    match invocation {
+        Invocation::Blocking(work) if tool.pace().runs_in_place() => Started::Finished(finish(
+            tool,
+            invoke::run_in_place(work, tool.pace(), tool.name()),
+        )),
+        pending => Started::Pending(pending),
+    }
+}
 
+/// Awaits a started call's work. A call running past `timeout` (the tool's own, else the
+/// one given) is stopped and cancelled.
+pub(crate) async fn complete(
+    tool: &Tool,
+    invocation: Invocation,
+    context: &CallContext,
+    timeout: Option<Duration>,
+) -> Result<Answer, CallError> {
     let limit = tool.timeout().or(timeout);
     let outcome = match limit {
-        Some(limit) => match tokio::time::timeout(limit, invoke::run(invocation)).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                // The future is dropped here; a sync tool sees its Cancellation fire.
-                if let Some(scope) = context.scope() {
-                    scope.cancellation.cancel();
+        Some(limit) => {
+            match tokio::time::timeout(limit, invoke::run(invocation, tool.pace())).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    // The future is dropped here; a sync tool sees its Cancellation fire.
+                    if let Some(scope) = context.scope() {
+                        scope.cancellation.cancel();
+                    }
+                    return Err(CallError::TimedOut {
+                        tool: tool.name().to_owned(),
+                        after: limit,
+                    });
                 }
-                return Err(CallError::TimedOut {
-                    tool: tool.name().to_owned(),
-                    after: limit,
-                });
             }
-        },
-        None => invoke::run(invocation).await,
+        }
+        None => invoke::run(invocation, tool.pace()).await,
     };
+    finish(tool, outcome)
+}
+
+/// Turns what the tool did into the call's answer.
+fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<Answer, CallError> {
     match outcome {
         Ok(Produced::Content(content)) => Ok(Answer {
             value: serde_json::to_value(&content).unwrap_or(Value::Null),

@@ -27,6 +27,7 @@ pub struct Tool {
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
+    pace: crate::call::invoke::Pace,
     pub(crate) handler: Handler,
     validator: OnceLock<Option<jsonschema::Validator>>,
 }
@@ -109,6 +110,7 @@ impl Tool {
             examples,
             location: Some(registration.location),
             timeout: registration.timeout,
+            pace: Default::default(),
             handler: Handler::Static(registration),
             validator: OnceLock::new(),
         }
@@ -140,6 +142,7 @@ impl Tool {
             examples: Vec::new(),
             location: None,
             timeout: None,
+            pace: Default::default(),
             handler: Handler::Dynamic(handler),
             validator: OnceLock::new(),
         }
@@ -200,6 +203,11 @@ impl Tool {
     /// The tool's own time limit, from `#[tool(timeout = "...")]`.
     pub fn timeout(&self) -> Option<std::time::Duration> {
         self.timeout
+    }
+
+    /// Where the tool's sync work runs (the blocking pool, or in place once proven quick).
+    pub(crate) fn pace(&self) -> &crate::call::invoke::Pace {
+        &self.pace
     }
 
     pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
@@ -298,6 +306,12 @@ impl Catalog {
             .get_or_init(|| Catalog::from_registrations(registration::registrations()))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Builds the catalog afresh from every registration in the binary: what
+    /// [`Catalog::global`] does once. For measuring start-up; servers use `global`.
+    pub fn build() -> Result<Catalog, CatalogError> {
+        Catalog::from_registrations(registration::registrations())
     }
 
     pub(crate) fn from_registrations(

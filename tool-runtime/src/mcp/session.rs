@@ -448,11 +448,23 @@ impl Connection {
         let notifier: Arc<dyn Notifier> = Arc::new(SinkNotifier(sink.clone()));
         let scope = Arc::new(CallScope::new(progress_token, Some(notifier), log_level));
         let cancellation = scope.cancellation.clone();
-        let shared = Arc::clone(&self.shared);
-        let state = Arc::clone(&self.state);
-        let sink = sink.clone();
-        let task_id = id.clone();
+        let context = self.shared.registry.context().with_scope(scope);
 
+        // Argument errors, unknown tools and quick sync tools are answered here and now.
+        let pending = match self.shared.registry.start_call(&name, arguments, &context) {
+            Ok(result) => {
+                send_response(sink, answer_bytes(&self.shared, &id, &result, stateless));
+                return;
+            }
+            Err(pending) => pending,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            send_response(
+                sink,
+                jsonrpc::error_response(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
+            );
+            return;
+        };
         // Register before spawning, so a cancellation that arrives at once finds it.
         lock(&self.state.in_flight).insert(
             id.clone(),
@@ -461,30 +473,13 @@ impl Connection {
                 cancellation,
             },
         );
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            lock(&self.state.in_flight).remove(&id);
-            send_response(
-                &sink,
-                jsonrpc::error_response(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
-            );
-            return;
-        };
+        let shared = Arc::clone(&self.shared);
+        let state = Arc::clone(&self.state);
+        let sink = sink.clone();
+        let task_id = id.clone();
         let task = runtime.spawn(async move {
-            let context = shared.registry.context().with_scope(scope);
-            let result = shared.registry.call_in(&name, arguments, &context).await;
-            let bytes = match tools::answer(&shared.registry, &result) {
-                CallAnswer::Result(body) => {
-                    let body = if stateless {
-                        stateless_result(body, &shared.info)
-                    } else {
-                        Value::Object(body)
-                    };
-                    jsonrpc::response(&task_id, &body)
-                }
-                CallAnswer::UnknownTool(message) => {
-                    jsonrpc::error_response(Some(&task_id), code::INVALID_PARAMS, &message, None)
-                }
-            };
+            let result = pending.finish(&context).await;
+            let bytes = answer_bytes(&shared, &task_id, &result, stateless);
             // Only a request still in flight is answered: a cancelled one gets nothing.
             if lock(&state.in_flight).remove(&task_id).is_some() {
                 send_response(&sink, bytes);
@@ -547,6 +542,28 @@ impl Connection {
         });
         if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
             in_flight.abort = Some(task.abort_handle());
+        }
+    }
+}
+
+/// The `tools/call` response to a finished call.
+fn answer_bytes(
+    shared: &Shared,
+    id: &RequestId,
+    result: &crate::ToolResult,
+    stateless: bool,
+) -> Vec<u8> {
+    match tools::answer(&shared.registry, result) {
+        CallAnswer::Result(body) => {
+            let body = if stateless {
+                stateless_result(body, &shared.info)
+            } else {
+                Value::Object(body)
+            };
+            jsonrpc::response(id, &body)
+        }
+        CallAnswer::UnknownTool(message) => {
+            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, &message, None)
         }
     }
 }

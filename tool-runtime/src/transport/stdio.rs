@@ -59,6 +59,23 @@ where
 }
 
 /// Serves on this process's stdin and stdout.
+///
+/// When they are pipes (as when an MCP client spawns the server), they are reopened through
+/// `/proc/self/fd` as non-blocking pipes driven by tokio's reactor: tokio's own `stdin()`
+/// and `stdout()` hand every read and write to the blocking pool, which costs thread
+/// wake-ups on each message. Reopening gives this process its own file description, so
+/// the non-blocking flag does not leak to the client's end. Anything else (a terminal, a
+/// file, another OS) uses tokio's `stdin()` and `stdout()`.
 pub async fn serve_stdio(server: &McpServer) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use tokio::net::unix::pipe::OpenOptions;
+        if let (Ok(input), Ok(output)) = (
+            OpenOptions::new().open_receiver("/proc/self/fd/0"),
+            OpenOptions::new().open_sender("/proc/self/fd/1"),
+        ) {
+            return serve(server, input, output).await;
+        }
+    }
     serve(server, tokio::io::stdin(), tokio::io::stdout()).await
 }

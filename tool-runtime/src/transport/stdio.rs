@@ -20,16 +20,21 @@ where
     let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
     connection.set_unsolicited(sink.clone());
     let writer = tokio::spawn(async move {
+        // Everything ready goes out in one write: one system call per batch, not two per
+        // message.
         let mut output = output;
+        let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
         while let Some(message) = outgoing.recv().await {
-            output.write_all(&message.bytes).await?;
-            output.write_all(b"\n").await?;
-            // Write everything that is ready before flushing once.
-            while let Ok(message) = outgoing.try_recv() {
-                output.write_all(&message.bytes).await?;
-                output.write_all(b"\n").await?;
+            batch.extend_from_slice(&message.bytes);
+            batch.push(b'\n');
+            while batch.len() < 1024 * 1024 {
+                let Ok(message) = outgoing.try_recv() else { break };
+                batch.extend_from_slice(&message.bytes);
+                batch.push(b'\n');
             }
+            output.write_all(&batch).await?;
             output.flush().await?;
+            batch.clear();
         }
         output.flush().await
     });

@@ -199,3 +199,75 @@ async fn null_for_a_parameter_means_absent() {
         "invalid arguments for mixed: missing required parameter 'name' (a string)"
     );
 }
+
+/// Only simple parameters: checked by the runtime's own validator, not `jsonschema`.
+#[tool]
+fn simple(
+    count: u8,
+    ratio: f32,
+    letter: char,
+    tags: HashSet<String>,
+    weights: BTreeMap<String, i16>,
+    flags: Vec<bool>,
+    note: Option<String>,
+) -> usize {
+    let _ = (ratio, letter, tags, weights, flags, note);
+    usize::from(count)
+}
+
+#[tokio::test]
+async fn the_schema_and_dispatch_agree_for_simple_parameters() {
+    let registry = Registry::new().unwrap();
+    let schema = registry.get("simple").unwrap().input_schema().clone();
+    assert!(
+        schema.get("$defs").is_none(),
+        "a tool of simple parameters only"
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let base = json!({"count": 1, "ratio": 0.5, "letter": "a", "tags": ["x"], "weights": {"k": 2}, "flags": [true]});
+    let with = |key: &str, value: Value| {
+        let mut input = base.clone();
+        input[key] = value;
+        input
+    };
+    let cases: Vec<(&str, Value, bool)> = vec![
+        ("all fields", base.clone(), true),
+        ("u8 max", with("count", json!(255)), true),
+        ("u8 past max", with("count", json!(256)), false),
+        ("u8 negative", with("count", json!(-1)), false),
+        ("u8 whole float", with("count", json!(7.0)), true),
+        ("u8 fraction", with("count", json!(7.5)), false),
+        ("u8 as string", with("count", json!("7")), false),
+        ("f32 integer", with("ratio", json!(3)), true),
+        ("f32 string", with("ratio", json!("0.5")), false),
+        ("char of two", with("letter", json!("ab")), false),
+        ("char empty", with("letter", json!("")), false),
+        ("char multi-byte", with("letter", json!("ñ")), true),
+        ("set duplicate", with("tags", json!(["x", "x"])), false),
+        ("set of numbers", with("tags", json!([1])), false),
+        (
+            "map value out of range",
+            with("weights", json!({"k": 40000})),
+            false,
+        ),
+        ("map value ok", with("weights", json!({"k": -32768})), true),
+        ("map as array", with("weights", json!([1])), false),
+        ("vec of strings", with("flags", json!(["yes"])), false),
+        ("vec empty", with("flags", json!([])), true),
+        ("optional given", with("note", json!("n")), true),
+        ("optional wrong type", with("note", json!(5)), false),
+    ];
+    let mut disagreements = Vec::new();
+    for (label, input, expected) in &cases {
+        let schema_accepts = validator.is_valid(input);
+        let result = registry.call("simple", input.clone()).await;
+        let dispatch_accepts = result.error().is_none();
+        if schema_accepts != *expected || dispatch_accepts != *expected {
+            disagreements.push(format!(
+                "{label}: expected {expected}, schema {schema_accepts}, dispatch {dispatch_accepts} ({:?})",
+                result.error().map(ToString::to_string)
+            ));
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}

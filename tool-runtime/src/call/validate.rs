@@ -7,7 +7,7 @@
 //! as OpenAI's) send `null` for optional parameters they do not use.
 
 use super::error::ArgumentProblem;
-use crate::catalog::Tool;
+use crate::catalog::{Checker, Tool};
 use crate::schema::describe::{self, PathSegment};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::paths::LocationSegment;
@@ -43,8 +43,18 @@ pub(crate) fn problems(tool: &Tool, input: &Value) -> Vec<ArgumentProblem> {
         }
     }
 
-    let Some(validator) = tool.validator() else {
-        return problems;
+    let validator = match tool.checker() {
+        Checker::Full(validator) => validator,
+        Checker::Unchecked => return problems,
+        Checker::Simple => {
+            for (key, value) in arguments {
+                if let (false, Some(property)) = (value.is_null(), properties.get(key)) {
+                    let mut path = vec![PathSegment::Key(key.clone())];
+                    crate::schema::simple::check(property, value, &mut path, schema, &mut problems);
+                }
+            }
+            return problems;
+        }
     };
     let cleaned: Value;
     let instance = if arguments.values().any(Value::is_null) {

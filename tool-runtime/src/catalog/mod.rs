@@ -29,7 +29,17 @@ pub struct Tool {
     timeout: Option<std::time::Duration>,
     pace: crate::call::invoke::Pace,
     pub(crate) handler: Handler,
-    validator: OnceLock<Option<jsonschema::Validator>>,
+    checker: OnceLock<Checker>,
+}
+
+/// How a tool's arguments are checked against its schema.
+pub(crate) enum Checker {
+    /// Every parameter has a simple schema: checked by `schema::simple`.
+    Simple,
+    /// Anything else: a compiled `jsonschema` validator.
+    Full(Box<jsonschema::Validator>),
+    /// The schema did not compile (a bug, logged): arguments are checked by type only.
+    Unchecked,
 }
 
 pub(crate) enum Handler {
@@ -112,7 +122,7 @@ impl Tool {
             timeout: registration.timeout,
             pace: Default::default(),
             handler: Handler::Static(registration),
-            validator: OnceLock::new(),
+            checker: OnceLock::new(),
         }
     }
 
@@ -144,7 +154,7 @@ impl Tool {
             timeout: None,
             pace: Default::default(),
             handler: Handler::Dynamic(handler),
-            validator: OnceLock::new(),
+            checker: OnceLock::new(),
         }
     }
 
@@ -219,17 +229,20 @@ impl Tool {
         self.location
     }
 
-    /// The compiled validator of the input schema, built on first use.
-    pub(crate) fn validator(&self) -> Option<&jsonschema::Validator> {
-        self.validator
-            .get_or_init(|| match jsonschema::validator_for(&self.input_schema) {
-                Ok(validator) => Some(validator),
+    /// How the arguments are checked, decided on first use.
+    pub(crate) fn checker(&self) -> &Checker {
+        self.checker.get_or_init(|| {
+            if crate::schema::simple::is_simple(&self.input_schema) {
+                return Checker::Simple;
+            }
+            match jsonschema::validator_for(&self.input_schema) {
+                Ok(validator) => Checker::Full(Box::new(validator)),
                 Err(error) => {
                     tracing::error!(tool = %self.name, %error, "the input schema does not compile; arguments are checked by type only");
-                    None
+                    Checker::Unchecked
                 }
-            })
-            .as_ref()
+            }
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! parameters left out of `required` rather than typed `[T, "null"]`.
 
 pub mod describe;
+pub(crate) mod simple;
 
 use crate::catalog::registration::{ParamKind, ToolRegistration};
 use crate::catalog::ParamInfo;

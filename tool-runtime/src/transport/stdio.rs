@@ -28,7 +28,9 @@ where
             batch.extend_from_slice(&message.bytes);
             batch.push(b'\n');
             while batch.len() < 1024 * 1024 {
-                let Ok(message) = outgoing.try_recv() else { break };
+                let Ok(message) = outgoing.try_recv() else {
+                    break;
+                };
                 batch.extend_from_slice(&message.bytes);
                 batch.push(b'\n');
             }

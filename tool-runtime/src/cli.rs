@@ -85,6 +85,10 @@ enum Command {
         /// Serve Streamable HTTP (and the REST endpoints) on this address, e.g. 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        /// Threads running async tools and the protocol (sync tools have their own pool).
+        /// One avoids cross-thread wake-ups; more help async tools that compute.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: u16,
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
@@ -246,7 +250,9 @@ impl Cli {
             Err(error) => return failure(&format!("the tools cannot start: {error}")),
         };
         match command_given {
-            Command::Serve { http } => serve(registry, &name, self.version.as_deref(), http),
+            Command::Serve { http, threads } => {
+                serve(registry, &name, self.version.as_deref(), http, threads)
+            }
             Command::List { format } => list(&registry, format),
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Check => check(&registry),
@@ -413,6 +419,7 @@ fn serve(
     name: &str,
     version: Option<&str>,
     http: Option<SocketAddr>,
+    threads: u16,
 ) -> ExitCode {
     // Logs go to stderr, never to stdout (which carries the protocol on stdio).
     let _ = tracing_subscriber::fmt()
@@ -433,15 +440,15 @@ fn serve(
         instructions: None,
     };
     let server = McpServer::new(registry, info);
-    // One stdio connection is served best by one thread (no cross-thread wake-ups per
-    // message); sync tools still get the blocking pool. HTTP serves many connections.
-    let runtime = match http {
-        None => tokio::runtime::Builder::new_current_thread()
+    // One thread by default: no cross-thread wake-ups per message (the costliest part of a
+    // call once the work itself is small); sync tools still get the blocking pool.
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(threads))
             .enable_all()
-            .build(),
-        Some(_) => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
+            .build()
     };
     let runtime = match runtime {
         Ok(runtime) => runtime,

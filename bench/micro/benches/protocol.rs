@@ -1,0 +1,73 @@
+//! The protocol layer without I/O: request bytes in, response bytes out.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use tokio::sync::mpsc::unbounded_channel;
+use tool_runtime::mcp::{Connection, McpServer, Message, ServerInfo, ServerOptions};
+use tool_runtime::{Catalog, Registry};
+
+fn server() -> McpServer {
+    micro::link();
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo { name: "micro".into(), version: "1".into(), instructions: None },
+        ServerOptions::default().page_size(2000),
+    )
+}
+
+fn initialized(server: &McpServer) -> Connection {
+    let connection = server.connection();
+    let (sink, mut messages) = unbounded_channel::<Message>();
+    connection.handle(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}"#,
+        &sink,
+    );
+    messages.try_recv().unwrap();
+    connection
+}
+
+fn protocol(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let _entered = runtime.enter();
+    let server = server();
+    let connection = initialized(&server);
+    let (sink, mut messages) = unbounded_channel::<Message>();
+    let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+    // Warm up: `add` is a sync tool; once proven quick it runs in place.
+    for _ in 0..20 {
+        connection.handle(call, &sink);
+        runtime.block_on(messages.recv()).unwrap();
+    }
+
+    c.bench_function("tools/call add (request bytes to response bytes)", |b| {
+        b.iter(|| {
+            connection.handle(black_box(call), &sink);
+            black_box(messages.try_recv().expect("answered at once"));
+        })
+    });
+
+    let wrong = br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"a":"two","b":3}}}"#;
+    c.bench_function("tools/call add with an argument error", |b| {
+        b.iter(|| {
+            connection.handle(black_box(wrong), &sink);
+            black_box(messages.try_recv().expect("answered at once"));
+        })
+    });
+
+    let list = br#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
+    connection.handle(list, &sink);
+    let first = messages.try_recv().unwrap();
+    assert!(first.bytes.len() > 500_000, "all 1,001 tools on one page");
+    c.bench_function("tools/list of 1,001 tools (one page)", |b| {
+        b.iter(|| {
+            connection.handle(black_box(list), &sink);
+            black_box(messages.try_recv().expect("answered at once"));
+        })
+    });
+
+    c.bench_function("build the catalog of 1,001 tools", |b| {
+        b.iter(|| black_box(Catalog::build().unwrap().len()))
+    });
+}
+
+criterion_group!(benches, protocol);
+criterion_main!(benches);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds every server in release mode and prints one table: ours, rmcp as its examples
+# show it, rmcp tuned, and the serde_json floor. Medians of ROUNDS interleaved rounds
+# (default 3). Server CPU per request comes from /proc (user + system over all threads).
+set -euo pipefail
+cd "$(dirname "$0")"
+rounds="${ROUNDS:-3}"
+cargo build --release --quiet
+driver=target/release/driver
+results="target/results-$(date +%s).jsonl"
+: > "$results"
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+record() { # label scenario driver-args...
+    local label="$1" scenario="$2"
+    shift 2
+    if line="$("$driver" "$@" 2>/dev/null)"; then
+        echo "{\"server\":\"$label\",\"scenario\":\"$scenario\",\"data\":$line}" >> "$results"
+    else
+        echo "{\"server\":\"$label\",\"scenario\":\"$scenario\",\"data\":null}" >> "$results"
+        echo "warning: $label $scenario failed" >&2
+    fi
+}
+
+declare -A stdio=(
+    [ours]="target/release/bench-ours serve"
+    [rmcp-tuned]="target/release/rmcp-tuned"
+    [rmcp-example]="target/release/rmcp-example"
+    [floor]="target/release/bench-floor"
+)
+for round in $(seq 1 "$rounds"); do
+    echo "round $round of $rounds" >&2
+    for server in ours rmcp-tuned rmcp-example floor; do
+        # shellcheck disable=SC2086
+        record "$server" "stdio tools/call, 64 in flight" stdio pipelined 20000 add -- ${stdio[$server]}
+        # shellcheck disable=SC2086
+        record "$server" "stdio tools/call, one at a time" stdio sequential 5000 add -- ${stdio[$server]}
+        # shellcheck disable=SC2086
+        record "$server" "stdio tools/list, 64 in flight" stdio pipelined 20000 list -- ${stdio[$server]}
+    done
+    for server in ours rmcp-tuned rmcp-example; do
+        for concurrency in 1 16; do
+            p="$(port)"
+            case "$server" in
+                ours) command=(target/release/bench-ours serve --http "127.0.0.1:$p") ;;
+                # rmcp's stateful mode holds each answer's SSE stream open for tens of
+                # milliseconds; its stateless JSON mode is what a careful user would pick.
+                *) command=("target/release/$server" --http "127.0.0.1:$p" --stateless --json-response) ;;
+            esac
+            requests=$((concurrency == 1 ? 3000 : 8000))
+            record "$server" "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" -- "${command[@]}"
+        done
+    done
+    record "ours" "start-up with 1,001 tools" stdio sequential 200 add -- target/release/ours-1000 serve
+done
+python3 table.py "$results"

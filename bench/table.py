@@ -1,0 +1,44 @@
+"""Prints the benchmark table (markdown) from the driver's JSON lines: medians per server
+and scenario, and ours as a ratio of each reference."""
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+servers = ["ours", "rmcp-tuned", "rmcp-example", "floor"]
+runs = defaultdict(list)
+order = []
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    key = (row["server"], row["scenario"])
+    if row["scenario"] not in order:
+        order.append(row["scenario"])
+    if row["data"]:
+        runs[key].append(row["data"])
+
+
+def median(server, scenario, field):
+    values = [run[field] for run in runs[(server, scenario)]]
+    return statistics.median(values) if values else None
+
+
+def show(value, digits=1):
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def ratio(ours, other):
+    return "-" if ours is None or other in (None, 0) else f"{ours / other:.2f}"
+
+
+print("| scenario | metric | ours | rmcp tuned | rmcp example | floor | ours / rmcp tuned | ours / floor |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for scenario in order:
+    metrics = [("cpu_us_per_request", "server CPU µs/request"), ("rps", "requests/s"), ("p50_us", "p50 µs"), ("p99_us", "p99 µs"), ("peak_rss_kib", "peak RSS KiB")]
+    if scenario.startswith("start-up"):
+        metrics = [("startup_ms", "ms to the first response"), ("peak_rss_kib", "peak RSS KiB")]
+    for field, label in metrics:
+        values = [median(server, scenario, field) for server in servers]
+        digits = 0 if field in ("rps", "peak_rss_kib") else (2 if field in ("cpu_us_per_request", "startup_ms") else 1)
+        cells = [show(v, digits) for v in values]
+        print(f"| {scenario} | {label} | " + " | ".join(cells) + f" | {ratio(values[0], values[1])} | {ratio(values[0], values[3])} |")

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Compile time of a crate with 200 tools, with tool-runtime and with rmcp: a clean debug
+# build (dependencies included), then the debug and the release build after editing one
+# tool. Each crate has its own target directory. Prints a markdown table.
+set -euo pipefail
+cd "$(dirname "$0")"
+base="$(pwd)/target/compile"
+runtime="$(cd .. && pwd)/tool-runtime"
+tools=200
+rm -rf "$base"
+mkdir -p "$base/ours/src" "$base/rmcp/src"
+
+cat > "$base/ours/Cargo.toml" <<TOML
+[package]
+name = "ours200"
+version = "0.1.0"
+edition = "2021"
+[dependencies]
+tool-runtime = { path = "$runtime" }
+[workspace]
+TOML
+cat > "$base/ours/src/main.rs" <<'RUST'
+mod tools;
+fn main() -> std::process::ExitCode {
+    tool_runtime::cli::main()
+}
+RUST
+{
+    for i in $(seq 0 $((tools - 1))); do
+        cat <<RUST
+/// Tool number $i: adds its arguments and labels the sum.
+#[tool_runtime::tool(read_only)]
+pub fn tool_$i(
+    /// First addend.
+    a: i64,
+    /// Second addend.
+    b: i64,
+    /// A label for the result.
+    label: Option<String>,
+) -> String {
+    format!("{} {}", label.unwrap_or_default(), a + b + /*EDIT*/0)
+}
+RUST
+    done
+} > "$base/ours/src/tools.rs"
+
+cat > "$base/rmcp/Cargo.toml" <<'TOML'
+[package]
+name = "rmcp200"
+version = "0.1.0"
+edition = "2024"
+[dependencies]
+rmcp = { version = "=3.9.0", features = ["server", "macros", "transport-io"] }
+tokio = { version = "1", features = ["macros", "rt", "io-std"] }
+serde = { version = "1", features = ["derive"] }
+schemars = "1"
+[workspace]
+TOML
+cat > "$base/rmcp/src/main.rs" <<'RUST'
+mod tools;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, tool_handler};
+use std::sync::LazyLock;
+
+#[derive(Clone, Copy, Default)]
+pub struct Server;
+static ROUTER: LazyLock<ToolRouter<Server>> = LazyLock::new(Server::tool_router);
+fn router() -> &'static ToolRouter<Server> {
+    &ROUTER
+}
+#[tool_handler(router = router())]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("rmcp200", "0.1.0"))
+    }
+}
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    Server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+    Ok(())
+}
+RUST
+{
+    cat <<'RUST'
+use super::Server;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{schemars, tool, tool_router};
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct Args {
+    /// First addend.
+    pub a: i64,
+    /// Second addend.
+    pub b: i64,
+    /// A label for the result.
+    pub label: Option<String>,
+}
+
+#[tool_router(vis = "pub(crate)")]
+impl Server {
+RUST
+    for i in $(seq 0 $((tools - 1))); do
+        cat <<RUST
+    #[tool(description = "Tool number $i: adds its arguments and labels the sum.")]
+    fn tool_$i(&self, Parameters(args): Parameters<Args>) -> String {
+        format!("{} {}", args.label.unwrap_or_default(), args.a + args.b + /*EDIT*/0)
+    }
+RUST
+    done
+    echo "}"
+} > "$base/rmcp/src/tools.rs"
+
+seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); python3 -c "print(f'{$end - $start:.2f}')"; }
+edit() { sed -i "0,/\/\*EDIT\*\/[0-9]*/s//\/*EDIT*\/$RANDOM/" "$1/src/tools.rs"; }
+
+declare -A clean debug release
+for framework in ours rmcp; do
+    dir="$base/$framework"
+    echo "building $framework (clean, debug)" >&2
+    clean[$framework]=$(cd "$dir" && seconds cargo build)
+    edit "$dir"
+    debug[$framework]=$(cd "$dir" && seconds cargo build)
+    echo "building $framework (release)" >&2
+    (cd "$dir" && cargo build --release >/dev/null 2>&1)
+    edit "$dir"
+    release[$framework]=$(cd "$dir" && seconds cargo build --release)
+done
+per_tool() { python3 -c "print(f'{$1 * 1000 / $tools:.1f}')"; }
+echo "| $tools tools | tool-runtime | rmcp 3.9.0 |"
+echo "| --- | --- | --- |"
+echo "| clean debug build, dependencies included | ${clean[ours]} s | ${clean[rmcp]} s |"
+echo "| debug build after editing one tool | ${debug[ours]} s | ${debug[rmcp]} s |"
+echo "| that, per tool | $(per_tool "${debug[ours]}") ms | $(per_tool "${debug[rmcp]}") ms |"
+echo "| release build after editing one tool | ${release[ours]} s | ${release[rmcp]} s |"

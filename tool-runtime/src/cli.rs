@@ -443,7 +443,9 @@ fn serve(
     // One thread by default: no cross-thread wake-ups per message (the costliest part of a
     // call once the work itself is small); sync tools still get the blocking pool.
     let runtime = if threads == 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(usize::from(threads))

@@ -82,7 +82,9 @@ struct Envelope<'a> {
     #[serde(default, deserialize_with = "present")]
     id: Option<Option<Value>>,
     method: Option<String>,
-    params: Option<Value>,
+    /// `Some(None)` is `"params": null`, which is invalid (params are structured).
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Option<Value>>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -112,12 +114,14 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejected> {
     let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
         Ok(envelope) => envelope,
         Err(error) if error.is_data() => {
-            return Err(rejected(
-                None,
-                code::INVALID_REQUEST,
-                "Invalid Request: a message must be a JSON object",
-            ))
+            let message = if trimmed.first() == Some(&b'{') {
+                format!("Invalid Request: {}", short(&error))
+            } else {
+                "Invalid Request: a message must be a JSON object".to_owned()
+            };
+            return Err(rejected(None, code::INVALID_REQUEST, &message));
         }
+
         Err(error) => {
             return Err(rejected(
                 None,
@@ -177,7 +181,7 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejected> {
     };
     let params = match envelope.params {
         None => None,
-        Some(Value::Object(map)) => Some(map),
+        Some(Some(Value::Object(map))) => Some(map),
         Some(_) => {
             return Err(rejected(
                 id,

@@ -80,6 +80,9 @@ pub(crate) struct Shared {
     pub(crate) page_size: usize,
     pub(crate) list_changed: bool,
     pub(crate) pages: Pages,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_output_bytes: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -109,6 +112,9 @@ impl McpServer {
                 page_size: options.page_size.max(1),
                 list_changed,
                 pages: Pages::default(),
+                max_message_bytes: options.max_message_bytes,
+                max_in_flight: options.max_in_flight.max(1),
+                max_output_bytes: options.max_output_bytes,
             }),
         }
     }
@@ -127,6 +133,11 @@ impl McpServer {
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
     }
+
+    /// The largest message a stream transport (stdio) accepts, in bytes.
+    pub fn max_message_bytes(&self) -> usize {
+        self.shared.max_message_bytes
+    }
 }
 
 /// How a server behaves.
@@ -138,6 +149,12 @@ pub struct ServerOptions {
     /// Whether to announce `listChanged`; by default, whether the registry has run-time
     /// tools (a static-only catalog never changes).
     pub list_changed: Option<bool>,
+    /// The largest message accepted on stdio, in bytes (HTTP has its own body limit).
+    pub max_message_bytes: usize,
+    /// How many calls one connection may have running at once.
+    pub max_in_flight: usize,
+    /// The largest tool output sent back, in bytes; a longer one is cut, with a marker.
+    pub max_output_bytes: usize,
 }
 
 impl Default for ServerOptions {
@@ -145,6 +162,9 @@ impl Default for ServerOptions {
         ServerOptions {
             page_size: 100,
             list_changed: None,
+            max_message_bytes: 4 * 1024 * 1024,
+            max_in_flight: 256,
+            max_output_bytes: 1024 * 1024,
         }
     }
 }
@@ -153,6 +173,24 @@ impl ServerOptions {
     /// Tools per `tools/list` page.
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size;
+        self
+    }
+
+    /// The largest message accepted on stdio, in bytes.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// How many calls one connection may have running at once.
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.max_in_flight = calls;
+        self
+    }
+
+    /// The largest tool output sent back, in bytes.
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
         self
     }
 

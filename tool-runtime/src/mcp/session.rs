@@ -466,13 +466,28 @@ impl Connection {
             return;
         };
         // Register before spawning, so a cancellation that arrives at once finds it.
-        lock(&self.state.in_flight).insert(
-            id.clone(),
-            InFlight {
-                abort: None,
-                cancellation,
-            },
-        );
+        {
+            let mut in_flight = lock(&self.state.in_flight);
+            if in_flight.len() >= self.shared.max_in_flight {
+                drop(in_flight);
+                let message = format!(
+                    "Invalid Request: {} calls are already running on this connection (the limit); wait for answers before sending more",
+                    self.shared.max_in_flight
+                );
+                send_response(
+                    sink,
+                    jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
+                );
+                return;
+            }
+            in_flight.insert(
+                id.clone(),
+                InFlight {
+                    abort: None,
+                    cancellation,
+                },
+            );
+        }
         let shared = Arc::clone(&self.shared);
         let state = Arc::clone(&self.state);
         let sink = sink.clone();
@@ -553,7 +568,7 @@ fn answer_bytes(
     result: &crate::ToolResult,
     stateless: bool,
 ) -> Vec<u8> {
-    match tools::answer(&shared.registry, result) {
+    match tools::answer(&shared.registry, result, shared.max_output_bytes) {
         CallAnswer::Result(body) => {
             let body = if stateless {
                 stateless_result(body, &shared.info)

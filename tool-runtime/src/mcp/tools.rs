@@ -13,7 +13,57 @@ pub(crate) enum CallAnswer {
     UnknownTool(String),
 }
 
-pub(crate) fn answer(registry: &Registry, result: &ToolResult) -> CallAnswer {
+pub(crate) fn answer(
+    registry: &Registry,
+    result: &ToolResult,
+    max_output_bytes: usize,
+) -> CallAnswer {
+    let answer = full_answer(registry, result);
+    match answer {
+        CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
+        other => other,
+    }
+}
+
+/// Cuts an answer over `limit` bytes: its text, at a character boundary, with a marker
+/// saying how much there was. Structured content cannot be cut and stay valid, so a cut
+/// answer carries none and is flagged `isError` (clients then skip checking it against the
+/// output schema).
+fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
+    let size = Value::Object(body.clone()).to_string().len();
+    if size <= limit {
+        return body;
+    }
+    let mut text = String::new();
+    for block in body
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match block.get("text").and_then(Value::as_str) {
+            Some(part) => text.push_str(part),
+            None => text.push_str(&block.to_string()),
+        }
+    }
+    let mut cut = limit.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(&format!(
+        "\n[output truncated: the result was {size} bytes; the limit is {limit} bytes. Ask for less.]"
+    ));
+    body.clear();
+    body.insert(
+        "content".to_owned(),
+        json!([{"type": "text", "text": text}]),
+    );
+    body.insert("isError".to_owned(), true.into());
+    body
+}
+
+fn full_answer(registry: &Registry, result: &ToolResult) -> CallAnswer {
     let mut body = Map::new();
     match result.error() {
         None => {

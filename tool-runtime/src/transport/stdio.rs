@@ -7,7 +7,7 @@
 //! (through `tracing`), never to the output.
 
 use crate::mcp::{McpServer, Message};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 /// Serves one client on `input`/`output` until the input ends.
@@ -41,18 +41,31 @@ where
         output.flush().await
     });
 
-    let mut reader = BufReader::new(input);
+    let limit = server.max_message_bytes();
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::new();
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line).await?;
-        if read == 0 {
-            break;
+        match read_line(&mut reader, &mut line, limit).await? {
+            Line::End => break,
+            Line::TooLarge(size) => {
+                let message = format!(
+                    "Invalid Request: the message is {size} bytes; the limit is {limit} bytes"
+                );
+                let _ = sink.send(Message {
+                    bytes: crate::mcp::jsonrpc::error_response(
+                        None,
+                        crate::mcp::jsonrpc::code::INVALID_REQUEST,
+                        &message,
+                        None,
+                    ),
+                    is_response: true,
+                });
+            }
+            Line::Message if line.iter().all(u8::is_ascii_whitespace) => {}
+            Line::Message => {
+                connection.handle(&line, &sink);
+            }
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        connection.handle(&line, &sink);
     }
 
     // End of input: finish the work in flight, then let the writer drain and stop.
@@ -62,6 +75,62 @@ where
     match writer.await {
         Ok(result) => result,
         Err(join_error) => Err(std::io::Error::other(join_error)),
+    }
+}
+
+enum Line {
+    /// A message is in the buffer.
+    Message,
+    /// A message past the limit was skipped; its size.
+    TooLarge(usize),
+    /// The input ended.
+    End,
+}
+
+/// Reads one line into `line`, without ever holding more than `limit` bytes of it: a longer
+/// line is read through to its end and dropped, so one huge message neither exhausts
+/// memory nor ends the connection.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
+    line.clear();
+    let mut total = 0usize;
+    let mut too_large = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (total, too_large) {
+                (0, _) => Line::End,
+                (_, true) => Line::TooLarge(total),
+                // Input closed in the middle of a message: what came is still handled.
+                (_, false) => Line::Message,
+            });
+        }
+        let (chunk, complete) = match available.iter().position(|&byte| byte == b'\n') {
+            Some(end) => (&available[..=end], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        total += used;
+        if !too_large {
+            if line.len() + used > limit {
+                too_large = true;
+                line.clear();
+                line.shrink_to(64 * 1024);
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if complete {
+            return Ok(if too_large {
+                Line::TooLarge(total)
+            } else {
+                Line::Message
+            });
+        }
     }
 }
 

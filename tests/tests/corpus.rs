@@ -1,0 +1,408 @@
+//! The bad-input corpus (`tests/corpus/bad-input.jsonl`, each case with its expected
+//! answer) against the stdio and the HTTP server, plus inputs too big for a file: a 10 MB
+//! string, arrays nested 100,000 deep, bodies past the size limit. After every case the
+//! server must answer a valid request, and no answer may leak internals.
+
+use axum::body::{to_bytes, Body};
+use axum::http::{Request, StatusCode};
+use base64::Engine;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::transport::http::{router, HttpOptions};
+use tool_runtime::{tool, Registry};
+use tower::ServiceExt;
+
+/// Add two integers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Panics with something secret.
+#[tool]
+fn explode() -> u8 {
+    panic!("secret detail at /root/src/main.rs:12")
+}
+
+/// Fails.
+#[tool]
+fn broken() -> Result<u8, String> {
+    Err("the station is offline".into())
+}
+
+/// Returns a map whose keys JSON cannot hold.
+#[tool]
+fn unserializable() -> HashMap<(u8, u8), u8> {
+    HashMap::from([((1, 2), 3)])
+}
+
+/// Echoes a text back.
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+fn server(options: ServerOptions) -> McpServer {
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo {
+            name: "corpus".into(),
+            version: "1".into(),
+            instructions: None,
+        },
+        options,
+    )
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+/// The valid request sent after each case: a 2026-07-28 call, served in any session state.
+const AFTER: &str = r#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+const LEAKS: [&str; 8] = [
+    "panicked",
+    "secret detail",
+    ".rs:",
+    "/root",
+    "/home",
+    "backtrace",
+    "RUST_",
+    "stack",
+];
+
+struct Case {
+    name: String,
+    send: Vec<u8>,
+    expect: Value,
+    fresh: bool,
+}
+
+fn corpus() -> Vec<Case> {
+    let text = include_str!("../corpus/bad-input.jsonl");
+    text.lines()
+        .map(|line| {
+            let case: Value = serde_json::from_str(line).unwrap();
+            let send = match (&case["send"], &case["send_base64"]) {
+                (Value::String(text), _) => text.as_bytes().to_vec(),
+                (_, Value::String(encoded)) => base64::engine::general_purpose::STANDARD
+                    .decode(encoded)
+                    .unwrap(),
+                _ => panic!("a case sends something"),
+            };
+            Case {
+                name: case["name"].as_str().unwrap().to_owned(),
+                send,
+                expect: case["expect"].clone(),
+                fresh: case["fresh"] == true,
+            }
+        })
+        .collect()
+}
+
+/// Whether `answers` (everything the server sent for the case) is what the case expects.
+fn matches(expect: &Value, answers: &[Value]) -> Result<(), String> {
+    if expect["silent"] == true {
+        return if answers.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("expected no answer, got {answers:?}"))
+        };
+    }
+    let [answer] = answers else {
+        return Err(format!("expected one answer, got {answers:?}"));
+    };
+    if answer["jsonrpc"] != "2.0" {
+        return Err(format!("not JSON-RPC 2.0: {answer}"));
+    }
+    if answer["id"] != expect["id"] {
+        return Err(format!("id {} instead of {}", answer["id"], expect["id"]));
+    }
+    if let Some(code) = expect.get("error") {
+        return if &answer["error"]["code"] == code && answer["error"]["message"].is_string() {
+            Ok(())
+        } else {
+            Err(format!("expected error {code}, got {answer}"))
+        };
+    }
+    let result = &answer["result"];
+    if !result.is_object() {
+        return Err(format!("expected a result, got {answer}"));
+    }
+    let is_error = result["isError"] == true;
+    if expect["tool_error"] == true && !is_error {
+        return Err(format!("expected a tool error result, got {answer}"));
+    }
+    if expect["result"] == true && is_error {
+        return Err(format!("expected a success, got {answer}"));
+    }
+    Ok(())
+}
+
+fn no_leaks(text: &str) -> Result<(), String> {
+    match LEAKS.iter().find(|leak| text.contains(*leak)) {
+        Some(leak) => Err(format!("the answer leaks {leak:?}: {text}")),
+        None => Ok(()),
+    }
+}
+
+/// One stdio session: sends `lines`, then the `after` request, and returns every answer
+/// before the one to `after` (which must come).
+async fn stdio_session(server: &McpServer, lines: &[&[u8]]) -> Result<Vec<Value>, String> {
+    let (client, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let server = server.clone();
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
+    });
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let writer = {
+        let lines: Vec<Vec<u8>> = lines.iter().map(|l| l.to_vec()).collect();
+        tokio::spawn(async move {
+            for line in lines {
+                client_write.write_all(&line).await?;
+                client_write.write_all(b"\n").await?;
+            }
+            client_write.write_all(AFTER.as_bytes()).await?;
+            client_write.write_all(b"\n").await?;
+            client_write.shutdown().await
+        })
+    };
+    // Read everything until the server ends its output (it does at the end of input, once
+    // the calls in flight are answered): slow answers may come after the next request's.
+    let mut reader = BufReader::new(client_read).lines();
+    let mut answers = Vec::new();
+    let mut after_served = false;
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), reader.next_line())
+            .await
+            .map_err(|_| "no answer within 10 s".to_owned())?
+            .map_err(|e| e.to_string())?;
+        let Some(line) = line else { break };
+        no_leaks(&line)?;
+        let answer: Value =
+            serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}: {line}"))?;
+        if answer["id"] == "after" {
+            if answer["result"]["structuredContent"] != json!({"result": 2}) {
+                return Err(format!("the next request was not served: {answer}"));
+            }
+            after_served = true;
+        } else if answer["id"] != "init" {
+            answers.push(answer);
+        }
+    }
+    if !after_served {
+        return Err("the next request got no answer".to_owned());
+    }
+    writer.await.unwrap().map_err(|e| e.to_string())?;
+    serving.await.unwrap().map_err(|e| e.to_string())?;
+    Ok(answers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_corpus_over_stdio() {
+    let cases = corpus();
+    assert!(cases.len() >= 100, "{} cases", cases.len());
+    let server = server(ServerOptions::default());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let lines: Vec<&[u8]> = if case.fresh {
+            vec![&case.send]
+        } else {
+            vec![INIT.as_bytes(), &case.send]
+        };
+        match stdio_session(&server, &lines).await {
+            Ok(answers) => {
+                if let Err(problem) = matches(&case.expect, &answers) {
+                    failures.push(format!("{}: {problem}", case.name));
+                }
+            }
+            Err(problem) => failures.push(format!("{}: {problem}", case.name)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+async fn post(app: &axum::Router, session: Option<&str>, body: Vec<u8>) -> (StatusCode, String) {
+    let mut request = Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = to_bytes(response.into_body(), 64 << 20).await.unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The JSON-RPC messages of a JSON or SSE body.
+fn messages(body: &str) -> Vec<Value> {
+    if body.trim().is_empty() {
+        return Vec::new();
+    }
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+async fn http_session(app: &axum::Router) -> String {
+    let response = app
+        .clone()
+        .oneshot(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .body(Body::from(INIT))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_corpus_over_http() {
+    let app = router(server(ServerOptions::default()), HttpOptions::default());
+    let mut failures = Vec::new();
+    for case in corpus() {
+        let initialize = case.send.windows(12).any(|w| w == b"\"initialize\"");
+        let stateless = case.send.windows(13).any(|w| w == b"protocolVersi");
+        let session = if case.fresh {
+            None
+        } else {
+            Some(http_session(&app).await)
+        };
+        let (status, body) = post(&app, session.as_deref(), case.send.clone()).await;
+        let outcome = no_leaks(&body).and_then(|()| {
+            let answers = messages(&body);
+            let ping = case.send.windows(6).any(|w| w == b"\"ping\"");
+            if case.fresh && !initialize && !stateless && !ping {
+                // Without a session the HTTP side answers for itself: initialize first.
+                return if status == StatusCode::BAD_REQUEST
+                    && answers
+                        .first()
+                        .is_some_and(|a| a["error"]["code"] == -32600)
+                {
+                    Ok(())
+                } else {
+                    Err(format!("expected 400 and -32600, got {status} {body}"))
+                };
+            }
+            if case.expect["silent"] == true && status != StatusCode::ACCEPTED {
+                return Err(format!("a notification gets 202, not {status}"));
+            }
+            matches(&case.expect, &answers)
+        });
+        if let Err(problem) = outcome {
+            failures.push(format!("{}: {problem}", case.name));
+        }
+        // The server answers a valid request right after.
+        let session = http_session(&app).await;
+        let (status, body) = post(&app, Some(&session), AFTER.as_bytes().to_vec()).await;
+        if status != StatusCode::OK
+            || messages(&body)
+                .last()
+                .map(|m| m["result"]["structuredContent"].clone())
+                != Some(json!({"result": 2}))
+        {
+            failures.push(format!(
+                "{}: the next request failed: {status} {body}",
+                case.name
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inputs_too_big_for_a_file() {
+    let server = server(ServerOptions::default());
+    let app = router(server.clone(), HttpOptions::default());
+
+    // A 10 MB string: past the message limit on stdio, past the body limit over HTTP.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+        "x".repeat(10_000_000)
+    );
+    let answers = stdio_session(&server, &[INIT.as_bytes(), huge.as_bytes()])
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["error"]["code"], -32600);
+    assert_eq!(answers[0]["id"], Value::Null);
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the limit is 4194304 bytes"),
+        "{}",
+        answers[0]
+    );
+    let session = http_session(&app).await;
+    let (status, _) = post(&app, Some(&session), huge.into_bytes()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    // Arrays nested 100,000 deep: refused by the parser's depth limit, not by a crash.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{}{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let answers = stdio_session(&server, &[INIT.as_bytes(), deep.as_bytes()])
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            answers[0]["error"]["code"].clone(),
+            answers[0]["id"].clone()
+        ),
+        (json!(-32700), Value::Null)
+    );
+    let (status, body) = post(&app, Some(&session), deep.into_bytes()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(messages(&body)[0]["error"]["code"], -32700);
+
+    // A big message within the limits is served.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+        "y".repeat(3_000_000)
+    );
+    let small = server_with_output_limit(1_000);
+    let answers = stdio_session(&small, &[INIT.as_bytes(), big.as_bytes()])
+        .await
+        .unwrap();
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with("the limit is 1000 bytes. Ask for less.]"),
+        "output cut with a marker"
+    );
+    assert!(text.len() < 1_200);
+    assert_eq!(answers[0]["result"]["isError"], true);
+}
+
+fn server_with_output_limit(bytes: usize) -> McpServer {
+    server(ServerOptions::default().max_output_bytes(bytes))
+}

@@ -1,0 +1,278 @@
+//! Load and faults: 10,000 calls with 64 in flight over stdio and 16 concurrent HTTP
+//! clients, every answer exactly once with the right id, and memory back to its baseline
+//! afterwards (counted by this binary's allocator); calls in flight past the limit; a
+//! client that goes away mid-call; input that ends in the middle of a message.
+
+use axum::body::{to_bytes, Body};
+use axum::http::Request;
+use serde_json::{json, Value};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Semaphore;
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::transport::http::{router, HttpOptions};
+use tool_runtime::{tool, Registry};
+use tower::ServiceExt;
+
+/// Counts the bytes this process has allocated and not freed.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let pointer = unsafe { System.alloc(layout) };
+        if !pointer.is_null() {
+            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        pointer
+    }
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(pointer, layout) };
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Add two integers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Waits `millis`, then doubles `n`.
+#[tool]
+async fn later(n: i64, millis: u64) -> i64 {
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    n * 2
+}
+
+static HOLD_DROPPED: AtomicBool = AtomicBool::new(false);
+
+struct Flag;
+impl Drop for Flag {
+    fn drop(&mut self) {
+        HOLD_DROPPED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Holds the call for ten seconds.
+#[tool]
+async fn hold() -> u8 {
+    let _flag = Flag;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    0
+}
+
+fn server(options: ServerOptions) -> McpServer {
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo {
+            name: "load".into(),
+            version: "1".into(),
+            instructions: None,
+        },
+        options,
+    )
+}
+
+fn request(id: u64) -> String {
+    if id.is_multiple_of(4) {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":{id},"millis":1}}}}}}"#
+        )
+    } else {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#
+        )
+    }
+}
+
+fn expected(id: u64) -> Value {
+    if id.is_multiple_of(4) {
+        json!({"result": id * 2})
+    } else {
+        json!({"result": id + 1})
+    }
+}
+
+/// Runs one stdio session of `calls` calls, at most 64 in flight, checking every answer.
+async fn stdio_load(server: &McpServer, calls: u64) {
+    let (client, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
+        })
+    };
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let window = std::sync::Arc::new(Semaphore::new(64));
+    let writer = {
+        let window = std::sync::Arc::clone(&window);
+        tokio::spawn(async move {
+            client_write.write_all(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await.unwrap();
+            client_write.write_all(b"\n").await.unwrap();
+            for id in 1..=calls {
+                window.acquire().await.unwrap().forget();
+                client_write
+                    .write_all(request(id).as_bytes())
+                    .await
+                    .unwrap();
+                client_write.write_all(b"\n").await.unwrap();
+            }
+            client_write.shutdown().await.unwrap();
+        })
+    };
+    let mut lines = BufReader::new(client_read).lines();
+    let mut seen = HashSet::new();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        let id = answer["id"].as_u64().unwrap();
+        if id == 0 {
+            continue;
+        }
+        assert!(seen.insert(id), "answer {id} came twice");
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            expected(id),
+            "answer {id}: {answer}"
+        );
+        window.add_permits(1);
+    }
+    assert_eq!(seen.len() as u64, calls, "every call answered");
+    writer.await.unwrap();
+    serving.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_calls_over_stdio_and_memory_returns_to_its_baseline() {
+    let server = server(ServerOptions::default());
+    // Warm up: lazily built parts (schemas, pages, the blocking pool) exist from here on.
+    stdio_load(&server, 200).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let baseline = LIVE.load(Ordering::SeqCst);
+    stdio_load(&server, 10_000).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let after = LIVE.load(Ordering::SeqCst);
+    assert!(
+        after - baseline < 256 * 1024,
+        "{} bytes more live after 10,000 calls than before",
+        after - baseline
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_http_clients_at_once() {
+    let app = router(server(ServerOptions::default()), HttpOptions::default());
+    let clients: Vec<_> = (0..16u64)
+        .map(|client| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                for i in 0..150u64 {
+                    let id = client * 1000 + i + 1;
+                    let body = request(id).replace(
+                        r#""params":{"#,
+                        r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#,
+                    );
+                    let response = app
+                        .clone()
+                        .oneshot(Request::post("/mcp").header("host", "localhost").header("accept", "application/json").body(Body::from(body)).unwrap())
+                        .await
+                        .unwrap();
+                    let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
+                    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+                    assert_eq!(answer["id"], id);
+                    assert_eq!(answer["result"]["structuredContent"], expected(id));
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
+    let server = server(ServerOptions::default().max_in_flight(3));
+    let connection = server.connection();
+    let (sink, mut messages) = tokio::sync::mpsc::unbounded_channel();
+    connection.handle(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#, &sink);
+    messages.recv().await.unwrap();
+    for id in 1..=4 {
+        connection.handle(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#).as_bytes(), &sink);
+    }
+    let refused: Value = serde_json::from_slice(&messages.recv().await.unwrap().bytes).unwrap();
+    assert_eq!(refused["id"], 4);
+    assert_eq!(refused["error"]["code"], -32600);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("3 calls are already running"),
+        "{refused}"
+    );
+    for _ in 0..3 {
+        let answer: Value = serde_json::from_slice(&messages.recv().await.unwrap().bytes).unwrap();
+        assert_eq!(answer["result"]["structuredContent"], json!({"result": 2}));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_mid_call_drops_the_work() {
+    let app = router(server(ServerOptions::default()), HttpOptions::default());
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let response = app
+        .oneshot(
+            Request::post("/mcp")
+                .header("host", "localhost")
+                .header("accept", "application/json, text/event-stream")
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!HOLD_DROPPED.load(Ordering::SeqCst));
+    drop(response); // The client hangs up.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        HOLD_DROPPED.load(Ordering::SeqCst),
+        "the tool's future was dropped"
+    );
+}
+
+#[tokio::test]
+async fn input_that_ends_mid_message_is_answered_and_the_server_exits_cleanly() {
+    let server = server(ServerOptions::default());
+    let (client, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
+    });
+    let (client_read, mut client_write) = tokio::io::split(client);
+    client_write
+        .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"pi"#)
+        .await
+        .unwrap();
+    client_write.shutdown().await.unwrap();
+    let mut lines = BufReader::new(client_read).lines();
+    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["error"]["code"], -32700);
+    assert!(
+        lines.next_line().await.unwrap().is_none(),
+        "then the output ends"
+    );
+    serving.await.unwrap().unwrap();
+}

@@ -276,3 +276,33 @@ async fn input_that_ends_mid_message_is_answered_and_the_server_exits_cleanly() 
     );
     serving.await.unwrap().unwrap();
 }
+
+/// Never returns.
+#[tool]
+async fn forever() -> u8 {
+    std::future::pending::<()>().await;
+    0
+}
+
+#[tokio::test]
+async fn a_tool_that_never_returns_does_not_keep_the_server_alive_after_input_ends() {
+    let server = server(ServerOptions::default().shutdown_grace(Duration::from_millis(100)));
+    let (client, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
+    });
+    let (client_read, mut client_write) = tokio::io::split(client);
+    client_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n").await.unwrap();
+    client_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"forever\"}}\n").await.unwrap();
+    client_write.shutdown().await.unwrap();
+    let mut lines = BufReader::new(client_read).lines();
+    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["id"], 0);
+    let exited = tokio::time::timeout(Duration::from_secs(5), serving).await;
+    assert!(exited.is_ok(), "the server exits after the grace period");
+    assert!(
+        lines.next_line().await.unwrap().is_none(),
+        "the cancelled call gets no answer"
+    );
+}

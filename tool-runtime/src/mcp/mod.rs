@@ -83,6 +83,7 @@ pub(crate) struct Shared {
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) max_output_bytes: usize,
+    pub(crate) shutdown_grace: std::time::Duration,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -115,6 +116,7 @@ impl McpServer {
                 max_message_bytes: options.max_message_bytes,
                 max_in_flight: options.max_in_flight.max(1),
                 max_output_bytes: options.max_output_bytes,
+                shutdown_grace: options.shutdown_grace,
             }),
         }
     }
@@ -132,6 +134,11 @@ impl McpServer {
     /// Who the server says it is.
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
+    }
+
+    /// How long calls in flight may still run once the input has ended.
+    pub fn shutdown_grace(&self) -> std::time::Duration {
+        self.shared.shutdown_grace
     }
 
     /// The largest message a stream transport (stdio) accepts, in bytes.
@@ -155,6 +162,8 @@ pub struct ServerOptions {
     pub max_in_flight: usize,
     /// The largest tool output sent back, in bytes; a longer one is cut, with a marker.
     pub max_output_bytes: usize,
+    /// How long calls in flight may still run once a stdio client's input has ended.
+    pub shutdown_grace: std::time::Duration,
 }
 
 impl Default for ServerOptions {
@@ -165,6 +174,7 @@ impl Default for ServerOptions {
             max_message_bytes: 4 * 1024 * 1024,
             max_in_flight: 256,
             max_output_bytes: 1024 * 1024,
+            shutdown_grace: std::time::Duration::from_secs(5),
         }
     }
 }
@@ -191,6 +201,12 @@ impl ServerOptions {
     /// The largest tool output sent back, in bytes.
     pub fn max_output_bytes(mut self, bytes: usize) -> Self {
         self.max_output_bytes = bytes;
+        self
+    }
+
+    /// How long calls in flight may still run once a stdio client's input has ended.
+    pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 

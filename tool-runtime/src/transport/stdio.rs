@@ -3,7 +3,8 @@
 //!
 //! Each line in is one message; each message out is one line. Requests run concurrently,
 //! so a slow tool never holds up others; responses go out as they are ready. At the end of
-//! input the server answers what it is working on and exits cleanly. Logs go to stderr
+//! input the server answers what it is working on (within a grace period; what still runs
+//! after it is cancelled) and exits cleanly. Logs go to stderr
 //! (through `tracing`), never to the output.
 
 use crate::mcp::{McpServer, Message};
@@ -68,8 +69,19 @@ where
         }
     }
 
-    // End of input: finish the work in flight, then let the writer drain and stop.
-    connection.drain().await;
+    // End of input: give the work in flight a grace period to answer, cancel what is left
+    // (a tool that never returns must not keep the process alive), then let the writer
+    // drain and stop.
+    if tokio::time::timeout(server.shutdown_grace(), connection.drain())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            calls = connection.in_flight(),
+            "input ended; cancelling the calls still running"
+        );
+    }
+    connection.close();
     drop(connection);
     drop(sink);
     match writer.await {

@@ -406,3 +406,35 @@ async fn inputs_too_big_for_a_file() {
 fn server_with_output_limit(bytes: usize) -> McpServer {
     server(ServerOptions::default().max_output_bytes(bytes))
 }
+
+/// Answers after `millis` milliseconds.
+#[tool]
+async fn pause(millis: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    millis
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_ids_in_flight_over_stdio() {
+    let server = server(ServerOptions::default());
+    let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pause","arguments":{"millis":300}}}"#;
+    let answers = stdio_session(&server, &[INIT.as_bytes(), call, call])
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["id"], 7);
+    assert_eq!(
+        answers[0]["error"]["code"], -32600,
+        "the second request with id 7 is refused at once"
+    );
+    assert!(answers[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already used by a request that has not been answered"));
+    assert_eq!(answers[1]["id"], 7);
+    assert_eq!(
+        answers[1]["result"]["structuredContent"],
+        json!({"result": 300}),
+        "the first is answered"
+    );
+}

@@ -402,7 +402,7 @@ async fn seed_003_rest_endpoints() {
     let (status, _, body) = send(&app, get("/api/tools/discover")).await;
     assert_eq!(status, StatusCode::OK);
     let discovered = json_of(&body);
-    assert_eq!(discovered["totalCount"], 3);
+    assert_eq!(discovered["totalCount"], 4);
     assert_eq!(discovered["tools"][0]["name"], "add");
     assert_eq!(
         discovered["tools"][0]["parameters"]["required"],
@@ -511,4 +511,53 @@ async fn the_router_nests_into_an_existing_app() {
     assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
     let (status, _, _) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
+}
+
+/// Sleeps two seconds.
+#[tool]
+async fn nap() -> u8 {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
+    let app = app();
+    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap"}}"#;
+    let waiting = {
+        let app = app.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            let request = Request::post("/mcp")
+                .header("host", "localhost")
+                .header("accept", "application/json")
+                .header("mcp-session-id", session)
+                .body(Body::from(call))
+                .unwrap();
+            send(&app, request).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let delete = Request::delete("/mcp")
+        .header("host", "localhost")
+        .header("mcp-session-id", &session)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, delete).await.0, StatusCode::NO_CONTENT);
+    let (status, _, body) = tokio::time::timeout(Duration::from_secs(1), waiting)
+        .await
+        .expect("released at once")
+        .unwrap();
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    let answer = json_of(&body);
+    assert_eq!(answer["id"], 1);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session was closed"),
+        "{answer}"
+    );
 }

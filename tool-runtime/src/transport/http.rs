@@ -393,7 +393,9 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     if wants_sse || !takes_json {
         return sse(connection, route.id, stateless, None, outgoing);
     }
-    // JSON only: notifications (progress, logs) cannot be delivered and are dropped.
+    // JSON only: notifications (progress, logs) cannot be delivered and are dropped. Only
+    // the call's task holds a sender from here on, so a cancelled call ends the wait.
+    drop(sink);
     while let Some(message) = outgoing.recv().await {
         if message.is_response {
             let status = status_for(&message.bytes, stateless);
@@ -404,7 +406,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
         StatusCode::INTERNAL_SERVER_ERROR,
         route.id.as_ref(),
         code::INTERNAL_ERROR,
-        "Internal error",
+        "The request ended without an answer: its session was closed while it ran",
     )
 }
 

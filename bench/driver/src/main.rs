@@ -19,11 +19,24 @@ const IN_FLIGHT: usize = 64;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let split = args.iter().position(|a| a == "--").expect("usage: driver <transport> ... -- <server command>");
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .expect("usage: driver <transport> ... -- <server command>");
     let (options, command) = (&args[..split], &args[split + 1..]);
     let report = match options.first().map(String::as_str) {
-        Some("stdio") => stdio(&options[1], options[2].parse().unwrap(), &options[3], command),
-        Some("http") => http(options[1].parse().unwrap(), options[2].parse().unwrap(), options[3].parse().unwrap(), command),
+        Some("stdio") => stdio(
+            &options[1],
+            options[2].parse().unwrap(),
+            &options[3],
+            command,
+        ),
+        Some("http") => http(
+            options[1].parse().unwrap(),
+            options[2].parse().unwrap(),
+            options[3].parse().unwrap(),
+            command,
+        ),
         _ => panic!("the transport is stdio or http"),
     };
     println!("{report}");
@@ -41,18 +54,29 @@ fn spawn(command: &[String], stdin: Stdio, stdout: Stdio) -> Child {
 
 /// On-CPU nanoseconds of every thread of the process so far.
 fn cpu_ns(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
     tasks
         .flatten()
         .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-        .filter_map(|text| text.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()))
+        .filter_map(|text| {
+            text.split_whitespace()
+                .next()
+                .and_then(|ns| ns.parse::<u64>().ok())
+        })
         .sum()
 }
 
 fn peak_rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -79,11 +103,15 @@ fn call(id: u64, tool: &str) -> String {
 fn check(answer: &Value, id: u64, tool: &str) -> bool {
     let result = &answer["result"];
     if tool == "list" {
-        return result["tools"].as_array().is_some_and(|tools| !tools.is_empty());
+        return result["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty());
     }
     let expected = id + 1;
     result["structuredContent"]["result"] == expected
-        || result["content"][0]["text"].as_str().is_some_and(|t| t.trim() == expected.to_string())
+        || result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.trim() == expected.to_string())
 }
 
 fn stdio(mode: &str, requests: u64, tool: &str, command: &[String]) -> Value {
@@ -98,7 +126,11 @@ fn stdio(mode: &str, requests: u64, tool: &str, command: &[String]) -> Value {
     output.read_line(&mut line).unwrap();
     let startup = started.elapsed();
     assert!(line.contains("\"result\""), "initialize failed: {line}");
-    writeln!(input, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
     // Warm up: the first calls pay for lazy work (validators, pages).
     for id in 1..=100 {
         writeln!(input, "{}", call(id, tool)).unwrap();
@@ -108,7 +140,8 @@ fn stdio(mode: &str, requests: u64, tool: &str, command: &[String]) -> Value {
     }
 
     let base = 1_000;
-    let sent_at: Arc<Mutex<Vec<Option<Instant>>>> = Arc::new(Mutex::new(vec![None; requests as usize]));
+    let sent_at: Arc<Mutex<Vec<Option<Instant>>>> =
+        Arc::new(Mutex::new(vec![None; requests as usize]));
     let window = Arc::new((Mutex::new(0usize), Condvar::new()));
     let cpu_before = cpu_ns(pid);
     let began = Instant::now();
@@ -196,11 +229,21 @@ fn answer_of(body: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn post(agent: &ureq::Agent, url: &str, session: Option<&str>, body: &str) -> (Option<String>, String) {
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (Option<String>, String) {
     try_post(agent, url, session, body).unwrap_or_else(|e| panic!("POST failed: {e}"))
 }
 
-fn try_post(agent: &ureq::Agent, url: &str, session: Option<&str>, body: &str) -> Result<(Option<String>, String), ureq::Error> {
+fn try_post(
+    agent: &ureq::Agent,
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> Result<(Option<String>, String), ureq::Error> {
     let mut request = agent
         .post(url)
         .header("content-type", "application/json")
@@ -210,7 +253,11 @@ fn try_post(agent: &ureq::Agent, url: &str, session: Option<&str>, body: &str) -
         request = request.header("mcp-session-id", session);
     }
     let mut response = request.send(body)?;
-    let session = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let text = response.body_mut().read_to_string().unwrap_or_default();
     Ok((session, text))
 }
@@ -220,7 +267,10 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
     let mut child = spawn(command, Stdio::null(), Stdio::null());
     let pid = child.id();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
     let mut session = None;
     for _ in 0..400 {
         if let Ok(response) = try_post(&agent, &url, None, &initialize(0)) {
@@ -230,7 +280,12 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
         std::thread::sleep(Duration::from_millis(10));
     }
     let startup = started.elapsed();
-    post(&agent, &url, session.as_deref(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    post(
+        &agent,
+        &url,
+        session.as_deref(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
     for id in 1..=50 {
         post(&agent, &url, session.as_deref(), &call(id, "add"));
     }
@@ -242,7 +297,10 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
             let url = url.clone();
             let session = session.clone();
             std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
                 let mut latencies = Vec::with_capacity(per_client as usize);
                 let mut wrong = 0;
                 for i in 0..per_client {

@@ -9,7 +9,11 @@ fn server() -> McpServer {
     micro::link();
     McpServer::with_options(
         Registry::new().unwrap(),
-        ServerInfo { name: "micro".into(), version: "1".into(), instructions: None },
+        ServerInfo {
+            name: "micro".into(),
+            version: "1".into(),
+            instructions: None,
+        },
         ServerOptions::default().page_size(2000),
     )
 }
@@ -26,7 +30,10 @@ fn initialized(server: &McpServer) -> Connection {
 }
 
 fn protocol(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let _entered = runtime.enter();
     let server = server();
     let connection = initialized(&server);

@@ -21,7 +21,7 @@ use std::{
     io::{self, BufRead, BufReader, BufWriter, Write},
 };
 
-use serde_json::{Map, Value, json};
+use serde_json::{json, Map, Value};
 
 const SERVER_NAME: &str = "floor";
 const SERVER_VERSION: &str = "0.1.0";
@@ -193,7 +193,12 @@ fn tools_list_result() -> String {
     let tools = [
         tool("add", "Add two integers", &add_in, Some(&add_out)),
         tool("echo", "Echo the message back", &echo_in, None),
-        tool("get_weather", "Get the (fake) weather for a city", &weather_in, None),
+        tool(
+            "get_weather",
+            "Get the (fake) weather for a city",
+            &weather_in,
+            None,
+        ),
         tool(
             "search",
             "Search (fake): returns up to `limit` (default 3) results",
@@ -314,7 +319,10 @@ fn tool_search(args: &Map<String, Value>) -> ToolOutcome {
     let tags = match args.get("tags") {
         Some(Value::Array(items)) => items
             .iter()
-            .map(|t| t.as_str().ok_or_else(|| format!("invalid type: {t}, expected a string")))
+            .map(|t| {
+                t.as_str()
+                    .ok_or_else(|| format!("invalid type: {t}, expected a string"))
+            })
             .collect::<Result<Vec<&str>, String>>()?,
         Some(other) => return Err(format!("invalid type: {other}, expected a sequence")),
         None => return Err("missing field `tags`".to_owned()),

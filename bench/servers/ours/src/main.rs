@@ -77,9 +77,14 @@ fn search(
     tags: Vec<String>,
 ) -> Vec<String> {
     let tags = tags.join(",");
-    (0..limit.unwrap_or(3)).map(|i| format!("{query}-{i}{tags}")).collect()
+    (0..limit.unwrap_or(3))
+        .map(|i| format!("{query}-{i}{tags}"))
+        .collect()
 }
 
 fn main() -> std::process::ExitCode {
-    tool_runtime::cli::Cli::new().name("bench-ours").version("0.1.0").run()
+    tool_runtime::cli::Cli::new()
+        .name("bench-ours")
+        .version("0.1.0")
+        .run()
 }

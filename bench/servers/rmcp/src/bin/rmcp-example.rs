@@ -23,108 +23,17 @@
 //!   rmcp_example --http 127.0.0.1:8000 [--stateless] [--json-response]
 //!                                      # Streamable HTTP at http://ADDR/mcp
 
-use std::sync::Arc;
-
+use bench_rmcp::{
+    AddArgs, AddOutput, BoxError, EchoArgs, GetWeatherArgs, SearchArgs, parse_args, search_results,
+    serve_http, weather,
+};
 use rmcp::{
     ErrorData as McpError, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig},
-    schemars, tool, tool_handler, tool_router,
-    transport::{
-        stdio,
-        streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-            session::{local::LocalSessionManager, never::NeverSessionManager},
-        },
-    },
+    tool, tool_handler, tool_router,
+    transport::stdio,
 };
-use serde::{Deserialize, Serialize};
-
-// ---------------------------------------------------------------------------
-// Tool arguments / outputs (identical in rmcp_example and rmcp_tuned)
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct AddArgs {
-    pub a: i64,
-    pub b: i64,
-}
-
-/// Declared as the `outputSchema` of `add` (structuredContent = {"result": <sum>}).
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct AddOutput {
-    pub result: i64,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct EchoArgs {
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Units {
-    Metric,
-    Imperial,
-}
-
-// Manual impl rather than `#[derive(Default)]` + `#[default]`, so the variant
-// carries no extra attribute that schemars might react to. Because `Units` is
-// `Serialize` and the field is `#[serde(default)]`, schemars emits
-// `"default": "metric"` on the `units` property.
-impl Default for Units {
-    fn default() -> Self {
-        Units::Metric
-    }
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct GetWeatherArgs {
-    pub city: String,
-    #[serde(default)]
-    pub units: Units,
-    #[serde(default)]
-    pub include_forecast: bool,
-}
-
-#[derive(Debug, Serialize)]
-struct Weather<'a> {
-    city: &'a str,
-    temperature: f64,
-    units: Units,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    forecast: Option<[f64; 5]>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SearchArgs {
-    pub query: String,
-    pub limit: Option<u32>,
-    pub tags: Vec<String>,
-}
-
-const DEFAULT_SEARCH_LIMIT: u32 = 3;
-/// Hard cap so a huge `limit` cannot make the server allocate without bound.
-const MAX_SEARCH_RESULTS: u32 = 1000;
-
-fn weather(city: &str, units: Units, include_forecast: bool) -> Weather<'_> {
-    let (temperature, forecast) = match units {
-        Units::Metric => (19.5, [19.5, 20.0, 18.5, 21.0, 17.5]),
-        Units::Imperial => (67.1, [67.1, 68.0, 65.3, 69.8, 63.5]),
-    };
-    Weather {
-        city,
-        temperature,
-        units,
-        forecast: include_forecast.then_some(forecast),
-    }
-}
-
-fn search_results(query: &str, limit: Option<u32>, tags: &[String]) -> Vec<String> {
-    let limit = limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_SEARCH_RESULTS);
-    let suffix = tags.join(",");
-    (0..limit).map(|i| format!("{query}-{i}{suffix}")).collect()
-}
 
 // ---------------------------------------------------------------------------
 // Server, example style
@@ -176,9 +85,6 @@ impl Server {
         Parameters(args): Parameters<GetWeatherArgs>,
     ) -> Result<CallToolResult, McpError> {
         let w = weather(&args.city, args.units, args.include_forecast);
-        // UNSURE (minor): `?` inside the body that #[tool] wraps in
-        // `Box::pin(async move { .. })`; the error type is inferred from the
-        // boxed future's declared Output (standard BoxFuture pattern).
         Ok(CallToolResult::success(vec![ContentBlock::json(&w)?]))
     }
 
@@ -199,48 +105,20 @@ impl Default for Server {
 }
 
 // Default (what upstream examples do): router rebuilt per request.
-// UNSURE: two stacked cfg_attr-wrapped attribute macros on one impl; cfg_attr is
-// resolved before macro expansion so exactly one `tool_handler` remains, but this
-// has not been compiled. If it misbehaves, keep only the plain `#[tool_handler]`.
 #[cfg_attr(not(feature = "field_router"), tool_handler)]
 // Variant: read the router stored in the struct.
 #[cfg_attr(feature = "field_router", tool_handler(router = self.tool_router))]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("rmcp_example", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("rmcp_example", env!("CARGO_PKG_VERSION")),
+        )
     }
 }
 
 // ---------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-struct Args {
-    http: Option<String>,
-    stateless: bool,
-    json_response: bool,
-}
-
-fn parse_args() -> Result<Args, BoxError> {
-    let mut args = Args {
-        http: None,
-        stateless: false,
-        json_response: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--http" => args.http = Some(it.next().ok_or("--http needs an ADDR")?),
-            "--stateless" => args.stateless = true,
-            "--json-response" => args.json_response = true,
-            other => return Err(format!("unknown argument: {other}").into()),
-        }
-    }
-    Ok(args)
-}
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -252,48 +130,16 @@ async fn main() -> Result<(), BoxError> {
             let service = Server::new().serve(stdio()).await?;
             service.waiting().await?;
         }
-        Some(addr) => serve_http(&addr, args.stateless, args.json_response).await?,
+        Some(addr) => {
+            serve_http(
+                "rmcp_example",
+                &addr,
+                args.stateless,
+                args.json_response,
+                Server::new,
+            )
+            .await?
+        }
     }
-    Ok(())
-}
-
-async fn serve_http(addr: &str, stateless: bool, json_response: bool) -> Result<(), BoxError> {
-    // StreamableHttpServerConfig is #[non_exhaustive]: use Default + with_* builders.
-    // Default: legacy_session_mode = true (stateful, Mcp-Session-Id), SSE
-    // responses, sse_keep_alive = 15s, allowed_hosts = localhost/127.0.0.1/::1.
-    let mut config = StreamableHttpServerConfig::default();
-    if stateless {
-        config = config
-            .with_legacy_session_mode(false)
-            .with_json_response(json_response);
-    }
-    // The config owns a CancellationToken by default; keep a handle to it so we
-    // don't need a direct tokio-util dependency.
-    let ct = config.cancellation_token.clone();
-
-    let router = if stateless {
-        let service = StreamableHttpService::new(
-            || Ok(Server::new()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        );
-        axum::Router::new().nest_service("/mcp", service)
-    } else {
-        let service = StreamableHttpService::new(
-            || Ok(Server::new()),
-            LocalSessionManager::default().into(),
-            config,
-        );
-        axum::Router::new().nest_service("/mcp", service)
-    };
-
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("rmcp_example: Streamable HTTP on http://{addr}/mcp (stateless={stateless})");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            ct.cancel();
-        })
-        .await?;
     Ok(())
 }

@@ -22,104 +22,19 @@
 //!   rmcp_tuned --http 127.0.0.1:8000 [--stateless] [--json-response] [--worker-threads N]
 //!                                      # Streamable HTTP at http://ADDR/mcp
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
+use bench_rmcp::{
+    AddArgs, AddOutput, BoxError, EchoArgs, GetWeatherArgs, SearchArgs, parse_args, search_results,
+    serve_http, weather,
+};
 use rmcp::{
     ErrorData as McpError, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig},
-    schemars, tool, tool_handler, tool_router,
-    transport::{
-        stdio_pipes,
-        streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-            session::{local::LocalSessionManager, never::NeverSessionManager},
-        },
-    },
+    tool, tool_handler, tool_router,
+    transport::stdio_pipes,
 };
-use serde::{Deserialize, Serialize};
-
-// ---------------------------------------------------------------------------
-// Tool arguments / outputs (identical in rmcp_example and rmcp_tuned)
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct AddArgs {
-    pub a: i64,
-    pub b: i64,
-}
-
-/// Declared as the `outputSchema` of `add` (structuredContent = {"result": <sum>}).
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct AddOutput {
-    pub result: i64,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct EchoArgs {
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Units {
-    Metric,
-    Imperial,
-}
-
-impl Default for Units {
-    fn default() -> Self {
-        Units::Metric
-    }
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct GetWeatherArgs {
-    pub city: String,
-    #[serde(default)]
-    pub units: Units,
-    #[serde(default)]
-    pub include_forecast: bool,
-}
-
-#[derive(Debug, Serialize)]
-struct Weather<'a> {
-    city: &'a str,
-    temperature: f64,
-    units: Units,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    forecast: Option<[f64; 5]>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SearchArgs {
-    pub query: String,
-    pub limit: Option<u32>,
-    pub tags: Vec<String>,
-}
-
-const DEFAULT_SEARCH_LIMIT: u32 = 3;
-/// Hard cap so a huge `limit` cannot make the server allocate without bound.
-const MAX_SEARCH_RESULTS: u32 = 1000;
-
-fn weather(city: &str, units: Units, include_forecast: bool) -> Weather<'_> {
-    let (temperature, forecast) = match units {
-        Units::Metric => (19.5, [19.5, 20.0, 18.5, 21.0, 17.5]),
-        Units::Imperial => (67.1, [67.1, 68.0, 65.3, 69.8, 63.5]),
-    };
-    Weather {
-        city,
-        temperature,
-        units,
-        forecast: include_forecast.then_some(forecast),
-    }
-}
-
-fn search_results(query: &str, limit: Option<u32>, tags: &[String]) -> Vec<String> {
-    let limit = limit.unwrap_or(DEFAULT_SEARCH_LIMIT).min(MAX_SEARCH_RESULTS);
-    let suffix = tags.join(",");
-    (0..limit).map(|i| format!("{query}-{i}{suffix}")).collect()
-}
 
 // ---------------------------------------------------------------------------
 // Server, tuned
@@ -129,9 +44,6 @@ fn search_results(query: &str, limit: Option<u32>, tags: &[String]) -> Vec<Strin
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tuned;
 
-// UNSURE (minor): relies on `ToolRouter<Tuned>: Send + Sync` (true in 3.9.0 without
-// the `local` feature: routes are `Arc<dyn Fn(..) + Send + Sync>`, notifier is
-// `Option<Arc<dyn Fn() + Send + Sync>>`).
 /// The one router for the life of the process. `ToolRouter<Tuned>` is
 /// Send + Sync (routes are `Arc<dyn Fn .. + Send + Sync>`), so it can live in a static.
 static ROUTER: LazyLock<ToolRouter<Tuned>> = LazyLock::new(|| Tuned::tool_router());
@@ -172,10 +84,7 @@ impl Tuned {
     }
 
     #[tool(description = "Search (fake): returns up to `limit` (default 3) results")]
-    fn search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<CallToolResult, McpError> {
+    fn search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, McpError> {
         let results = search_results(&args.query, args.limit, &args.tags);
         Ok(CallToolResult::success(vec![ContentBlock::json(&results)?]))
     }
@@ -194,37 +103,6 @@ impl ServerHandler for Tuned {
 // ---------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-struct Args {
-    http: Option<String>,
-    stateless: bool,
-    json_response: bool,
-    worker_threads: Option<usize>,
-}
-
-fn parse_args() -> Result<Args, BoxError> {
-    let mut args = Args {
-        http: None,
-        stateless: false,
-        json_response: false,
-        worker_threads: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--http" => args.http = Some(it.next().ok_or("--http needs an ADDR")?),
-            "--stateless" => args.stateless = true,
-            "--json-response" => args.json_response = true,
-            "--worker-threads" => {
-                args.worker_threads = Some(it.next().ok_or("--worker-threads needs N")?.parse()?)
-            }
-            other => return Err(format!("unknown argument: {other}").into()),
-        }
-    }
-    Ok(args)
-}
 
 fn main() -> Result<(), BoxError> {
     let args = parse_args()?;
@@ -251,46 +129,13 @@ fn main() -> Result<(), BoxError> {
                 builder.worker_threads(n);
             }
             let rt = builder.build()?;
-            rt.block_on(serve_http(&addr, args.stateless, args.json_response))
+            rt.block_on(serve_http(
+                "rmcp_tuned",
+                &addr,
+                args.stateless,
+                args.json_response,
+                || Tuned,
+            ))
         }
     }
-}
-
-async fn serve_http(addr: &str, stateless: bool, json_response: bool) -> Result<(), BoxError> {
-    let mut config = StreamableHttpServerConfig::default();
-    if stateless {
-        // Stateless: no Mcp-Session-Id, every POST is served by a fresh handler
-        // from the factory (free here). json_response=true answers a plain
-        // request/response tool call with `application/json` instead of SSE.
-        config = config
-            .with_legacy_session_mode(false)
-            .with_json_response(json_response);
-    }
-    let ct = config.cancellation_token.clone();
-
-    let router = if stateless {
-        let service = StreamableHttpService::new(
-            || Ok(Tuned),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        );
-        axum::Router::new().nest_service("/mcp", service)
-    } else {
-        let service = StreamableHttpService::new(
-            || Ok(Tuned),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        axum::Router::new().nest_service("/mcp", service)
-    };
-
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("rmcp_tuned: Streamable HTTP on http://{addr}/mcp (stateless={stateless})");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            ct.cancel();
-        })
-        .await?;
-    Ok(())
 }

@@ -6,6 +6,7 @@
 //! breaking: a CI guard should err on the side of asking a human.
 
 use crate::export::{canonical, CatalogArtefact, FunctionEntry};
+use crate::schema::resolve;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -28,6 +29,17 @@ pub struct Change {
     pub tool: String,
     /// What changed.
     pub message: String,
+}
+
+impl Impact {
+    /// `Breaking` when `breaking` holds, else `Compatible`.
+    fn breaking_if(breaking: bool) -> Self {
+        if breaking {
+            Impact::Breaking
+        } else {
+            Impact::Compatible
+        }
+    }
 }
 
 impl fmt::Display for Change {
@@ -152,7 +164,8 @@ impl Comparison<'_> {
     fn compare(&mut self, old: &Value, new: &Value, path: &str, depth: usize) {
         let old = resolve(old, self.old_root);
         let new = resolve(new, self.new_root);
-        if depth > 16 || canonical::to_string(old) == canonical::to_string(new) {
+        // `Value`'s equality ignores key order, so no canonical form is needed here.
+        if depth > 16 || old == new {
             return;
         }
         let subject = self.subject(path);
@@ -171,11 +184,7 @@ impl Comparison<'_> {
                     join(old_types),
                     join(new_types)
                 );
-                let impact = if unsafe_.is_empty() {
-                    Impact::Compatible
-                } else {
-                    Impact::Breaking
-                };
+                let impact = Impact::breaking_if(!unsafe_.is_empty());
                 self.push(impact, message);
                 if impact == Impact::Breaking {
                     return;
@@ -213,11 +222,7 @@ impl Comparison<'_> {
                         Direction::Output => came,
                     };
                     self.push(
-                        if breaking {
-                            Impact::Breaking
-                        } else {
-                            Impact::Compatible
-                        },
+                        Impact::breaking_if(breaking),
                         format!("{subject}: the accepted shapes changed"),
                     );
                 }
@@ -278,11 +283,7 @@ impl Comparison<'_> {
             };
             let show = |bound: Option<f64>| bound.map_or("none".to_owned(), |b| b.to_string());
             self.push(
-                if breaking {
-                    Impact::Breaking
-                } else {
-                    Impact::Compatible
-                },
+                Impact::breaking_if(breaking),
                 format!(
                     "{subject}: {keyword} {} from {} to {}",
                     if tighter { "narrowed" } else { "widened" },
@@ -321,11 +322,7 @@ impl Comparison<'_> {
                     };
                     let what = if now_required { "required" } else { "optional" };
                     self.push(
-                        if breaking {
-                            Impact::Breaking
-                        } else {
-                            Impact::Compatible
-                        },
+                        Impact::breaking_if(breaking),
                         format!("{subject} added as {what}"),
                     );
                 }
@@ -338,11 +335,7 @@ impl Comparison<'_> {
                         };
                         let became = if now_required { "required" } else { "optional" };
                         self.push(
-                            if breaking {
-                                Impact::Breaking
-                            } else {
-                                Impact::Compatible
-                            },
+                            Impact::breaking_if(breaking),
                             format!("{subject} became {became}"),
                         );
                     }
@@ -358,33 +351,10 @@ impl Comparison<'_> {
                     Direction::Input => closed,
                     Direction::Output => old_required.contains(name),
                 };
-                self.push(
-                    if breaking {
-                        Impact::Breaking
-                    } else {
-                        Impact::Compatible
-                    },
-                    format!("{subject} removed"),
-                );
+                self.push(Impact::breaking_if(breaking), format!("{subject} removed"));
             }
         }
     }
-}
-
-fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        match current
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-            .and_then(|pointer| root.pointer(pointer))
-        {
-            Some(target) => current = target,
-            None => break,
-        }
-    }
-    current
 }
 
 fn types(schema: &Value) -> Option<BTreeSet<String>> {

@@ -1,6 +1,7 @@
 //! Says in words what a schema expects, for argument errors a model can act on:
 //! `one of "metric", "imperial"`, `an integer between 0 and 255`, `an array of strings`.
 
+use super::resolve;
 use serde_json::Value;
 
 /// How deep to follow nested schemas before saying "a value of the right shape".
@@ -71,21 +72,6 @@ fn step<'a>(schema: &'a Value, root: &'a Value, segment: &PathSegment) -> Option
         .filter_map(|keyword| schema.get(*keyword).and_then(Value::as_array))
         .flatten()
         .find_map(|branch| step(branch, root, segment))
-}
-
-/// Follows a local `$ref` (`#/$defs/Name`) to its target.
-fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
-    let mut current = schema;
-    for _ in 0..8 {
-        match current.get("$ref").and_then(Value::as_str) {
-            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
-                Some(target) => current = target,
-                None => break,
-            },
-            None => break,
-        }
-    }
-    current
 }
 
 fn describe_at(schema: &Value, root: &Value, depth: usize) -> String {

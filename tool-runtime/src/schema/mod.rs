@@ -218,6 +218,22 @@ pub(crate) fn remove_titles(schema: &mut Schema) {
     .transform(schema);
 }
 
+/// Follows local `$ref`s (`#/...`) from `schema` within `root`, at most eight hops so a
+/// cycle of references cannot loop; an unresolvable reference stops where it is.
+pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+                Some(target) => current = target,
+                None => break,
+            },
+            None => break,
+        }
+    }
+    current
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -253,10 +253,10 @@ impl Cli {
             Command::Serve { http, threads } => {
                 serve(registry, &name, self.version.as_deref(), http, threads)
             }
-            Command::List { format } => list(&registry, format),
+            Command::List { format } => with_tools(&registry, |tools| list(tools, format)),
             Command::Call { name, json } => call(&registry, &name, json),
-            Command::Check => check(&registry),
-            Command::Diff { old } => diff(&registry, &old),
+            Command::Check => with_tools(&registry, check),
+            Command::Diff { old } => with_tools(&registry, |tools| diff(tools, &old)),
         }
     }
 }
@@ -304,14 +304,15 @@ fn print(text: &str) -> ExitCode {
     }
 }
 
-fn tools_of(registry: &Registry) -> Vec<crate::ToolRef> {
-    registry.tools()
+/// Runs `f` over the registry's tools, borrowed the way exporters and checks take them.
+fn with_tools<R>(registry: &Registry, f: impl FnOnce(&[&Tool]) -> R) -> R {
+    let refs = registry.tools();
+    let tools: Vec<&Tool> = refs.iter().map(|tool| &**tool).collect();
+    f(&tools)
 }
 
-fn list(registry: &Registry, format: Format) -> ExitCode {
-    let refs = tools_of(registry);
-    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
-    match export::export(format, &tools) {
+fn list(tools: &[&Tool], format: Format) -> ExitCode {
+    match export::export(format, tools) {
         Ok((text, warnings)) => {
             for warning in warnings {
                 eprintln!("warning: {warning}");
@@ -361,10 +362,8 @@ fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
     }
 }
 
-fn check(registry: &Registry) -> ExitCode {
-    let refs = tools_of(registry);
-    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
-    let report = crate::check::check(&tools);
+fn check(tools: &[&Tool]) -> ExitCode {
+    let report = crate::check::check(tools);
     let code = print(&report.to_string());
     if report.is_ok() {
         code
@@ -373,7 +372,7 @@ fn check(registry: &Registry) -> ExitCode {
     }
 }
 
-fn diff(registry: &Registry, old: &std::path::Path) -> ExitCode {
+fn diff(tools: &[&Tool], old: &std::path::Path) -> ExitCode {
     let text = match std::fs::read_to_string(old) {
         Ok(text) => text,
         Err(error) => {
@@ -391,9 +390,7 @@ fn diff(registry: &Registry, old: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let refs = tools_of(registry);
-    let tools: Vec<&Tool> = refs.iter().map(|t| &**t).collect();
-    let new_artefact = export::catalog_artefact(&tools);
+    let new_artefact = export::catalog_artefact(tools);
     let changes = crate::diff::diff(&old_artefact, &new_artefact);
     let breaking = changes
         .iter()

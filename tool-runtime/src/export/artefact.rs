@@ -34,14 +34,28 @@ pub struct FunctionEntry {
     /// The tool's description.
     pub description: String,
     /// The canonical input schema.
+    #[serde(serialize_with = "sorted")]
     pub parameters: Value,
     /// The output schema, when the tool has one (used by `diff`).
     #[serde(
         rename = "outputSchema",
         default,
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "sorted_option"
     )]
     pub output_schema: Option<Value>,
+}
+
+/// Serializes a schema with its keys sorted, whatever map type serde_json was built with.
+fn sorted<S: serde::Serializer>(schema: &Value, serializer: S) -> Result<S::Ok, S::Error> {
+    canonical::Sorted(schema).serialize(serializer)
+}
+
+fn sorted_option<S: serde::Serializer>(
+    schema: &Option<Value>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    schema.as_ref().map(canonical::Sorted).serialize(serializer)
 }
 
 /// Builds the artefact. `tools` may come in any order; they are sorted by name.
@@ -71,21 +85,8 @@ impl CatalogArtefact {
     /// The artefact as indented JSON with sorted schema keys: byte-identical for identical
     /// source.
     pub fn to_json_pretty(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        // The top-level keys keep the seed's order; nested schemas are sorted.
-        let mut out = String::from("{\n");
-        let fields = ["version", "hash", "count", "promptList", "functionSchema"];
-        for (index, field) in fields.iter().enumerate() {
-            let text = canonical::to_string_pretty(&value[*field]).replace('\n', "\n  ");
-            out.push_str(&format!("  \"{field}\": {text}"));
-            out.push_str(if index + 1 < fields.len() {
-                ",\n"
-            } else {
-                "\n"
-            });
-        }
-        out.push('}');
-        out
+        // Field order is the struct's (the seed's); schemas sort themselves (`sorted`).
+        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
 

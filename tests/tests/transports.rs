@@ -451,9 +451,19 @@ async fn seed_003_rest_endpoints() {
     assert_eq!(status, StatusCode::OK);
     let listed = json_of(&body);
     assert_eq!(listed["jsonrpc"], "2.0");
+    // Each tool as MCP's tools/list shows it: seed 003's three keys, plus what MCP adds.
+    let add = &listed["result"]["tools"][0];
     assert_eq!(
-        listed["result"]["tools"][0],
-        json!({"name": "add", "description": "Add two integers.", "inputSchema": discovered["tools"][0]["parameters"]})
+        (&add["name"], &add["description"], &add["inputSchema"]),
+        (
+            &json!("add"),
+            &json!("Add two integers."),
+            &discovered["tools"][0]["parameters"]
+        )
+    );
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"]["type"],
+        "integer"
     );
 
     let call = |body: &str| {
@@ -465,7 +475,10 @@ async fn seed_003_rest_endpoints() {
     let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":20,"b":22}},"id":"1"}"#)).await;
     assert_eq!(
         json_of(&body),
-        json!({"jsonrpc": "2.0", "id": "1", "result": {"content": [{"type": "text", "text": "42"}]}})
+        json!({"jsonrpc": "2.0", "id": "1", "result": {
+            "content": [{"type": "text", "text": "42"}],
+            "structuredContent": {"result": 42}
+        }})
     );
     let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":1}},"id":"2"}"#)).await;
     let error = json_of(&body)["error"].clone();

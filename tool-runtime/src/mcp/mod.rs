@@ -10,7 +10,7 @@
 pub(crate) mod jsonrpc;
 mod pages;
 mod session;
-mod tools;
+pub(crate) mod tools;
 
 pub use jsonrpc::RequestId;
 pub use session::{Connection, Handled};
@@ -144,6 +144,11 @@ impl McpServer {
     /// The largest message a stream transport (stdio) accepts, in bytes.
     pub fn max_message_bytes(&self) -> usize {
         self.shared.max_message_bytes
+    }
+
+    /// The largest tool output sent back, in bytes.
+    pub fn max_output_bytes(&self) -> usize {
+        self.shared.max_output_bytes
     }
 }
 

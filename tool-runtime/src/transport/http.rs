@@ -13,7 +13,10 @@
 //!   body size limit (413).
 
 use crate::call::error::CallError;
-use crate::mcp::jsonrpc::{self, code};
+use crate::catalog::Tool;
+use crate::export;
+use crate::mcp::jsonrpc::{self, code, RequestId};
+use crate::mcp::tools::{self, CallAnswer};
 use crate::mcp::{Connection, Handled, McpServer, Message, HANDSHAKE_VERSIONS};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -272,9 +275,8 @@ fn json_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }
 
-fn rpc_error(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {"code": code, "message": message}});
-    json_response(status, body.to_string().into_bytes())
+fn rpc_error(status: StatusCode, id: Option<&RequestId>, code: i64, message: &str) -> Response {
+    json_response(status, jsonrpc::error_response(id, code, message, None))
 }
 
 /// What routing needs from a body, read without the parameters' values.
@@ -293,6 +295,7 @@ struct RouteParams {
 
 async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     let route: Route = serde_json::from_slice(&body).unwrap_or_default();
+    let route_id = route.id.as_ref().map(RequestId::from_value);
     let method = route.method.as_deref().unwrap_or("");
     let stateless_version = route
         .params
@@ -308,14 +311,14 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     } else if let Some(version) = &stateless_version {
         if let Some(header_version) = header_str(&headers, VERSION_HEADER) {
             if Some(header_version) != version.as_str() {
-                return rpc_error(StatusCode::BAD_REQUEST, route.id.as_ref(), code::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version does not match the protocol version in _meta");
+                return rpc_error(StatusCode::BAD_REQUEST, route_id.as_ref(), code::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version does not match the protocol version in _meta");
             }
         }
         if let Some(header_method) = header_str(&headers, METHOD_HEADER) {
             if header_method != method {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    route.id.as_ref(),
+                    route_id.as_ref(),
                     code::HEADER_MISMATCH,
                     "Header mismatch: Mcp-Method does not match the request's method",
                 );
@@ -330,7 +333,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
                     if !HANDSHAKE_VERSIONS.contains(&version) {
                         return rpc_error(
                             StatusCode::BAD_REQUEST,
-                            route.id.as_ref(),
+                            route_id.as_ref(),
                             code::INVALID_REQUEST,
                             "Bad Request: unsupported MCP-Protocol-Version",
                         );
@@ -341,7 +344,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
             None => {
                 return rpc_error(
                     StatusCode::NOT_FOUND,
-                    route.id.as_ref(),
+                    route_id.as_ref(),
                     code::INVALID_REQUEST,
                     "Session not found: initialize again",
                 )
@@ -404,7 +407,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     }
     rpc_error(
         StatusCode::INTERNAL_SERVER_ERROR,
-        route.id.as_ref(),
+        route_id.as_ref(),
         code::INTERNAL_ERROR,
         "The request ended without an answer: its session was closed while it ran",
     )
@@ -606,22 +609,23 @@ async fn rest_execute(State(app): State<Arc<App>>, body: Bytes) -> Response {
     (status, axum::Json(result)).into_response()
 }
 
-/// Seed 003: `GET /mcp/tools/list` answers a JSON-RPC result envelope.
+/// Seed 003: `GET /mcp/tools/list` answers a JSON-RPC result envelope, with each tool as
+/// `tools/list` over MCP shows it.
 async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
-    let tools: Vec<Value> = app
-        .server
-        .registry()
-        .tools()
-        .iter()
-        .map(|tool| json!({"name": tool.name(), "description": tool.description(), "inputSchema": tool.input_schema()}))
-        .collect();
-    axum::Json(json!({"jsonrpc": "2.0", "result": {"tools": tools}})).into_response()
+    let tools = app.server.registry().tools();
+    let tools: Vec<&Tool> = tools.iter().map(|tool| &**tool).collect();
+    let body = format!(
+        "{{\"jsonrpc\":\"2.0\",\"result\":{{\"tools\":{}}}}}",
+        export::mcp_tools(&tools)
+    );
+    json_response(StatusCode::OK, body.into_bytes())
 }
 
 /// Seed 003: `POST /mcp/tools/call` takes a JSON-RPC `tools/call` request. Invalid
-/// arguments and unknown tools are JSON-RPC errors here (-32602), as seed 003 specifies.
+/// arguments and unknown tools are JSON-RPC errors here (-32602), as seed 003 specifies;
+/// every other outcome is the `tools/call` result MCP gives.
 async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    let request = match jsonrpc::parse(&body) {
+    let (id, method, params) = match jsonrpc::parse(&body) {
         Ok(jsonrpc::Incoming::Request { id, method, params }) => (id, method, params),
         Ok(_) => {
             return rpc_error(
@@ -632,21 +636,18 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
             )
         }
         Err(rejected) => {
-            let id = rejected.id.as_ref().map(|id| id.to_value());
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                id.as_ref(),
+                rejected.id.as_ref(),
                 rejected.code,
                 &rejected.message,
             );
         }
     };
-    let (id, method, params) = request;
-    let id_value = id.to_value();
     if method != "tools/call" {
         return rpc_error(
             StatusCode::OK,
-            Some(&id_value),
+            Some(&id),
             code::METHOD_NOT_FOUND,
             &format!("Method not found: {method}"),
         );
@@ -655,54 +656,27 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
     let Some(Value::String(name)) = params.remove("name") else {
         return rpc_error(
             StatusCode::OK,
-            Some(&id_value),
+            Some(&id),
             code::INVALID_PARAMS,
             "Invalid params: missing required parameter 'name'",
         );
     };
     let arguments = params.remove("arguments").unwrap_or(Value::Null);
-    let result = app.server.registry().call(&name, arguments).await;
-    match result.error() {
-        None | Some(CallError::Failed { .. } | CallError::TimedOut { .. }) => {
-            let is_error = result.is_error();
-            let text = match (result.error(), result.output()) {
-                (Some(error), _) => error.to_string(),
-                (None, Some(Value::Object(map)))
-                    if map.len() == 1 && map.contains_key("result") =>
-                {
-                    match &map["result"] {
-                        Value::String(text) => text.clone(),
-                        other => other.to_string(),
-                    }
-                }
-                (None, Some(output)) => output.to_string(),
-                (None, None) => String::new(),
-            };
-            let mut body = json!({"content": [{"type": "text", "text": text}]});
-            if is_error {
-                body["isError"] = true.into();
-            }
-            axum::Json(json!({"jsonrpc": "2.0", "id": id_value, "result": body})).into_response()
-        }
-        Some(CallError::UnknownTool { .. } | CallError::InvalidArguments { .. }) => {
-            let message = format!(
-                "Invalid params: {}",
-                result.error().map(ToString::to_string).unwrap_or_default()
-            );
-            rpc_error(
-                StatusCode::OK,
-                Some(&id_value),
-                code::INVALID_PARAMS,
-                &message,
-            )
-        }
-        Some(_) => rpc_error(
-            StatusCode::OK,
-            Some(&id_value),
-            code::INTERNAL_ERROR,
-            "Internal error",
-        ),
+    let registry = app.server.registry();
+    let result = registry.call(&name, arguments).await;
+    if let Some(error @ (CallError::UnknownTool { .. } | CallError::InvalidArguments { .. })) =
+        result.error()
+    {
+        let message = format!("Invalid params: {error}");
+        return rpc_error(StatusCode::OK, Some(&id), code::INVALID_PARAMS, &message);
     }
+    let bytes = match tools::answer(registry, &result, app.server.max_output_bytes()) {
+        CallAnswer::Result(body) => jsonrpc::response(&id, &body),
+        CallAnswer::UnknownTool(message) => {
+            jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message, None)
+        }
+    };
+    json_response(StatusCode::OK, bytes)
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -219,7 +219,7 @@ async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
         refused["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("3 calls are already running"),
+            .contains("3 requests are already running"),
         "{refused}"
     );
     for _ in 0..3 {

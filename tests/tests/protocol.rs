@@ -653,3 +653,47 @@ async fn tool_changes_are_announced_in_both_eras() {
     );
     assert_eq!(listener.connection.in_flight(), 0);
 }
+
+#[tokio::test]
+async fn subscriptions_count_against_the_limit_and_their_ids_are_taken() {
+    let server = McpServer::with_options(
+        Registry::new().unwrap(),
+        info(),
+        ServerOptions::default().max_in_flight(2),
+    );
+    let mut client = Client::new(&server);
+    let listen = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"subscriptions/listen","params":{{"notifications":{{}},{META}}}}}"#
+        )
+    };
+    client.send(&listen("a"));
+    assert_eq!(
+        client.next_now()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    // The same id again, while the first subscription is open.
+    client.send(&listen("a"));
+    let refused = client.next_now();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already used"));
+    client.send(&listen("b"));
+    assert_eq!(
+        client.next_now()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    // A third stream is past the limit of two requests in flight.
+    client.send(&listen("c"));
+    let refused = client.next_now();
+    assert_eq!(refused["id"], "c");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 requests are already running"),
+        "{refused}"
+    );
+}

@@ -23,6 +23,20 @@ use std::sync::Arc;
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Protocol versions served per request, without a handshake.
 pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
+/// Every protocol version served, newest first: the stateless ones, then the handshake's.
+pub const SUPPORTED_VERSIONS: [&str; 5] = {
+    let mut all = [""; 5];
+    let mut index = 0;
+    while index < all.len() {
+        all[index] = if index < STATELESS_VERSIONS.len() {
+            STATELESS_VERSIONS[index]
+        } else {
+            HANDSHAKE_VERSIONS[index - STATELESS_VERSIONS.len()]
+        };
+        index += 1;
+    }
+    all
+};
 
 /// One outgoing message, and whether it answers the request that caused it.
 #[derive(Debug, Clone, PartialEq, Eq)]

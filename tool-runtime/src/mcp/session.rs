@@ -4,9 +4,12 @@
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::pages::stateless_result;
 use super::tools::{self, CallAnswer};
-use super::{Message, Outgoing, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
+use super::{
+    Message, Outgoing, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS,
+};
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
 use serde_json::{json, Map, Value};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -49,6 +52,16 @@ struct State {
 struct InFlight {
     abort: Option<AbortHandle>,
     cancellation: Cancellation,
+}
+
+impl InFlight {
+    /// Cancels the request's work and aborts its task.
+    fn stop(self) {
+        self.cancellation.cancel();
+        if let Some(abort) = self.abort {
+            abort.abort();
+        }
+    }
 }
 
 /// Sends a call's notifications to where its response goes.
@@ -109,10 +122,7 @@ impl Connection {
     /// Cancels one request: its work is dropped and it gets no response.
     pub fn cancel(&self, id: &RequestId) {
         if let Some(in_flight) = lock(&self.state.in_flight).remove(id) {
-            in_flight.cancellation.cancel();
-            if let Some(abort) = in_flight.abort {
-                abort.abort();
-            }
+            in_flight.stop();
         }
     }
 
@@ -123,10 +133,7 @@ impl Connection {
             .map(|(_, f)| f)
             .collect();
         for in_flight in drained {
-            in_flight.cancellation.cancel();
-            if let Some(abort) = in_flight.abort {
-                abort.abort();
-            }
+            in_flight.stop();
         }
         if let Some(watcher) = lock(&self.state.watcher).take() {
             watcher.abort();
@@ -190,11 +197,7 @@ impl Connection {
             );
         };
         if lock(&self.state.in_flight).contains_key(&id) {
-            return error(
-                code::INVALID_REQUEST,
-                &format!("Invalid Request: id {} is already used by a request that has not been answered", id.as_json()),
-                None,
-            );
+            return error(code::INVALID_REQUEST, &duplicate_id(&id), None);
         }
         let meta = params
             .as_ref()
@@ -202,8 +205,8 @@ impl Connection {
             .and_then(Value::as_object);
         let stateless_version = meta.and_then(|m| m.get(META_VERSION));
         if method != "initialize" {
-            if let Some(version) = stateless_version {
-                return self.stateless_request(id, method, params.as_ref(), version, sink);
+            if let Some(version) = stateless_version.cloned() {
+                return self.stateless_request(id, method, params, version, sink);
             }
         }
         match method {
@@ -327,8 +330,8 @@ impl Connection {
         &self,
         id: RequestId,
         method: &str,
-        params: Option<&Map<String, Value>>,
-        version: &Value,
+        params: Option<Map<String, Value>>,
+        version: Value,
         sink: &Outgoing,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
@@ -339,18 +342,14 @@ impl Connection {
         };
         let requested = version.as_str().unwrap_or_default();
         if !STATELESS_VERSIONS.contains(&requested) {
-            let supported: Vec<&str> = STATELESS_VERSIONS
-                .iter()
-                .chain(HANDSHAKE_VERSIONS.iter())
-                .copied()
-                .collect();
             return error(
                 code::UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version",
-                Some(json!({"supported": supported, "requested": version})),
+                Some(json!({"supported": SUPPORTED_VERSIONS, "requested": version})),
             );
         }
         let meta = params
+            .as_ref()
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object);
         if !meta
@@ -379,13 +378,8 @@ impl Connection {
         match method {
             "server/discover" => {
                 let info = &self.shared.info;
-                let supported: Vec<&str> = STATELESS_VERSIONS
-                    .iter()
-                    .chain(HANDSHAKE_VERSIONS.iter())
-                    .copied()
-                    .collect();
                 let mut body = Map::new();
-                body.insert("supportedVersions".to_owned(), json!(supported));
+                body.insert("supportedVersions".to_owned(), json!(SUPPORTED_VERSIONS));
                 body.insert("capabilities".to_owned(), self.capabilities());
                 body.insert(
                     "serverInfo".to_owned(),
@@ -398,15 +392,15 @@ impl Connection {
                 body.insert("cacheScope".to_owned(), "public".into());
                 send_response(sink, jsonrpc::response(&id, &stateless_result(body, info)));
             }
-            "tools/list" => match self.tools_list(params, true) {
+            "tools/list" => match self.tools_list(params.as_ref(), true) {
                 Ok(page) => send_response(sink, jsonrpc::response_raw(&id, &page)),
                 Err(message) => error(code::INVALID_PARAMS, &message, None),
             },
             "tools/call" => {
                 let level = Arc::new(AtomicU8::new(level));
-                self.tools_call(id, params.cloned(), level, true, sink);
+                self.tools_call(id, params, level, true, sink);
             }
-            "subscriptions/listen" => self.listen(id, params, sink),
+            "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             other => error(
                 code::METHOD_NOT_FOUND,
                 &format!("Method not found: {other}"),
@@ -466,27 +460,12 @@ impl Connection {
             return;
         };
         // Register before spawning, so a cancellation that arrives at once finds it.
-        {
-            let mut in_flight = lock(&self.state.in_flight);
-            if in_flight.len() >= self.shared.max_in_flight {
-                drop(in_flight);
-                let message = format!(
-                    "Invalid Request: {} calls are already running on this connection (the limit); wait for answers before sending more",
-                    self.shared.max_in_flight
-                );
-                send_response(
-                    sink,
-                    jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
-                );
-                return;
-            }
-            in_flight.insert(
-                id.clone(),
-                InFlight {
-                    abort: None,
-                    cancellation,
-                },
+        if let Err(message) = self.register(&id, cancellation) {
+            send_response(
+                sink,
+                jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
             );
+            return;
         }
         let shared = Arc::clone(&self.shared);
         let state = Arc::clone(&self.state);
@@ -505,6 +484,28 @@ impl Connection {
         }
     }
 
+    /// Records a request as in flight, under one lock so two requests racing with the same
+    /// id cannot both pass; refuses a used id and a connection at its limit.
+    fn register(&self, id: &RequestId, cancellation: Cancellation) -> Result<(), String> {
+        let mut in_flight = lock(&self.state.in_flight);
+        if in_flight.len() >= self.shared.max_in_flight {
+            return Err(format!(
+                "Invalid Request: {} requests are already running on this connection (the limit); wait for answers before sending more",
+                self.shared.max_in_flight
+            ));
+        }
+        match in_flight.entry(id.clone()) {
+            Entry::Occupied(_) => Err(duplicate_id(id)),
+            Entry::Vacant(slot) => {
+                slot.insert(InFlight {
+                    abort: None,
+                    cancellation,
+                });
+                Ok(())
+            }
+        }
+    }
+
     /// 2026-07-28 `subscriptions/listen`: acknowledges, then sends
     /// `notifications/tools/list_changed` until cancelled.
     fn listen(&self, id: RequestId, params: Option<&Map<String, Value>>, sink: &Outgoing) {
@@ -518,6 +519,14 @@ impl Connection {
         } else {
             json!({})
         };
+        // Registered first, so a refused stream is never acknowledged.
+        if let Err(message) = self.register(&id, Cancellation::new()) {
+            send_response(
+                sink,
+                jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
+            );
+            return;
+        }
         let subscription = id.to_value();
         let _ = sink.send(Message {
             bytes: jsonrpc::notification(
@@ -526,13 +535,6 @@ impl Connection {
             ),
             is_response: false,
         });
-        lock(&self.state.in_flight).insert(
-            id.clone(),
-            InFlight {
-                abort: None,
-                cancellation: Cancellation::new(),
-            },
-        );
         if !(wants_tools && self.shared.list_changed) {
             return; // Nothing to send; the stream stays open until the client ends it.
         }
@@ -581,6 +583,13 @@ fn answer_bytes(
             jsonrpc::error_response(Some(id), code::INVALID_PARAMS, &message, None)
         }
     }
+}
+
+fn duplicate_id(id: &RequestId) -> String {
+    format!(
+        "Invalid Request: id {} is already used by a request that has not been answered",
+        id.as_json()
+    )
 }
 
 fn send_response(sink: &Outgoing, bytes: Vec<u8>) {

@@ -447,7 +447,7 @@ impl Connection {
         // Argument errors, unknown tools and quick sync tools are answered here and now.
         let pending = match self.shared.registry.start_call(&name, arguments, &context) {
             Ok(result) => {
-                send_response(sink, answer_bytes(&self.shared, &id, &result, stateless));
+                send_response(sink, answer_bytes(&self.shared, &id, result, stateless));
                 return;
             }
             Err(pending) => pending,
@@ -473,7 +473,7 @@ impl Connection {
         let task_id = id.clone();
         let task = runtime.spawn(async move {
             let result = pending.finish(&context).await;
-            let bytes = answer_bytes(&shared, &task_id, &result, stateless);
+            let bytes = answer_bytes(&shared, &task_id, result, stateless);
             // Only a request still in flight is answered: a cancelled one gets nothing.
             if lock(&state.in_flight).remove(&task_id).is_some() {
                 send_response(&sink, bytes);
@@ -567,7 +567,7 @@ impl Connection {
 fn answer_bytes(
     shared: &Shared,
     id: &RequestId,
-    result: &crate::ToolResult,
+    result: crate::ToolResult,
     stateless: bool,
 ) -> Vec<u8> {
     match tools::answer(&shared.registry, result, shared.max_output_bytes) {

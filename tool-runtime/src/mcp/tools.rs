@@ -15,7 +15,7 @@ pub(crate) enum CallAnswer {
 
 pub(crate) fn answer(
     registry: &Registry,
-    result: &ToolResult,
+    result: ToolResult,
     max_output_bytes: usize,
 ) -> CallAnswer {
     let answer = full_answer(registry, result);
@@ -30,7 +30,7 @@ pub(crate) fn answer(
 /// answer carries none and is flagged `isError` (clients then skip checking it against the
 /// output schema).
 fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
-    let size = Value::Object(body.clone()).to_string().len();
+    let size = serialized_len(&body);
     if size <= limit {
         return body;
     }
@@ -63,45 +63,44 @@ fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
     body
 }
 
-fn full_answer(registry: &Registry, result: &ToolResult) -> CallAnswer {
+fn full_answer(registry: &Registry, result: ToolResult) -> CallAnswer {
     let mut body = Map::new();
-    match result.error() {
-        None => {
-            if let Some(content) = result.content() {
-                body.insert(
-                    "content".to_owned(),
-                    serde_json::to_value(content).unwrap_or_default(),
-                );
+    // Content blocks come only with a success.
+    if let Some(content) = result.content() {
+        body.insert(
+            "content".to_owned(),
+            serde_json::to_value(content).unwrap_or_default(),
+        );
+        return CallAnswer::Result(body);
+    }
+    let tool = registry.get(result.name());
+    match result.into_outcome() {
+        Ok(output) => {
+            let wraps = tool.as_ref().is_some_and(|t| t.wraps_output());
+            let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
+            // The text block shows the value itself: a string as it is, anything else as
+            // compact JSON (without the `{"result": ...}` wrapper).
+            let shown = if wraps {
+                output.get("result").unwrap_or(&output)
             } else {
-                let output = result.output().cloned().unwrap_or(Value::Null);
-                let tool = registry.get(result.name());
-                let wraps = tool.as_ref().is_some_and(|t| t.wraps_output());
-                let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
-                // The text block shows the value itself: a string as it is, anything else as
-                // compact JSON (without the `{"result": ...}` wrapper).
-                let shown = if wraps {
-                    output.get("result").unwrap_or(&output)
-                } else {
-                    &output
-                };
-                let text = match shown {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                body.insert(
-                    "content".to_owned(),
-                    json!([{"type": "text", "text": text}]),
-                );
-                if has_schema {
-                    body.insert("structuredContent".to_owned(), output);
-                }
+                &output
+            };
+            let text = match shown {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            body.insert(
+                "content".to_owned(),
+                json!([{"type": "text", "text": text}]),
+            );
+            if has_schema {
+                body.insert("structuredContent".to_owned(), output);
             }
         }
-        Some(CallError::UnknownTool { .. }) => {
-            let error = result.error().map(ToString::to_string).unwrap_or_default();
-            return CallAnswer::UnknownTool(error);
+        Err(error @ CallError::UnknownTool { .. }) => {
+            return CallAnswer::UnknownTool(error.to_string());
         }
-        Some(error) => {
+        Err(error) => {
             body.insert(
                 "content".to_owned(),
                 json!([{"type": "text", "text": error.to_string()}]),
@@ -110,4 +109,22 @@ fn full_answer(registry: &Registry, result: &ToolResult) -> CallAnswer {
         }
     }
     CallAnswer::Result(body)
+}
+
+/// The length of `body` as JSON, counted without building the text.
+fn serialized_len(body: &Map<String, Value>) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail, and a map of JSON values always serializes.
+    let _ = serde_json::to_writer(&mut counter, body);
+    counter.0
 }

@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, Registry};
+use tool_tests::messages;
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -57,6 +58,7 @@ fn server(options: ServerOptions) -> McpServer {
     )
 }
 
+/// Its own id, so the answer to it is told apart from the cases' (which use 0 and 1).
 const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 /// The valid request sent after each case: a 2026-07-28 call, served in any session state.
 const AFTER: &str = r#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -245,20 +247,6 @@ async fn post(app: &axum::Router, session: Option<&str>, body: Vec<u8>) -> (Stat
     let status = response.status();
     let bytes = to_bytes(response.into_body(), 64 << 20).await.unwrap();
     (status, String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The JSON-RPC messages of a JSON or SSE body.
-fn messages(body: &str) -> Vec<Value> {
-    if body.trim().is_empty() {
-        return Vec::new();
-    }
-    if let Ok(value) = serde_json::from_str::<Value>(body) {
-        return vec![value];
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
 }
 
 async fn http_session(app: &axum::Router) -> String {

@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, Registry};
+use tool_tests::INITIALIZE;
 use tower::ServiceExt;
 
 /// Counts the bytes this process has allocated and not freed.
@@ -116,7 +117,7 @@ async fn stdio_load(server: &McpServer, calls: u64) {
     let writer = {
         let window = std::sync::Arc::clone(&window);
         tokio::spawn(async move {
-            client_write.write_all(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await.unwrap();
+            client_write.write_all(INITIALIZE.as_bytes()).await.unwrap();
             client_write.write_all(b"\n").await.unwrap();
             for id in 1..=calls {
                 window.acquire().await.unwrap().forget();
@@ -207,7 +208,7 @@ async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
     let server = server(ServerOptions::default().max_in_flight(3));
     let connection = server.connection();
     let (sink, mut messages) = tokio::sync::mpsc::unbounded_channel();
-    connection.handle(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#, &sink);
+    connection.handle(INITIALIZE.as_bytes(), &sink);
     messages.recv().await.unwrap();
     for id in 1..=4 {
         connection.handle(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#).as_bytes(), &sink);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tool_runtime::mcp::{Connection, Handled, McpServer, Message, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Cancellation, Content, DynamicTool, Logger, Progress, Registry};
+use tool_tests::INITIALIZE;
 
 /// Add two integers.
 #[tool]
@@ -134,7 +135,7 @@ impl Client {
 
     fn initialized(server: &McpServer) -> Self {
         let mut client = Client::new(server);
-        client.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+        client.send(INITIALIZE);
         client.next_now();
         client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         client
@@ -609,7 +610,7 @@ async fn tool_changes_are_announced_in_both_eras() {
     let mut client = Client::new(&server);
     let (unsolicited, mut announcements) = unbounded_channel();
     client.connection.set_unsolicited(unsolicited);
-    client.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    client.send(INITIALIZE);
     assert_eq!(
         client.next_now()["result"]["capabilities"]["tools"]["listChanged"],
         true

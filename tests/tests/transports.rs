@@ -9,6 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::transport::http::{router, Cors, HttpOptions};
 use tool_runtime::{tool, Progress, Registry};
+use tool_tests::{messages, INITIALIZE};
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -46,8 +47,6 @@ fn server() -> McpServer {
     )
 }
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
     let server = server();
@@ -58,7 +57,7 @@ async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
     });
     let (client_read, mut client_write) = tokio::io::split(client_side);
     let input = [
-        INIT,
+        INITIALIZE,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"millis":300}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
@@ -128,18 +127,11 @@ fn json_of(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| panic!("not JSON: {text}"))
 }
 
-/// The JSON messages of an SSE body.
-fn events(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(json_of)
-        .collect()
-}
-
 #[tokio::test]
 async fn http_sessions_of_the_handshake_era() {
     let app = app();
-    let (status, headers, body) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
+    let (status, headers, body) =
+        send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json_of(&body)["result"]["protocolVersion"], "2025-11-25");
     let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
@@ -166,7 +158,7 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers["content-type"], "text/event-stream");
     assert_eq!(
-        events(&body).last().unwrap()["result"]["structuredContent"],
+        messages(&body).last().unwrap()["result"]["structuredContent"],
         json!({"result": 4})
     );
 
@@ -245,7 +237,7 @@ async fn http_requests_of_the_2026_era() {
         headers.get("mcp-session-id").is_none(),
         "no sessions in 2026-07-28"
     );
-    let messages = events(&body);
+    let messages = messages(&body);
     assert_eq!(
         messages[0]["method"], "notifications/progress",
         "progress before the answer on the POST's stream"
@@ -301,7 +293,7 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         if let Some(origin) = origin {
             builder = builder.header("origin", origin);
         }
-        builder.body(Body::from(INIT)).unwrap()
+        builder.body(Body::from(INITIALIZE)).unwrap()
     };
     assert_eq!(
         send(
@@ -358,7 +350,7 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         Request::post("/mcp")
             .header("host", "localhost")
             .header("authorization", format!("Bearer {token}"))
-            .body(Body::from(INIT))
+            .body(Body::from(INITIALIZE))
             .unwrap()
     };
     let (status, headers, _) = send(&guarded, authorized("wrong")).await;
@@ -522,7 +514,7 @@ async fn the_router_nests_into_an_existing_app() {
         .unwrap();
     let (status, _, body) = send(&app, request).await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
-    let (status, _, _) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
+    let (status, _, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
 }
 
@@ -536,7 +528,7 @@ async fn nap() -> u8 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
     let app = app();
-    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INIT)).unwrap()).await;
+    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
     let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap"}}"#;
     let waiting = {

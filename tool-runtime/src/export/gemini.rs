@@ -292,3 +292,33 @@ fn keep_known_format(map: &mut Map<String, Value>) {
         map.remove("format");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keywords Gemini's JSON Schema form does not take go at every depth; `const` becomes a
+    /// one-value `enum`, `true` an empty schema.
+    #[test]
+    fn json_schema_form_keeps_only_known_keywords_at_every_depth() {
+        let canonical = json!({
+            "type": "object",
+            "properties": {
+                "list": {"type": "array", "uniqueItems": true, "items": {"$ref": "#/$defs/Item"}},
+                "either": {"anyOf": [{"const": "a", "readOnly": true}, true]}
+            },
+            "$defs": {"Item": {"type": "object", "patternProperties": {"^x": {}}, "minProperties": 1}}
+        });
+        assert_eq!(
+            json_schema_form(&canonical),
+            json!({
+                "type": "object",
+                "properties": {
+                    "list": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+                    "either": {"anyOf": [{"enum": ["a"]}, {}]}
+                },
+                "$defs": {"Item": {"type": "object"}}
+            })
+        );
+    }
+}

@@ -301,6 +301,46 @@ mod tests {
         );
     }
 
+    /// Keywords strict mode rejects go at every depth: in `$defs`, `items` and `anyOf`.
+    #[test]
+    fn rejected_keywords_go_at_every_depth() {
+        let canonical = json!({
+            "type": "object",
+            "title": "Args",
+            "properties": {
+                "list": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Item"}},
+                "either": {"anyOf": [{"type": "string", "minLength": 2, "pattern": "^a"}, {"type": "integer", "multipleOf": 2}]}
+            },
+            "required": ["list", "either"],
+            "additionalProperties": false,
+            "$defs": {"Item": {
+                "type": "object",
+                "title": "Item",
+                "properties": {"name": {"type": "string", "maxLength": 9, "examples": ["x"]}},
+                "required": ["name"],
+                "additionalProperties": false
+            }}
+        });
+        assert_eq!(
+            strict_schema(&canonical).unwrap(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "list": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Item"}},
+                    "either": {"anyOf": [{"type": "string", "pattern": "^a"}, {"type": "integer", "multipleOf": 2}]}
+                },
+                "required": ["either", "list"],
+                "additionalProperties": false,
+                "$defs": {"Item": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                    "additionalProperties": false
+                }}
+            })
+        );
+    }
+
     #[test]
     fn maps_and_any_values_cannot_be_strict() {
         let map = json!({"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["tags"]});

@@ -325,7 +325,10 @@ async fn run_time_tools_capture_their_context_and_are_called_like_static_ones() 
         tool.input_schema(),
         &json!({
             "type": "object",
-            "properties": {"prefix": {"type": ["string", "null"], "description": "Only names starting with this."}},
+            "properties": {"prefix": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "description": "Only names starting with this."
+            }},
             "additionalProperties": false
         })
     );

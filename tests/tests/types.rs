@@ -234,11 +234,15 @@ fn optionals_are_not_required_have_their_inner_schema_and_accept_null() {
         .clone();
     assert_eq!(schema["required"], json!(["anything"]));
     assert_eq!(schema["properties"]["maybe"], json!({"type": "string"}));
-    assert_eq!(schema["properties"]["anything"], json!(true));
-    // Only the outer Option is the parameter's; the inner one stays nullable.
+    // "Any value" is published as `{}`, never as the boolean schema `true`.
+    assert_eq!(schema["properties"]["anything"], json!({}));
+    // Only the outer Option is the parameter's; the inner one stays nullable, as an anyOf.
     assert_eq!(
         schema["properties"]["nested"],
-        json!({"type": "array", "items": {"type": ["integer", "null"], "format": "int32", "minimum": i32::MIN, "maximum": i32::MAX}})
+        json!({"type": "array", "items": {"anyOf": [
+            {"type": "integer", "format": "int32", "minimum": i32::MIN, "maximum": i32::MAX},
+            {"type": "null"}
+        ]}})
     );
 }
 

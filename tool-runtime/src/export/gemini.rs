@@ -2,8 +2,9 @@
 //! legacy `parameters` form (an OpenAPI 3.0 subset: no `$ref`, `nullable` instead of a
 //! `"null"` type, upper-case type names).
 
-use super::{walk, ExportError, ExportProblem};
+use super::{ExportError, ExportProblem};
 use crate::catalog::Tool;
+use crate::schema::walk;
 use serde_json::{json, Map, Value};
 
 /// Keywords Gemini's JSON Schema mode accepts.

@@ -8,7 +8,6 @@ pub(crate) mod canonical;
 mod gemini;
 mod mcp;
 mod openai;
-pub(crate) mod walk;
 
 pub use anthropic::anthropic_tools;
 pub use artefact::{catalog_artefact, prompt_list, CatalogArtefact, FunctionEntry};

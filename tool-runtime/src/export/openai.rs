@@ -7,8 +7,9 @@
 //! schema cannot be made strict (a free-form map, "any value") is exported with
 //! `strict: false` and its canonical schema, and the export says which tool and why.
 
-use super::{walk, ExportWarning, Exported};
+use super::{ExportWarning, Exported};
 use crate::catalog::Tool;
+use crate::schema::walk;
 use serde_json::{json, Map, Value};
 
 /// Keywords strict mode accepts; everything else is removed.

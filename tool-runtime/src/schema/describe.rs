@@ -135,6 +135,12 @@ fn branches_description(branches: &[Value], root: &Value, depth: usize) -> Strin
         .iter()
         .map(|b| describe_at(b, root, depth + 1))
         .collect();
+    // `T or null` (how a nullable value is published) reads as one phrase.
+    if let [one, null] = parts.as_slice() {
+        if null == "null" {
+            return format!("{one} or null");
+        }
+    }
     format!("one of: {}", parts.join("; or "))
 }
 
@@ -307,6 +313,10 @@ mod tests {
                 "an object whose values are each a number",
             ),
             (json!({"type": ["string", "null"]}), "a string or null"),
+            (
+                json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+                "an integer or null",
+            ),
             (json!(true), "any value"),
             (
                 json!({"oneOf": [{"const": "a"}, {"enum": ["b", "c"]}]}),

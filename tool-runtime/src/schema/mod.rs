@@ -4,6 +4,7 @@
 
 pub mod describe;
 pub(crate) mod simple;
+pub(crate) mod walk;
 
 use crate::catalog::registration::{ParamKind, ToolRegistration};
 use crate::catalog::ParamInfo;
@@ -100,7 +101,9 @@ pub(crate) fn object_schema(
         complete_integer_bounds(schema);
     })
     .transform(&mut schema);
-    schema.to_value()
+    let mut value = schema.to_value();
+    publishable(&mut value);
+    value
 }
 
 /// Adds the bounds schemars leaves out for wide integers (`i32`, `u32`, `i64`, ...), keyed
@@ -145,6 +148,7 @@ pub(crate) fn output_schema_of<T: schemars::JsonSchema>() -> Option<(Value, bool
 fn canonical_output(mut schema: Schema) -> Option<(Value, bool)> {
     remove_titles(&mut schema);
     let mut value = schema.to_value();
+    publishable(&mut value);
     if value.get("type").and_then(Value::as_str) == Some("null") {
         return None; // A tool returning nothing has no structured output.
     }
@@ -170,6 +174,122 @@ fn canonical_output(mut schema: Schema) -> Option<(Value, bool)> {
         root.insert("$defs".to_owned(), Value::Object(definitions));
     }
     Some((Value::Object(root), true))
+}
+
+/// Keywords that annotate a schema rather than constrain it: they stay on the outside when
+/// a nullable type becomes an `anyOf`.
+const ANNOTATIONS: [&str; 8] = [
+    "description",
+    "default",
+    "examples",
+    "title",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Keywords where a boolean is the customary switch (`additionalProperties: false`), which
+/// every client reads; anywhere else a boolean schema is rewritten.
+const BOOLEAN_SWITCHES: [&str; 4] = [
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "items",
+];
+
+/// Rewrites, at every depth, the forms of JSON Schema that some MCP clients refuse into
+/// equivalent ones every client accepts:
+///
+/// - a boolean schema (`true`, which `serde_json::Value` gives) becomes `{}`, and `false`
+///   becomes `{"not": {}}`: the official TypeScript client rejects a whole tool list when
+///   one property schema is a boolean;
+/// - a nullable type array (`{"type": ["string", "null"]}`, which an `Option` field of a
+///   nested struct gives) becomes `{"anyOf": [{"type": "string"}, {"type": "null"}]}`,
+///   with annotations (`description`, `default`, ...) kept outside.
+///
+/// Both rewrites keep the set of accepted values exactly the same.
+pub(crate) fn publishable(schema: &mut Value) {
+    replace_boolean(schema);
+    walk::transform(schema, &mut |node| {
+        let Value::Object(map) = node else {
+            return;
+        };
+        for (keyword, child) in map.iter_mut() {
+            if walk::ONE.contains(&keyword.as_str())
+                && !BOOLEAN_SWITCHES.contains(&keyword.as_str())
+            {
+                replace_boolean(child);
+            }
+        }
+        for keyword in walk::MAPS {
+            if let Some(Value::Object(children)) = map.get_mut(keyword) {
+                children.values_mut().for_each(replace_boolean);
+            }
+        }
+        for keyword in walk::LISTS {
+            if let Some(Value::Array(children)) = map.get_mut(keyword) {
+                children.iter_mut().for_each(replace_boolean);
+            }
+        }
+        if let Some(Value::Bool(true)) = map.get("additionalProperties") {
+            map.insert("additionalProperties".to_owned(), Value::Object(Map::new()));
+        }
+        split_nullable_type(map);
+    });
+}
+
+fn replace_boolean(schema: &mut Value) {
+    match schema {
+        Value::Bool(true) => *schema = Value::Object(Map::new()),
+        Value::Bool(false) => {
+            let mut never = Map::new();
+            never.insert("not".to_owned(), Value::Object(Map::new()));
+            *schema = Value::Object(never);
+        }
+        _ => {}
+    }
+}
+
+/// `{"type": [T, "null"], ...}` becomes `{"anyOf": [{"type": T, ...}, {"type": "null"}]}`.
+/// Every constraint goes into each typed branch (a keyword for another type is ignored by
+/// JSON Schema, so copying it changes nothing); `null` leaves the branches' `enum`.
+fn split_nullable_type(map: &mut Map<String, Value>) {
+    let Some(Value::Array(kinds)) = map.get("type") else {
+        return;
+    };
+    if kinds.len() < 2 || !kinds.iter().any(|kind| kind == "null") {
+        return;
+    }
+    let typed: Vec<Value> = kinds
+        .iter()
+        .filter(|kind| *kind != "null")
+        .cloned()
+        .collect();
+    map.remove("type");
+    let mut outer = Map::new();
+    for keyword in ANNOTATIONS.iter().chain(["$defs"].iter()) {
+        if let Some(value) = map.remove(*keyword) {
+            outer.insert((*keyword).to_owned(), value);
+        }
+    }
+    let constraints = std::mem::take(map);
+    let mut branches: Vec<Value> = typed
+        .into_iter()
+        .map(|kind| {
+            let mut branch = constraints.clone();
+            if let Some(Value::Array(options)) = branch.get_mut("enum") {
+                options.retain(|option| !option.is_null());
+            }
+            branch.insert("type".to_owned(), kind);
+            Value::Object(branch)
+        })
+        .collect();
+    let mut null = Map::new();
+    null.insert("type".to_owned(), "null".into());
+    branches.push(Value::Object(null));
+    outer.insert("anyOf".to_owned(), Value::Array(branches));
+    *map = outer;
 }
 
 /// Makes the schema of an optional parameter its inner type's: `[T, "null"]` becomes `T`,
@@ -254,6 +374,101 @@ mod tests {
             schema.to_value(),
             json!({"$ref": "#/$defs/A", "description": "d"})
         );
+    }
+
+    #[test]
+    fn boolean_schemas_become_objects_and_switches_stay() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "any": true,
+                "map": {"type": "object", "additionalProperties": true},
+                "never": false,
+                "list": {"type": "array", "items": {"anyOf": [true, {"type": "null"}]}}
+            },
+            "additionalProperties": false,
+            "$defs": {"Free": true}
+        });
+        publishable(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "any": {},
+                    "map": {"type": "object", "additionalProperties": {}},
+                    "never": {"not": {}},
+                    "list": {"type": "array", "items": {"anyOf": [{}, {"type": "null"}]}}
+                },
+                "additionalProperties": false,
+                "$defs": {"Free": {}}
+            })
+        );
+    }
+
+    #[test]
+    fn nullable_type_arrays_become_any_of_with_annotations_outside() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "limit": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "maximum": 255,
+                    "description": "How many.",
+                    "default": null
+                },
+                "mode": {"type": ["string", "null"], "enum": ["a", "b", null]},
+                "either": {"type": ["string", "number"]}
+            }
+        });
+        publishable(&mut schema);
+        assert_eq!(
+            schema["properties"]["limit"],
+            json!({
+                "anyOf": [{"type": "integer", "minimum": 0, "maximum": 255}, {"type": "null"}],
+                "description": "How many.",
+                "default": null
+            })
+        );
+        assert_eq!(
+            schema["properties"]["mode"],
+            json!({"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]})
+        );
+        // Not nullable: left as it is.
+        assert_eq!(
+            schema["properties"]["either"],
+            json!({"type": ["string", "number"]})
+        );
+    }
+
+    #[test]
+    fn rewritten_schemas_accept_exactly_what_the_originals_accept() {
+        let original = json!({
+            "type": "object",
+            "properties": {
+                "any": true,
+                "limit": {"type": ["integer", "null"], "minimum": 0},
+                "mode": {"type": ["string", "null"], "enum": ["a", null]}
+            },
+            "additionalProperties": false
+        });
+        let mut rewritten = original.clone();
+        publishable(&mut rewritten);
+        let before = jsonschema::validator_for(&original).unwrap();
+        let after = jsonschema::validator_for(&rewritten).unwrap();
+        for value in [
+            json!({}),
+            json!({"any": [1, "x"], "limit": null, "mode": null}),
+            json!({"limit": 3, "mode": "a"}),
+            json!({"limit": -1}),
+            json!({"limit": "3"}),
+            json!({"mode": "b"}),
+            json!({"mode": 1}),
+            json!({"other": 1}),
+        ] {
+            assert_eq!(before.is_valid(&value), after.is_valid(&value), "{value}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// Keywords whose value is one schema.
-const ONE: [&str; 10] = [
+pub(crate) const ONE: [&str; 10] = [
     "items",
     "additionalProperties",
     "not",
@@ -17,7 +17,7 @@ const ONE: [&str; 10] = [
     "unevaluatedProperties",
 ];
 /// Keywords whose value maps names to schemas.
-const MAPS: [&str; 5] = [
+pub(crate) const MAPS: [&str; 5] = [
     "properties",
     "$defs",
     "definitions",
@@ -25,7 +25,7 @@ const MAPS: [&str; 5] = [
     "dependentSchemas",
 ];
 /// Keywords whose value is a list of schemas.
-const LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
+pub(crate) const LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
 
 /// Calls `f` on every schema inside `schema`, children before their parent.
 pub(crate) fn transform(schema: &mut Value, f: &mut dyn FnMut(&mut Value)) {

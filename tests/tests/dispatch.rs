@@ -450,7 +450,7 @@ fn where_am_i(sleep_ms: u64) -> String {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn quick_sync_tools_move_in_place_and_slow_ones_go_back_to_the_pool() {
+async fn quick_sync_tools_move_to_a_lane_and_slow_ones_go_back_to_the_pool() {
     let registry = registry();
     let here = std::thread::current()
         .name()
@@ -467,18 +467,24 @@ async fn quick_sync_tools_move_in_place_and_slow_ones_go_back_to_the_pool() {
         );
     }
     assert!(
-        threads[..8].iter().all(|t| *t != here),
+        threads.iter().all(|t| *t != here),
+        "no sync tool runs on the caller's thread: {threads:?}"
+    );
+    assert!(
+        threads[..8].iter().all(|t| t != "tool-lane"),
         "the first runs are on the blocking pool: {threads:?}"
     );
     assert!(
-        threads[8..].iter().all(|t| *t == here),
-        "then, proven quick, in place: {threads:?}"
+        threads[8..].iter().all(|t| t == "tool-lane"),
+        "then, proven quick, on a lane: {threads:?}"
     );
-    // A run in place that takes long sends the tool back to the pool for good.
+    // A run on a lane that takes long sends the tool back to the pool for good.
     let slow = registry.call("where_am_i", json!({"sleep_ms": 5})).await;
-    assert_eq!(slow.output().unwrap()["result"], here.as_str());
+    assert_eq!(slow.output().unwrap()["result"], "tool-lane");
     for _ in 0..12 {
         let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
-        assert_ne!(result.output().unwrap()["result"], here.as_str());
+        let thread = result.output().unwrap()["result"].clone();
+        assert_ne!(thread, here.as_str());
+        assert_ne!(thread, "tool-lane");
     }
 }

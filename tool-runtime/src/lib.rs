@@ -47,7 +47,9 @@
 //! # What `#[tool]` accepts
 //!
 //! - A free `fn` or `async fn`, in any module of any crate linked into the binary. Sync
-//!   functions run on tokio's blocking pool, so they never stall the executor.
+//!   functions never run on the executor: they start on tokio's blocking pool and, once
+//!   proven quick, move to a lane of their own; a timeout or a cancellation applies either
+//!   way, and one that turns slow stalls no other request.
 //! - Parameters of any type implementing `serde::Deserialize` and `schemars::JsonSchema`:
 //!   numbers (narrow integers carry their bounds), `bool`, `char`, `String`, `Option<T>`
 //!   (optional; its schema is `T`'s), `Vec<T>`, arrays, sets (`uniqueItems`), maps with

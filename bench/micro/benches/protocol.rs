@@ -39,7 +39,7 @@ fn protocol(c: &mut Criterion) {
     let connection = initialized(&server);
     let (sink, mut messages) = unbounded_channel::<Message>();
     let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
-    // Warm up: `add` is a sync tool; once proven quick it runs in place.
+    // Warm up: `add` is a sync tool; once proven quick it runs on a lane.
     for _ in 0..20 {
         connection.handle(call, &sink);
         runtime.block_on(messages.recv()).unwrap();

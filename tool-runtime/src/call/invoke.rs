@@ -2,10 +2,12 @@
 //! blocking pool so they never stall it, and a panic in either caught and logged.
 //!
 //! A hand-off to the blocking pool costs a few microseconds of thread wake-ups, more than
-//! many sync tools take (`add(a, b)`). So a sync tool that has finished quickly several
-//! times in a row on the pool is then run in place; if a run in place ever takes long, the
-//! tool goes back to the pool for good. The executor is held up, at worst, once, and only
-//! by a tool that was quick every time before.
+//! many sync tools take (`add(a, b)`), and a thread per concurrent call. So a sync tool that
+//! has finished quickly several times in a row on the pool then runs on a lane (see
+//! [`lanes`](super::lanes)): a thread of ours that takes quick work from a queue. If a run
+//! on a lane ever takes long, the tool goes back to the pool for good. Either way the
+//! caller awaits the work as a future, so timeouts and cancellation always apply, and no
+//! tool ever runs on the thread that reads requests.
 
 use super::output::{Produced, ToolError};
 use std::any::Any;
@@ -13,6 +15,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -37,20 +40,32 @@ pub(crate) enum RunFailure {
 
 /// A sync tool counts as quick below this.
 const QUICK: Duration = Duration::from_micros(100);
-/// Quick runs on the pool in a row before a tool runs in place.
+/// Quick runs on the pool in a row before a tool runs on a lane.
 const QUICK_STREAK: u32 = 8;
-/// A run in place longer than this sends the tool back to the pool for good.
+/// A run on a lane longer than this sends the tool back to the pool for good.
 const TOO_SLOW_IN_PLACE: Duration = Duration::from_millis(1);
 
 /// How fast one sync tool has been, to decide where it runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pace {
+    /// The tool's name, for the log.
+    tool: Box<str>,
     quick_streak: AtomicU32,
     in_place: AtomicBool,
     demoted: AtomicBool,
 }
 
 impl Pace {
+    pub(crate) fn new(tool: &str) -> Pace {
+        Pace {
+            tool: tool.into(),
+            quick_streak: AtomicU32::new(0),
+            in_place: AtomicBool::new(false),
+            demoted: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the tool runs on a lane rather than on the blocking pool.
     pub(crate) fn runs_in_place(&self) -> bool {
         self.in_place.load(Ordering::Relaxed)
     }
@@ -68,34 +83,46 @@ impl Pace {
         }
     }
 
-    fn record_in_place(&self, took: Duration, tool: &str) {
+    fn record_in_place(&self, took: Duration) {
         if took > TOO_SLOW_IN_PLACE {
             self.demoted.store(true, Ordering::Relaxed);
             self.in_place.store(false, Ordering::Relaxed);
             tracing::warn!(
-                tool,
+                tool = &*self.tool,
                 ?took,
-                "a sync tool ran long in place; it runs on the blocking pool from now on"
+                "a sync tool ran long on a lane; it runs on the blocking pool from now on"
             );
         }
     }
 }
 
-/// Runs a sync tool's work here and now, catching a panic.
-pub(crate) fn run_in_place(
+/// Runs a sync tool's work on a lane and awaits it; the lane records how long it took,
+/// even when the caller stopped waiting (a timeout), so a tool that turned slow is sent
+/// back to the pool.
+async fn run_on_lane(
     work: Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>,
-    pace: &Pace,
-    tool: &str,
-) -> Result<Produced, RunFailure> {
-    let started = Instant::now();
-    let outcome = catch_unwind(AssertUnwindSafe(work));
-    pace.record_in_place(started.elapsed(), tool);
-    settle(outcome)
+    pace: Arc<Pace>,
+) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    super::lanes::submit(Box::new(move || {
+        let started = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(work));
+        pace.record_in_place(started.elapsed());
+        let _ = answer.send(outcome);
+    }));
+    match answered.await {
+        Ok(outcome) => outcome,
+        // The job is dropped only if its lane's thread died, which catch_unwind prevents.
+        Err(_) => Ok(Err(ToolError::new("the server is shutting down"))),
+    }
 }
 
-pub(crate) async fn run(invocation: Invocation, pace: &Pace) -> Result<Produced, RunFailure> {
+pub(crate) async fn run(invocation: Invocation, pace: &Arc<Pace>) -> Result<Produced, RunFailure> {
     let outcome = match invocation {
         Invocation::Async(future) => CatchUnwind(future).await,
+        Invocation::Blocking(work) if pace.runs_in_place() => {
+            run_on_lane(work, Arc::clone(pace)).await
+        }
         Invocation::Blocking(work) => match tokio::runtime::Handle::try_current() {
             Ok(_) => {
                 let timed = move || {

@@ -7,6 +7,7 @@ pub(crate) mod context;
 pub(crate) mod dynamic;
 pub(crate) mod error;
 pub(crate) mod invoke;
+pub(crate) mod lanes;
 pub(crate) mod output;
 pub(crate) mod result;
 pub(crate) mod scope;
@@ -33,8 +34,7 @@ pub(crate) struct Answer {
 
 /// How a call stands once started.
 pub(crate) enum Started {
-    /// Finished without waiting: an argument error, or a sync tool quick enough to run in
-    /// place.
+    /// Finished without running: the arguments were refused.
     Finished(Result<Answer, CallError>),
     /// Work to await.
     Pending(Invocation),
@@ -92,13 +92,7 @@ pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Starte
             }
         },
     };
-    match invocation {
-        Invocation::Blocking(work) if tool.pace().runs_in_place() => Started::Finished(finish(
-            tool,
-            invoke::run_in_place(work, tool.pace(), tool.name()),
-        )),
-        pending => Started::Pending(pending),
-    }
+    Started::Pending(invocation)
 }
 
 /// Awaits a started call's work. A call running past `timeout` (the tool's own, else the

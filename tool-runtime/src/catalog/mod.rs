@@ -27,7 +27,7 @@ pub struct Tool {
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
-    pace: crate::call::invoke::Pace,
+    pace: Arc<crate::call::invoke::Pace>,
     pub(crate) handler: Handler,
     checker: OnceLock<Checker>,
 }
@@ -120,7 +120,7 @@ impl Tool {
             examples,
             location: Some(registration.location),
             timeout: registration.timeout,
-            pace: Default::default(),
+            pace: Arc::new(crate::call::invoke::Pace::new(registration.name)),
             handler: Handler::Static(registration),
             checker: OnceLock::new(),
         }
@@ -142,6 +142,7 @@ impl Tool {
         Tool {
             title: None,
             summary: crate::call::dynamic::first_paragraph(&description),
+            pace: Arc::new(crate::call::invoke::Pace::new(&name)),
             name,
             description,
             input_schema,
@@ -152,13 +153,13 @@ impl Tool {
             examples: Vec::new(),
             location: None,
             timeout: None,
-            pace: Default::default(),
             handler: Handler::Dynamic(handler),
             checker: OnceLock::new(),
         }
     }
 
     pub(crate) fn renamed(mut self, name: String) -> Tool {
+        self.pace = Arc::new(crate::call::invoke::Pace::new(&name));
         self.name = name;
         self
     }
@@ -215,8 +216,8 @@ impl Tool {
         self.timeout
     }
 
-    /// Where the tool's sync work runs (the blocking pool, or in place once proven quick).
-    pub(crate) fn pace(&self) -> &crate::call::invoke::Pace {
+    /// Where the tool's sync work runs (the blocking pool, or a lane once proven quick).
+    pub(crate) fn pace(&self) -> &Arc<crate::call::invoke::Pace> {
         &self.pace
     }
 

@@ -216,9 +216,60 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     let get = Request::get("/mcp")
         .header("host", "localhost")
+        .header("accept", "text/event-stream")
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&app, get).await.0, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn http_sessions_open_only_on_success_expire_when_idle_and_streams_need_accept() {
+    let app = router(
+        server(),
+        HttpOptions::default().session_idle_timeout(Duration::from_millis(200)),
+    );
+    // A failed initialize (no protocol version) opens no session.
+    let failed = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}"#;
+    let (status, headers, body) = send(&app, post("/mcp").body(Body::from(failed)).unwrap()).await;
+    assert_eq!(json_of(&body)["error"]["code"], -32602, "{body}");
+    assert_eq!(status, StatusCode::OK);
+    assert!(headers.get("mcp-session-id").is_none(), "{headers:?}");
+
+    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let ping = |session: &str| {
+        post("/mcp")
+            .header("mcp-session-id", session)
+            .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+            .unwrap()
+    };
+    // Used sessions stay open past the idle timeout...
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(send(&app, ping(&session)).await.0, StatusCode::OK);
+    }
+
+    // A GET must accept an event stream.
+    let get = |accept: &str| {
+        Request::get("/mcp")
+            .header("host", "localhost")
+            .header("accept", accept)
+            .header("mcp-session-id", &session)
+            .body(Body::empty())
+            .unwrap()
+    };
+    assert_eq!(
+        send(&app, get("application/json")).await.0,
+        StatusCode::NOT_ACCEPTABLE
+    );
+    let response = app.clone().oneshot(get("text/event-stream")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    drop(response);
+
+    // ...and idle ones end: their client gets 404 and initializes again.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(send(&app, ping(&session)).await.0, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

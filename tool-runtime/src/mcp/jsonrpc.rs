@@ -22,6 +22,9 @@ pub mod code {
     pub const HEADER_MISMATCH: i64 = -32020;
     /// MCP 2026-07-28: the protocol version asked for is not served.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// MCP 2026-07-28: the request needs a capability the client did not declare.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub const MISSING_CAPABILITY: i64 = -32021;
 }
 
 /// A request id: a string or a number, kept as the client wrote it.

@@ -38,13 +38,54 @@ pub const SUPPORTED_VERSIONS: [&str; 5] = {
     all
 };
 
-/// One outgoing message, and whether it answers the request that caused it.
+/// One outgoing message, and what it is: a notification, or the response that ends its
+/// request (a result or an error, with its code).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// The JSON-RPC message, without a trailing newline.
     pub bytes: Vec<u8>,
-    /// A response ends its request; notifications come before it.
-    pub is_response: bool,
+    /// What the message is.
+    pub kind: MessageKind,
+}
+
+/// What an outgoing message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MessageKind {
+    /// A notification (progress, a log line); the request it belongs to goes on.
+    Notification,
+    /// A success response: it ends its request.
+    Result,
+    /// An error response with this JSON-RPC code: it ends its request.
+    Error(i64),
+}
+
+impl Message {
+    pub(crate) fn notification(bytes: Vec<u8>) -> Message {
+        Message {
+            bytes,
+            kind: MessageKind::Notification,
+        }
+    }
+
+    pub(crate) fn result(bytes: Vec<u8>) -> Message {
+        Message {
+            bytes,
+            kind: MessageKind::Result,
+        }
+    }
+
+    pub(crate) fn error(code: i64, bytes: Vec<u8>) -> Message {
+        Message {
+            bytes,
+            kind: MessageKind::Error(code),
+        }
+    }
+
+    /// Whether this message answers (and so ends) a request.
+    pub fn is_response(&self) -> bool {
+        self.kind != MessageKind::Notification
+    }
 }
 
 /// Where a connection sends the messages a request causes.

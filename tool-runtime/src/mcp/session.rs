@@ -69,10 +69,9 @@ struct SinkNotifier(Outgoing);
 
 impl Notifier for SinkNotifier {
     fn notify(&self, method: &str, params: Value) {
-        let _ = self.0.send(Message {
-            bytes: jsonrpc::notification(method, &params),
-            is_response: false,
-        });
+        let _ = self.0.send(Message::notification(jsonrpc::notification(
+            method, &params,
+        )));
     }
 }
 
@@ -145,14 +144,9 @@ impl Connection {
     pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
         match jsonrpc::parse(bytes) {
             Err(rejected) => {
-                send_response(
+                send(
                     sink,
-                    jsonrpc::error_response(
-                        rejected.id.as_ref(),
-                        rejected.code,
-                        &rejected.message,
-                        None,
-                    ),
+                    error_message(rejected.id.as_ref(), rejected.code, &rejected.message, None),
                 );
                 Handled::Request
             }
@@ -191,10 +185,7 @@ impl Connection {
         sink: &Outgoing,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
-            send_response(
-                sink,
-                jsonrpc::error_response(Some(&id), code, message, data),
-            );
+            send(sink, error_message(Some(&id), code, message, data));
         };
         if lock(&self.state.in_flight).contains_key(&id) {
             return error(code::INVALID_REQUEST, &duplicate_id(&id), None);
@@ -211,7 +202,7 @@ impl Connection {
         }
         match method {
             "initialize" => self.initialize(&id, params.as_ref(), sink),
-            "ping" => send_response(sink, jsonrpc::response_raw(&id, "{}")),
+            "ping" => send(sink, Message::result(jsonrpc::response_raw(&id, "{}"))),
             _ if self.negotiated_version().is_none() => error(
                 code::INVALID_REQUEST,
                 "Invalid Request: the session is not initialized; send \"initialize\" first, or \
@@ -219,7 +210,7 @@ impl Connection {
                 None,
             ),
             "tools/list" => match self.tools_list(params.as_ref(), false) {
-                Ok(page) => send_response(sink, jsonrpc::response_raw(&id, &page)),
+                Ok(page) => send(sink, Message::result(jsonrpc::response_raw(&id, &page))),
                 Err(message) => error(code::INVALID_PARAMS, &message, None),
             },
             "tools/call" => {
@@ -230,7 +221,7 @@ impl Connection {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
                     Some(level) => {
                         self.state.log_level.store(level as u8, Ordering::Relaxed);
-                        send_response(sink, jsonrpc::response_raw(&id, "{}"));
+                        send(sink, Message::result(jsonrpc::response_raw(&id, "{}")));
                     }
                     None => error(
                         code::INVALID_PARAMS,
@@ -252,9 +243,9 @@ impl Connection {
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str);
         let Some(requested) = requested else {
-            send_response(
+            send(
                 sink,
-                jsonrpc::error_response(
+                error_message(
                     Some(id),
                     code::INVALID_PARAMS,
                     "Invalid params: \"protocolVersion\" is missing",
@@ -279,7 +270,7 @@ impl Connection {
         if let Some(instructions) = &info.instructions {
             result["instructions"] = instructions.as_str().into();
         }
-        send_response(sink, jsonrpc::response(id, &result));
+        send(sink, Message::result(jsonrpc::response(id, &result)));
         if self.shared.list_changed {
             self.watch_tool_changes();
         }
@@ -300,13 +291,10 @@ impl Connection {
         let task = tokio::spawn(async move {
             while changes.changed().await.is_ok() {
                 if let Some(sink) = lock(&state.unsolicited).as_ref() {
-                    let _ = sink.send(Message {
-                        bytes: jsonrpc::notification(
-                            "notifications/tools/list_changed",
-                            &json!({}),
-                        ),
-                        is_response: false,
-                    });
+                    let _ = sink.send(Message::notification(jsonrpc::notification(
+                        "notifications/tools/list_changed",
+                        &json!({}),
+                    )));
                 }
             }
         });
@@ -335,10 +323,7 @@ impl Connection {
         sink: &Outgoing,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
-            send_response(
-                sink,
-                jsonrpc::error_response(Some(&id), code, message, data),
-            );
+            send(sink, error_message(Some(&id), code, message, data));
         };
         let requested = version.as_str().unwrap_or_default();
         if !STATELESS_VERSIONS.contains(&requested) {
@@ -390,10 +375,13 @@ impl Connection {
                 }
                 body.insert("ttlMs".to_owned(), 3_600_000.into());
                 body.insert("cacheScope".to_owned(), "public".into());
-                send_response(sink, jsonrpc::response(&id, &stateless_result(body, info)));
+                send(
+                    sink,
+                    Message::result(jsonrpc::response(&id, &stateless_result(body, info))),
+                );
             }
             "tools/list" => match self.tools_list(params.as_ref(), true) {
-                Ok(page) => send_response(sink, jsonrpc::response_raw(&id, &page)),
+                Ok(page) => send(sink, Message::result(jsonrpc::response_raw(&id, &page))),
                 Err(message) => error(code::INVALID_PARAMS, &message, None),
             },
             "tools/call" => {
@@ -421,9 +409,9 @@ impl Connection {
         let name = match params.remove("name") {
             Some(Value::String(name)) => name,
             _ => {
-                send_response(
+                send(
                     sink,
-                    jsonrpc::error_response(
+                    error_message(
                         Some(&id),
                         code::INVALID_PARAMS,
                         "Invalid params: \"name\" (the tool's name, a string) is missing",
@@ -447,23 +435,23 @@ impl Connection {
         // Argument errors, unknown tools and quick sync tools are answered here and now.
         let pending = match self.shared.registry.start_call(&name, arguments, &context) {
             Ok(result) => {
-                send_response(sink, answer_bytes(&self.shared, &id, result, stateless));
+                send(sink, answer(&self.shared, &id, result, stateless));
                 return;
             }
             Err(pending) => pending,
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            send_response(
+            send(
                 sink,
-                jsonrpc::error_response(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
+                error_message(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
             );
             return;
         };
         // Register before spawning, so a cancellation that arrives at once finds it.
         if let Err(message) = self.register(&id, cancellation) {
-            send_response(
+            send(
                 sink,
-                jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
+                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
             );
             return;
         }
@@ -473,10 +461,10 @@ impl Connection {
         let task_id = id.clone();
         let task = runtime.spawn(async move {
             let result = pending.finish(&context).await;
-            let bytes = answer_bytes(&shared, &task_id, result, stateless);
+            let answer = answer(&shared, &task_id, result, stateless);
             // Only a request still in flight is answered: a cancelled one gets nothing.
             if lock(&state.in_flight).remove(&task_id).is_some() {
-                send_response(&sink, bytes);
+                send(&sink, answer);
             }
         });
         if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
@@ -521,20 +509,17 @@ impl Connection {
         };
         // Registered first, so a refused stream is never acknowledged.
         if let Err(message) = self.register(&id, Cancellation::new()) {
-            send_response(
+            send(
                 sink,
-                jsonrpc::error_response(Some(&id), code::INVALID_REQUEST, &message, None),
+                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
             );
             return;
         }
         let subscription = id.to_value();
-        let _ = sink.send(Message {
-            bytes: jsonrpc::notification(
-                "notifications/subscriptions/acknowledged",
-                &json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored}),
-            ),
-            is_response: false,
-        });
+        let _ = sink.send(Message::notification(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            &json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored}),
+        )));
         if !(wants_tools && self.shared.list_changed) {
             return; // Nothing to send; the stream stays open until the client ends it.
         }
@@ -545,13 +530,10 @@ impl Connection {
         let sink = sink.clone();
         let task = runtime.spawn(async move {
             while changes.changed().await.is_ok() {
-                let sent = sink.send(Message {
-                    bytes: jsonrpc::notification(
-                        "notifications/tools/list_changed",
-                        &json!({"_meta": {META_SUBSCRIPTION: subscription}}),
-                    ),
-                    is_response: false,
-                });
+                let sent = sink.send(Message::notification(jsonrpc::notification(
+                    "notifications/tools/list_changed",
+                    &json!({"_meta": {META_SUBSCRIPTION: subscription}}),
+                )));
                 if sent.is_err() {
                     break;
                 }
@@ -564,12 +546,7 @@ impl Connection {
 }
 
 /// The `tools/call` response to a finished call.
-fn answer_bytes(
-    shared: &Shared,
-    id: &RequestId,
-    result: crate::ToolResult,
-    stateless: bool,
-) -> Vec<u8> {
+fn answer(shared: &Shared, id: &RequestId, result: crate::ToolResult, stateless: bool) -> Message {
     match tools::answer(&shared.registry, result, shared.max_output_bytes) {
         CallAnswer::Result(body) => {
             let body = if stateless {
@@ -577,10 +554,10 @@ fn answer_bytes(
             } else {
                 Value::Object(body)
             };
-            jsonrpc::response(id, &body)
+            Message::result(jsonrpc::response(id, &body))
         }
         CallAnswer::UnknownTool(message) => {
-            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, &message, None)
+            error_message(Some(id), code::INVALID_PARAMS, &message, None)
         }
     }
 }
@@ -592,11 +569,14 @@ fn duplicate_id(id: &RequestId) -> String {
     )
 }
 
-fn send_response(sink: &Outgoing, bytes: Vec<u8>) {
-    let _ = sink.send(Message {
-        bytes,
-        is_response: true,
-    });
+fn send(sink: &Outgoing, message: Message) {
+    let _ = sink.send(message);
+}
+
+/// An error response, typed with its code so a transport can choose a status without
+/// reading the bytes again.
+fn error_message(id: Option<&RequestId>, code: i64, message: &str, data: Option<Value>) -> Message {
+    Message::error(code, jsonrpc::error_response(id, code, message, data))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -52,15 +52,11 @@ where
                 let message = format!(
                     "Invalid Request: the message is {size} bytes; the limit is {limit} bytes"
                 );
-                let _ = sink.send(Message {
-                    bytes: crate::mcp::jsonrpc::error_response(
-                        None,
-                        crate::mcp::jsonrpc::code::INVALID_REQUEST,
-                        &message,
-                        None,
-                    ),
-                    is_response: true,
-                });
+                let code = crate::mcp::jsonrpc::code::INVALID_REQUEST;
+                let _ = sink.send(Message::error(
+                    code,
+                    crate::mcp::jsonrpc::error_response(None, code, &message, None),
+                ));
             }
             Line::Message if line.iter().all(u8::is_ascii_whitespace) => {}
             Line::Message => {

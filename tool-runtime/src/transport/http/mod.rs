@@ -12,12 +12,14 @@
 //!   reach a local server through DNS rebinding), the optional bearer token (401), and the
 //!   body size limit (413).
 
+mod sessions;
+
 use crate::call::error::CallError;
 use crate::catalog::Tool;
 use crate::export;
 use crate::mcp::jsonrpc::{self, code, RequestId};
 use crate::mcp::tools::{self, CallAnswer};
-use crate::mcp::{Connection, Handled, McpServer, Message, HANDSHAKE_VERSIONS};
+use crate::mcp::{Connection, Handled, McpServer, Message, MessageKind, HANDSHAKE_VERSIONS};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -28,10 +30,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use futures_util::stream::{self, Stream};
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -69,6 +71,9 @@ pub struct HttpOptions {
     pub cors: Cors,
     /// Whether to serve seed 003's REST endpoints too.
     pub rest: bool,
+    /// How long a handshake-era session may go without a request (and with nothing in
+    /// flight) before the server ends it; its client then gets 404 and initializes again.
+    pub session_idle_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -80,6 +85,7 @@ impl Default for HttpOptions {
             body_limit: 4 * 1024 * 1024,
             cors: Cors::None,
             rest: true,
+            session_idle_timeout: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -120,6 +126,12 @@ impl HttpOptions {
         self
     }
 
+    /// Ends sessions that go `timeout` without a request (30 minutes by default).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
     /// Sets the hosts requests may name.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
@@ -130,7 +142,7 @@ impl HttpOptions {
 struct App {
     server: McpServer,
     options: HttpOptions,
-    sessions: Mutex<HashMap<String, Arc<Connection>>>,
+    sessions: sessions::Sessions,
 }
 
 /// The HTTP side as an axum `Router`, ready to serve or to nest into an existing app.
@@ -151,10 +163,11 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
     let endpoint = options.endpoint.clone();
     let rest = options.rest;
     let cors = options.cors.clone();
+    let session_idle_timeout = options.session_idle_timeout;
     let app = Arc::new(App {
         server,
         options,
-        sessions: Mutex::new(HashMap::new()),
+        sessions: sessions::Sessions::new(session_idle_timeout),
     });
     let mut router = Router::new().route(&endpoint, post(mcp_post).get(mcp_get).delete(mcp_delete));
     if rest {
@@ -326,7 +339,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
         }
         (Arc::new(app.server.connection()), true, None)
     } else if let Some(session_id) = session_id {
-        let found = lock(&app.sessions).get(session_id).cloned();
+        let found = app.sessions.get(session_id);
         match found {
             Some(connection) => {
                 if let Some(version) = header_str(&headers, VERSION_HEADER) {
@@ -370,18 +383,16 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     if connection.handle(&body, &sink) == Handled::Notification {
         return StatusCode::ACCEPTED.into_response();
     }
-    if let Some(id) = &new_session {
-        lock(&app.sessions).insert(id.clone(), Arc::clone(&connection));
-    }
-
     // An answer that is ready at once goes back as JSON, with a status the client can act on.
     if let Ok(first) = outgoing.try_recv() {
-        if first.is_response {
-            let status = status_for(&first.bytes, stateless);
+        if first.is_response() {
+            let status = status_for(first.kind, stateless);
             let mut response = json_response(status, first.bytes);
-            if let Some(id) = new_session {
+            // Only an `initialize` that succeeded opens a session.
+            if let (Some(id), MessageKind::Result) = (new_session, first.kind) {
                 if let Ok(value) = HeaderValue::from_str(&id) {
                     response.headers_mut().insert(SESSION_HEADER, value);
+                    app.sessions.open(id, connection);
                 }
             }
             return response;
@@ -400,8 +411,8 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     // the call's task holds a sender from here on, so a cancelled call ends the wait.
     drop(sink);
     while let Some(message) = outgoing.recv().await {
-        if message.is_response {
-            let status = status_for(&message.bytes, stateless);
+        if message.is_response() {
+            let status = status_for(message.kind, stateless);
             return json_response(status, message.bytes);
         }
     }
@@ -413,22 +424,10 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     )
 }
 
-/// The HTTP status of a JSON-RPC answer: protocol errors are 4xx in the 2026-07-28 era and
-/// for malformed messages; everything else is 200.
-fn status_for(bytes: &[u8], stateless: bool) -> StatusCode {
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        error: Option<ErrorCode>,
-    }
-    #[derive(serde::Deserialize)]
-    struct ErrorCode {
-        code: i64,
-    }
-    let Some(code) = serde_json::from_slice::<Answer>(bytes)
-        .ok()
-        .and_then(|a| a.error)
-        .map(|e| e.code)
-    else {
+/// The HTTP status of a JSON-RPC answer, from its kind: protocol errors are 4xx in the
+/// 2026-07-28 era and for malformed messages; everything else is 200.
+fn status_for(kind: MessageKind, stateless: bool) -> StatusCode {
+    let MessageKind::Error(code) = kind else {
         return StatusCode::OK;
     };
     match code {
@@ -436,7 +435,7 @@ fn status_for(bytes: &[u8], stateless: bool) -> StatusCode {
         code::METHOD_NOT_FOUND if stateless => StatusCode::NOT_FOUND,
         code::INVALID_PARAMS
         | code::HEADER_MISMATCH
-        | -32021
+        | code::MISSING_CAPABILITY
         | code::UNSUPPORTED_PROTOCOL_VERSION
             if stateless =>
         {
@@ -488,7 +487,7 @@ fn sse(
                 Some(message) => message,
                 None => outgoing.recv().await?,
             };
-            let finished = message.is_response;
+            let finished = message.is_response();
             if finished {
                 cancel.id = None;
             }
@@ -515,13 +514,21 @@ fn sse_response(
 }
 
 async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    // GET only ever opens an event stream; a client that cannot take one gets nothing else.
+    let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("");
+    if !accept_includes(accept, "text/event-stream") {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "not acceptable: GET opens a stream of server-sent events; send Accept: text/event-stream",
+        );
+    }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
             "method not allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let Some(connection) = lock(&app.sessions).get(session_id).cloned() else {
+    let Some(connection) = app.sessions.get(session_id) else {
         return plain(StatusCode::NOT_FOUND, "session not found");
     };
     let (sink, outgoing) = mpsc::unbounded_channel::<Message>();
@@ -541,12 +548,10 @@ async fn mcp_delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
             "method not allowed: DELETE needs an Mcp-Session-Id",
         );
     };
-    match lock(&app.sessions).remove(session_id) {
-        Some(connection) => {
-            connection.close();
-            StatusCode::NO_CONTENT.into_response()
-        }
-        None => plain(StatusCode::NOT_FOUND, "session not found"),
+    if app.sessions.remove(session_id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        plain(StatusCode::NOT_FOUND, "session not found")
     }
 }
 
@@ -679,6 +684,14 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
     json_response(StatusCode::OK, bytes)
 }
 
+/// Whether an `Accept` header lists `media_type` (or `*/*`), ignoring parameters.
+fn accept_includes(accept: &str, media_type: &str) -> bool {
+    accept.split(',').any(|item| {
+        let item = item.split(';').next().unwrap_or("").trim();
+        item.eq_ignore_ascii_case(media_type) || item == "*/*"
+    })
+}
+
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -694,8 +707,4 @@ fn new_session_id() -> String {
         bytes = nanos.to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

@@ -79,11 +79,16 @@
 //!
 //! # Features
 //!
+//! - `http` (default): Streamable HTTP and the REST endpoints, with axum.
+//! - `cli` (default): the command line ([`cli`]: `serve`, `list`, `call`, `check`, `diff`),
+//!   with clap and tracing-subscriber. Leave it out when embedding the runtime in a service
+//!   that has its own.
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
 
 mod call;
 mod catalog;
 pub mod check;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod diff;
 pub mod export;

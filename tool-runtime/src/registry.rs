@@ -118,7 +118,8 @@ impl PendingCall {
     pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
         let outcome =
             crate::call::complete(&self.tool, self.invocation, context, self.timeout).await;
-        ToolResult::new(self.tool.name().to_owned(), self.input, outcome)
+        let name = self.tool.name().to_owned();
+        ToolResult::new(name, self.input, Some(self.tool), outcome)
     }
 }
 
@@ -433,11 +434,11 @@ impl Registry {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
             });
-            return Ok(ToolResult::new(name.to_owned(), input, outcome));
+            return Ok(ToolResult::new(name.to_owned(), input, None, outcome));
         };
         match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
-                Ok(ToolResult::new(name.to_owned(), input, outcome))
+                Ok(ToolResult::new(name.to_owned(), input, Some(tool), outcome))
             }
             crate::call::Started::Pending(invocation) => Err(PendingCall {
                 tool,

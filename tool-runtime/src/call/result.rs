@@ -3,6 +3,7 @@
 use super::content::Content;
 use super::error::CallError;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
+use crate::registry::ToolRef;
 use serde_json::Value;
 
 /// What one call produced: the tool's output, or why there is none.
@@ -27,18 +28,32 @@ use serde_json::Value;
 /// );
 /// # });
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolResult {
     name: String,
     input: Value,
     outcome: Result<Value, CallError>,
     content: Option<Vec<Content>>,
+    /// The tool that ran, when there was one: what is sent back depends on its output
+    /// schema, and nothing downstream should look it up again.
+    tool: Option<ToolRef>,
+}
+
+/// Two results are equal when they say the same: the same call and the same outcome.
+impl PartialEq for ToolResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.input == other.input
+            && self.outcome == other.outcome
+            && self.content == other.content
+    }
 }
 
 impl ToolResult {
     pub(crate) fn new(
         name: String,
         input: Value,
+        tool: Option<ToolRef>,
         outcome: Result<super::Answer, CallError>,
     ) -> Self {
         let (outcome, content) = match outcome {
@@ -50,7 +65,13 @@ impl ToolResult {
             input,
             outcome,
             content,
+            tool,
         }
+    }
+
+    /// The tool that ran; `None` when no tool had the name asked for.
+    pub(crate) fn tool(&self) -> Option<&ToolRef> {
+        self.tool.as_ref()
     }
 
     /// The content blocks, when the tool answered with content (text, images, audio,

@@ -547,7 +547,7 @@ impl Connection {
 
 /// The `tools/call` response to a finished call.
 fn answer(shared: &Shared, id: &RequestId, result: crate::ToolResult, stateless: bool) -> Message {
-    match tools::answer(&shared.registry, result, shared.max_output_bytes) {
+    match tools::answer(result, shared.max_output_bytes) {
         CallAnswer::Result(body) => {
             let body = if stateless {
                 stateless_result(body, &shared.info)

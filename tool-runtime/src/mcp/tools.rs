@@ -3,7 +3,6 @@
 
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
-use crate::registry::Registry;
 use serde_json::{json, Map, Value};
 
 /// What a `tools/call` answers: a result body, or a protocol error.
@@ -13,12 +12,8 @@ pub(crate) enum CallAnswer {
     UnknownTool(String),
 }
 
-pub(crate) fn answer(
-    registry: &Registry,
-    result: ToolResult,
-    max_output_bytes: usize,
-) -> CallAnswer {
-    let answer = full_answer(registry, result);
+pub(crate) fn answer(result: ToolResult, max_output_bytes: usize) -> CallAnswer {
+    let answer = full_answer(result);
     match answer {
         CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
         other => other,
@@ -63,7 +58,7 @@ fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
     body
 }
 
-fn full_answer(registry: &Registry, result: ToolResult) -> CallAnswer {
+fn full_answer(result: ToolResult) -> CallAnswer {
     let mut body = Map::new();
     // Content blocks come only with a success.
     if let Some(content) = result.content() {
@@ -73,7 +68,7 @@ fn full_answer(registry: &Registry, result: ToolResult) -> CallAnswer {
         );
         return CallAnswer::Result(body);
     }
-    let tool = registry.get(result.name());
+    let tool = result.tool().cloned();
     match result.into_outcome() {
         Ok(output) => {
             let wraps = tool.as_ref().is_some_and(|t| t.wraps_output());

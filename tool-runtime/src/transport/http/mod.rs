@@ -675,7 +675,7 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
         let message = format!("Invalid params: {error}");
         return rpc_error(StatusCode::OK, Some(&id), code::INVALID_PARAMS, &message);
     }
-    let bytes = match tools::answer(registry, result, app.server.max_output_bytes()) {
+    let bytes = match tools::answer(result, app.server.max_output_bytes()) {
         CallAnswer::Result(body) => jsonrpc::response(&id, &body),
         CallAnswer::UnknownTool(message) => {
             jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message, None)

@@ -2,8 +2,8 @@
 
 use super::content::Content;
 use super::error::CallError;
-use serde::ser::{Serialize, SerializeStruct, Serializer};
 use crate::registry::ToolRef;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
 /// What one call produced: the tool's output, or why there is none.

@@ -3,6 +3,7 @@
 
 pub(crate) mod names;
 pub(crate) mod registration;
+mod schemas;
 
 use crate::call::dynamic::DynamicHandler;
 use crate::schema;
@@ -29,17 +30,7 @@ pub struct Tool {
     timeout: Option<std::time::Duration>,
     pace: Arc<crate::call::invoke::Pace>,
     pub(crate) handler: Handler,
-    checker: OnceLock<Checker>,
-}
-
-/// How a tool's arguments are checked against its schema.
-pub(crate) enum Checker {
-    /// Every parameter has a simple schema: checked by `schema::simple`.
-    Simple,
-    /// Anything else: a compiled `jsonschema` validator.
-    Full(Box<jsonschema::Validator>),
-    /// The schema did not compile (a bug, logged): arguments are checked by type only.
-    Unchecked,
+    checker: OnceLock<schema::validate::Validator>,
 }
 
 pub(crate) enum Handler {
@@ -91,8 +82,8 @@ pub enum ToolExample {
 
 impl Tool {
     pub(crate) fn from_registration(registration: &'static ToolRegistration) -> Tool {
-        let (input_schema, params) = schema::input_schema(registration);
-        let (output_schema, wrap_output) = match schema::output_schema(registration) {
+        let (input_schema, params) = schemas::input_schema(registration);
+        let (output_schema, wrap_output) = match schemas::output_schema(registration) {
             Some((schema, wrap)) => (Some(schema), wrap),
             None => (None, false),
         };
@@ -231,18 +222,12 @@ impl Tool {
     }
 
     /// How the arguments are checked, decided on first use.
-    pub(crate) fn checker(&self) -> &Checker {
+    pub(crate) fn checker(&self) -> &schema::validate::Validator {
         self.checker.get_or_init(|| {
-            if crate::schema::simple::is_simple(&self.input_schema) {
-                return Checker::Simple;
-            }
-            match jsonschema::validator_for(&self.input_schema) {
-                Ok(validator) => Checker::Full(Box::new(validator)),
-                Err(error) => {
-                    tracing::error!(tool = %self.name, %error, "the input schema does not compile; arguments are checked by type only");
-                    Checker::Unchecked
-                }
-            }
+            schema::validate::Validator::for_schema(&self.input_schema).unwrap_or_else(|error| {
+                tracing::error!(tool = %self.name, %error, "the input schema does not compile; arguments are checked by name only");
+                schema::validate::Validator::Unchecked
+            })
         })
     }
 }

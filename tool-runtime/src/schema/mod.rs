@@ -4,10 +4,9 @@
 
 pub mod describe;
 pub(crate) mod simple;
+pub(crate) mod validate;
 pub(crate) mod walk;
 
-use crate::catalog::registration::{ParamKind, ToolRegistration};
-use crate::catalog::ParamInfo;
 use schemars::generate::SchemaSettings;
 use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{Schema, SchemaGenerator};
@@ -26,57 +25,6 @@ fn generator_for_output() -> SchemaGenerator {
         .with(|settings| settings.meta_schema = None)
         .for_serialize()
         .into_generator()
-}
-
-/// The input schema of a macro-registered tool, and what it says of each parameter.
-pub(crate) fn input_schema(registration: &ToolRegistration) -> (Value, Vec<ParamInfo>) {
-    let mut generator = generator_for_input();
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    let mut params = Vec::with_capacity(registration.params.len());
-    for spec in registration.params {
-        let ParamKind::Argument {
-            schema,
-            optional,
-            default,
-        } = &spec.kind
-        else {
-            params.push(ParamInfo {
-                name: spec.name.to_owned(),
-                description: spec.description.map(str::to_owned),
-                required: false,
-                injected: true,
-                default: None,
-            });
-            continue;
-        };
-        let mut property = schema(&mut generator);
-        let type_is_optional = optional();
-        let default_value = default.and_then(|default_json| default_json());
-        let is_required = !type_is_optional && default.is_none();
-        if type_is_optional {
-            strip_null(&mut property);
-        }
-        if let Some(description) = spec.description {
-            property.insert("description".to_owned(), description.into());
-        }
-        if let Some(value) = &default_value {
-            property.insert("default".to_owned(), value.clone());
-        }
-        properties.insert(spec.name.to_owned(), property.to_value());
-        if is_required {
-            required.push(Value::from(spec.name));
-        }
-        params.push(ParamInfo {
-            name: spec.name.to_owned(),
-            description: spec.description.map(str::to_owned),
-            required: is_required,
-            injected: false,
-            default: default_value,
-        });
-    }
-    let definitions = generator.take_definitions(true);
-    (object_schema(properties, required, definitions), params)
 }
 
 /// Builds the root object schema from its parts, in canonical form.
@@ -133,11 +81,14 @@ fn complete_integer_bounds(schema: &mut Schema) {
     object.entry("maximum").or_insert(maximum);
 }
 
-/// The output schema of a tool, and whether its values are wrapped as `{"result": ...}`
-/// (MCP structured content must be an object).
-pub(crate) fn output_schema(registration: &ToolRegistration) -> Option<(Value, bool)> {
+/// The output schema `describe` gives with the canonical settings, and whether values are
+/// wrapped as `{"result": ...}` (MCP structured content must be an object); `None` when
+/// there is no schema or the output is nothing.
+pub(crate) fn output_schema(
+    describe: impl FnOnce(&mut SchemaGenerator) -> Option<Schema>,
+) -> Option<(Value, bool)> {
     let mut generator = generator_for_output();
-    canonical_output((registration.output_schema)(&mut generator)?)
+    canonical_output(describe(&mut generator)?)
 }
 
 /// The output schema of a return type, for tools made at run time.

@@ -10,7 +10,7 @@
 //! an annotation, not checked).
 
 use super::describe::{self, PathSegment};
-use crate::call::error::ArgumentProblem;
+use super::validate::Problem;
 use serde_json::{Map, Value};
 
 /// Keywords that carry no constraint.
@@ -70,7 +70,7 @@ pub(crate) fn check(
     value: &Value,
     path: &mut Vec<PathSegment>,
     root: &Value,
-    problems: &mut Vec<ArgumentProblem>,
+    problems: &mut Vec<Problem>,
 ) {
     let Value::Object(map) = schema else {
         if schema == &Value::Bool(false) {
@@ -110,10 +110,10 @@ fn fail(
     value: &Value,
     path: &[PathSegment],
     root: &Value,
-    problems: &mut Vec<ArgumentProblem>,
+    problems: &mut Vec<Problem>,
 ) {
     let shown = describe::format_path(path);
-    problems.push(ArgumentProblem::new(
+    problems.push(Problem::new(
         shown.clone(),
         format!(
             "'{shown}' must be {}; got {}",
@@ -258,7 +258,7 @@ mod tests {
             &json!({}),
             &mut found,
         );
-        found.into_iter().map(|p| p.message().to_owned()).collect()
+        found.into_iter().map(|p| p.message).collect()
     }
 
     #[test]

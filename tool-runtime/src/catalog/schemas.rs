@@ -1,0 +1,66 @@
+//! A registered tool's schemas, built from what the macro wrote for each parameter with the
+//! canonical rules of [`schema`](crate::schema).
+
+use super::registration::{ParamKind, ToolRegistration};
+use super::ParamInfo;
+use crate::schema;
+use serde_json::{Map, Value};
+
+/// The input schema of a macro-registered tool, and what it says of each parameter.
+pub(crate) fn input_schema(registration: &ToolRegistration) -> (Value, Vec<ParamInfo>) {
+    let mut generator = schema::generator_for_input();
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut params = Vec::with_capacity(registration.params.len());
+    for spec in registration.params {
+        let ParamKind::Argument {
+            schema,
+            optional,
+            default,
+        } = &spec.kind
+        else {
+            params.push(ParamInfo {
+                name: spec.name.to_owned(),
+                description: spec.description.map(str::to_owned),
+                required: false,
+                injected: true,
+                default: None,
+            });
+            continue;
+        };
+        let mut property = schema(&mut generator);
+        let type_is_optional = optional();
+        let default_value = default.and_then(|default_json| default_json());
+        let is_required = !type_is_optional && default.is_none();
+        if type_is_optional {
+            schema::strip_null(&mut property);
+        }
+        if let Some(description) = spec.description {
+            property.insert("description".to_owned(), description.into());
+        }
+        if let Some(value) = &default_value {
+            property.insert("default".to_owned(), value.clone());
+        }
+        properties.insert(spec.name.to_owned(), property.to_value());
+        if is_required {
+            required.push(Value::from(spec.name));
+        }
+        params.push(ParamInfo {
+            name: spec.name.to_owned(),
+            description: spec.description.map(str::to_owned),
+            required: is_required,
+            injected: false,
+            default: default_value,
+        });
+    }
+    let definitions = generator.take_definitions(true);
+    (
+        schema::object_schema(properties, required, definitions),
+        params,
+    )
+}
+
+/// The output schema of a macro-registered tool, and whether its values are wrapped.
+pub(crate) fn output_schema(registration: &ToolRegistration) -> Option<(Value, bool)> {
+    schema::output_schema(registration.output_schema)
+}

@@ -106,7 +106,7 @@ pub use tool_macros::tool;
 
 pub use call::arguments::ToolArgument;
 pub use call::content::{Content, EmbeddedResource, IntoContent};
-pub use call::context::{CallContext, Injected, State, StateRequirement};
+pub use call::context::{CallContext, State};
 pub use call::dynamic::DynamicTool;
 pub use call::error::{ArgumentProblem, CallError};
 pub use call::output::{ToolError, ToolOutput};

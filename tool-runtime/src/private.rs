@@ -2,7 +2,8 @@
 
 pub use crate::__register_tool as register_tool;
 pub use crate::call::arguments::{assert_option, is_optional, schema_of, Arguments, IsOption};
-pub use crate::call::context::{Injected, StateRequirement};
+pub use crate::call::context::StateRequirement;
+pub use crate::call::inject::Injected;
 pub use crate::call::invoke::Invocation;
 pub use crate::call::output::{
     ContentKind, ContentResultKind, DefaultNotShown, DefaultProbe, DefaultViaSerialize,

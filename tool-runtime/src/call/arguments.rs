@@ -4,8 +4,9 @@
 //! every problem names its parameter. The schema was checked first (see `validate`), so a
 //! problem here is rare: a type whose `Deserialize` checks more than its schema says.
 
-use super::context::{CallContext, Injected};
+use super::context::CallContext;
 use super::error::ArgumentProblem;
+use super::inject::Injected;
 use crate::catalog::registration::ParamSpec;
 use crate::catalog::Tool;
 use crate::schema::describe;

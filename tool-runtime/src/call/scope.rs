@@ -3,7 +3,6 @@
 //! and each is a no-op where the caller gave nothing to report to (a CLI call, a REST call,
 //! an MCP request without a `progressToken`).
 
-use super::context::{CallContext, Injected, StateRequirement};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -70,6 +69,10 @@ impl std::fmt::Debug for Progress {
 }
 
 impl Progress {
+    pub(crate) fn for_scope(scope: Option<Arc<CallScope>>) -> Progress {
+        Progress { scope }
+    }
+
     /// Whether reports go anywhere.
     pub fn is_reporting(&self) -> bool {
         self.scope
@@ -164,6 +167,10 @@ impl std::fmt::Debug for Logger {
 }
 
 impl Logger {
+    pub(crate) fn for_scope(scope: Option<Arc<CallScope>>) -> Logger {
+        Logger { scope, name: None }
+    }
+
     /// A logger that names itself `name` in each message.
     pub fn named(&self, name: impl Into<String>) -> Logger {
         Logger {
@@ -264,40 +271,5 @@ impl Cancellation {
     pub(crate) fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::Release);
         self.inner.notify.notify_waiters();
-    }
-}
-
-impl Injected for Progress {
-    fn requirement() -> Option<StateRequirement> {
-        None
-    }
-    fn inject(context: &CallContext) -> Result<Self, String> {
-        Ok(Progress {
-            scope: context.scope().cloned(),
-        })
-    }
-}
-
-impl Injected for Logger {
-    fn requirement() -> Option<StateRequirement> {
-        None
-    }
-    fn inject(context: &CallContext) -> Result<Self, String> {
-        Ok(Logger {
-            scope: context.scope().cloned(),
-            name: None,
-        })
-    }
-}
-
-impl Injected for Cancellation {
-    fn requirement() -> Option<StateRequirement> {
-        None
-    }
-    fn inject(context: &CallContext) -> Result<Self, String> {
-        Ok(context
-            .scope()
-            .map(|scope| scope.cancellation.clone())
-            .unwrap_or_default())
     }
 }

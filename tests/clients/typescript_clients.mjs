@@ -1,0 +1,228 @@
+// Drives a tool server with the official TypeScript MCP SDK (@modelcontextprotocol/sdk,
+// pinned in package.json): its Client over stdio (`SERVER serve`) and over Streamable HTTP
+// (`SERVER serve --http 127.0.0.1:PORT`). The same checks as python_clients.py, as far as
+// SDK 1.x goes: it speaks the handshake-era protocol (2025-11-25) only.
+//
+// Usage: CONFORMANCE_DIR=.../node_modules node typescript_clients.mjs SERVER_BINARY
+// (scripts/client-env.sh exports CONFORMANCE_DIR: the node_modules the SDK is installed in.)
+// Prints one line per check and a closing "N passed, N failed" line; exits 1 on a failure.
+// Every request, connection and run has a timeout, and a watchdog ends a hung run.
+
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const SERVER = process.argv[2];
+const MODULES = process.env.CONFORMANCE_DIR;
+if (!SERVER || !MODULES) {
+    console.error('usage: CONFORMANCE_DIR=NODE_MODULES node typescript_clients.mjs SERVER_BINARY');
+    process.exit(2);
+}
+const sdk = (file) =>
+    import(pathToFileURL(path.join(MODULES, '@modelcontextprotocol/sdk/dist/esm', file)).href);
+const { Client } = await sdk('client/index.js');
+const { StdioClientTransport } = await sdk('client/stdio.js');
+const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
+const { McpError } = await sdk('types.js');
+const { AjvJsonSchemaValidator } = await sdk('validation/ajv-provider.js');
+
+const REQUEST_MS = 10_000; // one request, or the connection handshake
+const RUN_MS = 60_000; // one client's whole run
+const WATCHDOG_MS = 180_000; // the whole script
+const request = { timeout: REQUEST_MS };
+const ARGUMENT_ERROR =
+    "invalid arguments for add_numbers: 'a' must be an integer between -9223372036854775808 and 9223372036854775807; got \"two\"";
+
+let passed = 0;
+let failed = 0;
+let httpServer; // the HTTP server child, killed at the end (or by the watchdog)
+
+function check(label, condition, detail = '') {
+    if (condition) {
+        passed += 1;
+        console.log(`passed   ${label}`);
+    } else {
+        failed += 1;
+        console.log(`FAILED   ${label} ${detail}`);
+    }
+}
+
+function withTimeout(promise, ms, what) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Runs one check: `body` returns [condition, detail]; a throw or a timeout is a failure.
+async function step(label, body) {
+    try {
+        const [condition, detail] = await withTimeout(body(), REQUEST_MS + 2_000, label);
+        check(label, condition, detail);
+    } catch (error) {
+        check(label, false, `(threw ${error?.stack ?? error})`);
+    }
+}
+
+const show = (value) => JSON.stringify(value);
+
+async function exercise(label, client, version) {
+    await step(`${label}: negotiated 2025-11-25`, async () => [version === '2025-11-25', `(got ${version})`]);
+    await step(`${label}: serverInfo names the program`, async () => {
+        const info = client.getServerVersion();
+        return [info?.name === 'conformance-server', show(info)];
+    });
+    await step(`${label}: ping`, async () => [(await client.ping(request)) !== undefined, '']);
+
+    // The SDK parses tools/list with its own schemas: a schema it rejects fails the whole list.
+    let tools = [];
+    await step(`${label}: list (the SDK accepts every tool)`, async () => {
+        tools = (await client.listTools(undefined, request)).tools;
+        const names = tools.map((tool) => tool.name);
+        const want = ['add_numbers', 'test_simple_text', 'test_tool_with_progress'];
+        return [want.every((name) => names.includes(name)), show(names)];
+    });
+    await step(`${label}: list shows the schema`, async () => {
+        const add = tools.find((tool) => tool.name === 'add_numbers');
+        return [show(add?.inputSchema?.required) === show(['a', 'b']), show(add?.inputSchema)];
+    });
+    await step(`${label}: every schema compiles in the SDK's validator (Ajv)`, async () => {
+        const validator = new AjvJsonSchemaValidator();
+        const broken = [];
+        for (const tool of tools) {
+            for (const schema of [tool.inputSchema, tool.outputSchema].filter(Boolean)) {
+                try {
+                    validator.getValidator(schema);
+                } catch (error) {
+                    broken.push(`${tool.name}: ${error.message}`);
+                }
+            }
+        }
+        return [tools.length > 0 && broken.length === 0, tools.length ? show(broken) : '(no tools listed)'];
+    });
+
+    // After a good list the SDK also checks structuredContent against add_numbers' outputSchema.
+    await step(`${label}: call`, async () => {
+        const result = await client.callTool({ name: 'add_numbers', arguments: { a: 2, b: 3 } }, undefined, request);
+        const ok = !result.isError && show(result.structuredContent) === show({ result: 5 });
+        const text = result.content?.[0]?.type === 'text' && result.content[0].text === '5';
+        return [ok && text, show(result)];
+    });
+    await step(`${label}: argument error is a tool error the model can read`, async () => {
+        const result = await client.callTool({ name: 'add_numbers', arguments: { a: 'two', b: 3 } }, undefined, request);
+        const text = result.content?.[0]?.text ?? '';
+        return [result.isError === true && text === ARGUMENT_ERROR, text];
+    });
+    await step(`${label}: tool error`, async () => {
+        const result = await client.callTool({ name: 'test_error_handling', arguments: {} }, undefined, request);
+        return [result.isError === true && /intentionally/.test(result.content?.[0]?.text ?? ''), show(result)];
+    });
+    await step(`${label}: progress`, async () => {
+        const seen = [];
+        const onprogress = (progress) => seen.push(progress);
+        const result = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, { ...request, onprogress });
+        const ok = seen.length === 3 && show(seen.map((p) => p.progress)) === show([0, 50, 100]) && seen.every((p) => p.total === 100);
+        return [ok && !result.isError, show(seen)];
+    });
+    await step(`${label}: image content`, async () => {
+        const result = await client.callTool({ name: 'test_image_content', arguments: {} }, undefined, request);
+        const image = result.content?.[0];
+        return [image?.type === 'image' && image.mimeType === 'image/png' && image.data.length > 0, show(result.content)];
+    });
+    await step(`${label}: unknown tool is a protocol error`, async () => {
+        try {
+            const result = await client.callTool({ name: 'no_such_tool', arguments: {} }, undefined, request);
+            return [false, `(no error raised: ${show(result)})`];
+        } catch (error) {
+            const ok = error instanceof McpError && error.code === -32602 && error.message.includes('no_such_tool');
+            return [ok, `${error.code} ${error.message}`];
+        }
+    });
+}
+
+// Connects a Client over `transport`, noting the protocol version it negotiates (the SDK
+// hands it to transport.setProtocolVersion), runs the checks, and closes the client.
+async function run(label, transport) {
+    let version;
+    const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+    transport.setProtocolVersion = (negotiated) => {
+        version = negotiated;
+        setProtocolVersion?.(negotiated);
+    };
+    const client = new Client({ name: 'typescript-clients-test', version: '1.0.0' });
+    try {
+        await withTimeout(
+            (async () => {
+                await client.connect(transport, request);
+                await exercise(label, client, version);
+            })(),
+            RUN_MS,
+            label,
+        );
+    } catch (error) {
+        check(label, false, `(threw ${error?.stack ?? error})`); // a crash is a failure, not the end
+    } finally {
+        await withTimeout(client.close(), 5_000, `${label}: close`).catch(() => {});
+    }
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const probe = net.createServer().once('error', reject);
+        probe.listen(0, '127.0.0.1', () => {
+            const { port } = probe.address();
+            probe.close(() => resolve(port));
+        });
+    });
+}
+
+async function waitForPort(port, ms = 10_000) {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        const open = await new Promise((resolve) => {
+            socket.once('connect', () => resolve(true));
+            socket.once('error', () => resolve(false));
+            socket.setTimeout(200, () => resolve(false));
+        });
+        socket.destroy();
+        if (open) return true;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return false;
+}
+
+function killHttpServer() {
+    if (httpServer?.pid && httpServer.exitCode === null && httpServer.signalCode === null) {
+        try {
+            process.kill(httpServer.pid, 'SIGKILL');
+        } catch {}
+    }
+}
+
+const watchdog = setTimeout(() => {
+    check('watchdog', false, `(the run took over ${WATCHDOG_MS} ms)`);
+    console.log(`${passed} passed, ${failed} failed`);
+    killHttpServer();
+    process.exit(1);
+}, WATCHDOG_MS);
+
+await run('Client/stdio', new StdioClientTransport({ command: SERVER, args: ['serve'], stderr: 'inherit' }));
+
+const port = await freePort();
+httpServer = spawn(SERVER, ['serve', '--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'ignore'] });
+try {
+    if (await waitForPort(port)) {
+        await run('Client/http', new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    } else {
+        check('Client/http', false, `(the server never listened on 127.0.0.1:${port})`);
+    }
+} finally {
+    killHttpServer();
+}
+
+clearTimeout(watchdog);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

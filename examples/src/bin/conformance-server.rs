@@ -106,6 +106,39 @@ fn add_numbers(
     a + b
 }
 
+/// A filter with an optional limit.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Filter {
+    /// At most this many; no limit when absent.
+    limit: Option<u32>,
+    // Left undocumented on purpose: an undocumented `Value` field is the boolean schema
+    // `true` in schemars' output.
+    context: Option<serde_json::Value>,
+}
+
+/// Describe any JSON value, with an optional filter.
+///
+/// Its schema holds what some clients refuse unless the server rewrites it: "any value"
+/// (`serde_json::Value`) and an `Option` field of a nested struct.
+#[tool(read_only)]
+fn describe_value(
+    /// Any JSON value.
+    value: serde_json::Value,
+    /// How much to show.
+    filter: Option<Filter>,
+    // Undocumented on purpose: an undocumented `Value` parameter is the boolean schema
+    // `true` in schemars' output, which the server must publish as `{}`.
+    context: Option<serde_json::Value>,
+) -> String {
+    let _ = context;
+    let limit = filter.and_then(|filter| filter.limit);
+    let text = value.to_string();
+    match limit {
+        Some(limit) => text.chars().take(limit as usize).collect(),
+        None => text,
+    }
+}
+
 fn main() -> ExitCode {
     tool_runtime::cli::Cli::new()
         .name("conformance-server")

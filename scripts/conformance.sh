@@ -23,13 +23,17 @@ url="http://127.0.0.1:$port/mcp"
 scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-image
     tools-call-audio tools-call-embedded-resource tools-call-mixed-content
     tools-call-with-logging tools-call-error tools-call-with-progress dns-rebinding-protection)
+# Scenarios only the 0.2 releases have.
+scenarios_0_2=(http-header-validation)
 
 passed=0
 failed=0
 run() {
     local label="$1" package="$2"
     shift 2
-    for scenario in "${scenarios[@]}"; do
+    local all=("${scenarios[@]}")
+    if [ "$package" = conformance-2026 ]; then all+=("${scenarios_0_2[@]}"); fi
+    for scenario in "${all[@]}"; do
         local log="$root/target/conformance-$label-$scenario.log"
         if node "$CONFORMANCE_DIR/$package/dist/index.js" server --url "$url" --scenario "$scenario" "$@" >"$log" 2>&1; then
             if grep -q "^SKIPPED" "$log"; then

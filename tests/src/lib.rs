@@ -46,3 +46,53 @@ pub fn messages(body: &str) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The standard headers an HTTP client sends with a message at a per-request protocol
+/// version (2026-07-28): `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for a call,
+/// a prompt or a resource read. Empty for anything else (handshake-era messages, bytes
+/// that are not a JSON object).
+pub fn standard_headers(body: &[u8]) -> Vec<(&'static str, String)> {
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let params = message.get("params");
+    let Some(version) = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str)
+    else {
+        return Vec::new();
+    };
+    let mut headers = vec![("mcp-protocol-version", version.to_owned())];
+    if let Some(method) = message.get("method").and_then(Value::as_str) {
+        headers.push(("mcp-method", method.to_owned()));
+        let named = match method {
+            "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+            "resources/read" => params.and_then(|p| p.get("uri")),
+            _ => None,
+        };
+        if let Some(Value::String(named)) = named {
+            headers.push(("mcp-name", named.clone()));
+        }
+    }
+    headers
+}
+
+/// `request` with the standard headers of a 2026-07-28 message added where it does not set
+/// them itself, as a conformant HTTP client sends them.
+pub async fn with_standard_headers(
+    request: axum::http::Request<axum::body::Body>,
+) -> axum::http::Request<axum::body::Body> {
+    let (mut parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .expect("a test body can be read");
+    for (name, value) in standard_headers(&bytes) {
+        if !parts.headers.contains_key(name) {
+            parts
+                .headers
+                .insert(name, value.parse().expect("a valid header value"));
+        }
+    }
+    axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
+}

@@ -187,7 +187,7 @@ async fn sixteen_http_clients_at_once() {
                     );
                     let response = app
                         .clone()
-                        .oneshot(Request::post("/mcp").header("host", "localhost").header("accept", "application/json").body(Body::from(body)).unwrap())
+                        .oneshot(tool_tests::with_standard_headers(Request::post("/mcp").header("host", "localhost").header("accept", "application/json").body(Body::from(body)).unwrap()).await)
                         .await
                         .unwrap();
                     let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
@@ -235,11 +235,14 @@ async fn a_client_that_goes_away_mid_call_drops_the_work() {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     let response = app
         .oneshot(
-            Request::post("/mcp")
-                .header("host", "localhost")
-                .header("accept", "application/json, text/event-stream")
-                .body(Body::from(body))
-                .unwrap(),
+            tool_tests::with_standard_headers(
+                Request::post("/mcp")
+                    .header("host", "localhost")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(Body::from(body))
+                    .unwrap(),
+            )
+            .await,
         )
         .await
         .unwrap();

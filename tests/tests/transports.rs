@@ -116,6 +116,7 @@ async fn send(
     app: &axum::Router,
     request: Request<Body>,
 ) -> (StatusCode, axum::http::HeaderMap, String) {
+    let request = tool_tests::with_standard_headers(request).await;
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
@@ -270,6 +271,127 @@ async fn http_sessions_open_only_on_success_expire_when_idle_and_streams_need_ac
     // ...and idle ones end: their client gets 404 and initializes again.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(send(&app, ping(&session)).await.0, StatusCode::NOT_FOUND);
+}
+
+/// Sends `body` with exactly these headers (no standard headers filled in).
+async fn send_raw(app: &axum::Router, body: &str, headers: &[(&str, &str)]) -> (StatusCode, Value) {
+    let mut request = Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::from(body.to_owned())).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    (status, messages(&text).pop().unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn http_standard_headers_and_era_rules_are_enforced() {
+    let app = app();
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{meta}}}}}"#);
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1,"b":2}},{meta}}}}}"#
+    );
+    let version = ("MCP-Protocol-Version", "2026-07-28");
+    let mismatch = |(status, answer): (StatusCode, Value), case: &str| {
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{case}: {answer}");
+        assert_eq!(answer["error"]["code"], -32020, "{case}: {answer}");
+    };
+
+    // Conformant headers: served, whatever the case of the header names and the
+    // whitespace around values.
+    let (status, answer) = send_raw(&app, &list, &[version, ("mcp-method", "tools/list")]).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["result"]["tools"].is_array());
+    let (status, answer) = send_raw(
+        &app,
+        &call,
+        &[
+            version,
+            ("MCP-METHOD", "tools/call"),
+            ("Mcp-Name", "  add  "),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["result"]["structuredContent"], json!({"result": 3}));
+
+    // Missing, mismatched and case-mismatched values: 400 with -32020.
+    mismatch(send_raw(&app, &list, &[version]).await, "no Mcp-Method");
+    mismatch(
+        send_raw(&app, &list, &[version, ("Mcp-Method", "prompts/list")]).await,
+        "another method",
+    );
+    mismatch(
+        send_raw(&app, &list, &[version, ("Mcp-Method", "TOOLS/LIST")]).await,
+        "values are case-sensitive",
+    );
+    mismatch(
+        send_raw(&app, &call, &[version, ("Mcp-Method", "tools/call")]).await,
+        "no Mcp-Name",
+    );
+    mismatch(
+        send_raw(
+            &app,
+            &call,
+            &[version, ("Mcp-Method", "tools/call"), ("Mcp-Name", "other")],
+        )
+        .await,
+        "another name",
+    );
+    mismatch(
+        send_raw(&app, &list, &[("Mcp-Method", "tools/list")]).await,
+        "no MCP-Protocol-Version",
+    );
+    mismatch(
+        send_raw(
+            &app,
+            &list,
+            &[
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Mcp-Method", "tools/list"),
+            ],
+        )
+        .await,
+        "a version other than _meta's",
+    );
+
+    // A request claiming 2026-07-28 without the _meta that makes it so: -32602, 400.
+    let bare = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
+    let (status, answer) = send_raw(&app, bare, &[version, ("Mcp-Method", "tools/list")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["id"], 3);
+
+    // Methods removed at 2026-07-28: 404 with -32601, initialize included.
+    for method in ["initialize", "ping", "logging/setLevel"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{{"protocolVersion":"2026-07-28","level":"info",{meta}}}}}"#
+        );
+        let (status, answer) = send_raw(&app, &body, &[version, ("Mcp-Method", method)]).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+
+    // Handshake era: an unknown version header is refused, and so is a request without a
+    // session (ping included); only initialize opens one.
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let (status, answer) = send_raw(&app, ping, &[]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600);
+    let (status, _) = send_raw(&app, INITIALIZE, &[("MCP-Protocol-Version", "1999-01-01")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, answer) = send_raw(&app, INITIALIZE, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
 }
 
 #[tokio::test]

@@ -2,11 +2,13 @@
 //! one incoming JSON-RPC message and sends the bytes of every message it causes to a
 //! channel. Transports (stdio, HTTP) only frame and move bytes.
 //!
-//! Both protocol eras are served. A request whose `params._meta` names a protocol version
+//! Both protocol eras are served; which one a request belongs to is decided in one place,
+//! the `era` module: a request whose `params._meta` names a protocol version
 //! (`io.modelcontextprotocol/protocolVersion`) is served statelessly under 2026-07-28;
 //! anything else follows the handshake era (`initialize`, then requests), with the
 //! negotiated version kept per connection.
 
+pub(crate) mod era;
 pub(crate) mod jsonrpc;
 mod pages;
 mod session;

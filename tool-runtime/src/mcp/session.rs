@@ -1,6 +1,7 @@
 //! One connection's protocol state, and what each method does. No I/O: messages come in as
 //! bytes and go out on channels.
 
+use super::era::{self, Era};
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::pages::stateless_result;
 use super::tools::{self, CallAnswer};
@@ -15,7 +16,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::task::AbortHandle;
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
@@ -142,7 +142,28 @@ impl Connection {
 
     /// Handles one incoming message; every message it causes goes to `sink`.
     pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
-        match jsonrpc::parse(bytes) {
+        self.handle_claimed(bytes, None, sink)
+    }
+
+    /// Handles one incoming message whose protocol version the transport also saw claimed
+    /// outside the body (HTTP's `MCP-Protocol-Version` header); see the `era` module.
+    pub(crate) fn handle_claimed(
+        &self,
+        bytes: &[u8],
+        claimed: Option<&str>,
+        sink: &Outgoing,
+    ) -> Handled {
+        self.handle_parsed(jsonrpc::parse(bytes), claimed, sink)
+    }
+
+    /// Handles one message a transport has already parsed.
+    pub(crate) fn handle_parsed(
+        &self,
+        parsed: Result<Incoming, jsonrpc::Rejected>,
+        claimed: Option<&str>,
+        sink: &Outgoing,
+    ) -> Handled {
+        match parsed {
             Err(rejected) => {
                 send(
                     sink,
@@ -156,7 +177,7 @@ impl Connection {
                 Handled::Notification
             }
             Ok(Incoming::Request { id, method, params }) => {
-                self.request(id, &method, params, sink);
+                self.request(id, &method, params, claimed, sink);
                 Handled::Request
             }
         }
@@ -182,6 +203,7 @@ impl Connection {
         id: RequestId,
         method: &str,
         params: Option<Map<String, Value>>,
+        claimed: Option<&str>,
         sink: &Outgoing,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
@@ -190,15 +212,22 @@ impl Connection {
         if lock(&self.state.in_flight).contains_key(&id) {
             return error(code::INVALID_REQUEST, &duplicate_id(&id), None);
         }
-        let meta = params
-            .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
-        let stateless_version = meta.and_then(|m| m.get(META_VERSION));
-        if method != "initialize" {
-            if let Some(version) = stateless_version.cloned() {
+        match era::of_request(era::meta_of(params.as_ref()), claimed) {
+            Era::PerRequest(version) => {
+                let version = version.clone();
                 return self.stateless_request(id, method, params, version, sink);
             }
+            Era::MissingMeta => {
+                return error(
+                    code::INVALID_PARAMS,
+                    &format!(
+                        "Invalid params: a request at a per-request protocol version needs                          _meta[\"{}\"] and _meta[\"{META_CAPABILITIES}\"]",
+                        era::META_VERSION
+                    ),
+                    None,
+                )
+            }
+            Era::Handshake => {}
         }
         match method {
             "initialize" => self.initialize(&id, params.as_ref(), sink),

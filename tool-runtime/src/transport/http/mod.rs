@@ -17,7 +17,8 @@ mod sessions;
 use crate::call::error::CallError;
 use crate::catalog::Tool;
 use crate::export;
-use crate::mcp::jsonrpc::{self, code, RequestId};
+use crate::mcp::era::{self, Era};
+use crate::mcp::jsonrpc::{self, code, Incoming, RequestId};
 use crate::mcp::tools::{self, CallAnswer};
 use crate::mcp::{Connection, Handled, McpServer, Message, MessageKind, HANDSHAKE_VERSIONS};
 use axum::body::Bytes;
@@ -39,6 +40,7 @@ use tokio::sync::mpsc;
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 
 /// Which cross-origin browser requests are allowed (CORS).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -292,95 +294,87 @@ fn rpc_error(status: StatusCode, id: Option<&RequestId>, code: i64, message: &st
     json_response(status, jsonrpc::error_response(id, code, message, None))
 }
 
-/// What routing needs from a body, read without the parameters' values.
-#[derive(serde::Deserialize, Default)]
-struct Route {
-    id: Option<Value>,
-    method: Option<String>,
-    params: Option<RouteParams>,
-}
-
-#[derive(serde::Deserialize, Default)]
-struct RouteParams {
-    #[serde(rename = "_meta")]
-    meta: Option<Map<String, Value>>,
-}
-
 async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
-    let route: Route = serde_json::from_slice(&body).unwrap_or_default();
-    let route_id = route.id.as_ref().map(RequestId::from_value);
-    let method = route.method.as_deref().unwrap_or("");
-    let stateless_version = route
-        .params
-        .as_ref()
-        .and_then(|p| p.meta.as_ref())
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .cloned();
+    // The body is parsed once, here; the connection is handed the parsed message.
+    let parsed = jsonrpc::parse(&body);
+    let (method, request_id, params) = match &parsed {
+        Ok(Incoming::Request { id, method, params }) => {
+            (Some(method.as_str()), Some(id), params.as_ref())
+        }
+        Ok(Incoming::Notification { method, params }) => {
+            (Some(method.as_str()), None, params.as_ref())
+        }
+        _ => (None, None, None),
+    };
+    let claimed = header_str(&headers, VERSION_HEADER);
     let session_id = header_str(&headers, SESSION_HEADER);
 
-    let (connection, stateless, new_session) = if method == "initialize" {
-        let id = new_session_id();
-        (Arc::new(app.server.connection()), false, Some(id))
-    } else if let Some(version) = &stateless_version {
-        if let Some(header_version) = header_str(&headers, VERSION_HEADER) {
-            if Some(header_version) != version.as_str() {
-                return rpc_error(StatusCode::BAD_REQUEST, route_id.as_ref(), code::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version does not match the protocol version in _meta");
-            }
-        }
-        if let Some(header_method) = header_str(&headers, METHOD_HEADER) {
-            if header_method != method {
+    let (connection, stateless, new_session) = match era::of_request(era::meta_of(params), claimed)
+    {
+        Era::PerRequest(version) => {
+            if let Err(problem) = check_standard_headers(&headers, version, method, params) {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    route_id.as_ref(),
+                    request_id,
                     code::HEADER_MISMATCH,
-                    "Header mismatch: Mcp-Method does not match the request's method",
+                    &format!("Header mismatch: {problem}"),
+                );
+            }
+            (Arc::new(app.server.connection()), true, None)
+        }
+        // The protocol layer answers with the precise error (-32602, so 400).
+        Era::MissingMeta => (Arc::new(app.server.connection()), true, None),
+        Era::Handshake => {
+            if let Some(version) = claimed {
+                if !HANDSHAKE_VERSIONS.contains(&version) {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        request_id,
+                        code::INVALID_REQUEST,
+                        &format!(
+                            "Bad Request: unsupported MCP-Protocol-Version {version:?}; this \
+                             server speaks {}",
+                            crate::mcp::SUPPORTED_VERSIONS.join(", ")
+                        ),
+                    );
+                }
+            }
+            if method == Some("initialize") {
+                (
+                    Arc::new(app.server.connection()),
+                    false,
+                    Some(new_session_id()),
+                )
+            } else if let Some(session_id) = session_id {
+                match app.sessions.get(session_id) {
+                    Some(connection) => (connection, false, None),
+                    None => {
+                        return rpc_error(
+                            StatusCode::NOT_FOUND,
+                            request_id,
+                            code::INVALID_REQUEST,
+                            "Session not found: initialize again",
+                        )
+                    }
+                }
+            } else if parsed.is_err() {
+                // Not a valid message: the protocol layer gives the precise error.
+                (Arc::new(app.server.connection()), true, None)
+            } else {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    request_id,
+                    code::INVALID_REQUEST,
+                    "Bad Request: missing Mcp-Session-Id; send initialize first, or name the \
+                     protocol version in the request's _meta (2026-07-28)",
                 );
             }
         }
-        (Arc::new(app.server.connection()), true, None)
-    } else if let Some(session_id) = session_id {
-        let found = app.sessions.get(session_id);
-        match found {
-            Some(connection) => {
-                if let Some(version) = header_str(&headers, VERSION_HEADER) {
-                    if !HANDSHAKE_VERSIONS.contains(&version) {
-                        return rpc_error(
-                            StatusCode::BAD_REQUEST,
-                            route_id.as_ref(),
-                            code::INVALID_REQUEST,
-                            "Bad Request: unsupported MCP-Protocol-Version",
-                        );
-                    }
-                }
-                (connection, false, None)
-            }
-            None => {
-                return rpc_error(
-                    StatusCode::NOT_FOUND,
-                    route_id.as_ref(),
-                    code::INVALID_REQUEST,
-                    "Session not found: initialize again",
-                )
-            }
-        }
-    } else if route.method.is_some() && route.id.is_some()
-        || serde_json::from_slice::<Value>(&body).is_err()
-        || body.first() == Some(&b'[')
-    {
-        // A request without a session, or a message that is not one: the protocol layer
-        // gives the precise error; a stateless connection is enough for it.
-        (Arc::new(app.server.connection()), true, None)
-    } else {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            None,
-            code::INVALID_REQUEST,
-            "Bad Request: missing Mcp-Session-Id; send initialize first",
-        );
     };
+    let request_id = request_id.cloned();
 
     let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
-    if connection.handle(&body, &sink) == Handled::Notification {
+    if connection.handle_parsed(parsed, claimed, &sink) == Handled::Notification {
         return StatusCode::ACCEPTED.into_response();
     }
     // An answer that is ready at once goes back as JSON, with a status the client can act on.
@@ -398,14 +392,14 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
             return response;
         }
         // A notification came first (a subscription's acknowledgement): stream.
-        return sse(connection, route.id, stateless, Some(first), outgoing);
+        return sse(connection, request_id, stateless, Some(first), outgoing);
     }
 
     let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("*/*");
     let wants_sse = accept.contains("text/event-stream");
     let takes_json = accept.contains("application/json") || accept.contains("*/*");
     if wants_sse || !takes_json {
-        return sse(connection, route.id, stateless, None, outgoing);
+        return sse(connection, request_id, stateless, None, outgoing);
     }
     // JSON only: notifications (progress, logs) cannot be delivered and are dropped. Only
     // the call's task holds a sender from here on, so a cancelled call ends the wait.
@@ -418,10 +412,73 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     }
     rpc_error(
         StatusCode::INTERNAL_SERVER_ERROR,
-        route_id.as_ref(),
+        request_id.as_ref(),
         code::INTERNAL_ERROR,
         "The request ended without an answer: its session was closed while it ran",
     )
+}
+
+/// Checks the standard headers of a request at a per-request protocol version (SEP-2243):
+/// `MCP-Protocol-Version` must name the version `_meta` names, `Mcp-Method` the method,
+/// and `Mcp-Name` the tool, prompt or resource the body names. Header names are matched
+/// case-insensitively (the `http` crate does that); values exactly, once the whitespace
+/// around them is trimmed, as HTTP requires.
+fn check_standard_headers(
+    headers: &HeaderMap,
+    version: &Value,
+    method: Option<&str>,
+    params: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    // A version that is not even a string is the protocol layer's to refuse (-32022).
+    let Some(version) = version.as_str() else {
+        return Ok(());
+    };
+    match header_str(headers, VERSION_HEADER) {
+        Some(claimed) if claimed == version => {}
+        Some(claimed) => {
+            return Err(format!(
+                "MCP-Protocol-Version is {claimed:?} but _meta names {version:?}"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "MCP-Protocol-Version is missing; _meta names {version:?}"
+            ))
+        }
+    }
+    let Some(method) = method else {
+        return Ok(());
+    };
+    match header_str(headers, METHOD_HEADER) {
+        Some(claimed) if claimed == method => {}
+        Some(claimed) => {
+            return Err(format!(
+                "Mcp-Method is {claimed:?} but the request's method is {method:?}"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "Mcp-Method is missing; the request's method is {method:?}"
+            ))
+        }
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+        "resources/read" => params.and_then(|p| p.get("uri")),
+        _ => None,
+    };
+    if let Some(Value::String(named)) = named {
+        match header_str(headers, NAME_HEADER) {
+            Some(claimed) if claimed == named => {}
+            Some(claimed) => {
+                return Err(format!(
+                    "Mcp-Name is {claimed:?} but the request names {named:?}"
+                ))
+            }
+            None => return Err(format!("Mcp-Name is missing; the request names {named:?}")),
+        }
+    }
+    Ok(())
 }
 
 /// The HTTP status of a JSON-RPC answer, from its kind: protocol errors are 4xx in the
@@ -461,7 +518,7 @@ impl Drop for CancelOnDrop {
 
 fn sse(
     connection: Arc<Connection>,
-    id: Option<Value>,
+    id: Option<RequestId>,
     stateless: bool,
     first: Option<Message>,
     outgoing: mpsc::UnboundedReceiver<Message>,
@@ -469,11 +526,7 @@ fn sse(
     // In the handshake era a dropped stream is not a cancellation (the client cancels with
     // notifications/cancelled); in 2026-07-28 it is.
     let cancel = CancelOnDrop {
-        id: if stateless {
-            id.map(|id| crate::mcp::RequestId::from_value(&id))
-        } else {
-            None
-        },
+        id: if stateless { id } else { None },
         connection,
     };
     let state = (first, outgoing, cancel, false);
@@ -692,8 +745,12 @@ fn accept_includes(accept: &str, media_type: &str) -> bool {
     })
 }
 
+/// A header's value, without the whitespace around it (which HTTP says is not part of it).
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim_matches([' ', '\t']))
 }
 
 fn new_session_id() -> String {

@@ -157,11 +157,25 @@ async fn http_sessions_of_the_handshake_era() {
         .unwrap();
     let (status, headers, body) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(headers["content-type"], "text/event-stream");
+    // Nothing came before the answer, so no stream is needed, though the client takes one.
+    assert_eq!(headers["content-type"], "application/json");
     assert_eq!(
-        messages(&body).last().unwrap()["result"]["structuredContent"],
+        json_of(&body)["result"]["structuredContent"],
         json!({"result": 4})
     );
+
+    // A notification before the answer (progress) opens a stream that carries both.
+    let waiting = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":{"millis":20},"_meta":{"progressToken":"w"}}}"#;
+    let request = post("/mcp")
+        .header("mcp-session-id", &session)
+        .body(Body::from(waiting))
+        .unwrap();
+    let (status, headers, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "text/event-stream");
+    let streamed = messages(&body);
+    assert_eq!(streamed[0]["method"], "notifications/progress", "{body}");
+    assert_eq!(streamed.last().unwrap()["result"]["structuredContent"], json!({"result": 20}));
 
     // JSON only when the client accepts only JSON.
     let request = Request::post("/mcp")

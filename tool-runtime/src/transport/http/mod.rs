@@ -208,6 +208,14 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP");
+    // No Nagle delay: an answer is one small write, and waiting to coalesce it with the
+    // next (which the client will not send before it has this one) costs tens of ms.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot turn off Nagle's algorithm on a connection");
+        }
+    });
     axum::serve(listener, router(server, options)).await
 }
 
@@ -396,10 +404,34 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     }
 
     let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("*/*");
-    let wants_sse = accept.contains("text/event-stream");
-    let takes_json = accept.contains("application/json") || accept.contains("*/*");
-    if wants_sse || !takes_json {
+    let takes_sse = accept_includes(accept, "text/event-stream");
+    let takes_json = accept_includes(accept, "application/json");
+    if takes_sse && !takes_json {
         return sse(connection, request_id, stateless, None, outgoing);
+    }
+    if takes_sse {
+        // Either will do: a plain JSON answer unless a notification (progress, a log line)
+        // comes before it, which only a stream can carry. A stream costs more on both
+        // sides, so it is opened only when needed. A 2026-07-28 client that goes away
+        // while waiting cancels the request, as it would by closing a stream.
+        let mut waiting = CancelOnDrop {
+            connection: Arc::clone(&connection),
+            id: if stateless { request_id.clone() } else { None },
+        };
+        let Some(first) = outgoing.recv().await else {
+            waiting.id = None;
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                request_id.as_ref(),
+                code::INTERNAL_ERROR,
+                "The request ended without an answer: its session was closed while it ran",
+            );
+        };
+        waiting.id = None;
+        if first.is_response() {
+            return json_response(status_for(first.kind, stateless), first.bytes);
+        }
+        return sse(connection, request_id, stateless, Some(first), outgoing);
     }
     // JSON only: notifications (progress, logs) cannot be delivered and are dropped. Only
     // the call's task holds a sender from here on, so a cancelled call ends the wait.

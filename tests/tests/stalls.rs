@@ -166,3 +166,88 @@ async fn a_registry_call_of_a_sync_tool_turning_slow_keeps_its_timeout() {
     );
     assert!(started.elapsed() < Duration::from_millis(1500));
 }
+
+/// The same over the process's real stdin and stdout, where a reader thread runs quick sync
+/// tools in place and hands its role over when one turns slow.
+#[test]
+fn over_process_stdio_a_tool_turning_slow_times_out_and_stalls_no_other_request() {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_stall-tools"))
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the stall-tools binary starts");
+    let mut input = server.stdin.take().unwrap();
+    let output = server.stdout.take().unwrap();
+    let (lines, answers) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = |line: &str| {
+        input.write_all(format!("{line}\n").as_bytes()).unwrap();
+        input.flush().unwrap();
+    };
+    let next = || {
+        answers
+            .recv_timeout(Duration::from_secs(5))
+            .expect("an answer within 5 s")
+    };
+
+    send(INITIALIZE);
+    assert_eq!(next()["id"], 0);
+    for id in 1..=20u64 {
+        for line in [
+            call(id, "turns_slow", json!({})),
+            call(1000 + id, "quick", json!({"a": id})),
+        ] {
+            send(&line);
+            let answer = next();
+            assert!(answer["result"]["isError"].is_null(), "{answer}");
+        }
+    }
+
+    let sent = Instant::now();
+    send(&call(21, "turns_slow", json!({})));
+    std::thread::sleep(Duration::from_millis(50));
+    send(r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#);
+    send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#);
+    send(&call(24, "quick", json!({"a": 41})));
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let answer = next();
+        if answer["id"] == 24 {
+            assert_eq!(answer["result"]["structuredContent"], json!({"result": 42}));
+        }
+        ids.push(answer["id"].as_u64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [22, 23, 24], "the other requests came first");
+    assert!(
+        sent.elapsed() < Duration::from_millis(450),
+        "the other requests waited for the slow call"
+    );
+    let answer = next();
+    assert_eq!(answer["id"], 21);
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "tool 'turns_slow' did not finish within 500ms and was stopped"
+    );
+    assert!(sent.elapsed() < Duration::from_millis(1500));
+
+    // The slow tool now runs on the pool, with its limit; the server still serves.
+    send(&call(25, "quick", json!({"a": 1})));
+    assert_eq!(next()["result"]["structuredContent"], json!({"result": 2}));
+    drop(input);
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

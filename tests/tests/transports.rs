@@ -175,7 +175,10 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!(headers["content-type"], "text/event-stream");
     let streamed = messages(&body);
     assert_eq!(streamed[0]["method"], "notifications/progress", "{body}");
-    assert_eq!(streamed.last().unwrap()["result"]["structuredContent"], json!({"result": 20}));
+    assert_eq!(
+        streamed.last().unwrap()["result"]["structuredContent"],
+        json!({"result": 20})
+    );
 
     // JSON only when the client accepts only JSON.
     let request = Request::post("/mcp")

@@ -121,6 +121,33 @@ impl PendingCall {
         let name = self.tool.name().to_owned();
         ToolResult::new(name, self.input, Some(self.tool), outcome)
     }
+
+    /// Whether the work is a sync tool proven quick, which a transport may run in place.
+    pub(crate) fn runs_in_place(&self) -> bool {
+        crate::call::runs_in_place(&self.tool, &self.invocation)
+    }
+
+    /// The time limit of the call, if any.
+    pub(crate) fn limit(&self) -> Option<Duration> {
+        self.tool.timeout().or(self.timeout)
+    }
+
+    /// The tool's pace, to send it back to the pool when a run in place takes long.
+    pub(crate) fn pace(&self) -> Arc<crate::call::invoke::Pace> {
+        Arc::clone(self.tool.pace())
+    }
+
+    /// The tool's name.
+    pub(crate) fn tool_name(&self) -> &str {
+        self.tool.name()
+    }
+
+    /// Runs the work here and now (see [`PendingCall::runs_in_place`]).
+    pub(crate) fn finish_in_place(self) -> ToolResult {
+        let outcome = crate::call::complete_in_place(&self.tool, self.invocation);
+        let name = self.tool.name().to_owned();
+        ToolResult::new(name, self.input, Some(self.tool), outcome)
+    }
 }
 
 /// Builds a [`Registry`].

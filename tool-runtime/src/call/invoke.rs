@@ -83,6 +83,12 @@ impl Pace {
         }
     }
 
+    /// Sends the tool back to the pool for good, at once (a run in place is taking long).
+    pub(crate) fn demote(&self) {
+        self.demoted.store(true, Ordering::Relaxed);
+        self.in_place.store(false, Ordering::Relaxed);
+    }
+
     fn record_in_place(&self, took: Duration) {
         if took > TOO_SLOW_IN_PLACE {
             self.demoted.store(true, Ordering::Relaxed);
@@ -94,6 +100,26 @@ impl Pace {
             );
         }
     }
+}
+
+/// Runs a call's work here and now, catching a panic; for sync work proven quick, on a
+/// thread whose stalling holds up no one (the stdio transport's reader, which hands its
+/// role to another thread when a run takes long).
+pub(crate) fn run_in_place(invocation: Invocation, pace: &Pace) -> Result<Produced, RunFailure> {
+    let outcome = match invocation {
+        Invocation::Blocking(work) => {
+            let started = Instant::now();
+            let outcome = catch_unwind(AssertUnwindSafe(work));
+            pace.record_in_place(started.elapsed());
+            outcome
+        }
+        // Only sync work is ever run in place (`call::runs_in_place`).
+        Invocation::Async(_) => {
+            tracing::error!("async work was run in place; it was dropped");
+            Ok(Err(ToolError::new("the tool could not run")))
+        }
+    };
+    settle(outcome)
 }
 
 /// Runs a sync tool's work on a lane and awaits it; the lane records how long it took,

@@ -69,6 +69,16 @@ impl ToolResult {
         }
     }
 
+    /// The result of a call stopped at its time limit. (It carries no tool, so no output
+    /// schema applies to it: it is an error.)
+    pub(crate) fn timed_out(name: String, after: std::time::Duration) -> Self {
+        let error = CallError::TimedOut {
+            tool: name.clone(),
+            after,
+        };
+        ToolResult::new(name, Value::Null, None, Err(error))
+    }
+
     /// The tool that ran; `None` when no tool had the name asked for.
     pub(crate) fn tool(&self) -> Option<&ToolRef> {
         self.tool.as_ref()

@@ -15,6 +15,7 @@ mod session;
 pub(crate) mod tools;
 
 pub use jsonrpc::RequestId;
+pub(crate) use session::Watched;
 pub use session::{Connection, Handled};
 
 use crate::registry::Registry;

@@ -64,12 +64,13 @@ impl InFlight {
     }
 }
 
-/// Sends a call's notifications to where its response goes.
-struct SinkNotifier(Outgoing);
+/// Sends a call's notifications to where its response goes (which a transport may change
+/// before the call's work starts: see [`CallWork::redirect`]).
+struct SinkNotifier(Mutex<Outgoing>);
 
 impl Notifier for SinkNotifier {
     fn notify(&self, method: &str, params: Value) {
-        let _ = self.0.send(Message::notification(jsonrpc::notification(
+        let _ = lock(&self.0).send(Message::notification(jsonrpc::notification(
             method, &params,
         )));
     }
@@ -163,6 +164,28 @@ impl Connection {
         claimed: Option<&str>,
         sink: &Outgoing,
     ) -> Handled {
+        self.handle_with(parsed, claimed, sink, None)
+    }
+
+    /// Handles one message, handing back the work of a `tools/call` that has some (instead
+    /// of spawning it): the transport decides where it runs.
+    pub(crate) fn handle_taking_work(
+        &self,
+        bytes: &[u8],
+        sink: &Outgoing,
+    ) -> (Handled, Option<CallWork>) {
+        let mut work = None;
+        let handled = self.handle_with(jsonrpc::parse(bytes), None, sink, Some(&mut work));
+        (handled, work)
+    }
+
+    fn handle_with(
+        &self,
+        parsed: Result<Incoming, jsonrpc::Rejected>,
+        claimed: Option<&str>,
+        sink: &Outgoing,
+        slot: Option<&mut Option<CallWork>>,
+    ) -> Handled {
         match parsed {
             Err(rejected) => {
                 send(
@@ -177,7 +200,7 @@ impl Connection {
                 Handled::Notification
             }
             Ok(Incoming::Request { id, method, params }) => {
-                self.request(id, &method, params, claimed, sink);
+                self.request(id, &method, params, claimed, sink, slot);
                 Handled::Request
             }
         }
@@ -205,6 +228,7 @@ impl Connection {
         params: Option<Map<String, Value>>,
         claimed: Option<&str>,
         sink: &Outgoing,
+        slot: Option<&mut Option<CallWork>>,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
             send(sink, error_message(Some(&id), code, message, data));
@@ -215,7 +239,7 @@ impl Connection {
         match era::of_request(era::meta_of(params.as_ref()), claimed) {
             Era::PerRequest(version) => {
                 let version = version.clone();
-                return self.stateless_request(id, method, params, version, sink);
+                return self.stateless_request(id, method, params, version, sink, slot);
             }
             Era::MissingMeta => {
                 return error(
@@ -244,7 +268,7 @@ impl Connection {
             },
             "tools/call" => {
                 let level = Arc::clone(&self.state.log_level);
-                self.tools_call(id, params, level, false, sink);
+                self.tools_call(id, params, level, false, sink, slot);
             }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
@@ -350,6 +374,7 @@ impl Connection {
         params: Option<Map<String, Value>>,
         version: Value,
         sink: &Outgoing,
+        slot: Option<&mut Option<CallWork>>,
     ) {
         let error = |code: i64, message: &str, data: Option<Value>| {
             send(sink, error_message(Some(&id), code, message, data));
@@ -415,7 +440,7 @@ impl Connection {
             },
             "tools/call" => {
                 let level = Arc::new(AtomicU8::new(level));
-                self.tools_call(id, params, level, true, sink);
+                self.tools_call(id, params, level, true, sink, slot);
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             other => error(
@@ -433,6 +458,7 @@ impl Connection {
         log_level: Arc<AtomicU8>,
         stateless: bool,
         sink: &Outgoing,
+        slot: Option<&mut Option<CallWork>>,
     ) {
         let mut params = params.unwrap_or_default();
         let name = match params.remove("name") {
@@ -456,12 +482,16 @@ impl Connection {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let notifier: Arc<dyn Notifier> = Arc::new(SinkNotifier(sink.clone()));
-        let scope = Arc::new(CallScope::new(progress_token, Some(notifier), log_level));
+        let notifier = Arc::new(SinkNotifier(Mutex::new(sink.clone())));
+        let scope = Arc::new(CallScope::new(
+            progress_token,
+            Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
+            log_level,
+        ));
         let cancellation = scope.cancellation.clone();
         let context = self.shared.registry.context().with_scope(scope);
 
-        // Argument errors, unknown tools and quick sync tools are answered here and now.
+        // Argument errors and unknown tools are answered here and now.
         let pending = match self.shared.registry.start_call(&name, arguments, &context) {
             Ok(result) => {
                 send(sink, answer(&self.shared, &id, result, stateless));
@@ -469,14 +499,7 @@ impl Connection {
             }
             Err(pending) => pending,
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            send(
-                sink,
-                error_message(Some(&id), code::INTERNAL_ERROR, "Internal error", None),
-            );
-            return;
-        };
-        // Register before spawning, so a cancellation that arrives at once finds it.
+        // Register before the work starts, so a cancellation that arrives at once finds it.
         if let Err(message) = self.register(&id, cancellation) {
             send(
                 sink,
@@ -484,20 +507,20 @@ impl Connection {
             );
             return;
         }
-        let shared = Arc::clone(&self.shared);
-        let state = Arc::clone(&self.state);
-        let sink = sink.clone();
-        let task_id = id.clone();
-        let task = runtime.spawn(async move {
-            let result = pending.finish(&context).await;
-            let answer = answer(&shared, &task_id, result, stateless);
-            // Only a request still in flight is answered: a cancelled one gets nothing.
-            if lock(&state.in_flight).remove(&task_id).is_some() {
-                send(&sink, answer);
-            }
-        });
-        if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
-            in_flight.abort = Some(task.abort_handle());
+        let work = CallWork {
+            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.state),
+            id,
+            pending,
+            context,
+            sink: sink.clone(),
+            notifier,
+            stateless,
+        };
+        match slot {
+            // The transport takes the work and decides where it runs.
+            Some(slot) => *slot = Some(work),
+            None => work.spawn(),
         }
     }
 
@@ -571,6 +594,135 @@ impl Connection {
         if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
             in_flight.abort = Some(task.abort_handle());
         }
+    }
+}
+
+/// The work of a started `tools/call`, registered as in flight: spawned on the runtime, or
+/// run in place by a transport that can afford it.
+pub(crate) struct CallWork {
+    shared: Arc<Shared>,
+    state: Arc<State>,
+    id: RequestId,
+    pending: crate::registry::PendingCall,
+    context: crate::call::context::CallContext,
+    sink: Outgoing,
+    notifier: Arc<SinkNotifier>,
+    stateless: bool,
+}
+
+impl CallWork {
+    /// Sends the call's notifications and answer to `sink` instead of the one it came with.
+    pub(crate) fn redirect(&mut self, sink: &Outgoing) {
+        *lock(&self.notifier.0) = sink.clone();
+        self.sink = sink.clone();
+    }
+
+    /// Whether the work is a sync tool proven quick, which may run in place.
+    pub(crate) fn runs_in_place(&self) -> bool {
+        self.pending.runs_in_place()
+    }
+
+    /// What a watchdog needs to answer the call when its time is up, and to send the tool
+    /// back to the pool.
+    /// `sink`: where the watchdog sends the answer (the call's own may be a reader's that
+    /// nobody drains while it is stuck).
+    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
+        Watched {
+            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.state),
+            id: self.id.clone(),
+            tool: self.pending.tool_name().to_owned(),
+            limit: self.pending.limit(),
+            pace: self.pending.pace(),
+            sink: sink.clone(),
+            stateless: self.stateless,
+        }
+    }
+
+    /// Runs the work here and now; the answer, unless the call was cancelled or answered
+    /// (timed out) meanwhile.
+    pub(crate) fn run_in_place(self) -> Option<Message> {
+        let result = self.pending.finish_in_place();
+        let answer = answer(&self.shared, &self.id, result, self.stateless);
+        lock(&self.state.in_flight).remove(&self.id).map(|_| answer)
+    }
+
+    /// Runs the work as a task on the current runtime; its answer goes to its sink.
+    pub(crate) fn spawn(self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            if lock(&self.state.in_flight).remove(&self.id).is_some() {
+                send(
+                    &self.sink,
+                    error_message(Some(&self.id), code::INTERNAL_ERROR, "Internal error", None),
+                );
+            }
+            return;
+        };
+        let CallWork {
+            shared,
+            state,
+            id,
+            pending,
+            context,
+            sink,
+            stateless,
+            ..
+        } = self;
+        let task_id = id.clone();
+        let task_state = Arc::clone(&state);
+        let task = runtime.spawn(async move {
+            let result = pending.finish(&context).await;
+            let answer = answer(&shared, &task_id, result, stateless);
+            // Only a request still in flight is answered: a cancelled one gets nothing.
+            if lock(&task_state.in_flight).remove(&task_id).is_some() {
+                send(&sink, answer);
+            }
+        });
+        let mut in_flight = lock(&state.in_flight);
+        if let Some(entry) = in_flight.get_mut(&id) {
+            entry.abort = Some(task.abort_handle());
+        }
+    }
+}
+
+/// A call running in place, as a watchdog sees it.
+pub(crate) struct Watched {
+    shared: Arc<Shared>,
+    state: Arc<State>,
+    id: RequestId,
+    tool: String,
+    limit: Option<std::time::Duration>,
+    pace: Arc<crate::call::invoke::Pace>,
+    sink: Outgoing,
+    stateless: bool,
+}
+
+impl Watched {
+    /// The call's time limit, if any.
+    pub(crate) fn limit(&self) -> Option<std::time::Duration> {
+        self.limit
+    }
+
+    /// Sends the tool back to the pool: a run in place is taking long.
+    pub(crate) fn demote(&self) {
+        self.pace.demote();
+    }
+
+    /// The call's time is up: it is answered with the timeout error and its cancellation
+    /// fires; whatever the tool returns later is dropped.
+    pub(crate) fn time_out(&self) {
+        let Some(limit) = self.limit else {
+            return;
+        };
+        let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) else {
+            return;
+        };
+        in_flight.stop();
+        let result = crate::call::result::ToolResult::timed_out(self.tool.clone(), limit);
+        send(
+            &self.sink,
+            answer(&self.shared, &self.id, result, self.stateless),
+        );
     }
 }
 

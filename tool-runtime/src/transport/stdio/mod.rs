@@ -1,13 +1,19 @@
-//! MCP over newline-delimited JSON on any `AsyncRead`/`AsyncWrite` pair: stdin and stdout
-//! for a real server, an in-memory pipe in tests.
+//! MCP over newline-delimited JSON: each line in is one message, each message out is one
+//! line; logs go to stderr (through `tracing`), never to the output. Requests run
+//! concurrently, so a slow tool never holds up others; responses go out as they are ready.
+//! At the end of input the server answers what it is working on (within a grace period;
+//! what still runs after it is cancelled) and exits cleanly.
 //!
-//! Each line in is one message; each message out is one line. Requests run concurrently,
-//! so a slow tool never holds up others; responses go out as they are ready. At the end of
-//! input the server answers what it is working on (within a grace period; what still runs
-//! after it is cancelled) and exits cleanly. Logs go to stderr
-//! (through `tracing`), never to the output.
+//! - [`serve_stdio`]: the process's own stdin and stdout, with a reader thread that runs
+//!   quick sync tools in place (the fastest way, see the `threaded` module).
+//! - [`serve`]: any `AsyncRead`/`AsyncWrite` pair (an in-memory pipe in tests, a socket),
+//!   on the tokio runtime; quick sync tools run on a lane.
+
+mod framing;
+mod threaded;
 
 use crate::mcp::{McpServer, Message};
+use framing::{Framer, Line};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -86,80 +92,37 @@ where
     }
 }
 
-enum Line {
-    /// A message is in the buffer.
-    Message,
-    /// A message past the limit was skipped; its size.
-    TooLarge(usize),
-    /// The input ended.
-    End,
-}
-
-/// Reads one line into `line`, without ever holding more than `limit` bytes of it: a longer
-/// line is read through to its end and dropped, so one huge message neither exhausts
-/// memory nor ends the connection.
+/// Reads one line into `line` (see [`framing`]).
 async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
     limit: usize,
 ) -> std::io::Result<Line> {
-    line.clear();
-    let mut total = 0usize;
-    let mut too_large = false;
+    let mut framer = Framer::start(limit, line);
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(match (total, too_large) {
-                (0, _) => Line::End,
-                (_, true) => Line::TooLarge(total),
-                // Input closed in the middle of a message: what came is still handled.
-                (_, false) => Line::Message,
-            });
+            return Ok(framer.at_end());
         }
-        let (chunk, complete) = match available.iter().position(|&byte| byte == b'\n') {
-            Some(end) => (&available[..=end], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        total += used;
-        if !too_large {
-            if line.len() + used > limit {
-                too_large = true;
-                line.clear();
-                line.shrink_to(64 * 1024);
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
+        let (used, ended) = framer.feed(available, line);
         reader.consume(used);
-        if complete {
-            return Ok(if too_large {
-                Line::TooLarge(total)
-            } else {
-                Line::Message
-            });
+        if let Some(ended) = ended {
+            return Ok(ended);
         }
     }
 }
 
-/// Serves on this process's stdin and stdout.
+/// Serves on this process's stdin and stdout, until the input ends.
 ///
-/// When they are pipes (as when an MCP client spawns the server), they are reopened through
-/// `/proc/self/fd` as non-blocking pipes driven by tokio's reactor: tokio's own `stdin()`
-/// and `stdout()` hand every read and write to the blocking pool, which costs thread
-/// wake-ups on each message. Reopening gives this process its own file description, so
-/// the non-blocking flag does not leak to the client's end. Anything else (a terminal, a
-/// file, another OS) uses tokio's `stdin()` and `stdout()`.
+/// A reader thread reads each message and runs a sync tool proven quick right there,
+/// writing the answers of everything it read in one write; should such a run take long, a
+/// new reader takes over while it finishes (see the `threaded` module). Everything else
+/// runs on the current tokio runtime.
 pub async fn serve_stdio(server: &McpServer) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use tokio::net::unix::pipe::OpenOptions;
-        if let (Ok(input), Ok(output)) = (
-            OpenOptions::new().open_receiver("/proc/self/fd/0"),
-            OpenOptions::new().open_sender("/proc/self/fd/1"),
-        ) {
-            return serve(server, input, output).await;
-        }
-    }
-    serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+    threaded::serve(
+        server,
+        Box::new(std::io::stdin()),
+        Box::new(std::io::stdout()),
+    )
+    .await
 }

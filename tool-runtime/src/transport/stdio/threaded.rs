@@ -1,0 +1,318 @@
+//! MCP over the process's own stdin and stdout, at the cost of a plain loop: a reader thread
+//! reads a message, runs a sync tool proven quick right there, and writes the answers of
+//! everything it read in one write before it reads again. Nothing crosses a thread for such
+//! a call.
+//!
+//! A tool that was quick a thousand times can still block on the next call. The reader
+//! does not wait for that to be noticed: a watchdog looks every millisecond or so while
+//! runs in place happen, and when one has lasted [`STUCK_AFTER`], it sends the tool back
+//! to the blocking pool for good and starts a new reader thread, which goes on reading and
+//! answering; the old one finishes its call, writes its answer and ends. The watchdog also
+//! answers a call whose time limit passes while it runs in place (whatever the tool returns
+//! later is dropped), and a `notifications/cancelled` read by the new reader drops it too.
+//! Async tools and everything else run on the tokio runtime, as with any transport; their
+//! messages go out through a writer thread.
+
+use super::framing::{Framer, Line};
+use crate::call::lanes::STUCK_AFTER;
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::{Connection, McpServer, Message, Watched};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+/// How often the watchdog looks while runs in place have been happening.
+const WATCH_BUSY: Duration = Duration::from_millis(1);
+/// How often it looks otherwise (a run that starts after a quiet spell is caught within
+/// this).
+const WATCH_QUIET: Duration = Duration::from_millis(20);
+/// How long after the last run in place the watchdog still looks often.
+const BUSY_FOR: Duration = Duration::from_millis(50);
+
+type Input = BufReader<Box<dyn Read + Send>>;
+type Output = Box<dyn Write + Send>;
+
+struct Shared {
+    connection: Connection,
+    runtime: tokio::runtime::Handle,
+    /// Where work running on the runtime sends its messages (the writer thread).
+    sink: mpsc::UnboundedSender<Message>,
+    input: Mutex<Input>,
+    output: Mutex<Output>,
+    limit: usize,
+    /// The current reader's number; a reader that sees another one stops.
+    reader: AtomicU64,
+    /// Calls running in place, one per reader at most.
+    running: Mutex<Vec<Running>>,
+    base: Instant,
+    /// When the last run in place started, in nanoseconds after `base`.
+    last_run: AtomicU64,
+    finished: AtomicBool,
+    ended: Mutex<Option<oneshot::Sender<std::io::Result<()>>>>,
+}
+
+struct Running {
+    reader: u64,
+    since: Instant,
+    watched: Watched,
+    timed_out: bool,
+    handed_over: bool,
+}
+
+/// Serves one client on `input` and `output` (the process's stdin and stdout) until the
+/// input ends.
+pub(super) async fn serve(
+    server: &McpServer,
+    input: Box<dyn Read + Send>,
+    output: Output,
+) -> std::io::Result<()> {
+    let (sink, outgoing) = mpsc::unbounded_channel::<Message>();
+    let connection = server.connection();
+    connection.set_unsolicited(sink.clone());
+    let (ended, input_ended) = oneshot::channel();
+    let shared = Arc::new(Shared {
+        connection,
+        runtime: tokio::runtime::Handle::current(),
+        sink,
+        input: Mutex::new(BufReader::with_capacity(64 * 1024, input)),
+        output: Mutex::new(output),
+        limit: server.max_message_bytes(),
+        reader: AtomicU64::new(0),
+        running: Mutex::new(Vec::new()),
+        base: Instant::now(),
+        last_run: AtomicU64::new(0),
+        finished: AtomicBool::new(false),
+        ended: Mutex::new(Some(ended)),
+    });
+    let (written, writer_done) = oneshot::channel();
+    let writer = Arc::clone(&shared);
+    spawn_thread("mcp-stdio-writer", move || {
+        writer.write_messages(outgoing);
+        let _ = written.send(());
+    })?;
+    let reader = Arc::clone(&shared);
+    spawn_thread("mcp-stdio-reader", move || reader.read(0))?;
+    let watchdog = Arc::clone(&shared);
+    spawn_thread("mcp-stdio-watchdog", move || watchdog.watch())?;
+
+    let outcome = input_ended.await.unwrap_or(Ok(()));
+    shared.finished.store(true, Ordering::SeqCst);
+    // End of input: the work in flight gets a grace period to answer, what is left is
+    // cancelled (a tool that never returns must not keep the process alive), then the writer
+    // drains what is queued.
+    if tokio::time::timeout(server.shutdown_grace(), shared.connection.drain())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            calls = shared.connection.in_flight(),
+            "input ended; cancelling the calls still running"
+        );
+    }
+    shared.connection.close();
+    // An empty message (no real one is) tells the writer to finish.
+    let _ = shared.sink.send(Message::notification(Vec::new()));
+    // A reader stuck in a tool that never returns holds its thread, not the exit.
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer_done).await;
+    outcome
+}
+
+fn spawn_thread(name: &str, body: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(body)
+        .map(|_| ())
+}
+
+impl Shared {
+    /// A reader: reads, handles and answers until the input ends or another reader takes
+    /// over.
+    fn read(self: Arc<Self>, me: u64) {
+        let (local, mut answers) = mpsc::unbounded_channel::<Message>();
+        let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
+        let mut line = Vec::new();
+        while self.reader.load(Ordering::SeqCst) == me {
+            let read = {
+                let mut input = lock(&self.input);
+                if input.buffer().is_empty() && !out.is_empty() {
+                    // The next read may wait for the client: answer what is done first.
+                    self.write(&mut out);
+                }
+                read_line(&mut input, &mut line, self.limit)
+            };
+            match read {
+                Err(error) => return self.end(&mut out, Err(error)),
+                Ok(Line::End) => return self.end(&mut out, Ok(())),
+                Ok(Line::TooLarge(size)) => {
+                    let message = format!(
+                        "Invalid Request: the message is {size} bytes; the limit is {} bytes",
+                        self.limit
+                    );
+                    let error =
+                        jsonrpc::error_response(None, code::INVALID_REQUEST, &message, None);
+                    push(&mut out, &error);
+                }
+                Ok(Line::Message) if line.iter().all(u8::is_ascii_whitespace) => {}
+                Ok(Line::Message) => self.handle(me, &line, &local, &mut answers, &mut out),
+            }
+        }
+        self.write(&mut out);
+    }
+
+    fn handle(
+        &self,
+        me: u64,
+        line: &[u8],
+        local: &mpsc::UnboundedSender<Message>,
+        answers: &mut mpsc::UnboundedReceiver<Message>,
+        out: &mut Vec<u8>,
+    ) {
+        let (_, work) = self.connection.handle_taking_work(line, local);
+        if let Some(mut work) = work {
+            if work.runs_in_place() {
+                let watched = work.watch(&self.sink);
+                self.last_run.store(self.now(), Ordering::Relaxed);
+                lock(&self.running).push(Running {
+                    reader: me,
+                    since: Instant::now(),
+                    watched,
+                    timed_out: false,
+                    handed_over: false,
+                });
+                let answer = work.run_in_place();
+                lock(&self.running).retain(|running| running.reader != me);
+                // Its notifications first, then its answer.
+                drain(answers, out);
+                if let Some(answer) = answer {
+                    push(out, &answer.bytes);
+                }
+            } else {
+                work.redirect(&self.sink);
+                let _runtime = self.runtime.enter();
+                work.spawn();
+            }
+        }
+        drain(answers, out);
+    }
+
+    /// Input ended (or failed): the last answers go out and `serve` takes over.
+    fn end(&self, out: &mut Vec<u8>, outcome: std::io::Result<()>) {
+        self.write(out);
+        if let Some(ended) = lock(&self.ended).take() {
+            let _ = ended.send(outcome);
+        }
+    }
+
+    /// Writes whole messages, under the output lock, and empties `out`.
+    fn write(&self, out: &mut Vec<u8>) {
+        if out.is_empty() {
+            return;
+        }
+        let mut output = lock(&self.output);
+        if let Err(error) = output.write_all(out).and_then(|()| output.flush()) {
+            tracing::debug!(%error, "the client's end of stdout is gone");
+        }
+        out.clear();
+    }
+
+    /// The writer thread: messages of work on the runtime, in batches.
+    fn write_messages(&self, mut outgoing: mpsc::UnboundedReceiver<Message>) {
+        let mut batch = Vec::with_capacity(64 * 1024);
+        while let Some(message) = outgoing.blocking_recv() {
+            if message.bytes.is_empty() {
+                break;
+            }
+            push(&mut batch, &message.bytes);
+            while batch.len() < 1024 * 1024 {
+                match outgoing.try_recv() {
+                    Ok(message) if !message.bytes.is_empty() => push(&mut batch, &message.bytes),
+                    _ => break,
+                }
+            }
+            self.write(&mut batch);
+        }
+        // What is still queued (the last answers) goes out too.
+        while let Ok(message) = outgoing.try_recv() {
+            push(&mut batch, &message.bytes);
+        }
+        self.write(&mut batch);
+    }
+
+    /// The watchdog: answers calls in place whose time is up, and hands the reading over
+    /// when a run in place takes long.
+    fn watch(self: Arc<Self>) {
+        while !self.finished.load(Ordering::SeqCst) {
+            let since_run = self
+                .now()
+                .saturating_sub(self.last_run.load(Ordering::Relaxed));
+            let busy = since_run < u64::try_from(BUSY_FOR.as_nanos()).unwrap_or(u64::MAX);
+            std::thread::sleep(if busy { WATCH_BUSY } else { WATCH_QUIET });
+            let mut running = lock(&self.running);
+            for run in running.iter_mut() {
+                let took = run.since.elapsed();
+                if !run.timed_out && run.watched.limit().is_some_and(|limit| took >= limit) {
+                    run.timed_out = true;
+                    run.watched.time_out();
+                }
+                if !run.handed_over && took >= STUCK_AFTER {
+                    run.handed_over = true;
+                    run.watched.demote();
+                    if self.reader.load(Ordering::SeqCst) == run.reader {
+                        let next = run.reader + 1;
+                        self.reader.store(next, Ordering::SeqCst);
+                        let reader = Arc::clone(&self);
+                        if let Err(error) =
+                            spawn_thread("mcp-stdio-reader", move || reader.read(next))
+                        {
+                            tracing::error!(%error, "cannot start a reader thread");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// Reads one line (see [`super::framing`]), waiting for input as long as it takes.
+fn read_line(input: &mut Input, line: &mut Vec<u8>, limit: usize) -> std::io::Result<Line> {
+    let mut framer = Framer::start(limit, line);
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(framer.at_end());
+        }
+        let (used, ended) = framer.feed(available, line);
+        input.consume(used);
+        if let Some(ended) = ended {
+            return Ok(ended);
+        }
+    }
+}
+
+fn drain(answers: &mut mpsc::UnboundedReceiver<Message>, out: &mut Vec<u8>) {
+    while let Ok(message) = answers.try_recv() {
+        push(out, &message.bytes);
+    }
+}
+
+fn push(out: &mut Vec<u8>, message: &[u8]) {
+    if message.is_empty() {
+        return;
+    }
+    out.extend_from_slice(message);
+    out.push(b'\n');
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}

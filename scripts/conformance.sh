@@ -8,10 +8,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 eval "$(bash scripts/client-env.sh)"
 cargo build --quiet -p examples --bin conformance-server
-server="$root/target/debug/conformance-server"
+target="$(bash scripts/target-dir.sh)"
+server="$target/debug/conformance-server"
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-"$server" serve --http "127.0.0.1:$port" 2>"$root/target/conformance-server.log" &
+"$server" serve --http "127.0.0.1:$port" 2>"$target/conformance-server.log" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
@@ -34,7 +35,7 @@ run() {
     local all=("${scenarios[@]}")
     if [ "$package" = conformance-2026 ]; then all+=("${scenarios_0_2[@]}"); fi
     for scenario in "${all[@]}"; do
-        local log="$root/target/conformance-$label-$scenario.log"
+        local log="$target/conformance-$label-$scenario.log"
         if node "$CONFORMANCE_DIR/$package/dist/index.js" server --url "$url" --scenario "$scenario" "$@" >"$log" 2>&1; then
             if grep -q "^SKIPPED" "$log"; then
                 echo "skipped  $label $scenario (not part of this protocol version)"

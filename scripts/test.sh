@@ -2,7 +2,7 @@
 # The whole test suite: unit, integration, UI (trybuild) and doc tests, with tools
 # registered through inventory (the default) and through linkme; then real MCP clients
 # nobody here wrote: the official Python and TypeScript SDKs and the official conformance
-# suite (installed by scripts/client-env.sh, pinned, under target/).
+# suite (installed by scripts/client-env.sh, pinned, under cargo's target directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,7 @@ cargo test --workspace --features tool-runtime/linkme
 echo "== real MCP clients"
 eval "$(bash scripts/client-env.sh)"
 cargo build --quiet -p examples --bin conformance-server
-"$CLIENT_PYTHON" tests/clients/python_clients.py target/debug/conformance-server
-node tests/clients/typescript_clients.mjs target/debug/conformance-server
+server="$(bash scripts/target-dir.sh)/debug/conformance-server"
+"$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
+node tests/clients/typescript_clients.mjs "$server"
 bash scripts/conformance.sh

@@ -388,6 +388,12 @@ async fn http_standard_headers_and_era_rules_are_enforced() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert_eq!(answer["id"], 3);
+    assert_eq!(
+        answer["error"]["message"],
+        "Invalid params: a request at a per-request protocol version needs \
+         _meta[\"io.modelcontextprotocol/protocolVersion\"] and \
+         _meta[\"io.modelcontextprotocol/clientCapabilities\"]"
+    );
 
     // Methods removed at 2026-07-28: 404 with -32601, initialize included.
     for method in ["initialize", "ping", "logging/setLevel"] {

@@ -245,7 +245,8 @@ impl Connection {
                 return error(
                     code::INVALID_PARAMS,
                     &format!(
-                        "Invalid params: a request at a per-request protocol version needs                          _meta[\"{}\"] and _meta[\"{META_CAPABILITIES}\"]",
+                        "Invalid params: a request at a per-request protocol version needs \
+                         _meta[\"{}\"] and _meta[\"{META_CAPABILITIES}\"]",
                         era::META_VERSION
                     ),
                     None,

@@ -122,17 +122,38 @@ impl PendingCall {
         ToolResult::new(name, self.input, Some(self.tool), outcome)
     }
 
-    /// Whether the work is a sync tool proven quick, which a transport may run in place.
-    pub(crate) fn runs_in_place(&self) -> bool {
-        crate::call::runs_in_place(&self.tool, &self.invocation)
+    /// The call as work to run in place, when it is a sync tool proven quick; else the call
+    /// as it was.
+    pub(crate) fn into_in_place(self) -> Result<InPlaceCall, PendingCall> {
+        match self.invocation {
+            crate::call::Invocation::Blocking(work) if self.tool.pace().runs_in_place() => {
+                Ok(InPlaceCall {
+                    limit: self.tool.timeout().or(self.timeout),
+                    tool: self.tool,
+                    input: self.input,
+                    work,
+                })
+            }
+            invocation => Err(PendingCall { invocation, ..self }),
+        }
     }
+}
 
+/// A started call of a sync tool proven quick, which a transport may run in place.
+pub(crate) struct InPlaceCall {
+    tool: ToolRef,
+    input: Value,
+    work: crate::call::invoke::BlockingWork,
+    limit: Option<Duration>,
+}
+
+impl InPlaceCall {
     /// The time limit of the call, if any.
     pub(crate) fn limit(&self) -> Option<Duration> {
-        self.tool.timeout().or(self.timeout)
+        self.limit
     }
 
-    /// The tool's pace, to send it back to the pool when a run in place takes long.
+    /// The tool's pace, to send it back to the pool when the run takes long.
     pub(crate) fn pace(&self) -> Arc<crate::call::invoke::Pace> {
         Arc::clone(self.tool.pace())
     }
@@ -142,9 +163,9 @@ impl PendingCall {
         self.tool.name()
     }
 
-    /// Runs the work here and now (see [`PendingCall::runs_in_place`]).
-    pub(crate) fn finish_in_place(self) -> ToolResult {
-        let outcome = crate::call::complete_in_place(&self.tool, self.invocation);
+    /// Runs the work here and now.
+    pub(crate) fn run(self) -> ToolResult {
+        let outcome = crate::call::complete_in_place(&self.tool, self.work);
         let name = self.tool.name().to_owned();
         ToolResult::new(name, self.input, Some(self.tool), outcome)
     }

@@ -1,13 +1,13 @@
-//! Running a tool's work: async tools on the caller's executor, sync tools on tokio's
-//! blocking pool so they never stall it, and a panic in either caught and logged.
+//! Running a tool's work: async tools on the caller's executor, sync tools off it, and a
+//! panic in either caught and logged.
 //!
-//! A hand-off to the blocking pool costs a few microseconds of thread wake-ups, more than
-//! many sync tools take (`add(a, b)`), and a thread per concurrent call. So a sync tool that
-//! has finished quickly several times in a row on the pool then runs on a lane (see
-//! [`lanes`](super::lanes)): a thread of ours that takes quick work from a queue. If a run
-//! on a lane ever takes long, the tool goes back to the pool for good. Either way the
-//! caller awaits the work as a future, so timeouts and cancellation always apply, and no
-//! tool ever runs on the thread that reads requests.
+//! A hand-off to tokio's blocking pool costs thread wake-ups, more than many sync tools take
+//! (`add(a, b)`), and a thread per concurrent call. So a sync tool that has finished quickly
+//! several times in a row on the pool is then run closer: in place by a transport that can
+//! afford it (the stdio reader, which hands its role to another thread when a run takes
+//! long), else on a lane (see [`lanes`](super::lanes)), a thread of ours the caller awaits
+//! like any future, so timeouts and cancellation always apply. If such a run ever takes
+//! long, the tool goes back to the pool for good.
 
 use super::output::{Produced, ToolError};
 use std::any::Any;
@@ -27,9 +27,12 @@ pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Produced, ToolEr
 pub enum Invocation {
     /// An `async fn` tool.
     Async(ToolFuture),
-    /// A plain `fn` tool; it may block, so it runs on the blocking pool.
-    Blocking(Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>),
+    /// A plain `fn` tool; it may block, so it never runs on the executor.
+    Blocking(BlockingWork),
 }
+
+/// The work of a plain `fn` tool.
+pub(crate) type BlockingWork = Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>;
 
 /// How a run ended when it produced no value.
 pub(crate) enum RunFailure {
@@ -40,9 +43,9 @@ pub(crate) enum RunFailure {
 
 /// A sync tool counts as quick below this.
 const QUICK: Duration = Duration::from_micros(100);
-/// Quick runs on the pool in a row before a tool runs on a lane.
+/// Quick runs on the pool in a row before a tool runs in place or on a lane.
 const QUICK_STREAK: u32 = 8;
-/// A run on a lane longer than this sends the tool back to the pool for good.
+/// A run in place or on a lane longer than this sends the tool back to the pool for good.
 const TOO_SLOW_IN_PLACE: Duration = Duration::from_millis(1);
 
 /// How fast one sync tool has been, to decide where it runs.
@@ -65,7 +68,7 @@ impl Pace {
         }
     }
 
-    /// Whether the tool runs on a lane rather than on the blocking pool.
+    /// Whether the tool runs in place or on a lane rather than on the blocking pool.
     pub(crate) fn runs_in_place(&self) -> bool {
         self.in_place.load(Ordering::Relaxed)
     }
@@ -91,50 +94,44 @@ impl Pace {
 
     fn record_in_place(&self, took: Duration) {
         if took > TOO_SLOW_IN_PLACE {
-            self.demoted.store(true, Ordering::Relaxed);
-            self.in_place.store(false, Ordering::Relaxed);
+            self.demote();
             tracing::warn!(
                 tool = &*self.tool,
                 ?took,
-                "a sync tool ran long on a lane; it runs on the blocking pool from now on"
+                "a sync tool proven quick ran long; it runs on the blocking pool from now on"
             );
         }
     }
 }
 
-/// Runs a call's work here and now, catching a panic; for sync work proven quick, on a
-/// thread whose stalling holds up no one (the stdio transport's reader, which hands its
-/// role to another thread when a run takes long).
-pub(crate) fn run_in_place(invocation: Invocation, pace: &Pace) -> Result<Produced, RunFailure> {
-    let outcome = match invocation {
-        Invocation::Blocking(work) => {
-            let started = Instant::now();
-            let outcome = catch_unwind(AssertUnwindSafe(work));
-            pace.record_in_place(started.elapsed());
-            outcome
-        }
-        // Only sync work is ever run in place (`call::runs_in_place`).
-        Invocation::Async(_) => {
-            tracing::error!("async work was run in place; it was dropped");
-            Ok(Err(ToolError::new("the tool could not run")))
-        }
-    };
-    settle(outcome)
+/// Runs a sync tool's work here and now, on a thread whose stalling holds up no one (the
+/// stdio transport's reader, which hands its role to another thread when a run takes long).
+pub(crate) fn run_in_place(work: BlockingWork, pace: &Pace) -> Result<Produced, RunFailure> {
+    settle(run_timed(work, pace))
+}
+
+/// Runs sync work, catching a panic, and records how long it took: a tool that turned slow
+/// goes back to the pool.
+fn run_timed(
+    work: BlockingWork,
+    pace: &Pace,
+) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
+    let started = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    pace.record_in_place(started.elapsed());
+    outcome
 }
 
 /// Runs a sync tool's work on a lane and awaits it; the lane records how long it took,
 /// even when the caller stopped waiting (a timeout), so a tool that turned slow is sent
 /// back to the pool.
 async fn run_on_lane(
-    work: Box<dyn FnOnce() -> Result<Produced, ToolError> + Send>,
+    work: BlockingWork,
     pace: Arc<Pace>,
 ) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
     let (answer, answered) = tokio::sync::oneshot::channel();
     super::lanes::submit(Box::new(move || {
-        let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(work));
-        pace.record_in_place(started.elapsed());
-        let _ = answer.send(outcome);
+        let _ = answer.send(run_timed(work, &pace));
     }));
     match answered.await {
         Ok(outcome) => outcome,

@@ -127,15 +127,12 @@ pub(crate) async fn complete(
 }
 
 /// Runs a sync tool's work here and now (the caller has made sure that this holds up no
-/// one: see the stdio transport), recording how long it took.
-pub(crate) fn complete_in_place(tool: &Tool, invocation: Invocation) -> Result<Answer, CallError> {
-    finish(tool, invoke::run_in_place(invocation, tool.pace()))
-}
-
-/// Whether a started call's work is a sync tool proven quick, which a transport may run in
-/// place.
-pub(crate) fn runs_in_place(tool: &Tool, invocation: &Invocation) -> bool {
-    matches!(invocation, Invocation::Blocking(_)) && tool.pace().runs_in_place()
+/// one: see the stdio transport).
+pub(crate) fn complete_in_place(
+    tool: &Tool,
+    work: invoke::BlockingWork,
+) -> Result<Answer, CallError> {
+    finish(tool, invoke::run_in_place(work, tool.pace()))
 }
 
 /// Turns what the tool did into the call's answer.

@@ -15,8 +15,8 @@ mod session;
 pub(crate) mod tools;
 
 pub use jsonrpc::RequestId;
-pub(crate) use session::Watched;
 pub use session::{Connection, Handled};
+pub(crate) use session::{Placed, Watched};
 
 use crate::registry::Registry;
 use pages::Pages;

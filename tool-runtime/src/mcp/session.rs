@@ -143,21 +143,13 @@ impl Connection {
 
     /// Handles one incoming message; every message it causes goes to `sink`.
     pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
-        self.handle_claimed(bytes, None, sink)
+        self.handle_with(jsonrpc::parse(bytes), None, sink, None)
     }
 
-    /// Handles one incoming message whose protocol version the transport also saw claimed
-    /// outside the body (HTTP's `MCP-Protocol-Version` header); see the `era` module.
-    pub(crate) fn handle_claimed(
-        &self,
-        bytes: &[u8],
-        claimed: Option<&str>,
-        sink: &Outgoing,
-    ) -> Handled {
-        self.handle_parsed(jsonrpc::parse(bytes), claimed, sink)
-    }
-
-    /// Handles one message a transport has already parsed.
+    /// Handles one message a transport has already parsed, whose protocol version it also
+    /// saw claimed outside the body (HTTP's `MCP-Protocol-Version` header; see the `era`
+    /// module).
+    #[cfg(feature = "http")]
     pub(crate) fn handle_parsed(
         &self,
         parsed: Result<Incoming, jsonrpc::Rejected>,
@@ -618,34 +610,19 @@ impl CallWork {
         self.sink = sink.clone();
     }
 
-    /// Whether the work is a sync tool proven quick, which may run in place.
-    pub(crate) fn runs_in_place(&self) -> bool {
-        self.pending.runs_in_place()
-    }
-
-    /// What a watchdog needs to answer the call when its time is up, and to send the tool
-    /// back to the pool.
-    /// `sink`: where the watchdog sends the answer (the call's own may be a reader's that
-    /// nobody drains while it is stuck).
-    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
-        Watched {
-            shared: Arc::clone(&self.shared),
-            state: Arc::clone(&self.state),
-            id: self.id.clone(),
-            tool: self.pending.tool_name().to_owned(),
-            limit: self.pending.limit(),
-            pace: self.pending.pace(),
-            sink: sink.clone(),
-            stateless: self.stateless,
+    /// Where the work can run: in place when it is a sync tool proven quick; else it is
+    /// the work as it was, to spawn.
+    pub(crate) fn placed(self) -> Placed {
+        match self.pending.into_in_place() {
+            Ok(call) => Placed::InPlace(InPlaceWork {
+                shared: self.shared,
+                state: self.state,
+                id: self.id,
+                call,
+                stateless: self.stateless,
+            }),
+            Err(pending) => Placed::Spawned(CallWork { pending, ..self }),
         }
-    }
-
-    /// Runs the work here and now; the answer, unless the call was cancelled or answered
-    /// (timed out) meanwhile.
-    pub(crate) fn run_in_place(self) -> Option<Message> {
-        let result = self.pending.finish_in_place();
-        let answer = answer(&self.shared, &self.id, result, self.stateless);
-        lock(&self.state.in_flight).remove(&self.id).map(|_| answer)
     }
 
     /// Runs the work as a task on the current runtime; its answer goes to its sink.
@@ -673,16 +650,58 @@ impl CallWork {
         let task_state = Arc::clone(&state);
         let task = runtime.spawn(async move {
             let result = pending.finish(&context).await;
-            let answer = answer(&shared, &task_id, result, stateless);
             // Only a request still in flight is answered: a cancelled one gets nothing.
             if lock(&task_state.in_flight).remove(&task_id).is_some() {
-                send(&sink, answer);
+                send(&sink, answer(&shared, &task_id, result, stateless));
             }
         });
         let mut in_flight = lock(&state.in_flight);
         if let Some(entry) = in_flight.get_mut(&id) {
             entry.abort = Some(task.abort_handle());
         }
+    }
+}
+
+/// Where a call's work can run (see [`CallWork::placed`]).
+pub(crate) enum Placed {
+    /// A sync tool proven quick: run it in place.
+    InPlace(InPlaceWork),
+    /// Anything else: spawn it.
+    Spawned(CallWork),
+}
+
+/// The work of a started `tools/call` of a sync tool proven quick, to run in place.
+pub(crate) struct InPlaceWork {
+    shared: Arc<Shared>,
+    state: Arc<State>,
+    id: RequestId,
+    call: crate::registry::InPlaceCall,
+    stateless: bool,
+}
+
+impl InPlaceWork {
+    /// What a watchdog needs to answer the call when its time is up (through `sink`: the
+    /// call's own may be a reader's that nobody drains while it is stuck), and to send the
+    /// tool back to the pool.
+    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
+        Watched {
+            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.state),
+            id: self.id.clone(),
+            tool: self.call.tool_name().to_owned(),
+            limit: self.call.limit(),
+            pace: self.call.pace(),
+            sink: sink.clone(),
+            stateless: self.stateless,
+        }
+    }
+
+    /// Runs the work here and now; the answer, unless the call was cancelled or answered
+    /// (timed out) meanwhile.
+    pub(crate) fn run(self) -> Option<Message> {
+        let result = self.call.run();
+        lock(&self.state.in_flight).remove(&self.id)?;
+        Some(answer(&self.shared, &self.id, result, self.stateless))
     }
 }
 

@@ -55,123 +55,119 @@ impl Validator {
     /// Every problem with `input` (a JSON object) against `schema`, the root schema this
     /// validator was made for; empty when the arguments fit.
     pub(crate) fn problems(&self, schema: &Value, input: &Value) -> Vec<Problem> {
-        problems(self, schema, input)
-    }
-}
+        let empty = Map::new();
+        let arguments = input.as_object().unwrap_or(&empty);
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let mut problems = Vec::new();
 
-fn problems(checker: &Validator, schema: &Value, input: &Value) -> Vec<Problem> {
-    let empty = Map::new();
-    let arguments = input.as_object().unwrap_or(&empty);
-    let properties = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let mut problems = Vec::new();
-
-    for key in arguments.keys() {
-        if !properties.contains_key(key) {
-            problems.push(unexpected_parameter(key, properties));
-        }
-    }
-    let required = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str);
-    for name in required {
-        if arguments.get(name).is_none_or(Value::is_null) {
-            let expected = properties
-                .get(name)
-                .map(|property| describe::describe(property, schema))
-                .unwrap_or_default();
-            problems.push(Problem::new(
-                name,
-                format!("missing required parameter '{name}' ({expected})"),
-            ));
-        }
-    }
-
-    let validator = match checker {
-        Validator::Full(validator) => validator,
-        Validator::Unchecked => return problems,
-        Validator::Simple => {
-            for (key, value) in arguments {
-                if let (false, Some(property)) = (value.is_null(), properties.get(key)) {
-                    let mut path = vec![PathSegment::Key(key.clone())];
-                    super::simple::check(property, value, &mut path, schema, &mut problems);
-                }
+        for key in arguments.keys() {
+            if !properties.contains_key(key) {
+                problems.push(unexpected_parameter(key, properties));
             }
-            return problems;
         }
-    };
-    let cleaned: Value;
-    let instance = if arguments.values().any(Value::is_null) {
-        cleaned = without_nulls(arguments);
-        &cleaned
-    } else {
-        input
-    };
-    if validator.is_valid(instance) {
-        return problems;
-    }
-    let mut seen_paths: Vec<String> = Vec::new();
-    for error in validator.iter_errors(instance) {
-        let path: Vec<PathSegment> = error
-            .instance_path()
-            .segments()
-            .map(|segment| match segment {
-                LocationSegment::Property(name) => PathSegment::Key(name.into_owned()),
-                LocationSegment::Index(index) => PathSegment::Index(index),
-            })
-            .collect();
-        let shown = describe::format_path(&path);
-        let problem = match error.kind() {
-            // Names at the top level were checked above, with better messages.
-            ValidationErrorKind::Required { .. }
-            | ValidationErrorKind::AdditionalProperties { .. }
-                if path.is_empty() =>
-            {
-                continue
-            }
-            ValidationErrorKind::Required { property } => {
-                let field = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned);
-                let mut field_path = path.clone();
-                field_path.push(PathSegment::Key(field.clone()));
-                let expected = describe::subschema_at(schema, &field_path)
-                    .map(|s| format!(" ({})", describe::describe(s, schema)))
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str);
+        for name in required {
+            if arguments.get(name).is_none_or(Value::is_null) {
+                let expected = properties
+                    .get(name)
+                    .map(|property| describe::describe(property, schema))
                     .unwrap_or_default();
-                format!("'{shown}' is missing required field '{field}'{expected}")
+                problems.push(Problem::new(
+                    name,
+                    format!("missing required parameter '{name}' ({expected})"),
+                ));
             }
-            ValidationErrorKind::AdditionalProperties { unexpected } => {
-                let fields: Vec<String> = unexpected.iter().map(|f| format!("'{f}'")).collect();
-                let expected = describe::subschema_at(schema, &path)
-                    .map(|s| format!("; expected {}", describe::describe(s, schema)))
-                    .unwrap_or_default();
-                format!(
-                    "'{shown}' has unexpected field {}{expected}",
-                    fields.join(", ")
-                )
-            }
-            _ => {
-                if seen_paths.contains(&shown) {
-                    continue;
+        }
+
+        let validator = match self {
+            Validator::Full(validator) => validator,
+            Validator::Unchecked => return problems,
+            Validator::Simple => {
+                for (key, value) in arguments {
+                    if let (false, Some(property)) = (value.is_null(), properties.get(key)) {
+                        let mut path = vec![PathSegment::Key(key.clone())];
+                        super::simple::check(property, value, &mut path, schema, &mut problems);
+                    }
                 }
-                let expected = describe::subschema_at(schema, &path)
-                    .map(|s| describe::describe(s, schema))
-                    .unwrap_or_else(|| "a value of the documented shape".to_owned());
-                format!(
-                    "'{shown}' must be {expected}; got {}",
-                    describe::compact(error.instance())
-                )
+                return problems;
             }
         };
-        seen_paths.push(shown.clone());
-        problems.push(Problem::new(shown, problem));
+        let cleaned: Value;
+        let instance = if arguments.values().any(Value::is_null) {
+            cleaned = without_nulls(arguments);
+            &cleaned
+        } else {
+            input
+        };
+        if validator.is_valid(instance) {
+            return problems;
+        }
+        let mut seen_paths: Vec<String> = Vec::new();
+        for error in validator.iter_errors(instance) {
+            let path: Vec<PathSegment> = error
+                .instance_path()
+                .segments()
+                .map(|segment| match segment {
+                    LocationSegment::Property(name) => PathSegment::Key(name.into_owned()),
+                    LocationSegment::Index(index) => PathSegment::Index(index),
+                })
+                .collect();
+            let shown = describe::format_path(&path);
+            let problem = match error.kind() {
+                // Names at the top level were checked above, with better messages.
+                ValidationErrorKind::Required { .. }
+                | ValidationErrorKind::AdditionalProperties { .. }
+                    if path.is_empty() =>
+                {
+                    continue
+                }
+                ValidationErrorKind::Required { property } => {
+                    let field = property
+                        .as_str()
+                        .map_or_else(|| property.to_string(), str::to_owned);
+                    let mut field_path = path.clone();
+                    field_path.push(PathSegment::Key(field.clone()));
+                    let expected = describe::subschema_at(schema, &field_path)
+                        .map(|s| format!(" ({})", describe::describe(s, schema)))
+                        .unwrap_or_default();
+                    format!("'{shown}' is missing required field '{field}'{expected}")
+                }
+                ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    let fields: Vec<String> = unexpected.iter().map(|f| format!("'{f}'")).collect();
+                    let expected = describe::subschema_at(schema, &path)
+                        .map(|s| format!("; expected {}", describe::describe(s, schema)))
+                        .unwrap_or_default();
+                    format!(
+                        "'{shown}' has unexpected field {}{expected}",
+                        fields.join(", ")
+                    )
+                }
+                _ => {
+                    if seen_paths.contains(&shown) {
+                        continue;
+                    }
+                    let expected = describe::subschema_at(schema, &path)
+                        .map(|s| describe::describe(s, schema))
+                        .unwrap_or_else(|| "a value of the documented shape".to_owned());
+                    format!(
+                        "'{shown}' must be {expected}; got {}",
+                        describe::compact(error.instance())
+                    )
+                }
+            };
+            seen_paths.push(shown.clone());
+            problems.push(Problem::new(shown, problem));
+        }
+        problems
     }
-    problems
 }
 
 /// The arguments without `null` values: a `null` means the parameter was left out.

@@ -465,52 +465,50 @@ fn check_standard_headers(
     let Some(version) = version.as_str() else {
         return Ok(());
     };
-    match header_str(headers, VERSION_HEADER) {
-        Some(claimed) if claimed == version => {}
-        Some(claimed) => {
-            return Err(format!(
-                "MCP-Protocol-Version is {claimed:?} but _meta names {version:?}"
-            ))
-        }
-        None => {
-            return Err(format!(
-                "MCP-Protocol-Version is missing; _meta names {version:?}"
-            ))
-        }
-    }
+    expect_header(
+        headers,
+        VERSION_HEADER,
+        "MCP-Protocol-Version",
+        version,
+        "_meta names",
+    )?;
     let Some(method) = method else {
         return Ok(());
     };
-    match header_str(headers, METHOD_HEADER) {
-        Some(claimed) if claimed == method => {}
-        Some(claimed) => {
-            return Err(format!(
-                "Mcp-Method is {claimed:?} but the request's method is {method:?}"
-            ))
-        }
-        None => {
-            return Err(format!(
-                "Mcp-Method is missing; the request's method is {method:?}"
-            ))
-        }
-    }
+    expect_header(
+        headers,
+        METHOD_HEADER,
+        "Mcp-Method",
+        method,
+        "the request's method is",
+    )?;
     let named = match method {
         "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
         "resources/read" => params.and_then(|p| p.get("uri")),
         _ => None,
     };
     if let Some(Value::String(named)) = named {
-        match header_str(headers, NAME_HEADER) {
-            Some(claimed) if claimed == named => {}
-            Some(claimed) => {
-                return Err(format!(
-                    "Mcp-Name is {claimed:?} but the request names {named:?}"
-                ))
-            }
-            None => return Err(format!("Mcp-Name is missing; the request names {named:?}")),
-        }
+        expect_header(headers, NAME_HEADER, "Mcp-Name", named, "the request names")?;
     }
     Ok(())
+}
+
+/// Checks that header `name` (shown as `shown`) is present and says `expected`; the error
+/// says what came and what the body says (`body_says` introduces the body's value).
+fn expect_header(
+    headers: &HeaderMap,
+    name: &str,
+    shown: &str,
+    expected: &str,
+    body_says: &str,
+) -> Result<(), String> {
+    match header_str(headers, name) {
+        Some(claimed) if claimed == expected => Ok(()),
+        Some(claimed) => Err(format!(
+            "{shown} is {claimed:?} but {body_says} {expected:?}"
+        )),
+        None => Err(format!("{shown} is missing; {body_says} {expected:?}")),
+    }
 }
 
 /// The HTTP status of a JSON-RPC answer, from its kind: protocol errors are 4xx in the

@@ -1,7 +1,10 @@
 //! Cutting a byte stream into newline-delimited messages without ever holding more than the
 //! message size limit: a longer line is read through to its end and dropped, so one huge
 //! message neither exhausts memory nor ends the connection. Shared by the async and the
-//! threaded readers, which only supply the bytes.
+//! threaded readers, which only supply the bytes; and the way out: one line per message.
+
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::Message;
 
 /// What one read of a line gave.
 pub(super) enum Line {
@@ -70,4 +73,20 @@ impl Framer {
             Line::Message
         }
     }
+}
+
+/// The answer to a message over the limit: it is refused, naming the limit.
+pub(super) fn too_large(size: usize, limit: usize) -> Message {
+    let message =
+        format!("Invalid Request: the message is {size} bytes; the limit is {limit} bytes");
+    Message::error(
+        code::INVALID_REQUEST,
+        jsonrpc::error_response(None, code::INVALID_REQUEST, &message, None),
+    )
+}
+
+/// Appends one outgoing message to `out` as a line.
+pub(super) fn append(out: &mut Vec<u8>, message: &[u8]) {
+    out.extend_from_slice(message);
+    out.push(b'\n');
 }

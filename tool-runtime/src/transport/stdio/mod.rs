@@ -12,8 +12,8 @@
 mod framing;
 mod threaded;
 
-use crate::mcp::{McpServer, Message};
-use framing::{Framer, Line};
+use crate::mcp::{Connection, McpServer, Message};
+use framing::{append, too_large, Framer, Line};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -32,14 +32,12 @@ where
         let mut output = output;
         let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
         while let Some(message) = outgoing.recv().await {
-            batch.extend_from_slice(&message.bytes);
-            batch.push(b'\n');
+            append(&mut batch, &message.bytes);
             while batch.len() < 1024 * 1024 {
                 let Ok(message) = outgoing.try_recv() else {
                     break;
                 };
-                batch.extend_from_slice(&message.bytes);
-                batch.push(b'\n');
+                append(&mut batch, &message.bytes);
             }
             output.write_all(&batch).await?;
             output.flush().await?;
@@ -55,14 +53,7 @@ where
         match read_line(&mut reader, &mut line, limit).await? {
             Line::End => break,
             Line::TooLarge(size) => {
-                let message = format!(
-                    "Invalid Request: the message is {size} bytes; the limit is {limit} bytes"
-                );
-                let code = crate::mcp::jsonrpc::code::INVALID_REQUEST;
-                let _ = sink.send(Message::error(
-                    code,
-                    crate::mcp::jsonrpc::error_response(None, code, &message, None),
-                ));
+                let _ = sink.send(too_large(size, limit));
             }
             Line::Message if line.iter().all(u8::is_ascii_whitespace) => {}
             Line::Message => {
@@ -71,9 +62,18 @@ where
         }
     }
 
-    // End of input: give the work in flight a grace period to answer, cancel what is left
-    // (a tool that never returns must not keep the process alive), then let the writer
-    // drain and stop.
+    wind_down(server, &connection).await;
+    drop(connection);
+    drop(sink);
+    match writer.await {
+        Ok(result) => result,
+        Err(join_error) => Err(std::io::Error::other(join_error)),
+    }
+}
+
+/// End of input: the work in flight gets a grace period to answer, then what is left is
+/// cancelled (a tool that never returns must not keep the process alive).
+async fn wind_down(server: &McpServer, connection: &Connection) {
     if tokio::time::timeout(server.shutdown_grace(), connection.drain())
         .await
         .is_err()
@@ -84,12 +84,6 @@ where
         );
     }
     connection.close();
-    drop(connection);
-    drop(sink);
-    match writer.await {
-        Ok(result) => result,
-        Err(join_error) => Err(std::io::Error::other(join_error)),
-    }
 }
 
 /// Reads one line into `line` (see [`framing`]).

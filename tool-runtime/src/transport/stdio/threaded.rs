@@ -13,10 +13,9 @@
 //! Async tools and everything else run on the tokio runtime, as with any transport; their
 //! messages go out through a writer thread.
 
-use super::framing::{Framer, Line};
+use super::framing::{append, too_large, Framer, Line};
 use crate::call::lanes::STUCK_AFTER;
-use crate::mcp::jsonrpc::{self, code};
-use crate::mcp::{Connection, McpServer, Message, Watched};
+use crate::mcp::{Connection, McpServer, Message, Placed, Watched};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -99,19 +98,7 @@ pub(super) async fn serve(
 
     let outcome = input_ended.await.unwrap_or(Ok(()));
     shared.finished.store(true, Ordering::SeqCst);
-    // End of input: the work in flight gets a grace period to answer, what is left is
-    // cancelled (a tool that never returns must not keep the process alive), then the writer
-    // drains what is queued.
-    if tokio::time::timeout(server.shutdown_grace(), shared.connection.drain())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            calls = shared.connection.in_flight(),
-            "input ended; cancelling the calls still running"
-        );
-    }
-    shared.connection.close();
+    super::wind_down(server, &shared.connection).await;
     // An empty message (no real one is) tells the writer to finish.
     let _ = shared.sink.send(Message::notification(Vec::new()));
     // A reader stuck in a tool that never returns holds its thread, not the exit.
@@ -145,15 +132,7 @@ impl Shared {
             match read {
                 Err(error) => return self.end(&mut out, Err(error)),
                 Ok(Line::End) => return self.end(&mut out, Ok(())),
-                Ok(Line::TooLarge(size)) => {
-                    let message = format!(
-                        "Invalid Request: the message is {size} bytes; the limit is {} bytes",
-                        self.limit
-                    );
-                    let error =
-                        jsonrpc::error_response(None, code::INVALID_REQUEST, &message, None);
-                    push(&mut out, &error);
-                }
+                Ok(Line::TooLarge(size)) => push(&mut out, &too_large(size, self.limit).bytes),
                 Ok(Line::Message) if line.iter().all(u8::is_ascii_whitespace) => {}
                 Ok(Line::Message) => self.handle(me, &line, &local, &mut answers, &mut out),
             }
@@ -170,25 +149,26 @@ impl Shared {
         out: &mut Vec<u8>,
     ) {
         let (_, work) = self.connection.handle_taking_work(line, local);
-        if let Some(mut work) = work {
-            if work.runs_in_place() {
-                let watched = work.watch(&self.sink);
+        match work.map(|work| work.placed()) {
+            None => {}
+            Some(Placed::InPlace(work)) => {
                 self.last_run.store(self.now(), Ordering::Relaxed);
                 lock(&self.running).push(Running {
                     reader: me,
                     since: Instant::now(),
-                    watched,
+                    watched: work.watch(&self.sink),
                     timed_out: false,
                     handed_over: false,
                 });
-                let answer = work.run_in_place();
+                let answer = work.run();
                 lock(&self.running).retain(|running| running.reader != me);
                 // Its notifications first, then its answer.
                 drain(answers, out);
                 if let Some(answer) = answer {
                     push(out, &answer.bytes);
                 }
-            } else {
+            }
+            Some(Placed::Spawned(mut work)) => {
                 work.redirect(&self.sink);
                 let _runtime = self.runtime.enter();
                 work.spawn();
@@ -305,12 +285,11 @@ fn drain(answers: &mut mpsc::UnboundedReceiver<Message>, out: &mut Vec<u8>) {
     }
 }
 
+/// Appends a message as a line; the empty stop message is no line.
 fn push(out: &mut Vec<u8>, message: &[u8]) {
-    if message.is_empty() {
-        return;
+    if !message.is_empty() {
+        append(out, message);
     }
-    out.extend_from_slice(message);
-    out.push(b'\n');
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

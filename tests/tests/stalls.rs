@@ -1,61 +1,55 @@
 //! A sync tool that was quick many times and then turns slow keeps its timeout, and stalls
-//! nothing else: other requests on the same stdio connection are answered at once.
+//! nothing else: other requests on the same stdio connection are answered at once. Run in
+//! memory (the async stdio server on a single-threaded runtime), over the real stdin and
+//! stdout of a process (the threaded reader), and through the registry.
+
+#[path = "../fixtures/stalls.rs"]
+mod stalls;
 
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::{tool, CallError, Registry};
 use tool_tests::INITIALIZE;
 
-/// How many calls `turns_slow` has had.
-static SLOW_CALLS: AtomicU32 = AtomicU32::new(0);
-/// How many calls `turns_slow_direct` has had.
 static DIRECT_CALLS: AtomicU32 = AtomicU32::new(0);
 
-/// Quick for 20 calls, then sleeps for 2 s.
-#[tool(timeout = "500ms")]
-fn turns_slow() -> u32 {
-    let call = SLOW_CALLS.fetch_add(1, Ordering::SeqCst) + 1;
-    if call > 20 {
-        std::thread::sleep(Duration::from_secs(2));
-    }
-    call
-}
-
-/// The same, for the call made through the registry.
+/// `turns_slow`, for the call made through the registry (its own count of calls).
 #[tool(timeout = "500ms")]
 fn turns_slow_direct() -> u32 {
-    let call = DIRECT_CALLS.fetch_add(1, Ordering::SeqCst) + 1;
-    if call > 20 {
-        std::thread::sleep(Duration::from_secs(2));
-    }
-    call
-}
-
-/// Always quick.
-#[tool]
-fn quick(a: i64) -> i64 {
-    a + 1
+    stalls::quick_then_slow(&DIRECT_CALLS)
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
 }
 
-/// A client's ends of an in-memory stdio pipe.
+/// A client's ends of a stdio connection.
 struct Client {
-    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    write: Box<dyn AsyncWrite + Unpin + Send>,
+    lines: Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
 }
 
 impl Client {
+    fn new(
+        write: impl AsyncWrite + Unpin + Send + 'static,
+        read: impl AsyncRead + Unpin + Send + 'static,
+    ) -> Client {
+        let read: Box<dyn AsyncRead + Unpin + Send> = Box::new(read);
+        Client {
+            write: Box::new(write),
+            lines: BufReader::new(read).lines(),
+        }
+    }
+
     async fn send(&mut self, line: &str) {
         self.write
             .write_all(format!("{line}\n").as_bytes())
             .await
             .unwrap();
+        self.write.flush().await.unwrap();
     }
 
     async fn next(&mut self) -> Value {
@@ -68,9 +62,70 @@ impl Client {
     }
 }
 
-/// The stdio server on a single-threaded runtime, as `serve` runs it by default.
+/// The scenario: twenty quick calls of each tool, then `turns_slow` turns slow while other
+/// requests come; they are answered at once, and the slow call gets its timeout.
+async fn a_tool_turns_slow(client: &mut Client) {
+    client.send(INITIALIZE).await;
+    assert_eq!(client.next().await["id"], 0);
+    // Twenty quick calls of each: both tools now run in place or on a lane, not the pool.
+    for id in 1..=20u64 {
+        for line in [
+            call(id, "turns_slow", json!({})),
+            call(1000 + id, "quick", json!({"a": id})),
+        ] {
+            client.send(&line).await;
+            let answer = client.next().await;
+            assert!(answer["result"]["isError"].is_null(), "{answer}");
+        }
+    }
+
+    let sent = Instant::now();
+    client.send(&call(21, "turns_slow", json!({}))).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#)
+        .await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#)
+        .await;
+    client.send(&call(24, "quick", json!({"a": 41}))).await;
+    // The others are answered while the slow call still runs, before its timeout.
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let answer = client.next().await;
+        if answer["id"] == 24 {
+            assert_eq!(answer["result"]["structuredContent"], json!({"result": 42}));
+        }
+        ids.push(answer["id"].as_u64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [22, 23, 24], "the other requests came first");
+    assert!(
+        sent.elapsed() < Duration::from_millis(450),
+        "the other requests waited for the slow call"
+    );
+
+    // Then the slow call gets its timeout, long before the tool's 2 s are over.
+    let answer = client.next().await;
+    assert_eq!(answer["id"], 21);
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "tool 'turns_slow' did not finish within 500ms and was stopped"
+    );
+    assert!(sent.elapsed() < Duration::from_millis(1500));
+
+    // The server goes on serving.
+    client.send(&call(25, "quick", json!({"a": 1}))).await;
+    assert_eq!(
+        client.next().await["result"]["structuredContent"],
+        json!({"result": 2})
+    );
+}
+
+/// The async stdio server on a single-threaded runtime, where quick tools run on a lane.
 #[test]
-fn a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
+fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -89,65 +144,33 @@ fn a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
         let serving = tokio::spawn(async move {
             tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
         });
-        let (client_read, write) = tokio::io::split(client_side);
-        let mut client = Client {
-            write,
-            lines: BufReader::new(client_read).lines(),
-        };
-
-        client.send(INITIALIZE).await;
-        assert_eq!(client.next().await["id"], 0);
-        // Twenty quick calls of each: both tools now run on a lane, not the blocking pool.
-        for id in 1..=20u64 {
-            for line in [
-                call(id, "turns_slow", json!({})),
-                call(1000 + id, "quick", json!({"a": id})),
-            ] {
-                client.send(&line).await;
-                let answer = client.next().await;
-                assert!(answer["result"]["isError"].is_null(), "{answer}");
-            }
-        }
-
-        let sent = Instant::now();
-        client.send(&call(21, "turns_slow", json!({}))).await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        client
-            .send(r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#)
-            .await;
-        client
-            .send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#)
-            .await;
-        client.send(&call(24, "quick", json!({"a": 41}))).await;
-        // The others are answered while the slow call still runs, before its timeout.
-        let mut ids = Vec::new();
-        for _ in 0..3 {
-            let answer = client.next().await;
-            if answer["id"] == 24 {
-                assert_eq!(answer["result"]["structuredContent"], json!({"result": 42}));
-            }
-            ids.push(answer["id"].as_u64().unwrap());
-        }
-        ids.sort_unstable();
-        assert_eq!(ids, [22, 23, 24], "the other requests came first");
-        assert!(
-            sent.elapsed() < Duration::from_millis(450),
-            "the other requests waited for the slow call"
-        );
-
-        // Then the slow call gets its timeout, long before the tool's 2 s are over.
-        let answer = client.next().await;
-        assert_eq!(answer["id"], 21);
-        assert_eq!(answer["result"]["isError"], true);
-        assert_eq!(
-            answer["result"]["content"][0]["text"],
-            "tool 'turns_slow' did not finish within 500ms and was stopped"
-        );
-        assert!(sent.elapsed() < Duration::from_millis(1500));
-
+        let (read, write) = tokio::io::split(client_side);
+        let mut client = Client::new(write, read);
+        a_tool_turns_slow(&mut client).await;
         drop(client);
-        let _ = serving.await;
+        serving.await.unwrap().unwrap();
     });
+}
+
+/// The process's real stdin and stdout, where a reader thread runs quick tools in place and
+/// hands its role over when one turns slow.
+#[tokio::test]
+async fn over_process_stdio_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_stall-tools"))
+        .arg("serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the stall-tools binary starts");
+    let write = server.stdin.take().unwrap();
+    let read = server.stdout.take().unwrap();
+    let mut client = Client::new(write, read);
+    a_tool_turns_slow(&mut client).await;
+    drop(client);
+    let status = server.wait().await.unwrap();
+    assert!(status.success(), "{status}");
 }
 
 #[tokio::test]
@@ -165,89 +188,4 @@ async fn a_registry_call_of_a_sync_tool_turning_slow_keeps_its_timeout() {
         result.error()
     );
     assert!(started.elapsed() < Duration::from_millis(1500));
-}
-
-/// The same over the process's real stdin and stdout, where a reader thread runs quick sync
-/// tools in place and hands its role over when one turns slow.
-#[test]
-fn over_process_stdio_a_tool_turning_slow_times_out_and_stalls_no_other_request() {
-    use std::io::{BufRead, Write};
-    use std::process::{Command, Stdio};
-
-    let mut server = Command::new(env!("CARGO_BIN_EXE_stall-tools"))
-        .arg("serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the stall-tools binary starts");
-    let mut input = server.stdin.take().unwrap();
-    let output = server.stdout.take().unwrap();
-    let (lines, answers) = std::sync::mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(output).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    let mut send = |line: &str| {
-        input.write_all(format!("{line}\n").as_bytes()).unwrap();
-        input.flush().unwrap();
-    };
-    let next = || {
-        answers
-            .recv_timeout(Duration::from_secs(5))
-            .expect("an answer within 5 s")
-    };
-
-    send(INITIALIZE);
-    assert_eq!(next()["id"], 0);
-    for id in 1..=20u64 {
-        for line in [
-            call(id, "turns_slow", json!({})),
-            call(1000 + id, "quick", json!({"a": id})),
-        ] {
-            send(&line);
-            let answer = next();
-            assert!(answer["result"]["isError"].is_null(), "{answer}");
-        }
-    }
-
-    let sent = Instant::now();
-    send(&call(21, "turns_slow", json!({})));
-    std::thread::sleep(Duration::from_millis(50));
-    send(r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#);
-    send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#);
-    send(&call(24, "quick", json!({"a": 41})));
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        let answer = next();
-        if answer["id"] == 24 {
-            assert_eq!(answer["result"]["structuredContent"], json!({"result": 42}));
-        }
-        ids.push(answer["id"].as_u64().unwrap());
-    }
-    ids.sort_unstable();
-    assert_eq!(ids, [22, 23, 24], "the other requests came first");
-    assert!(
-        sent.elapsed() < Duration::from_millis(450),
-        "the other requests waited for the slow call"
-    );
-    let answer = next();
-    assert_eq!(answer["id"], 21);
-    assert_eq!(answer["result"]["isError"], true);
-    assert_eq!(
-        answer["result"]["content"][0]["text"],
-        "tool 'turns_slow' did not finish within 500ms and was stopped"
-    );
-    assert!(sent.elapsed() < Duration::from_millis(1500));
-
-    // The slow tool now runs on the pool, with its limit; the server still serves.
-    send(&call(25, "quick", json!({"a": 1})));
-    assert_eq!(next()["result"]["structuredContent"], json!({"result": 2}));
-    drop(input);
-    let status = server.wait().unwrap();
-    assert!(status.success(), "{status}");
 }

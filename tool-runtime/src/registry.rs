@@ -153,14 +153,9 @@ impl InPlaceCall {
         self.limit
     }
 
-    /// The tool's pace, to send it back to the pool when the run takes long.
-    pub(crate) fn pace(&self) -> Arc<crate::call::invoke::Pace> {
-        Arc::clone(self.tool.pace())
-    }
-
-    /// The tool's name.
-    pub(crate) fn tool_name(&self) -> &str {
-        self.tool.name()
+    /// The tool that runs.
+    pub(crate) fn tool(&self) -> &ToolRef {
+        &self.tool
     }
 
     /// Runs the work here and now.

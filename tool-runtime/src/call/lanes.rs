@@ -7,8 +7,10 @@
 //! could not fire. On a lane, the caller awaits the answer like any other future (so the
 //! timeout and cancellation apply), and a lane stuck in a slow call is replaced: when every
 //! lane has been on one job for longer than [`STUCK_AFTER`] while work waits, a new lane is
-//! started for the waiting work. A lane costs one hand-off between threads per call, far
-//! less than a trip through tokio's blocking pool, which starts a thread per concurrent call.
+//! started for the waiting work. A lane costs a hand-off to its thread and back per call (two
+//! wake-ups when both sides were idle), less than tokio's blocking pool, which also starts a
+//! thread per concurrent call; where a transport can do without any hand-off (the stdio
+//! reader), it runs quick tools in place instead.
 //!
 //! (tokio has no pool with this stuck-lane rule, and `block_in_place` hands the whole worker
 //! to a new thread on every call; hence this small module.)

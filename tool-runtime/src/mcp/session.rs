@@ -688,9 +688,8 @@ impl InPlaceWork {
             shared: Arc::clone(&self.shared),
             state: Arc::clone(&self.state),
             id: self.id.clone(),
-            tool: self.call.tool_name().to_owned(),
+            tool: self.call.tool().clone(),
             limit: self.call.limit(),
-            pace: self.call.pace(),
             sink: sink.clone(),
             stateless: self.stateless,
         }
@@ -710,9 +709,8 @@ pub(crate) struct Watched {
     shared: Arc<Shared>,
     state: Arc<State>,
     id: RequestId,
-    tool: String,
+    tool: crate::registry::ToolRef,
     limit: Option<std::time::Duration>,
-    pace: Arc<crate::call::invoke::Pace>,
     sink: Outgoing,
     stateless: bool,
 }
@@ -725,7 +723,7 @@ impl Watched {
 
     /// Sends the tool back to the pool: a run in place is taking long.
     pub(crate) fn demote(&self) {
-        self.pace.demote();
+        self.tool.pace().demote();
     }
 
     /// The call's time is up: it is answered with the timeout error and its cancellation
@@ -738,7 +736,7 @@ impl Watched {
             return;
         };
         in_flight.stop();
-        let result = crate::call::result::ToolResult::timed_out(self.tool.clone(), limit);
+        let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
         send(
             &self.sink,
             answer(&self.shared, &self.id, result, self.stateless),

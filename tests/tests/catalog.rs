@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tool_runtime::{tool, Catalog, ToolExample};
+use tool_runtime::catalog::{Catalog, ToolExample};
+use tool_runtime::tool;
 
 // Link the second crate so its tools are in this binary.
 use extra_tools as _;

@@ -1,8 +1,9 @@
 //! The catalog check on a catalog with mistakes the compiler cannot see: examples whose
 //! values do not fit, undocumented parameters, a run-time tool without a description.
 
+use tool_runtime::catalog::Tool;
 use tool_runtime::check::{check, Severity};
-use tool_runtime::{DynamicTool, Registry, Tool};
+use tool_runtime::{DynamicTool, Registry};
 
 /// Book seats.
 ///

@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
-use tool_runtime::{tool, CallContext, CallError, DynamicTool, Registry, RegistryError, State};
+use tool_runtime::registry::RegistryError;
+use tool_runtime::{tool, CallContext, CallError, DynamicTool, Registry, State};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema, Default)]
 #[serde(rename_all = "lowercase")]

@@ -23,8 +23,8 @@ mod shipping {
 
 #[test]
 fn the_catalog_names_both_locations() {
-    let error = tool_runtime::Catalog::global().unwrap_err();
-    let tool_runtime::CatalogError::DuplicateName { name, locations } = &error else {
+    let error = tool_runtime::catalog::Catalog::global().unwrap_err();
+    let tool_runtime::catalog::CatalogError::DuplicateName { name, locations } = &error else {
         panic!("expected a duplicate name, got {error:?}");
     };
     assert_eq!(name, "lookup");
@@ -45,6 +45,6 @@ fn the_catalog_names_both_locations() {
     let registry_error = tool_runtime::Registry::new().unwrap_err();
     assert!(matches!(
         registry_error,
-        tool_runtime::RegistryError::Catalog(_)
+        tool_runtime::registry::RegistryError::Catalog(_)
     ));
 }

@@ -7,8 +7,8 @@ mod travel;
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
+use tool_runtime::catalog::{Catalog, Tool};
 use tool_runtime::export::{self, Format};
-use tool_runtime::{Catalog, Tool};
 
 fn tools() -> Vec<&'static Tool> {
     Catalog::global().expect("catalog").tools().iter().collect()

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tool_runtime::{tool, Catalog};
+use tool_runtime::catalog::Catalog;
+use tool_runtime::tool;
 
 /// A struct whose fields give, from schemars, the forms some clients refuse: an `Option`
 /// field (`type: [T, "null"]`), a `Value` field and a map of values (boolean `true`).

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use tool_runtime::{tool, Catalog, Registry};
+use tool_runtime::catalog::Catalog;
+use tool_runtime::{tool, Registry};
 use tool_tests::call;
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, PartialEq)]

@@ -9,9 +9,11 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, Type};
 
-/// Type names the runtime fills in itself. A parameter whose type is spelled with one of
-/// these is injected; the expansion then asks the compiler to confirm the type really is
-/// the runtime's (DESIGN decision 1), so a user type of the same name gets a clear error.
+/// Type names the runtime fills in itself. What a parameter is, is decided by its type (so an
+/// alias such as `type Db = State<Pool>` works); a parameter spelled with one of these names
+/// is also known to the macro as injected, for the checks of docs and examples, and the
+/// expansion asks the compiler to confirm the type really is the runtime's, so a user type
+/// of the same name gets a clear error.
 pub const INJECTED_TYPE_NAMES: [&str; 5] =
     ["State", "CallContext", "Progress", "Logger", "Cancellation"];
 
@@ -47,10 +49,35 @@ pub enum ParamDefault {
     Expr(Box<Expr>),
 }
 
+/// Standard types that are plainly arguments and never `Option`s: a parameter of one of
+/// these is known required without asking the compiler. Any other name may be an alias (of
+/// `Option<T>`, of `State<T>`), which only the compiler can see through.
+const PLAIN_ARGUMENT_TYPE_NAMES: [&str; 28] = [
+    "String", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32",
+    "u64", "u128", "usize", "f32", "f64", "Vec", "VecDeque", "HashMap", "BTreeMap", "HashSet",
+    "BTreeSet", "IndexMap", "Value", "PathBuf", "Box", "Arc",
+];
+
 impl Param {
     /// Whether a caller may leave this parameter out, as far as the macro can see.
     pub fn optional(&self) -> bool {
         self.spelled_option || !matches!(self.default, ParamDefault::None)
+    }
+
+    /// Whether the macro can tell, from the spelling alone, that this is an argument the
+    /// caller must give unless it has a default: a standard type, an array or a tuple.
+    pub fn surely_an_argument(&self) -> bool {
+        if !matches!(self.default, ParamDefault::None) {
+            return true;
+        }
+        match &self.ty {
+            Type::Array(_) | Type::Tuple(_) | Type::Slice(_) => true,
+            ty => last_segment(ty).is_some_and(|segment| {
+                PLAIN_ARGUMENT_TYPE_NAMES
+                    .iter()
+                    .any(|name| segment.ident == name)
+            }),
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::args::{Hint, ToolArgs};
 use crate::ast::{Param, ParamDefault, ToolFn};
-use crate::valid::{Checked, CheckedExample};
+use crate::valid::{Checked, CheckedExample, DeferredCheck, DeferredKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -22,14 +22,24 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         .iter()
         .enumerate()
         .map(|(index, param)| extraction(param, index));
-    let checks = tool
-        .params
+    let checks = tool.params.iter().filter_map(|param| {
+        let ty = &param.ty;
+        if param.injected {
+            Some(quote_spanned!(ty.span()=> #rt::assert_injected::<#ty>();))
+        } else if param.spelled_option {
+            Some(quote_spanned!(ty.span()=> #rt::assert_option::<#ty>();))
+        } else {
+            None
+        }
+    });
+    let deferred = checked
+        .deferred
         .iter()
-        .filter(|p| p.spelled_option)
-        .map(|param| {
-            let ty = &param.ty;
-            quote_spanned!(ty.span()=> #rt::assert_option::<#ty>();)
-        });
+        .map(|check| deferred_check(&tool.params[check.param], check));
+    let requirements = tool.params.iter().map(|param| {
+        let ty = &param.ty;
+        quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::requirement)
+    });
 
     let output_ty = match &tool.output {
         Some(ty) => quote!(#ty),
@@ -128,26 +138,31 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
 
             #(#defaults)*
 
+            #(#deferred)*
+
             static __TOOL_PARAMS: [#rt::ParamSpec; #param_count] = [#(#params),*];
 
             #rt::register_tool! {
                 #rt::ToolRegistration {
-                    name: #name,
-                    title: #title,
-                    summary: #summary,
-                    description: #description,
-                    examples: &[#(#examples),*],
-                    params: &__TOOL_PARAMS,
-                    annotations: #rt::Annotations {
-                        read_only: #read_only,
-                        destructive: #destructive,
-                        idempotent: #idempotent,
-                        open_world: #open_world,
+                    about: #rt::ToolDescription {
+                        name: #name,
+                        title: #title,
+                        summary: #summary,
+                        description: #description,
+                        examples: &[#(#examples),*],
+                        params: &__TOOL_PARAMS,
+                        annotations: #rt::Annotations {
+                            read_only: #read_only,
+                            destructive: #destructive,
+                            idempotent: #idempotent,
+                            open_world: #open_world,
+                        },
+                        timeout: #timeout,
+                        output_schema: __tool_output_schema,
+                        location: #location,
                     },
-                    timeout: #timeout,
-                    output_schema: __tool_output_schema,
                     invoke: __tool_invoke,
-                    location: #location,
+                    requirements: &[#(#requirements),*],
                 }
             }
         };
@@ -157,12 +172,12 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
 /// The expression that produces one parameter's value, spanned on its type so a trait error
 /// lands there.
 fn extraction(param: &Param, index: usize) -> TokenStream {
+    let rt = quote!(::tool_runtime::__private);
     let ty = &param.ty;
-    if param.injected {
-        return quote_spanned!(ty.span()=> __tool_args.injected::<#ty>(#index));
-    }
     match &param.default {
-        ParamDefault::None => quote_spanned!(ty.span()=> __tool_args.argument::<#ty>(#index)),
+        ParamDefault::None => {
+            quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::read(__tool_args, #index))
+        }
         ParamDefault::Trait(span) => quote_spanned! {*span=>
             __tool_args.argument_or_else::<#ty>(#index, <#ty as ::core::default::Default>::default)
         },
@@ -177,28 +192,58 @@ fn param_spec(param: &Param, doc: Option<&str>, index: usize) -> TokenStream {
     let ty = &param.ty;
     let name = &param.wire_name;
     let description = option_str(doc);
-    let kind = if param.injected {
-        quote_spanned! {ty.span()=>
-            #rt::ParamKind::Injected { requirement: #rt::requirement_of::<#ty> }
+    let default = match param.default {
+        ParamDefault::None => quote!(::core::option::Option::None),
+        _ => {
+            let default_fn = format_ident!("__tool_default_{}", index);
+            quote!(::core::option::Option::Some(#default_fn))
         }
-    } else {
-        let default = match param.default {
-            ParamDefault::None => quote!(::core::option::Option::None),
-            _ => {
-                let default_fn = format_ident!("__tool_default_{}", index);
-                quote!(::core::option::Option::Some(#default_fn))
+    };
+    let kind = quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::KIND);
+    quote! {
+        #rt::ParamSpec { name: #name, description: #description, kind: #kind, default: #default }
+    }
+}
+
+/// A compile-time assertion that finishes an example check the macro could not: whether a
+/// parameter's type is an `Option` or runtime-provided, seen through any alias.
+fn deferred_check(param: &Param, check: &DeferredCheck) -> TokenStream {
+    let rt = quote!(::tool_runtime::__private);
+    let ty = &param.ty;
+    let name = &param.wire_name;
+    // The message is an `assert!` format string with no arguments: braces are escaped.
+    let escape = |message: String| message.replace('{', "{{").replace('}', "}}");
+    let assertion = match check.kind {
+        DeferredKind::Omitted => {
+            let message = format!(
+                "this example leaves out `{name}`, which is required; give it a value, or make \
+                 the parameter optional with `Option<...>` or #[arg(default)]"
+            );
+            let message = escape(message);
+            quote_spanned! {check.span=>
+                ::core::assert!(
+                    #rt::OptionProbe::<#ty>::IS_OPTION || <#ty as #rt::ToolParam>::INJECTED,
+                    #message
+                )
             }
-        };
-        quote_spanned! {ty.span()=>
-            #rt::ParamKind::Argument {
-                schema: #rt::schema_of::<#ty>,
-                optional: #rt::is_optional::<#ty>,
-                default: #default,
+        }
+        DeferredKind::Given => {
+            let message = format!(
+                "this example gives `{name}`, which the runtime fills in and callers never \
+                 give; remove it from the example"
+            );
+            let message = escape(message);
+            quote_spanned! {check.span=>
+                ::core::assert!(!<#ty as #rt::ToolParam>::INJECTED, #message)
             }
         }
     };
-    quote! {
-        #rt::ParamSpec { name: #name, description: #description, kind: #kind }
+    quote_spanned! {check.span=>
+        const _: () = {
+            #[allow(unused_imports)]
+            use #rt::NotOption as _;
+            #assertion
+        };
     }
 }
 

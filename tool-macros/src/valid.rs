@@ -15,6 +15,24 @@ pub struct Checked {
     /// Per parameter, in declaration order.
     pub param_docs: Vec<Option<String>>,
     pub examples: Vec<CheckedExample>,
+    /// Example checks only the compiler can finish, because they depend on what a
+    /// parameter's type really is (an alias of `Option` or of `State<T>` looks like any
+    /// other type to the macro).
+    pub deferred: Vec<DeferredCheck>,
+}
+
+/// A check of an example against a parameter whose type the macro cannot see through.
+pub struct DeferredCheck {
+    pub span: Span,
+    pub param: usize,
+    pub kind: DeferredKind,
+}
+
+pub enum DeferredKind {
+    /// The example leaves the parameter out: it must be an `Option` (or runtime-provided).
+    Omitted,
+    /// The example gives the parameter: it must not be runtime-provided.
+    Given,
 }
 
 pub enum CheckedExample {
@@ -104,13 +122,14 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
     }
 
     let mut examples = Vec::new();
+    let mut deferred = Vec::new();
     for example in &doc.examples {
         match &example.kind {
             ExampleKind::Text(text) => examples.push(CheckedExample::Text(text.clone())),
             ExampleKind::Arguments(object, order) => {
                 let span = span_of(example.origin);
                 let before = errors.len();
-                check_example_keys(tool, order, span, errors);
+                check_example_keys(tool, order, span, errors, &mut deferred);
                 if errors.len() == before {
                     let json = serde_json::to_string(object).unwrap_or_default();
                     examples.push(CheckedExample::Arguments(json));
@@ -126,13 +145,34 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
         description,
         param_docs,
         examples,
+        deferred,
     }
 }
 
-fn check_example_keys(tool: &ToolFn, keys: &[String], span: Span, errors: &mut Vec<syn::Error>) {
-    let arguments: Vec<_> = tool.params.iter().filter(|p| !p.injected).collect();
+fn check_example_keys(
+    tool: &ToolFn,
+    keys: &[String],
+    span: Span,
+    errors: &mut Vec<syn::Error>,
+    deferred: &mut Vec<DeferredCheck>,
+) {
+    let arguments: Vec<(usize, &crate::ast::Param)> = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.injected)
+        .collect();
     for key in keys {
-        if !arguments.iter().any(|p| &p.wire_name == key) {
+        let given = arguments.iter().find(|(_, p)| &p.wire_name == key);
+        if let Some((index, param)) = given {
+            if !param.surely_an_argument() {
+                deferred.push(DeferredCheck {
+                    span,
+                    param: *index,
+                    kind: DeferredKind::Given,
+                });
+            }
+        } else {
             errors.push(syn::Error::new(
                 span,
                 format!(
@@ -144,8 +184,17 @@ fn check_example_keys(tool: &ToolFn, keys: &[String], span: Span, errors: &mut V
             ));
         }
     }
-    for param in arguments {
-        if !param.optional() && !keys.contains(&param.wire_name) {
+    for (index, param) in arguments {
+        if param.optional() || keys.contains(&param.wire_name) {
+            continue;
+        }
+        if !param.surely_an_argument() {
+            deferred.push(DeferredCheck {
+                span,
+                param: index,
+                kind: DeferredKind::Omitted,
+            });
+        } else {
             errors.push(syn::Error::new(
                 span,
                 format!(

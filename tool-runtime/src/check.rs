@@ -1,8 +1,8 @@
 //! The catalog check: every problem in a catalog at once, so a CI can guard it.
 
-use crate::call::validate;
 use crate::catalog::Tool;
 use crate::export::{self, canonical};
+use crate::schema::validate::Validator;
 use std::fmt;
 
 /// How serious a finding is: errors fail the check, warnings do not.
@@ -118,10 +118,20 @@ pub fn check(tools: &[&Tool]) -> CheckReport {
                 "the tool has no description; models choose tools by it".to_owned(),
             );
         }
+        let validator = match Validator::for_schema(tool.input_schema()) {
+            Ok(validator) => validator,
+            Err(reason) => {
+                add(
+                    Severity::Error,
+                    format!("the input schema does not compile: {reason}"),
+                );
+                Validator::Unchecked
+            }
+        };
         for (index, example) in tool.argument_examples().enumerate() {
-            let problems = validate::problems(tool, example);
+            let problems = validator.problems(tool.input_schema(), example);
             if !problems.is_empty() {
-                let said: Vec<&str> = problems.iter().map(|p| p.message()).collect();
+                let said: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
                 add(
                     Severity::Error,
                     format!(
@@ -176,7 +186,7 @@ pub fn check(tools: &[&Tool]) -> CheckReport {
 /// Meant for one test that guards a catalog: `tool_runtime::assert_catalog_ok!();`.
 #[track_caller]
 pub fn assert_catalog_ok() {
-    let catalog = match crate::Catalog::global() {
+    let catalog = match crate::catalog::Catalog::global() {
         Ok(catalog) => catalog,
         Err(error) => panic!("the tool catalog does not build: {error}"),
     };

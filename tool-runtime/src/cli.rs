@@ -26,11 +26,11 @@
 //! to stdout; diagnostics go to stderr. Exit codes: 0 success, 1 failure (a tool error, a
 //! check error, a breaking change), 2 a usage error.
 
-use crate::call::dynamic::DynamicTool;
+use crate::catalog::Tool;
 use crate::export::{self, CatalogArtefact, Format};
 use crate::mcp::{McpServer, ServerInfo};
+use crate::registry::DynamicTool;
 use crate::registry::{Registry, RegistryBuilder};
-use crate::Tool;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::Value;
 use std::ffi::OsString;

@@ -86,14 +86,15 @@
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
 
 mod call;
-mod catalog;
+pub mod catalog;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod diff;
 pub mod export;
 pub mod mcp;
-mod registry;
+mod registration;
+pub mod registry;
 mod schema;
 pub mod transport;
 
@@ -104,18 +105,29 @@ pub mod __private;
 /// Turns a function into a tool of the binary's static catalog. See the [crate] docs.
 pub use tool_macros::tool;
 
-pub use call::arguments::ToolArgument;
-pub use call::content::{Content, EmbeddedResource, IntoContent};
+pub use call::content::Content;
 pub use call::context::{CallContext, State};
-pub use call::dynamic::DynamicTool;
-pub use call::error::{ArgumentProblem, CallError};
+pub use call::error::CallError;
 pub use call::output::{ToolError, ToolOutput};
 pub use call::result::ToolResult;
-pub use call::scope::{Cancellation, LogLevel, Logger, Notifier, Progress};
-pub use catalog::{
-    Annotations, Catalog, CatalogError, ParamInfo, SourceLocation, Tool, ToolExample,
-};
-pub use registry::{Registry, RegistryBuilder, RegistryError, ToolRef};
+pub use call::scope::{Cancellation, Logger, Progress};
+pub use registry::{DynamicTool, Registry};
+
+/// What a call gives back: its result, why it failed, and the content blocks a tool can
+/// answer with.
+pub mod result {
+    pub use crate::call::content::{Content, EmbeddedResource, IntoContent};
+    pub use crate::call::error::{ArgumentProblem, CallError};
+    pub use crate::call::output::{ToolError, ToolOutput};
+    pub use crate::call::result::ToolResult;
+}
+
+/// What the runtime fills in for a tool's parameters: shared state, the call context, and
+/// the call's progress, logs and cancellation.
+pub mod context {
+    pub use crate::call::context::{CallContext, State};
+    pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

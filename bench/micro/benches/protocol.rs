@@ -3,7 +3,8 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tokio::sync::mpsc::unbounded_channel;
 use tool_runtime::mcp::{Connection, McpServer, Message, ServerInfo, ServerOptions};
-use tool_runtime::{Catalog, Registry};
+use tool_runtime::catalog::Catalog;
+use tool_runtime::Registry;
 
 fn server() -> McpServer {
     micro::link();

@@ -7,7 +7,6 @@
 use super::context::CallContext;
 use super::error::ArgumentProblem;
 use super::inject::Injected;
-use crate::catalog::registration::ParamSpec;
 use crate::catalog::Tool;
 use crate::schema::describe;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -57,7 +56,6 @@ impl<T> IsOption for Option<T> {}
 #[doc(hidden)]
 pub struct Arguments<'a> {
     tool: &'a Tool,
-    specs: &'static [ParamSpec],
     values: &'a Map<String, Value>,
     context: &'a CallContext,
     pub(crate) problems: Vec<ArgumentProblem>,
@@ -67,13 +65,11 @@ pub struct Arguments<'a> {
 impl<'a> Arguments<'a> {
     pub(crate) fn new(
         tool: &'a Tool,
-        specs: &'static [ParamSpec],
         values: &'a Map<String, Value>,
         context: &'a CallContext,
     ) -> Self {
         Arguments {
             tool,
-            specs,
             values,
             context,
             problems: Vec::new(),
@@ -85,8 +81,14 @@ impl<'a> Arguments<'a> {
     fn present(&self, index: usize) -> Option<&'a Value> {
         let values: &'a Map<String, Value> = self.values;
         values
-            .get(self.specs[index].name)
+            .get(self.name(index))
             .filter(|value| !value.is_null())
+    }
+
+    /// The name callers use for the parameter at `index`.
+    fn name(&self, index: usize) -> &'a str {
+        let tool: &'a Tool = self.tool;
+        tool.params()[index].name()
     }
 
     /// Reads the parameter at `index`; `None` records a problem.
@@ -96,7 +98,7 @@ impl<'a> Arguments<'a> {
             None => match T::deserialize(Missing) {
                 Ok(value) => Some(value),
                 Err(_) => {
-                    let name = self.specs[index].name;
+                    let name = self.name(index);
                     self.problems.push(ArgumentProblem::new(
                         name,
                         format!("missing required parameter '{name}'"),
@@ -134,7 +136,7 @@ impl<'a> Arguments<'a> {
         match decode::<T>(value) {
             Ok(decoded) => Some(decoded),
             Err(error) => {
-                let name = self.specs[index].name;
+                let name = self.name(index);
                 let schema = self.tool.input_schema();
                 let expected = schema
                     .get("properties")

@@ -1,13 +1,9 @@
-//! Tools made at run time from closures: seed 004's factory pattern, where a function
-//! captures some context and returns a tool.
+//! Running tools made at run time from closures: the handler that reads a call's
+//! arguments into the closure's own type and returns its work.
 
 use super::arguments::decode;
 use super::invoke::ToolFuture;
 use super::output::{Produced, ToolError, ToolOutput};
-use crate::catalog::{ParamInfo, Tool};
-use crate::registry::RegistryError;
-use crate::schema;
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt::Display;
@@ -33,157 +29,24 @@ where
     }
 }
 
-/// A tool made at run time, ready to add to a [`Registry`](crate::Registry).
-///
-/// Its arguments are a struct deriving `Deserialize` and `JsonSchema`; its schema is that
-/// struct's. The closure may capture anything, which is how one function can make a tool
-/// bound to a context (seed 004's factory pattern):
-///
-/// ```
-/// use std::sync::Arc;
-/// use tool_runtime::DynamicTool;
-///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// struct ListArgs { prefix: Option<String> }
-///
-/// fn list_products_tool(catalog: Arc<Vec<String>>) -> DynamicTool {
-///     DynamicTool::new("list_products", "List product names.", move |args: ListArgs| {
-///         let catalog = Arc::clone(&catalog);
-///         async move {
-///             let prefix = args.prefix.unwrap_or_default();
-///             Ok::<_, String>(catalog.iter().filter(|p| p.starts_with(&prefix)).cloned().collect::<Vec<_>>())
-///         }
-///     })
-///     .expect("a valid tool")
-/// }
-/// # let _ = list_products_tool(Arc::new(vec!["apple".into()]));
-/// ```
-pub struct DynamicTool {
-    pub(crate) tool: Tool,
-}
-
-impl std::fmt::Debug for DynamicTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DynamicTool")
-            .field("tool", &self.tool)
-            .finish()
-    }
-}
-
-impl DynamicTool {
-    /// A tool named `name`, described by `description`, that runs `handler` with its
-    /// arguments read into `A`.
-    ///
-    /// Fails when the name breaks the naming rule or `A` is not described as an object.
-    pub fn new<A, F, Fut, T, E>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Result<DynamicTool, RegistryError>
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: ToolOutput + JsonSchema,
-        E: Display,
-    {
-        let name = name.into();
-        crate::catalog::names::check_name(&name).map_err(|reason| RegistryError::InvalidName {
-            name: name.clone(),
-            reason,
-        })?;
-        let (input_schema, params) =
-            arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
-                name: name.clone(),
-                reason,
-            })?;
-        let output_schema = schema::output_schema_of::<T>();
-        let handler = Arc::new(handler);
-        let start = move |arguments: &Value| -> Result<ToolFuture, String> {
-            let arguments: A = decode(arguments).map_err(|error| error.to_string())?;
-            let future = handler(arguments);
-            Ok(Box::pin(async move {
-                match future.await {
-                    Ok(value) => value.to_json().map(Produced::Json),
-                    Err(error) => Err(ToolError::new(format!("{error:#}"))),
-                }
-            }) as ToolFuture)
-        };
-        let tool = Tool::dynamic(
-            name,
-            description.into(),
-            input_schema,
-            output_schema,
-            params,
-            Arc::new(ClosureHandler { start }),
-        );
-        Ok(DynamicTool { tool })
-    }
-
-    /// Stops calls that run longer than `limit`.
-    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
-        self.tool.set_timeout(Some(limit));
-        self
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        self.tool.name()
-    }
-
-    /// The tool as callers see it.
-    pub fn tool(&self) -> &Tool {
-        &self.tool
-    }
-}
-
-/// The canonical schema of an argument struct, and its parameters.
-fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
-    let mut generator = schema::generator_for_input();
-    let root = generator.root_schema_for::<A>().to_value();
-    let Value::Object(mut root) = root else {
-        return Err("the argument type must be a struct of named fields".to_owned());
+/// The handler of a closure taking its arguments as `A`.
+pub(crate) fn closure_handler<A, F, Fut, T, E>(handler: F) -> Arc<dyn DynamicHandler>
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: ToolOutput,
+    E: Display,
+{
+    let start = move |arguments: &Value| -> Result<ToolFuture, String> {
+        let arguments: A = decode(arguments).map_err(|error| error.to_string())?;
+        let future = handler(arguments);
+        Ok(Box::pin(async move {
+            match future.await {
+                Ok(value) => value.to_json().map(Produced::Json),
+                Err(error) => Err(ToolError::new(format!("{error:#}"))),
+            }
+        }) as ToolFuture)
     };
-    if root.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("the argument type must be a struct of named fields".to_owned());
-    }
-    let properties = match root.remove("properties") {
-        Some(Value::Object(properties)) => properties,
-        _ => Default::default(),
-    };
-    let required: Vec<Value> = match root.remove("required") {
-        Some(Value::Array(required)) => required,
-        _ => Vec::new(),
-    };
-    let definitions = match root.remove("$defs") {
-        Some(Value::Object(definitions)) => definitions,
-        _ => Default::default(),
-    };
-    let params = properties
-        .iter()
-        .map(|(name, property)| ParamInfo {
-            name: name.clone(),
-            description: property
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            required: required.iter().any(|r| r == name),
-            injected: false,
-            default: property.get("default").cloned(),
-        })
-        .collect();
-    Ok((
-        schema::object_schema(properties, required, definitions),
-        params,
-    ))
-}
-
-/// The first paragraph of a description.
-pub(crate) fn first_paragraph(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .skip_while(|line| line.is_empty())
-        .take_while(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    Arc::new(ClosureHandler { start })
 }

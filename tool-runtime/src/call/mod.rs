@@ -10,19 +10,22 @@ pub(crate) mod inject;
 pub(crate) mod invoke;
 pub(crate) mod lanes;
 pub(crate) mod output;
+pub(crate) mod param;
 pub(crate) mod result;
+pub(crate) mod runnable;
 pub(crate) mod scope;
 pub(crate) mod validate;
 
 pub use arguments::Arguments;
 pub use invoke::Invocation;
 
-use crate::catalog::{Handler, Tool};
+use crate::catalog::Tool;
 use content::Content;
 use context::CallContext;
 use error::{ArgumentProblem, CallError};
 use invoke::RunFailure;
 use output::Produced;
+use runnable::{How, ToolRef};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -42,7 +45,7 @@ pub(crate) enum Started {
 }
 
 /// Checks the arguments and starts the call; finishes it at once when it can.
-pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Started {
+pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Started {
     let empty = Value::Object(Map::new());
     let input = match input {
         Value::Object(_) => input,
@@ -65,12 +68,12 @@ pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Starte
         return Started::Finished(Err(invalid(tool, problems)));
     }
 
-    let invocation = match &tool.handler {
-        Handler::Static(registration) => {
+    let invocation = match &tool.runnable().how {
+        How::Macro { invoke, .. } => {
             let empty_map = Map::new();
             let values = input.as_object().unwrap_or(&empty_map);
-            let mut arguments = Arguments::new(tool, registration.params, values, context);
-            match (registration.invoke)(&mut arguments) {
+            let mut arguments = Arguments::new(tool, values, context);
+            match invoke(&mut arguments) {
                 Some(invocation) => invocation,
                 None => {
                     if let Some(reason) = arguments.unavailable {
@@ -83,7 +86,7 @@ pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Starte
                 }
             }
         }
-        Handler::Dynamic(handler) => match handler.start(input) {
+        How::Dynamic(handler) => match handler.start(input) {
             Ok(future) => Invocation::Async(future),
             Err(reason) => {
                 return Started::Finished(Err(invalid(
@@ -99,7 +102,7 @@ pub(crate) fn start(tool: &Tool, input: &Value, context: &CallContext) -> Starte
 /// Awaits a started call's work. A call running past `timeout` (the tool's own, else the
 /// one given) is stopped and cancelled.
 pub(crate) async fn complete(
-    tool: &Tool,
+    tool: &ToolRef,
     invocation: Invocation,
     context: &CallContext,
     timeout: Option<Duration>,
@@ -107,7 +110,8 @@ pub(crate) async fn complete(
     let limit = tool.timeout().or(timeout);
     let outcome = match limit {
         Some(limit) => {
-            match tokio::time::timeout(limit, invoke::run(invocation, tool.pace())).await {
+            match tokio::time::timeout(limit, invoke::run(invocation, tool.runnable().pace())).await
+            {
                 Ok(outcome) => outcome,
                 Err(_) => {
                     // The future is dropped here; a sync tool sees its Cancellation fire.
@@ -121,7 +125,7 @@ pub(crate) async fn complete(
                 }
             }
         }
-        None => invoke::run(invocation, tool.pace()).await,
+        None => invoke::run(invocation, tool.runnable().pace()).await,
     };
     finish(tool, outcome)
 }
@@ -129,10 +133,10 @@ pub(crate) async fn complete(
 /// Runs a sync tool's work here and now (the caller has made sure that this holds up no
 /// one: see the stdio transport).
 pub(crate) fn complete_in_place(
-    tool: &Tool,
+    tool: &ToolRef,
     work: invoke::BlockingWork,
 ) -> Result<Answer, CallError> {
-    finish(tool, invoke::run_in_place(work, tool.pace()))
+    finish(tool, invoke::run_in_place(work, tool.runnable().pace()))
 }
 
 /// Turns what the tool did into the call's answer.

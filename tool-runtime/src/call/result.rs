@@ -2,7 +2,7 @@
 
 use super::content::Content;
 use super::error::CallError;
-use crate::registry::ToolRef;
+use super::runnable::ToolRef;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 

@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 
 /// Where a call's notifications go: the protocol layer sends them to the client that made
 /// the call.
-pub trait Notifier: Send + Sync {
+pub(crate) trait Notifier: Send + Sync {
     /// Sends one JSON-RPC notification.
     fn notify(&self, method: &str, params: Value);
 }

@@ -2,12 +2,13 @@
 //! as [`ArgumentProblem`]s naming the parameter, what was expected and what came.
 
 use super::error::ArgumentProblem;
-use crate::catalog::Tool;
+use super::runnable::ToolRef;
 use serde_json::Value;
 
 /// Every problem with `input` (a JSON object) for `tool`; empty when the call may go ahead.
-pub(crate) fn problems(tool: &Tool, input: &Value) -> Vec<ArgumentProblem> {
-    tool.checker()
+pub(crate) fn problems(tool: &ToolRef, input: &Value) -> Vec<ArgumentProblem> {
+    tool.runnable()
+        .checker(tool)
         .problems(tool.input_schema(), input)
         .into_iter()
         .map(|problem| ArgumentProblem::new(problem.path, problem.message))

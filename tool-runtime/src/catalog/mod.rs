@@ -1,20 +1,17 @@
 //! The static catalog: every `#[tool]` linked into the binary, built once, sorted by name,
 //! with names checked unique and schemas in canonical form.
 
+pub(crate) mod contract;
 pub(crate) mod names;
-pub(crate) mod registration;
 mod schemas;
 
-use crate::call::dynamic::DynamicHandler;
-use crate::schema;
-pub use registration::{Annotations, SourceLocation};
-use registration::{Example, ToolRegistration};
+pub use contract::{Annotations, SourceLocation};
+use contract::{Example, ToolDescription};
 use serde_json::Value;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
 
-/// One tool: what callers see of it (name, descriptions, schemas, examples, hints) and how
-/// to run it.
+/// One tool as callers see it: name, descriptions, schemas, parameters, examples, hints and
+/// where it is written. A pure description: how a tool runs is not part of it.
 pub struct Tool {
     name: String,
     title: Option<String>,
@@ -28,14 +25,6 @@ pub struct Tool {
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
-    pace: Arc<crate::call::invoke::Pace>,
-    pub(crate) handler: Handler,
-    checker: OnceLock<schema::validate::Validator>,
-}
-
-pub(crate) enum Handler {
-    Static(&'static ToolRegistration),
-    Dynamic(Arc<dyn DynamicHandler>),
 }
 
 /// What the schema says of one parameter of a tool.
@@ -81,13 +70,13 @@ pub enum ToolExample {
 }
 
 impl Tool {
-    pub(crate) fn from_registration(registration: &'static ToolRegistration) -> Tool {
-        let (input_schema, params) = schemas::input_schema(registration);
-        let (output_schema, wrap_output) = match schemas::output_schema(registration) {
+    pub(crate) fn from_description(description: &ToolDescription) -> Tool {
+        let (input_schema, params) = schemas::input_schema(description);
+        let (output_schema, wrap_output) = match schemas::output_schema(description) {
             Some((schema, wrap)) => (Some(schema), wrap),
             None => (None, false),
         };
-        let examples = registration
+        let examples = description
             .examples
             .iter()
             .map(|example| match example {
@@ -99,32 +88,28 @@ impl Tool {
             })
             .collect();
         Tool {
-            name: registration.name.to_owned(),
-            title: registration.title.map(str::to_owned),
-            summary: registration.summary.to_owned(),
-            description: registration.description.to_owned(),
+            name: description.name.to_owned(),
+            title: description.title.map(str::to_owned),
+            summary: description.summary.to_owned(),
+            description: description.description.to_owned(),
             input_schema,
             output_schema,
             wrap_output,
             params,
-            annotations: registration.annotations,
+            annotations: description.annotations,
             examples,
-            location: Some(registration.location),
-            timeout: registration.timeout,
-            pace: Arc::new(crate::call::invoke::Pace::new(registration.name)),
-            handler: Handler::Static(registration),
-            checker: OnceLock::new(),
+            location: Some(description.location),
+            timeout: description.timeout,
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A tool made at run time, described by its name, its description and its schemas.
     pub(crate) fn dynamic(
         name: String,
         description: String,
         input_schema: Value,
         output_schema: Option<(Value, bool)>,
         params: Vec<ParamInfo>,
-        handler: Arc<dyn DynamicHandler>,
     ) -> Tool {
         let (output_schema, wrap_output) = match output_schema {
             Some((schema, wrap)) => (Some(schema), wrap),
@@ -132,8 +117,7 @@ impl Tool {
         };
         Tool {
             title: None,
-            summary: crate::call::dynamic::first_paragraph(&description),
-            pace: Arc::new(crate::call::invoke::Pace::new(&name)),
+            summary: first_paragraph(&description),
             name,
             description,
             input_schema,
@@ -144,13 +128,10 @@ impl Tool {
             examples: Vec::new(),
             location: None,
             timeout: None,
-            handler: Handler::Dynamic(handler),
-            checker: OnceLock::new(),
         }
     }
 
     pub(crate) fn renamed(mut self, name: String) -> Tool {
-        self.pace = Arc::new(crate::call::invoke::Pace::new(&name));
         self.name = name;
         self
     }
@@ -207,11 +188,6 @@ impl Tool {
         self.timeout
     }
 
-    /// Where the tool's sync work runs (the blocking pool, or a lane once proven quick).
-    pub(crate) fn pace(&self) -> &Arc<crate::call::invoke::Pace> {
-        &self.pace
-    }
-
     pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.timeout = timeout;
     }
@@ -219,16 +195,6 @@ impl Tool {
     /// Where the tool is written; `None` for tools added at run time.
     pub fn location(&self) -> Option<SourceLocation> {
         self.location
-    }
-
-    /// How the arguments are checked, decided on first use.
-    pub(crate) fn checker(&self) -> &schema::validate::Validator {
-        self.checker.get_or_init(|| {
-            schema::validate::Validator::for_schema(&self.input_schema).unwrap_or_else(|error| {
-                tracing::error!(tool = %self.name, %error, "the input schema does not compile; arguments are checked by name only");
-                schema::validate::Validator::Unchecked
-            })
-        })
     }
 }
 
@@ -285,57 +251,31 @@ impl fmt::Display for CatalogError {
 impl std::error::Error for CatalogError {}
 
 impl Catalog {
-    /// The catalog of this binary, built on first use.
-    ///
-    /// ```
-    /// use tool_runtime::{tool, Catalog};
-    ///
-    /// /// Add two integers.
-    /// #[tool]
-    /// fn add(a: i64, b: i64) -> i64 { a + b }
-    ///
-    /// let catalog = Catalog::global().expect("tool names are unique");
-    /// let add = catalog.get("add").unwrap();
-    /// assert_eq!(add.summary(), "Add two integers.");
-    /// assert_eq!(add.input_schema()["required"], serde_json::json!(["a", "b"]));
-    /// ```
-    pub fn global() -> Result<&'static Catalog, CatalogError> {
-        static GLOBAL: OnceLock<Result<Catalog, CatalogError>> = OnceLock::new();
-        GLOBAL
-            .get_or_init(|| Catalog::from_registrations(registration::registrations()))
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The order of the catalog: by name, then by place (so duplicates are reported in a
+    /// stable order).
+    pub(crate) fn order_of(description: &ToolDescription) -> (&'static str, &'static str, u32) {
+        (
+            description.name,
+            description.location.file,
+            description.location.line,
+        )
     }
 
-    /// Builds the catalog afresh from every registration in the binary: what
-    /// [`Catalog::global`] does once. For measuring start-up; servers use `global`.
-    pub fn build() -> Result<Catalog, CatalogError> {
-        Catalog::from_registrations(registration::registrations())
-    }
-
-    pub(crate) fn from_registrations(
-        registrations: impl Iterator<Item = &'static ToolRegistration>,
+    /// The catalog of these descriptions, given in [`Catalog::order_of`]'s order; refused
+    /// when two share a name.
+    pub(crate) fn from_sorted<'a>(
+        descriptions: impl Iterator<Item = &'a ToolDescription>,
     ) -> Result<Catalog, CatalogError> {
-        let mut registrations: Vec<&'static ToolRegistration> = registrations.collect();
-        registrations.sort_by(|a, b| {
-            (a.name, a.location.file, a.location.line).cmp(&(
-                b.name,
-                b.location.file,
-                b.location.line,
-            ))
-        });
-        for window in registrations.chunk_by(|a, b| a.name == b.name) {
-            if window.len() > 1 {
+        let sorted: Vec<&ToolDescription> = descriptions.collect();
+        for same_name in sorted.chunk_by(|a, b| a.name == b.name) {
+            if same_name.len() > 1 {
                 return Err(CatalogError::DuplicateName {
-                    name: window[0].name.to_owned(),
-                    locations: window.iter().map(|r| r.location).collect(),
+                    name: same_name[0].name.to_owned(),
+                    locations: same_name.iter().map(|d| d.location).collect(),
                 });
             }
         }
-        let tools = registrations
-            .into_iter()
-            .map(Tool::from_registration)
-            .collect();
+        let tools = sorted.into_iter().map(Tool::from_description).collect();
         Ok(Catalog { tools })
     }
 
@@ -346,10 +286,14 @@ impl Catalog {
 
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.position(name).map(|index| &self.tools[index])
+    }
+
+    /// Where the tool with this name is in [`Catalog::tools`].
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
         self.tools
             .binary_search_by(|tool| tool.name.as_str().cmp(name))
             .ok()
-            .map(|index| &self.tools[index])
     }
 
     /// How many tools there are.
@@ -361,4 +305,14 @@ impl Catalog {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
+}
+
+/// The first paragraph of a description.
+pub(crate) fn first_paragraph(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .skip_while(|line| line.is_empty())
+        .take_while(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -1,24 +1,20 @@
 //! A registered tool's schemas, built from what the macro wrote for each parameter with the
 //! canonical rules of [`schema`](crate::schema).
 
-use super::registration::{ParamKind, ToolRegistration};
+use super::contract::{ParamKind, ToolDescription};
 use super::ParamInfo;
 use crate::schema;
 use serde_json::{Map, Value};
 
 /// The input schema of a macro-registered tool, and what it says of each parameter.
-pub(crate) fn input_schema(registration: &ToolRegistration) -> (Value, Vec<ParamInfo>) {
+pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamInfo>) {
     let mut generator = schema::generator_for_input();
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut params = Vec::with_capacity(registration.params.len());
     for spec in registration.params {
-        let ParamKind::Argument {
-            schema,
-            optional,
-            default,
-        } = &spec.kind
-        else {
+        let default = &spec.default;
+        let ParamKind::Argument { schema, optional } = &spec.kind else {
             params.push(ParamInfo {
                 name: spec.name.to_owned(),
                 description: spec.description.map(str::to_owned),
@@ -61,6 +57,6 @@ pub(crate) fn input_schema(registration: &ToolRegistration) -> (Value, Vec<Param
 }
 
 /// The output schema of a macro-registered tool, and whether its values are wrapped.
-pub(crate) fn output_schema(registration: &ToolRegistration) -> Option<(Value, bool)> {
+pub(crate) fn output_schema(registration: &ToolDescription) -> Option<(Value, bool)> {
     schema::output_schema(registration.output_schema)
 }

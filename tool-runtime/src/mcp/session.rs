@@ -709,7 +709,7 @@ pub(crate) struct Watched {
     shared: Arc<Shared>,
     state: Arc<State>,
     id: RequestId,
-    tool: crate::registry::ToolRef,
+    tool: crate::call::runnable::ToolRef,
     limit: Option<std::time::Duration>,
     sink: Outgoing,
     stateless: bool,
@@ -723,7 +723,7 @@ impl Watched {
 
     /// Sends the tool back to the pool: a run in place is taking long.
     pub(crate) fn demote(&self) {
-        self.tool.pace().demote();
+        self.tool.runnable().pace().demote();
     }
 
     /// The call's time is up: it is answered with the timeout error and its cancellation

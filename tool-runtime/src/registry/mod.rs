@@ -5,16 +5,20 @@
 //! seed 004's factory pattern) and groups of them under a prefix (seed 002's namespacing)
 //! live in a layer on top, which refuses name clashes and announces every change.
 
+mod dynamic;
+
+pub use crate::call::runnable::ToolRef;
+pub use dynamic::DynamicTool;
+
 use crate::call::context::{CallContext, StateMap};
-use crate::call::dynamic::DynamicTool;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
-use crate::catalog::registration::ParamKind;
-use crate::catalog::{Catalog, CatalogError, Handler, Tool};
+use crate::call::runnable::Runnable;
+use crate::catalog::{Catalog, CatalogError, Tool};
+use crate::registration::StaticTools;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -85,25 +89,6 @@ impl From<CatalogError> for RegistryError {
     }
 }
 
-/// A tool found in a registry: one of the static catalog, or one added at run time.
-#[derive(Debug, Clone)]
-pub enum ToolRef {
-    /// A `#[tool]`.
-    Static(&'static Tool),
-    /// A tool added at run time.
-    Dynamic(Arc<Tool>),
-}
-
-impl Deref for ToolRef {
-    type Target = Tool;
-    fn deref(&self) -> &Tool {
-        match self {
-            ToolRef::Static(tool) => tool,
-            ToolRef::Dynamic(tool) => tool,
-        }
-    }
-}
-
 /// A started call whose work is still to be awaited; it owns everything it needs, so it can
 /// move into a task.
 pub(crate) struct PendingCall {
@@ -126,7 +111,9 @@ impl PendingCall {
     /// as it was.
     pub(crate) fn into_in_place(self) -> Result<InPlaceCall, PendingCall> {
         match self.invocation {
-            crate::call::Invocation::Blocking(work) if self.tool.pace().runs_in_place() => {
+            crate::call::Invocation::Blocking(work)
+                if self.tool.runnable().pace().runs_in_place() =>
+            {
                 Ok(InPlaceCall {
                     limit: self.tool.timeout().or(self.timeout),
                     tool: self.tool,
@@ -217,14 +204,14 @@ impl RegistryBuilder {
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
-        let catalog = Catalog::global()?;
-        for tool in catalog.tools() {
-            check_state(tool, &self.state)?;
+        let statics = StaticTools::global()?;
+        for (tool, runnable) in statics.catalog.tools().iter().zip(&statics.runnables) {
+            check_state(tool, runnable, &self.state)?;
         }
         let (sender, _) = watch::channel(0);
         let registry = Registry {
             default_timeout: self.default_timeout,
-            catalog,
+            statics,
             dynamic: RwLock::new(BTreeMap::new()),
             context: CallContext::new(Arc::new(self.state)),
             changes: sender,
@@ -239,20 +226,13 @@ impl RegistryBuilder {
     }
 }
 
-fn check_state(tool: &Tool, state: &StateMap) -> Result<(), RegistryError> {
-    let Handler::Static(registration) = &tool.handler else {
-        return Ok(());
-    };
-    for param in registration.params {
-        if let ParamKind::Injected { requirement } = &param.kind {
-            if let Some(requirement) = requirement() {
-                if !state.contains(requirement.type_id) {
-                    return Err(RegistryError::MissingState {
-                        tool: tool.name().to_owned(),
-                        type_name: requirement.type_name,
-                    });
-                }
-            }
+fn check_state(tool: &Tool, runnable: &Runnable, state: &StateMap) -> Result<(), RegistryError> {
+    for requirement in runnable.requirements() {
+        if !state.contains(requirement.type_id) {
+            return Err(RegistryError::MissingState {
+                tool: tool.name().to_owned(),
+                type_name: requirement.type_name,
+            });
         }
     }
     Ok(())
@@ -279,8 +259,8 @@ fn check_state(tool: &Tool, state: &StateMap) -> Result<(), RegistryError> {
 /// ```
 pub struct Registry {
     default_timeout: Option<Duration>,
-    catalog: &'static Catalog,
-    dynamic: RwLock<BTreeMap<String, Arc<Tool>>>,
+    statics: &'static StaticTools,
+    dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     context: CallContext,
     changes: watch::Sender<u64>,
 }
@@ -288,7 +268,7 @@ pub struct Registry {
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("static_tools", &self.catalog.len())
+            .field("static_tools", &self.statics.catalog.len())
             .field("context", &self.context)
             .finish_non_exhaustive()
     }
@@ -307,13 +287,17 @@ impl Registry {
 
     /// The static catalog underneath.
     pub fn catalog(&self) -> &'static Catalog {
-        self.catalog
+        &self.statics.catalog
     }
 
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<ToolRef> {
-        if let Some(tool) = self.catalog.get(name) {
-            return Some(ToolRef::Static(tool));
+        let statics = self.statics;
+        if let Some(index) = statics.catalog.position(name) {
+            return Some(ToolRef::of_static(
+                &statics.catalog.tools()[index],
+                &statics.runnables[index],
+            ));
         }
         let dynamic = self
             .dynamic
@@ -321,7 +305,7 @@ impl Registry {
             .unwrap_or_else(|poison| poison.into_inner());
         dynamic
             .get(name)
-            .map(|tool| ToolRef::Dynamic(Arc::clone(tool)))
+            .map(|entry| ToolRef::of_dynamic(Arc::clone(entry)))
     }
 
     /// Every tool, sorted by name.
@@ -330,15 +314,17 @@ impl Registry {
             .dynamic
             .read()
             .unwrap_or_else(|poison| poison.into_inner());
-        let mut tools: Vec<ToolRef> = self
+        let statics = self.statics;
+        let mut tools: Vec<ToolRef> = statics
             .catalog
             .tools()
             .iter()
-            .map(ToolRef::Static)
+            .zip(&statics.runnables)
+            .map(|(tool, runnable)| ToolRef::of_static(tool, runnable))
             .chain(
                 dynamic
                     .values()
-                    .map(|tool| ToolRef::Dynamic(Arc::clone(tool))),
+                    .map(|entry| ToolRef::of_dynamic(Arc::clone(entry))),
             )
             .collect();
         tools.sort_by(|a, b| a.name().cmp(b.name()));
@@ -356,7 +342,7 @@ impl Registry {
 
     /// Adds a tool made at run time; refused when its name is taken.
     pub fn add_tool(&self, tool: DynamicTool) -> Result<(), RegistryError> {
-        self.insert_all(vec![tool.tool])
+        self.insert_all(vec![tool])
     }
 
     /// Adds tools under `prefix` (`github` + `list` = `github_list`), all or none.
@@ -369,13 +355,16 @@ impl Registry {
             .into_iter()
             .map(|tool| {
                 let name = format!("{prefix}_{}", tool.tool.name());
-                tool.tool.renamed(name)
+                DynamicTool {
+                    tool: tool.tool.renamed(name),
+                    handler: tool.handler,
+                }
             })
             .collect();
         self.insert_all(renamed)
     }
 
-    fn insert_all(&self, tools: Vec<Tool>) -> Result<(), RegistryError> {
+    fn insert_all(&self, tools: Vec<DynamicTool>) -> Result<(), RegistryError> {
         let mut dynamic = self
             .dynamic
             .write()
@@ -388,7 +377,7 @@ impl Registry {
                     reason,
                 }
             })?;
-            let existing = if let Some(existing) = self.catalog.get(name) {
+            let existing = if let Some(existing) = self.statics.catalog.get(name) {
                 Some(match existing.location() {
                     Some(location) => format!("a #[tool] at {location}"),
                     None => "a #[tool]".to_owned(),
@@ -406,8 +395,9 @@ impl Registry {
                 });
             }
         }
-        for tool in tools {
-            dynamic.insert(tool.name().to_owned(), Arc::new(tool));
+        for DynamicTool { tool, handler } in tools {
+            let runnable = Runnable::dynamic(tool.name(), handler);
+            dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
         drop(dynamic);
         self.changes.send_modify(|version| *version += 1);

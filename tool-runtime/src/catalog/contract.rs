@@ -1,16 +1,14 @@
-//! What `#[tool]` writes for each tool: a constant `ToolRegistration`, collected into the
-//! binary's static catalog by `inventory` (or, with the `linkme` feature, a `linkme`
-//! distributed slice).
+//! The description half of what `#[tool]` writes for each tool: names, docs, examples,
+//! hints and how to build each parameter's schema. All constant data; how the tool runs is
+//! the other half (see the crate's `registration` module), so the catalog never needs to know it.
 
-use crate::call::context::StateRequirement;
-use crate::call::{Arguments, Invocation};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 /// One tool as the macro describes it. Built in a `static`, so every field is constant.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct ToolRegistration {
+pub struct ToolDescription {
     pub name: &'static str,
     pub title: Option<&'static str>,
     pub summary: &'static str,
@@ -21,14 +19,8 @@ pub struct ToolRegistration {
     /// `#[tool(timeout = "...")]`: a call running longer is stopped and answered with an error.
     pub timeout: Option<std::time::Duration>,
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
-    pub invoke: InvokeFn,
     pub location: SourceLocation,
 }
-
-/// The call shim: reads the arguments into typed values and returns the work to run, or
-/// `None` when an argument could not be read (the problem is then in `Arguments`).
-#[doc(hidden)]
-pub type InvokeFn = fn(&mut Arguments<'_>) -> Option<Invocation>;
 
 /// An `Example:` line of the doc comment.
 #[doc(hidden)]
@@ -46,24 +38,24 @@ pub enum Example {
 pub struct ParamSpec {
     pub name: &'static str,
     pub description: Option<&'static str>,
+    /// Decided by the parameter's type (its `ToolParam` implementation), so an alias of a
+    /// runtime-provided type is recognised as one.
     pub kind: ParamKind,
+    /// Present for `#[arg(default)]`; gives the default as JSON when the type can say it.
+    pub default: Option<fn() -> Option<Value>>,
 }
 
 #[doc(hidden)]
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum ParamKind {
     /// Read from the caller's JSON arguments.
     Argument {
         schema: fn(&mut SchemaGenerator) -> Schema,
         /// Whether the type itself accepts a missing value (an `Option`).
         optional: fn() -> bool,
-        /// Present for `#[arg(default)]`; gives the default as JSON when the type can say it.
-        default: Option<fn() -> Option<Value>>,
     },
     /// Filled in by the runtime; never shown to callers.
-    Injected {
-        requirement: fn() -> Option<StateRequirement>,
-    },
+    Injected,
 }
 
 /// The MCP behaviour hints given in `#[tool(...)]`; `None` when not said.
@@ -94,49 +86,4 @@ impl std::fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.file, self.line)
     }
-}
-
-#[cfg(not(feature = "linkme"))]
-inventory::collect!(ToolRegistration);
-
-/// The linkme slice every tool lands in when the `linkme` feature is on.
-#[cfg(feature = "linkme")]
-#[doc(hidden)]
-#[linkme::distributed_slice]
-pub static TOOL_REGISTRY: [ToolRegistration];
-
-/// Every tool registration linked into this binary, in no particular order.
-pub(crate) fn registrations() -> impl Iterator<Item = &'static ToolRegistration> {
-    #[cfg(not(feature = "linkme"))]
-    {
-        inventory::iter::<ToolRegistration>.into_iter()
-    }
-    #[cfg(feature = "linkme")]
-    {
-        TOOL_REGISTRY.iter()
-    }
-}
-
-/// Registers one tool; the macro calls it so the registration mechanism is chosen by this
-/// crate's features, not by the crate the tool is written in.
-#[cfg(not(feature = "linkme"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __register_tool {
-    ($registration:expr) => {
-        $crate::__private::inventory::submit! { $registration }
-    };
-}
-
-/// Registers one tool; the macro calls it so the registration mechanism is chosen by this
-/// crate's features, not by the crate the tool is written in.
-#[cfg(feature = "linkme")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __register_tool {
-    ($registration:expr) => {
-        #[$crate::__private::linkme::distributed_slice($crate::__private::TOOL_REGISTRY)]
-        #[linkme(crate = $crate::__private::linkme)]
-        static __TOOL_REGISTRATION: $crate::__private::ToolRegistration = $registration;
-    };
 }

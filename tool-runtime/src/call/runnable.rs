@@ -1,0 +1,143 @@
+//! How a tool runs, kept by dispatch next to (never inside) its description: the call shim
+//! or run-time handler, where its sync work runs, and its compiled argument checker. A
+//! [`ToolRef`] pairs the two, and is what a call resolves to once.
+
+use super::context::StateRequirement;
+use super::dynamic::DynamicHandler;
+use super::invoke::Pace;
+use super::{Arguments, Invocation};
+use crate::catalog::Tool;
+use crate::schema::validate::Validator;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+/// The call shim `#[tool]` writes: reads the arguments into typed values and returns the
+/// work to run, or `None` when an argument could not be read (the problem is then in
+/// `Arguments`).
+#[doc(hidden)]
+pub type InvokeFn = fn(&mut Arguments<'_>) -> Option<Invocation>;
+
+/// The registered state one parameter needs, if any.
+#[doc(hidden)]
+pub type RequirementFn = fn() -> Option<StateRequirement>;
+
+/// How one tool runs.
+pub(crate) struct Runnable {
+    pub(crate) how: How,
+    pace: Arc<Pace>,
+    checker: OnceLock<Validator>,
+}
+
+/// What starts a call's work.
+pub(crate) enum How {
+    /// A `#[tool]`: its call shim, and the state each parameter needs.
+    Macro {
+        invoke: InvokeFn,
+        requirements: &'static [RequirementFn],
+    },
+    /// A tool added at run time.
+    Dynamic(Arc<dyn DynamicHandler>),
+}
+
+impl Runnable {
+    pub(crate) fn from_macro(
+        name: &str,
+        invoke: InvokeFn,
+        requirements: &'static [RequirementFn],
+    ) -> Runnable {
+        Runnable::new(
+            name,
+            How::Macro {
+                invoke,
+                requirements,
+            },
+        )
+    }
+
+    pub(crate) fn dynamic(name: &str, handler: Arc<dyn DynamicHandler>) -> Runnable {
+        Runnable::new(name, How::Dynamic(handler))
+    }
+
+    fn new(name: &str, how: How) -> Runnable {
+        Runnable {
+            how,
+            pace: Arc::new(Pace::new(name)),
+            checker: OnceLock::new(),
+        }
+    }
+
+    /// Where the tool's sync work runs (the blocking pool, or a lane once proven quick).
+    pub(crate) fn pace(&self) -> &Arc<Pace> {
+        &self.pace
+    }
+
+    /// The registered state the tool needs.
+    pub(crate) fn requirements(&self) -> impl Iterator<Item = StateRequirement> + '_ {
+        let requirements: &[RequirementFn] = match &self.how {
+            How::Macro { requirements, .. } => requirements,
+            How::Dynamic(_) => &[],
+        };
+        requirements.iter().filter_map(|requirement| requirement())
+    }
+
+    /// How the arguments of `tool` are checked, decided on first use.
+    pub(crate) fn checker(&self, tool: &Tool) -> &Validator {
+        self.checker.get_or_init(|| {
+            Validator::for_schema(tool.input_schema()).unwrap_or_else(|error| {
+                tracing::error!(tool = %tool.name(), %error, "the input schema does not compile; arguments are checked by name only");
+                Validator::Unchecked
+            })
+        })
+    }
+}
+
+/// A tool a call resolved to: its description, and how it runs. Cheap to clone (a pointer
+/// copy for `#[tool]`s, a reference count for tools added at run time); dereferences to the
+/// [`Tool`].
+#[derive(Clone)]
+pub struct ToolRef(Resolved);
+
+#[derive(Clone)]
+enum Resolved {
+    Static(&'static Tool, &'static Runnable),
+    Dynamic(Arc<(Tool, Runnable)>),
+}
+
+impl ToolRef {
+    pub(crate) fn of_static(tool: &'static Tool, runnable: &'static Runnable) -> ToolRef {
+        ToolRef(Resolved::Static(tool, runnable))
+    }
+
+    pub(crate) fn of_dynamic(entry: Arc<(Tool, Runnable)>) -> ToolRef {
+        ToolRef(Resolved::Dynamic(entry))
+    }
+
+    /// Whether the tool was added at run time (not a `#[tool]`).
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self.0, Resolved::Dynamic(_))
+    }
+
+    pub(crate) fn runnable(&self) -> &Runnable {
+        match &self.0 {
+            Resolved::Static(_, runnable) => runnable,
+            Resolved::Dynamic(entry) => &entry.1,
+        }
+    }
+}
+
+impl Deref for ToolRef {
+    type Target = Tool;
+    fn deref(&self) -> &Tool {
+        match &self.0 {
+            Resolved::Static(tool, _) => tool,
+            Resolved::Dynamic(entry) => &entry.0,
+        }
+    }
+}
+
+impl fmt::Debug for ToolRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}

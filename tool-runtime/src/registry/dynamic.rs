@@ -1,0 +1,151 @@
+//! Tools made at run time from closures: the factory pattern, where a function captures
+//! some context and returns a tool.
+
+use super::RegistryError;
+use crate::call::dynamic::{closure_handler, DynamicHandler};
+use crate::call::output::ToolOutput;
+use crate::catalog::{ParamInfo, Tool};
+use crate::schema;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::Arc;
+
+/// A tool made at run time, ready to add to a [`Registry`](crate::Registry).
+///
+/// Its arguments are a struct deriving `Deserialize` and `JsonSchema`; its schema is that
+/// struct's. The closure may capture anything, which is how one function can make a tool
+/// bound to a context (the factory pattern):
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::DynamicTool;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct ListArgs { prefix: Option<String> }
+///
+/// fn list_products_tool(catalog: Arc<Vec<String>>) -> DynamicTool {
+///     DynamicTool::new("list_products", "List product names.", move |args: ListArgs| {
+///         let catalog = Arc::clone(&catalog);
+///         async move {
+///             let prefix = args.prefix.unwrap_or_default();
+///             Ok::<_, String>(catalog.iter().filter(|p| p.starts_with(&prefix)).cloned().collect::<Vec<_>>())
+///         }
+///     })
+///     .expect("a valid tool")
+/// }
+/// # let _ = list_products_tool(Arc::new(vec!["apple".into()]));
+/// ```
+pub struct DynamicTool {
+    pub(crate) tool: Tool,
+    pub(crate) handler: Arc<dyn DynamicHandler>,
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DynamicTool {
+    /// A tool named `name`, described by `description`, that runs `handler` with its
+    /// arguments read into `A`.
+    ///
+    /// Fails when the name breaks the naming rule or `A` is not described as an object.
+    pub fn new<A, F, Fut, T, E>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Result<DynamicTool, RegistryError>
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: ToolOutput + JsonSchema,
+        E: Display,
+    {
+        let name = name.into();
+        crate::catalog::names::check_name(&name).map_err(|reason| RegistryError::InvalidName {
+            name: name.clone(),
+            reason,
+        })?;
+        let (input_schema, params) =
+            arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
+                name: name.clone(),
+                reason,
+            })?;
+        let output_schema = schema::output_schema_of::<T>();
+        let tool = Tool::dynamic(
+            name,
+            description.into(),
+            input_schema,
+            output_schema,
+            params,
+        );
+        Ok(DynamicTool {
+            tool,
+            handler: closure_handler(handler),
+        })
+    }
+
+    /// Stops calls that run longer than `limit`.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.tool.set_timeout(Some(limit));
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.tool.name()
+    }
+
+    /// The tool as callers see it.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+}
+
+/// The canonical schema of an argument struct, and its parameters.
+fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
+    let mut generator = schema::generator_for_input();
+    let root = generator.root_schema_for::<A>().to_value();
+    let Value::Object(mut root) = root else {
+        return Err("the argument type must be a struct of named fields".to_owned());
+    };
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("the argument type must be a struct of named fields".to_owned());
+    }
+    let properties = match root.remove("properties") {
+        Some(Value::Object(properties)) => properties,
+        _ => Default::default(),
+    };
+    let required: Vec<Value> = match root.remove("required") {
+        Some(Value::Array(required)) => required,
+        _ => Vec::new(),
+    };
+    let definitions = match root.remove("$defs") {
+        Some(Value::Object(definitions)) => definitions,
+        _ => Default::default(),
+    };
+    let params = properties
+        .iter()
+        .map(|(name, property)| ParamInfo {
+            name: name.clone(),
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            required: required.iter().any(|r| r == name),
+            injected: false,
+            default: property.get("default").cloned(),
+        })
+        .collect();
+    Ok((
+        schema::object_schema(properties, required, definitions),
+        params,
+    ))
+}

@@ -1,0 +1,144 @@
+//! The runtime's layers point one way (see ARCHITECTURE.md): a lower layer never names a
+//! higher one. Checked on the source, so a new import that closes a cycle fails here.
+
+use std::path::{Path, PathBuf};
+
+/// Each layer, the files it is made of, and the layers it must not name.
+const RULES: &[(&str, &[&str])] = &[
+    (
+        "schema",
+        &[
+            "catalog",
+            "call",
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "export",
+            "cli",
+        ],
+    ),
+    (
+        "catalog",
+        &[
+            "call",
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "export",
+            "cli",
+        ],
+    ),
+    (
+        "call",
+        &[
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "export",
+            "cli",
+        ],
+    ),
+    (
+        "registration.rs",
+        &["registry", "mcp", "transport", "export", "cli"],
+    ),
+    ("registry", &["mcp", "transport", "export", "cli"]),
+    (
+        "export",
+        &[
+            "call",
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "cli",
+        ],
+    ),
+    (
+        "check.rs",
+        &[
+            "call",
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "cli",
+        ],
+    ),
+    (
+        "diff.rs",
+        &[
+            "call",
+            "registration",
+            "registry",
+            "mcp",
+            "transport",
+            "cli",
+        ],
+    ),
+    ("mcp", &["transport", "cli"]),
+    ("transport", &["cli"]),
+];
+
+fn source_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src")
+}
+
+fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            rust_files(&entry.unwrap().path(), out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_owned());
+    }
+}
+
+/// The `crate::<layer>` paths a file names, outside comments.
+fn named_layers(text: &str, layers: &[&str]) -> Vec<String> {
+    let mut named = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for layer in layers {
+            let needle = format!("crate::{layer}");
+            let mut rest = code;
+            while let Some(at) = rest.find(&needle) {
+                let after = &rest[at + needle.len()..];
+                if !after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    named.push(format!("{layer}: {}", line.trim()));
+                }
+                rest = after;
+            }
+        }
+    }
+    named
+}
+
+#[test]
+fn no_layer_names_a_layer_above_it() {
+    let mut violations = Vec::new();
+    for (layer, forbidden) in RULES {
+        let mut files = Vec::new();
+        rust_files(&source_dir().join(layer), &mut files);
+        assert!(!files.is_empty(), "layer {layer} has no files");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for found in named_layers(&text, forbidden) {
+                violations.push(format!("{}: {found}", file.display()));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn the_check_sees_an_upward_import() {
+    let text = "use crate::registry::ToolRef; // an upward import\n// crate::mcp in a comment";
+    assert_eq!(
+        named_layers(text, &["registry", "mcp"]),
+        ["registry: use crate::registry::ToolRef; // an upward import"]
+    );
+}

@@ -2,7 +2,8 @@
 # The whole test suite: unit, integration, UI (trybuild) and doc tests, with tools
 # registered through inventory (the default) and through linkme; then real MCP clients
 # nobody here wrote: the official Python and TypeScript SDKs and the official conformance
-# suite (installed by scripts/client-env.sh, pinned, under cargo's target directory).
+# suite, and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
+# under cargo's target directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +18,5 @@ cargo build --quiet -p examples --bin conformance-server
 server="$(bash scripts/target-dir.sh)/debug/conformance-server"
 "$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
 node tests/clients/typescript_clients.mjs "$server"
+bash scripts/inspector-strict.sh
 bash scripts/conformance.sh

@@ -1,6 +1,7 @@
-//! What the catalog publishes is accepted by every MCP client: no boolean schemas (the
-//! official TypeScript client refuses a whole tool list for one) and no nullable type
-//! arrays, at any depth, in input and output schemas alike.
+//! What the catalog publishes is accepted by every MCP client and schema linter: no boolean
+//! schemas (the official TypeScript client refuses a whole tool list for one), no nullable
+//! type arrays, and no schema that constrains nothing (an "any value" is spelled out), at
+//! any depth, in input and output schemas alike.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -63,7 +64,19 @@ fn published_schemas_have_no_boolean_schemas_and_no_nullable_type_arrays() {
     );
     assert_eq!(
         loose.input_schema()["$defs"]["Loose"]["properties"]["extra"]["additionalProperties"],
-        json!({})
+        json!(true)
+    );
+    let any_value = json!([
+        {"type": "object"}, {"type": "array"}, {"type": "string"},
+        {"type": "number"}, {"type": "boolean"}, {"type": "null"}
+    ]);
+    assert_eq!(
+        loose.input_schema()["properties"]["raw"]["anyOf"],
+        any_value
+    );
+    assert_eq!(
+        loose.input_schema()["$defs"]["Loose"]["properties"]["payload"],
+        json!({"description": "Anything.", "anyOf": any_value})
     );
     for tool in catalog.tools() {
         let mut schemas = Vec::new();
@@ -72,12 +85,34 @@ fn published_schemas_have_no_boolean_schemas_and_no_nullable_type_arrays() {
             every_subschema(output, "output".into(), &mut schemas);
         }
         for (path, schema) in schemas {
-            if let Value::Bool(value) = schema {
-                // `additionalProperties: false` closes an object; it is a switch every
-                // client reads, not a schema standing for a value.
+            if let Value::Bool(_) = schema {
+                // `additionalProperties: false` closes an object and `true` opens it; a
+                // switch every client reads, not a schema standing for a value.
                 assert!(
-                    !value && path.ends_with("/additionalProperties"),
+                    path.ends_with("/additionalProperties"),
                     "{}: a boolean schema at {path}",
+                    tool.name()
+                );
+            }
+            if let Value::Object(map) = schema {
+                const CONSTRAINING: [&str; 12] = [
+                    "type",
+                    "enum",
+                    "const",
+                    "anyOf",
+                    "oneOf",
+                    "allOf",
+                    "not",
+                    "$ref",
+                    "properties",
+                    "items",
+                    "additionalProperties",
+                    "required",
+                ];
+                assert!(
+                    path.ends_with("/not")
+                        || map.keys().any(|key| CONSTRAINING.contains(&key.as_str())),
+                    "{}: a schema that constrains nothing at {path}: {schema}",
                     tool.name()
                 );
             }

@@ -235,8 +235,14 @@ fn optionals_are_not_required_have_their_inner_schema_and_accept_null() {
         .clone();
     assert_eq!(schema["required"], json!(["anything"]));
     assert_eq!(schema["properties"]["maybe"], json!({"type": "string"}));
-    // "Any value" is published as `{}`, never as the boolean schema `true`.
-    assert_eq!(schema["properties"]["anything"], json!({}));
+    // "Any value" is spelled out, never the boolean schema `true` nor a bare `{}`.
+    assert_eq!(
+        schema["properties"]["anything"],
+        json!({"anyOf": [
+            {"type": "object"}, {"type": "array"}, {"type": "string"},
+            {"type": "number"}, {"type": "boolean"}, {"type": "null"}
+        ]})
+    );
     // Only the outer Option is the parameter's; the inner one stays nullable, as an anyOf.
     assert_eq!(
         schema["properties"]["nested"],

@@ -20,27 +20,9 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-/// Whether a schema constrains nothing: `true`, `{}`, or only annotations such as
-/// `description` (the schema of a `serde_json::Value` parameter).
+/// Whether a schema constrains nothing (the schema of a `serde_json::Value` parameter).
 pub(crate) fn accepts_anything(schema: &Value) -> bool {
-    const CONSTRAINTS: [&str; 11] = [
-        "type",
-        "$ref",
-        "anyOf",
-        "oneOf",
-        "allOf",
-        "not",
-        "enum",
-        "const",
-        "properties",
-        "items",
-        "additionalProperties",
-    ];
-    match schema {
-        Value::Bool(accepts) => *accepts,
-        Value::Object(map) => !CONSTRAINTS.iter().any(|keyword| map.contains_key(*keyword)),
-        _ => false,
-    }
+    crate::schema::accepts_any(schema)
 }
 
 /// An output format of the catalog.

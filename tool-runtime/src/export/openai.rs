@@ -112,8 +112,20 @@ fn export(
     }
 }
 
+const ANY_VALUE: &str = "a value accepts any JSON, which strict mode cannot describe";
+
 /// The strict-mode form of a canonical schema, or why there is none.
 pub fn strict_schema(canonical: &Value) -> Result<Value, String> {
+    // "Any value" is looked for first: its published form is an anyOf whose object branch
+    // would otherwise be reported as a map.
+    let mut any_value = false;
+    let mut probe = canonical.clone();
+    walk::transform(&mut probe, &mut |node| {
+        any_value |= super::accepts_anything(node);
+    });
+    if any_value {
+        return Err(ANY_VALUE.to_owned());
+    }
     let mut schema = canonical.clone();
     let mut failure: Option<String> = None;
     walk::transform(&mut schema, &mut |node| {
@@ -132,7 +144,7 @@ pub fn strict_schema(canonical: &Value) -> Result<Value, String> {
 /// Makes one schema node strict; its children are already strict.
 fn strict_node(node: &mut Value) -> Result<(), String> {
     if super::accepts_anything(node) {
-        return Err("a value accepts any JSON, which strict mode cannot describe".to_owned());
+        return Err(ANY_VALUE.to_owned());
     }
     let Value::Object(map) = node else {
         return Ok(());
@@ -177,10 +189,13 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
     if !is_object {
         return Ok(());
     }
-    if matches!(
-        map.get("additionalProperties"),
-        Some(Value::Object(_) | Value::Bool(true))
-    ) {
+    let free_form = match map.get("additionalProperties") {
+        Some(Value::Object(_) | Value::Bool(true)) => true,
+        // An object with no named keys and no word on others takes any keys.
+        None => !map.contains_key("properties"),
+        Some(_) => false,
+    };
+    if free_form {
         return Err(
             "an object takes free-form keys (a map), but strict mode needs every key named"
                 .to_owned(),

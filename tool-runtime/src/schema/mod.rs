@@ -159,7 +159,11 @@ const BOOLEAN_SWITCHES: [&str; 4] = [
 ///   nested struct gives) becomes `{"anyOf": [{"type": "string"}, {"type": "null"}]}`,
 ///   with annotations (`description`, `default`, ...) kept outside.
 ///
-/// Both rewrites keep the set of accepted values exactly the same.
+/// - a schema that constrains nothing (`{}`, perhaps with a description) says so in a form
+///   schema linters and strict clients accept: an `anyOf` of the six JSON types; under
+///   `additionalProperties` it is the switch `true`.
+///
+/// Every rewrite keeps the set of accepted values exactly the same.
 pub(crate) fn publishable(schema: &mut Value) {
     replace_boolean(schema);
     walk::transform(schema, &mut |node| {
@@ -183,11 +187,131 @@ pub(crate) fn publishable(schema: &mut Value) {
                 children.iter_mut().for_each(replace_boolean);
             }
         }
-        if let Some(Value::Bool(true)) = map.get("additionalProperties") {
-            map.insert("additionalProperties".to_owned(), Value::Object(Map::new()));
-        }
         split_nullable_type(map);
+        for (keyword, child) in map.iter_mut() {
+            if keyword == "not" {
+                continue; // `not: {}` is the never-schema, and says so already.
+            }
+            if BOOLEAN_SWITCHES.contains(&keyword.as_str()) && keyword != "items" {
+                if unconstrained(child) {
+                    *child = Value::Bool(true);
+                }
+            } else if walk::ONE.contains(&keyword.as_str()) {
+                spell_out_any(child);
+            }
+        }
+        for keyword in walk::MAPS {
+            if let Some(Value::Object(children)) = map.get_mut(keyword) {
+                children.values_mut().for_each(spell_out_any);
+            }
+        }
+        for keyword in walk::LISTS {
+            if let Some(Value::Array(children)) = map.get_mut(keyword) {
+                children.iter_mut().for_each(spell_out_any);
+            }
+        }
     });
+}
+
+/// Keywords that constrain the values a schema accepts; a schema with none of them (and no
+/// `if` with a `then` or `else`) accepts any value.
+const CONSTRAINING: [&str; 36] = [
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "items",
+    "prefixItems",
+    "contains",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "dependentSchemas",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$ref",
+];
+
+/// Whether a schema (in object form) accepts every value.
+fn unconstrained(schema: &Value) -> bool {
+    let Value::Object(map) = schema else {
+        return schema == &Value::Bool(true);
+    };
+    let conditional =
+        map.contains_key("if") && (map.contains_key("then") || map.contains_key("else"));
+    !conditional && !map.keys().any(|key| CONSTRAINING.contains(&key.as_str()))
+}
+
+/// Whether a schema accepts every JSON value: `true`, `{}` (perhaps with annotations), or
+/// the `anyOf` of the six JSON types that [`publishable`] writes for them.
+pub(crate) fn accepts_any(schema: &Value) -> bool {
+    if unconstrained(schema) {
+        return true;
+    }
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    let Some(Value::Array(branches)) = map.get("anyOf") else {
+        return false;
+    };
+    let others_constrain = map
+        .keys()
+        .any(|key| key != "anyOf" && CONSTRAINING.contains(&key.as_str()));
+    let kinds: Vec<&str> = branches
+        .iter()
+        .filter_map(|branch| match branch {
+            Value::Object(branch) if branch.len() == 1 => branch.get("type")?.as_str(),
+            _ => None,
+        })
+        .collect();
+    !others_constrain
+        && kinds.len() == branches.len()
+        && ANY_VALUE_TYPES.iter().all(|kind| kinds.contains(kind))
+}
+
+/// The six JSON types (`integer` is a kind of `number`).
+const ANY_VALUE_TYPES: [&str; 6] = ["object", "array", "string", "number", "boolean", "null"];
+
+/// `{}` (any value) becomes `{"anyOf": [{"type": "object"}, ..., {"type": "null"}]}`, the
+/// same set of values said in a form that names it; annotations stay.
+fn spell_out_any(schema: &mut Value) {
+    if !unconstrained(schema) {
+        return;
+    }
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let branches = ANY_VALUE_TYPES
+        .iter()
+        .map(|kind| {
+            let mut branch = Map::new();
+            branch.insert("type".to_owned(), (*kind).into());
+            Value::Object(branch)
+        })
+        .collect();
+    map.insert("anyOf".to_owned(), Value::Array(branches));
 }
 
 fn replace_boolean(schema: &mut Value) {
@@ -333,7 +457,9 @@ mod tests {
             "type": "object",
             "properties": {
                 "any": true,
+                "described": {"description": "anything"},
                 "map": {"type": "object", "additionalProperties": true},
+                "free_map": {"type": "object", "additionalProperties": {}},
                 "never": false,
                 "list": {"type": "array", "items": {"anyOf": [true, {"type": "null"}]}}
             },
@@ -341,18 +467,24 @@ mod tests {
             "$defs": {"Free": true}
         });
         publishable(&mut schema);
+        let any = json!([
+            {"type": "object"}, {"type": "array"}, {"type": "string"},
+            {"type": "number"}, {"type": "boolean"}, {"type": "null"}
+        ]);
         assert_eq!(
             schema,
             json!({
                 "type": "object",
                 "properties": {
-                    "any": {},
-                    "map": {"type": "object", "additionalProperties": {}},
+                    "any": {"anyOf": any},
+                    "described": {"description": "anything", "anyOf": any},
+                    "map": {"type": "object", "additionalProperties": true},
+                    "free_map": {"type": "object", "additionalProperties": true},
                     "never": {"not": {}},
-                    "list": {"type": "array", "items": {"anyOf": [{}, {"type": "null"}]}}
+                    "list": {"type": "array", "items": {"anyOf": [{"anyOf": any}, {"type": "null"}]}}
                 },
                 "additionalProperties": false,
-                "$defs": {"Free": {}}
+                "$defs": {"Free": {"anyOf": any}}
             })
         );
     }

@@ -45,6 +45,15 @@ async fn steps(progress: Progress) -> &'static str {
     "done"
 }
 
+/// Reports progress many times, faster than anyone reads.
+#[tool]
+async fn flood(times: u32, progress: Progress) -> u32 {
+    for step in 1..=times {
+        progress.report(f64::from(step), Some(f64::from(times)), None);
+    }
+    times
+}
+
 /// Logs at two levels.
 #[tool]
 async fn chatty(logger: Logger) -> &'static str {
@@ -454,6 +463,36 @@ async fn stateless_calls_carry_result_type() {
     assert_eq!(answer["id"], "x");
     assert_eq!(answer["result"]["resultType"], "complete");
     assert_eq!(answer["result"]["content"][0]["text"], "hello Ada");
+}
+
+#[tokio::test]
+async fn notifications_a_client_does_not_read_are_bounded_and_the_answer_still_comes() {
+    let server = server();
+    let mut client = Client::initialized(&server);
+    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{"times":20000},"_meta":{"progressToken":"p"}}}"#);
+    // Nothing is read while the tool runs: its notifications wait on the connection.
+    tokio::time::timeout(Duration::from_secs(10), client.connection.drain())
+        .await
+        .expect("the tool finishes without waiting for the client");
+    let mut notifications = 0;
+    let answer = loop {
+        let message = client.next().await;
+        if message.get("id").is_some() {
+            break message;
+        }
+        notifications += 1;
+    };
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": 20000})
+    );
+    assert_eq!(
+        notifications, 1024,
+        "at most 1024 notifications wait per connection; the rest are dropped"
+    );
+    // Read notifications give their places back: the next call reports again.
+    let answer = client.call(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{"times":3},"_meta":{"progressToken":"q"}}}"#).await;
+    assert_eq!(answer["params"]["progressToken"], "q");
 }
 
 #[tokio::test]

@@ -43,6 +43,11 @@ impl CallScope {
 /// Lets a tool tell a waiting client how far along it is. Sends MCP
 /// `notifications/progress` when the request asked for progress, and nothing otherwise.
 ///
+/// Reporting never blocks the tool. Notifications wait on the connection until the
+/// transport writes them; at most 1024 wait per connection, and past that a new report or
+/// log line is dropped (the next report says more anyway, and the answer always goes), so a
+/// tool reporting in a loop to a client that reads slowly cannot grow the server's memory.
+///
 /// ```
 /// use tool_runtime::{tool, Progress};
 ///

@@ -8,6 +8,7 @@
 //! anything else follows the handshake era (`initialize`, then requests), with the
 //! negotiated version kept per connection.
 
+mod backlog;
 pub(crate) mod era;
 pub(crate) mod jsonrpc;
 mod pages;
@@ -43,13 +44,28 @@ pub const SUPPORTED_VERSIONS: [&str; 5] = {
 
 /// One outgoing message, and what it is: a notification, or the response that ends its
 /// request (a result or an error, with its code).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// A notification holds a place in its connection's bounded backlog until the message is
+/// dropped: a transport drops it once written.
+#[derive(Debug, Clone)]
 pub struct Message {
     /// The JSON-RPC message, without a trailing newline.
     pub bytes: Vec<u8>,
     /// What the message is.
     pub kind: MessageKind,
+    /// Held only to be dropped with the message, which gives the place back.
+    #[allow(dead_code)]
+    place: Option<Arc<backlog::Place>>,
 }
+
+/// Two messages are equal when they say the same.
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes && self.kind == other.kind
+    }
+}
+
+impl Eq for Message {}
 
 /// What an outgoing message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +84,16 @@ impl Message {
         Message {
             bytes,
             kind: MessageKind::Notification,
+            place: None,
+        }
+    }
+
+    /// A notification that holds `place` in its connection's backlog until dropped.
+    pub(crate) fn queued_notification(bytes: Vec<u8>, place: backlog::Place) -> Message {
+        Message {
+            bytes,
+            kind: MessageKind::Notification,
+            place: Some(Arc::new(place)),
         }
     }
 
@@ -75,6 +101,7 @@ impl Message {
         Message {
             bytes,
             kind: MessageKind::Result,
+            place: None,
         }
     }
 
@@ -82,6 +109,7 @@ impl Message {
         Message {
             bytes,
             kind: MessageKind::Error(code),
+            place: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! One connection's protocol state, and what each method does. No I/O: messages come in as
 //! bytes and go out on channels.
 
+use super::backlog::Backlog;
 use super::era::{self, Era};
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::pages::stateless_result;
@@ -47,6 +48,8 @@ struct State {
     /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
     unsolicited: Mutex<Option<Outgoing>>,
     watcher: Mutex<Option<AbortHandle>>,
+    /// Notifications sent by this connection's calls and not yet written out.
+    backlog: Arc<Backlog>,
 }
 
 struct InFlight {
@@ -65,14 +68,20 @@ impl InFlight {
 }
 
 /// Sends a call's notifications to where its response goes (which a transport may change
-/// before the call's work starts: see [`CallWork::redirect`]).
-struct SinkNotifier(Mutex<Outgoing>);
+/// before the call's work starts: see [`CallWork::redirect`]), within the connection's
+/// bounded backlog.
+struct SinkNotifier {
+    sink: Mutex<Outgoing>,
+    backlog: Arc<Backlog>,
+}
 
 impl Notifier for SinkNotifier {
     fn notify(&self, method: &str, params: Value) {
-        let _ = lock(&self.0).send(Message::notification(jsonrpc::notification(
-            method, &params,
-        )));
+        let Some(place) = self.backlog.admit() else {
+            return;
+        };
+        let bytes = jsonrpc::notification(method, &params);
+        let _ = lock(&self.sink).send(Message::queued_notification(bytes, place));
     }
 }
 
@@ -92,6 +101,7 @@ impl Connection {
                 in_flight: Mutex::new(HashMap::new()),
                 unsolicited: Mutex::new(None),
                 watcher: Mutex::new(None),
+                backlog: Arc::new(Backlog::default()),
             }),
         }
     }
@@ -475,7 +485,10 @@ impl Connection {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let notifier = Arc::new(SinkNotifier(Mutex::new(sink.clone())));
+        let notifier = Arc::new(SinkNotifier {
+            sink: Mutex::new(sink.clone()),
+            backlog: Arc::clone(&self.state.backlog),
+        });
         let scope = Arc::new(CallScope::new(
             progress_token,
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
@@ -606,7 +619,7 @@ pub(crate) struct CallWork {
 impl CallWork {
     /// Sends the call's notifications and answer to `sink` instead of the one it came with.
     pub(crate) fn redirect(&mut self, sink: &Outgoing) {
-        *lock(&self.notifier.0) = sink.clone();
+        *lock(&self.notifier.sink) = sink.clone();
         self.sink = sink.clone();
     }
 

@@ -179,10 +179,12 @@ fn extraction(param: &Param, index: usize) -> TokenStream {
             quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::read(__tool_args, #index))
         }
         ParamDefault::Trait(span) => quote_spanned! {*span=>
-            __tool_args.argument_or_else::<#ty>(#index, <#ty as ::core::default::Default>::default)
+            <#ty as #rt::ToolParam>::read_or_else(
+                __tool_args, #index, <#ty as ::core::default::Default>::default,
+            )
         },
         ParamDefault::Expr(expr) => quote_spanned! {expr.span()=>
-            __tool_args.argument_or_else::<#ty>(#index, || -> #ty { #expr })
+            <#ty as #rt::ToolParam>::read_or_else(__tool_args, #index, || -> #ty { #expr })
         },
     }
 }

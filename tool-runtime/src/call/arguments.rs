@@ -13,14 +13,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{DeserializeOwned, Visitor};
 use serde_json::{Map, Value};
 
-/// A type that can be a tool argument: read from JSON, described by a JSON Schema.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool argument",
-    label = "the caller's JSON cannot be read into this type",
-    note = "an argument type must implement `serde::Deserialize` (owned, so no borrowed `&str`) \
-            and `schemars::JsonSchema`: add `#[derive(serde::Deserialize, schemars::JsonSchema)]` \
-            to your type"
-)]
+/// A type that can be a tool argument: read from JSON, described by a JSON Schema. Generated
+/// code reaches it only through `ToolParam`, whose diagnostic a
+/// user sees when a type is neither.
 pub trait ToolArgument: DeserializeOwned + JsonSchema + Send + 'static {}
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolArgument for T {}
@@ -92,7 +87,7 @@ impl<'a> Arguments<'a> {
     }
 
     /// Reads the parameter at `index`; `None` records a problem.
-    pub fn argument<T: ToolArgument>(&mut self, index: usize) -> Option<T> {
+    pub(crate) fn argument<T: ToolArgument>(&mut self, index: usize) -> Option<T> {
         match self.present(index) {
             Some(value) => self.decode(index, value),
             None => match T::deserialize(Missing) {
@@ -110,7 +105,7 @@ impl<'a> Arguments<'a> {
     }
 
     /// Reads the parameter at `index`, or its default when absent.
-    pub fn argument_or_else<T: ToolArgument>(
+    pub(crate) fn argument_or_else<T: ToolArgument>(
         &mut self,
         index: usize,
         default: impl FnOnce() -> T,
@@ -122,7 +117,7 @@ impl<'a> Arguments<'a> {
     }
 
     /// Builds a runtime-provided parameter.
-    pub fn injected<T: Injected>(&mut self, _index: usize) -> Option<T> {
+    pub(crate) fn injected<T: Injected>(&mut self, _index: usize) -> Option<T> {
         match T::inject(self.context) {
             Ok(value) => Some(value),
             Err(reason) => {

@@ -29,6 +29,13 @@ pub trait ToolParam: Sized + Send + 'static {
     fn requirement() -> Option<StateRequirement>;
     /// Reads or builds the value for one call; `None` records why in `arguments`.
     fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self>;
+    /// Reads the value, or `default()` when the caller left it out (`#[arg(default)]`). A
+    /// runtime-provided value has no default: it is always filled in.
+    fn read_or_else(
+        arguments: &mut Arguments<'_>,
+        index: usize,
+        default: impl FnOnce() -> Self,
+    ) -> Option<Self>;
 }
 
 impl<T: ToolArgument> ToolParam for T {
@@ -43,6 +50,13 @@ impl<T: ToolArgument> ToolParam for T {
     fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self> {
         arguments.argument(index)
     }
+    fn read_or_else(
+        arguments: &mut Arguments<'_>,
+        index: usize,
+        default: impl FnOnce() -> Self,
+    ) -> Option<Self> {
+        arguments.argument_or_else(index, default)
+    }
 }
 
 /// Implements [`ToolParam`] for runtime-provided types through their [`Injected`] impl.
@@ -55,6 +69,13 @@ macro_rules! injected_param {
                 <Self as Injected>::requirement()
             }
             fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self> {
+                arguments.injected(index)
+            }
+            fn read_or_else(
+                arguments: &mut Arguments<'_>,
+                index: usize,
+                _default: impl FnOnce() -> Self,
+            ) -> Option<Self> {
                 arguments.injected(index)
             }
         }

@@ -143,7 +143,7 @@ fn legacy_schema(
     inlining: &mut Vec<String>,
 ) -> Result<Value, String> {
     let map = match schema {
-        Value::Object(map) if !super::accepts_anything(schema) => map,
+        Value::Object(map) if !crate::schema::accepts_any(schema) => map,
         _ => {
             return Err(
                 "a value accepts any JSON, which the legacy form cannot describe".to_owned(),

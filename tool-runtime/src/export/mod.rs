@@ -20,11 +20,6 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-/// Whether a schema constrains nothing (the schema of a `serde_json::Value` parameter).
-pub(crate) fn accepts_anything(schema: &Value) -> bool {
-    crate::schema::accepts_any(schema)
-}
-
 /// An output format of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -116,20 +116,14 @@ const ANY_VALUE: &str = "a value accepts any JSON, which strict mode cannot desc
 
 /// The strict-mode form of a canonical schema, or why there is none.
 pub fn strict_schema(canonical: &Value) -> Result<Value, String> {
-    // "Any value" is looked for first: its published form is an anyOf whose object branch
-    // would otherwise be reported as a map.
-    let mut any_value = false;
-    let mut probe = canonical.clone();
-    walk::transform(&mut probe, &mut |node| {
-        any_value |= super::accepts_anything(node);
-    });
-    if any_value {
-        return Err(ANY_VALUE.to_owned());
-    }
     let mut schema = canonical.clone();
     let mut failure: Option<String> = None;
     walk::transform(&mut schema, &mut |node| {
-        if failure.is_none() {
+        // "Any value" is the reason given when there is one: its published form is an
+        // anyOf whose object branch, visited first, would be reported as a map.
+        if crate::schema::accepts_any(node) {
+            failure = Some(ANY_VALUE.to_owned());
+        } else if failure.is_none() {
             if let Err(reason) = strict_node(node) {
                 failure = Some(reason);
             }
@@ -143,9 +137,6 @@ pub fn strict_schema(canonical: &Value) -> Result<Value, String> {
 
 /// Makes one schema node strict; its children are already strict.
 fn strict_node(node: &mut Value) -> Result<(), String> {
-    if super::accepts_anything(node) {
-        return Err(ANY_VALUE.to_owned());
-    }
     let Value::Object(map) = node else {
         return Ok(());
     };
@@ -363,5 +354,12 @@ mod tests {
         assert!(strict_schema(&map).unwrap_err().contains("map"));
         let any = json!({"type": "object", "properties": {"value": true}, "required": ["value"]});
         assert!(strict_schema(&any).unwrap_err().contains("any JSON"));
+        // "Any value" as the catalog publishes it: said as such, not as a map.
+        let mut published = any.clone();
+        crate::schema::publishable(&mut published);
+        assert!(strict_schema(&published).unwrap_err().contains("any JSON"));
+        // An object with no named keys takes any keys: strict mode would close it.
+        let open = json!({"type": "object", "properties": {"bag": {"type": "object"}}, "required": ["bag"]});
+        assert!(strict_schema(&open).unwrap_err().contains("map"));
     }
 }

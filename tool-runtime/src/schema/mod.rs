@@ -141,12 +141,12 @@ const ANNOTATIONS: [&str; 8] = [
 ];
 
 /// Keywords where a boolean is the customary switch (`additionalProperties: false`), which
-/// every client reads; anywhere else a boolean schema is rewritten.
-const BOOLEAN_SWITCHES: [&str; 4] = [
+/// every client and linter reads; anywhere else (`items` included) a boolean schema is
+/// rewritten.
+const BOOLEAN_SWITCHES: [&str; 3] = [
     "additionalProperties",
     "unevaluatedProperties",
     "unevaluatedItems",
-    "items",
 ];
 
 /// Rewrites, at every depth, the forms of JSON Schema that some MCP clients refuse into
@@ -157,8 +157,7 @@ const BOOLEAN_SWITCHES: [&str; 4] = [
 ///   one property schema is a boolean;
 /// - a nullable type array (`{"type": ["string", "null"]}`, which an `Option` field of a
 ///   nested struct gives) becomes `{"anyOf": [{"type": "string"}, {"type": "null"}]}`,
-///   with annotations (`description`, `default`, ...) kept outside.
-///
+///   with annotations (`description`, `default`, ...) kept outside;
 /// - a schema that constrains nothing (`{}`, perhaps with a description) says so in a form
 ///   schema linters and strict clients accept: an `anyOf` of the six JSON types; under
 ///   `additionalProperties` it is the switch `true`.
@@ -170,47 +169,45 @@ pub(crate) fn publishable(schema: &mut Value) {
         let Value::Object(map) = node else {
             return;
         };
+        // Children first, so that a nullable type split below copies rewritten children
+        // into its branches.
         for (keyword, child) in map.iter_mut() {
-            if walk::ONE.contains(&keyword.as_str())
-                && !BOOLEAN_SWITCHES.contains(&keyword.as_str())
-            {
-                replace_boolean(child);
+            if walk::ONE.contains(&keyword.as_str()) {
+                publish_child(keyword, child);
             }
         }
         for keyword in walk::MAPS {
             if let Some(Value::Object(children)) = map.get_mut(keyword) {
-                children.values_mut().for_each(replace_boolean);
+                children
+                    .values_mut()
+                    .for_each(|child| publish_child(keyword, child));
             }
         }
         for keyword in walk::LISTS {
             if let Some(Value::Array(children)) = map.get_mut(keyword) {
-                children.iter_mut().for_each(replace_boolean);
+                children
+                    .iter_mut()
+                    .for_each(|child| publish_child(keyword, child));
             }
         }
         split_nullable_type(map);
-        for (keyword, child) in map.iter_mut() {
-            if keyword == "not" {
-                continue; // `not: {}` is the never-schema, and says so already.
-            }
-            if BOOLEAN_SWITCHES.contains(&keyword.as_str()) && keyword != "items" {
-                if unconstrained(child) {
-                    *child = Value::Bool(true);
-                }
-            } else if walk::ONE.contains(&keyword.as_str()) {
-                spell_out_any(child);
-            }
-        }
-        for keyword in walk::MAPS {
-            if let Some(Value::Object(children)) = map.get_mut(keyword) {
-                children.values_mut().for_each(spell_out_any);
-            }
-        }
-        for keyword in walk::LISTS {
-            if let Some(Value::Array(children)) = map.get_mut(keyword) {
-                children.iter_mut().for_each(spell_out_any);
-            }
-        }
     });
+}
+
+/// One child schema, under `keyword`, in the form every client and linter accepts.
+fn publish_child(keyword: &str, child: &mut Value) {
+    if BOOLEAN_SWITCHES.contains(&keyword) {
+        // A switch stays a boolean, and `{}` there is the switch `true`.
+        if unconstrained(child) {
+            *child = Value::Bool(true);
+        }
+        return;
+    }
+    replace_boolean(child);
+    if keyword != "not" {
+        // `not: {}` is the never-schema, and says so already.
+        spell_out_any(child);
+    }
 }
 
 /// Keywords that constrain the values a schema accepts; a schema with none of them (and no
@@ -532,7 +529,9 @@ mod tests {
             "properties": {
                 "any": true,
                 "limit": {"type": ["integer", "null"], "minimum": 0},
-                "mode": {"type": ["string", "null"], "enum": ["a", null]}
+                "mode": {"type": ["string", "null"], "enum": ["a", null]},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, true], "items": false},
+                "maybe": {"type": ["object", "null"], "properties": {"free": true}}
             },
             "additionalProperties": false
         });
@@ -549,9 +548,23 @@ mod tests {
             json!({"mode": "b"}),
             json!({"mode": 1}),
             json!({"other": 1}),
+            json!({"pair": [1, {"x": null}]}),
+            json!({"pair": [1, 2, 3]}),
+            json!({"pair": ["1", 2]}),
+            json!({"maybe": null}),
+            json!({"maybe": {"free": [null]}}),
+            json!({"maybe": 3}),
         ] {
             assert_eq!(before.is_valid(&value), after.is_valid(&value), "{value}");
         }
+        // Every child schema is rewritten, also inside the branches of a split nullable type.
+        assert_eq!(rewritten["properties"]["pair"]["items"], json!({"not": {}}));
+        assert!(accepts_any(
+            &rewritten["properties"]["pair"]["prefixItems"][1]
+        ));
+        assert!(accepts_any(
+            &rewritten["properties"]["maybe"]["anyOf"][0]["properties"]["free"]
+        ));
     }
 
     #[test]

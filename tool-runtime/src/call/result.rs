@@ -1,4 +1,4 @@
-//! The result of a call, shaped as seed 004's `ToolResult`: `{name, input, output?, error?}`.
+//! The result of a call: `{name, input, output?, error?}`.
 
 use super::content::Content;
 use super::error::CallError;

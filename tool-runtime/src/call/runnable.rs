@@ -113,11 +113,6 @@ impl ToolRef {
         ToolRef(Resolved::Dynamic(entry))
     }
 
-    /// Whether the tool was added at run time (not a `#[tool]`).
-    pub fn is_dynamic(&self) -> bool {
-        matches!(self.0, Resolved::Dynamic(_))
-    }
-
     pub(crate) fn runnable(&self) -> &Runnable {
         match &self.0 {
             Resolved::Static(_, runnable) => runnable,

@@ -1,5 +1,5 @@
 //! The tool name rule every provider accepts: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
-//! (the intersection of MCP, OpenAI, Anthropic and Gemini rules, DESIGN decision 6).
+//! (the intersection of the MCP, OpenAI, Anthropic and Gemini rules).
 
 /// Why `name` breaks the rule, or `Ok` when it follows it.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {

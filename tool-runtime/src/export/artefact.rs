@@ -1,4 +1,4 @@
-//! The catalog artefact of seed 000: `{version, hash, count, promptList, functionSchema}`.
+//! The catalog artefact: `{version, hash, count, promptList, functionSchema}`.
 
 use super::canonical;
 use super::mcp::schema_with_examples;

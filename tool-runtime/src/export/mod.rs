@@ -1,6 +1,6 @@
-//! Everything a catalog is delivered as: the catalog artefact (seed 000), MCP Tool objects,
+//! Everything a catalog is delivered as: the catalog artefact, MCP Tool objects,
 //! and the tool formats of OpenAI, Anthropic and Gemini. Each is a pure function of the
-//! tools' canonical schemas (DESIGN decision 2).
+//! tools' canonical schemas.
 
 mod anthropic;
 mod artefact;
@@ -24,7 +24,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {
-    /// The catalog artefact of seed 000.
+    /// The catalog artefact: `{version, hash, count, promptList, functionSchema}`.
     Catalog,
     /// MCP `tools/list` Tool objects.
     Mcp,

@@ -1,4 +1,4 @@
-//! The MCP protocol, without I/O (DESIGN decision 4): a [`Connection`] takes the bytes of
+//! The MCP protocol, without I/O: a [`Connection`] takes the bytes of
 //! one incoming JSON-RPC message and sends the bytes of every message it causes to a
 //! channel. Transports (stdio, HTTP) only frame and move bytes.
 //!

@@ -1,9 +1,9 @@
 //! The registry: the static catalog plus tools added at run time, shared state, and one
 //! entry point to call any of them.
 //!
-//! The static catalog never changes (DESIGN decision 3). Tools made at run time (closures,
-//! seed 004's factory pattern) and groups of them under a prefix (seed 002's namespacing)
-//! live in a layer on top, which refuses name clashes and announces every change.
+//! The static catalog never changes. Tools made at run time (closures, the factory pattern)
+//! and groups of them under a prefix (namespacing) live in a layer on top, which refuses
+//! name clashes and announces every change.
 
 mod dynamic;
 

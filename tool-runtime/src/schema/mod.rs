@@ -1,4 +1,4 @@
-//! The canonical schema of a tool (DESIGN decision 2): JSON Schema 2020-12, a root object of
+//! The canonical schema of a tool: JSON Schema 2020-12, a root object of
 //! the parameters, no `$schema`, no `title` noise, nested user types under `$defs`, optional
 //! parameters left out of `required` rather than typed `[T, "null"]`.
 

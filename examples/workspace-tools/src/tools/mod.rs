@@ -1,4 +1,4 @@
-//! The tools of seed 004, over a local directory.
+//! The workspace tools (search, read, plan, tree, validate), over a local directory.
 
 pub mod files;
 pub mod plan;

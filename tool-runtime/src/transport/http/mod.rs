@@ -1,5 +1,5 @@
-//! Streamable HTTP (axum) on one endpoint (`/mcp` by default), plus seed 003's REST
-//! endpoints, as a `Router` a service can nest into its own app.
+//! Streamable HTTP (axum) on one endpoint (`/mcp` by default), plus plain REST and
+//! JSON-RPC endpoints (`/api/tools/...`, `/mcp/tools/...`), as a `Router` a service can nest into its own app.
 //!
 //! - POST carries one JSON-RPC message. A request is answered with JSON or an SSE stream
 //!   (progress and log notifications first, then the response) as `Accept` allows; a
@@ -49,7 +49,7 @@ pub enum Cors {
     /// No CORS headers: browsers on other origins cannot read responses.
     #[default]
     None,
-    /// Any origin (`Access-Control-Allow-Origin: *`), as seed 003 sets it. This also turns
+    /// Any origin (`Access-Control-Allow-Origin: *`), as a public REST API sets it. This also turns
     /// off the `Origin` check; the `Host` check stays.
     Any,
     /// These origins only (for example `https://app.example.com`).
@@ -71,7 +71,8 @@ pub struct HttpOptions {
     pub body_limit: usize,
     /// Cross-origin browser access.
     pub cors: Cors,
-    /// Whether to serve seed 003's REST endpoints too.
+    /// Whether to serve the REST endpoints too (`GET /api/tools/discover`,
+    /// `POST /api/tools/execute`, `GET /mcp/tools/list`, `POST /mcp/tools/call`).
     pub rest: bool,
     /// How long a handshake-era session may go without a request (and with nothing in
     /// flight) before the server ends it; its client then gets 404 and initializes again.
@@ -709,8 +710,8 @@ async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
     json_response(StatusCode::OK, body.into_bytes())
 }
 
-/// Seed 003: `POST /mcp/tools/call` takes a JSON-RPC `tools/call` request. Invalid
-/// arguments and unknown tools are JSON-RPC errors here (-32602), as seed 003 specifies;
+/// `POST /mcp/tools/call` takes a JSON-RPC `tools/call` request. Invalid arguments and
+/// unknown tools are JSON-RPC errors here (-32602), as that endpoint's contract says;
 /// every other outcome is the `tools/call` result MCP gives.
 async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
     let (id, method, params) = match jsonrpc::parse(&body) {

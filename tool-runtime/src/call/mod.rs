@@ -99,15 +99,13 @@ pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Sta
     Started::Pending(invocation)
 }
 
-/// Awaits a started call's work. A call running past `timeout` (the tool's own, else the
-/// one given) is stopped and cancelled.
+/// Awaits a started call's work. A call running past `limit` is stopped and cancelled.
 pub(crate) async fn complete(
     tool: &ToolRef,
     invocation: Invocation,
     context: &CallContext,
-    timeout: Option<Duration>,
+    limit: Option<Duration>,
 ) -> Result<Answer, CallError> {
-    let limit = tool.timeout().or(timeout);
     let outcome = match limit {
         Some(limit) => {
             match tokio::time::timeout(limit, invoke::run(invocation, tool.runnable().pace())).await

@@ -95,14 +95,14 @@ pub(crate) struct PendingCall {
     tool: ToolRef,
     input: Value,
     invocation: crate::call::Invocation,
-    timeout: Option<Duration>,
+    /// The tool's own time limit, else the registry's default.
+    limit: Option<Duration>,
 }
 
 impl PendingCall {
     /// Awaits the work and gives the result.
     pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
-        let outcome =
-            crate::call::complete(&self.tool, self.invocation, context, self.timeout).await;
+        let outcome = crate::call::complete(&self.tool, self.invocation, context, self.limit).await;
         let name = self.tool.name().to_owned();
         ToolResult::new(name, self.input, Some(self.tool), outcome)
     }
@@ -115,7 +115,7 @@ impl PendingCall {
                 if self.tool.runnable().pace().runs_in_place() =>
             {
                 Ok(InPlaceCall {
-                    limit: self.tool.timeout().or(self.timeout),
+                    limit: self.limit,
                     tool: self.tool,
                     input: self.input,
                     work,
@@ -474,10 +474,10 @@ impl Registry {
                 Ok(ToolResult::new(name.to_owned(), input, Some(tool), outcome))
             }
             crate::call::Started::Pending(invocation) => Err(PendingCall {
+                limit: tool.timeout().or(self.default_timeout),
                 tool,
                 input,
                 invocation,
-                timeout: self.default_timeout,
             }),
         }
     }

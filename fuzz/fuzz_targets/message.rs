@@ -5,8 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
-use tool_runtime::mcp::{Connection, McpServer, Message, Outgoing, ServerInfo};
+use tool_runtime::mcp::{outbox, Connection, McpServer, Messages, Outgoing, ServerInfo};
 use tool_runtime::{tool, Registry};
 
 /// Add two integers.
@@ -25,7 +24,7 @@ struct Harness {
     runtime: tokio::runtime::Runtime,
     connection: Connection,
     sink: Outgoing,
-    messages: std::sync::Mutex<UnboundedReceiver<Message>>,
+    messages: std::sync::Mutex<Messages>,
 }
 
 fn harness() -> &'static Harness {
@@ -34,10 +33,10 @@ fn harness() -> &'static Harness {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let server = McpServer::new(
             Registry::new().unwrap(),
-            ServerInfo { name: "fuzz".into(), version: "1".into(), instructions: None },
+            ServerInfo::new("fuzz", "1"),
         );
         let connection = server.connection();
-        let (sink, messages) = unbounded_channel();
+        let (sink, messages) = outbox();
         Harness { runtime, connection, sink, messages: std::sync::Mutex::new(messages) }
     })
 }
@@ -45,13 +44,15 @@ fn harness() -> &'static Harness {
 fuzz_target!(|data: &[u8]| {
     let harness = harness();
     harness.runtime.block_on(async {
-        harness.connection.handle(data, &harness.sink);
+        if let Some(work) = harness.connection.handle(data, &harness.sink).into_work() {
+            tokio::spawn(work.run());
+        }
         for _ in 0..4 {
             tokio::task::yield_now().await;
         }
     });
     let mut messages = harness.messages.lock().unwrap();
-    while let Ok(message) = messages.try_recv() {
+    while let Some(message) = messages.try_recv() {
         let value: serde_json::Value = serde_json::from_slice(&message.bytes).expect("every message is JSON");
         assert_eq!(value["jsonrpc"], "2.0");
         let text = String::from_utf8_lossy(&message.bytes);

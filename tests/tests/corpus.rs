@@ -49,11 +49,7 @@ fn echo(text: String) -> String {
 fn server(options: ServerOptions) -> McpServer {
     McpServer::with_options(
         Registry::new().unwrap(),
-        ServerInfo {
-            name: "corpus".into(),
-            version: "1".into(),
-            instructions: None,
-        },
+        ServerInfo::new("corpus", "1"),
         options,
     )
 }

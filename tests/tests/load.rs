@@ -73,11 +73,7 @@ async fn hold() -> u8 {
 fn server(options: ServerOptions) -> McpServer {
     McpServer::with_options(
         Registry::new().unwrap(),
-        ServerInfo {
-            name: "load".into(),
-            version: "1".into(),
-            instructions: None,
-        },
+        ServerInfo::new("load", "1"),
         options,
     )
 }
@@ -207,11 +203,14 @@ async fn sixteen_http_clients_at_once() {
 async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
     let server = server(ServerOptions::default().max_in_flight(3));
     let connection = server.connection();
-    let (sink, mut messages) = tokio::sync::mpsc::unbounded_channel();
-    connection.handle(INITIALIZE.as_bytes(), &sink);
+    let (sink, mut messages) = tool_runtime::mcp::outbox();
+    let _ = connection.handle(INITIALIZE.as_bytes(), &sink);
     messages.recv().await.unwrap();
     for id in 1..=4 {
-        connection.handle(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#).as_bytes(), &sink);
+        let handled = connection.handle(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#).as_bytes(), &sink);
+        if let Some(work) = handled.into_work() {
+            tokio::spawn(work.run());
+        }
     }
     let refused: Value = serde_json::from_slice(&messages.recv().await.unwrap().bytes).unwrap();
     assert_eq!(refused["id"], 4);

@@ -5,8 +5,9 @@
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
-use tool_runtime::mcp::{Connection, Handled, McpServer, Message, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{
+    outbox, Connection, McpServer, Messages, Outgoing, ServerInfo, ServerOptions,
+};
 use tool_runtime::{tool, Cancellation, Content, DynamicTool, Logger, Progress, Registry};
 use tool_tests::INITIALIZE;
 
@@ -113,11 +114,7 @@ fn picture() -> Vec<Content> {
 }
 
 fn info() -> ServerInfo {
-    ServerInfo {
-        name: "my-tools".into(),
-        version: "3.1.4".into(),
-        instructions: Some("Use add for sums.".into()),
-    }
+    ServerInfo::new("my-tools", "3.1.4").with_instructions("Use add for sums.")
 }
 
 fn server() -> McpServer {
@@ -128,13 +125,13 @@ const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-0
 
 struct Client {
     connection: Connection,
-    sink: tool_runtime::mcp::Outgoing,
-    messages: UnboundedReceiver<Message>,
+    sink: Outgoing,
+    messages: Messages,
 }
 
 impl Client {
     fn new(server: &McpServer) -> Self {
-        let (sink, messages) = unbounded_channel();
+        let (sink, messages) = outbox();
         Client {
             connection: server.connection(),
             sink,
@@ -150,8 +147,15 @@ impl Client {
         client
     }
 
-    fn send(&mut self, text: &str) -> Handled {
-        self.connection.handle(text.as_bytes(), &self.sink)
+    /// Sends one message and runs the work it leaves, as a transport does; whether it
+    /// was a request.
+    fn send(&mut self, text: &str) -> bool {
+        let handled = self.connection.handle(text.as_bytes(), &self.sink);
+        let request = handled.is_request();
+        if let Some(work) = handled.into_work() {
+            tokio::spawn(work.run());
+        }
+        request
     }
 
     /// The next message, which must already be there (a synchronous answer).
@@ -170,7 +174,7 @@ impl Client {
     }
 
     fn nothing_yet(&mut self) -> bool {
-        self.messages.try_recv().is_err()
+        self.messages.try_recv().is_none()
     }
 
     async fn call(&mut self, text: &str) -> Value {
@@ -213,22 +217,22 @@ fn json_rpc_is_strict() {
         ),
     ];
     for (text, id, code) in cases {
-        assert_eq!(client.send(text), Handled::Request, "{text}");
+        assert!(client.send(text), "{text}");
         let answer = client.next_now();
         assert_eq!(answer["jsonrpc"], "2.0", "{text}");
         assert_eq!(answer["id"], id, "{text}");
         assert_eq!(answer["error"]["code"], code, "{text}: {answer}");
     }
     // Notifications, known or not, are never answered.
-    assert_eq!(
-        client.send(r#"{"jsonrpc":"2.0","method":"no/such/notification"}"#),
-        Handled::Notification
+    assert!(
+        !client.send(r#"{"jsonrpc":"2.0","method":"no/such/notification"}"#),
+        "a notification is not a request"
     );
-    assert_eq!(
-        client.send(
+    assert!(
+        !client.send(
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#
         ),
-        Handled::Notification
+        "a notification is not a request"
     );
     assert!(client.nothing_yet());
 }
@@ -579,6 +583,43 @@ async fn cancellation_drops_the_work_and_sends_nothing() {
     assert_eq!(answer["result"]["structuredContent"], json!({"result": 2}));
 }
 
+#[tokio::test]
+async fn a_request_is_answered_only_when_its_work_runs_and_dropping_the_work_cancels_it() {
+    let server = server();
+    let mut client = Client::initialized(&server);
+    let call = r#"{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    let work = client
+        .connection
+        .handle(call.as_bytes(), &client.sink)
+        .into_work()
+        .expect("a call leaves work to run");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(
+        client.nothing_yet(),
+        "the protocol layer ran nothing by itself"
+    );
+    assert_eq!(client.connection.in_flight(), 1);
+    drop(work);
+    assert_eq!(
+        client.connection.in_flight(),
+        0,
+        "dropped work ends its request"
+    );
+    assert!(client.nothing_yet(), "and nothing is answered for it");
+
+    // The same id is free again, and work that runs is answered.
+    let work = client
+        .connection
+        .handle(call.as_bytes(), &client.sink)
+        .into_work()
+        .expect("a call leaves work to run");
+    work.run().await;
+    assert_eq!(
+        client.next_now()["result"]["structuredContent"],
+        json!({"result": 3})
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_stop_the_call_with_an_error_result() {
     let server = server();
@@ -647,7 +688,7 @@ async fn tool_changes_are_announced_in_both_eras() {
 
     // Handshake era: to the connection's unsolicited channel, once initialized.
     let mut client = Client::new(&server);
-    let (unsolicited, mut announcements) = unbounded_channel();
+    let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
     client.send(INITIALIZE);
     assert_eq!(

@@ -131,14 +131,7 @@ fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let server = McpServer::new(
-            Registry::new().unwrap(),
-            ServerInfo {
-                name: "t".into(),
-                version: "1".into(),
-                instructions: None,
-            },
-        );
+        let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("t", "1"));
         let (client_side, server_side) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server_side);
         let serving = tokio::spawn(async move {

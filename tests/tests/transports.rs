@@ -37,14 +37,7 @@ fn fail() -> Result<(), String> {
 }
 
 fn server() -> McpServer {
-    McpServer::new(
-        Registry::new().unwrap(),
-        ServerInfo {
-            name: "t".into(),
-            version: "1.0.0".into(),
-            instructions: None,
-        },
-    )
+    McpServer::new(Registry::new().unwrap(), ServerInfo::new("t", "1.0.0"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

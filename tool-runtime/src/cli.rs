@@ -426,16 +426,13 @@ fn serve(
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
-    let info = ServerInfo {
-        name: name.to_owned(),
-        // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it
-        // with Cli::version.
-        version: version
-            .map(str::to_owned)
-            .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
-            .unwrap_or_else(|| "0.0.0".to_owned()),
-        instructions: None,
-    };
+    // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it with
+    // Cli::version.
+    let version = version
+        .map(str::to_owned)
+        .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
+        .unwrap_or_else(|| "0.0.0".to_owned());
+    let info = ServerInfo::new(name, version);
     let server = McpServer::new(registry, info);
     // One thread by default: no cross-thread wake-ups per message (the costliest part of a
     // call once the work itself is small); sync tools still get the blocking pool.

@@ -11,24 +11,29 @@
 mod backlog;
 pub(crate) mod era;
 pub(crate) mod jsonrpc;
+mod outbox;
 mod pages;
 mod session;
 pub(crate) mod tools;
+mod work;
 
 pub use jsonrpc::RequestId;
-pub use session::{Connection, Handled};
-pub(crate) use session::{Placed, Watched};
+pub use outbox::{outbox, Messages, Outgoing};
+pub use session::Connection;
+pub use work::{Handled, Work};
+pub(crate) use work::{Placed, Watched};
 
 use crate::registry::Registry;
 use pages::Pages;
 use std::sync::Arc;
 
 /// Protocol versions of the handshake era, newest first.
-pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const HANDSHAKE_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Protocol versions served per request, without a handshake.
-pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
+pub(crate) const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// Every protocol version served, newest first: the stateless ones, then the handshake's.
-pub const SUPPORTED_VERSIONS: [&str; 5] = {
+pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = {
     let mut all = [""; 5];
     let mut index = 0;
     while index < all.len() {
@@ -119,24 +124,61 @@ impl Message {
     }
 }
 
-/// Where a connection sends the messages a request causes.
-pub type Outgoing = tokio::sync::mpsc::UnboundedSender<Message>;
-
-/// Who the server says it is, to clients.
+/// Who the server says it is, to clients: its name, its version, and instructions for
+/// the client's model if any.
+///
+/// ```
+/// use tool_runtime::mcp::ServerInfo;
+///
+/// let info = ServerInfo::new("files", "1.2.0")
+///     .with_instructions("Read files before you edit them.");
+/// assert_eq!(info.name(), "files");
+/// assert_eq!(info.instructions(), Some("Read files before you edit them."));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerInfo {
-    /// The program's name (not the framework's).
-    pub name: String,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+}
+
+impl ServerInfo {
+    /// A program called `name` (its own name, not the framework's) at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServerInfo {
+            name: name.into(),
+            version: version.into(),
+            instructions: None,
+        }
+    }
+
+    /// Instructions for the client's model: how to use this server's tools together.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The program's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The program's version.
-    pub version: String,
-    /// Instructions for the client's model, if any.
-    pub instructions: Option<String>,
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The instructions for the client's model, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
 }
 
 /// An MCP server over a registry of tools: share it between connections.
 ///
 /// ```
-/// use tool_runtime::mcp::{McpServer, ServerInfo, Message};
+/// use tool_runtime::mcp::{outbox, McpServer, ServerInfo};
 /// use tool_runtime::{tool, Registry};
 ///
 /// /// Add two integers.
@@ -144,12 +186,14 @@ pub struct ServerInfo {
 /// fn add(a: i64, b: i64) -> i64 { a + b }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let info = ServerInfo { name: "calc".into(), version: "1.0.0".into(), instructions: None };
-/// let server = McpServer::new(Registry::new().unwrap(), info);
+/// let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("calc", "1.0.0"));
 /// let connection = server.connection();
-/// let (sink, mut messages) = tokio::sync::mpsc::unbounded_channel::<Message>();
+/// let (sink, mut messages) = outbox();
 /// let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-/// connection.handle(request, &sink);
+/// // A call leaves work: the transport runs it where it chooses.
+/// if let Some(work) = connection.handle(request, &sink).into_work() {
+///     tokio::spawn(work.run());
+/// }
 /// let answer = messages.recv().await.unwrap();
 /// let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
 /// assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));

@@ -4,18 +4,17 @@
 use super::backlog::Backlog;
 use super::era::{self, Era};
 use super::jsonrpc::{self, code, Incoming, RequestId};
+use super::outbox::Outgoing;
 use super::pages::stateless_result;
 use super::tools::{self, CallAnswer};
-use super::{
-    Message, Outgoing, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS,
-};
+use super::work::{CallWork, Handled, InFlightGuard, SinkNotifier, Work};
+use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
 use serde_json::{json, Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::task::AbortHandle;
 
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -24,64 +23,38 @@ const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 /// A log level no message reaches: 2026-07-28 requests without a level get no logs.
 const NO_LOGS: u8 = u8::MAX;
 
-/// What became of one incoming message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handled {
-    /// A notification (or a response): nothing will be sent back for it.
-    Notification,
-    /// A request: its response is on the channel, or will be once its work is done.
-    Request,
-}
-
 /// One client's connection: a stdio process, or an HTTP session.
 pub struct Connection {
     shared: Arc<Shared>,
     state: Arc<State>,
 }
 
-struct State {
+pub(super) struct State {
     /// The negotiated handshake-era version, once `initialize` is answered.
     handshake: Mutex<Option<&'static str>>,
     /// `logging/setLevel` of the handshake era; everything until a client says otherwise.
     log_level: Arc<AtomicU8>,
-    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    pub(super) in_flight: Mutex<HashMap<RequestId, InFlight>>,
     /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
     unsolicited: Mutex<Option<Outgoing>>,
-    watcher: Mutex<Option<AbortHandle>>,
+    /// Whether the handshake-era watcher of tool-list changes was handed out.
+    watching: std::sync::atomic::AtomicBool,
+    /// Fires when the connection closes: ends the work that lasts as long as it.
+    closed: Cancellation,
     /// Notifications sent by this connection's calls and not yet written out.
     backlog: Arc<Backlog>,
 }
 
-struct InFlight {
-    abort: Option<AbortHandle>,
+/// A request being worked on.
+pub(super) struct InFlight {
     cancellation: Cancellation,
 }
 
 impl InFlight {
-    /// Cancels the request's work and aborts its task.
-    fn stop(self) {
+    /// Cancels the request's work: its tool sees the cancellation, and its work (a future)
+    /// ends the next time it is polled.
+    pub(super) fn stop(self) {
         self.cancellation.cancel();
-        if let Some(abort) = self.abort {
-            abort.abort();
-        }
-    }
-}
-
-/// Sends a call's notifications to where its response goes (which a transport may change
-/// before the call's work starts: see [`CallWork::redirect`]), within the connection's
-/// bounded backlog.
-struct SinkNotifier {
-    sink: Mutex<Outgoing>,
-    backlog: Arc<Backlog>,
-}
-
-impl Notifier for SinkNotifier {
-    fn notify(&self, method: &str, params: Value) {
-        let Some(place) = self.backlog.admit() else {
-            return;
-        };
-        let bytes = jsonrpc::notification(method, &params);
-        let _ = lock(&self.sink).send(Message::queued_notification(bytes, place));
     }
 }
 
@@ -100,7 +73,8 @@ impl Connection {
                 log_level: Arc::new(AtomicU8::new(LogLevel::Debug as u8)),
                 in_flight: Mutex::new(HashMap::new()),
                 unsolicited: Mutex::new(None),
-                watcher: Mutex::new(None),
+                watching: std::sync::atomic::AtomicBool::new(false),
+                closed: Cancellation::new(),
                 backlog: Arc::new(Backlog::default()),
             }),
         }
@@ -145,15 +119,14 @@ impl Connection {
         for in_flight in drained {
             in_flight.stop();
         }
-        if let Some(watcher) = lock(&self.state.watcher).take() {
-            watcher.abort();
-        }
+        self.state.closed.cancel();
         lock(&self.state.unsolicited).take();
     }
 
-    /// Handles one incoming message; every message it causes goes to `sink`.
+    /// Handles one incoming message; every message it causes goes to `sink`, the messages
+    /// of the work it leaves too (run that work for the request to be answered).
     pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
-        self.handle_with(jsonrpc::parse(bytes), None, sink, None)
+        self.handle_with(jsonrpc::parse(bytes), None, sink)
     }
 
     /// Handles one message a transport has already parsed, whose protocol version it also
@@ -166,19 +139,7 @@ impl Connection {
         claimed: Option<&str>,
         sink: &Outgoing,
     ) -> Handled {
-        self.handle_with(parsed, claimed, sink, None)
-    }
-
-    /// Handles one message, handing back the work of a `tools/call` that has some (instead
-    /// of spawning it): the transport decides where it runs.
-    pub(crate) fn handle_taking_work(
-        &self,
-        bytes: &[u8],
-        sink: &Outgoing,
-    ) -> (Handled, Option<CallWork>) {
-        let mut work = None;
-        let handled = self.handle_with(jsonrpc::parse(bytes), None, sink, Some(&mut work));
-        (handled, work)
+        self.handle_with(parsed, claimed, sink)
     }
 
     fn handle_with(
@@ -186,7 +147,6 @@ impl Connection {
         parsed: Result<Incoming, jsonrpc::Rejected>,
         claimed: Option<&str>,
         sink: &Outgoing,
-        slot: Option<&mut Option<CallWork>>,
     ) -> Handled {
         match parsed {
             Err(rejected) => {
@@ -194,16 +154,15 @@ impl Connection {
                     sink,
                     error_message(rejected.id.as_ref(), rejected.code, &rejected.message, None),
                 );
-                Handled::Request
+                Handled::request(None)
             }
-            Ok(Incoming::Response) => Handled::Notification,
+            Ok(Incoming::Response) => Handled::notification(),
             Ok(Incoming::Notification { method, params }) => {
                 self.notification(&method, params.as_ref());
-                Handled::Notification
+                Handled::notification()
             }
             Ok(Incoming::Request { id, method, params }) => {
-                self.request(id, &method, params, claimed, sink, slot);
-                Handled::Request
+                Handled::request(self.request(id, &method, params, claimed, sink))
             }
         }
     }
@@ -230,10 +189,10 @@ impl Connection {
         params: Option<Map<String, Value>>,
         claimed: Option<&str>,
         sink: &Outgoing,
-        slot: Option<&mut Option<CallWork>>,
-    ) {
+    ) -> Option<Work> {
         let error = |code: i64, message: &str, data: Option<Value>| {
             send(sink, error_message(Some(&id), code, message, data));
+            None
         };
         if lock(&self.state.in_flight).contains_key(&id) {
             return error(code::INVALID_REQUEST, &duplicate_id(&id), None);
@@ -241,7 +200,7 @@ impl Connection {
         match era::of_request(era::meta_of(params.as_ref()), claimed) {
             Era::PerRequest(version) => {
                 let version = version.clone();
-                return self.stateless_request(id, method, params, version, sink, slot);
+                return self.stateless_request(id, method, params, version, sink);
             }
             Era::MissingMeta => {
                 return error(
@@ -258,7 +217,10 @@ impl Connection {
         }
         match method {
             "initialize" => self.initialize(&id, params.as_ref(), sink),
-            "ping" => send(sink, Message::result(jsonrpc::response_raw(&id, "{}"))),
+            "ping" => {
+                send(sink, Message::result(jsonrpc::response_raw(&id, "{}")));
+                None
+            }
             _ if self.negotiated_version().is_none() => error(
                 code::INVALID_REQUEST,
                 "Invalid Request: the session is not initialized; send \"initialize\" first, or \
@@ -266,18 +228,22 @@ impl Connection {
                 None,
             ),
             "tools/list" => match self.tools_list(params.as_ref(), false) {
-                Ok(page) => send(sink, Message::result(jsonrpc::response_raw(&id, &page))),
+                Ok(page) => {
+                    send(sink, Message::result(jsonrpc::response_raw(&id, &page)));
+                    None
+                }
                 Err(message) => error(code::INVALID_PARAMS, &message, None),
             },
             "tools/call" => {
                 let level = Arc::clone(&self.state.log_level);
-                self.tools_call(id, params, level, false, sink, slot);
+                self.tools_call(id, params, level, false, sink)
             }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
                     Some(level) => {
                         self.state.log_level.store(level as u8, Ordering::Relaxed);
                         send(sink, Message::result(jsonrpc::response_raw(&id, "{}")));
+                        None
                     }
                     None => error(
                         code::INVALID_PARAMS,
@@ -294,7 +260,12 @@ impl Connection {
         }
     }
 
-    fn initialize(&self, id: &RequestId, params: Option<&Map<String, Value>>, sink: &Outgoing) {
+    fn initialize(
+        &self,
+        id: &RequestId,
+        params: Option<&Map<String, Value>>,
+        sink: &Outgoing,
+    ) -> Option<Work> {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str);
@@ -308,7 +279,7 @@ impl Connection {
                     None,
                 ),
             );
-            return;
+            return None;
         };
         // Answer the version asked for when served, else the newest handshake version.
         let version = HANDSHAKE_VERSIONS
@@ -328,7 +299,9 @@ impl Connection {
         }
         send(sink, Message::result(jsonrpc::response(id, &result)));
         if self.shared.list_changed {
-            self.watch_tool_changes();
+            self.watch_tool_changes()
+        } else {
+            None
         }
     }
 
@@ -336,25 +309,31 @@ impl Connection {
         json!({"tools": {"listChanged": self.shared.list_changed}, "logging": {}})
     }
 
-    /// Handshake era: tells the client when the tool list changes.
-    fn watch_tool_changes(&self) {
-        let mut watcher = lock(&self.state.watcher);
-        if watcher.is_some() || tokio::runtime::Handle::try_current().is_err() {
-            return;
+    /// Handshake era: the work that tells the client when the tool list changes, until
+    /// the connection closes (handed out once per connection).
+    fn watch_tool_changes(&self) -> Option<Work> {
+        if self.state.watching.swap(true, Ordering::SeqCst) {
+            return None;
         }
-        let mut changes = self.shared.registry.subscribe();
+        let mut changes = self.shared.registry.changes();
         let state = Arc::clone(&self.state);
-        let task = tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
+        let work = async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    () = state.closed.cancelled() => return,
+                    changed = changes.changed() => if !changed { return },
+                }
                 if let Some(sink) = lock(&state.unsolicited).as_ref() {
-                    let _ = sink.send(Message::notification(jsonrpc::notification(
+                    sink.send(Message::notification(jsonrpc::notification(
                         "notifications/tools/list_changed",
                         &json!({}),
                     )));
                 }
             }
-        });
-        *watcher = Some(task.abort_handle());
+        };
+        // Its notifications go where the connection's unsolicited ones go, set apart.
+        Some(Work::stream(work, None))
     }
 
     fn tools_list(
@@ -377,10 +356,10 @@ impl Connection {
         params: Option<Map<String, Value>>,
         version: Value,
         sink: &Outgoing,
-        slot: Option<&mut Option<CallWork>>,
-    ) {
+    ) -> Option<Work> {
         let error = |code: i64, message: &str, data: Option<Value>| {
             send(sink, error_message(Some(&id), code, message, data));
+            None
         };
         let requested = version.as_str().unwrap_or_default();
         if !STATELESS_VERSIONS.contains(&requested) {
@@ -436,14 +415,18 @@ impl Connection {
                     sink,
                     Message::result(jsonrpc::response(&id, &stateless_result(body, info))),
                 );
+                None
             }
             "tools/list" => match self.tools_list(params.as_ref(), true) {
-                Ok(page) => send(sink, Message::result(jsonrpc::response_raw(&id, &page))),
+                Ok(page) => {
+                    send(sink, Message::result(jsonrpc::response_raw(&id, &page)));
+                    None
+                }
                 Err(message) => error(code::INVALID_PARAMS, &message, None),
             },
             "tools/call" => {
                 let level = Arc::new(AtomicU8::new(level));
-                self.tools_call(id, params, level, true, sink, slot);
+                self.tools_call(id, params, level, true, sink)
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             other => error(
@@ -461,8 +444,7 @@ impl Connection {
         log_level: Arc<AtomicU8>,
         stateless: bool,
         sink: &Outgoing,
-        slot: Option<&mut Option<CallWork>>,
-    ) {
+    ) -> Option<Work> {
         let mut params = params.unwrap_or_default();
         let name = match params.remove("name") {
             Some(Value::String(name)) => name,
@@ -476,7 +458,7 @@ impl Connection {
                         None,
                     ),
                 );
-                return;
+                return None;
             }
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
@@ -501,33 +483,32 @@ impl Connection {
         let pending = match self.shared.registry.start_call(&name, arguments, &context) {
             Ok(result) => {
                 send(sink, answer(&self.shared, &id, result, stateless));
-                return;
+                return None;
             }
             Err(pending) => pending,
         };
         // Register before the work starts, so a cancellation that arrives at once finds it.
-        if let Err(message) = self.register(&id, cancellation) {
+        if let Err(message) = self.register(&id, cancellation.clone()) {
             send(
                 sink,
                 error_message(Some(&id), code::INVALID_REQUEST, &message, None),
             );
-            return;
+            return None;
         }
-        let work = CallWork {
+        // The transport decides where the work runs.
+        Some(Work::call(CallWork {
             shared: Arc::clone(&self.shared),
-            state: Arc::clone(&self.state),
-            id,
+            guard: InFlightGuard {
+                state: Arc::clone(&self.state),
+                id,
+            },
             pending,
             context,
+            cancellation,
             sink: sink.clone(),
             notifier,
             stateless,
-        };
-        match slot {
-            // The transport takes the work and decides where it runs.
-            Some(slot) => *slot = Some(work),
-            None => work.spawn(),
-        }
+        }))
     }
 
     /// Records a request as in flight, under one lock so two requests racing with the same
@@ -543,10 +524,7 @@ impl Connection {
         match in_flight.entry(id.clone()) {
             Entry::Occupied(_) => Err(duplicate_id(id)),
             Entry::Vacant(slot) => {
-                slot.insert(InFlight {
-                    abort: None,
-                    cancellation,
-                });
+                slot.insert(InFlight { cancellation });
                 Ok(())
             }
         }
@@ -554,211 +532,77 @@ impl Connection {
 
     /// 2026-07-28 `subscriptions/listen`: acknowledges, then sends
     /// `notifications/tools/list_changed` until cancelled.
-    fn listen(&self, id: RequestId, params: Option<&Map<String, Value>>, sink: &Outgoing) {
+    fn listen(
+        &self,
+        id: RequestId,
+        params: Option<&Map<String, Value>>,
+        sink: &Outgoing,
+    ) -> Option<Work> {
         let wants_tools = params
             .and_then(|p| p.get("notifications"))
             .and_then(|n| n.get("toolsListChanged"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let honored = if wants_tools && self.shared.list_changed {
+        let watch = wants_tools && self.shared.list_changed;
+        let honored = if watch {
             json!({"toolsListChanged": true})
         } else {
             json!({})
         };
         // Registered first, so a refused stream is never acknowledged.
-        if let Err(message) = self.register(&id, Cancellation::new()) {
+        let cancellation = Cancellation::new();
+        if let Err(message) = self.register(&id, cancellation.clone()) {
             send(
                 sink,
                 error_message(Some(&id), code::INVALID_REQUEST, &message, None),
             );
-            return;
+            return None;
         }
         let subscription = id.to_value();
-        let _ = sink.send(Message::notification(jsonrpc::notification(
-            "notifications/subscriptions/acknowledged",
-            &json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored}),
-        )));
-        if !(wants_tools && self.shared.list_changed) {
-            return; // Nothing to send; the stream stays open until the client ends it.
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+        send(
+            sink,
+            Message::notification(jsonrpc::notification(
+                "notifications/subscriptions/acknowledged",
+                &json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored}),
+            )),
+        );
+        // The stream stays open (the work holds its sink) until the client ends it, even
+        // when there is nothing to send on it.
+        let mut changes = self.shared.registry.changes();
+        let sink = Arc::new(Mutex::new(sink.clone()));
+        let stream_sink = Arc::clone(&sink);
+        let guard = InFlightGuard {
+            state: Arc::clone(&self.state),
+            id,
         };
-        let mut changes = self.shared.registry.subscribe();
-        let sink = sink.clone();
-        let task = runtime.spawn(async move {
-            while changes.changed().await.is_ok() {
-                let sent = sink.send(Message::notification(jsonrpc::notification(
+        let work = async move {
+            let _registered = guard;
+            loop {
+                tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return,
+                    changed = changes.changed(), if watch => if !changed { return },
+                }
+                let sent = lock(&stream_sink).send(Message::notification(jsonrpc::notification(
                     "notifications/tools/list_changed",
                     &json!({"_meta": {META_SUBSCRIPTION: subscription}}),
                 )));
-                if sent.is_err() {
-                    break;
+                if !sent {
+                    return;
                 }
             }
-        });
-        if let Some(in_flight) = lock(&self.state.in_flight).get_mut(&id) {
-            in_flight.abort = Some(task.abort_handle());
-        }
-    }
-}
-
-/// The work of a started `tools/call`, registered as in flight: spawned on the runtime, or
-/// run in place by a transport that can afford it.
-pub(crate) struct CallWork {
-    shared: Arc<Shared>,
-    state: Arc<State>,
-    id: RequestId,
-    pending: crate::registry::PendingCall,
-    context: crate::call::context::CallContext,
-    sink: Outgoing,
-    notifier: Arc<SinkNotifier>,
-    stateless: bool,
-}
-
-impl CallWork {
-    /// Sends the call's notifications and answer to `sink` instead of the one it came with.
-    pub(crate) fn redirect(&mut self, sink: &Outgoing) {
-        *lock(&self.notifier.sink) = sink.clone();
-        self.sink = sink.clone();
-    }
-
-    /// Where the work can run: in place when it is a sync tool proven quick; else it is
-    /// the work as it was, to spawn.
-    pub(crate) fn placed(self) -> Placed {
-        match self.pending.into_in_place() {
-            Ok(call) => Placed::InPlace(InPlaceWork {
-                shared: self.shared,
-                state: self.state,
-                id: self.id,
-                call,
-                stateless: self.stateless,
-            }),
-            Err(pending) => Placed::Spawned(CallWork { pending, ..self }),
-        }
-    }
-
-    /// Runs the work as a task on the current runtime; its answer goes to its sink.
-    pub(crate) fn spawn(self) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            if lock(&self.state.in_flight).remove(&self.id).is_some() {
-                send(
-                    &self.sink,
-                    error_message(Some(&self.id), code::INTERNAL_ERROR, "Internal error", None),
-                );
-            }
-            return;
         };
-        let CallWork {
-            shared,
-            state,
-            id,
-            pending,
-            context,
-            sink,
-            stateless,
-            ..
-        } = self;
-        let task_id = id.clone();
-        let task_state = Arc::clone(&state);
-        let task = runtime.spawn(async move {
-            let result = pending.finish(&context).await;
-            // Only a request still in flight is answered: a cancelled one gets nothing.
-            if lock(&task_state.in_flight).remove(&task_id).is_some() {
-                send(&sink, answer(&shared, &task_id, result, stateless));
-            }
-        });
-        let mut in_flight = lock(&state.in_flight);
-        if let Some(entry) = in_flight.get_mut(&id) {
-            entry.abort = Some(task.abort_handle());
-        }
-    }
-}
-
-/// Where a call's work can run (see [`CallWork::placed`]).
-pub(crate) enum Placed {
-    /// A sync tool proven quick: run it in place.
-    InPlace(InPlaceWork),
-    /// Anything else: spawn it.
-    Spawned(CallWork),
-}
-
-/// The work of a started `tools/call` of a sync tool proven quick, to run in place.
-pub(crate) struct InPlaceWork {
-    shared: Arc<Shared>,
-    state: Arc<State>,
-    id: RequestId,
-    call: crate::registry::InPlaceCall,
-    stateless: bool,
-}
-
-impl InPlaceWork {
-    /// What a watchdog needs to answer the call when its time is up (through `sink`: the
-    /// call's own may be a reader's that nobody drains while it is stuck), and to send the
-    /// tool back to the pool.
-    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
-        Watched {
-            shared: Arc::clone(&self.shared),
-            state: Arc::clone(&self.state),
-            id: self.id.clone(),
-            tool: self.call.tool().clone(),
-            limit: self.call.limit(),
-            sink: sink.clone(),
-            stateless: self.stateless,
-        }
-    }
-
-    /// Runs the work here and now; the answer, unless the call was cancelled or answered
-    /// (timed out) meanwhile.
-    pub(crate) fn run(self) -> Option<Message> {
-        let result = self.call.run();
-        lock(&self.state.in_flight).remove(&self.id)?;
-        Some(answer(&self.shared, &self.id, result, self.stateless))
-    }
-}
-
-/// A call running in place, as a watchdog sees it.
-pub(crate) struct Watched {
-    shared: Arc<Shared>,
-    state: Arc<State>,
-    id: RequestId,
-    tool: crate::call::runnable::ToolRef,
-    limit: Option<std::time::Duration>,
-    sink: Outgoing,
-    stateless: bool,
-}
-
-impl Watched {
-    /// The call's time limit, if any.
-    pub(crate) fn limit(&self) -> Option<std::time::Duration> {
-        self.limit
-    }
-
-    /// Sends the tool back to the pool: a run in place is taking long.
-    pub(crate) fn demote(&self) {
-        self.tool.runnable().pace().demote();
-    }
-
-    /// The call's time is up: it is answered with the timeout error and its cancellation
-    /// fires; whatever the tool returns later is dropped.
-    pub(crate) fn time_out(&self) {
-        let Some(limit) = self.limit else {
-            return;
-        };
-        let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) else {
-            return;
-        };
-        in_flight.stop();
-        let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
-        send(
-            &self.sink,
-            answer(&self.shared, &self.id, result, self.stateless),
-        );
+        Some(Work::stream(work, Some(sink)))
     }
 }
 
 /// The `tools/call` response to a finished call.
-fn answer(shared: &Shared, id: &RequestId, result: crate::ToolResult, stateless: bool) -> Message {
+pub(super) fn answer(
+    shared: &Shared,
+    id: &RequestId,
+    result: crate::ToolResult,
+    stateless: bool,
+) -> Message {
     match tools::answer(result, shared.max_output_bytes) {
         CallAnswer::Result(body) => {
             let body = if stateless {
@@ -781,8 +625,8 @@ fn duplicate_id(id: &RequestId) -> String {
     )
 }
 
-fn send(sink: &Outgoing, message: Message) {
-    let _ = sink.send(message);
+pub(super) fn send(sink: &Outgoing, message: Message) {
+    sink.send(message);
 }
 
 /// An error response, typed with its code so a transport can choose a status without
@@ -791,6 +635,6 @@ fn error_message(id: Option<&RequestId>, code: i64, message: &str, data: Option<
     Message::error(code, jsonrpc::error_response(id, code, message, data))
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

@@ -423,9 +423,30 @@ impl Registry {
         *self.changes.borrow()
     }
 
-    /// A receiver that sees a new version number each time the set of tools changes.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
+    /// Changes to the set of tools from now on: what a server watches to tell its clients
+    /// that the tool list changed.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tool_runtime::{DynamicTool, Registry};
+    ///
+    /// let registry = Registry::new().unwrap();
+    /// let mut changes = registry.changes();
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct NoArgs {}
+    ///
+    /// let ping = DynamicTool::new("ping", "Answer pong.", |_: NoArgs| async {
+    ///     Ok::<_, String>("pong".to_owned())
+    /// })
+    /// .unwrap();
+    /// registry.add_tool(ping).unwrap();
+    /// assert!(changes.changed().await);
+    /// # });
+    /// ```
+    pub fn changes(&self) -> Changes {
+        Changes {
+            receiver: self.changes.subscribe(),
+        }
     }
 
     /// The context calls run with.
@@ -494,5 +515,27 @@ impl Registry {
             .filter(|(score, _)| *score >= 0.7)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, name)| name)
+    }
+}
+
+/// Changes to a [`Registry`]'s set of tools, from [`Registry::changes`].
+#[derive(Debug)]
+pub struct Changes {
+    receiver: watch::Receiver<u64>,
+}
+
+impl Changes {
+    /// Waits for the next change (several changes while nobody waited count as one); false
+    /// once the registry is gone, so no change can come.
+    pub async fn changed(&mut self) -> bool {
+        self.receiver.changed().await.is_ok()
+    }
+
+    /// Whether the set of tools changed since this was made or last waited on, without
+    /// waiting; it then counts as seen.
+    pub fn has_changed(&mut self) -> bool {
+        let changed = self.receiver.has_changed().unwrap_or(false);
+        self.receiver.mark_unchanged();
+        changed
     }
 }

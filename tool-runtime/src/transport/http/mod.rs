@@ -20,7 +20,9 @@ use crate::export;
 use crate::mcp::era::{self, Era};
 use crate::mcp::jsonrpc::{self, code, Incoming, RequestId};
 use crate::mcp::tools::{self, CallAnswer};
-use crate::mcp::{Connection, Handled, McpServer, Message, MessageKind, HANDSHAKE_VERSIONS};
+use crate::mcp::{
+    outbox, Connection, McpServer, Message, MessageKind, Messages, HANDSHAKE_VERSIONS,
+};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -35,7 +37,6 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -382,12 +383,18 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     };
     let request_id = request_id.cloned();
 
-    let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
-    if connection.handle_parsed(parsed, claimed, &sink) == Handled::Notification {
+    let (sink, mut outgoing) = outbox();
+    let handled = connection.handle_parsed(parsed, claimed, &sink);
+    if !handled.is_request() {
         return StatusCode::ACCEPTED.into_response();
     }
+    if let Some(work) = handled.into_work() {
+        // On its own task: a client that goes away mid-call (in the handshake era) does not
+        // cancel it; `CancelOnDrop` below decides when it does.
+        tokio::spawn(work.run());
+    }
     // An answer that is ready at once goes back as JSON, with a status the client can act on.
-    if let Ok(first) = outgoing.try_recv() {
+    if let Some(first) = outgoing.try_recv() {
         if first.is_response() {
             let status = status_for(first.kind, stateless);
             let mut response = json_response(status, first.bytes);
@@ -552,7 +559,7 @@ fn sse(
     id: Option<RequestId>,
     stateless: bool,
     first: Option<Message>,
-    outgoing: mpsc::UnboundedReceiver<Message>,
+    outgoing: Messages,
 ) -> Response {
     // In the handshake era a dropped stream is not a cancellation (the client cancels with
     // notifications/cancelled); in 2026-07-28 it is.
@@ -615,7 +622,7 @@ async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     let Some(connection) = app.sessions.get(session_id) else {
         return plain(StatusCode::NOT_FOUND, "session not found");
     };
-    let (sink, outgoing) = mpsc::unbounded_channel::<Message>();
+    let (sink, outgoing) = outbox();
     connection.set_unsolicited(sink);
     let events = stream::unfold(outgoing, |mut outgoing| async move {
         let message = outgoing.recv().await?;

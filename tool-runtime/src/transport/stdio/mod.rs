@@ -12,10 +12,9 @@
 mod framing;
 mod threaded;
 
-use crate::mcp::{Connection, McpServer, Message};
+use crate::mcp::{outbox, Connection, McpServer};
 use framing::{append, too_large, Framer, Line};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 
 /// Serves one client on `input`/`output` until the input ends.
 pub async fn serve<R, W>(server: &McpServer, input: R, output: W) -> std::io::Result<()>
@@ -24,7 +23,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let connection = server.connection();
-    let (sink, mut outgoing) = mpsc::unbounded_channel::<Message>();
+    let (sink, mut outgoing) = outbox();
     connection.set_unsolicited(sink.clone());
     let writer = tokio::spawn(async move {
         // Everything ready goes out in one write: one system call per batch, not two per
@@ -34,7 +33,7 @@ where
         while let Some(message) = outgoing.recv().await {
             append(&mut batch, &message.bytes);
             while batch.len() < 1024 * 1024 {
-                let Ok(message) = outgoing.try_recv() else {
+                let Some(message) = outgoing.try_recv() else {
                     break;
                 };
                 append(&mut batch, &message.bytes);
@@ -53,11 +52,13 @@ where
         match read_line(&mut reader, &mut line, limit).await? {
             Line::End => break,
             Line::TooLarge(size) => {
-                let _ = sink.send(too_large(size, limit));
+                sink.send(too_large(size, limit));
             }
             Line::Message if line.iter().all(u8::is_ascii_whitespace) => {}
             Line::Message => {
-                connection.handle(&line, &sink);
+                if let Some(work) = connection.handle(&line, &sink).into_work() {
+                    tokio::spawn(work.run());
+                }
             }
         }
     }

@@ -15,12 +15,12 @@
 
 use super::framing::{append, too_large, Framer, Line};
 use crate::call::lanes::STUCK_AFTER;
-use crate::mcp::{Connection, McpServer, Message, Placed, Watched};
+use crate::mcp::{outbox, Connection, McpServer, Message, Messages, Outgoing, Placed, Watched};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// How often the watchdog looks while runs in place have been happening.
 const WATCH_BUSY: Duration = Duration::from_millis(1);
@@ -37,7 +37,7 @@ struct Shared {
     connection: Connection,
     runtime: tokio::runtime::Handle,
     /// Where work running on the runtime sends its messages (the writer thread).
-    sink: mpsc::UnboundedSender<Message>,
+    sink: Outgoing,
     input: Mutex<Input>,
     output: Mutex<Output>,
     limit: usize,
@@ -67,7 +67,7 @@ pub(super) async fn serve(
     input: Box<dyn Read + Send>,
     output: Output,
 ) -> std::io::Result<()> {
-    let (sink, outgoing) = mpsc::unbounded_channel::<Message>();
+    let (sink, outgoing) = outbox();
     let connection = server.connection();
     connection.set_unsolicited(sink.clone());
     let (ended, input_ended) = oneshot::channel();
@@ -100,7 +100,7 @@ pub(super) async fn serve(
     shared.finished.store(true, Ordering::SeqCst);
     super::wind_down(server, &shared.connection).await;
     // An empty message (no real one is) tells the writer to finish.
-    let _ = shared.sink.send(Message::notification(Vec::new()));
+    shared.sink.send(Message::notification(Vec::new()));
     // A reader stuck in a tool that never returns holds its thread, not the exit.
     let _ = tokio::time::timeout(Duration::from_secs(1), writer_done).await;
     outcome
@@ -117,7 +117,7 @@ impl Shared {
     /// A reader: reads, handles and answers until the input ends or another reader takes
     /// over.
     fn read(self: Arc<Self>, me: u64) {
-        let (local, mut answers) = mpsc::unbounded_channel::<Message>();
+        let (local, mut answers) = outbox();
         let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line = Vec::new();
         while self.reader.load(Ordering::SeqCst) == me {
@@ -144,12 +144,16 @@ impl Shared {
         &self,
         me: u64,
         line: &[u8],
-        local: &mpsc::UnboundedSender<Message>,
-        answers: &mut mpsc::UnboundedReceiver<Message>,
+        local: &Outgoing,
+        answers: &mut Messages,
         out: &mut Vec<u8>,
     ) {
-        let (_, work) = self.connection.handle_taking_work(line, local);
-        match work.map(|work| work.placed()) {
+        let placed = self
+            .connection
+            .handle(line, local)
+            .into_work()
+            .map(crate::mcp::Work::placed);
+        match placed {
             None => {}
             Some(Placed::InPlace(work)) => {
                 self.last_run.store(self.now(), Ordering::Relaxed);
@@ -168,10 +172,11 @@ impl Shared {
                     push(out, &answer.bytes);
                 }
             }
-            Some(Placed::Spawned(mut work)) => {
+            Some(Placed::Future(mut work)) => {
+                // Its messages go to the writer thread: nobody drains this reader's own
+                // channel while it waits for input.
                 work.redirect(&self.sink);
-                let _runtime = self.runtime.enter();
-                work.spawn();
+                self.runtime.spawn(work.run());
             }
         }
         drain(answers, out);
@@ -198,7 +203,7 @@ impl Shared {
     }
 
     /// The writer thread: messages of work on the runtime, in batches.
-    fn write_messages(&self, mut outgoing: mpsc::UnboundedReceiver<Message>) {
+    fn write_messages(&self, mut outgoing: Messages) {
         let mut batch = Vec::with_capacity(64 * 1024);
         while let Some(message) = outgoing.blocking_recv() {
             if message.bytes.is_empty() {
@@ -207,14 +212,14 @@ impl Shared {
             push(&mut batch, &message.bytes);
             while batch.len() < 1024 * 1024 {
                 match outgoing.try_recv() {
-                    Ok(message) if !message.bytes.is_empty() => push(&mut batch, &message.bytes),
+                    Some(message) if !message.bytes.is_empty() => push(&mut batch, &message.bytes),
                     _ => break,
                 }
             }
             self.write(&mut batch);
         }
         // What is still queued (the last answers) goes out too.
-        while let Ok(message) = outgoing.try_recv() {
+        while let Some(message) = outgoing.try_recv() {
             push(&mut batch, &message.bytes);
         }
         self.write(&mut batch);
@@ -279,8 +284,8 @@ fn read_line(input: &mut Input, line: &mut Vec<u8>, limit: usize) -> std::io::Re
     }
 }
 
-fn drain(answers: &mut mpsc::UnboundedReceiver<Message>, out: &mut Vec<u8>) {
-    while let Ok(message) = answers.try_recv() {
+fn drain(answers: &mut Messages, out: &mut Vec<u8>) {
+    while let Some(message) = answers.try_recv() {
         push(out, &message.bytes);
     }
 }

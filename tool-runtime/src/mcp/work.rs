@@ -1,0 +1,335 @@
+//! The work a request leaves once its protocol step is done (a call to run, a stream of
+//! notifications to keep), handed back to the transport, which decides where it runs: the
+//! protocol layer itself spawns nothing.
+
+use super::outbox::Outgoing;
+use super::session::{answer, lock, send, State};
+use super::{jsonrpc::RequestId, Shared};
+use crate::call::scope::Cancellation;
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// What became of one incoming message, and the work it left, if any.
+///
+/// A request is answered through the [`Outgoing`] it was handled with; when
+/// [`into_work`](Handled::into_work) gives work, the answer comes once that work is run.
+#[must_use = "a request's work must be run (spawned or awaited) for the request to be answered"]
+#[derive(Debug)]
+pub struct Handled {
+    request: bool,
+    work: Option<Work>,
+}
+
+impl Handled {
+    pub(crate) fn notification() -> Handled {
+        Handled {
+            request: false,
+            work: None,
+        }
+    }
+
+    pub(crate) fn request(work: Option<Work>) -> Handled {
+        Handled {
+            request: true,
+            work,
+        }
+    }
+
+    /// Whether the message was a request (it gets a response), rather than a notification
+    /// or a response.
+    pub fn is_request(&self) -> bool {
+        self.request
+    }
+
+    /// The work left to do, if any: run it (spawn it, or await it) and the request gets
+    /// its answer; drop it and the request is cancelled.
+    pub fn into_work(self) -> Option<Work> {
+        self.work
+    }
+}
+
+/// Work a request left: a tool call, or a stream of notifications that lasts until the
+/// request is cancelled or its connection closes. Await it (it is [`IntoFuture`]) or spawn
+/// it ([`run`](Work::run) gives the future); dropping it cancels the request.
+///
+/// ```
+/// use tool_runtime::mcp::{outbox, McpServer, ServerInfo};
+/// use tool_runtime::{tool, Registry};
+///
+/// /// Add two integers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("calc", "1.0.0"));
+/// let connection = server.connection();
+/// let (sink, mut messages) = outbox();
+/// let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// if let Some(work) = connection.handle(request, &sink).into_work() {
+///     tokio::spawn(work.run());
+/// }
+/// let answer = messages.recv().await.unwrap();
+/// let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
+/// assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));
+/// # });
+/// ```
+pub struct Work {
+    kind: Kind,
+}
+
+enum Kind {
+    Call(CallWork),
+    /// A stream of notifications, sent to `sink` (which a transport may change).
+    Stream {
+        future: BoxFuture,
+        sink: Option<Arc<Mutex<Outgoing>>>,
+    },
+}
+
+impl fmt::Debug for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Call(work) => f.debug_tuple("Work::Call").field(&work.guard.id).finish(),
+            Kind::Stream { .. } => f.write_str("Work::Stream"),
+        }
+    }
+}
+
+impl Work {
+    pub(crate) fn call(work: CallWork) -> Work {
+        Work {
+            kind: Kind::Call(work),
+        }
+    }
+
+    /// A stream of notifications; `sink`, when given, is where it sends them, shared with
+    /// the future so that [`redirect`](Work::redirect) reaches it.
+    pub(crate) fn stream(
+        future: impl Future<Output = ()> + Send + 'static,
+        sink: Option<Arc<Mutex<Outgoing>>>,
+    ) -> Work {
+        Work {
+            kind: Kind::Stream {
+                future: Box::pin(future),
+                sink,
+            },
+        }
+    }
+
+    /// Where the work can run, for a transport that places calls itself: a sync tool
+    /// proven quick in place, anything else as a future.
+    pub(crate) fn placed(self) -> Placed {
+        match self.kind {
+            Kind::Call(work) => work.placed(),
+            Kind::Stream { .. } => Placed::Future(self),
+        }
+    }
+
+    /// Sends the work's messages to `sink` instead of the one its request came with.
+    pub(crate) fn redirect(&mut self, to: &Outgoing) {
+        match &mut self.kind {
+            Kind::Call(work) => work.redirect(to),
+            Kind::Stream {
+                sink: Some(sink), ..
+            } => *lock(sink) = to.clone(),
+            Kind::Stream { sink: None, .. } => {}
+        }
+    }
+}
+
+impl Work {
+    /// The work as a future: spawn it, or await it.
+    pub fn run(self) -> impl Future<Output = ()> + Send + 'static {
+        self.into_future()
+    }
+}
+
+impl IntoFuture for Work {
+    type Output = ();
+    type IntoFuture = BoxFuture;
+
+    fn into_future(self) -> BoxFuture {
+        match self.kind {
+            Kind::Call(work) => Box::pin(work.run()),
+            Kind::Stream { future, .. } => future,
+        }
+    }
+}
+
+/// Sends a call's notifications to where its response goes (which a transport may change
+/// before the call's work starts: see [`CallWork::redirect`]), within the connection's
+/// bounded backlog.
+pub(super) struct SinkNotifier {
+    pub(super) sink: Mutex<Outgoing>,
+    pub(super) backlog: Arc<super::backlog::Backlog>,
+}
+
+impl crate::call::scope::Notifier for SinkNotifier {
+    fn notify(&self, method: &str, params: serde_json::Value) {
+        let Some(place) = self.backlog.admit() else {
+            return;
+        };
+        let bytes = super::jsonrpc::notification(method, &params);
+        lock(&self.sink).send(super::Message::queued_notification(bytes, place));
+    }
+}
+
+/// Ends a request's registration when its work ends, however it ends: a work dropped
+/// before it answered cancels its request.
+pub(super) struct InFlightGuard {
+    pub(super) state: Arc<State>,
+    pub(super) id: RequestId,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) {
+            in_flight.stop();
+        }
+    }
+}
+
+/// The work of a started `tools/call`, registered as in flight: run by the transport, in
+/// place when it is a sync tool proven quick and the transport can afford it.
+pub(crate) struct CallWork {
+    pub(super) shared: Arc<Shared>,
+    /// The request's registration: dropping the work unanswered cancels it.
+    pub(super) guard: InFlightGuard,
+    pub(super) pending: crate::registry::PendingCall,
+    pub(super) context: crate::call::context::CallContext,
+    pub(super) cancellation: Cancellation,
+    pub(super) sink: Outgoing,
+    pub(super) notifier: Arc<SinkNotifier>,
+    pub(super) stateless: bool,
+}
+
+impl CallWork {
+    /// Sends the call's notifications and answer to `sink` instead of the one it came with.
+    pub(crate) fn redirect(&mut self, sink: &Outgoing) {
+        *lock(&self.notifier.sink) = sink.clone();
+        self.sink = sink.clone();
+    }
+
+    /// Where the work can run: in place when it is a sync tool proven quick; else it is
+    /// the work as it was, to run as a future.
+    pub(crate) fn placed(self) -> Placed {
+        match self.pending.into_in_place() {
+            Ok(call) => Placed::InPlace(InPlaceWork {
+                shared: self.shared,
+                guard: self.guard,
+                call,
+                stateless: self.stateless,
+            }),
+            Err(pending) => Placed::Future(Work::call(CallWork { pending, ..self })),
+        }
+    }
+
+    /// Runs the call to its end and sends its answer, unless it was cancelled meanwhile
+    /// (then the tool's future is dropped at once and nothing is sent).
+    async fn run(self) {
+        let CallWork {
+            shared,
+            guard,
+            pending,
+            context,
+            cancellation,
+            sink,
+            stateless,
+            ..
+        } = self;
+        let result = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => return,
+            result = pending.finish(&context) => result,
+        };
+        // Only a request still in flight is answered: a cancelled one gets nothing.
+        if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
+            send(&sink, answer(&shared, &guard.id, result, stateless));
+        }
+    }
+}
+
+/// Where a call's work can run (see [`CallWork::placed`]).
+pub(crate) enum Placed {
+    /// A sync tool proven quick: run it in place.
+    InPlace(InPlaceWork),
+    /// Anything else: a future to run on the runtime.
+    Future(Work),
+}
+
+/// The work of a started `tools/call` of a sync tool proven quick, to run in place.
+pub(crate) struct InPlaceWork {
+    shared: Arc<Shared>,
+    guard: InFlightGuard,
+    call: crate::registry::InPlaceCall,
+    stateless: bool,
+}
+
+impl InPlaceWork {
+    /// What a watchdog needs to answer the call when its time is up (through `sink`: the
+    /// call's own may be a reader's that nobody drains while it is stuck), and to send the
+    /// tool back to the pool.
+    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
+        Watched {
+            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.guard.state),
+            id: self.guard.id.clone(),
+            tool: self.call.tool().clone(),
+            limit: self.call.limit(),
+            sink: sink.clone(),
+            stateless: self.stateless,
+        }
+    }
+
+    /// Runs the work here and now; the answer, unless the call was cancelled or answered
+    /// (timed out) meanwhile.
+    pub(crate) fn run(self) -> Option<super::Message> {
+        let result = self.call.run();
+        lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
+        Some(answer(&self.shared, &self.guard.id, result, self.stateless))
+    }
+}
+
+/// A call running in place, as a watchdog sees it.
+pub(crate) struct Watched {
+    shared: Arc<Shared>,
+    state: Arc<State>,
+    id: RequestId,
+    tool: crate::call::runnable::ToolRef,
+    limit: Option<std::time::Duration>,
+    sink: Outgoing,
+    stateless: bool,
+}
+
+impl Watched {
+    /// The call's time limit, if any.
+    pub(crate) fn limit(&self) -> Option<std::time::Duration> {
+        self.limit
+    }
+
+    /// Sends the tool back to the pool: a run in place is taking long.
+    pub(crate) fn demote(&self) {
+        self.tool.runnable().pace().demote();
+    }
+
+    /// The call's time is up: it is answered with the timeout error and its cancellation
+    /// fires; whatever the tool returns later is dropped.
+    pub(crate) fn time_out(&self) {
+        let Some(limit) = self.limit else {
+            return;
+        };
+        let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) else {
+            return;
+        };
+        in_flight.stop();
+        let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
+        send(
+            &self.sink,
+            answer(&self.shared, &self.id, result, self.stateless),
+        );
+    }
+}

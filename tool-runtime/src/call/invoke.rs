@@ -43,9 +43,12 @@ pub(crate) enum RunFailure {
 
 /// A sync tool counts as quick below this.
 const QUICK: Duration = Duration::from_micros(100);
-/// Quick runs on the pool in a row before a tool runs in place or on a lane.
+/// Quick runs on the pool in a row before a tool runs in place or on a lane; each time it
+/// was sent back, it takes this many more.
 const QUICK_STREAK: u32 = 8;
-/// A run in place or on a lane longer than this sends the tool back to the pool for good.
+/// The most quick runs in a row a tool sent back many times needs.
+const LONGEST_STREAK: u32 = 1024;
+/// A run in place or on a lane longer than this sends the tool back to the pool.
 const TOO_SLOW_IN_PLACE: Duration = Duration::from_millis(1);
 
 /// How fast one sync tool has been, to decide where it runs.
@@ -55,7 +58,10 @@ pub(crate) struct Pace {
     tool: Box<str>,
     quick_streak: AtomicU32,
     in_place: AtomicBool,
-    demoted: AtomicBool,
+    /// How many times a run in place took long. Wall-clock time cannot tell a tool that
+    /// blocks from a thread the system preempted on a busy machine, so being sent back is
+    /// not for good: the tool may prove quick again, over more runs each time.
+    demotions: AtomicU32,
 }
 
 impl Pace {
@@ -64,7 +70,7 @@ impl Pace {
             tool: tool.into(),
             quick_streak: AtomicU32::new(0),
             in_place: AtomicBool::new(false),
-            demoted: AtomicBool::new(false),
+            demotions: AtomicU32::new(0),
         }
     }
 
@@ -74,11 +80,12 @@ impl Pace {
     }
 
     fn record_pooled(&self, took: Duration) {
-        if self.demoted.load(Ordering::Relaxed) {
-            return;
-        }
         if took < QUICK {
-            if self.quick_streak.fetch_add(1, Ordering::Relaxed) + 1 >= QUICK_STREAK {
+            let demotions = self.demotions.load(Ordering::Relaxed);
+            let needed = QUICK_STREAK
+                .saturating_mul(demotions.saturating_add(1))
+                .min(LONGEST_STREAK);
+            if self.quick_streak.fetch_add(1, Ordering::Relaxed) + 1 >= needed {
                 self.in_place.store(true, Ordering::Relaxed);
             }
         } else {
@@ -86,20 +93,27 @@ impl Pace {
         }
     }
 
-    /// Sends the tool back to the pool for good, at once (a run in place is taking long).
+    /// Sends the tool back to the pool at once (a run in place is taking long), until it
+    /// proves quick again.
     pub(crate) fn demote(&self) {
-        self.demoted.store(true, Ordering::Relaxed);
-        self.in_place.store(false, Ordering::Relaxed);
+        if !self.in_place.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        self.quick_streak.store(0, Ordering::Relaxed);
+        let tool = &*self.tool;
+        if self.demotions.fetch_add(1, Ordering::Relaxed) == 0 {
+            tracing::warn!(
+                tool,
+                "a sync tool proven quick ran long; it runs on the blocking pool until it proves quick again"
+            );
+        } else {
+            tracing::debug!(tool, "a sync tool proven quick ran long again");
+        }
     }
 
     fn record_in_place(&self, took: Duration) {
         if took > TOO_SLOW_IN_PLACE {
             self.demote();
-            tracing::warn!(
-                tool = &*self.tool,
-                ?took,
-                "a sync tool proven quick ran long; it runs on the blocking pool from now on"
-            );
         }
     }
 }

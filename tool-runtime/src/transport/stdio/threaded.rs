@@ -6,7 +6,7 @@
 //! A tool that was quick a thousand times can still block on the next call. The reader
 //! does not wait for that to be noticed: a watchdog looks every millisecond or so while
 //! runs in place happen, and when one has lasted [`STUCK_AFTER`], it sends the tool back
-//! to the blocking pool for good and starts a new reader thread, which goes on reading and
+//! to the blocking pool (until it proves quick again) and starts a new reader thread, which goes on reading and
 //! answering; the old one finishes its call, writes its answer and ends. The watchdog also
 //! answers a call whose time limit passes while it runs in place (whatever the tool returns
 //! later is dropped), and a `notifications/cancelled` read by the new reader drops it too.

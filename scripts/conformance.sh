@@ -23,9 +23,13 @@ url="http://127.0.0.1:$port/mcp"
 
 scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-image
     tools-call-audio tools-call-embedded-resource tools-call-mixed-content
-    tools-call-with-logging tools-call-error tools-call-with-progress dns-rebinding-protection)
+    tools-call-with-logging tools-call-error tools-call-with-progress dns-rebinding-protection
+    resources-list resources-read-text resources-read-binary resources-templates-read
+    resources-subscribe resources-unsubscribe prompts-list prompts-get-simple
+    prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
+    completion-complete)
 # Scenarios only the 0.2 releases have.
-scenarios_0_2=(http-header-validation)
+scenarios_0_2=(http-header-validation sep-2164-resource-not-found caching)
 
 passed=0
 failed=0

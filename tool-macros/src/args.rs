@@ -1,16 +1,76 @@
-//! The `#[tool(...)]` arguments: name, title, description and the MCP hints.
+//! The arguments of `#[tool(...)]`, `#[prompt(...)]` and `#[resource("uri", ...)]`: name,
+//! title, description, and what each kind adds (the MCP hints of a tool, the URI and MIME
+//! type of a resource).
 
 use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
-use syn::{LitBool, LitStr};
+use syn::{LitBool, LitInt, LitStr};
+
+/// Which attribute is being expanded.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    #[default]
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl Kind {
+    /// The attribute as users write it, for messages.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            Kind::Tool => "#[tool]",
+            Kind::Prompt => "#[prompt]",
+            Kind::Resource => "#[resource]",
+        }
+    }
+
+    /// The noun for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+        }
+    }
+
+    /// Every key the attribute accepts, in the order the error message lists them.
+    pub fn accepted_keys(self) -> &'static str {
+        match self {
+            Kind::Tool => ACCEPTED_KEYS,
+            Kind::Prompt => "name, title, description, timeout",
+            Kind::Resource => {
+                "a URI or URI template first, then name, title, description, mime_type, size,                  timeout"
+            }
+        }
+    }
+
+    fn accepts(self, key: &str) -> bool {
+        match self {
+            Kind::Tool => !matches!(key, "mime_type" | "size"),
+            Kind::Prompt => matches!(key, "name" | "title" | "description" | "timeout"),
+            Kind::Resource => matches!(
+                key,
+                "name" | "title" | "description" | "timeout" | "mime_type" | "size"
+            ),
+        }
+    }
+}
 
 /// Every key `#[tool(...)]` accepts, in the order the error message lists them.
 pub const ACCEPTED_KEYS: &str =
     "name, title, description, read_only, destructive, idempotent, open_world, timeout";
 
-/// What `#[tool(...)]` said. Each field keeps the span of its key for later errors.
+/// What the attribute said. Each field keeps the span of its key for later errors.
 #[derive(Default)]
 pub struct ToolArgs {
+    pub kind: Kind,
+    /// `#[resource("...")]`: the URI or URI template.
+    pub uri: Option<LitStr>,
+    /// `#[resource(mime_type = "...")]`.
+    pub mime_type: Option<LitStr>,
+    /// `#[resource(size = 1234)]`, in bytes.
+    pub size: Option<u64>,
     pub name: Option<LitStr>,
     pub title: Option<LitStr>,
     pub description: Option<LitStr>,
@@ -29,10 +89,33 @@ pub struct Hint {
 }
 
 impl ToolArgs {
-    /// Parses the attribute's tokens, collecting every error rather than stopping at the first.
+    /// Parses `#[tool]`'s tokens, collecting every error rather than stopping at the first.
+    #[cfg(test)]
     pub fn from_tokens(tokens: TokenStream) -> (ToolArgs, Vec<syn::Error>) {
-        let mut args = ToolArgs::default();
+        Self::for_kind(Kind::Tool, tokens)
+    }
+
+    /// Parses the tokens of the attribute `kind`.
+    pub fn for_kind(kind: Kind, tokens: TokenStream) -> (ToolArgs, Vec<syn::Error>) {
+        let mut args = ToolArgs {
+            kind,
+            ..ToolArgs::default()
+        };
         let mut errors = Vec::new();
+        let tokens = if kind == Kind::Resource {
+            match split_uri(tokens) {
+                Ok((uri, rest)) => {
+                    args.uri = Some(uri);
+                    rest
+                }
+                Err(error) => {
+                    errors.push(error);
+                    return (args, errors);
+                }
+            }
+        } else {
+            tokens
+        };
         if tokens.is_empty() {
             return (args, errors);
         }
@@ -54,7 +137,28 @@ impl ToolArgs {
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
+        if !self.kind.accepts(&key) {
+            // Consume a value, if any, so parsing can go on to the next key.
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|_| Ok(()))?;
+            }
+            return Err(meta.error(format!(
+                "unknown {} argument `{}`; accepted: {}",
+                self.kind.attribute(),
+                quote::ToTokens::to_token_stream(path)
+                    .to_string()
+                    .replace(' ', ""),
+                self.kind.accepted_keys()
+            )));
+        }
         match key.as_str() {
+            "mime_type" => set_once(&mut self.mime_type, meta, string_value(meta)?),
+            "size" => {
+                let size: LitInt = meta.value()?.parse()?;
+                set_once(&mut self.size, meta, size.base10_parse::<u64>()?)
+            }
             "name" => set_once(&mut self.name, meta, string_value(meta)?),
             "title" => set_once(&mut self.title, meta, string_value(meta)?),
             "description" => set_once(&mut self.description, meta, string_value(meta)?),
@@ -85,6 +189,24 @@ impl ToolArgs {
             }
         }
     }
+}
+
+/// `#[resource("uri", key = value, ...)]`: the URI literal, and the tokens after its comma.
+fn split_uri(tokens: TokenStream) -> syn::Result<(LitStr, TokenStream)> {
+    let parser = |input: syn::parse::ParseStream<'_>| {
+        let uri: LitStr = input.parse().map_err(|error| {
+            syn::Error::new(
+                error.span(),
+                "#[resource] starts with the resource's URI or URI template:                  #[resource(\"files:///{path}\")]",
+            )
+        })?;
+        if !input.is_empty() {
+            input.parse::<syn::Token![,]>()?;
+        }
+        let rest: TokenStream = input.parse()?;
+        Ok((uri, rest))
+    };
+    syn::parse::Parser::parse2(parser, tokens)
 }
 
 fn set_once<T>(slot: &mut Option<T>, meta: &ParseNestedMeta<'_>, value: T) -> syn::Result<()> {

@@ -39,6 +39,8 @@ pub struct Param {
     pub injected: bool,
     /// Spelled `Option<...>`; the expansion confirms it is `core::option::Option`.
     pub spelled_option: bool,
+    /// `#[arg(complete = path)]`: the function that completes this argument.
+    pub complete: Option<syn::Path>,
 }
 
 pub enum ParamDefault {
@@ -208,6 +210,7 @@ impl Param {
             ty,
             doc: None,
             default: ParamDefault::None,
+            complete: None,
         };
         let mut doc_lines = Vec::new();
         for attr in &pat_type.attrs {
@@ -257,10 +260,11 @@ impl Param {
                     self.wire_span = name.span();
                 }
                 "inject" => self.injected = true,
+                "complete" => self.complete = Some(meta.value()?.parse()?),
                 _ => {
                     return Err(meta.error(format!(
                         "unknown #[arg] argument `{}`; accepted: default, default = <expr>, \
-                         rename = \"...\", inject",
+                         rename = \"...\", inject, complete = <function>",
                         meta.path.to_token_stream().to_string().replace(' ', "")
                     )))
                 }

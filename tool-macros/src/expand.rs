@@ -2,7 +2,7 @@
 //! table and the registration. Generated code is thin: every decision that can be made at
 //! run time is made by `tool_runtime::__private` helpers, which are ordinary tested code.
 
-use crate::args::{Hint, ToolArgs};
+use crate::args::{Hint, Kind, ToolArgs};
 use crate::ast::{Param, ParamDefault, ToolFn};
 use crate::valid::{Checked, CheckedExample, DeferredCheck, DeferredKind};
 use proc_macro2::TokenStream;
@@ -46,10 +46,89 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         None => quote!(()),
     };
     let output_span = tool.output.as_ref().map_or(ident.span(), |ty| ty.span());
-    let convert = quote_spanned! {output_span=>
-        #[allow(unused_imports)]
-        use #rt::{ViaContentResult as _, ViaContent as _, ViaResult as _, ViaSerialize as _};
-        (&&&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
+    let convert = match args.kind {
+        Kind::Tool => quote_spanned! {output_span=>
+            #[allow(unused_imports)]
+            use #rt::{ViaContentResult as _, ViaContent as _, ViaResult as _, ViaSerialize as _};
+            (&&&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
+        },
+        Kind::Prompt => quote_spanned! {output_span=>
+            #rt::prompt_output::<#output_ty>(__tool_output)
+        },
+        Kind::Resource => quote_spanned! {output_span=>
+            #rt::resource_output::<#output_ty>(__tool_output)
+        },
+    };
+    let output_schema = match args.kind {
+        Kind::Tool => quote! {
+            #[allow(unused_imports)]
+            use #rt::{
+                OutputSchemaViaResult as _, OutputSchemaNoneForResult as _,
+                OutputSchemaViaType as _, OutputSchemaNone as _,
+            };
+            (&&&&#rt::OutputProbe::<#output_ty>::new()).output_schema(__tool_generator)
+        },
+        Kind::Prompt | Kind::Resource => quote! {
+            let _ = __tool_generator;
+            ::core::option::Option::None
+        },
+    };
+    let surface = match args.kind {
+        Kind::Tool => quote!(#rt::Surface::Tool),
+        Kind::Prompt => quote!(#rt::Surface::Prompt),
+        Kind::Resource => {
+            let uri = args.uri.as_ref().map(|uri| uri.value()).unwrap_or_default();
+            let mime_type = option_str(args.mime_type.as_ref().map(|m| m.value()).as_deref());
+            let size = match args.size {
+                Some(size) => quote!(::core::option::Option::Some(#size)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#rt::Surface::Resource(#rt::ResourceSpec {
+                uri: #uri,
+                mime_type: #mime_type,
+                size: #size,
+            }))
+        }
+    };
+    let completer_fns = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter_map(|(index, param)| completer_fn(param, index));
+    let completers = tool.params.iter().enumerate().map(|(index, param)| {
+        if param.complete.is_some() {
+            let name = format_ident!("__tool_complete_{}", index);
+            quote!(::core::option::Option::Some(#name as #rt::CompleteFn))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    });
+    let resource_checks = if args.kind == Kind::Resource {
+        let variables = args
+            .uri
+            .as_ref()
+            .and_then(|uri| crate::valid::template_variables(&uri.value()).ok())
+            .unwrap_or_default();
+        tool.params
+            .iter()
+            .filter(|param| {
+                !param.injected
+                    && !param.surely_an_argument()
+                    && !variables.contains(&param.wire_name)
+            })
+            .map(|param| {
+                let ty = &param.ty;
+                let message = format!(
+                    "parameter `{}` is not a variable of the URI template; add `{{{{{}}}}}` to                      it (a resource's arguments all come from its URI)",
+                    param.wire_name, param.wire_name
+                );
+                quote_spanned! {ty.span()=>
+                    const _: () = ::core::assert!(<#ty as #rt::ToolParam>::INJECTED, #message);
+                }
+            })
+            .collect::<Vec<_>>()
+    } else {
+        Vec::new()
     };
     let invocation = if tool.is_async {
         quote! {
@@ -128,17 +207,16 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             fn __tool_output_schema(
                 __tool_generator: &mut #rt::SchemaGenerator,
             ) -> ::core::option::Option<#rt::Schema> {
-                #[allow(unused_imports)]
-                use #rt::{
-                    OutputSchemaViaResult as _, OutputSchemaNoneForResult as _,
-                    OutputSchemaViaType as _, OutputSchemaNone as _,
-                };
-                (&&&&#rt::OutputProbe::<#output_ty>::new()).output_schema(__tool_generator)
+                #output_schema
             }
 
             #(#defaults)*
 
             #(#deferred)*
+
+            #(#resource_checks)*
+
+            #(#completer_fns)*
 
             static __TOOL_PARAMS: [#rt::ParamSpec; #param_count] = [#(#params),*];
 
@@ -161,8 +239,10 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                         output_schema: __tool_output_schema,
                         location: #location,
                     },
+                    surface: #surface,
                     invoke: __tool_invoke,
                     requirements: &[#(#requirements),*],
+                    completers: &[#(#completers),*],
                 }
             }
         };
@@ -247,6 +327,25 @@ fn deferred_check(param: &Param, check: &DeferredCheck) -> TokenStream {
             #assertion
         };
     }
+}
+
+/// The completion function of a parameter with `#[arg(complete = path)]`, as a plain `fn`
+/// the registration can hold; the path is spanned so a wrong signature is reported on it.
+fn completer_fn(param: &Param, index: usize) -> Option<TokenStream> {
+    let rt = quote!(::tool_runtime::__private);
+    let path = param.complete.as_ref()?;
+    let name = format_ident!("__tool_complete_{}", index);
+    let call = quote_spanned! {path.span()=>
+        #rt::complete_with(#path, __tool_typed, __tool_context)
+    };
+    Some(quote! {
+        fn #name(
+            __tool_typed: &str,
+            __tool_context: &#rt::CompletionContext,
+        ) -> ::std::vec::Vec<::std::string::String> {
+            #call
+        }
+    })
 }
 
 /// A function giving a defaulted parameter's default as JSON, when its type can say it.

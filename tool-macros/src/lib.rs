@@ -1,5 +1,6 @@
-//! The `#[tool]` attribute macro. Use it through `tool_runtime::tool`; the runtime crate's
-//! documentation describes what it accepts and what it generates.
+//! The `#[tool]`, `#[prompt]` and `#[resource]` attribute macros. Use them through
+//! `tool_runtime`; the runtime crate's documentation describes what they accept and what
+//! they generate.
 //!
 //! The macro works in stages, one module each: `args` reads `#[tool(...)]`, `doc` reads
 //! the doc comments, `ast` builds a model of the function, `valid` checks it, and
@@ -17,18 +18,35 @@ use proc_macro::TokenStream;
 /// Turns a function into a tool of the static catalog. See `tool_runtime::tool`.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    tool_impl(attr.into(), item.into()).into()
+    expand_kind(args::Kind::Tool, attr.into(), item.into()).into()
 }
 
-fn tool_impl(
+/// Turns a function into a prompt of the static catalog. See `tool_runtime::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(args::Kind::Prompt, attr.into(), item.into()).into()
+}
+
+/// Turns a function into a resource (or resource template) of the static catalog. See
+/// `tool_runtime::resource`.
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(args::Kind::Resource, attr.into(), item.into()).into()
+}
+
+fn expand_kind(
+    kind: args::Kind,
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let (tool_args, mut errors) = args::ToolArgs::from_tokens(attr);
+    let (tool_args, mut errors) = args::ToolArgs::for_kind(kind, attr);
     let item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(_) => {
-            let error = syn::Error::new_spanned(&item, "#[tool] goes on a free `fn` or `async fn`");
+            let error = syn::Error::new_spanned(
+                &item,
+                format!("{} goes on a free `fn` or `async fn`", kind.attribute()),
+            );
             errors.push(error);
             // Give back what the user wrote so the rest of their code still resolves.
             let errors = errors.into_iter().map(|e| e.to_compile_error());
@@ -40,6 +58,25 @@ fn tool_impl(
     if errors.is_empty() {
         expand::expand(&tool_args, &tool, &checked)
     } else {
-        fallback::expand(Some(tool.item), errors)
+        fallback::expand(Some(tool.item), renamed(kind, errors))
     }
+}
+
+/// The shared stages speak of `#[tool]`; for the other attributes, their messages name the
+/// attribute the user wrote.
+fn renamed(kind: args::Kind, errors: Vec<syn::Error>) -> Vec<syn::Error> {
+    if kind == args::Kind::Tool {
+        return errors;
+    }
+    errors
+        .into_iter()
+        .flat_map(|error| error.into_iter().collect::<Vec<_>>())
+        .map(|error| {
+            let message = error
+                .to_string()
+                .replace("#[tool]", kind.attribute())
+                .replace("a tool ", &format!("a {} ", kind.noun()));
+            syn::Error::new(error.span(), message)
+        })
+        .collect()
 }

@@ -1,7 +1,7 @@
 //! Cross-cutting checks of a tool: its name, its descriptions, its parameter docs and its
 //! examples. Produces the checked facts the expansion writes out.
 
-use crate::args::ToolArgs;
+use crate::args::{Kind, ToolArgs};
 use crate::ast::ToolFn;
 use crate::doc::{self, ExampleKind};
 use proc_macro2::Span;
@@ -49,11 +49,30 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
             tool.ident.span(),
         ),
     };
-    if let Err(reason) = check_name(&name) {
+    let kind = args.kind;
+    if kind == Kind::Resource {
+        if name.trim().is_empty() {
+            errors.push(syn::Error::new(name_span, "a resource's name cannot be empty"));
+        }
+    } else if let Err(reason) = check_name(&name) {
         errors.push(syn::Error::new(
             name_span,
-            format!("`{name}` is not a valid tool name: {reason}"),
+            format!("`{name}` is not a valid {} name: {reason}", kind.noun()),
         ));
+    }
+    match kind {
+        Kind::Tool => {
+            for param in &tool.params {
+                if let Some(path) = &param.complete {
+                    errors.push(syn::Error::new_spanned(
+                        path,
+                        "`complete` is for the arguments of a #[prompt] and the variables of a                          #[resource] template: clients ask to complete those, not tool arguments",
+                    ));
+                }
+            }
+        }
+        Kind::Resource => check_template(args, tool, errors),
+        Kind::Prompt => {}
     }
 
     let doc = doc::parse(&tool.doc_lines);
@@ -74,11 +93,19 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
             if doc.description.trim().is_empty() {
                 errors.push(syn::Error::new(
                     tool.ident.span(),
-                    format!(
-                        "tool `{name}` has no description: add a doc comment (`/// What it \
-                         does.`) or #[tool(description = \"...\")]; the model reads it to \
-                         decide when to call the tool"
-                    ),
+                    match kind {
+                        Kind::Tool => format!(
+                            "tool `{name}` has no description: add a doc comment (`/// What it \
+                             does.`) or #[tool(description = \"...\")]; the model reads it to \
+                             decide when to call the tool"
+                        ),
+                        _ => format!(
+                            "{} `{name}` has no description: add a doc comment (`/// What it \
+                             is.`) or {}(description = \"...\")]; clients show it to the user",
+                            kind.noun(),
+                            kind.attribute().trim_end_matches(']')
+                        ),
+                    },
                 ));
             }
             (doc.summary.clone(), doc.description.clone())
@@ -147,6 +174,92 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
         examples,
         deferred,
     }
+}
+
+/// A resource's URI template and the function agree: every variable is a parameter, and
+/// every parameter the caller gives is a variable. (Parameters the runtime fills in are
+/// not variables; the expansion asks the compiler to confirm those it cannot see.)
+fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) {
+    let Some(uri) = &args.uri else {
+        return;
+    };
+    let variables = match template_variables(&uri.value()) {
+        Ok(variables) => variables,
+        Err(reason) => {
+            errors.push(syn::Error::new(
+                uri.span(),
+                format!("invalid URI template: {reason}"),
+            ));
+            return;
+        }
+    };
+    for variable in &variables {
+        if !tool
+            .params
+            .iter()
+            .any(|param| param.wire_name == *variable && !param.injected)
+        {
+            errors.push(syn::Error::new(
+                uri.span(),
+                format!(
+                    "the URI template has the variable `{variable}`, but `{}` has no parameter                      `{variable}`; add `{variable}: String` (or any type read from text)",
+                    tool.ident
+                ),
+            ));
+        }
+    }
+    for param in &tool.params {
+        if param.injected || variables.contains(&param.wire_name) {
+            continue;
+        }
+        if param.surely_an_argument() {
+            errors.push(syn::Error::new(
+                uri.span(),
+                format!(
+                    "parameter `{}` is not a variable of the URI template; add `{{{}}}` to it                      (a resource's arguments all come from its URI)",
+                    param.wire_name, param.wire_name
+                ),
+            ));
+        }
+    }
+}
+
+/// The variable names of an RFC 6570 URI template, in order. (The runtime parses templates
+/// fully to match URIs; the macro needs only the names, and cannot depend on the runtime.)
+pub fn template_variables(template: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest.as_bytes()[open] == b'}' {
+            return Err("a `}` without its `{`".to_owned());
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find('}')
+            .ok_or_else(|| "a `{` is never closed".to_owned())?;
+        let body = &after[..close];
+        let list = body
+            .strip_prefix(['+', '#', '.', '/', ';', '?', '&'])
+            .unwrap_or(body);
+        for spec in list.split(',') {
+            let name = spec
+                .strip_suffix('*')
+                .unwrap_or_else(|| spec.split(':').next().unwrap_or(spec));
+            let valid = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '%');
+            if !valid {
+                return Err(format!(
+                    "`{{{body}}}` is not a valid expression: variable names are letters, digits \
+                     and `_`"
+                ));
+            }
+            names.push(name.to_owned());
+        }
+        rest = &after[close + 1..];
+    }
+    Ok(names)
 }
 
 fn check_example_keys(

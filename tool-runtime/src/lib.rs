@@ -105,6 +105,59 @@ pub mod __private;
 /// Turns a function into a tool of the binary's static catalog. See the [crate] docs.
 pub use tool_macros::tool;
 
+/// Turns a function into a prompt of the binary's static catalog: messages a user picks by
+/// name, with string arguments read from the parameters (doc comments describe them; an
+/// `Option` is not required).
+///
+/// The function returns a `String` (one message from the user), a
+/// [`PromptMessage`](result::PromptMessage), a `Vec` of them, or a `Result` of one of these.
+/// `#[prompt(name = "...", title = "...", description = "...", timeout = "...")]` override
+/// what the function and its doc comment say; `#[arg(complete = function)]` on a parameter
+/// names the function that completes it.
+///
+/// ```
+/// use tool_runtime::prompt;
+///
+/// /// Ask for a code review.
+/// #[prompt(title = "Code review")]
+/// fn review(
+///     /// The code to review.
+///     code: String,
+///     /// What to focus on; everything when left out.
+///     focus: Option<String>,
+/// ) -> String {
+///     format!("Review this code, focusing on {}:\n{code}", focus.as_deref().unwrap_or("everything"))
+/// }
+/// ```
+pub use tool_macros::prompt;
+
+/// Turns a function into a resource of the binary's static catalog: content read by URI.
+///
+/// `#[resource("uri")]` on a function without parameters is one resource; with
+/// parameters, the URI is an RFC 6570 template whose variables are the parameters
+/// (`#[resource("files:///{+path}")]` with `path: String`), checked at compile time both
+/// ways. Parameters such as `State<T>` are filled in by the runtime as for tools. The
+/// function returns a `String` (text), a `Vec<u8>` (binary), a `serde_json::Value`,
+/// [`EmbeddedResource`](result::EmbeddedResource)s, or a `Result` of one of these; keys
+/// `name`, `title`, `description`, `mime_type`, `size` and `timeout` may follow the URI.
+///
+/// ```
+/// use tool_runtime::resource;
+///
+/// /// The project's README.
+/// #[resource("docs:///readme", mime_type = "text/markdown")]
+/// fn readme() -> &'static str {
+///     "# My project"
+/// }
+///
+/// /// A user's profile, as JSON.
+/// #[resource("users://{id}/profile", mime_type = "application/json")]
+/// fn profile(id: u32) -> serde_json::Value {
+///     serde_json::json!({"id": id})
+/// }
+/// ```
+pub use tool_macros::resource;
+
 pub use call::content::Content;
 pub use call::context::{CallContext, State};
 pub use call::error::CallError;
@@ -117,6 +170,7 @@ pub use registry::{DynamicTool, Registry};
 /// answer with.
 pub mod result {
     pub use crate::call::content::{Content, EmbeddedResource, IntoContent};
+    pub use crate::call::surface_output::{PromptMessage, PromptOutput, ResourceOutput, Role};
     pub use crate::call::error::{ArgumentProblem, CallError};
     pub use crate::call::output::{ToolError, ToolOutput};
     pub use crate::call::result::ToolResult;
@@ -125,6 +179,7 @@ pub mod result {
 /// What the runtime fills in for a tool's parameters: shared state, the call context, and
 /// the call's progress, logs and cancellation.
 pub mod context {
+    pub use crate::call::complete::CompletionContext;
     pub use crate::call::context::{CallContext, State};
     pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};
 }

@@ -4,7 +4,9 @@ pub use crate::__register_tool as register_tool;
 pub use crate::call::arguments::{
     assert_option, is_optional, schema_of, Arguments, IsOption, ToolArgument,
 };
+pub use crate::call::complete::{complete_with, CompleteFn, CompletionContext};
 pub use crate::call::context::StateRequirement;
+pub use crate::call::surface_output::{prompt_output, resource_output};
 pub use crate::call::inject::Injected;
 pub use crate::call::invoke::Invocation;
 pub use crate::call::output::{
@@ -15,7 +17,8 @@ pub use crate::call::output::{
 };
 pub use crate::call::param::{NotOption, OptionProbe, ToolParam};
 pub use crate::catalog::contract::{
-    Annotations, Example, ParamKind, ParamSpec, SourceLocation, ToolDescription,
+    Annotations, Example, ParamKind, ParamSpec, ResourceSpec, SourceLocation, Surface,
+    ToolDescription,
 };
 pub use crate::registration::ToolRegistration;
 #[cfg(feature = "linkme")]

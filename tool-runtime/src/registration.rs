@@ -1,25 +1,31 @@
-//! What `#[tool]` writes for each tool, whole: its description (for the catalog) and how it
-//! runs (for dispatch), collected into the binary by `inventory` (or, with the `linkme`
-//! feature, a `linkme` distributed slice).
+//! What `#[tool]`, `#[prompt]` and `#[resource]` write for each function, whole: its
+//! description (for the catalog) and how it runs (for dispatch), collected into the binary
+//! by `inventory` (or, with the `linkme` feature, a `linkme` distributed slice).
 //!
 //! This is the one module that names both halves: the catalog stays a pure description and
 //! dispatch never reads a registration; both are built from here, once, in the same order.
 
+use crate::call::complete::CompleteFn;
 use crate::call::runnable::{InvokeFn, RequirementFn, Runnable};
-use crate::catalog::contract::ToolDescription;
+use crate::catalog::contract::{Surface, ToolDescription};
 use crate::catalog::{Catalog, CatalogError};
 use std::sync::OnceLock;
 
-/// One tool as the macro writes it. Built in a `static`, so every field is constant.
+/// One tool, prompt or resource as the macro writes it. Built in a `static`, so every
+/// field is constant.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct ToolRegistration {
-    /// What callers see of the tool.
+    /// What callers see of the function.
     pub about: ToolDescription,
+    /// Whether it is a tool, a prompt or a resource.
+    pub surface: Surface,
     /// The call shim.
     pub invoke: InvokeFn,
     /// For each parameter, in order, the registered state it needs (`None` for most).
     pub requirements: &'static [RequirementFn],
+    /// For each parameter, in order, its `#[arg(complete = ...)]` function, if any.
+    pub completers: &'static [Option<CompleteFn>],
 }
 
 #[cfg(not(feature = "linkme"))]
@@ -43,10 +49,13 @@ fn registrations() -> impl Iterator<Item = &'static ToolRegistration> {
     }
 }
 
-/// The static tools: the catalog, and how each of its tools runs, at the same index.
+/// The static tools, prompts and resources: the catalog, and how each runs, at the same
+/// index as in the catalog's lists.
 pub(crate) struct StaticTools {
     pub(crate) catalog: Catalog,
     pub(crate) runnables: Vec<Runnable>,
+    pub(crate) prompt_runnables: Vec<Runnable>,
+    pub(crate) resource_runnables: Vec<Runnable>,
 }
 
 impl StaticTools {
@@ -60,22 +69,41 @@ impl StaticTools {
     }
 
     fn build() -> Result<StaticTools, CatalogError> {
-        let mut registrations: Vec<&'static ToolRegistration> = registrations().collect();
-        // The catalog's order, so that runnables line up with its tools.
-        registrations.sort_by_key(|registration| Catalog::order_of(&registration.about));
-        let catalog = Catalog::from_sorted(registrations.iter().map(|r| &r.about))?;
-        let runnables = registrations
-            .iter()
-            .map(|registration| {
-                Runnable::from_macro(
-                    registration.about.name,
-                    registration.invoke,
-                    registration.requirements,
-                )
-            })
-            .collect();
-        Ok(StaticTools { catalog, runnables })
+        let mut tools = Vec::new();
+        let mut prompts = Vec::new();
+        let mut resources = Vec::new();
+        for registration in registrations() {
+            match &registration.surface {
+                Surface::Tool => tools.push(registration),
+                Surface::Prompt => prompts.push(registration),
+                Surface::Resource(spec) => resources.push((registration, spec)),
+            }
+        }
+        // The catalog's orders, so that runnables line up with its lists.
+        tools.sort_by_key(|registration| Catalog::order_of(&registration.about));
+        prompts.sort_by_key(|registration| Catalog::order_of(&registration.about));
+        resources.sort_by_key(|(registration, spec)| {
+            (spec.uri, Catalog::order_of(&registration.about))
+        });
+        let mut catalog = Catalog::from_sorted(tools.iter().map(|r| &r.about))?;
+        catalog.add_prompts(prompts.iter().map(|r| &r.about))?;
+        catalog.add_resources(resources.iter().map(|(r, spec)| (&r.about, *spec)))?;
+        Ok(StaticTools {
+            catalog,
+            runnables: tools.into_iter().map(runnable).collect(),
+            prompt_runnables: prompts.into_iter().map(runnable).collect(),
+            resource_runnables: resources.into_iter().map(|(r, _)| runnable(r)).collect(),
+        })
     }
+}
+
+fn runnable(registration: &'static ToolRegistration) -> Runnable {
+    Runnable::from_macro(
+        registration.about.name,
+        registration.invoke,
+        registration.requirements,
+        registration.completers,
+    )
 }
 
 impl Catalog {

@@ -42,8 +42,7 @@ fn protocol(c: &mut Criterion) {
     let connection = initialized(&server);
     let (sink, mut messages) = outbox();
     let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
-    // Warm up: `add` is a sync tool; once proven quick it runs on a lane, which the
-    // figure includes (the hand-off to the lane and back).
+    // `add` is an `async fn`: its work runs right here, with no hand-off to another thread.
     for _ in 0..20 {
         handle(&runtime, &connection, call, &sink);
         runtime.block_on(messages.recv()).unwrap();

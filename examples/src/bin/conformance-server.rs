@@ -1,10 +1,13 @@
-//! The fixture server for the official MCP conformance suite: the `test_*` tools its
-//! server scenarios call, each written with `#[tool]`. Run it with
+//! The fixture server for the official MCP conformance suite: the `test_*` tools, prompts
+//! and resources its server scenarios use, each written with `#[tool]`, `#[prompt]` or
+//! `#[resource]` as a user would. Run it with
 //! `conformance-server serve --http 127.0.0.1:PORT` and point the suite at `/mcp`.
 
 use std::process::ExitCode;
 use std::time::Duration;
-use tool_runtime::{tool, Content, Logger, Progress};
+use tool_runtime::context::CompletionContext;
+use tool_runtime::result::{Content as Block, EmbeddedResource, PromptMessage};
+use tool_runtime::{prompt, resource, tool, Content, Logger, Progress};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -137,6 +140,104 @@ fn describe_value(
         Some(limit) => text.chars().take(limit as usize).collect(),
         None => text,
     }
+}
+
+/// A static text resource for testing.
+#[resource("test://static-text", title = "Static Text Resource", mime_type = "text/plain")]
+fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (image) for testing.
+#[resource("test://static-binary", title = "Static Binary Resource", mime_type = "image/png")]
+fn static_binary() -> Vec<u8> {
+    decode(PNG)
+}
+
+/// A resource that clients subscribe to.
+#[resource("test://watched-resource", title = "Watched Resource", mime_type = "text/plain")]
+fn watched_resource() -> &'static str {
+    "Watched resource content"
+}
+
+/// A resource template with parameter substitution.
+#[resource(
+    "test://template/{id}/data",
+    name = "template",
+    title = "Resource Template",
+    mime_type = "application/json"
+)]
+fn template_data(
+    /// The identifier substituted into the URI.
+    #[arg(complete = known_ids)]
+    id: String,
+) -> serde_json::Value {
+    serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+}
+
+/// Identifiers the template knows, for completion.
+fn known_ids(typed: &str) -> Vec<String> {
+    ["123", "456", "789"]
+        .into_iter()
+        .filter(|id| id.starts_with(typed))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A simple prompt without arguments.
+#[prompt(title = "Simple Test Prompt")]
+fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with required arguments.
+#[prompt(title = "Prompt With Arguments")]
+fn test_prompt_with_arguments(
+    /// First test argument.
+    #[arg(complete = test_words)]
+    arg1: String,
+    /// Second test argument.
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// Words starting with what was typed, given what the other argument says.
+fn test_words(typed: &str, context: &CompletionContext) -> Vec<String> {
+    let suffix = context.argument("arg2").unwrap_or("value");
+    ["test", "testing", "tested"]
+        .into_iter()
+        .filter(|word| word.starts_with(typed))
+        .map(|word| format!("{word}-{suffix}"))
+        .collect()
+}
+
+/// A prompt that includes an embedded resource.
+#[prompt(title = "Prompt With Embedded Resource")]
+fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed.
+    #[arg(rename = "resourceUri")]
+    resource_uri: String,
+) -> Vec<PromptMessage> {
+    let resource = EmbeddedResource {
+        uri: resource_uri,
+        mime_type: Some("text/plain".to_owned()),
+        text: Some("Embedded resource content for testing.".to_owned()),
+        blob: None,
+    };
+    vec![
+        PromptMessage::user(Block::Resource { resource }),
+        PromptMessage::user("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt that includes image content.
+#[prompt(title = "Prompt With Image")]
+fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Block::image(decode(PNG), "image/png")),
+        PromptMessage::user("Please analyze the image above."),
+    ]
 }
 
 fn main() -> ExitCode {

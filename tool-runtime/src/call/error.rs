@@ -131,7 +131,7 @@ impl fmt::Display for CallError {
 impl std::error::Error for CallError {}
 
 /// `5s`, `1.5s`, `250ms`: how people write short durations.
-fn show_duration(duration: std::time::Duration) -> String {
+pub(crate) fn show_duration(duration: std::time::Duration) -> String {
     let millis = duration.as_millis();
     if millis % 1000 == 0 {
         format!("{}s", millis / 1000)

@@ -2,6 +2,7 @@
 //! the tool, and turn what it returns (or how it failed) into a result.
 
 pub(crate) mod arguments;
+pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod dynamic;
@@ -14,6 +15,7 @@ pub(crate) mod param;
 pub(crate) mod result;
 pub(crate) mod runnable;
 pub(crate) mod scope;
+pub(crate) mod surface_output;
 pub(crate) mod validate;
 
 pub use arguments::Arguments;

@@ -2,6 +2,7 @@
 //! or run-time handler, where its sync work runs, and its compiled argument checker. A
 //! [`ToolRef`] pairs the two, and is what a call resolves to once.
 
+use super::complete::CompleteFn;
 use super::context::StateRequirement;
 use super::dynamic::DynamicHandler;
 use super::invoke::Pace;
@@ -35,6 +36,7 @@ pub(crate) enum How {
     Macro {
         invoke: InvokeFn,
         requirements: &'static [RequirementFn],
+        completers: &'static [Option<CompleteFn>],
     },
     /// A tool added at run time.
     Dynamic(Arc<dyn DynamicHandler>),
@@ -45,12 +47,14 @@ impl Runnable {
         name: &str,
         invoke: InvokeFn,
         requirements: &'static [RequirementFn],
+        completers: &'static [Option<CompleteFn>],
     ) -> Runnable {
         Runnable::new(
             name,
             How::Macro {
                 invoke,
                 requirements,
+                completers,
             },
         )
     }
@@ -79,6 +83,14 @@ impl Runnable {
             How::Dynamic(_) => &[],
         };
         requirements.iter().filter_map(|requirement| requirement())
+    }
+
+    /// The `#[arg(complete = ...)]` function of the parameter at `index`, if any.
+    pub(crate) fn completer(&self, index: usize) -> Option<CompleteFn> {
+        match &self.how {
+            How::Macro { completers, .. } => completers.get(index).copied().flatten(),
+            How::Dynamic(_) => None,
+        }
     }
 
     /// How the arguments of `tool` are checked, decided on first use.

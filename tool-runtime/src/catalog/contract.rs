@@ -22,6 +22,31 @@ pub struct ToolDescription {
     pub location: SourceLocation,
 }
 
+/// What a registration is: a tool, a prompt, or a resource (or resource template).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Surface {
+    /// `#[tool]`: called by the model with JSON arguments.
+    Tool,
+    /// `#[prompt]`: messages a user picks, with string arguments.
+    Prompt,
+    /// `#[resource("uri")]`: content read by URI; the parameters are the template's
+    /// variables.
+    Resource(ResourceSpec),
+}
+
+/// What `#[resource(...)]` says besides the function.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceSpec {
+    /// The URI, or an RFC 6570 URI template when the function has parameters.
+    pub uri: &'static str,
+    /// The MIME type of the content, when known.
+    pub mime_type: Option<&'static str>,
+    /// The size of the content in bytes, when known.
+    pub size: Option<u64>,
+}
+
 /// An `Example:` line of the doc comment.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,9 +4,13 @@
 pub(crate) mod contract;
 pub(crate) mod names;
 mod schemas;
+mod surfaces;
+pub mod uri_template;
 
 pub use contract::{Annotations, SourceLocation};
-use contract::{Example, ToolDescription};
+use contract::{Example, ResourceSpec, ToolDescription};
+pub use surfaces::{Prompt, Resource};
+use uri_template::UriTemplate;
 use serde_json::Value;
 use std::fmt;
 
@@ -214,6 +218,10 @@ impl fmt::Debug for Tool {
 #[derive(Debug)]
 pub struct Catalog {
     tools: Vec<Tool>,
+    /// Sorted by name.
+    prompts: Vec<Prompt>,
+    /// Sorted by URI.
+    resources: Vec<Resource>,
 }
 
 /// Why the catalog could not be built.
@@ -226,6 +234,27 @@ pub enum CatalogError {
         name: String,
         /// Where each tool with that name is written, sorted.
         locations: Vec<SourceLocation>,
+    },
+    /// Two or more prompts share a name.
+    DuplicatePrompt {
+        /// The shared name.
+        name: String,
+        /// Where each prompt with that name is written.
+        locations: Vec<SourceLocation>,
+    },
+    /// Two or more resources share a URI (or URI template).
+    DuplicateResource {
+        /// The shared URI.
+        uri: String,
+        /// Where each resource with that URI is written.
+        locations: Vec<SourceLocation>,
+    },
+    /// A resource's URI template cannot be parsed.
+    InvalidUriTemplate {
+        /// The template as written.
+        uri: String,
+        /// What is wrong with it.
+        reason: String,
     },
 }
 
@@ -244,8 +273,31 @@ impl fmt::Display for CatalogError {
                     places.join(" and ")
                 )
             }
+            CatalogError::DuplicatePrompt { name, locations } => write!(
+                f,
+                "prompt name `{name}` is used by {} prompts, at {}; give each a unique name with #[prompt(name = \"...\")]",
+                locations.len(),
+                places(locations)
+            ),
+            CatalogError::DuplicateResource { uri, locations } => write!(
+                f,
+                "resource URI `{uri}` is used by {} resources, at {}; each resource needs its own URI",
+                locations.len(),
+                places(locations)
+            ),
+            CatalogError::InvalidUriTemplate { uri, reason } => {
+                write!(f, "resource URI template `{uri}` is invalid: {reason}")
+            }
         }
     }
+}
+
+fn places(locations: &[SourceLocation]) -> String {
+    locations
+        .iter()
+        .map(|l| format!("{l} ({})", l.module_path))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 impl std::error::Error for CatalogError {}
@@ -276,7 +328,88 @@ impl Catalog {
             }
         }
         let tools = sorted.into_iter().map(Tool::from_description).collect();
-        Ok(Catalog { tools })
+        Ok(Catalog {
+            tools,
+            prompts: Vec::new(),
+            resources: Vec::new(),
+        })
+    }
+
+    /// Adds the prompts, given in [`Catalog::order_of`]'s order; refused when two share a
+    /// name.
+    pub(crate) fn add_prompts<'a>(
+        &mut self,
+        descriptions: impl Iterator<Item = &'a ToolDescription>,
+    ) -> Result<(), CatalogError> {
+        let sorted: Vec<&ToolDescription> = descriptions.collect();
+        for same_name in sorted.chunk_by(|a, b| a.name == b.name) {
+            if same_name.len() > 1 {
+                return Err(CatalogError::DuplicatePrompt {
+                    name: same_name[0].name.to_owned(),
+                    locations: same_name.iter().map(|d| d.location).collect(),
+                });
+            }
+        }
+        self.prompts = sorted
+            .into_iter()
+            .map(|description| Prompt::new(Tool::from_description(description)))
+            .collect();
+        Ok(())
+    }
+
+    /// Adds the resources, given sorted by URI; refused when two share a URI or a
+    /// template does not parse.
+    pub(crate) fn add_resources<'a>(
+        &mut self,
+        resources: impl Iterator<Item = (&'a ToolDescription, &'a ResourceSpec)>,
+    ) -> Result<(), CatalogError> {
+        let sorted: Vec<_> = resources.collect();
+        for same_uri in sorted.chunk_by(|a, b| a.1.uri == b.1.uri) {
+            if same_uri.len() > 1 {
+                return Err(CatalogError::DuplicateResource {
+                    uri: same_uri[0].1.uri.to_owned(),
+                    locations: same_uri.iter().map(|(d, _)| d.location).collect(),
+                });
+            }
+        }
+        let mut resources = Vec::with_capacity(sorted.len());
+        for (description, spec) in sorted {
+            let template = UriTemplate::parse(spec.uri).map_err(|error| {
+                CatalogError::InvalidUriTemplate {
+                    uri: spec.uri.to_owned(),
+                    reason: error.to_string(),
+                }
+            })?;
+            resources.push(Resource::new(
+                Tool::from_description(description),
+                template,
+                spec.mime_type.map(str::to_owned),
+                spec.size,
+            ));
+        }
+        self.resources = resources;
+        Ok(())
+    }
+
+    /// Every prompt, sorted by name.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// The prompt with this name.
+    pub fn prompt(&self, name: &str) -> Option<&Prompt> {
+        self.prompt_position(name).map(|index| &self.prompts[index])
+    }
+
+    pub(crate) fn prompt_position(&self, name: &str) -> Option<usize> {
+        self.prompts
+            .binary_search_by(|prompt| prompt.name().cmp(name))
+            .ok()
+    }
+
+    /// Every resource and resource template, sorted by URI.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
     }
 
     /// Every tool, sorted by name.

@@ -17,6 +17,9 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Something failed on our side; never with details.
     pub const INTERNAL_ERROR: i64 = -32603;
+    /// A resource that does not exist, as versions before 2026-07-28 recommend (that one
+    /// answers -32602).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// MCP 2026-07-28: an HTTP header does not match the body.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub const HEADER_MISMATCH: i64 = -32020;

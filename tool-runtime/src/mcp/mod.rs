@@ -14,6 +14,7 @@ pub(crate) mod jsonrpc;
 mod outbox;
 mod pages;
 mod session;
+mod surfaces;
 pub(crate) mod tools;
 mod work;
 
@@ -214,6 +215,7 @@ pub(crate) struct Shared {
     pub(crate) max_in_flight: usize,
     pub(crate) max_output_bytes: usize,
     pub(crate) shutdown_grace: std::time::Duration,
+    pub(crate) cache: CacheHints,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -247,6 +249,7 @@ impl McpServer {
                 max_in_flight: options.max_in_flight.max(1),
                 max_output_bytes: options.max_output_bytes,
                 shutdown_grace: options.shutdown_grace,
+                cache: options.cache,
             }),
         }
     }
@@ -299,6 +302,62 @@ pub struct ServerOptions {
     pub max_output_bytes: usize,
     /// How long calls in flight may still run once a stdio client's input has ended.
     pub shutdown_grace: std::time::Duration,
+    /// The caching hints of list and read results at 2026-07-28.
+    pub cache: CacheHints,
+}
+
+/// Who may reuse a cached result (`cacheScope` at 2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheScope {
+    /// Any client: the result holds nothing specific to one user.
+    Public,
+    /// Only the client (the authorization context) that got it.
+    Private,
+}
+
+impl CacheScope {
+    fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// How long clients may reuse list and read results, and who may (SEP-2549's `ttlMs` and
+/// `cacheScope`, at 2026-07-28).
+///
+/// By default, lists that never change (a static catalog) are public for an hour, lists
+/// that may change (tools added at run time) are fresh for no time, and resource contents
+/// are private and fresh for no time (they may change and may depend on the user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheHints {
+    list: Option<(std::time::Duration, CacheScope)>,
+    read: Option<(std::time::Duration, CacheScope)>,
+}
+
+impl CacheHints {
+    /// The hints of list results, given whether the list can change.
+    pub(crate) fn list_hints(&self, can_change: bool) -> (u64, &'static str) {
+        match self.list {
+            Some((ttl, scope)) => (millis(ttl), scope.as_str()),
+            None if can_change => (0, CacheScope::Public.as_str()),
+            None => (3_600_000, CacheScope::Public.as_str()),
+        }
+    }
+
+    /// The hints of `resources/read` results.
+    pub(crate) fn read_hints(&self) -> (u64, &'static str) {
+        match self.read {
+            Some((ttl, scope)) => (millis(ttl), scope.as_str()),
+            None => (0, CacheScope::Private.as_str()),
+        }
+    }
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Default for ServerOptions {
@@ -310,6 +369,7 @@ impl Default for ServerOptions {
             max_in_flight: 256,
             max_output_bytes: 1024 * 1024,
             shutdown_grace: std::time::Duration::from_secs(5),
+            cache: CacheHints::default(),
         }
     }
 }
@@ -342,6 +402,19 @@ impl ServerOptions {
     /// How long calls in flight may still run once a stdio client's input has ended.
     pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// How long clients may reuse list results (tools, prompts, resources, templates), and
+    /// who may.
+    pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.cache.list = Some((ttl, scope));
+        self
+    }
+
+    /// How long clients may reuse what `resources/read` answers, and who may.
+    pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.cache.read = Some((ttl, scope));
         self
     }
 

@@ -5,7 +5,8 @@ use super::backlog::Backlog;
 use super::era::{self, Era};
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::outbox::Outgoing;
-use super::pages::stateless_result;
+use super::pages::{stateless_result, List};
+use super::surfaces;
 use super::tools::{self, CallAnswer};
 use super::work::{CallWork, Handled, InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
@@ -41,6 +42,10 @@ pub(super) struct State {
     watching: std::sync::atomic::AtomicBool,
     /// Fires when the connection closes: ends the work that lasts as long as it.
     closed: Cancellation,
+    /// The resources this client subscribed to (handshake era).
+    subscribed: Mutex<std::collections::HashSet<String>>,
+    /// Whether the watcher of resource updates was handed out.
+    watching_resources: std::sync::atomic::AtomicBool,
     /// Notifications sent by this connection's calls and not yet written out.
     backlog: Arc<Backlog>,
 }
@@ -75,6 +80,8 @@ impl Connection {
                 unsolicited: Mutex::new(None),
                 watching: std::sync::atomic::AtomicBool::new(false),
                 closed: Cancellation::new(),
+                subscribed: Mutex::new(std::collections::HashSet::new()),
+                watching_resources: std::sync::atomic::AtomicBool::new(false),
                 backlog: Arc::new(Backlog::default()),
             }),
         }
@@ -227,16 +234,24 @@ impl Connection {
                  name the protocol version in each request's _meta (2026-07-28)",
                 None,
             ),
-            "tools/list" => match self.tools_list(params.as_ref(), false) {
-                Ok(page) => {
-                    send(sink, Message::result(jsonrpc::response_raw(&id, &page)));
-                    None
-                }
-                Err(message) => error(code::INVALID_PARAMS, &message, None),
-            },
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+                self.list(&id, method, params.as_ref(), false, sink);
+                None
+            }
             "tools/call" => {
                 let level = Arc::clone(&self.state.log_level);
                 self.tools_call(id, params, level, false, sink)
+            }
+            "prompts/get" | "resources/read" => {
+                let level = Arc::clone(&self.state.log_level);
+                self.surface_request(id, method, params, level, false, sink)
+            }
+            "completion/complete" => {
+                send(sink, surfaces::complete(&self.shared, &id, params.as_ref(), false));
+                None
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                self.subscription(&id, method, params.as_ref(), sink)
             }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
@@ -291,7 +306,7 @@ impl Connection {
         let info = &self.shared.info;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities(false),
             "serverInfo": {"name": info.name, "version": info.version},
         });
         if let Some(instructions) = &info.instructions {
@@ -305,8 +320,33 @@ impl Connection {
         }
     }
 
-    fn capabilities(&self) -> Value {
-        json!({"tools": {"listChanged": self.shared.list_changed}, "logging": {}})
+    /// What this server offers: tools and logging always; prompts, resources and
+    /// completion when the catalog has any. Resource subscriptions are offered in the
+    /// handshake era (`resources/subscribe`); 2026-07-28 removed that method.
+    fn capabilities(&self, stateless: bool) -> Value {
+        let mut capabilities = Map::new();
+        capabilities.insert(
+            "tools".to_owned(),
+            json!({"listChanged": self.shared.list_changed}),
+        );
+        capabilities.insert("logging".to_owned(), json!({}));
+        let registry = &self.shared.registry;
+        if !registry.prompts().is_empty() {
+            capabilities.insert("prompts".to_owned(), json!({}));
+        }
+        if !registry.resources().is_empty() {
+            let resources = if stateless {
+                json!({})
+            } else {
+                json!({"subscribe": true})
+            };
+            capabilities.insert("resources".to_owned(), resources);
+        }
+        let templates = registry.resources().iter().any(|r| r.is_template());
+        if !registry.prompts().is_empty() || templates {
+            capabilities.insert("completions".to_owned(), json!({}));
+        }
+        Value::Object(capabilities)
     }
 
     /// Handshake era: the work that tells the client when the tool list changes, until
@@ -336,17 +376,182 @@ impl Connection {
         Some(Work::stream(work, None))
     }
 
-    fn tools_list(
+    /// `resources/subscribe` and `resources/unsubscribe` (handshake era). The first
+    /// subscription hands out the work that sends `notifications/resources/updated` for the
+    /// subscribed URIs, until the connection closes.
+    fn subscription(
         &self,
+        id: &RequestId,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) else {
+            send(
+                sink,
+                error_message(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    "Invalid params: \"uri\" (the resource's URI, a string) is missing",
+                    None,
+                ),
+            );
+            return None;
+        };
+        if method == "resources/unsubscribe" {
+            lock(&self.state.subscribed).remove(uri);
+            send(sink, Message::result(jsonrpc::response_raw(id, "{}")));
+            return None;
+        }
+        if !self.shared.registry.has_resource(uri) {
+            send(
+                sink,
+                error_message(
+                    Some(id),
+                    code::RESOURCE_NOT_FOUND,
+                    &format!("Resource not found: {uri}"),
+                    Some(json!({"uri": uri})),
+                ),
+            );
+            return None;
+        }
+        lock(&self.state.subscribed).insert(uri.to_owned());
+        send(sink, Message::result(jsonrpc::response_raw(id, "{}")));
+        if self.state.watching_resources.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        let mut updates = self.shared.registry.resource_updates().subscribe();
+        let state = Arc::clone(&self.state);
+        Some(Work::stream(
+            async move {
+                loop {
+                    let uri = tokio::select! {
+                        biased;
+                        () = state.closed.cancelled() => return,
+                        update = updates.recv() => match update {
+                            Ok(uri) => uri,
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        },
+                    };
+                    if !lock(&state.subscribed).contains(&*uri) {
+                        continue;
+                    }
+                    if let Some(sink) = lock(&state.unsolicited).as_ref() {
+                        sink.send(Message::notification(jsonrpc::notification(
+                            "notifications/resources/updated",
+                            &json!({"uri": &*uri}),
+                        )));
+                    }
+                }
+            },
+            None,
+        ))
+    }
+
+    /// A page of one of the lists: tools, prompts, resources or resource templates.
+    fn list(
+        &self,
+        id: &RequestId,
+        method: &str,
         params: Option<&Map<String, Value>>,
         stateless: bool,
-    ) -> Result<String, String> {
-        let cursor = match params.and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(cursor)) => Some(cursor.as_str()),
-            Some(_) => return Err("Invalid params: \"cursor\" must be a string".to_owned()),
+        sink: &Outgoing,
+    ) {
+        let list = match method {
+            "prompts/list" => List::Prompts,
+            "resources/list" => List::Resources,
+            "resources/templates/list" => List::ResourceTemplates,
+            _ => List::Tools,
         };
-        self.shared.pages.page(&self.shared, cursor, stateless)
+        let page = match params.and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => self.shared.pages.page(&self.shared, list, None, stateless),
+            Some(Value::String(cursor)) => {
+                self.shared
+                    .pages
+                    .page(&self.shared, list, Some(cursor), stateless)
+            }
+            Some(_) => Err("Invalid params: \"cursor\" must be a string".to_owned()),
+        };
+        match page {
+            Ok(page) => send(sink, Message::result(jsonrpc::response_raw(id, &page))),
+            Err(message) => send(
+                sink,
+                error_message(Some(id), code::INVALID_PARAMS, &message, None),
+            ),
+        }
+    }
+
+    /// `prompts/get` or `resources/read`: checked and registered here, run as work.
+    fn surface_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        log_level: Arc<AtomicU8>,
+        stateless: bool,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        let mut params = params.unwrap_or_default();
+        let key = if method == "prompts/get" { "name" } else { "uri" };
+        let Some(Value::String(target)) = params.remove(key) else {
+            let what = if key == "name" {
+                "the prompt's name"
+            } else {
+                "the resource's URI"
+            };
+            send(
+                sink,
+                error_message(
+                    Some(&id),
+                    code::INVALID_PARAMS,
+                    &format!("Invalid params: \"{key}\" ({what}, a string) is missing"),
+                    None,
+                ),
+            );
+            return None;
+        };
+        let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+        let out = Arc::new(Mutex::new(sink.clone()));
+        let notifier = Arc::new(SinkNotifier {
+            sink: Arc::clone(&out),
+            backlog: Arc::clone(&self.state.backlog),
+        });
+        let scope = Arc::new(CallScope::new(
+            progress_token,
+            Some(notifier as Arc<dyn Notifier>),
+            log_level,
+        ));
+        let cancellation = scope.cancellation.clone();
+        let context = self.shared.registry.context().with_scope(scope);
+        if let Err(message) = self.register(&id, cancellation.clone()) {
+            send(
+                sink,
+                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
+            );
+            return None;
+        }
+        let request = surfaces::Request {
+            shared: Arc::clone(&self.shared),
+            guard: InFlightGuard {
+                state: Arc::clone(&self.state),
+                id,
+            },
+            context,
+            cancellation,
+            sink: out,
+            stateless,
+        };
+        Some(if method == "prompts/get" {
+            request.get_prompt(target, arguments)
+        } else {
+            request.read_resource(target)
+        })
     }
 
     fn stateless_request(
@@ -401,7 +606,7 @@ impl Connection {
                 let info = &self.shared.info;
                 let mut body = Map::new();
                 body.insert("supportedVersions".to_owned(), json!(SUPPORTED_VERSIONS));
-                body.insert("capabilities".to_owned(), self.capabilities());
+                body.insert("capabilities".to_owned(), self.capabilities(true));
                 body.insert(
                     "serverInfo".to_owned(),
                     json!({"name": info.name, "version": info.version}),
@@ -417,16 +622,21 @@ impl Connection {
                 );
                 None
             }
-            "tools/list" => match self.tools_list(params.as_ref(), true) {
-                Ok(page) => {
-                    send(sink, Message::result(jsonrpc::response_raw(&id, &page)));
-                    None
-                }
-                Err(message) => error(code::INVALID_PARAMS, &message, None),
-            },
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+                self.list(&id, method, params.as_ref(), true, sink);
+                None
+            }
             "tools/call" => {
                 let level = Arc::new(AtomicU8::new(level));
                 self.tools_call(id, params, level, true, sink)
+            }
+            "prompts/get" | "resources/read" => {
+                let level = Arc::new(AtomicU8::new(level));
+                self.surface_request(id, method, params, level, true, sink)
+            }
+            "completion/complete" => {
+                send(sink, surfaces::complete(&self.shared, &id, params.as_ref(), true));
+                None
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             other => error(
@@ -468,7 +678,7 @@ impl Connection {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         let notifier = Arc::new(SinkNotifier {
-            sink: Mutex::new(sink.clone()),
+            sink: Arc::new(Mutex::new(sink.clone())),
             backlog: Arc::clone(&self.state.backlog),
         });
         let scope = Arc::new(CallScope::new(

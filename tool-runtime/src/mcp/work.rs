@@ -164,7 +164,8 @@ impl IntoFuture for Work {
 /// before the call's work starts: see [`CallWork::redirect`]), within the connection's
 /// bounded backlog.
 pub(super) struct SinkNotifier {
-    pub(super) sink: Mutex<Outgoing>,
+    /// Shared with the work that sends the request's answer, so both move together.
+    pub(super) sink: Arc<Mutex<Outgoing>>,
     pub(super) backlog: Arc<super::backlog::Backlog>,
 }
 

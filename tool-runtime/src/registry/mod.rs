@@ -6,9 +6,12 @@
 //! name clashes and announces every change.
 
 mod dynamic;
+mod surfaces;
 
 pub use crate::call::runnable::ToolRef;
 pub use dynamic::DynamicTool;
+pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError};
+pub(crate) use surfaces::completion_context;
 
 use crate::call::context::{CallContext, StateMap};
 use crate::call::error::CallError;
@@ -160,6 +163,7 @@ pub struct RegistryBuilder {
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
+    resource_updates: ResourceUpdates,
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -201,12 +205,25 @@ impl RegistryBuilder {
         self
     }
 
+    /// The handle that tells subscribed clients a resource changed, for the state of the
+    /// code that changes resources (the registry built from here uses the same one).
+    pub fn resource_updates(&self) -> ResourceUpdates {
+        self.resource_updates.clone()
+    }
+
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let statics = StaticTools::global()?;
         for (tool, runnable) in statics.catalog.tools().iter().zip(&statics.runnables) {
             check_state(tool, runnable, &self.state)?;
+        }
+        let catalog = &statics.catalog;
+        let prompts = catalog.prompts().iter().map(|p| p.about());
+        let resources = catalog.resources().iter().map(|r| r.about());
+        let runnables = statics.prompt_runnables.iter().chain(&statics.resource_runnables);
+        for (about, runnable) in prompts.chain(resources).zip(runnables) {
+            check_state(about, runnable, &self.state)?;
         }
         let (sender, _) = watch::channel(0);
         let registry = Registry {
@@ -215,6 +232,7 @@ impl RegistryBuilder {
             dynamic: RwLock::new(BTreeMap::new()),
             context: CallContext::new(Arc::new(self.state)),
             changes: sender,
+            resource_updates: self.resource_updates,
         };
         for tool in self.tools {
             registry.add_tool(tool)?;
@@ -263,6 +281,7 @@ pub struct Registry {
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     context: CallContext,
     changes: watch::Sender<u64>,
+    resource_updates: ResourceUpdates,
 }
 
 impl fmt::Debug for Registry {

@@ -40,7 +40,7 @@ impl Kind {
             Kind::Tool => ACCEPTED_KEYS,
             Kind::Prompt => "name, title, description, timeout",
             Kind::Resource => {
-                "a URI or URI template first, then name, title, description, mime_type, size,                  timeout"
+                "a URI or URI template first, then name, title, description, mime_type, size, timeout"
             }
         }
     }
@@ -197,7 +197,7 @@ fn split_uri(tokens: TokenStream) -> syn::Result<(LitStr, TokenStream)> {
         let uri: LitStr = input.parse().map_err(|error| {
             syn::Error::new(
                 error.span(),
-                "#[resource] starts with the resource's URI or URI template:                  #[resource(\"files:///{path}\")]",
+                "#[resource] starts with the resource's URI or URI template: #[resource(\"files:///{path}\")]",
             )
         })?;
         if !input.is_empty() {

@@ -119,7 +119,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             .map(|param| {
                 let ty = &param.ty;
                 let message = format!(
-                    "parameter `{}` is not a variable of the URI template; add `{{{{{}}}}}` to                      it (a resource's arguments all come from its URI)",
+                    "parameter `{}` is not a variable of the URI template; add `{{{{{}}}}}` to it (a resource's arguments all come from its URI)",
                     param.wire_name, param.wire_name
                 );
                 quote_spanned! {ty.span()=>

@@ -52,7 +52,10 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
     let kind = args.kind;
     if kind == Kind::Resource {
         if name.trim().is_empty() {
-            errors.push(syn::Error::new(name_span, "a resource's name cannot be empty"));
+            errors.push(syn::Error::new(
+                name_span,
+                "a resource's name cannot be empty",
+            ));
         }
     } else if let Err(reason) = check_name(&name) {
         errors.push(syn::Error::new(
@@ -66,7 +69,7 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
                 if let Some(path) = &param.complete {
                     errors.push(syn::Error::new_spanned(
                         path,
-                        "`complete` is for the arguments of a #[prompt] and the variables of a                          #[resource] template: clients ask to complete those, not tool arguments",
+                        "`complete` is for the arguments of a #[prompt] and the variables of a #[resource] template: clients ask to complete those, not tool arguments",
                     ));
                 }
             }
@@ -202,7 +205,7 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             errors.push(syn::Error::new(
                 uri.span(),
                 format!(
-                    "the URI template has the variable `{variable}`, but `{}` has no parameter                      `{variable}`; add `{variable}: String` (or any type read from text)",
+                    "the URI template has the variable `{variable}`, but `{}` has no parameter `{variable}`; add `{variable}: String` (or any type read from text)",
                     tool.ident
                 ),
             ));
@@ -216,7 +219,7 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             errors.push(syn::Error::new(
                 uri.span(),
                 format!(
-                    "parameter `{}` is not a variable of the URI template; add `{{{}}}` to it                      (a resource's arguments all come from its URI)",
+                    "parameter `{}` is not a variable of the URI template; add `{{{}}}` to it (a resource's arguments all come from its URI)",
                     param.wire_name, param.wire_name
                 ),
             ));

@@ -170,16 +170,16 @@ pub use registry::{DynamicTool, Registry};
 /// answer with.
 pub mod result {
     pub use crate::call::content::{Content, EmbeddedResource, IntoContent};
-    pub use crate::call::surface_output::{PromptMessage, PromptOutput, ResourceOutput, Role};
     pub use crate::call::error::{ArgumentProblem, CallError};
     pub use crate::call::output::{ToolError, ToolOutput};
     pub use crate::call::result::ToolResult;
+    pub use crate::call::surface_output::{PromptMessage, PromptOutput, ResourceOutput, Role};
 }
 
 /// What the runtime fills in for a tool's parameters: shared state, the call context, and
 /// the call's progress, logs and cancellation.
 pub mod context {
-    pub use crate::call::complete::CompletionContext;
+    pub use crate::call::complete::{Completer, CompletionContext};
     pub use crate::call::context::{CallContext, State};
     pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};
 }

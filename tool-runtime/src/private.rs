@@ -6,7 +6,6 @@ pub use crate::call::arguments::{
 };
 pub use crate::call::complete::{complete_with, CompleteFn, CompletionContext};
 pub use crate::call::context::StateRequirement;
-pub use crate::call::surface_output::{prompt_output, resource_output};
 pub use crate::call::inject::Injected;
 pub use crate::call::invoke::Invocation;
 pub use crate::call::output::{
@@ -16,6 +15,7 @@ pub use crate::call::output::{
     ViaResult, ViaSerialize,
 };
 pub use crate::call::param::{NotOption, OptionProbe, ToolParam};
+pub use crate::call::surface_output::{prompt_output, resource_output};
 pub use crate::catalog::contract::{
     Annotations, Example, ParamKind, ParamSpec, ResourceSpec, SourceLocation, Surface,
     ToolDescription,

@@ -82,9 +82,8 @@ impl StaticTools {
         // The catalog's orders, so that runnables line up with its lists.
         tools.sort_by_key(|registration| Catalog::order_of(&registration.about));
         prompts.sort_by_key(|registration| Catalog::order_of(&registration.about));
-        resources.sort_by_key(|(registration, spec)| {
-            (spec.uri, Catalog::order_of(&registration.about))
-        });
+        resources
+            .sort_by_key(|(registration, spec)| (spec.uri, Catalog::order_of(&registration.about)));
         let mut catalog = Catalog::from_sorted(tools.iter().map(|r| &r.about))?;
         catalog.add_prompts(prompts.iter().map(|r| &r.about))?;
         catalog.add_resources(resources.iter().map(|(r, spec)| (&r.about, *spec)))?;

@@ -143,19 +143,31 @@ fn describe_value(
 }
 
 /// A static text resource for testing.
-#[resource("test://static-text", title = "Static Text Resource", mime_type = "text/plain")]
+#[resource(
+    "test://static-text",
+    title = "Static Text Resource",
+    mime_type = "text/plain"
+)]
 fn static_text() -> &'static str {
     "This is the content of the static text resource."
 }
 
 /// A static binary resource (image) for testing.
-#[resource("test://static-binary", title = "Static Binary Resource", mime_type = "image/png")]
+#[resource(
+    "test://static-binary",
+    title = "Static Binary Resource",
+    mime_type = "image/png"
+)]
 fn static_binary() -> Vec<u8> {
     decode(PNG)
 }
 
 /// A resource that clients subscribe to.
-#[resource("test://watched-resource", title = "Watched Resource", mime_type = "text/plain")]
+#[resource(
+    "test://watched-resource",
+    title = "Watched Resource",
+    mime_type = "text/plain"
+)]
 fn watched_resource() -> &'static str {
     "Watched resource content"
 }

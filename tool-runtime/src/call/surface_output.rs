@@ -128,7 +128,11 @@ pub trait ResourceOutput {
     fn into_contents(self) -> Result<Vec<EmbeddedResource>, ToolError>;
 }
 
-fn contents(text: Option<String>, blob: Option<String>, mime_type: Option<&str>) -> EmbeddedResource {
+fn contents(
+    text: Option<String>,
+    blob: Option<String>,
+    mime_type: Option<&str>,
+) -> EmbeddedResource {
     EmbeddedResource {
         uri: String::new(),
         mime_type: mime_type.map(str::to_owned),

@@ -9,10 +9,10 @@ pub mod uri_template;
 
 pub use contract::{Annotations, SourceLocation};
 use contract::{Example, ResourceSpec, ToolDescription};
-pub use surfaces::{Prompt, Resource};
-use uri_template::UriTemplate;
 use serde_json::Value;
 use std::fmt;
+pub use surfaces::{Prompt, Resource};
+use uri_template::UriTemplate;
 
 /// One tool as callers see it: name, descriptions, schemas, parameters, examples, hints and
 /// where it is written. A pure description: how a tool runs is not part of it.
@@ -374,12 +374,11 @@ impl Catalog {
         }
         let mut resources = Vec::with_capacity(sorted.len());
         for (description, spec) in sorted {
-            let template = UriTemplate::parse(spec.uri).map_err(|error| {
-                CatalogError::InvalidUriTemplate {
+            let template =
+                UriTemplate::parse(spec.uri).map_err(|error| CatalogError::InvalidUriTemplate {
                     uri: spec.uri.to_owned(),
                     reason: error.to_string(),
-                }
-            })?;
+                })?;
             resources.push(Resource::new(
                 Tool::from_description(description),
                 template,

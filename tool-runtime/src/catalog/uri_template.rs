@@ -19,7 +19,10 @@ pub struct UriTemplate {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Literal(String),
-    Expression { operator: Operator, names: Vec<String> },
+    Expression {
+        operator: Operator,
+        names: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,11 +120,13 @@ impl UriTemplate {
 
     /// The variables, in the order they appear.
     pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().flat_map(|part| match part {
-            Part::Literal(_) => [].iter(),
-            Part::Expression { names, .. } => names.iter(),
-        }
-        .map(String::as_str))
+        self.parts.iter().flat_map(|part| {
+            match part {
+                Part::Literal(_) => [].iter(),
+                Part::Expression { names, .. } => names.iter(),
+            }
+            .map(String::as_str)
+        })
     }
 
     /// Whether the template has variables (else it names one resource).
@@ -221,7 +226,12 @@ fn match_parts(parts: &[Part], uri: &str, found: &mut Vec<(String, String)>) -> 
 }
 
 /// Splits one expression's text among its variables.
-fn assign(operator: Operator, names: &[String], text: &str, found: &mut Vec<(String, String)>) -> bool {
+fn assign(
+    operator: Operator,
+    names: &[String],
+    text: &str,
+    found: &mut Vec<(String, String)>,
+) -> bool {
     let (_, separator) = operator.prefix_and_separator();
     if names.len() == 1 {
         let value = if operator == Operator::PathParameter {
@@ -316,8 +326,14 @@ mod tests {
             vars("users://{name}", "users://ada%20lovelace"),
             Some(pairs(&[("name", "ada lovelace")]))
         );
-        assert_eq!(vars("test://template/{id}/data", "test://template/4/2/data"), None);
-        assert_eq!(vars("test://template/{id}/data", "test://template//data"), None);
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/4/2/data"),
+            None
+        );
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template//data"),
+            None
+        );
         assert_eq!(vars("test://static", "test://static"), Some(vec![]));
         assert_eq!(vars("test://static", "test://static2"), None);
     }
@@ -330,7 +346,11 @@ mod tests {
         );
         assert_eq!(
             vars("repo://{owner}/{repo}{/path*}", "repo://a/b/src/x.rs"),
-            Some(pairs(&[("owner", "a"), ("repo", "b"), ("path", "src/x.rs")]))
+            Some(pairs(&[
+                ("owner", "a"),
+                ("repo", "b"),
+                ("path", "src/x.rs")
+            ]))
         );
         assert_eq!(
             vars("files:///{+path}/meta", "files:///a/b/meta"),
@@ -357,7 +377,10 @@ mod tests {
     #[test]
     fn variables_are_listed_and_bad_templates_refused() {
         let template = UriTemplate::parse("a://{x}/{+y}{?z,w}").unwrap();
-        assert_eq!(template.variables().collect::<Vec<_>>(), ["x", "y", "z", "w"]);
+        assert_eq!(
+            template.variables().collect::<Vec<_>>(),
+            ["x", "y", "z", "w"]
+        );
         assert!(template.is_template());
         assert!(!UriTemplate::parse("a://b").unwrap().is_template());
         assert!(UriTemplate::parse("a://{x").is_err());

@@ -73,7 +73,9 @@ impl Pages {
                 &tools
             }
             List::Prompts => self.prompts.get_or_init(|| build_prompts(shared)),
-            List::Resources => self.resources.get_or_init(|| build_resources(shared, false)),
+            List::Resources => self
+                .resources
+                .get_or_init(|| build_resources(shared, false)),
             List::ResourceTemplates => self.templates.get_or_init(|| build_resources(shared, true)),
         };
         let index = match cursor {
@@ -131,7 +133,13 @@ fn build_prompts(shared: &Shared) -> PageSet {
         .iter()
         .map(super::surfaces::prompt_entry)
         .collect();
-    paginate(shared, List::Prompts, &prompts, shared.cache.list_hints(false), 0)
+    paginate(
+        shared,
+        List::Prompts,
+        &prompts,
+        shared.cache.list_hints(false),
+        0,
+    )
 }
 
 fn build_resources(shared: &Shared, templates: bool) -> PageSet {

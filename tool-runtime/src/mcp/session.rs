@@ -247,7 +247,10 @@ impl Connection {
                 self.surface_request(id, method, params, level, false, sink)
             }
             "completion/complete" => {
-                send(sink, surfaces::complete(&self.shared, &id, params.as_ref(), false));
+                send(
+                    sink,
+                    surfaces::complete(&self.shared, &id, params.as_ref(), false),
+                );
                 None
             }
             "resources/subscribe" | "resources/unsubscribe" => {
@@ -493,7 +496,11 @@ impl Connection {
         sink: &Outgoing,
     ) -> Option<Work> {
         let mut params = params.unwrap_or_default();
-        let key = if method == "prompts/get" { "name" } else { "uri" };
+        let key = if method == "prompts/get" {
+            "name"
+        } else {
+            "uri"
+        };
         let Some(Value::String(target)) = params.remove(key) else {
             let what = if key == "name" {
                 "the prompt's name"
@@ -635,7 +642,10 @@ impl Connection {
                 self.surface_request(id, method, params, level, true, sink)
             }
             "completion/complete" => {
-                send(sink, surfaces::complete(&self.shared, &id, params.as_ref(), true));
+                send(
+                    sink,
+                    surfaces::complete(&self.shared, &id, params.as_ref(), true),
+                );
                 None
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),

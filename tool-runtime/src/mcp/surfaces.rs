@@ -172,15 +172,27 @@ pub(super) fn complete(
         )
     };
     let reference = params.and_then(|p| p.get("ref"));
-    let target = match reference.and_then(|r| r.get("type")).and_then(Value::as_str) {
-        Some("ref/prompt") => match reference.and_then(|r| r.get("name")).and_then(Value::as_str) {
+    let target = match reference
+        .and_then(|r| r.get("type"))
+        .and_then(Value::as_str)
+    {
+        Some("ref/prompt") => match reference
+            .and_then(|r| r.get("name"))
+            .and_then(Value::as_str)
+        {
             Some(name) => CompletionTarget::Prompt(name),
             None => return invalid("Invalid params: \"ref.name\" (the prompt's name) is missing"),
         },
-        Some("ref/resource") => match reference.and_then(|r| r.get("uri")).and_then(Value::as_str) {
-            Some(uri) => CompletionTarget::Resource(uri),
-            None => return invalid("Invalid params: \"ref.uri\" (the resource template) is missing"),
-        },
+        Some("ref/resource") => {
+            match reference.and_then(|r| r.get("uri")).and_then(Value::as_str) {
+                Some(uri) => CompletionTarget::Resource(uri),
+                None => {
+                    return invalid(
+                        "Invalid params: \"ref.uri\" (the resource template) is missing",
+                    )
+                }
+            }
+        }
         _ => {
             return invalid(
                 "Invalid params: \"ref\" must be {\"type\": \"ref/prompt\", \"name\": ...} or \
@@ -191,7 +203,9 @@ pub(super) fn complete(
     let argument = params.and_then(|p| p.get("argument"));
     let (Some(name), Some(typed)) = (
         argument.and_then(|a| a.get("name")).and_then(Value::as_str),
-        argument.and_then(|a| a.get("value")).and_then(Value::as_str),
+        argument
+            .and_then(|a| a.get("value"))
+            .and_then(Value::as_str),
     ) else {
         return invalid(
             "Invalid params: \"argument\" must be {\"name\": <the argument>, \"value\": <the text typed so far>}",

@@ -10,8 +10,8 @@ mod surfaces;
 
 pub use crate::call::runnable::ToolRef;
 pub use dynamic::DynamicTool;
-pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError};
 pub(crate) use surfaces::completion_context;
+pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError};
 
 use crate::call::context::{CallContext, StateMap};
 use crate::call::error::CallError;
@@ -221,7 +221,10 @@ impl RegistryBuilder {
         let catalog = &statics.catalog;
         let prompts = catalog.prompts().iter().map(|p| p.about());
         let resources = catalog.resources().iter().map(|r| r.about());
-        let runnables = statics.prompt_runnables.iter().chain(&statics.resource_runnables);
+        let runnables = statics
+            .prompt_runnables
+            .iter()
+            .chain(&statics.resource_runnables);
         for (about, runnable) in prompts.chain(resources).zip(runnables) {
             check_state(about, runnable, &self.state)?;
         }

@@ -162,12 +162,13 @@ impl Registry {
         context: &CallContext,
     ) -> Result<Vec<Value>, SurfaceError> {
         let statics = self.statics;
-        let index = statics
-            .catalog
-            .prompt_position(name)
-            .ok_or_else(|| SurfaceError::UnknownPrompt {
-                name: name.to_owned(),
-            })?;
+        let index =
+            statics
+                .catalog
+                .prompt_position(name)
+                .ok_or_else(|| SurfaceError::UnknownPrompt {
+                    name: name.to_owned(),
+                })?;
         let prompt = &statics.catalog.prompts()[index];
         let tool = ToolRef::of_static(prompt.about(), &statics.prompt_runnables[index]);
         let arguments = match arguments {
@@ -216,8 +217,10 @@ impl Registry {
             .collect();
         let arguments = Value::Object(coerce(resource.about(), arguments));
         let output = self.run(tool, arguments, "resource", context).await?;
-        let mut contents: Vec<EmbeddedResource> = serde_json::from_value(output)
-            .map_err(|error| SurfaceError::Internal(format!("the resource's contents are malformed: {error}")))?;
+        let mut contents: Vec<EmbeddedResource> =
+            serde_json::from_value(output).map_err(|error| {
+                SurfaceError::Internal(format!("the resource's contents are malformed: {error}"))
+            })?;
         for content in &mut contents {
             if content.uri.is_empty() {
                 uri.clone_into(&mut content.uri);
@@ -303,10 +306,11 @@ impl Registry {
                     SurfaceError::Internal("Internal error: the completion failed".to_owned())
                 })?
             }
-            None => about.input_schema()["properties"][argument]["enum"]
-                .as_array()
-                .map(|values| complete::from_enum(values, typed))
-                .unwrap_or_default(),
+            None => {
+                let schema = about.input_schema();
+                let values = enum_values(schema, &schema["properties"][argument], 0);
+                complete::from_enum(&values, typed)
+            }
         };
         let total = values.len();
         values.truncate(complete::MAX_VALUES);
@@ -350,6 +354,33 @@ impl Registry {
             ))),
         }
     }
+}
+
+/// The values an enumeration allows, seen through `$ref`, `anyOf`/`oneOf` (an `Option`,
+/// documented variants as `const`s); empty for anything else.
+fn enum_values(root: &Value, schema: &Value, depth: usize) -> Vec<Value> {
+    if depth > 8 {
+        return Vec::new();
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return values.clone();
+    }
+    if let Some(value) = schema.get("const") {
+        return vec![value.clone()];
+    }
+    if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
+        let pointer = target.trim_start_matches('#');
+        return root
+            .pointer(pointer)
+            .map(|found| enum_values(root, found, depth + 1))
+            .unwrap_or_default();
+    }
+    ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|key| schema.get(*key).and_then(Value::as_array))
+        .flatten()
+        .flat_map(|branch| enum_values(root, branch, depth + 1))
+        .collect()
 }
 
 /// Arguments arrive as strings (prompt arguments, URI variables); a parameter whose schema

@@ -1,0 +1,494 @@
+//! Prompts, resources and completion over the protocol layer: what clients list, get and
+//! read, the errors they get for each mistake, subscriptions, and caching hints.
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use tool_runtime::context::CompletionContext;
+use tool_runtime::mcp::{
+    outbox, CacheScope, Connection, McpServer, Messages, Outgoing, ServerInfo, ServerOptions,
+};
+use tool_runtime::registry::ResourceUpdates;
+use tool_runtime::result::PromptMessage;
+use tool_runtime::{prompt, resource, Registry, State};
+use tool_tests::INITIALIZE;
+
+/// Tone of a greeting.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Tone {
+    Formal,
+    Friendly,
+    Funny,
+}
+
+/// Greet someone by name.
+#[prompt(title = "Greeting")]
+fn greet(
+    /// Who to greet.
+    name: String,
+    /// How to sound.
+    tone: Option<Tone>,
+) -> Vec<PromptMessage> {
+    let tone = tone.map_or("plain".to_owned(), |t| format!("{t:?}").to_lowercase());
+    vec![
+        PromptMessage::user(format!("Greet {name} in a {tone} way.")),
+        PromptMessage::assistant("Gladly."),
+    ]
+}
+
+/// Plan a trip to a city.
+#[prompt]
+fn plan_trip(
+    /// The country.
+    country: String,
+    /// The city, completed from the country.
+    #[arg(complete = cities)]
+    city: String,
+    /// How many days.
+    days: u32,
+) -> Result<String, String> {
+    if days == 0 {
+        return Err("a trip lasts at least one day".to_owned());
+    }
+    Ok(format!("Plan {days} days in {city}, {country}."))
+}
+
+/// Cities of the country given so far.
+fn cities(typed: &str, context: &CompletionContext) -> Vec<&'static str> {
+    let all: &[&str] = match context.argument("country") {
+        Some("France") => &["Paris", "Lyon", "Lille", "Lens"],
+        _ => &["Berlin", "Bern"],
+    };
+    all.iter()
+        .copied()
+        .filter(|city| city.starts_with(typed))
+        .collect()
+}
+
+/// Numbers as text, to show that completions are capped.
+#[prompt]
+fn pick_number(
+    /// Any number.
+    #[arg(complete = many_numbers)]
+    number: String,
+) -> String {
+    number
+}
+
+fn many_numbers(typed: &str) -> Vec<String> {
+    (0..250)
+        .map(|n| n.to_string())
+        .filter(|n| n.starts_with(typed))
+        .collect()
+}
+
+/// Where the library lives.
+struct Library {
+    name: &'static str,
+}
+
+/// The library's name.
+#[resource("library://name", mime_type = "text/plain")]
+fn library_name(library: State<Library>) -> String {
+    library.name.to_owned()
+}
+
+/// A book of the library, by number.
+#[resource("library://books/{number}", mime_type = "application/json")]
+fn book(number: u32) -> Result<Value, String> {
+    if number > 100 {
+        return Err(format!("the library has no book {number}"));
+    }
+    Ok(json!({"number": number, "title": format!("Book {number}")}))
+}
+
+/// A file below the library's root.
+#[resource("library:///files/{+path}")]
+fn library_file(path: String) -> Vec<u8> {
+    path.into_bytes()
+}
+
+fn server(options: ServerOptions) -> (McpServer, ResourceUpdates) {
+    let builder = Registry::builder().state(Library { name: "Alexandria" });
+    let updates = builder.resource_updates();
+    let registry = builder.build().unwrap();
+    let server = McpServer::with_options(registry, ServerInfo::new("library", "1"), options);
+    (server, updates)
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+struct Client {
+    connection: Connection,
+    sink: Outgoing,
+    messages: Messages,
+}
+
+impl Client {
+    fn new(server: &McpServer) -> Client {
+        let (sink, messages) = outbox();
+        Client {
+            connection: server.connection(),
+            sink,
+            messages,
+        }
+    }
+
+    async fn initialized(server: &McpServer) -> Client {
+        let mut client = Client::new(server);
+        let answer = client.request(INITIALIZE).await;
+        assert_eq!(answer["id"], 0);
+        client
+    }
+
+    /// Sends a request, runs the work it leaves as a transport would, and gives the answer.
+    async fn request(&mut self, text: &str) -> Value {
+        if let Some(work) = self
+            .connection
+            .handle(text.as_bytes(), &self.sink)
+            .into_work()
+        {
+            tokio::spawn(work.run());
+        }
+        let message = tokio::time::timeout(Duration::from_secs(5), self.messages.recv())
+            .await
+            .expect("an answer within 5 s")
+            .expect("the channel is open");
+        serde_json::from_slice(&message.bytes).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn prompts_are_listed_with_their_arguments_and_filled_in() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let list = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
+        .await;
+    let prompts = list["result"]["prompts"].as_array().unwrap();
+    let names: Vec<&str> = prompts
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["greet", "pick_number", "plan_trip"]);
+    assert_eq!(
+        prompts[0],
+        json!({
+            "name": "greet",
+            "title": "Greeting",
+            "description": "Greet someone by name.",
+            "arguments": [
+                {"name": "name", "description": "Who to greet.", "required": true},
+                {"name": "tone", "description": "How to sound.", "required": false},
+            ],
+        })
+    );
+
+    let got = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"friendly"}}}"#)
+        .await;
+    assert_eq!(
+        got["result"]["messages"],
+        json!([
+            {"role": "user", "content": {"type": "text", "text": "Greet Ada in a friendly way."}},
+            {"role": "assistant", "content": {"type": "text", "text": "Gladly."}},
+        ])
+    );
+    // A number argument arrives as text and is read as the parameter's type.
+    let got = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"3"}}}"#)
+        .await;
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"],
+        "Plan 3 days in Lyon, France."
+    );
+}
+
+#[tokio::test]
+async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let missing = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France"}}}"#)
+        .await;
+    assert_eq!(missing["error"]["code"], -32602);
+    let message = missing["error"]["message"].as_str().unwrap();
+    assert!(message.contains("prompt `plan_trip`"), "{message}");
+    assert!(
+        message.contains("city") && message.contains("days"),
+        "{message}"
+    );
+
+    let wrong = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"grumpy"}}}"#)
+        .await;
+    assert_eq!(wrong["error"]["code"], -32602);
+    let message = wrong["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("tone") && message.contains("friendly"),
+        "{message}"
+    );
+
+    let unknown = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"greeting"}}"#)
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(unknown["error"]["message"], "Unknown prompt: greeting");
+
+    let failed = client
+        .request(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"0"}}}"#)
+        .await;
+    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(failed["error"]["message"], "a trip lasts at least one day");
+
+    let nameless = client
+        .request(r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{}}"#)
+        .await;
+    assert_eq!(nameless["error"]["code"], -32602);
+    assert!(nameless["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"name\""));
+}
+
+#[tokio::test]
+async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let list = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#)
+        .await;
+    assert_eq!(
+        list["result"]["resources"],
+        json!([{"uri": "library://name", "name": "library_name", "description": "The library's name.", "mimeType": "text/plain"}])
+    );
+    let templates = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#)
+        .await;
+    let uris: Vec<&str> = templates["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        ["library:///files/{+path}", "library://books/{number}"]
+    );
+
+    // State is injected as for tools.
+    let name = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://name"}}"#)
+        .await;
+    assert_eq!(
+        name["result"]["contents"],
+        json!([{"uri": "library://name", "mimeType": "text/plain", "text": "Alexandria"}])
+    );
+    // A template variable is read as the parameter's type.
+    let book = client
+        .request(r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"library://books/42"}}"#)
+        .await;
+    assert_eq!(
+        book["result"]["contents"],
+        json!([{"uri": "library://books/42", "mimeType": "application/json", "text": "{\"number\":42,\"title\":\"Book 42\"}"}])
+    );
+    // A reserved expansion spans segments; bytes are sent as base64.
+    let file = client
+        .request(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"library:///files/a/b.txt"}}"#)
+        .await;
+    assert_eq!(file["result"]["contents"][0]["blob"], "YS9iLnR4dA==");
+    assert_eq!(
+        file["result"]["contents"][0]["uri"],
+        "library:///files/a/b.txt"
+    );
+}
+
+#[tokio::test]
+async fn resource_mistakes_get_errors_that_carry_the_uri() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let missing = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"library://nothing"}}"#)
+        .await;
+    assert_eq!(
+        missing["error"],
+        json!({"code": -32002, "message": "Resource not found: library://nothing", "data": {"uri": "library://nothing"}})
+    );
+    let not_a_number = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"library://books/forty"}}"#)
+        .await;
+    assert_eq!(not_a_number["error"]["code"], -32602);
+    let message = not_a_number["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("resource `book`") && message.contains("number"),
+        "{message}"
+    );
+    let failed = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://books/500"}}"#)
+        .await;
+    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(failed["error"]["message"], "the library has no book 500");
+
+    // At 2026-07-28 a missing resource is -32602, still with the URI.
+    let mut stateless = Client::new(&server);
+    let missing = stateless
+        .request(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":"library://nothing",{META}}}}}"#))
+        .await;
+    assert_eq!(missing["error"]["code"], -32602);
+    assert_eq!(
+        missing["error"]["data"],
+        json!({"uri": "library://nothing"})
+    );
+}
+
+#[tokio::test]
+async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let france = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"L"},"context":{"arguments":{"country":"France"}}}}"#)
+        .await;
+    assert_eq!(
+        france["result"]["completion"],
+        json!({"values": ["Lyon", "Lille", "Lens"], "total": 3, "hasMore": false})
+    );
+    let elsewhere = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"Be"}}}"#)
+        .await;
+    assert_eq!(
+        elsewhere["result"]["completion"]["values"],
+        json!(["Berlin", "Bern"])
+    );
+    // An enum completes from its values with no function.
+    let tone = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"tone","value":"f"}}}"#)
+        .await;
+    assert_eq!(
+        tone["result"]["completion"]["values"],
+        json!(["formal", "friendly", "funny"])
+    );
+    // At most 100 values, with the total and hasMore.
+    let many = client
+        .request(r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"pick_number"},"argument":{"name":"number","value":""}}}"#)
+        .await;
+    assert_eq!(
+        many["result"]["completion"]["values"]
+            .as_array()
+            .unwrap()
+            .len(),
+        100
+    );
+    assert_eq!(many["result"]["completion"]["total"], 250);
+    assert_eq!(many["result"]["completion"]["hasMore"], true);
+
+    let unknown = client
+        .request(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"town","value":""}}}"#)
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(
+        unknown["error"]["message"],
+        "`plan_trip` has no argument `town`; its arguments: country, city, days"
+    );
+}
+
+#[tokio::test]
+async fn subscribers_hear_of_updates_to_their_resources_only() {
+    let (server, updates) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server).await;
+    let (unsolicited, mut announcements) = outbox();
+    client.connection.set_unsolicited(unsolicited);
+    let subscribed = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"library://books/7"}}"#)
+        .await;
+    assert_eq!(subscribed["result"], json!({}));
+    let unknown = client
+        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"library://nothing"}}"#)
+        .await;
+    assert_eq!(unknown["error"]["code"], -32002);
+
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    updates.updated("library://books/8");
+    updates.updated("library://books/7");
+    let heard = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let heard: Value = serde_json::from_slice(&heard.bytes).unwrap();
+    assert_eq!(
+        heard,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "library://books/7"}})
+    );
+
+    let unsubscribed = client
+        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/unsubscribe","params":{"uri":"library://books/7"}}"#)
+        .await;
+    assert_eq!(unsubscribed["result"], json!({}));
+    updates.updated("library://books/7");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        announcements.try_recv().is_none(),
+        "no update after unsubscribing"
+    );
+}
+
+#[tokio::test]
+async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_options() {
+    let options = ServerOptions::default()
+        .page_size(2)
+        .list_cache(Duration::from_secs(60), CacheScope::Private);
+    let (server, _) = server(options);
+    let mut client = Client::initialized(&server).await;
+    let first = client
+        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
+        .await;
+    assert_eq!(first["result"]["prompts"].as_array().unwrap().len(), 2);
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
+    let second = client
+        .request(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{{"cursor":"{cursor}"}}}}"#
+        ))
+        .await;
+    assert_eq!(second["result"]["prompts"][0]["name"], "plan_trip");
+    assert!(second["result"].get("nextCursor").is_none());
+    let foreign = client
+        .request(
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"cursor":"tools-2"}}"#,
+        )
+        .await;
+    assert_eq!(
+        foreign["error"]["code"], -32602,
+        "a tools cursor is not a prompts cursor"
+    );
+
+    let mut stateless = Client::new(&server);
+    let discover = stateless
+        .request(&format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{{{META}}}}}"#
+        ))
+        .await;
+    let capabilities = &discover["result"]["capabilities"];
+    assert_eq!(capabilities["prompts"], json!({}));
+    assert_eq!(
+        capabilities["resources"],
+        json!({}),
+        "no subscribe method at 2026-07-28"
+    );
+    assert_eq!(capabilities["completions"], json!({}));
+    let list = stateless
+        .request(&format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"resources/templates/list","params":{{{META}}}}}"#
+        ))
+        .await;
+    assert_eq!(list["result"]["ttlMs"], 60_000);
+    assert_eq!(list["result"]["cacheScope"], "private");
+    assert_eq!(list["result"]["resultType"], "complete");
+    let read = stateless
+        .request(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"library://name",{META}}}}}"#))
+        .await;
+    assert_eq!(read["result"]["ttlMs"], 0);
+    assert_eq!(read["result"]["cacheScope"], "private");
+    let subscribe = stateless
+        .request(&format!(r#"{{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{{"uri":"library://name",{META}}}}}"#))
+        .await;
+    assert_eq!(subscribe["error"]["code"], -32601);
+}

@@ -69,11 +69,58 @@ async def exercise(label, client, version, expected_version):
     result = await client.call_tool("test_image_content", {})
     check(f"{label}: image content", isinstance(result.content[0], types.ImageContent) and result.content[0].mime_type == "image/png", str(result.content))
 
+    await exercise_surfaces(label, client)
+
     try:
         await client.call_tool("no_such_tool", {})
         check(f"{label}: unknown tool is a protocol error", False, "no error raised")
     except MCPError as error:
         check(f"{label}: unknown tool is a protocol error", error.code == -32602 and "no_such_tool" in error.message, f"{error.code} {error.message}")
+
+
+async def exercise_surfaces(label, client):
+    resources = await client.list_resources()
+    uris = {str(resource.uri) for resource in resources.resources}
+    check(f"{label}: list resources", {"test://static-text", "test://static-binary"} <= uris, str(uris))
+    templates = await client.list_resource_templates()
+    check(
+        f"{label}: list resource templates",
+        [t.uri_template for t in templates.resource_templates] == ["test://template/{id}/data"],
+        str(templates),
+    )
+    read = await client.read_resource("test://static-text")
+    content = read.contents[0]
+    check(
+        f"{label}: read a resource",
+        getattr(content, "text", None) == "This is the content of the static text resource." and content.mime_type == "text/plain",
+        str(read),
+    )
+    read = await client.read_resource("test://template/77/data")
+    check(f"{label}: read through a template", '"id":"77"' in getattr(read.contents[0], "text", ""), str(read))
+    try:
+        await client.read_resource("test://no-such-resource")
+        check(f"{label}: unknown resource is an error", False, "no error raised")
+    except MCPError as error:
+        check(f"{label}: unknown resource is an error with its URI", error.code in (-32002, -32602), f"{error.code} {error.message}")
+
+    prompts = await client.list_prompts()
+    names = {prompt.name for prompt in prompts.prompts}
+    check(f"{label}: list prompts", {"test_simple_prompt", "test_prompt_with_arguments"} <= names, str(names))
+    got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "one", "arg2": "two"})
+    text = got.messages[0].content.text if got.messages else ""
+    check(f"{label}: get a prompt", text == "Prompt with arguments: arg1='one', arg2='two'", str(got))
+    try:
+        await client.get_prompt("test_prompt_with_arguments", {"arg1": "one"})
+        check(f"{label}: a missing prompt argument is an error", False, "no error raised")
+    except MCPError as error:
+        check(f"{label}: a missing prompt argument is an error naming it", error.code == -32602 and "arg2" in error.message, f"{error.code} {error.message}")
+
+    completed = await client.complete(
+        types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
+        {"name": "arg1", "value": "teste"},
+        {"arg2": "x"},
+    )
+    check(f"{label}: complete an argument with context", completed.completion.values == ["tested-x"], str(completed))
 
 
 def stdio_params():

@@ -164,7 +164,68 @@ async function exercise(label, client, version, tap) {
             return [ok, `${error.code} ${error.message}`];
         }
     });
+    await exerciseSurfaces(label, client);
     await step(`${label}: the SDK reported no other errors`, async () => [tap.errors.length === 0, show(tap.errors.map(String))]);
+}
+
+// Resources, prompts and completion, through the SDK's own result schemas.
+async function exerciseSurfaces(label, client) {
+    await step(`${label}: list resources`, async () => {
+        const uris = (await client.listResources(undefined, request)).resources.map((r) => r.uri);
+        return [uris.includes('test://static-text') && uris.includes('test://static-binary'), show(uris)];
+    });
+    await step(`${label}: list resource templates`, async () => {
+        const templates = (await client.listResourceTemplates(undefined, request)).resourceTemplates;
+        return [show(templates.map((t) => t.uriTemplate)) === show(['test://template/{id}/data']), show(templates)];
+    });
+    await step(`${label}: read a resource`, async () => {
+        const read = await client.readResource({ uri: 'test://static-text' }, request);
+        const content = read.contents[0];
+        return [content?.text === 'This is the content of the static text resource.' && content.mimeType === 'text/plain', show(read)];
+    });
+    await step(`${label}: read a binary resource`, async () => {
+        const read = await client.readResource({ uri: 'test://static-binary' }, request);
+        return [read.contents[0]?.mimeType === 'image/png' && read.contents[0].blob.length > 0, show(read)];
+    });
+    await step(`${label}: read through a template`, async () => {
+        const read = await client.readResource({ uri: 'test://template/77/data' }, request);
+        return [(read.contents[0]?.text ?? '').includes('"id":"77"'), show(read)];
+    });
+    await step(`${label}: unknown resource is an error with its URI`, async () => {
+        try {
+            const read = await client.readResource({ uri: 'test://no-such-resource' }, request);
+            return [false, `(no error raised: ${show(read)})`];
+        } catch (error) {
+            return [error instanceof McpError && error.code === -32002 && error.data?.uri === 'test://no-such-resource', `${error.code} ${error.message}`];
+        }
+    });
+    await step(`${label}: list prompts`, async () => {
+        const names = (await client.listPrompts(undefined, request)).prompts.map((p) => p.name);
+        return [names.includes('test_simple_prompt') && names.includes('test_prompt_with_arguments'), show(names)];
+    });
+    await step(`${label}: get a prompt`, async () => {
+        const got = await client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'one', arg2: 'two' } }, request);
+        return [got.messages[0]?.content?.text === "Prompt with arguments: arg1='one', arg2='two'", show(got)];
+    });
+    await step(`${label}: a missing prompt argument is an error naming it`, async () => {
+        try {
+            const got = await client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'one' } }, request);
+            return [false, `(no error raised: ${show(got)})`];
+        } catch (error) {
+            return [error instanceof McpError && error.code === -32602 && error.message.includes('arg2'), `${error.code} ${error.message}`];
+        }
+    });
+    await step(`${label}: complete an argument with context`, async () => {
+        const completed = await client.complete(
+            {
+                ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' },
+                argument: { name: 'arg1', value: 'teste' },
+                context: { arguments: { arg2: 'x' } },
+            },
+            request,
+        );
+        return [show(completed.completion.values) === show(['tested-x']), show(completed)];
+    });
 }
 
 // Connects a Client over `transport`, noting the protocol version it negotiates (the SDK

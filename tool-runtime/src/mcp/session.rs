@@ -228,6 +228,14 @@ impl Connection {
                 send(sink, Message::result(jsonrpc::response_raw(&id, "{}")));
                 None
             }
+            _ if !self.offers(method) => error(
+                code::METHOD_NOT_FOUND,
+                &format!(
+                    "Method not found: {method} (this server has no {})",
+                    offered_kind(method)
+                ),
+                None,
+            ),
             _ if self.negotiated_version().is_none() => error(
                 code::INVALID_REQUEST,
                 "Invalid Request: the session is not initialized; send \"initialize\" first, or \
@@ -320,6 +328,21 @@ impl Connection {
             self.watch_tool_changes()
         } else {
             None
+        }
+    }
+
+    /// Whether this server offers the capability `method` belongs to: a server without
+    /// prompts answers `prompts/*` as unknown methods, as one that never heard of them.
+    fn offers(&self, method: &str) -> bool {
+        let registry = &self.shared.registry;
+        if method.starts_with("prompts/") {
+            !registry.prompts().is_empty()
+        } else if method.starts_with("resources/") {
+            !registry.resources().is_empty()
+        } else if method == "completion/complete" {
+            !registry.prompts().is_empty() || registry.resources().iter().any(|r| r.is_template())
+        } else {
+            true
         }
     }
 
@@ -608,6 +631,16 @@ impl Connection {
                 }
             },
         };
+        if !self.offers(method) {
+            return error(
+                code::METHOD_NOT_FOUND,
+                &format!(
+                    "Method not found: {method} (this server has no {})",
+                    offered_kind(method)
+                ),
+                None,
+            );
+        }
         match method {
             "server/discover" => {
                 let info = &self.shared.info;
@@ -835,6 +868,17 @@ pub(super) fn answer(
         CallAnswer::UnknownTool(message) => {
             error_message(Some(id), code::INVALID_PARAMS, &message, None)
         }
+    }
+}
+
+/// The capability a method belongs to, for the message when it is not offered.
+fn offered_kind(method: &str) -> &'static str {
+    if method.starts_with("prompts/") {
+        "prompts"
+    } else if method.starts_with("resources/") {
+        "resources"
+    } else {
+        "prompts or resource templates to complete"
     }
 }
 

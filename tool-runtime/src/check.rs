@@ -143,7 +143,7 @@ pub fn check(tools: &[&Tool]) -> CheckReport {
                 );
             }
         }
-        for param in tool.params().iter().filter(|p| !p.is_injected()) {
+        for param in tool.arguments() {
             if param.description().is_none_or(|d| d.trim().is_empty()) {
                 add(
                     Severity::Warning,

@@ -151,6 +151,19 @@ impl Content {
     }
 }
 
+/// Text is a text block (so a prompt message can be written `PromptMessage::user("...")`).
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Content::text(text)
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Content::text(text)
+    }
+}
+
 /// A return value made of content blocks.
 pub trait IntoContent {
     /// The blocks.

@@ -206,15 +206,3 @@ pub fn resource_output<T: ResourceOutput>(output: T) -> Result<Produced, ToolErr
         .map(Produced::Json)
         .map_err(|error| ToolError::new(format!("the resource's contents cannot be sent: {error}")))
 }
-
-impl From<String> for Content {
-    fn from(text: String) -> Self {
-        Content::text(text)
-    }
-}
-
-impl From<&str> for Content {
-    fn from(text: &str) -> Self {
-        Content::text(text)
-    }
-}

@@ -172,6 +172,10 @@ impl Tool {
     pub fn params(&self) -> &[ParamInfo] {
         &self.params
     }
+    /// The parameters callers give, in declaration order (the runtime fills in the rest).
+    pub fn arguments(&self) -> impl Iterator<Item = &ParamInfo> {
+        self.params.iter().filter(|param| !param.is_injected())
+    }
     /// The MCP behaviour hints.
     pub fn annotations(&self) -> Annotations {
         self.annotations

@@ -34,10 +34,7 @@ impl Prompt {
     /// The arguments clients give, in declaration order (runtime-provided parameters are
     /// not among them).
     pub fn arguments(&self) -> impl Iterator<Item = &ParamInfo> {
-        self.about
-            .params()
-            .iter()
-            .filter(|param| !param.is_injected())
+        self.about.arguments()
     }
 
     /// Where the prompt is written; `None` for prompts added at run time.
@@ -127,10 +124,7 @@ impl Resource {
 
     /// The template's variables: the parameters clients fill in through the URI.
     pub fn variables(&self) -> impl Iterator<Item = &ParamInfo> {
-        self.about
-            .params()
-            .iter()
-            .filter(|param| !param.is_injected())
+        self.about.arguments()
     }
 
     /// Where the resource is written; `None` for resources added at run time.

@@ -216,6 +216,27 @@ pub(crate) struct Shared {
     pub(crate) max_output_bytes: usize,
     pub(crate) shutdown_grace: std::time::Duration,
     pub(crate) cache: CacheHints,
+    pub(crate) offered: Offered,
+}
+
+/// What the catalog offers besides tools, decided once: the static catalog never changes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offered {
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+    /// Prompt arguments or resource-template variables to complete.
+    pub(crate) completions: bool,
+}
+
+impl Offered {
+    fn of(registry: &Registry) -> Offered {
+        let prompts = !registry.prompts().is_empty();
+        Offered {
+            prompts,
+            resources: !registry.resources().is_empty(),
+            completions: prompts || registry.resources().iter().any(|r| r.is_template()),
+        }
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -238,6 +259,7 @@ impl McpServer {
         let list_changed = options
             .list_changed
             .unwrap_or_else(|| registry.has_dynamic_tools());
+        let offered = Offered::of(&registry);
         McpServer {
             shared: Arc::new(Shared {
                 registry: Arc::new(registry),
@@ -250,6 +272,7 @@ impl McpServer {
                 max_output_bytes: options.max_output_bytes,
                 shutdown_grace: options.shutdown_grace,
                 cache: options.cache,
+                offered,
             }),
         }
     }

@@ -250,16 +250,9 @@ impl Connection {
                 let level = Arc::clone(&self.state.log_level);
                 self.tools_call(id, params, level, false, sink)
             }
-            "prompts/get" | "resources/read" => {
+            "prompts/get" | "resources/read" | "completion/complete" => {
                 let level = Arc::clone(&self.state.log_level);
                 self.surface_request(id, method, params, level, false, sink)
-            }
-            "completion/complete" => {
-                send(
-                    sink,
-                    surfaces::complete(&self.shared, &id, params.as_ref(), false),
-                );
-                None
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 self.subscription(&id, method, params.as_ref(), sink)
@@ -334,13 +327,13 @@ impl Connection {
     /// Whether this server offers the capability `method` belongs to: a server without
     /// prompts answers `prompts/*` as unknown methods, as one that never heard of them.
     fn offers(&self, method: &str) -> bool {
-        let registry = &self.shared.registry;
+        let offered = self.shared.offered;
         if method.starts_with("prompts/") {
-            !registry.prompts().is_empty()
+            offered.prompts
         } else if method.starts_with("resources/") {
-            !registry.resources().is_empty()
+            offered.resources
         } else if method == "completion/complete" {
-            !registry.prompts().is_empty() || registry.resources().iter().any(|r| r.is_template())
+            offered.completions
         } else {
             true
         }
@@ -350,17 +343,17 @@ impl Connection {
     /// completion when the catalog has any. Resource subscriptions are offered in the
     /// handshake era (`resources/subscribe`); 2026-07-28 removed that method.
     fn capabilities(&self, stateless: bool) -> Value {
+        let offered = self.shared.offered;
         let mut capabilities = Map::new();
         capabilities.insert(
             "tools".to_owned(),
             json!({"listChanged": self.shared.list_changed}),
         );
         capabilities.insert("logging".to_owned(), json!({}));
-        let registry = &self.shared.registry;
-        if !registry.prompts().is_empty() {
+        if offered.prompts {
             capabilities.insert("prompts".to_owned(), json!({}));
         }
-        if !registry.resources().is_empty() {
+        if offered.resources {
             let resources = if stateless {
                 json!({})
             } else {
@@ -368,8 +361,7 @@ impl Connection {
             };
             capabilities.insert("resources".to_owned(), resources);
         }
-        let templates = registry.resources().iter().any(|r| r.is_template());
-        if !registry.prompts().is_empty() || templates {
+        if offered.completions {
             capabilities.insert("completions".to_owned(), json!({}));
         }
         Value::Object(capabilities)
@@ -508,7 +500,9 @@ impl Connection {
         }
     }
 
-    /// `prompts/get` or `resources/read`: checked and registered here, run as work.
+    /// `prompts/get`, `resources/read` or `completion/complete`: checked and registered
+    /// here, run as work (each runs user code, which never runs on the thread that reads
+    /// requests).
     fn surface_request(
         &self,
         id: RequestId,
@@ -519,68 +513,35 @@ impl Connection {
         sink: &Outgoing,
     ) -> Option<Work> {
         let mut params = params.unwrap_or_default();
-        let key = if method == "prompts/get" {
-            "name"
-        } else {
-            "uri"
+        let target = match method {
+            "prompts/get" => take_string(&id, &mut params, "name", "the prompt's name")
+                .map(surfaces::Target::Prompt),
+            "resources/read" => take_string(&id, &mut params, "uri", "the resource's URI")
+                .map(surfaces::Target::Resource),
+            _ => surfaces::completion_of(&id, &params).map(surfaces::Target::Completion),
         };
-        let Some(Value::String(target)) = params.remove(key) else {
-            let what = if key == "name" {
-                "the prompt's name"
-            } else {
-                "the resource's URI"
-            };
-            send(
-                sink,
-                error_message(
-                    Some(&id),
-                    code::INVALID_PARAMS,
-                    &format!("Invalid params: \"{key}\" ({what}, a string) is missing"),
-                    None,
-                ),
-            );
-            return None;
+        let target = match target {
+            Ok(target) => target,
+            Err(refusal) => return answered(sink, refusal),
         };
-        let arguments = params.remove("arguments").unwrap_or(Value::Null);
-        let progress_token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
-        let out = Arc::new(Mutex::new(sink.clone()));
-        let notifier = Arc::new(SinkNotifier {
-            sink: Arc::clone(&out),
-            backlog: Arc::clone(&self.state.backlog),
-        });
-        let scope = Arc::new(CallScope::new(
-            progress_token,
-            Some(notifier as Arc<dyn Notifier>),
-            log_level,
-        ));
-        let cancellation = scope.cancellation.clone();
-        let context = self.shared.registry.context().with_scope(scope);
-        if let Err(message) = self.register(&id, cancellation.clone()) {
-            send(
-                sink,
-                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
-            );
-            return None;
-        }
+        let scope = self.request_scope(&params, log_level, sink);
+        let guard = match self.register(id, scope.cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
         let request = surfaces::Request {
             shared: Arc::clone(&self.shared),
-            guard: InFlightGuard {
-                state: Arc::clone(&self.state),
-                id,
-            },
-            context,
-            cancellation,
-            sink: out,
+            guard,
+            context: scope.context,
+            cancellation: scope.cancellation,
+            notifier: scope.notifier,
             stateless,
         };
-        Some(if method == "prompts/get" {
-            request.get_prompt(target, arguments)
-        } else {
-            request.read_resource(target)
+        let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        Some(match target {
+            surfaces::Target::Prompt(name) => request.get_prompt(name, arguments),
+            surfaces::Target::Resource(uri) => request.read_resource(uri),
+            surfaces::Target::Completion(asked) => request.complete(asked),
         })
     }
 
@@ -670,16 +631,9 @@ impl Connection {
                 let level = Arc::new(AtomicU8::new(level));
                 self.tools_call(id, params, level, true, sink)
             }
-            "prompts/get" | "resources/read" => {
+            "prompts/get" | "resources/read" | "completion/complete" => {
                 let level = Arc::new(AtomicU8::new(level));
                 self.surface_request(id, method, params, level, true, sink)
-            }
-            "completion/complete" => {
-                send(
-                    sink,
-                    surfaces::complete(&self.shared, &id, params.as_ref(), true),
-                );
-                None
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             other => error(
@@ -699,22 +653,47 @@ impl Connection {
         sink: &Outgoing,
     ) -> Option<Work> {
         let mut params = params.unwrap_or_default();
-        let name = match params.remove("name") {
-            Some(Value::String(name)) => name,
-            _ => {
-                send(
-                    sink,
-                    error_message(
-                        Some(&id),
-                        code::INVALID_PARAMS,
-                        "Invalid params: \"name\" (the tool's name, a string) is missing",
-                        None,
-                    ),
-                );
-                return None;
-            }
+        let name = match take_string(&id, &mut params, "name", "the tool's name") {
+            Ok(name) => name,
+            Err(refusal) => return answered(sink, refusal),
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        let scope = self.request_scope(&params, log_level, sink);
+
+        // Argument errors and unknown tools are answered here and now.
+        let pending = match self
+            .shared
+            .registry
+            .start_call(&name, arguments, &scope.context)
+        {
+            Ok(result) => return answered(sink, answer(&self.shared, &id, result, stateless)),
+            Err(pending) => pending,
+        };
+        // Register before the work starts, so a cancellation that arrives at once finds it.
+        let guard = match self.register(id, scope.cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        // The transport decides where the work runs.
+        Some(Work::call(CallWork {
+            shared: Arc::clone(&self.shared),
+            guard,
+            pending,
+            context: scope.context,
+            cancellation: scope.cancellation,
+            notifier: scope.notifier,
+            stateless,
+        }))
+    }
+
+    /// What a request that runs user code gets: its context (progress token, log level,
+    /// cancellation) and the one sink its notifications and answer go to.
+    fn request_scope(
+        &self,
+        params: &Map<String, Value>,
+        log_level: Arc<AtomicU8>,
+        sink: &Outgoing,
+    ) -> RequestScope {
         let progress_token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -729,58 +708,46 @@ impl Connection {
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
             log_level,
         ));
-        let cancellation = scope.cancellation.clone();
-        let context = self.shared.registry.context().with_scope(scope);
-
-        // Argument errors and unknown tools are answered here and now.
-        let pending = match self.shared.registry.start_call(&name, arguments, &context) {
-            Ok(result) => {
-                send(sink, answer(&self.shared, &id, result, stateless));
-                return None;
-            }
-            Err(pending) => pending,
-        };
-        // Register before the work starts, so a cancellation that arrives at once finds it.
-        if let Err(message) = self.register(&id, cancellation.clone()) {
-            send(
-                sink,
-                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
-            );
-            return None;
-        }
-        // The transport decides where the work runs.
-        Some(Work::call(CallWork {
-            shared: Arc::clone(&self.shared),
-            guard: InFlightGuard {
-                state: Arc::clone(&self.state),
-                id,
-            },
-            pending,
-            context,
-            cancellation,
-            sink: sink.clone(),
+        RequestScope {
+            cancellation: scope.cancellation.clone(),
+            context: self.shared.registry.context().with_scope(scope),
             notifier,
-            stateless,
-        }))
+        }
     }
 
     /// Records a request as in flight, under one lock so two requests racing with the same
-    /// id cannot both pass; refuses a used id and a connection at its limit.
-    fn register(&self, id: &RequestId, cancellation: Cancellation) -> Result<(), String> {
+    /// id cannot both pass; refuses a used id and a connection at its limit. The guard ends
+    /// the registration with the request's work.
+    fn register(
+        &self,
+        id: RequestId,
+        cancellation: Cancellation,
+    ) -> Result<InFlightGuard, Message> {
         let mut in_flight = lock(&self.state.in_flight);
-        if in_flight.len() >= self.shared.max_in_flight {
-            return Err(format!(
+        let refusal = if in_flight.len() >= self.shared.max_in_flight {
+            format!(
                 "Invalid Request: {} requests are already running on this connection (the limit); wait for answers before sending more",
                 self.shared.max_in_flight
-            ));
-        }
-        match in_flight.entry(id.clone()) {
-            Entry::Occupied(_) => Err(duplicate_id(id)),
-            Entry::Vacant(slot) => {
-                slot.insert(InFlight { cancellation });
-                Ok(())
+            )
+        } else {
+            match in_flight.entry(id.clone()) {
+                Entry::Occupied(_) => duplicate_id(&id),
+                Entry::Vacant(slot) => {
+                    slot.insert(InFlight { cancellation });
+                    drop(in_flight);
+                    return Ok(InFlightGuard {
+                        state: Arc::clone(&self.state),
+                        id,
+                    });
+                }
             }
-        }
+        };
+        Err(error_message(
+            Some(&id),
+            code::INVALID_REQUEST,
+            &refusal,
+            None,
+        ))
     }
 
     /// 2026-07-28 `subscriptions/listen`: acknowledges, then sends
@@ -804,14 +771,11 @@ impl Connection {
         };
         // Registered first, so a refused stream is never acknowledged.
         let cancellation = Cancellation::new();
-        if let Err(message) = self.register(&id, cancellation.clone()) {
-            send(
-                sink,
-                error_message(Some(&id), code::INVALID_REQUEST, &message, None),
-            );
-            return None;
-        }
         let subscription = id.to_value();
+        let guard = match self.register(id, cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
         send(
             sink,
             Message::notification(jsonrpc::notification(
@@ -824,10 +788,6 @@ impl Connection {
         let mut changes = self.shared.registry.changes();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let stream_sink = Arc::clone(&sink);
-        let guard = InFlightGuard {
-            state: Arc::clone(&self.state),
-            id,
-        };
         let work = async move {
             let _registered = guard;
             loop {
@@ -879,6 +839,39 @@ fn offered_kind(method: &str) -> &'static str {
         "resources"
     } else {
         "prompts or resource templates to complete"
+    }
+}
+
+/// What the connection keeps for a request that runs user code (see
+/// [`Connection::request_scope`]).
+struct RequestScope {
+    context: crate::call::context::CallContext,
+    cancellation: Cancellation,
+    notifier: Arc<SinkNotifier>,
+}
+
+/// A request answered where it was handled: it leaves no work.
+fn answered(sink: &Outgoing, message: Message) -> Option<Work> {
+    send(sink, message);
+    None
+}
+
+/// Takes the required string parameter `key` (`what` says what it is) out of `params`;
+/// else the -32602 answer naming it.
+fn take_string(
+    id: &RequestId,
+    params: &mut Map<String, Value>,
+    key: &str,
+    what: &str,
+) -> Result<String, Message> {
+    match params.remove(key) {
+        Some(Value::String(value)) => Ok(value),
+        _ => Err(error_message(
+            Some(id),
+            code::INVALID_PARAMS,
+            &format!("Invalid params: \"{key}\" ({what}, a string) is missing"),
+            None,
+        )),
     }
 }
 

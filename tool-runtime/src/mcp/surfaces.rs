@@ -1,19 +1,19 @@
-//! The protocol side of prompts, resources and completion: list entries, `prompts/get`,
-//! `resources/read`, `completion/complete`, and resource subscriptions (handshake era).
-//! Getting a prompt and reading a resource run user code, so they are handed back as work,
-//! like a tool call.
+//! The protocol side of prompts, resources and completion: list entries, and
+//! `prompts/get`, `resources/read` and `completion/complete`, which run user code and so
+//! are handed back as work, like a tool call.
 
 use super::jsonrpc::{self, code, RequestId};
-use super::outbox::Outgoing;
 use super::pages::stateless_result;
 use super::session::{lock, send};
-use super::work::{InFlightGuard, Work};
+use super::work::{InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared};
+use crate::call::complete::CompletionContext;
 use crate::call::context::CallContext;
 use crate::catalog::{Prompt, Resource};
 use crate::registry::{CompletionTarget, SurfaceError};
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::sync::Arc;
 
 /// One prompt as `prompts/list` shows it.
 pub(super) fn prompt_entry(prompt: &Prompt) -> Value {
@@ -67,158 +67,94 @@ pub(super) fn resource_entry(resource: &Resource) -> Value {
     Value::Object(entry)
 }
 
-/// What a request for a prompt or a resource needs to run as work.
+/// What a request names: a prompt, a resource, or an argument to complete.
+pub(super) enum Target {
+    /// `prompts/get`: the prompt's name.
+    Prompt(String),
+    /// `resources/read`: the resource's URI.
+    Resource(String),
+    /// `completion/complete`.
+    Completion(CompletionAsked),
+}
+
+/// What `completion/complete` asks: which argument of which prompt or template, the text
+/// typed so far, and the arguments already given.
+pub(super) struct CompletionAsked {
+    of: OwnedTarget,
+    argument: String,
+    typed: String,
+    context: CompletionContext,
+}
+
+/// A [`CompletionTarget`] that owns its name, so it can move into work.
+enum OwnedTarget {
+    Prompt(String),
+    Resource(String),
+}
+
+/// What a request for a prompt, a resource or a completion needs to run as work.
 pub(super) struct Request {
     pub(super) shared: Arc<Shared>,
     pub(super) guard: InFlightGuard,
     pub(super) context: CallContext,
     pub(super) cancellation: crate::call::scope::Cancellation,
-    /// Where the answer goes; shared with the request's notifier.
-    pub(super) sink: Arc<Mutex<Outgoing>>,
+    /// Where its notifications and its answer go.
+    pub(super) notifier: Arc<SinkNotifier>,
     pub(super) stateless: bool,
 }
 
 impl Request {
     /// `prompts/get`, as work.
     pub(super) fn get_prompt(self, name: String, arguments: Value) -> Work {
-        let sink = Arc::clone(&self.sink);
-        let out = Arc::clone(&sink);
-        Work::stream(
-            async move {
-                let Request {
-                    shared,
-                    guard,
-                    context,
-                    cancellation,
-                    stateless,
-                    ..
-                } = self;
-                let outcome = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    outcome = shared.registry.get_prompt_in(&name, arguments, &context) => outcome,
-                };
-                if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
-                    return;
-                }
-                let message = match outcome {
-                    Ok(messages) => {
-                        let mut body = Map::new();
-                        body.insert("messages".to_owned(), Value::Array(messages));
-                        result(&shared, &guard.id, body, stateless)
-                    }
-                    Err(error) => surface_error(&guard.id, &error, stateless),
-                };
-                send(&lock(&out), message);
-            },
-            Some(sink),
-        )
+        self.into_work(|shared, context, _| async move {
+            let messages = shared
+                .registry
+                .get_prompt_in(&name, arguments, &context)
+                .await?;
+            let mut body = Map::new();
+            body.insert("messages".to_owned(), Value::Array(messages));
+            Ok(body)
+        })
     }
 
     /// `resources/read`, as work.
     pub(super) fn read_resource(self, uri: String) -> Work {
-        let sink = Arc::clone(&self.sink);
-        let out = Arc::clone(&sink);
-        Work::stream(
-            async move {
-                let Request {
-                    shared,
-                    guard,
-                    context,
-                    cancellation,
-                    stateless,
-                    ..
-                } = self;
-                let outcome = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    outcome = shared.registry.read_resource_in(&uri, &context) => outcome,
-                };
-                if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
-                    return;
-                }
-                let message = match outcome {
-                    Ok(contents) => {
-                        let mut body = Map::new();
-                        body.insert("contents".to_owned(), json!(contents));
-                        if stateless {
-                            let (ttl, scope) = shared.cache.read_hints();
-                            body.insert("ttlMs".to_owned(), ttl.into());
-                            body.insert("cacheScope".to_owned(), scope.into());
-                        }
-                        result(&shared, &guard.id, body, stateless)
-                    }
-                    Err(error) => surface_error(&guard.id, &error, stateless),
-                };
-                send(&lock(&out), message);
-            },
-            Some(sink),
-        )
-    }
-}
-
-/// `completion/complete`: answered at once (completion functions are expected to be quick;
-/// a panic in one is caught and answered as an internal error).
-pub(super) fn complete(
-    shared: &Shared,
-    id: &RequestId,
-    params: Option<&Map<String, Value>>,
-    stateless: bool,
-) -> Message {
-    let invalid = |message: &str| {
-        Message::error(
-            code::INVALID_PARAMS,
-            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, message, None),
-        )
-    };
-    let reference = params.and_then(|p| p.get("ref"));
-    let target = match reference
-        .and_then(|r| r.get("type"))
-        .and_then(Value::as_str)
-    {
-        Some("ref/prompt") => match reference
-            .and_then(|r| r.get("name"))
-            .and_then(Value::as_str)
-        {
-            Some(name) => CompletionTarget::Prompt(name),
-            None => return invalid("Invalid params: \"ref.name\" (the prompt's name) is missing"),
-        },
-        Some("ref/resource") => {
-            match reference.and_then(|r| r.get("uri")).and_then(Value::as_str) {
-                Some(uri) => CompletionTarget::Resource(uri),
-                None => {
-                    return invalid(
-                        "Invalid params: \"ref.uri\" (the resource template) is missing",
-                    )
-                }
+        self.into_work(|shared, context, stateless| async move {
+            let contents = shared.registry.read_resource_in(&uri, &context).await?;
+            let mut body = Map::new();
+            body.insert("contents".to_owned(), json!(contents));
+            if stateless {
+                let (ttl, scope) = shared.cache.read_hints();
+                body.insert("ttlMs".to_owned(), ttl.into());
+                body.insert("cacheScope".to_owned(), scope.into());
             }
-        }
-        _ => {
-            return invalid(
-                "Invalid params: \"ref\" must be {\"type\": \"ref/prompt\", \"name\": ...} or \
-                 {\"type\": \"ref/resource\", \"uri\": ...}",
-            )
-        }
-    };
-    let argument = params.and_then(|p| p.get("argument"));
-    let (Some(name), Some(typed)) = (
-        argument.and_then(|a| a.get("name")).and_then(Value::as_str),
-        argument
-            .and_then(|a| a.get("value"))
-            .and_then(Value::as_str),
-    ) else {
-        return invalid(
-            "Invalid params: \"argument\" must be {\"name\": <the argument>, \"value\": <the text typed so far>}",
-        );
-    };
-    let context = crate::registry::completion_context(
-        params
-            .and_then(|p| p.get("context"))
-            .and_then(|c| c.get("arguments"))
-            .and_then(Value::as_object),
-    );
-    match shared.registry.complete(target, name, typed, &context) {
-        Ok(completion) => {
+            Ok(body)
+        })
+    }
+
+    /// `completion/complete`, as work: a completion function is user code, run on the
+    /// blocking pool like any sync function of unknown pace.
+    pub(super) fn complete(self, asked: CompletionAsked) -> Work {
+        self.into_work(|shared, _, _| async move {
+            let CompletionAsked {
+                of,
+                argument,
+                typed,
+                context,
+            } = asked;
+            let completion = tokio::task::spawn_blocking(move || {
+                let target = match &of {
+                    OwnedTarget::Prompt(name) => CompletionTarget::Prompt(name),
+                    OwnedTarget::Resource(uri) => CompletionTarget::Resource(uri),
+                };
+                shared
+                    .registry
+                    .complete(target, &argument, &typed, &context)
+            })
+            .await
+            .map_err(|_| {
+                SurfaceError::Internal("Internal error: the completion failed".to_owned())
+            })??;
             let mut body = Map::new();
             body.insert(
                 "completion".to_owned(),
@@ -228,10 +164,109 @@ pub(super) fn complete(
                     "hasMore": completion.has_more(),
                 }),
             );
-            result(shared, id, body, stateless)
-        }
-        Err(error) => surface_error(id, &error, stateless),
+            Ok(body)
+        })
     }
+
+    /// Runs `produce` as the request's work: it ends at once when the request is
+    /// cancelled, and answers with the result body (or the error) unless the request was
+    /// cancelled meanwhile.
+    fn into_work<F, Fut>(self, produce: F) -> Work
+    where
+        F: FnOnce(Arc<Shared>, CallContext, bool) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Map<String, Value>, SurfaceError>> + Send + 'static,
+    {
+        let sink = Arc::clone(&self.notifier.sink);
+        Work::stream(
+            async move {
+                let Request {
+                    shared,
+                    guard,
+                    context,
+                    cancellation,
+                    notifier,
+                    stateless,
+                } = self;
+                let produced = produce(Arc::clone(&shared), context, stateless);
+                let outcome = tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return,
+                    outcome = produced => outcome,
+                };
+                if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
+                    return;
+                }
+                let message = match outcome {
+                    Ok(body) => result(&shared, &guard.id, body, stateless),
+                    Err(error) => surface_error(&guard.id, &error, stateless),
+                };
+                send(&lock(&notifier.sink), message);
+            },
+            Some(sink),
+        )
+    }
+}
+
+/// Reads what `completion/complete` asks for; else the -32602 answer saying what is wrong.
+pub(super) fn completion_of(
+    id: &RequestId,
+    params: &Map<String, Value>,
+) -> Result<CompletionAsked, Message> {
+    let invalid = |message: &str| {
+        Message::error(
+            code::INVALID_PARAMS,
+            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, message, None),
+        )
+    };
+    let reference = params.get("ref");
+    let name_of = |key: &str| reference.and_then(|r| r.get(key)).and_then(Value::as_str);
+    let of = match name_of("type") {
+        Some("ref/prompt") => match name_of("name") {
+            Some(name) => OwnedTarget::Prompt(name.to_owned()),
+            None => {
+                return Err(invalid(
+                    "Invalid params: \"ref.name\" (the prompt's name) is missing",
+                ))
+            }
+        },
+        Some("ref/resource") => match name_of("uri") {
+            Some(uri) => OwnedTarget::Resource(uri.to_owned()),
+            None => {
+                return Err(invalid(
+                    "Invalid params: \"ref.uri\" (the resource template) is missing",
+                ))
+            }
+        },
+        _ => {
+            return Err(invalid(
+                "Invalid params: \"ref\" must be {\"type\": \"ref/prompt\", \"name\": ...} or \
+                 {\"type\": \"ref/resource\", \"uri\": ...}",
+            ))
+        }
+    };
+    let argument = params.get("argument");
+    let (Some(name), Some(typed)) = (
+        argument.and_then(|a| a.get("name")).and_then(Value::as_str),
+        argument
+            .and_then(|a| a.get("value"))
+            .and_then(Value::as_str),
+    ) else {
+        return Err(invalid(
+            "Invalid params: \"argument\" must be {\"name\": <the argument>, \"value\": <the text typed so far>}",
+        ));
+    };
+    let context = crate::registry::completion_context(
+        params
+            .get("context")
+            .and_then(|c| c.get("arguments"))
+            .and_then(Value::as_object),
+    );
+    Ok(CompletionAsked {
+        of,
+        argument: name.to_owned(),
+        typed: typed.to_owned(),
+        context,
+    })
 }
 
 fn result(shared: &Shared, id: &RequestId, body: Map<String, Value>, stateless: bool) -> Message {

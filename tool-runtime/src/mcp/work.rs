@@ -160,11 +160,10 @@ impl IntoFuture for Work {
     }
 }
 
-/// Sends a call's notifications to where its response goes (which a transport may change
-/// before the call's work starts: see [`CallWork::redirect`]), within the connection's
-/// bounded backlog.
+/// A request's one sink: its notifications go there (within the connection's bounded
+/// backlog), and so does its answer. A transport may change it before the work starts (see
+/// [`Work::redirect`]); shared, so the work's copy moves with it.
 pub(super) struct SinkNotifier {
-    /// Shared with the work that sends the request's answer, so both move together.
     pub(super) sink: Arc<Mutex<Outgoing>>,
     pub(super) backlog: Arc<super::backlog::Backlog>,
 }
@@ -203,7 +202,7 @@ pub(crate) struct CallWork {
     pub(super) pending: crate::registry::PendingCall,
     pub(super) context: crate::call::context::CallContext,
     pub(super) cancellation: Cancellation,
-    pub(super) sink: Outgoing,
+    /// Where the call's notifications and its answer go.
     pub(super) notifier: Arc<SinkNotifier>,
     pub(super) stateless: bool,
 }
@@ -212,7 +211,6 @@ impl CallWork {
     /// Sends the call's notifications and answer to `sink` instead of the one it came with.
     pub(crate) fn redirect(&mut self, sink: &Outgoing) {
         *lock(&self.notifier.sink) = sink.clone();
-        self.sink = sink.clone();
     }
 
     /// Where the work can run: in place when it is a sync tool proven quick; else it is
@@ -238,9 +236,8 @@ impl CallWork {
             pending,
             context,
             cancellation,
-            sink,
+            notifier,
             stateless,
-            ..
         } = self;
         let result = tokio::select! {
             biased;
@@ -249,7 +246,10 @@ impl CallWork {
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
         if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
-            send(&sink, answer(&shared, &guard.id, result, stateless));
+            send(
+                &lock(&notifier.sink),
+                answer(&shared, &guard.id, result, stateless),
+            );
         }
     }
 }

@@ -136,12 +136,21 @@ impl Registry {
 
     /// Whether `uri` names a resource or matches a resource template.
     pub fn has_resource(&self, uri: &str) -> bool {
-        self.resources().iter().any(|resource| {
-            if resource.is_template() {
-                resource.template().match_uri(uri).is_some()
-            } else {
-                resource.uri() == uri
-            }
+        self.find_resource(uri).is_some()
+    }
+
+    /// The resource `uri` reads, and the template variables it gives: the resource with
+    /// that exact URI, else the first template (in URI order) that matches it.
+    fn find_resource(&self, uri: &str) -> Option<(usize, Vec<(String, String)>)> {
+        let resources = self.resources();
+        let exact = resources
+            .iter()
+            .position(|resource| !resource.is_template() && resource.uri() == uri);
+        exact.map(|index| (index, Vec::new())).or_else(|| {
+            resources.iter().enumerate().find_map(|(index, resource)| {
+                let variables = resource.template().match_uri(uri)?;
+                resource.is_template().then_some((index, variables))
+            })
         })
     }
 
@@ -194,22 +203,12 @@ impl Registry {
         context: &CallContext,
     ) -> Result<Vec<EmbeddedResource>, SurfaceError> {
         let statics = self.statics;
-        let resources = statics.catalog.resources();
-        let exact = resources
-            .iter()
-            .position(|resource| !resource.is_template() && resource.uri() == uri);
-        let found = exact.map(|index| (index, Vec::new())).or_else(|| {
-            resources.iter().enumerate().find_map(|(index, resource)| {
-                let variables = resource.template().match_uri(uri)?;
-                resource.is_template().then_some((index, variables))
-            })
-        });
-        let Some((index, variables)) = found else {
+        let Some((index, variables)) = self.find_resource(uri) else {
             return Err(SurfaceError::UnknownResource {
                 uri: uri.to_owned(),
             });
         };
-        let resource = &resources[index];
+        let resource = &statics.catalog.resources()[index];
         let tool = ToolRef::of_static(resource.about(), &statics.resource_runnables[index]);
         let arguments: Map<String, Value> = variables
             .into_iter()
@@ -277,12 +276,7 @@ impl Registry {
             .iter()
             .position(|param| param.name() == argument && !param.is_injected())
         else {
-            let known: Vec<&str> = about
-                .params()
-                .iter()
-                .filter(|param| !param.is_injected())
-                .map(|param| param.name())
-                .collect();
+            let known: Vec<&str> = about.arguments().map(|param| param.name()).collect();
             return Err(SurfaceError::InvalidArguments(format!(
                 "`{}` has no argument `{argument}`; its arguments: {}",
                 about.name(),

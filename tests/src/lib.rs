@@ -2,6 +2,8 @@
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
 
 use serde_json::Value;
+use std::time::Duration;
+use tool_runtime::mcp::{outbox, Connection, McpServer, Messages, Outgoing};
 use tool_runtime::{Registry, ToolResult};
 
 /// Runs one call on a fresh multi-thread runtime.
@@ -95,4 +97,74 @@ pub async fn with_standard_headers(
         }
     }
     axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// A client of one connection, driving the protocol layer as a transport does: each
+/// message's work is spawned on the current runtime, and answers are read off the outbox.
+pub struct Client {
+    /// The connection served.
+    pub connection: Connection,
+    /// Where the connection sends its messages.
+    pub sink: Outgoing,
+    /// What it sent.
+    pub messages: Messages,
+}
+
+impl Client {
+    /// A fresh connection of `server`.
+    pub fn new(server: &McpServer) -> Self {
+        let (sink, messages) = outbox();
+        Client {
+            connection: server.connection(),
+            sink,
+            messages,
+        }
+    }
+
+    /// A connection past the handshake (`initialize`, then `notifications/initialized`).
+    pub fn initialized(server: &McpServer) -> Self {
+        let mut client = Client::new(server);
+        client.send(INITIALIZE);
+        client.next_now();
+        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        client
+    }
+
+    /// Sends one message and runs the work it leaves, as a transport does; whether it
+    /// was a request.
+    pub fn send(&mut self, text: &str) -> bool {
+        let handled = self.connection.handle(text.as_bytes(), &self.sink);
+        let request = handled.is_request();
+        if let Some(work) = handled.into_work() {
+            tokio::spawn(work.run());
+        }
+        request
+    }
+
+    /// The next message, which must already be there (a synchronous answer).
+    pub fn next_now(&mut self) -> Value {
+        let message = self.messages.try_recv().expect("an answer at once");
+        serde_json::from_slice(&message.bytes).unwrap()
+    }
+
+    /// The next message, waiting for it (5 s at most).
+    pub async fn next(&mut self) -> Value {
+        let message = tokio::time::timeout(Duration::from_secs(5), self.messages.recv())
+            .await
+            .expect("a message within 5 s")
+            .expect("the channel is open");
+        serde_json::from_slice(&message.bytes).unwrap()
+    }
+
+    /// Whether no message is waiting.
+    pub fn nothing_yet(&mut self) -> bool {
+        self.messages.try_recv().is_none()
+    }
+
+    /// Sends a request and waits for the next message (its answer, when it sends no
+    /// notification first).
+    pub async fn call(&mut self, text: &str) -> Value {
+        self.send(text);
+        self.next().await
+    }
 }

@@ -5,11 +5,9 @@
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tool_runtime::mcp::{
-    outbox, Connection, McpServer, Messages, Outgoing, ServerInfo, ServerOptions,
-};
+use tool_runtime::mcp::{outbox, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Cancellation, Content, DynamicTool, Logger, Progress, Registry};
-use tool_tests::INITIALIZE;
+use tool_tests::{Client, INITIALIZE};
 
 /// Add two integers.
 #[tool]
@@ -122,66 +120,6 @@ fn server() -> McpServer {
 }
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-
-struct Client {
-    connection: Connection,
-    sink: Outgoing,
-    messages: Messages,
-}
-
-impl Client {
-    fn new(server: &McpServer) -> Self {
-        let (sink, messages) = outbox();
-        Client {
-            connection: server.connection(),
-            sink,
-            messages,
-        }
-    }
-
-    fn initialized(server: &McpServer) -> Self {
-        let mut client = Client::new(server);
-        client.send(INITIALIZE);
-        client.next_now();
-        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        client
-    }
-
-    /// Sends one message and runs the work it leaves, as a transport does; whether it
-    /// was a request.
-    fn send(&mut self, text: &str) -> bool {
-        let handled = self.connection.handle(text.as_bytes(), &self.sink);
-        let request = handled.is_request();
-        if let Some(work) = handled.into_work() {
-            tokio::spawn(work.run());
-        }
-        request
-    }
-
-    /// The next message, which must already be there (a synchronous answer).
-    fn next_now(&mut self) -> Value {
-        let message = self.messages.try_recv().expect("an answer at once");
-        serde_json::from_slice(&message.bytes).unwrap()
-    }
-
-    /// The next message, waiting for it.
-    async fn next(&mut self) -> Value {
-        let message = tokio::time::timeout(Duration::from_secs(5), self.messages.recv())
-            .await
-            .expect("a message within 5 s")
-            .expect("the channel is open");
-        serde_json::from_slice(&message.bytes).unwrap()
-    }
-
-    fn nothing_yet(&mut self) -> bool {
-        self.messages.try_recv().is_none()
-    }
-
-    async fn call(&mut self, text: &str) -> Value {
-        self.send(text);
-        self.next().await
-    }
-}
 
 #[test]
 fn json_rpc_is_strict() {

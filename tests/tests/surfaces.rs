@@ -4,13 +4,11 @@
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
-use tool_runtime::mcp::{
-    outbox, CacheScope, Connection, McpServer, Messages, Outgoing, ServerInfo, ServerOptions,
-};
+use tool_runtime::mcp::{outbox, CacheScope, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::registry::ResourceUpdates;
 use tool_runtime::result::PromptMessage;
 use tool_runtime::{prompt, resource, Registry, State};
-use tool_tests::INITIALIZE;
+use tool_tests::Client;
 
 /// Tone of a greeting.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -82,6 +80,22 @@ fn many_numbers(typed: &str) -> Vec<String> {
         .collect()
 }
 
+/// Echo a word; its completion takes its time.
+#[prompt]
+fn echo_word(
+    /// Any word.
+    #[arg(complete = slow_words)]
+    word: String,
+) -> String {
+    word
+}
+
+/// Completes after 300 ms, as one that asks a slow service would.
+fn slow_words(typed: &str) -> Vec<String> {
+    std::thread::sleep(Duration::from_millis(300));
+    vec![format!("{typed}-slowly")]
+}
+
 /// Where the library lives.
 struct Library {
     name: &'static str,
@@ -118,61 +132,21 @@ fn server(options: ServerOptions) -> (McpServer, ResourceUpdates) {
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-struct Client {
-    connection: Connection,
-    sink: Outgoing,
-    messages: Messages,
-}
-
-impl Client {
-    fn new(server: &McpServer) -> Client {
-        let (sink, messages) = outbox();
-        Client {
-            connection: server.connection(),
-            sink,
-            messages,
-        }
-    }
-
-    async fn initialized(server: &McpServer) -> Client {
-        let mut client = Client::new(server);
-        let answer = client.request(INITIALIZE).await;
-        assert_eq!(answer["id"], 0);
-        client
-    }
-
-    /// Sends a request, runs the work it leaves as a transport would, and gives the answer.
-    async fn request(&mut self, text: &str) -> Value {
-        if let Some(work) = self
-            .connection
-            .handle(text.as_bytes(), &self.sink)
-            .into_work()
-        {
-            tokio::spawn(work.run());
-        }
-        let message = tokio::time::timeout(Duration::from_secs(5), self.messages.recv())
-            .await
-            .expect("an answer within 5 s")
-            .expect("the channel is open");
-        serde_json::from_slice(&message.bytes).unwrap()
-    }
-}
-
 #[tokio::test]
 async fn prompts_are_listed_with_their_arguments_and_filled_in() {
     let (server, _) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let list = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
         .await;
     let prompts = list["result"]["prompts"].as_array().unwrap();
     let names: Vec<&str> = prompts
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["greet", "pick_number", "plan_trip"]);
+    assert_eq!(names, ["echo_word", "greet", "pick_number", "plan_trip"]);
     assert_eq!(
-        prompts[0],
+        prompts[1],
         json!({
             "name": "greet",
             "title": "Greeting",
@@ -185,7 +159,7 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
     );
 
     let got = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"friendly"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"friendly"}}}"#)
         .await;
     assert_eq!(
         got["result"]["messages"],
@@ -196,7 +170,7 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
     );
     // A number argument arrives as text and is read as the parameter's type.
     let got = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"3"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"3"}}}"#)
         .await;
     assert_eq!(
         got["result"]["messages"][0]["content"]["text"],
@@ -207,9 +181,9 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
 #[tokio::test]
 async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     let (server, _) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let missing = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France"}}}"#)
         .await;
     assert_eq!(missing["error"]["code"], -32602);
     let message = missing["error"]["message"].as_str().unwrap();
@@ -220,7 +194,7 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     );
 
     let wrong = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"grumpy"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"grumpy"}}}"#)
         .await;
     assert_eq!(wrong["error"]["code"], -32602);
     let message = wrong["error"]["message"].as_str().unwrap();
@@ -230,19 +204,19 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     );
 
     let unknown = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"greeting"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"greeting"}}"#)
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(unknown["error"]["message"], "Unknown prompt: greeting");
 
     let failed = client
-        .request(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"0"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"0"}}}"#)
         .await;
     assert_eq!(failed["error"]["code"], -32603);
     assert_eq!(failed["error"]["message"], "a trip lasts at least one day");
 
     let nameless = client
-        .request(r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{}}"#)
         .await;
     assert_eq!(nameless["error"]["code"], -32602);
     assert!(nameless["error"]["message"]
@@ -254,16 +228,16 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
 #[tokio::test]
 async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
     let (server, _) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let list = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#)
         .await;
     assert_eq!(
         list["result"]["resources"],
         json!([{"uri": "library://name", "name": "library_name", "description": "The library's name.", "mimeType": "text/plain"}])
     );
     let templates = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#)
         .await;
     let uris: Vec<&str> = templates["result"]["resourceTemplates"]
         .as_array()
@@ -278,7 +252,7 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
 
     // State is injected as for tools.
     let name = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://name"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://name"}}"#)
         .await;
     assert_eq!(
         name["result"]["contents"],
@@ -286,7 +260,7 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
     );
     // A template variable is read as the parameter's type.
     let book = client
-        .request(r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"library://books/42"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"library://books/42"}}"#)
         .await;
     assert_eq!(
         book["result"]["contents"],
@@ -294,7 +268,7 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
     );
     // A reserved expansion spans segments; bytes are sent as base64.
     let file = client
-        .request(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"library:///files/a/b.txt"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"library:///files/a/b.txt"}}"#)
         .await;
     assert_eq!(file["result"]["contents"][0]["blob"], "YS9iLnR4dA==");
     assert_eq!(
@@ -306,16 +280,16 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
 #[tokio::test]
 async fn resource_mistakes_get_errors_that_carry_the_uri() {
     let (server, _) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let missing = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"library://nothing"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"library://nothing"}}"#)
         .await;
     assert_eq!(
         missing["error"],
         json!({"code": -32002, "message": "Resource not found: library://nothing", "data": {"uri": "library://nothing"}})
     );
     let not_a_number = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"library://books/forty"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"library://books/forty"}}"#)
         .await;
     assert_eq!(not_a_number["error"]["code"], -32602);
     let message = not_a_number["error"]["message"].as_str().unwrap();
@@ -324,7 +298,7 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
         "{message}"
     );
     let failed = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://books/500"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://books/500"}}"#)
         .await;
     assert_eq!(failed["error"]["code"], -32603);
     assert_eq!(failed["error"]["message"], "the library has no book 500");
@@ -332,7 +306,7 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
     // At 2026-07-28 a missing resource is -32602, still with the URI.
     let mut stateless = Client::new(&server);
     let missing = stateless
-        .request(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":"library://nothing",{META}}}}}"#))
+        .call(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":"library://nothing",{META}}}}}"#))
         .await;
     assert_eq!(missing["error"]["code"], -32602);
     assert_eq!(
@@ -344,16 +318,16 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
 #[tokio::test]
 async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     let (server, _) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let france = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"L"},"context":{"arguments":{"country":"France"}}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"L"},"context":{"arguments":{"country":"France"}}}}"#)
         .await;
     assert_eq!(
         france["result"]["completion"],
         json!({"values": ["Lyon", "Lille", "Lens"], "total": 3, "hasMore": false})
     );
     let elsewhere = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"Be"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"Be"}}}"#)
         .await;
     assert_eq!(
         elsewhere["result"]["completion"]["values"],
@@ -361,7 +335,7 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     );
     // An enum completes from its values with no function.
     let tone = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"tone","value":"f"}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"tone","value":"f"}}}"#)
         .await;
     assert_eq!(
         tone["result"]["completion"]["values"],
@@ -369,7 +343,7 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     );
     // At most 100 values, with the total and hasMore.
     let many = client
-        .request(r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"pick_number"},"argument":{"name":"number","value":""}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"pick_number"},"argument":{"name":"number","value":""}}}"#)
         .await;
     assert_eq!(
         many["result"]["completion"]["values"]
@@ -382,7 +356,7 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     assert_eq!(many["result"]["completion"]["hasMore"], true);
 
     let unknown = client
-        .request(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"town","value":""}}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"town","value":""}}}"#)
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(
@@ -392,41 +366,70 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
 }
 
 #[tokio::test]
+async fn a_slow_completion_function_holds_up_no_other_request() {
+    let (server, _) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"echo_word"},"argument":{"name":"word","value":"go"}}}"#);
+    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    assert_eq!(
+        client.next_now()["id"],
+        2,
+        "the ping is answered while the completion runs"
+    );
+    let completed = client.next().await;
+    assert_eq!(completed["id"], 1);
+    assert_eq!(
+        completed["result"]["completion"]["values"],
+        json!(["go-slowly"])
+    );
+}
+
+#[tokio::test]
 async fn subscribers_hear_of_updates_to_their_resources_only() {
     let (server, updates) = server(ServerOptions::default());
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
     let subscribed = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"library://books/7"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"library://books/7"}}"#)
         .await;
     assert_eq!(subscribed["result"], json!({}));
     let unknown = client
-        .request(r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"library://nothing"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"library://nothing"}}"#)
         .await;
     assert_eq!(unknown["error"]["code"], -32002);
 
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let also = client
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"library://books/9"}}"#)
+        .await;
+    assert_eq!(also["result"], json!({}));
+
+    // The updates are watched from the first subscription on: no wait is needed.
+    let mut heard = async || {
+        let message = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+            .await
+            .expect("an update within 5 s")
+            .expect("the channel is open");
+        serde_json::from_slice::<Value>(&message.bytes).unwrap()["params"]["uri"].clone()
+    };
     updates.updated("library://books/8");
     updates.updated("library://books/7");
-    let heard = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    let heard: Value = serde_json::from_slice(&heard.bytes).unwrap();
     assert_eq!(
-        heard,
-        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "library://books/7"}})
+        heard().await,
+        "library://books/7",
+        "book 8 has no subscriber"
     );
 
     let unsubscribed = client
-        .request(r#"{"jsonrpc":"2.0","id":3,"method":"resources/unsubscribe","params":{"uri":"library://books/7"}}"#)
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":"library://books/7"}}"#)
         .await;
     assert_eq!(unsubscribed["result"], json!({}));
+    // Updates arrive in order: the one for book 9 coming first shows book 7's was skipped.
     updates.updated("library://books/7");
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(
-        announcements.try_recv().is_none(),
+    updates.updated("library://books/9");
+    assert_eq!(
+        heard().await,
+        "library://books/9",
         "no update after unsubscribing"
     );
 }
@@ -437,23 +440,27 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
         .page_size(2)
         .list_cache(Duration::from_secs(60), CacheScope::Private);
     let (server, _) = server(options);
-    let mut client = Client::initialized(&server).await;
+    let mut client = Client::initialized(&server);
     let first = client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
         .await;
     assert_eq!(first["result"]["prompts"].as_array().unwrap().len(), 2);
     let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
     let second = client
-        .request(&format!(
+        .call(&format!(
             r#"{{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{{"cursor":"{cursor}"}}}}"#
         ))
         .await;
-    assert_eq!(second["result"]["prompts"][0]["name"], "plan_trip");
-    assert!(second["result"].get("nextCursor").is_none());
+    let names: Vec<&str> = second["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["pick_number", "plan_trip"]);
+    assert!(second["result"].get("nextCursor").is_none(), "the last page");
     let foreign = client
-        .request(
-            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"cursor":"tools-2"}}"#,
-        )
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"cursor":"tools-2"}}"#)
         .await;
     assert_eq!(
         foreign["error"]["code"], -32602,
@@ -462,7 +469,7 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
 
     let mut stateless = Client::new(&server);
     let discover = stateless
-        .request(&format!(
+        .call(&format!(
             r#"{{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{{{META}}}}}"#
         ))
         .await;
@@ -475,7 +482,7 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
     );
     assert_eq!(capabilities["completions"], json!({}));
     let list = stateless
-        .request(&format!(
+        .call(&format!(
             r#"{{"jsonrpc":"2.0","id":5,"method":"resources/templates/list","params":{{{META}}}}}"#
         ))
         .await;
@@ -483,12 +490,12 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
     assert_eq!(list["result"]["cacheScope"], "private");
     assert_eq!(list["result"]["resultType"], "complete");
     let read = stateless
-        .request(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"library://name",{META}}}}}"#))
+        .call(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"library://name",{META}}}}}"#))
         .await;
     assert_eq!(read["result"]["ttlMs"], 0);
     assert_eq!(read["result"]["cacheScope"], "private");
     let subscribe = stateless
-        .request(&format!(r#"{{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{{"uri":"library://name",{META}}}}}"#))
+        .call(&format!(r#"{{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{{"uri":"library://name",{META}}}}}"#))
         .await;
     assert_eq!(subscribe["error"]["code"], -32601);
 }

@@ -458,7 +458,10 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["pick_number", "plan_trip"]);
-    assert!(second["result"].get("nextCursor").is_none(), "the last page");
+    assert!(
+        second["result"].get("nextCursor").is_none(),
+        "the last page"
+    );
     let foreign = client
         .call(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"cursor":"tools-2"}}"#)
         .await;

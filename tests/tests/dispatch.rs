@@ -364,7 +364,7 @@ async fn clashing_names_are_refused_with_what_holds_the_name() {
         .add_tool(list_products_tool("get_weather", vec!["x"]))
         .unwrap_err();
     match &clash {
-        RegistryError::AlreadyExists { name, existing } => {
+        RegistryError::AlreadyExists { name, existing, .. } => {
             assert_eq!(name, "get_weather");
             assert!(
                 existing.starts_with("a #[tool] at tests/tests/dispatch.rs:"),

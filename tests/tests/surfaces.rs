@@ -477,11 +477,15 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
         ))
         .await;
     let capabilities = &discover["result"]["capabilities"];
-    assert_eq!(capabilities["prompts"], json!({}));
+    assert_eq!(
+        capabilities["prompts"],
+        json!({"listChanged": false}),
+        "the binary's own prompts never change"
+    );
     assert_eq!(
         capabilities["resources"],
-        json!({}),
-        "no subscribe method at 2026-07-28"
+        json!({"subscribe": true, "listChanged": false}),
+        "subscriptions through subscriptions/listen at 2026-07-28"
     );
     assert_eq!(capabilities["completions"], json!({}));
     let list = stateless

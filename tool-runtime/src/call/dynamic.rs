@@ -35,7 +35,23 @@ where
     A: DeserializeOwned + Send + 'static,
     F: Fn(A) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<T, E>> + Send + 'static,
-    T: ToolOutput,
+    T: ToolOutput + 'static,
+    E: Display,
+{
+    closure_handler_with(handler, |value: T| value.to_json().map(Produced::Json))
+}
+
+/// The handler of a closure taking its arguments as `A`, whose value `convert` turns into
+/// what dispatch carries (a tool's output, a prompt's messages, a resource's contents).
+pub(crate) fn closure_handler_with<A, F, Fut, T, E>(
+    handler: F,
+    convert: fn(T) -> Result<Produced, ToolError>,
+) -> Arc<dyn DynamicHandler>
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: 'static,
     E: Display,
 {
     let start = move |arguments: &Value| -> Result<ToolFuture, String> {
@@ -43,7 +59,7 @@ where
         let future = handler(arguments);
         Ok(Box::pin(async move {
             match future.await {
-                Ok(value) => value.to_json().map(Produced::Json),
+                Ok(value) => convert(value),
                 Err(error) => Err(ToolError::new(format!("{error:#}"))),
             }
         }) as ToolFuture)

@@ -113,7 +113,25 @@ pub struct ToolRef(Resolved);
 #[derive(Clone)]
 enum Resolved {
     Static(&'static Tool, &'static Runnable),
-    Dynamic(Arc<(Tool, Runnable)>),
+    Dynamic(Arc<dyn Entry>),
+}
+
+/// Something added at run time that runs as a tool does: a tool, a prompt or a resource,
+/// each kept with its `Runnable`.
+pub(crate) trait Entry: Send + Sync {
+    /// The description dispatch checks the arguments against.
+    fn tool(&self) -> &Tool;
+    /// How it runs.
+    fn runnable(&self) -> &Runnable;
+}
+
+impl Entry for (Tool, Runnable) {
+    fn tool(&self) -> &Tool {
+        &self.0
+    }
+    fn runnable(&self) -> &Runnable {
+        &self.1
+    }
 }
 
 impl ToolRef {
@@ -121,14 +139,14 @@ impl ToolRef {
         ToolRef(Resolved::Static(tool, runnable))
     }
 
-    pub(crate) fn of_dynamic(entry: Arc<(Tool, Runnable)>) -> ToolRef {
+    pub(crate) fn of_dynamic(entry: Arc<dyn Entry>) -> ToolRef {
         ToolRef(Resolved::Dynamic(entry))
     }
 
     pub(crate) fn runnable(&self) -> &Runnable {
         match &self.0 {
             Resolved::Static(_, runnable) => runnable,
-            Resolved::Dynamic(entry) => &entry.1,
+            Resolved::Dynamic(entry) => entry.runnable(),
         }
     }
 }
@@ -138,7 +156,7 @@ impl Deref for ToolRef {
     fn deref(&self) -> &Tool {
         match &self.0 {
             Resolved::Static(tool, _) => tool,
-            Resolved::Dynamic(entry) => &entry.0,
+            Resolved::Dynamic(entry) => entry.tool(),
         }
     }
 }

@@ -196,6 +196,10 @@ impl Tool {
         self.timeout
     }
 
+    pub(crate) fn set_title(&mut self, title: Option<String>) {
+        self.title = title;
+    }
+
     pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.timeout = timeout;
     }

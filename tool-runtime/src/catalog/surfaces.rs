@@ -47,6 +47,10 @@ impl Prompt {
     pub(crate) fn about(&self) -> &Tool {
         &self.about
     }
+
+    pub(crate) fn about_mut(&mut self) -> &mut Tool {
+        &mut self.about
+    }
 }
 
 impl fmt::Debug for Prompt {
@@ -134,6 +138,18 @@ impl Resource {
 
     pub(crate) fn about(&self) -> &Tool {
         &self.about
+    }
+
+    pub(crate) fn about_mut(&mut self) -> &mut Tool {
+        &mut self.about
+    }
+
+    pub(crate) fn set_mime_type(&mut self, mime_type: Option<String>) {
+        self.mime_type = mime_type;
+    }
+
+    pub(crate) fn set_size(&mut self, size: Option<u64>) {
+        self.size = size;
     }
 }
 

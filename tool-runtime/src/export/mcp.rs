@@ -1,6 +1,8 @@
-//! The MCP `tools/list` Tool object of each tool.
+//! The MCP objects of the catalog: each tool as `tools/list` shows it, each prompt as
+//! `prompts/list` does, each resource or template as `resources/list` or
+//! `resources/templates/list` does.
 
-use crate::catalog::Tool;
+use crate::catalog::{Prompt, Resource, Tool};
 use serde_json::{Map, Value};
 
 /// One tool as MCP's `tools/list` shows it: `name`, `title`, `description`, `inputSchema`
@@ -47,4 +49,56 @@ pub(crate) fn schema_with_examples(tool: &Tool) -> Value {
 /// Every tool as MCP Tool objects, in the order given.
 pub fn mcp_tools(tools: &[&Tool]) -> Value {
     Value::Array(tools.iter().map(|tool| mcp_tool(tool)).collect())
+}
+
+/// One prompt as `prompts/list` shows it.
+pub fn mcp_prompt(prompt: &Prompt) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".to_owned(), prompt.name().into());
+    if let Some(title) = prompt.title() {
+        entry.insert("title".to_owned(), title.into());
+    }
+    entry.insert("description".to_owned(), prompt.description().into());
+    let arguments: Vec<Value> = prompt
+        .arguments()
+        .map(|argument| {
+            let mut entry = Map::new();
+            entry.insert("name".to_owned(), argument.name().into());
+            if let Some(description) = argument.description() {
+                entry.insert("description".to_owned(), description.into());
+            }
+            entry.insert("required".to_owned(), argument.is_required().into());
+            Value::Object(entry)
+        })
+        .collect();
+    if !arguments.is_empty() {
+        entry.insert("arguments".to_owned(), Value::Array(arguments));
+    }
+    Value::Object(entry)
+}
+
+/// One resource as `resources/list` shows it, or one template as
+/// `resources/templates/list` does.
+pub fn mcp_resource(resource: &Resource) -> Value {
+    let mut entry = Map::new();
+    let key = if resource.is_template() {
+        "uriTemplate"
+    } else {
+        "uri"
+    };
+    entry.insert(key.to_owned(), resource.uri().into());
+    entry.insert("name".to_owned(), resource.name().into());
+    if let Some(title) = resource.title() {
+        entry.insert("title".to_owned(), title.into());
+    }
+    if !resource.description().is_empty() {
+        entry.insert("description".to_owned(), resource.description().into());
+    }
+    if let Some(mime_type) = resource.mime_type() {
+        entry.insert("mimeType".to_owned(), mime_type.into());
+    }
+    if let (Some(size), false) = (resource.size(), resource.is_template()) {
+        entry.insert("size".to_owned(), size.into());
+    }
+    Value::Object(entry)
 }

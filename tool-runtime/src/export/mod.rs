@@ -12,7 +12,7 @@ mod openai;
 pub use anthropic::anthropic_tools;
 pub use artefact::{catalog_artefact, prompt_list, CatalogArtefact, FunctionEntry};
 pub use gemini::{gemini_declarations, gemini_legacy_declarations};
-pub use mcp::{mcp_tool, mcp_tools};
+pub use mcp::{mcp_prompt, mcp_resource, mcp_tool, mcp_tools};
 pub use openai::{openai_chat_tools, openai_responses_tools, strict_schema};
 
 use crate::catalog::Tool;

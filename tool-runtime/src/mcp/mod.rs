@@ -209,7 +209,7 @@ pub(crate) struct Shared {
     pub(crate) registry: Arc<Registry>,
     pub(crate) info: ServerInfo,
     pub(crate) page_size: usize,
-    pub(crate) list_changed: bool,
+    pub(crate) list_changed: ListChanged,
     pub(crate) pages: Pages,
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
@@ -229,12 +229,48 @@ pub(crate) struct Offered {
 }
 
 impl Offered {
+    /// What the registry holds when the server starts (its own and run-time ones): a
+    /// server offers prompts or resources only when it has some to offer.
     fn of(registry: &Registry) -> Offered {
         let prompts = !registry.prompts().is_empty();
+        let resources = registry.resources();
         Offered {
             prompts,
-            resources: !registry.resources().is_empty(),
-            completions: prompts || registry.resources().iter().any(|r| r.is_template()),
+            resources: !resources.is_empty(),
+            completions: prompts || resources.iter().any(|r| r.is_template()),
+        }
+    }
+}
+
+/// Which lists the server tells clients about when they change (`listChanged`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ListChanged {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+impl ListChanged {
+    /// By default a list is announced as changing when run-time entries were added to it
+    /// (a list of the binary's own never changes); an option sets all three.
+    fn of(registry: &Registry, option: Option<bool>, offered: Offered) -> ListChanged {
+        ListChanged {
+            tools: option.unwrap_or_else(|| registry.has_dynamic_tools()),
+            prompts: offered.prompts && option.unwrap_or_else(|| registry.has_dynamic_prompts()),
+            resources: offered.resources
+                && option.unwrap_or_else(|| registry.has_dynamic_resources()),
+        }
+    }
+
+    pub(crate) fn any(&self) -> bool {
+        self.as_lists().any()
+    }
+
+    pub(crate) fn as_lists(&self) -> crate::registry::ListsChanged {
+        crate::registry::ListsChanged {
+            tools: self.tools,
+            prompts: self.prompts,
+            resources: self.resources,
         }
     }
 }
@@ -256,10 +292,8 @@ impl McpServer {
 
     /// A server with options.
     pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
-        let list_changed = options
-            .list_changed
-            .unwrap_or_else(|| registry.has_dynamic_tools());
         let offered = Offered::of(&registry);
+        let list_changed = ListChanged::of(&registry, options.list_changed, offered);
         McpServer {
             shared: Arc::new(Shared {
                 registry: Arc::new(registry),
@@ -314,8 +348,9 @@ impl McpServer {
 pub struct ServerOptions {
     /// Tools per `tools/list` page.
     pub page_size: usize,
-    /// Whether to announce `listChanged`; by default, whether the registry has run-time
-    /// tools (a static-only catalog never changes).
+    /// Whether to announce `listChanged` for tools, prompts and resources; by default, for
+    /// each list, whether the registry has run-time entries in it (the binary's own never
+    /// change).
     pub list_changed: Option<bool>,
     /// The largest message accepted on stdio, in bytes (HTTP has its own body limit).
     pub max_message_bytes: usize,
@@ -441,7 +476,7 @@ impl ServerOptions {
         self
     }
 
-    /// Announce (or not) that the tool list can change.
+    /// Announce (or not) that the lists of tools, prompts and resources can change.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
         self

@@ -1,10 +1,10 @@
 //! List pages (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`),
-//! serialized once (tools: once per version of the registry) and served as bytes.
+//! serialized once per version of their list and served as bytes.
 
 use super::{ServerInfo, Shared};
-use crate::export::mcp_tool;
+use crate::export::{mcp_prompt, mcp_resource, mcp_tool};
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// The result bodies of every page, for each era.
 pub(crate) struct PageSet {
@@ -13,13 +13,10 @@ pub(crate) struct PageSet {
     stateless: Vec<String>,
 }
 
+/// The pages of each list, as of the last version of it asked for (built on first use).
 #[derive(Default)]
 pub(crate) struct Pages {
-    current: Mutex<Option<Arc<PageSet>>>,
-    /// The static lists, built on first use.
-    prompts: OnceLock<PageSet>,
-    resources: OnceLock<PageSet>,
-    templates: OnceLock<PageSet>,
+    current: [Mutex<Option<Arc<PageSet>>>; 4],
 }
 
 /// Which list a page belongs to.
@@ -32,6 +29,26 @@ pub(crate) enum List {
 }
 
 impl List {
+    fn index(self) -> usize {
+        match self {
+            List::Tools => 0,
+            List::Prompts => 1,
+            List::Resources => 2,
+            List::ResourceTemplates => 3,
+        }
+    }
+
+    /// The list's version in the registry, and whether clients are told it changes.
+    fn version(self, shared: &Shared) -> (u64, bool) {
+        let versions = shared.registry.versions();
+        let announced = shared.list_changed;
+        match self {
+            List::Tools => (versions.tools, announced.tools),
+            List::Prompts => (versions.prompts, announced.prompts),
+            List::Resources | List::ResourceTemplates => (versions.resources, announced.resources),
+        }
+    }
+
     /// The key of the items in the result, and the prefix of the list's cursors.
     fn key(self) -> &'static str {
         match self {
@@ -66,18 +83,7 @@ impl Pages {
         cursor: Option<&str>,
         stateless: bool,
     ) -> Result<String, String> {
-        let tools;
-        let set: &PageSet = match list {
-            List::Tools => {
-                tools = self.current_set(shared);
-                &tools
-            }
-            List::Prompts => self.prompts.get_or_init(|| build_prompts(shared)),
-            List::Resources => self
-                .resources
-                .get_or_init(|| build_resources(shared, false)),
-            List::ResourceTemplates => self.templates.get_or_init(|| build_resources(shared, true)),
-        };
+        let set = self.current_set(shared, list);
         let index = match cursor {
             None => 0,
             Some(cursor) => {
@@ -102,60 +108,45 @@ impl Pages {
         })
     }
 
-    fn current_set(&self, shared: &Shared) -> Arc<PageSet> {
-        let version = shared.registry.version();
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+    fn current_set(&self, shared: &Shared, list: List) -> Arc<PageSet> {
+        let (version, can_change) = list.version(shared);
+        let mut current = self.current[list.index()]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(set) = current.as_ref().filter(|set| set.version == version) {
             return Arc::clone(set);
         }
-        let set = Arc::new(build(shared, version));
+        // A list that can change is not cached by clients for long.
+        let hints = shared.cache.list_hints(can_change);
+        let set = Arc::new(paginate(
+            shared,
+            list,
+            &entries(shared, list),
+            hints,
+            version,
+        ));
         *current = Some(Arc::clone(&set));
         set
     }
 }
 
-fn build(shared: &Shared, version: u64) -> PageSet {
-    let tools: Vec<Value> = shared
-        .registry
-        .tools()
-        .iter()
-        .map(|tool| mcp_tool(tool))
-        .collect();
-    // A list that can change is not cached by clients for long.
-    let hints = shared.cache.list_hints(shared.list_changed);
-    paginate(shared, List::Tools, &tools, hints, version)
-}
-
-fn build_prompts(shared: &Shared) -> PageSet {
-    let prompts: Vec<Value> = shared
-        .registry
-        .prompts()
-        .iter()
-        .map(super::surfaces::prompt_entry)
-        .collect();
-    paginate(
-        shared,
-        List::Prompts,
-        &prompts,
-        shared.cache.list_hints(false),
-        0,
-    )
-}
-
-fn build_resources(shared: &Shared, templates: bool) -> PageSet {
-    let entries: Vec<Value> = shared
-        .registry
-        .resources()
-        .iter()
-        .filter(|resource| resource.is_template() == templates)
-        .map(super::surfaces::resource_entry)
-        .collect();
-    let list = if templates {
-        List::ResourceTemplates
-    } else {
-        List::Resources
-    };
-    paginate(shared, list, &entries, shared.cache.list_hints(false), 0)
+/// Every entry of `list`, as the protocol shows it.
+fn entries(shared: &Shared, list: List) -> Vec<Value> {
+    let registry = &shared.registry;
+    match list {
+        List::Tools => registry.tools().iter().map(|tool| mcp_tool(tool)).collect(),
+        List::Prompts => registry
+            .prompts()
+            .iter()
+            .map(|prompt| mcp_prompt(prompt))
+            .collect(),
+        List::Resources | List::ResourceTemplates => registry
+            .resources()
+            .iter()
+            .filter(|resource| resource.is_template() == (list == List::ResourceTemplates))
+            .map(|resource| mcp_resource(resource))
+            .collect(),
+    }
 }
 
 /// Splits `items` into pages of the server's page size, each a result body in both eras

@@ -11,6 +11,7 @@ use super::tools::{self, CallAnswer};
 use super::work::{CallWork, Handled, InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
+use crate::registry::ListsChanged;
 use serde_json::{json, Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -310,15 +311,15 @@ impl Connection {
         let info = &self.shared.info;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": self.capabilities(false),
+            "capabilities": self.capabilities(),
             "serverInfo": {"name": info.name, "version": info.version},
         });
         if let Some(instructions) = &info.instructions {
             result["instructions"] = instructions.as_str().into();
         }
         send(sink, Message::result(jsonrpc::response(id, &result)));
-        if self.shared.list_changed {
-            self.watch_tool_changes()
+        if self.shared.list_changed.any() {
+            self.watch_list_changes()
         } else {
             None
         }
@@ -339,27 +340,29 @@ impl Connection {
         }
     }
 
-    /// What this server offers: tools and logging always; prompts, resources and
-    /// completion when the catalog has any. Resource subscriptions are offered in the
-    /// handshake era (`resources/subscribe`); 2026-07-28 removed that method.
-    fn capabilities(&self, stateless: bool) -> Value {
+    /// What this server offers: tools and logging always; prompts, resources (with
+    /// subscriptions: `resources/subscribe` in the handshake era, `resourceSubscriptions`
+    /// of `subscriptions/listen` at 2026-07-28) and completion when the registry has any.
+    fn capabilities(&self) -> Value {
         let offered = self.shared.offered;
+        let list_changed = self.shared.list_changed;
         let mut capabilities = Map::new();
         capabilities.insert(
             "tools".to_owned(),
-            json!({"listChanged": self.shared.list_changed}),
+            json!({"listChanged": list_changed.tools}),
         );
         capabilities.insert("logging".to_owned(), json!({}));
         if offered.prompts {
-            capabilities.insert("prompts".to_owned(), json!({}));
+            capabilities.insert(
+                "prompts".to_owned(),
+                json!({"listChanged": list_changed.prompts}),
+            );
         }
         if offered.resources {
-            let resources = if stateless {
-                json!({})
-            } else {
-                json!({"subscribe": true})
-            };
-            capabilities.insert("resources".to_owned(), resources);
+            capabilities.insert(
+                "resources".to_owned(),
+                json!({"subscribe": true, "listChanged": list_changed.resources}),
+            );
         }
         if offered.completions {
             capabilities.insert("completions".to_owned(), json!({}));
@@ -367,26 +370,33 @@ impl Connection {
         Value::Object(capabilities)
     }
 
-    /// Handshake era: the work that tells the client when the tool list changes, until
-    /// the connection closes (handed out once per connection).
-    fn watch_tool_changes(&self) -> Option<Work> {
+    /// Handshake era: the work that tells the client when a list it was told can change
+    /// (tools, prompts, resources) changes, until the connection closes (handed out once
+    /// per connection).
+    fn watch_list_changes(&self) -> Option<Work> {
         if self.state.watching.swap(true, Ordering::SeqCst) {
             return None;
         }
         let mut changes = self.shared.registry.changes();
+        let announced = self.shared.list_changed.as_lists();
         let state = Arc::clone(&self.state);
         let work = async move {
             loop {
-                tokio::select! {
+                let changed = tokio::select! {
                     biased;
                     () = state.closed.cancelled() => return,
-                    changed = changes.changed() => if !changed { return },
-                }
+                    changed = changes.next() => match changed {
+                        Some(changed) => changed,
+                        None => return,
+                    },
+                };
                 if let Some(sink) = lock(&state.unsolicited).as_ref() {
-                    sink.send(Message::notification(jsonrpc::notification(
-                        "notifications/tools/list_changed",
-                        &json!({}),
-                    )));
+                    for method in list_changed_methods(changed, announced) {
+                        sink.send(Message::notification(jsonrpc::notification(
+                            method,
+                            &json!({}),
+                        )));
+                    }
                 }
             }
         };
@@ -607,7 +617,7 @@ impl Connection {
                 let info = &self.shared.info;
                 let mut body = Map::new();
                 body.insert("supportedVersions".to_owned(), json!(SUPPORTED_VERSIONS));
-                body.insert("capabilities".to_owned(), self.capabilities(true));
+                body.insert("capabilities".to_owned(), self.capabilities());
                 body.insert(
                     "serverInfo".to_owned(),
                     json!({"name": info.name, "version": info.version}),
@@ -750,25 +760,54 @@ impl Connection {
         ))
     }
 
-    /// 2026-07-28 `subscriptions/listen`: acknowledges, then sends
-    /// `notifications/tools/list_changed` until cancelled.
+    /// 2026-07-28 `subscriptions/listen`: acknowledges what it honors of what the client
+    /// asked (list changes of the lists announced as changing, updates of resources when
+    /// resources are offered), then sends those notifications until cancelled.
     fn listen(
         &self,
         id: RequestId,
         params: Option<&Map<String, Value>>,
         sink: &Outgoing,
     ) -> Option<Work> {
-        let wants_tools = params
-            .and_then(|p| p.get("notifications"))
-            .and_then(|n| n.get("toolsListChanged"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let watch = wants_tools && self.shared.list_changed;
-        let honored = if watch {
-            json!({"toolsListChanged": true})
-        } else {
-            json!({})
+        let asked = params.and_then(|p| p.get("notifications"));
+        let wants = |key: &str| {
+            asked
+                .and_then(|n| n.get(key))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
         };
+        let announced = self.shared.list_changed;
+        let lists = ListsChanged {
+            tools: wants("toolsListChanged") && announced.tools,
+            prompts: wants("promptsListChanged") && announced.prompts,
+            resources: wants("resourcesListChanged") && announced.resources,
+        };
+        let watched: std::collections::HashSet<String> = if self.shared.offered.resources {
+            asked
+                .and_then(|n| n.get("resourceSubscriptions"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|uri| uri.as_str().map(str::to_owned))
+                .collect()
+        } else {
+            Default::default()
+        };
+        let mut honored = Map::new();
+        for (key, on) in [
+            ("toolsListChanged", lists.tools),
+            ("promptsListChanged", lists.prompts),
+            ("resourcesListChanged", lists.resources),
+        ] {
+            if on {
+                honored.insert(key.to_owned(), true.into());
+            }
+        }
+        if !watched.is_empty() {
+            let mut uris: Vec<&String> = watched.iter().collect();
+            uris.sort();
+            honored.insert("resourceSubscriptions".to_owned(), json!(uris));
+        }
         // Registered first, so a refused stream is never acknowledged.
         let cancellation = Cancellation::new();
         let subscription = id.to_value();
@@ -786,27 +825,70 @@ impl Connection {
         // The stream stays open (the work holds its sink) until the client ends it, even
         // when there is nothing to send on it.
         let mut changes = self.shared.registry.changes();
+        let mut updates = self.shared.registry.resource_updates().subscribe();
+        let watch_lists = lists.any();
+        let watch_updates = !watched.is_empty();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let stream_sink = Arc::clone(&sink);
         let work = async move {
             let _registered = guard;
+            let meta = json!({META_SUBSCRIPTION: subscription});
             loop {
-                tokio::select! {
+                let notifications: Vec<(&str, Value)> = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
-                    changed = changes.changed(), if watch => if !changed { return },
-                }
-                let sent = lock(&stream_sink).send(Message::notification(jsonrpc::notification(
-                    "notifications/tools/list_changed",
-                    &json!({"_meta": {META_SUBSCRIPTION: subscription}}),
-                )));
-                if !sent {
-                    return;
+                    changed = changes.next(), if watch_lists => match changed {
+                        Some(changed) => list_changed_methods(changed, lists)
+                            .map(|method| (method, json!({"_meta": meta})))
+                            .collect(),
+                        None => return,
+                    },
+                    update = updates.recv(), if watch_updates => match update {
+                        Ok(uri) if watched.contains(&*uri) => vec![(
+                            "notifications/resources/updated",
+                            json!({"_meta": meta, "uri": &*uri}),
+                        )],
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            continue
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    },
+                };
+                for (method, params) in notifications {
+                    let sent = lock(&stream_sink).send(Message::notification(
+                        jsonrpc::notification(method, &params),
+                    ));
+                    if !sent {
+                        return;
+                    }
                 }
             }
         };
         Some(Work::stream(work, Some(sink)))
     }
+}
+
+/// The list-changed notifications to send for `changed`, of the lists in `wanted`.
+fn list_changed_methods(
+    changed: ListsChanged,
+    wanted: ListsChanged,
+) -> impl Iterator<Item = &'static str> {
+    [
+        (
+            changed.tools && wanted.tools,
+            "notifications/tools/list_changed",
+        ),
+        (
+            changed.prompts && wanted.prompts,
+            "notifications/prompts/list_changed",
+        ),
+        (
+            changed.resources && wanted.resources,
+            "notifications/resources/list_changed",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(send, method)| send.then_some(method))
 }
 
 /// The `tools/call` response to a finished call.

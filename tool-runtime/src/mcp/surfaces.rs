@@ -1,5 +1,4 @@
-//! The protocol side of prompts, resources and completion: list entries, and
-//! `prompts/get`, `resources/read` and `completion/complete`, which run user code and so
+//! The protocol side of prompts, resources and completion: `prompts/get`, `resources/read` and `completion/complete`, which run user code and so
 //! are handed back as work, like a tool call.
 
 use super::jsonrpc::{self, code, RequestId};
@@ -9,63 +8,10 @@ use super::work::{InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared};
 use crate::call::complete::CompletionContext;
 use crate::call::context::CallContext;
-use crate::catalog::{Prompt, Resource};
 use crate::registry::{CompletionTarget, SurfaceError};
 use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::sync::Arc;
-
-/// One prompt as `prompts/list` shows it.
-pub(super) fn prompt_entry(prompt: &Prompt) -> Value {
-    let mut entry = Map::new();
-    entry.insert("name".to_owned(), prompt.name().into());
-    if let Some(title) = prompt.title() {
-        entry.insert("title".to_owned(), title.into());
-    }
-    entry.insert("description".to_owned(), prompt.description().into());
-    let arguments: Vec<Value> = prompt
-        .arguments()
-        .map(|argument| {
-            let mut entry = Map::new();
-            entry.insert("name".to_owned(), argument.name().into());
-            if let Some(description) = argument.description() {
-                entry.insert("description".to_owned(), description.into());
-            }
-            entry.insert("required".to_owned(), argument.is_required().into());
-            Value::Object(entry)
-        })
-        .collect();
-    if !arguments.is_empty() {
-        entry.insert("arguments".to_owned(), Value::Array(arguments));
-    }
-    Value::Object(entry)
-}
-
-/// One resource as `resources/list` shows it, or one template as
-/// `resources/templates/list` does.
-pub(super) fn resource_entry(resource: &Resource) -> Value {
-    let mut entry = Map::new();
-    let key = if resource.is_template() {
-        "uriTemplate"
-    } else {
-        "uri"
-    };
-    entry.insert(key.to_owned(), resource.uri().into());
-    entry.insert("name".to_owned(), resource.name().into());
-    if let Some(title) = resource.title() {
-        entry.insert("title".to_owned(), title.into());
-    }
-    if !resource.description().is_empty() {
-        entry.insert("description".to_owned(), resource.description().into());
-    }
-    if let Some(mime_type) = resource.mime_type() {
-        entry.insert("mimeType".to_owned(), mime_type.into());
-    }
-    if let (Some(size), false) = (resource.size(), resource.is_template()) {
-        entry.insert("size".to_owned(), size.into());
-    }
-    Value::Object(entry)
-}
 
 /// What a request names: a prompt, a resource, or an argument to complete.
 pub(super) enum Target {

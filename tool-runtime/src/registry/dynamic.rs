@@ -65,7 +65,7 @@ impl DynamicTool {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: ToolOutput + JsonSchema,
+        T: ToolOutput + JsonSchema + 'static,
         E: Display,
     {
         let name = name.into();
@@ -110,7 +110,7 @@ impl DynamicTool {
 }
 
 /// The canonical schema of an argument struct, and its parameters.
-fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
+pub(super) fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
     let mut generator = schema::generator_for_input();
     let root = generator.root_schema_for::<A>().to_value();
     let Value::Object(mut root) = root else {

@@ -1,22 +1,27 @@
-//! The registry: the static catalog plus tools added at run time, shared state, and one
-//! entry point to call any of them.
+//! The registry: the static catalog plus tools, prompts and resources added at run time,
+//! shared state, and one entry point to call any of them.
 //!
 //! The static catalog never changes. Tools made at run time (closures, the factory pattern)
-//! and groups of them under a prefix (namespacing) live in a layer on top, which refuses
-//! name clashes and announces every change.
+//! and groups of them under a prefix (namespacing), prompts and resources made at run time,
+//! live in a layer on top, which refuses name (and URI) clashes and announces every change.
 
+mod changes;
 mod dynamic;
+mod dynamic_surfaces;
 mod surfaces;
 
 pub use crate::call::runnable::ToolRef;
+pub(crate) use changes::Versions;
+pub use changes::{Changes, ListsChanged};
 pub use dynamic::DynamicTool;
+pub use dynamic_surfaces::{DynamicPrompt, DynamicResource};
 pub(crate) use surfaces::completion_context;
-pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError};
+pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError, SurfaceRef};
 
 use crate::call::context::{CallContext, StateMap};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
-use crate::call::runnable::Runnable;
+use crate::call::runnable::{Entry, Runnable};
 use crate::catalog::{Catalog, CatalogError, Tool};
 use crate::registration::StaticTools;
 use serde_json::Value;
@@ -32,9 +37,11 @@ use tokio::sync::watch;
 pub enum RegistryError {
     /// The static catalog could not be built.
     Catalog(CatalogError),
-    /// A tool with this name exists already.
+    /// A tool or prompt with this name, or a resource with this URI, exists already.
     AlreadyExists {
-        /// The name.
+        /// What was added: `"tool"`, `"prompt"` or `"resource"`.
+        what: &'static str,
+        /// The name (the URI, for a resource).
         name: String,
         /// What holds the name now: a `#[tool]` and where, or a tool added at run time.
         existing: String,
@@ -53,6 +60,13 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
+    /// A run-time resource's URI or template is refused.
+    InvalidResource {
+        /// The URI or URI template.
+        uri: String,
+        /// Why.
+        reason: String,
+    },
     /// A tool takes `State<T>` but no `T` was registered.
     MissingState {
         /// The tool.
@@ -66,8 +80,21 @@ impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RegistryError::Catalog(error) => error.fmt(f),
-            RegistryError::AlreadyExists { name, existing } => {
-                write!(f, "a tool named `{name}` already exists ({existing})")
+            RegistryError::AlreadyExists {
+                what: "resource",
+                name,
+                existing,
+            } => write!(
+                f,
+                "a resource with URI `{name}` already exists ({existing})"
+            ),
+            RegistryError::AlreadyExists {
+                what,
+                name,
+                existing,
+            } => write!(f, "a {what} named `{name}` already exists ({existing})"),
+            RegistryError::InvalidResource { uri, reason } => {
+                write!(f, "resource `{uri}` cannot be built: {reason}")
             }
             RegistryError::InvalidName { name, reason } => {
                 write!(f, "`{name}` is not a valid tool name: {reason}")
@@ -163,6 +190,8 @@ pub struct RegistryBuilder {
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
+    prompts: Vec<DynamicPrompt>,
+    resources: Vec<DynamicResource>,
     resource_updates: ResourceUpdates,
 }
 
@@ -205,6 +234,18 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds a prompt made at run time.
+    pub fn prompt(mut self, prompt: DynamicPrompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds a resource (or resource template) made at run time.
+    pub fn resource(mut self, resource: DynamicResource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
     /// The handle that tells subscribed clients a resource changed, for the state of the
     /// code that changes resources (the registry built from here uses the same one).
     pub fn resource_updates(&self) -> ResourceUpdates {
@@ -228,11 +269,12 @@ impl RegistryBuilder {
         for (about, runnable) in prompts.chain(resources).zip(runnables) {
             check_state(about, runnable, &self.state)?;
         }
-        let (sender, _) = watch::channel(0);
+        let (sender, _) = watch::channel(Versions::default());
         let registry = Registry {
             default_timeout: self.default_timeout,
             statics,
             dynamic: RwLock::new(BTreeMap::new()),
+            surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
             context: CallContext::new(Arc::new(self.state)),
             changes: sender,
             resource_updates: self.resource_updates,
@@ -242,6 +284,12 @@ impl RegistryBuilder {
         }
         for (prefix, tools) in self.groups {
             registry.add_group(&prefix, tools)?;
+        }
+        for prompt in self.prompts {
+            registry.add_prompt(prompt)?;
+        }
+        for resource in self.resources {
+            registry.add_resource(resource)?;
         }
         Ok(registry)
     }
@@ -282,8 +330,10 @@ pub struct Registry {
     default_timeout: Option<Duration>,
     statics: &'static StaticTools,
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
+    /// Prompts and resources added at run time.
+    surfaces: RwLock<surfaces::DynamicSurfaces>,
     context: CallContext,
-    changes: watch::Sender<u64>,
+    changes: watch::Sender<Versions>,
     resource_updates: ResourceUpdates,
 }
 
@@ -327,7 +377,7 @@ impl Registry {
             .unwrap_or_else(|poison| poison.into_inner());
         dynamic
             .get(name)
-            .map(|entry| ToolRef::of_dynamic(Arc::clone(entry)))
+            .map(|entry| ToolRef::of_dynamic(Arc::clone(entry) as Arc<dyn Entry>))
     }
 
     /// Every tool, sorted by name.
@@ -346,7 +396,7 @@ impl Registry {
             .chain(
                 dynamic
                     .values()
-                    .map(|entry| ToolRef::of_dynamic(Arc::clone(entry))),
+                    .map(|entry| ToolRef::of_dynamic(Arc::clone(entry) as Arc<dyn Entry>)),
             )
             .collect();
         tools.sort_by(|a, b| a.name().cmp(b.name()));
@@ -412,6 +462,7 @@ impl Registry {
             };
             if let Some(existing) = existing {
                 return Err(RegistryError::AlreadyExists {
+                    what: "tool",
                     name: name.to_owned(),
                     existing,
                 });
@@ -422,7 +473,7 @@ impl Registry {
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
         drop(dynamic);
-        self.changes.send_modify(|version| *version += 1);
+        self.changes.send_modify(|versions| versions.tools += 1);
         Ok(())
     }
 
@@ -435,18 +486,23 @@ impl Registry {
             .remove(name)
             .is_some();
         if removed {
-            self.changes.send_modify(|version| *version += 1);
+            self.changes.send_modify(|versions| versions.tools += 1);
         }
         removed
     }
 
     /// A number that grows each time the set of tools changes.
     pub fn version(&self) -> u64 {
+        self.changes.borrow().tools
+    }
+
+    /// How many times each list (tools, prompts, resources) has changed.
+    pub(crate) fn versions(&self) -> Versions {
         *self.changes.borrow()
     }
 
-    /// Changes to the set of tools from now on: what a server watches to tell its clients
-    /// that the tool list changed.
+    /// Changes to the sets of tools, prompts and resources from now on: what a server
+    /// watches to tell its clients that a list changed.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -466,9 +522,7 @@ impl Registry {
     /// # });
     /// ```
     pub fn changes(&self) -> Changes {
-        Changes {
-            receiver: self.changes.subscribe(),
-        }
+        Changes::new(self.changes.subscribe())
     }
 
     /// The context calls run with.
@@ -537,27 +591,5 @@ impl Registry {
             .filter(|(score, _)| *score >= 0.7)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, name)| name)
-    }
-}
-
-/// Changes to a [`Registry`]'s set of tools, from [`Registry::changes`].
-#[derive(Debug)]
-pub struct Changes {
-    receiver: watch::Receiver<u64>,
-}
-
-impl Changes {
-    /// Waits for the next change (several changes while nobody waited count as one); false
-    /// once the registry is gone, so no change can come.
-    pub async fn changed(&mut self) -> bool {
-        self.receiver.changed().await.is_ok()
-    }
-
-    /// Whether the set of tools changed since this was made or last waited on, without
-    /// waiting; it then counts as seen.
-    pub fn has_changed(&mut self) -> bool {
-        let changed = self.receiver.has_changed().unwrap_or(false);
-        self.receiver.mark_unchanged();
-        changed
     }
 }

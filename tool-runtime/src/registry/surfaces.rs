@@ -1,18 +1,21 @@
-//! Prompts and resources in the registry: getting a prompt's messages, reading a resource
-//! by URI, completing an argument, and telling subscribers a resource changed. Each runs
+//! Prompts and resources in the registry (the binary's own and those added at run time):
+//! getting a prompt's messages, reading a resource by URI, completing an argument, and
+//! telling subscribers a resource changed. Each runs
 //! through the same dispatch as a tool call (argument checks, injected state, time limits,
 //! panics caught), with its own errors.
 
-use super::Registry;
+use super::dynamic_surfaces::{DynCompleter, Surface, Surfaced};
+use super::{DynamicPrompt, DynamicResource, Registry, RegistryError};
 use crate::call::complete::{self, CompletionContext};
 use crate::call::content::EmbeddedResource;
 use crate::call::context::CallContext;
 use crate::call::error::CallError;
-use crate::call::runnable::ToolRef;
+use crate::call::runnable::{Entry, Runnable, ToolRef};
 use crate::catalog::{Prompt, Resource, Tool};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 /// Why a prompt could not be got or a resource read.
@@ -118,15 +121,225 @@ pub enum CompletionTarget<'a> {
     Resource(&'a str),
 }
 
+/// A prompt or a resource the registry holds: one of the binary's `#[prompt]`s or
+/// `#[resource]`s, or one added at run time. Cheap to clone; dereferences to the
+/// [`Prompt`] or [`Resource`].
+pub struct SurfaceRef<T: 'static>(Held<T>);
+
+enum Held<T: 'static> {
+    Static(&'static T, &'static Runnable),
+    Dynamic(Arc<Surfaced<T>>),
+}
+
+impl<T> Clone for SurfaceRef<T> {
+    fn clone(&self) -> Self {
+        SurfaceRef(match &self.0 {
+            Held::Static(item, runnable) => Held::Static(item, runnable),
+            Held::Dynamic(entry) => Held::Dynamic(Arc::clone(entry)),
+        })
+    }
+}
+
+impl<T> Deref for SurfaceRef<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match &self.0 {
+            Held::Static(item, _) => item,
+            Held::Dynamic(entry) => &entry.item,
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for SurfaceRef<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// What dispatch runs of a prompt or resource. (Free functions, not methods: the bound
+/// they need is internal, and methods would show it on a public type.)
+fn tool_ref<T: Surface>(target: &SurfaceRef<T>) -> ToolRef {
+    match &target.0 {
+        Held::Static(item, runnable) => ToolRef::of_static(item.about(), runnable),
+        Held::Dynamic(entry) => ToolRef::of_dynamic(Arc::clone(entry) as Arc<dyn Entry>),
+    }
+}
+
+/// The completion function of the argument `name` (at `position` among the parameters),
+/// if it has one.
+fn completer<T>(target: &SurfaceRef<T>, position: usize, name: &str) -> Option<DynCompleter> {
+    match &target.0 {
+        Held::Static(_, runnable) => runnable
+            .completer(position)
+            .map(|function| Arc::new(function) as DynCompleter),
+        Held::Dynamic(entry) => entry.completers.get(name).cloned(),
+    }
+}
+
+/// The prompts and resources added at run time, by name and by URI.
+#[derive(Default)]
+pub(crate) struct DynamicSurfaces {
+    prompts: BTreeMap<String, Arc<Surfaced<Prompt>>>,
+    resources: BTreeMap<String, Arc<Surfaced<Resource>>>,
+}
+
 impl Registry {
+    fn dynamic_surfaces(&self) -> std::sync::RwLockReadGuard<'_, DynamicSurfaces> {
+        self.surfaces
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     /// Every prompt, sorted by name.
-    pub fn prompts(&self) -> &'static [Prompt] {
-        self.statics.catalog.prompts()
+    pub fn prompts(&self) -> Vec<SurfaceRef<Prompt>> {
+        let statics = self.statics;
+        let mut prompts: Vec<SurfaceRef<Prompt>> = statics
+            .catalog
+            .prompts()
+            .iter()
+            .zip(&statics.prompt_runnables)
+            .map(|(prompt, runnable)| SurfaceRef(Held::Static(prompt, runnable)))
+            .chain(
+                self.dynamic_surfaces()
+                    .prompts
+                    .values()
+                    .map(|entry| SurfaceRef(Held::Dynamic(Arc::clone(entry)))),
+            )
+            .collect();
+        prompts.sort_by(|a, b| a.name().cmp(b.name()));
+        prompts
     }
 
     /// Every resource and resource template, sorted by URI.
-    pub fn resources(&self) -> &'static [Resource] {
-        self.statics.catalog.resources()
+    pub fn resources(&self) -> Vec<SurfaceRef<Resource>> {
+        let statics = self.statics;
+        let mut resources: Vec<SurfaceRef<Resource>> = statics
+            .catalog
+            .resources()
+            .iter()
+            .zip(&statics.resource_runnables)
+            .map(|(resource, runnable)| SurfaceRef(Held::Static(resource, runnable)))
+            .chain(
+                self.dynamic_surfaces()
+                    .resources
+                    .values()
+                    .map(|entry| SurfaceRef(Held::Dynamic(Arc::clone(entry)))),
+            )
+            .collect();
+        resources.sort_by(|a, b| a.uri().cmp(b.uri()));
+        resources
+    }
+
+    /// The prompt called `name`.
+    pub fn prompt(&self, name: &str) -> Option<SurfaceRef<Prompt>> {
+        let statics = self.statics;
+        if let Some(index) = statics.catalog.prompt_position(name) {
+            return Some(SurfaceRef(Held::Static(
+                &statics.catalog.prompts()[index],
+                &statics.prompt_runnables[index],
+            )));
+        }
+        let surfaces = self.dynamic_surfaces();
+        let entry = surfaces.prompts.get(name)?;
+        Some(SurfaceRef(Held::Dynamic(Arc::clone(entry))))
+    }
+
+    /// Whether prompts were added at run time (so the list can change).
+    pub fn has_dynamic_prompts(&self) -> bool {
+        !self.dynamic_surfaces().prompts.is_empty()
+    }
+
+    /// Whether resources were added at run time (so the list can change).
+    pub fn has_dynamic_resources(&self) -> bool {
+        !self.dynamic_surfaces().resources.is_empty()
+    }
+
+    /// Adds a prompt made at run time; refused when its name is taken.
+    pub fn add_prompt(&self, prompt: DynamicPrompt) -> Result<(), RegistryError> {
+        let statics = self.statics;
+        let existing = statics
+            .catalog
+            .prompt_position(prompt.name())
+            .map(|index| statics.catalog.prompts()[index].location());
+        self.insert_surface(prompt.entry, existing, |surfaces| &mut surfaces.prompts)?;
+        self.changes.send_modify(|versions| versions.prompts += 1);
+        Ok(())
+    }
+
+    /// Adds a resource (or resource template) made at run time; refused when its URI is
+    /// taken.
+    pub fn add_resource(&self, resource: DynamicResource) -> Result<(), RegistryError> {
+        let existing = self
+            .statics
+            .catalog
+            .resources()
+            .iter()
+            .find(|existing| existing.uri() == resource.uri())
+            .map(Resource::location);
+        self.insert_surface(resource.entry, existing, |surfaces| &mut surfaces.resources)?;
+        self.changes.send_modify(|versions| versions.resources += 1);
+        Ok(())
+    }
+
+    /// Removes a prompt added at run time; `false` when there was none by that name.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.remove_surface(name, |surfaces| &mut surfaces.prompts);
+        if removed {
+            self.changes.send_modify(|versions| versions.prompts += 1);
+        }
+        removed
+    }
+
+    /// Removes a resource added at run time; `false` when there was none with that URI.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.remove_surface(uri, |surfaces| &mut surfaces.resources);
+        if removed {
+            self.changes.send_modify(|versions| versions.resources += 1);
+        }
+        removed
+    }
+
+    /// Adds `entry` under its key unless a static one (`existing`, with its location) or
+    /// one added at run time holds it.
+    fn insert_surface<T: Surface>(
+        &self,
+        entry: Surfaced<T>,
+        existing: Option<Option<crate::catalog::SourceLocation>>,
+        map: impl FnOnce(&mut DynamicSurfaces) -> &mut BTreeMap<String, Arc<Surfaced<T>>>,
+    ) -> Result<(), RegistryError> {
+        let key = entry.item.key().to_owned();
+        let mut surfaces = self
+            .surfaces
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let map = map(&mut surfaces);
+        let existing = match existing {
+            Some(Some(location)) => Some(format!("a #[{}] at {location}", T::KIND)),
+            Some(None) => Some(format!("a #[{}]", T::KIND)),
+            None if map.contains_key(&key) => Some(format!("a {} added at run time", T::KIND)),
+            None => None,
+        };
+        if let Some(existing) = existing {
+            return Err(RegistryError::AlreadyExists {
+                what: T::KIND,
+                name: key,
+                existing,
+            });
+        }
+        map.insert(key, Arc::new(entry));
+        Ok(())
+    }
+
+    fn remove_surface<T>(
+        &self,
+        key: &str,
+        map: impl FnOnce(&mut DynamicSurfaces) -> &mut BTreeMap<String, Arc<Surfaced<T>>>,
+    ) -> bool {
+        let mut surfaces = self
+            .surfaces
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        map(&mut surfaces).remove(key).is_some()
     }
 
     /// The handle that tells subscribed clients a resource changed.
@@ -141,16 +354,17 @@ impl Registry {
 
     /// The resource `uri` reads, and the template variables it gives: the resource with
     /// that exact URI, else the first template (in URI order) that matches it.
-    fn find_resource(&self, uri: &str) -> Option<(usize, Vec<(String, String)>)> {
+    fn find_resource(&self, uri: &str) -> Option<(SurfaceRef<Resource>, Vec<(String, String)>)> {
         let resources = self.resources();
         let exact = resources
             .iter()
-            .position(|resource| !resource.is_template() && resource.uri() == uri);
-        exact.map(|index| (index, Vec::new())).or_else(|| {
-            resources.iter().enumerate().find_map(|(index, resource)| {
-                let variables = resource.template().match_uri(uri)?;
-                resource.is_template().then_some((index, variables))
-            })
+            .find(|resource| !resource.is_template() && resource.uri() == uri);
+        if let Some(exact) = exact {
+            return Some((exact.clone(), Vec::new()));
+        }
+        resources.into_iter().find_map(|resource| {
+            let variables = resource.template().match_uri(uri)?;
+            resource.is_template().then_some((resource, variables))
         })
     }
 
@@ -170,21 +384,18 @@ impl Registry {
         arguments: Value,
         context: &CallContext,
     ) -> Result<Vec<Value>, SurfaceError> {
-        let statics = self.statics;
-        let index =
-            statics
-                .catalog
-                .prompt_position(name)
-                .ok_or_else(|| SurfaceError::UnknownPrompt {
-                    name: name.to_owned(),
-                })?;
-        let prompt = &statics.catalog.prompts()[index];
-        let tool = ToolRef::of_static(prompt.about(), &statics.prompt_runnables[index]);
+        let prompt = self
+            .prompt(name)
+            .ok_or_else(|| SurfaceError::UnknownPrompt {
+                name: name.to_owned(),
+            })?;
         let arguments = match arguments {
             Value::Object(map) => Value::Object(coerce(prompt.about(), map)),
             other => other,
         };
-        let output = self.run(tool, arguments, "prompt", context).await?;
+        let output = self
+            .run(tool_ref(&prompt), arguments, "prompt", context)
+            .await?;
         match output {
             Value::Array(messages) => Ok(messages),
             other => Ok(vec![other]),
@@ -202,20 +413,19 @@ impl Registry {
         uri: &str,
         context: &CallContext,
     ) -> Result<Vec<EmbeddedResource>, SurfaceError> {
-        let statics = self.statics;
-        let Some((index, variables)) = self.find_resource(uri) else {
+        let Some((resource, variables)) = self.find_resource(uri) else {
             return Err(SurfaceError::UnknownResource {
                 uri: uri.to_owned(),
             });
         };
-        let resource = &statics.catalog.resources()[index];
-        let tool = ToolRef::of_static(resource.about(), &statics.resource_runnables[index]);
         let arguments: Map<String, Value> = variables
             .into_iter()
             .map(|(name, value)| (name, Value::String(value)))
             .collect();
         let arguments = Value::Object(coerce(resource.about(), arguments));
-        let output = self.run(tool, arguments, "resource", context).await?;
+        let output = self
+            .run(tool_ref(&resource), arguments, "resource", context)
+            .await?;
         let mut contents: Vec<EmbeddedResource> =
             serde_json::from_value(output).map_err(|error| {
                 SurfaceError::Internal(format!("the resource's contents are malformed: {error}"))
@@ -234,8 +444,9 @@ impl Registry {
     /// The candidates for the argument `argument` of a prompt, or the variable of a
     /// resource template, given the text typed so far and the arguments already given.
     ///
-    /// Its `#[arg(complete = ...)]` function answers when it has one; else an enumeration
-    /// completes from its values; else there are no candidates.
+    /// Its completion function answers when it has one (`#[arg(complete = ...)]`, or
+    /// `complete` on a run-time prompt or resource); else an enumeration completes from its
+    /// values; else there are no candidates.
     pub fn complete(
         &self,
         target: CompletionTarget<'_>,
@@ -243,73 +454,76 @@ impl Registry {
         typed: &str,
         context: &CompletionContext,
     ) -> Result<Completion, SurfaceError> {
-        let statics = self.statics;
-        let (about, runnable) = match target {
+        match target {
             CompletionTarget::Prompt(name) => {
-                let index = statics.catalog.prompt_position(name).ok_or_else(|| {
-                    SurfaceError::UnknownPrompt {
+                let prompt = self
+                    .prompt(name)
+                    .ok_or_else(|| SurfaceError::UnknownPrompt {
                         name: name.to_owned(),
-                    }
-                })?;
-                (
-                    statics.catalog.prompts()[index].about(),
-                    &statics.prompt_runnables[index],
-                )
+                    })?;
+                complete_argument(&prompt, argument, typed, context)
             }
             CompletionTarget::Resource(uri) => {
-                let index = statics
-                    .catalog
+                let resource = self
                     .resources()
-                    .iter()
-                    .position(|resource| resource.uri() == uri)
+                    .into_iter()
+                    .find(|resource| resource.uri() == uri)
                     .ok_or_else(|| SurfaceError::UnknownResource {
                         uri: uri.to_owned(),
                     })?;
-                (
-                    statics.catalog.resources()[index].about(),
-                    &statics.resource_runnables[index],
-                )
+                complete_argument(&resource, argument, typed, context)
             }
-        };
-        let Some(position) = about
-            .params()
-            .iter()
-            .position(|param| param.name() == argument && !param.is_injected())
-        else {
-            let known: Vec<&str> = about.arguments().map(|param| param.name()).collect();
-            return Err(SurfaceError::InvalidArguments(format!(
-                "`{}` has no argument `{argument}`; its arguments: {}",
-                about.name(),
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        };
-        let mut values = match runnable.completer(position) {
-            Some(function) => {
-                let caught = std::panic::catch_unwind(|| function(typed, context));
-                caught.map_err(|payload| {
-                    tracing::error!(
-                        target_name = about.name(),
-                        argument,
-                        panic = %crate::call::invoke::panic_message(payload.as_ref()),
-                        "a completion function panicked"
-                    );
-                    SurfaceError::Internal("Internal error: the completion failed".to_owned())
-                })?
-            }
-            None => {
-                let schema = about.input_schema();
-                let values = enum_values(schema, &schema["properties"][argument], 0);
-                complete::from_enum(&values, typed)
-            }
-        };
-        let total = values.len();
-        values.truncate(complete::MAX_VALUES);
-        Ok(Completion { values, total })
+        }
     }
+}
+
+/// The candidates for `argument` of `target`.
+fn complete_argument<T: Surface>(
+    target: &SurfaceRef<T>,
+    argument: &str,
+    typed: &str,
+    context: &CompletionContext,
+) -> Result<Completion, SurfaceError> {
+    let about = target.about();
+    let Some(position) = about
+        .params()
+        .iter()
+        .position(|param| param.name() == argument && !param.is_injected())
+    else {
+        let known: Vec<&str> = about.arguments().map(|param| param.name()).collect();
+        return Err(SurfaceError::InvalidArguments(format!(
+            "`{}` has no argument `{argument}`; its arguments: {}",
+            about.name(),
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        )));
+    };
+    let mut values = match completer(target, position, argument) {
+        Some(function) => {
+            let caught =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| function(typed, context)));
+            caught.map_err(|payload| {
+                tracing::error!(
+                    target_name = about.name(),
+                    argument,
+                    panic = %crate::call::invoke::panic_message(payload.as_ref()),
+                    "a completion function panicked"
+                );
+                SurfaceError::Internal("Internal error: the completion failed".to_owned())
+            })?
+        }
+        None => {
+            let schema = about.input_schema();
+            let values = enum_values(schema, &schema["properties"][argument], 0);
+            complete::from_enum(&values, typed)
+        }
+    };
+    let total = values.len();
+    values.truncate(complete::MAX_VALUES);
+    Ok(Completion { values, total })
 }
 
 impl Registry {
@@ -378,8 +592,9 @@ fn enum_values(root: &Value, schema: &Value, depth: usize) -> Vec<Value> {
 }
 
 /// Arguments arrive as strings (prompt arguments, URI variables); a parameter whose schema
-/// says number, integer or boolean gets the string read as one, so `id: u32` works. A
-/// string that does not read as one stays a string, and validation says what was expected.
+/// says number, integer or boolean (an `Option` of one included) gets the string read as
+/// one, so `id: u32` works. A string that does not read as one stays a string, and
+/// validation says what was expected.
 fn coerce(about: &Tool, arguments: Map<String, Value>) -> Map<String, Value> {
     let properties = &about.input_schema()["properties"];
     arguments
@@ -388,16 +603,35 @@ fn coerce(about: &Tool, arguments: Map<String, Value>) -> Map<String, Value> {
             let Value::String(text) = &value else {
                 return (name, value);
             };
-            let kind = properties[&name]["type"].as_str().unwrap_or("string");
-            let coerced = match kind {
+            let mut kinds = Vec::new();
+            scalar_kinds(&properties[&name], &mut kinds);
+            if kinds.contains(&"string") {
+                return (name, value);
+            }
+            let coerced = kinds.iter().find_map(|kind| match *kind {
                 "integer" => text.parse::<i64>().ok().map(Value::from),
                 "number" => text.parse::<f64>().ok().map(Value::from),
                 "boolean" => text.parse::<bool>().ok().map(Value::from),
                 _ => None,
-            };
+            });
             (name, coerced.unwrap_or(value))
         })
         .collect()
+}
+
+/// The JSON types a schema allows, read from `type` (a name or a list of names) and the
+/// branches of `anyOf`/`oneOf`.
+fn scalar_kinds<'a>(schema: &'a Value, kinds: &mut Vec<&'a str>) {
+    match &schema["type"] {
+        Value::String(kind) => kinds.push(kind),
+        Value::Array(list) => kinds.extend(list.iter().filter_map(Value::as_str)),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf"] {
+        for branch in schema[key].as_array().into_iter().flatten() {
+            scalar_kinds(branch, kinds);
+        }
+    }
 }
 
 /// The arguments a client sends with a completion, as the context functions see.

@@ -176,6 +176,9 @@ fn completer<T>(target: &SurfaceRef<T>, position: usize, name: &str) -> Option<D
     }
 }
 
+/// The values of a URI template's variables, by name.
+type Variables = Vec<(String, String)>;
+
 /// The prompts and resources added at run time, by name and by URI.
 #[derive(Default)]
 pub(crate) struct DynamicSurfaces {
@@ -354,7 +357,7 @@ impl Registry {
 
     /// The resource `uri` reads, and the template variables it gives: the resource with
     /// that exact URI, else the first template (in URI order) that matches it.
-    fn find_resource(&self, uri: &str) -> Option<(SurfaceRef<Resource>, Vec<(String, String)>)> {
+    fn find_resource(&self, uri: &str) -> Option<(SurfaceRef<Resource>, Variables)> {
         let resources = self.resources();
         let exact = resources
             .iter()

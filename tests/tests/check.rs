@@ -31,7 +31,7 @@ fn every_problem_is_reported_at_once() {
     let findings: Vec<(Severity, &str, &str)> = report
         .findings
         .iter()
-        .map(|f| (f.severity, f.tool.as_str(), f.message.as_str()))
+        .map(|f| (f.severity, f.name.as_str(), f.message.as_str()))
         .collect();
     assert_eq!(
         findings,
@@ -74,4 +74,81 @@ fn every_problem_is_reported_at_once() {
 #[should_panic(expected = "the tool catalog has errors:\nerror: tool `book`: example 1")]
 fn the_one_line_guard_fails_the_test() {
     tool_runtime::assert_catalog_ok!();
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Query {
+    /// Words to look for.
+    words: String,
+    filters: std::collections::BTreeMap<String, String>,
+    /// Newest first.
+    newest: Option<bool>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Shelf {
+    shelf: u32,
+}
+
+#[test]
+fn prompts_and_resources_are_checked_beside_the_tools() {
+    use tool_runtime::catalog::{ItemKind, Prompt, Resource};
+    use tool_runtime::check::check_all;
+    use tool_runtime::registry::{DynamicPrompt, DynamicResource};
+
+    let search = DynamicPrompt::new("search", "Search the notes.", |q: Query| async move {
+        Ok::<_, String>(q.words)
+    })
+    .unwrap();
+    let shelf = DynamicResource::template("shelf://{shelf}", "shelf", "", |s: Shelf| async move {
+        Ok::<_, String>(s.shelf.to_string())
+    })
+    .unwrap();
+    let registry = Registry::builder()
+        .prompt(search)
+        .resource(shelf)
+        .build()
+        .unwrap();
+    let prompts = registry.prompts();
+    let resources = registry.resources();
+    let prompts: Vec<&Prompt> = prompts.iter().map(|p| &**p).collect();
+    let resources: Vec<&Resource> = resources.iter().map(|r| &**r).collect();
+    let report = check_all(&[], &prompts, &resources);
+    let findings: Vec<(Severity, ItemKind, &str, &str)> = report
+        .findings
+        .iter()
+        .map(|f| (f.severity, f.kind, f.name.as_str(), f.message.as_str()))
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            (
+                Severity::Error,
+                ItemKind::Prompt,
+                "search",
+                "argument `filters` takes an object, but clients send it as a string; take a \
+                 String, a number, a bool or an enum of unit variants"
+            ),
+            (
+                Severity::Warning,
+                ItemKind::Prompt,
+                "search",
+                "argument `filters` has no description; add a `///` comment on it"
+            ),
+            (
+                Severity::Warning,
+                ItemKind::Resource,
+                "shelf://{shelf}",
+                "the resource has no description; add a `///` comment on it"
+            ),
+            (
+                Severity::Warning,
+                ItemKind::Resource,
+                "shelf://{shelf}",
+                "template variable `shelf` has no description; add a `///` comment on it"
+            ),
+        ],
+        "`newest` (an optional bool) reads from text; `words` is documented"
+    );
+    assert_eq!(report.sizes.len(), 2);
 }

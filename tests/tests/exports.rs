@@ -452,7 +452,7 @@ fn the_check_of_this_catalog_passes_with_warnings_and_sizes() {
         report.sizes.windows(2).all(|w| w[0].bytes >= w[1].bytes),
         "largest first"
     );
-    assert_eq!(report.sizes[0].tool, "plan_trip");
+    assert_eq!(report.sizes[0].name, "plan_trip");
     let mcp_size = serde_json::to_string(&export::mcp_tool(
         tools().iter().find(|t| t.name() == "health").unwrap(),
     ))
@@ -462,12 +462,12 @@ fn the_check_of_this_catalog_passes_with_warnings_and_sizes() {
         report
             .sizes
             .iter()
-            .find(|s| s.tool == "health")
+            .find(|s| s.name == "health")
             .unwrap()
             .bytes,
         mcp_size
     );
     assert!(report
         .warnings()
-        .any(|w| w.tool == "org_chart" && w.message.contains("Gemini's legacy schema")));
+        .any(|w| w.name == "org_chart" && w.message.contains("Gemini's legacy schema")));
 }

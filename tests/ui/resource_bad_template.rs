@@ -12,4 +12,10 @@ fn nothing() -> String {
     String::new()
 }
 
+/// No scheme.
+#[resource("readme.txt")]
+fn readme() -> String {
+    String::new()
+}
+
 fn main() {}

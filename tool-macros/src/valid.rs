@@ -186,6 +186,13 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
     let Some(uri) = &args.uri else {
         return;
     };
+    if !has_scheme(&uri.value()) {
+        errors.push(syn::Error::new(
+            uri.span(),
+            "a resource URI starts with a scheme, such as `files://` or `notes:`; clients \
+             read resources by URI",
+        ));
+    }
     let variables = match template_variables(&uri.value()) {
         Ok(variables) => variables,
         Err(reason) => {
@@ -225,6 +232,17 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             ));
         }
     }
+}
+
+/// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`
+/// or `.`, then `:`.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// The variable names of an RFC 6570 URI template, in order. (The runtime parses templates

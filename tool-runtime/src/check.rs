@@ -1,8 +1,9 @@
 //! The catalog check: every problem in a catalog at once, so a CI can guard it.
 
-use crate::catalog::Tool;
+use crate::catalog::{ItemKind, Prompt, Resource, Tool};
 use crate::export::{self, canonical};
 use crate::schema::validate::Validator;
+use serde_json::Value;
 use std::fmt;
 
 /// How serious a finding is: errors fail the check, warnings do not.
@@ -19,28 +20,33 @@ pub enum Severity {
 pub struct Finding {
     /// Error or warning.
     pub severity: Severity,
-    /// The tool concerned.
-    pub tool: String,
+    /// What the item is: a tool, a prompt or a resource.
+    pub kind: ItemKind,
+    /// The item's name (a resource's URI).
+    pub name: String,
     /// What is wrong and how to fix it.
     pub message: String,
 }
 
-/// The size of a tool's MCP definition: what it costs in a model's context.
+/// The size of an item's MCP definition: what it costs in a model's (or a client's)
+/// context.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSize {
-    /// The tool.
-    pub tool: String,
-    /// Bytes of its MCP Tool object as compact JSON.
+pub struct DefinitionSize {
+    /// What the item is.
+    pub kind: ItemKind,
+    /// The item's name (a resource's URI).
+    pub name: String,
+    /// Bytes of its MCP object (Tool, Prompt, Resource) as compact JSON.
     pub bytes: usize,
 }
 
 /// Everything the check found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CheckReport {
-    /// Findings, errors first, then by tool.
+    /// Findings, errors first, then by kind and name.
     pub findings: Vec<Finding>,
-    /// Every tool's size, largest first.
-    pub sizes: Vec<ToolSize>,
+    /// Every item's size, largest first.
+    pub sizes: Vec<DefinitionSize>,
 }
 
 impl CheckReport {
@@ -67,6 +73,10 @@ impl CheckReport {
     pub fn total_bytes(&self) -> usize {
         self.sizes.iter().map(|size| size.bytes).sum()
     }
+
+    fn count(&self, kind: ItemKind) -> usize {
+        self.sizes.iter().filter(|size| size.kind == kind).count()
+    }
 }
 
 impl fmt::Display for CheckReport {
@@ -76,18 +86,27 @@ impl fmt::Display for CheckReport {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            writeln!(f, "{label}: tool `{}`: {}", finding.tool, finding.message)?;
+            writeln!(
+                f,
+                "{label}: {} `{}`: {}",
+                finding.kind, finding.name, finding.message
+            )?;
         }
         writeln!(
             f,
-            "{} tools, {} bytes of MCP definitions; {} errors, {} warnings",
-            self.sizes.len(),
+            "{} tools, {} prompts, {} resources, {} bytes of MCP definitions; {} errors, {} warnings",
+            self.count(ItemKind::Tool),
+            self.count(ItemKind::Prompt),
+            self.count(ItemKind::Resource),
             self.total_bytes(),
             self.errors().count(),
             self.warnings().count()
         )?;
         for size in &self.sizes {
-            writeln!(f, "  {:>7} bytes  {}", size.bytes, size.tool)?;
+            match size.kind {
+                ItemKind::Tool => writeln!(f, "  {:>7} bytes  {}", size.bytes, size.name)?,
+                kind => writeln!(f, "  {:>7} bytes  {} ({kind})", size.bytes, size.name)?,
+            }
         }
         Ok(())
     }
@@ -96,90 +115,237 @@ impl fmt::Display for CheckReport {
 /// Checks every tool: examples against their schema, names every provider accepts,
 /// descriptions, parameter docs, and what each provider export can carry.
 pub fn check(tools: &[&Tool]) -> CheckReport {
-    let mut findings = Vec::new();
-    let mut sizes = Vec::new();
+    check_all(tools, &[], &[])
+}
+
+/// Checks every tool as [`check`] does, and every prompt and resource: examples against
+/// their schema, descriptions, argument docs, arguments a client can send as text (prompt
+/// arguments and URI variables arrive as strings).
+pub fn check_all(tools: &[&Tool], prompts: &[&Prompt], resources: &[&Resource]) -> CheckReport {
+    let mut report = CheckReport::default();
     for tool in tools {
-        let mut add = |severity, message: String| {
-            findings.push(Finding {
-                severity,
-                tool: tool.name().to_owned(),
-                message,
-            })
-        };
-        if let Err(reason) = crate::catalog::names::check_name(tool.name()) {
-            add(
-                Severity::Error,
-                format!("the name is rejected by providers: {reason}"),
-            );
-        }
-        if tool.description().trim().is_empty() {
-            add(
-                Severity::Error,
-                "the tool has no description; models choose tools by it".to_owned(),
-            );
-        }
-        let validator = match Validator::for_schema(tool.input_schema()) {
-            Ok(validator) => validator,
-            Err(reason) => {
-                add(
-                    Severity::Error,
-                    format!("the input schema does not compile: {reason}"),
-                );
-                Validator::Unchecked
-            }
-        };
-        for (index, example) in tool.argument_examples().enumerate() {
-            let problems = validator.problems(tool.input_schema(), example);
-            if !problems.is_empty() {
-                let said: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
-                add(
-                    Severity::Error,
-                    format!(
-                        "example {} ({}) does not fit the schema: {}",
-                        index + 1,
-                        canonical::to_string(example),
-                        said.join(". ")
-                    ),
-                );
-            }
-        }
-        for param in tool.arguments() {
-            if param.description().is_none_or(|d| d.trim().is_empty()) {
-                add(
-                    Severity::Warning,
-                    format!(
-                        "parameter `{}` has no description; add a `///` comment on it",
-                        param.name()
-                    ),
-                );
-            }
-        }
-        if let Err(reason) = export::strict_schema(tool.input_schema()) {
-            add(
-                Severity::Warning,
-                format!("OpenAI strict mode cannot take it: {reason}"),
-            );
-        }
-        if let Err(error) = export::gemini_legacy_declarations(&[tool]) {
-            for problem in error.problems {
-                add(
-                    Severity::Warning,
-                    format!("Gemini's legacy schema cannot take it: {}", problem.message),
-                );
-            }
-        }
-        sizes.push(ToolSize {
-            tool: tool.name().to_owned(),
+        let mut findings = Findings::new(&mut report, ItemKind::Tool, tool.name());
+        check_tool(tool, &mut findings);
+        report.sizes.push(DefinitionSize {
+            kind: ItemKind::Tool,
+            name: tool.name().to_owned(),
             bytes: canonical::to_string(&export::mcp_tool(tool)).len(),
         });
     }
-    findings.sort_by(|a, b| {
+    for prompt in prompts {
+        let mut findings = Findings::new(&mut report, ItemKind::Prompt, prompt.name());
+        check_described(prompt.about(), "prompt", &mut findings);
+        check_text_arguments(prompt.about(), "argument", &mut findings);
+        report.sizes.push(DefinitionSize {
+            kind: ItemKind::Prompt,
+            name: prompt.name().to_owned(),
+            bytes: canonical::to_string(&export::mcp_prompt(prompt)).len(),
+        });
+    }
+    for resource in resources {
+        let mut findings = Findings::new(&mut report, ItemKind::Resource, resource.uri());
+        check_described(resource.about(), "resource", &mut findings);
+        check_text_arguments(resource.about(), "template variable", &mut findings);
+        report.sizes.push(DefinitionSize {
+            kind: ItemKind::Resource,
+            name: resource.uri().to_owned(),
+            bytes: canonical::to_string(&export::mcp_resource(resource)).len(),
+        });
+    }
+    report.findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
-            .then_with(|| a.tool.cmp(&b.tool))
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.name.cmp(&b.name))
     });
-    sizes.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.tool.cmp(&b.tool)));
-    CheckReport { findings, sizes }
+    report.sizes.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    report
+}
+
+/// Where one item's findings go.
+struct Findings<'a> {
+    report: &'a mut CheckReport,
+    kind: ItemKind,
+    name: String,
+}
+
+impl<'a> Findings<'a> {
+    fn new(report: &'a mut CheckReport, kind: ItemKind, name: &str) -> Self {
+        Findings {
+            report,
+            kind,
+            name: name.to_owned(),
+        }
+    }
+
+    fn add(&mut self, severity: Severity, message: String) {
+        self.report.findings.push(Finding {
+            severity,
+            kind: self.kind,
+            name: self.name.clone(),
+            message,
+        });
+    }
+}
+
+fn check_tool(tool: &Tool, findings: &mut Findings<'_>) {
+    if let Err(reason) = crate::catalog::names::check_name(tool.name()) {
+        findings.add(
+            Severity::Error,
+            format!("the name is rejected by providers: {reason}"),
+        );
+    }
+    if tool.description().trim().is_empty() {
+        findings.add(
+            Severity::Error,
+            "the tool has no description; models choose tools by it".to_owned(),
+        );
+    }
+    check_schema_and_examples(tool, findings);
+    check_parameter_docs(tool, "parameter", findings);
+    if let Err(reason) = export::strict_schema(tool.input_schema()) {
+        findings.add(
+            Severity::Warning,
+            format!("OpenAI strict mode cannot take it: {reason}"),
+        );
+    }
+    if let Err(error) = export::gemini_legacy_declarations(&[tool]) {
+        for problem in error.problems {
+            findings.add(
+                Severity::Warning,
+                format!("Gemini's legacy schema cannot take it: {}", problem.message),
+            );
+        }
+    }
+}
+
+/// What a prompt and a resource share: a description (a warning when missing: people
+/// pick them, and a description helps), a schema that compiles, examples that fit it,
+/// documented arguments.
+fn check_described(about: &Tool, what: &str, findings: &mut Findings<'_>) {
+    if about.description().trim().is_empty() {
+        findings.add(
+            Severity::Warning,
+            format!("the {what} has no description; add a `///` comment on it"),
+        );
+    }
+    check_schema_and_examples(about, findings);
+    let argument = if what == "prompt" {
+        "argument"
+    } else {
+        "template variable"
+    };
+    check_parameter_docs(about, argument, findings);
+}
+
+fn check_schema_and_examples(tool: &Tool, findings: &mut Findings<'_>) {
+    let validator = match Validator::for_schema(tool.input_schema()) {
+        Ok(validator) => validator,
+        Err(reason) => {
+            findings.add(
+                Severity::Error,
+                format!("the input schema does not compile: {reason}"),
+            );
+            Validator::Unchecked
+        }
+    };
+    for (index, example) in tool.argument_examples().enumerate() {
+        let problems = validator.problems(tool.input_schema(), example);
+        if !problems.is_empty() {
+            let said: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+            findings.add(
+                Severity::Error,
+                format!(
+                    "example {} ({}) does not fit the schema: {}",
+                    index + 1,
+                    canonical::to_string(example),
+                    said.join(". ")
+                ),
+            );
+        }
+    }
+}
+
+fn check_parameter_docs(tool: &Tool, what: &str, findings: &mut Findings<'_>) {
+    for param in tool.arguments() {
+        if param.description().is_none_or(|d| d.trim().is_empty()) {
+            findings.add(
+                Severity::Warning,
+                format!(
+                    "{what} `{}` has no description; add a `///` comment on it",
+                    param.name()
+                ),
+            );
+        }
+    }
+}
+
+/// Prompt arguments and URI template variables arrive as strings: each must be a type a
+/// string can be read as (text, a number, a boolean, an enumeration), never an object or
+/// a list, which no client can send.
+fn check_text_arguments(about: &Tool, what: &str, findings: &mut Findings<'_>) {
+    let root = about.input_schema();
+    for param in about.arguments() {
+        let schema = &root["properties"][param.name()];
+        if !readable_from_text(schema, root, 0) {
+            findings.add(
+                Severity::Error,
+                format!(
+                    "{what} `{}` takes {}, but clients send it as a string; take a String, a \
+                     number, a bool or an enum of unit variants",
+                    param.name(),
+                    describe_kind(crate::schema::resolve(schema, root))
+                ),
+            );
+        }
+    }
+}
+
+/// Whether some value a string reads as fits `schema`.
+fn readable_from_text(schema: &Value, root: &Value, depth: usize) -> bool {
+    let schema = crate::schema::resolve(schema, root);
+    if depth > 8 || schema.get("enum").is_some() || schema.get("const").is_some() {
+        return true;
+    }
+    let scalar = |kind: &str| matches!(kind, "string" | "integer" | "number" | "boolean");
+    let typed = match schema.get("type") {
+        Some(Value::String(kind)) => Some(scalar(kind)),
+        Some(Value::Array(kinds)) => Some(kinds.iter().filter_map(Value::as_str).any(scalar)),
+        _ => None,
+    };
+    let branches: Vec<&Value> = ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|key| schema.get(*key).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    match (typed, branches.is_empty()) {
+        (Some(readable), _) => readable,
+        (None, false) => branches
+            .iter()
+            .any(|branch| readable_from_text(branch, root, depth + 1)),
+        // No type said: any value, a string included.
+        (None, true) => true,
+    }
+}
+
+fn describe_kind(schema: &Value) -> &'static str {
+    let kinds: Vec<&str> = match schema.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if kinds.contains(&"object") {
+        "an object"
+    } else if kinds.contains(&"array") {
+        "a list"
+    } else {
+        "a value no string reads as"
+    }
 }
 
 /// Checks this binary's static catalog and panics with the whole report on any error.
@@ -191,7 +357,9 @@ pub fn assert_catalog_ok() {
         Err(error) => panic!("the tool catalog does not build: {error}"),
     };
     let tools: Vec<&Tool> = catalog.tools().iter().collect();
-    let report = check(&tools);
+    let prompts: Vec<&Prompt> = catalog.prompts().iter().collect();
+    let resources: Vec<&Resource> = catalog.resources().iter().collect();
+    let report = check_all(&tools, &prompts, &resources);
     if !report.is_ok() {
         panic!("the tool catalog has errors:\n{report}");
     }

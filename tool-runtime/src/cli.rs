@@ -26,7 +26,7 @@
 //! to stdout; diagnostics go to stderr. Exit codes: 0 success, 1 failure (a tool error, a
 //! check error, a breaking change), 2 a usage error.
 
-use crate::catalog::Tool;
+use crate::catalog::{Prompt, Resource, Tool};
 use crate::export::{self, CatalogArtefact, Format};
 use crate::mcp::{McpServer, ServerInfo};
 use crate::registry::DynamicTool;
@@ -92,7 +92,7 @@ enum Command {
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
-        /// catalog, mcp, openai, openai-strict, openai-responses, anthropic, gemini,
+        /// catalog (tools, prompts and resources), mcp, openai, openai-strict, openai-responses, anthropic, gemini,
         /// gemini-legacy, or prompt (the plain-text list for models without function calling).
         #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
         format: Format,
@@ -253,10 +253,10 @@ impl Cli {
             Command::Serve { http, threads } => {
                 serve(registry, &name, self.version.as_deref(), http, threads)
             }
-            Command::List { format } => with_tools(&registry, |tools| list(tools, format)),
+            Command::List { format } => with_items(&registry, |items| list(items, format)),
             Command::Call { name, json } => call(&registry, &name, json),
-            Command::Check => with_tools(&registry, check),
-            Command::Diff { old } => with_tools(&registry, |tools| diff(tools, &old)),
+            Command::Check => with_items(&registry, check),
+            Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
         }
     }
 }
@@ -304,15 +304,42 @@ fn print(text: &str) -> ExitCode {
     }
 }
 
-/// Runs `f` over the registry's tools, borrowed the way exporters and checks take them.
-fn with_tools<R>(registry: &Registry, f: impl FnOnce(&[&Tool]) -> R) -> R {
-    let refs = registry.tools();
-    let tools: Vec<&Tool> = refs.iter().map(|tool| &**tool).collect();
-    f(&tools)
+/// The registry's tools, prompts and resources, borrowed the way exporters and checks
+/// take them.
+struct Items<'a> {
+    tools: &'a [&'a Tool],
+    prompts: &'a [&'a Prompt],
+    resources: &'a [&'a Resource],
 }
 
-fn list(tools: &[&Tool], format: Format) -> ExitCode {
-    match export::export(format, tools) {
+/// Runs `f` over the registry's items.
+fn with_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R) -> R {
+    let tool_refs = registry.tools();
+    let prompt_refs = registry.prompts();
+    let resource_refs = registry.resources();
+    let tools: Vec<&Tool> = tool_refs.iter().map(|tool| &**tool).collect();
+    let prompts: Vec<&Prompt> = prompt_refs.iter().map(|prompt| &**prompt).collect();
+    let resources: Vec<&Resource> = resource_refs.iter().map(|resource| &**resource).collect();
+    f(&Items {
+        tools: &tools,
+        prompts: &prompts,
+        resources: &resources,
+    })
+}
+
+impl Items<'_> {
+    fn artefact(&self) -> CatalogArtefact {
+        export::catalog_artefact_all(self.tools, self.prompts, self.resources)
+    }
+}
+
+/// The catalog artefact carries prompts and resources too; the other formats are tool
+/// formats (function calling), so they carry the tools.
+fn list(items: &Items<'_>, format: Format) -> ExitCode {
+    if format == Format::Catalog {
+        return print(&items.artefact().to_json_pretty());
+    }
+    match export::export(format, items.tools) {
         Ok((text, warnings)) => {
             for warning in warnings {
                 eprintln!("warning: {warning}");
@@ -362,8 +389,8 @@ fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
     }
 }
 
-fn check(tools: &[&Tool]) -> ExitCode {
-    let report = crate::check::check(tools);
+fn check(items: &Items<'_>) -> ExitCode {
+    let report = crate::check::check_all(items.tools, items.prompts, items.resources);
     let code = print(&report.to_string());
     if report.is_ok() {
         code
@@ -372,7 +399,7 @@ fn check(tools: &[&Tool]) -> ExitCode {
     }
 }
 
-fn diff(tools: &[&Tool], old: &std::path::Path) -> ExitCode {
+fn diff(items: &Items<'_>, old: &std::path::Path) -> ExitCode {
     let text = match std::fs::read_to_string(old) {
         Ok(text) => text,
         Err(error) => {
@@ -390,7 +417,7 @@ fn diff(tools: &[&Tool], old: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let new_artefact = export::catalog_artefact(tools);
+    let new_artefact = items.artefact();
     let changes = crate::diff::diff(&old_artefact, &new_artefact);
     let breaking = changes
         .iter()

@@ -4,8 +4,13 @@
 //! schema may only narrow: every consumer of the old output must still understand the new
 //! one. Where a change cannot be proved safe (two unions that differ, say), it counts as
 //! breaking: a CI guard should err on the side of asking a human.
+//!
+//! Prompts and resources follow the rule of arguments: a prompt argument (or template
+//! variable) added as required, removed, or narrowed breaks callers; a prompt or resource
+//! removed breaks them too, and so does a resource whose MIME type changes.
 
-use crate::export::{canonical, CatalogArtefact, FunctionEntry};
+use crate::catalog::ItemKind;
+use crate::export::{canonical, CatalogArtefact, FunctionEntry, PromptEntry, ResourceEntry};
 use crate::schema::resolve;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -25,8 +30,10 @@ pub enum Impact {
 pub struct Change {
     /// Breaking or compatible.
     pub impact: Impact,
-    /// The tool concerned.
-    pub tool: String,
+    /// What the item is: a tool, a prompt or a resource.
+    pub kind: ItemKind,
+    /// The item's name (a resource's URI).
+    pub name: String,
     /// What changed.
     pub message: String,
 }
@@ -48,7 +55,11 @@ impl fmt::Display for Change {
             Impact::Breaking => "breaking",
             Impact::Compatible => "compatible",
         };
-        write!(f, "{label}: tool `{}`: {}", self.tool, self.message)
+        write!(
+            f,
+            "{label}: {} `{}`: {}",
+            self.kind, self.name, self.message
+        )
     }
 }
 
@@ -69,7 +80,8 @@ pub fn diff(old: &CatalogArtefact, new: &CatalogArtefact) -> Vec<Change> {
                 };
                 changes.push(Change {
                     impact: Impact::Breaking,
-                    tool: old_tool.name.clone(),
+                    kind: ItemKind::Tool,
+                    name: old_tool.name.clone(),
                     message,
                 });
             }
@@ -77,15 +89,141 @@ pub fn diff(old: &CatalogArtefact, new: &CatalogArtefact) -> Vec<Change> {
     }
     for new_tool in &new.function_schema {
         if !old.function_schema.iter().any(|t| t.name == new_tool.name) {
-            changes.push(Change {
-                impact: Impact::Compatible,
-                tool: new_tool.name.clone(),
-                message: "added".to_owned(),
-            });
+            changes.push(added(ItemKind::Tool, &new_tool.name));
         }
     }
-    changes.sort_by(|a, b| b.impact.cmp(&a.impact).then_with(|| a.tool.cmp(&b.tool)));
+    compare_items(
+        &old.prompts,
+        &new.prompts,
+        |prompt| &prompt.name,
+        compare_prompt,
+        &mut changes,
+    );
+    compare_items(
+        &old.resources,
+        &new.resources,
+        |resource| &resource.uri,
+        compare_resource,
+        &mut changes,
+    );
+    changes.sort_by(|a, b| {
+        b.impact
+            .cmp(&a.impact)
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     changes
+}
+
+fn added(kind: ItemKind, name: &str) -> Change {
+    Change {
+        impact: Impact::Compatible,
+        kind,
+        name: name.to_owned(),
+        message: "added".to_owned(),
+    }
+}
+
+/// Pairs old and new items by key: removed ones break callers, added ones do not, and
+/// each pair is compared by `compare`.
+fn compare_items<T: Item>(
+    old: &[T],
+    new: &[T],
+    key: impl Fn(&T) -> &String,
+    compare: impl Fn(&T, &T, &mut Vec<Change>),
+    changes: &mut Vec<Change>,
+) {
+    for old_item in old {
+        match new.iter().find(|n| key(n) == key(old_item)) {
+            Some(new_item) => compare(old_item, new_item, changes),
+            None => changes.push(Change {
+                impact: Impact::Breaking,
+                kind: T::KIND,
+                name: key(old_item).clone(),
+                message: "removed".to_owned(),
+            }),
+        }
+    }
+    for new_item in new {
+        if !old.iter().any(|o| key(o) == key(new_item)) {
+            changes.push(added(T::KIND, key(new_item)));
+        }
+    }
+}
+
+/// What kind of item an artefact entry is.
+trait Item {
+    const KIND: ItemKind;
+}
+
+impl Item for PromptEntry {
+    const KIND: ItemKind = ItemKind::Prompt;
+}
+
+impl Item for ResourceEntry {
+    const KIND: ItemKind = ItemKind::Resource;
+}
+
+fn compare_prompt(old: &PromptEntry, new: &PromptEntry, changes: &mut Vec<Change>) {
+    if old.description != new.description {
+        changes.push(Change {
+            impact: Impact::Compatible,
+            kind: ItemKind::Prompt,
+            name: new.name.clone(),
+            message: "description changed".to_owned(),
+        });
+    }
+    Comparison {
+        kind: ItemKind::Prompt,
+        tool: &new.name,
+        old_root: &old.parameters,
+        new_root: &new.parameters,
+        direction: Direction::Input,
+        changes,
+    }
+    .compare(&old.parameters, &new.parameters, "", 0);
+}
+
+fn compare_resource(old: &ResourceEntry, new: &ResourceEntry, changes: &mut Vec<Change>) {
+    let mut push = |impact, message: String| {
+        changes.push(Change {
+            impact,
+            kind: ItemKind::Resource,
+            name: new.uri.clone(),
+            message,
+        })
+    };
+    if old.description != new.description {
+        push(Impact::Compatible, "description changed".to_owned());
+    }
+    if old.name != new.name {
+        push(
+            Impact::Compatible,
+            format!("name changed from `{}` to `{}`", old.name, new.name),
+        );
+    }
+    if old.mime_type != new.mime_type {
+        let show = |mime: &Option<String>| mime.clone().unwrap_or_else(|| "none".to_owned());
+        push(
+            Impact::Breaking,
+            format!(
+                "MIME type changed from {} to {}",
+                show(&old.mime_type),
+                show(&new.mime_type)
+            ),
+        );
+    }
+    if let (Some(old_parameters), Some(new_parameters)) = (&old.parameters, &new.parameters) {
+        Comparison {
+            kind: ItemKind::Resource,
+            tool: &new.uri,
+            old_root: old_parameters,
+            new_root: new_parameters,
+            direction: Direction::Input,
+            changes,
+        }
+        .compare(old_parameters, new_parameters, "", 0);
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -97,6 +235,7 @@ enum Direction {
 }
 
 struct Comparison<'a> {
+    kind: ItemKind,
     tool: &'a str,
     old_root: &'a Value,
     new_root: &'a Value,
@@ -108,11 +247,13 @@ fn compare_tool(old: &FunctionEntry, new: &FunctionEntry, changes: &mut Vec<Chan
     if old.description != new.description {
         changes.push(Change {
             impact: Impact::Compatible,
-            tool: new.name.clone(),
+            kind: ItemKind::Tool,
+            name: new.name.clone(),
             message: "description changed".to_owned(),
         });
     }
     Comparison {
+        kind: ItemKind::Tool,
         tool: &new.name,
         old_root: &old.parameters,
         new_root: &new.parameters,
@@ -122,6 +263,7 @@ fn compare_tool(old: &FunctionEntry, new: &FunctionEntry, changes: &mut Vec<Chan
     .compare(&old.parameters, &new.parameters, "", 0);
     match (&old.output_schema, &new.output_schema) {
         (Some(old_output), Some(new_output)) => Comparison {
+            kind: ItemKind::Tool,
             tool: &new.name,
             old_root: old_output,
             new_root: new_output,
@@ -131,12 +273,14 @@ fn compare_tool(old: &FunctionEntry, new: &FunctionEntry, changes: &mut Vec<Chan
         .compare(old_output, new_output, "", 0),
         (Some(_), None) => changes.push(Change {
             impact: Impact::Breaking,
-            tool: new.name.clone(),
+            kind: ItemKind::Tool,
+            name: new.name.clone(),
             message: "the output schema was removed".to_owned(),
         }),
         (None, Some(_)) => changes.push(Change {
             impact: Impact::Compatible,
-            tool: new.name.clone(),
+            kind: ItemKind::Tool,
+            name: new.name.clone(),
             message: "an output schema was added".to_owned(),
         }),
         (None, None) => {}
@@ -147,7 +291,8 @@ impl Comparison<'_> {
     fn push(&mut self, impact: Impact, message: String) {
         self.changes.push(Change {
             impact,
-            tool: self.tool.to_owned(),
+            kind: self.kind,
+            name: self.tool.to_owned(),
             message,
         });
     }
@@ -155,7 +300,11 @@ impl Comparison<'_> {
     fn subject(&self, path: &str) -> String {
         match (self.direction, path.is_empty()) {
             (Direction::Input, true) => "the arguments".to_owned(),
-            (Direction::Input, false) => format!("parameter `{path}`"),
+            (Direction::Input, false) => match self.kind {
+                ItemKind::Tool => format!("parameter `{path}`"),
+                ItemKind::Prompt => format!("argument `{path}`"),
+                ItemKind::Resource => format!("template variable `{path}`"),
+            },
             (Direction::Output, true) => "the output".to_owned(),
             (Direction::Output, false) => format!("output field `{path}`"),
         }
@@ -441,6 +590,8 @@ mod tests {
                 parameters,
                 output_schema: output,
             }],
+            prompts: Vec::new(),
+            resources: Vec::new(),
         }
     }
 
@@ -506,6 +657,65 @@ mod tests {
             [
                 "breaking: tool `t`: removed (renamed to `t2`?)",
                 "compatible: tool `t2`: added"
+            ]
+        );
+    }
+
+    fn prompt(name: &str, parameters: Value) -> PromptEntry {
+        PromptEntry {
+            name: name.into(),
+            description: "d".into(),
+            parameters,
+        }
+    }
+
+    fn resource(uri: &str, mime_type: &str, parameters: Option<Value>) -> ResourceEntry {
+        ResourceEntry {
+            uri: uri.into(),
+            name: "r".into(),
+            description: String::new(),
+            mime_type: Some(mime_type.into()),
+            parameters,
+        }
+    }
+
+    #[test]
+    fn prompts_and_resources_follow_the_rules_of_arguments() {
+        let params = json!({"type": "object", "properties": {}});
+        let mut old = artefact(params.clone(), None);
+        let mut new = artefact(params, None);
+        old.prompts = vec![
+            prompt(
+                "greet",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+            ),
+            prompt("gone", json!({"type": "object", "properties": {}})),
+        ];
+        new.prompts = vec![prompt(
+            "greet",
+            json!({"type": "object", "properties": {"name": {"type": "string"}, "tone": {"type": "string"}, "lang": {"type": "string"}}, "required": ["name", "lang"]}),
+        )];
+        let note = |kind: &str| json!({"type": "object", "properties": {"id": {"type": kind}}, "required": ["id"]});
+        old.resources = vec![
+            resource("notes://{id}", "text/plain", Some(note("string"))),
+            resource("notes://index", "text/plain", None),
+            resource("notes://old", "text/plain", None),
+        ];
+        new.resources = vec![
+            resource("notes://{id}", "text/plain", Some(note("integer"))),
+            resource("notes://index", "application/json", None),
+            resource("notes://new", "text/plain", None),
+        ];
+        assert_eq!(
+            messages(&old, &new),
+            [
+                "breaking: prompt `gone`: removed",
+                "breaking: prompt `greet`: argument `lang` added as required",
+                "breaking: resource `notes://index`: MIME type changed from text/plain to application/json",
+                "breaking: resource `notes://old`: removed",
+                "breaking: resource `notes://{id}`: template variable `id`: type changed from string to integer",
+                "compatible: prompt `greet`: argument `tone` added as optional",
+                "compatible: resource `notes://new`: added",
             ]
         );
     }

@@ -11,7 +11,7 @@ pub use contract::{Annotations, SourceLocation};
 use contract::{Example, ResourceSpec, ToolDescription};
 use serde_json::Value;
 use std::fmt;
-pub use surfaces::{Prompt, Resource};
+pub use surfaces::{ItemKind, Prompt, Resource};
 use uri_template::UriTemplate;
 
 /// One tool as callers see it: name, descriptions, schemas, parameters, examples, hints and

@@ -6,6 +6,27 @@ use super::uri_template::UriTemplate;
 use super::{ParamInfo, SourceLocation, Tool};
 use std::fmt;
 
+/// What a catalog item is: the checks, the artefact and `diff` speak of each by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ItemKind {
+    /// A tool.
+    Tool,
+    /// A prompt.
+    Prompt,
+    /// A resource or a resource template.
+    Resource,
+}
+
+impl fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ItemKind::Tool => "tool",
+            ItemKind::Prompt => "prompt",
+            ItemKind::Resource => "resource",
+        })
+    }
+}
+
 /// A `#[prompt]`: messages a user picks by name, filled in with string arguments.
 pub struct Prompt {
     about: Tool,
@@ -43,8 +64,8 @@ impl Prompt {
     }
 
     /// The prompt described as a tool would be (its arguments as an input schema), for
-    /// running it through dispatch.
-    pub(crate) fn about(&self) -> &Tool {
+    /// running it through dispatch, checking it and comparing it.
+    pub fn about(&self) -> &Tool {
         &self.about
     }
 
@@ -136,7 +157,9 @@ impl Resource {
         self.about.location()
     }
 
-    pub(crate) fn about(&self) -> &Tool {
+    /// The resource described as a tool would be (its template variables as an input
+    /// schema), for running it through dispatch, checking it and comparing it.
+    pub fn about(&self) -> &Tool {
         &self.about
     }
 

@@ -10,7 +10,10 @@ mod mcp;
 mod openai;
 
 pub use anthropic::anthropic_tools;
-pub use artefact::{catalog_artefact, prompt_list, CatalogArtefact, FunctionEntry};
+pub use artefact::{
+    catalog_artefact, catalog_artefact_all, prompt_list, CatalogArtefact, FunctionEntry,
+    PromptEntry, ResourceEntry,
+};
 pub use gemini::{gemini_declarations, gemini_legacy_declarations};
 pub use mcp::{mcp_prompt, mcp_resource, mcp_tool, mcp_tools};
 pub use openai::{openai_chat_tools, openai_responses_tools, strict_schema};

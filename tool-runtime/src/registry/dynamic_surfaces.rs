@@ -307,7 +307,7 @@ impl DynamicResource {
             reason,
         };
         let template = UriTemplate::parse(&uri).map_err(|error| invalid(error.to_string()))?;
-        if !uri.contains(':') {
+        if !has_scheme(&uri) {
             return Err(invalid(
                 "a resource URI starts with a scheme, such as `files://`".to_owned(),
             ));
@@ -410,6 +410,17 @@ fn surfaced<T: Surface>(item: T, handler: Arc<dyn DynamicHandler>) -> Surfaced<T
         item,
         completers: BTreeMap::new(),
     }
+}
+
+/// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`
+/// or `.`, then `:`. (`#[resource]` checks the same at compile time.)
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 fn list_or_none(names: &[&str]) -> String {

@@ -97,7 +97,7 @@ fn prompts_and_resources_are_checked_beside_the_tools() {
     use tool_runtime::registry::{DynamicPrompt, DynamicResource};
 
     let search = DynamicPrompt::new("search", "Search the notes.", |q: Query| async move {
-        Ok::<_, String>(q.words)
+        Ok::<_, String>(format!("{} {:?} {:?}", q.words, q.filters, q.newest))
     })
     .unwrap();
     let shelf = DynamicResource::template("shelf://{shelf}", "shelf", "", |s: Shelf| async move {

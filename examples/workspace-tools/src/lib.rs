@@ -1,4 +1,4 @@
-//! Seed 004's agent tools as an MCP server over a local directory: `list_dirs`,
+//! A coding agent's tools as an MCP server over a local directory: `list_dirs`,
 //! `list_files`, `read_file`, `search_code`, `todo_manager` and `validate_output`, each
 //! written with `#[tool]`. Every path stays inside the workspace root.
 

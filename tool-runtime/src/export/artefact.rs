@@ -175,7 +175,7 @@ impl CatalogArtefact {
     /// The artefact as indented JSON with sorted schema keys: byte-identical for identical
     /// source.
     pub fn to_json_pretty(&self) -> String {
-        // Field order is the struct's (the seed's); schemas sort themselves (`sorted`).
+        // Field order is the struct's (the documented one); schemas sort themselves (`sorted`).
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }

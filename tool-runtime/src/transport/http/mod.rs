@@ -665,7 +665,7 @@ async fn rest_discover(State(app): State<Arc<App>>) -> Response {
     axum::Json(json!({"tools": tools, "totalCount": count})).into_response()
 }
 
-/// Seed 003's execute request: `{"toolName", "parameters"}` (also `{"name", "input"}`).
+/// The REST execute request: `{"toolName", "parameters"}` (also `{"name", "input"}`).
 #[derive(serde::Deserialize)]
 struct ExecuteRequest {
     #[serde(alias = "name")]
@@ -705,7 +705,7 @@ async fn rest_execute(State(app): State<Arc<App>>, body: Bytes) -> Response {
     (status, axum::Json(result)).into_response()
 }
 
-/// Seed 003: `GET /mcp/tools/list` answers a JSON-RPC result envelope, with each tool as
+/// `GET /mcp/tools/list` answers a JSON-RPC result envelope, with each tool as
 /// `tools/list` over MCP shows it.
 async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
     let tools = app.server.registry().tools();

@@ -59,7 +59,7 @@ impl Kind {
 
 /// Every key `#[tool(...)]` accepts, in the order the error message lists them.
 pub const ACCEPTED_KEYS: &str =
-    "name, title, description, read_only, destructive, idempotent, open_world, timeout";
+    "name, title, description, read_only, destructive, idempotent, open_world, timeout, large_output";
 
 /// What the attribute said. Each field keeps the span of its key for later errors.
 #[derive(Default)]
@@ -80,6 +80,8 @@ pub struct ToolArgs {
     pub open_world: Option<Hint>,
     /// `timeout = "5s"`, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `large_output = "resource"` (true) or `"cut"` (false, the default).
+    pub large_output_as_resource: Option<bool>,
 }
 
 /// A boolean MCP hint: `read_only` or `read_only = false`.
@@ -166,6 +168,22 @@ impl ToolArgs {
             "destructive" => set_once(&mut self.destructive, meta, hint_value(meta)?),
             "idempotent" => set_once(&mut self.idempotent, meta, hint_value(meta)?),
             "open_world" => set_once(&mut self.open_world, meta, hint_value(meta)?),
+            "large_output" => {
+                let text = string_value(meta)?;
+                let as_resource = match text.value().as_str() {
+                    "resource" => true,
+                    "cut" => false,
+                    other => {
+                        return Err(syn::Error::new(
+                            text.span(),
+                            format!(
+                                "large_output is \"resource\" (a large output is stored and answered as a link to it, with a preview) or \"cut\" (the default: cut at the server's limit), not {other:?}"
+                            ),
+                        ))
+                    }
+                };
+                set_once(&mut self.large_output_as_resource, meta, as_resource)
+            }
             "timeout" => {
                 let text = string_value(meta)?;
                 let millis = parse_duration(&text.value()).map_err(|reason| {

@@ -177,6 +177,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         }
         None => quote!(::core::option::Option::None),
     };
+    let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
     let location = quote_spanned! {tool.ident.span()=>
         #rt::SourceLocation {
             file: ::core::file!(),
@@ -236,6 +237,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                             open_world: #open_world,
                         },
                         timeout: #timeout,
+                        large_output_as_resource: #large_output_as_resource,
                         output_schema: __tool_output_schema,
                         location: #location,
                     },

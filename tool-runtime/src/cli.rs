@@ -28,7 +28,7 @@
 
 use crate::catalog::{Prompt, Resource, Tool};
 use crate::export::{self, CatalogArtefact, Format};
-use crate::mcp::{McpServer, ServerInfo};
+use crate::mcp::{McpServer, ServerInfo, ServerOptions};
 use crate::registry::DynamicTool;
 use crate::registry::{Registry, RegistryBuilder};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -54,6 +54,7 @@ pub struct Cli {
     version: Option<String>,
     about: Option<String>,
     registry: RegistryBuilder,
+    server_options: ServerOptions,
     args: Vec<clap::Arg>,
     setup: Option<Setup>,
 }
@@ -187,6 +188,23 @@ impl Cli {
         self
     }
 
+    /// How `serve` behaves: page sizes, limits, caching hints, when large outputs become
+    /// links (see [`ServerOptions`]).
+    ///
+    /// ```no_run
+    /// use tool_runtime::mcp::{LargeOutputs, ServerOptions};
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     tool_runtime::cli::Cli::new()
+    ///         .server_options(ServerOptions::default().large_outputs(LargeOutputs::default().above(32 * 1024)))
+    ///         .run()
+    /// }
+    /// ```
+    pub fn server_options(mut self, options: ServerOptions) -> Self {
+        self.server_options = options;
+        self
+    }
+
     /// Adds run-time tools under a prefix.
     pub fn group(
         mut self,
@@ -250,9 +268,14 @@ impl Cli {
             Err(error) => return failure(&format!("the tools cannot start: {error}")),
         };
         match command_given {
-            Command::Serve { http, threads } => {
-                serve(registry, &name, self.version.as_deref(), http, threads)
-            }
+            Command::Serve { http, threads } => serve(
+                registry,
+                self.server_options,
+                &name,
+                self.version.as_deref(),
+                http,
+                threads,
+            ),
             Command::List { format } => with_items(&registry, |items| list(items, format)),
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Check => with_items(&registry, check),
@@ -440,6 +463,7 @@ fn diff(items: &Items<'_>, old: &std::path::Path) -> ExitCode {
 
 fn serve(
     registry: Registry,
+    options: ServerOptions,
     name: &str,
     version: Option<&str>,
     http: Option<SocketAddr>,
@@ -460,7 +484,7 @@ fn serve(
         .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
         .unwrap_or_else(|| "0.0.0".to_owned());
     let info = ServerInfo::new(name, version);
-    let server = McpServer::new(registry, info);
+    let server = McpServer::with_options(registry, info, options);
     // One thread by default: no cross-thread wake-ups per message (the costliest part of a
     // call once the work itself is small); sync tools still get the blocking pool.
     let runtime = if threads == 1 {

@@ -1,6 +1,8 @@
 //! A coding agent's tools as an MCP server over a local directory: `list_dirs`,
 //! `list_files`, `read_file`, `search_code`, `todo_manager` and `validate_output`, each
-//! written with `#[tool]`. Every path stays inside the workspace root.
+//! written with `#[tool]`, and the workspace's files as the resource template
+//! `workspace:///{+path}`. `read_file` and `search_code` answer a preview and a link when
+//! their output is over 10 KB. Every path stays inside the workspace root.
 
 pub mod paths;
 pub mod tools;

@@ -106,15 +106,21 @@ impl Server {
         }
     }
 
-    /// Calls a tool; `Ok(structuredContent)` or `Err(error text)`.
+    /// Calls a tool; `Ok(structuredContent)` (read through the link when the output was
+    /// large) or `Err(error text)`.
     fn call(&mut self, name: &str, arguments: Value) -> Result<Value, String> {
         let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         let result = &answer["result"];
         if result["isError"] == true {
-            Err(result["content"][0]["text"].as_str().unwrap().to_owned())
-        } else {
-            Ok(result["structuredContent"].clone())
+            return Err(result["content"][0]["text"].as_str().unwrap().to_owned());
         }
+        let link = &result["content"][1];
+        if link["type"] == "resource_link" {
+            let read = self.request("resources/read", json!({"uri": link["uri"]}));
+            let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+            return Ok(serde_json::from_str(text).unwrap());
+        }
+        Ok(result["structuredContent"].clone())
     }
 }
 
@@ -618,4 +624,98 @@ fn the_command_line_lists_calls_and_checks() {
         err.starts_with("error: --root /definitely/not/here: "),
         "{err}"
     );
+}
+
+#[test]
+fn large_outputs_become_links_and_files_are_resources() {
+    let fixture = fixture();
+    let line = "let value = compute_something_long(argument_one, argument_two);\n";
+    let big: String = line.repeat(500);
+    std::fs::write(fixture.root.join("big.rs"), &big).unwrap();
+    let mut server = Server::start(&fixture.root);
+    let tools = server.request("tools/list", json!({}));
+    let read_file = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert!(
+        read_file.get("outputSchema").is_none(),
+        "a tool whose output may be a link promises no output type"
+    );
+
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "big.rs"}}),
+    );
+    let result = &answer["result"];
+    assert!(result.get("isError").is_none(), "{result}");
+    assert!(result.get("structuredContent").is_none());
+    let preview = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        preview.len() < 2048,
+        "a short preview: {} bytes",
+        preview.len()
+    );
+    assert!(
+        preview.starts_with(r#"{"binary":false,"content":"let value"#),
+        "{preview}"
+    );
+    let link = &result["content"][1];
+    assert_eq!(link["type"], "resource_link");
+    assert_eq!(link["mimeType"], "application/json");
+    let uri = link["uri"].as_str().unwrap();
+    assert!(uri.starts_with("tool-output://read_file/"), "{uri}");
+    assert!(preview.contains(uri), "the preview says where the rest is");
+
+    let read = server.request("resources/read", json!({"uri": uri}));
+    let stored: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(stored["content"], big.as_str(), "the whole output, not cut");
+    assert_eq!(
+        link["size"],
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .len()
+    );
+    let guessed = server.request(
+        "resources/read",
+        json!({"uri": "tool-output://read_file/00000000000000000000000000000000"}),
+    );
+    assert_eq!(guessed["error"]["code"], -32002);
+
+    // A small answer stays a value.
+    let small = server
+        .call("read_file", json!({"path": "README.md"}))
+        .unwrap();
+    assert_eq!(small["content"], "# Demo\nfn main is not here\n");
+
+    let templates = server.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "workspace:///{+path}"
+    );
+    let file = server.request("resources/read", json!({"uri": "workspace:///src/main.rs"}));
+    assert_eq!(
+        file["result"]["contents"][0],
+        json!({"uri": "workspace:///src/main.rs", "mimeType": "text/plain", "text": "fn main() {\n    println!(\"hi\");\n}\n"})
+    );
+    let image = server.request("resources/read", json!({"uri": "workspace:///image.bin"}));
+    assert_eq!(
+        image["result"]["contents"][0]["mimeType"],
+        "application/octet-stream"
+    );
+    assert!(image["result"]["contents"][0]["blob"].is_string());
+    let escape = server.request(
+        "resources/read",
+        json!({"uri": "workspace:///../outside.txt"}),
+    );
+    let message = escape["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains(fixture.root.to_str().unwrap()),
+        "never reveals the root: {message}"
+    );
+    assert!(escape["error"]["code"].is_i64(), "{escape}");
 }

@@ -133,7 +133,11 @@ impl std::error::Error for CallError {}
 /// `5s`, `1.5s`, `250ms`: how people write short durations.
 pub(crate) fn show_duration(duration: std::time::Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1000 == 0 {
+    if millis >= 3_600_000 && millis % 3_600_000 == 0 {
+        format!("{} h", millis / 3_600_000)
+    } else if millis >= 60_000 && millis % 60_000 == 0 {
+        format!("{} min", millis / 60_000)
+    } else if millis % 1000 == 0 {
         format!("{}s", millis / 1000)
     } else if millis > 1000 {
         format!("{:.1}s", duration.as_secs_f64())

@@ -29,6 +29,7 @@ pub struct Tool {
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
+    large_output_as_resource: bool,
 }
 
 /// What the schema says of one parameter of a tool.
@@ -104,6 +105,7 @@ impl Tool {
             examples,
             location: Some(description.location),
             timeout: description.timeout,
+            large_output_as_resource: description.large_output_as_resource,
         }
     }
 
@@ -132,6 +134,7 @@ impl Tool {
             examples: Vec::new(),
             location: None,
             timeout: None,
+            large_output_as_resource: false,
         }
     }
 
@@ -198,6 +201,19 @@ impl Tool {
 
     pub(crate) fn set_title(&mut self, title: Option<String>) {
         self.title = title;
+    }
+
+    /// Whether an output over the server's threshold is stored and answered as a link to
+    /// it with a preview (`#[tool(large_output = "resource")]`), rather than cut at the
+    /// server's output limit. Such a tool publishes no output schema over MCP, since a
+    /// link is not a value of its output type; small outputs still carry
+    /// `structuredContent`.
+    pub fn large_output_as_resource(&self) -> bool {
+        self.large_output_as_resource
+    }
+
+    pub(crate) fn set_large_output_as_resource(&mut self, as_resource: bool) {
+        self.large_output_as_resource = as_resource;
     }
 
     pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {

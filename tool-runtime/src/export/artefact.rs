@@ -163,7 +163,7 @@ pub fn catalog_artefact_all(
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
                 parameters: tool.input_schema().clone(),
-                output_schema: tool.output_schema().cloned(),
+                output_schema: published_output_schema(tool),
             })
             .collect(),
         prompts,
@@ -180,6 +180,14 @@ impl CatalogArtefact {
     }
 }
 
+/// The output schema callers are promised: none for a tool whose large outputs become
+/// links (a link is not a value of its output type).
+fn published_output_schema(tool: &Tool) -> Option<Value> {
+    tool.output_schema()
+        .filter(|_| !tool.large_output_as_resource())
+        .cloned()
+}
+
 /// Everything callers see of a tool, with fixed keys: what the hash covers.
 fn canonical_tool(tool: &Tool) -> Value {
     let mut object = Map::new();
@@ -189,7 +197,7 @@ fn canonical_tool(tool: &Tool) -> Value {
     object.insert("inputSchema".to_owned(), schema_with_examples(tool));
     object.insert(
         "outputSchema".to_owned(),
-        tool.output_schema().cloned().into(),
+        published_output_schema(tool).into(),
     );
     let annotations = tool.annotations();
     object.insert(

@@ -10,8 +10,10 @@
 
 mod backlog;
 pub(crate) mod era;
+pub(crate) mod ids;
 pub(crate) mod jsonrpc;
 mod outbox;
+mod outputs;
 mod pages;
 mod session;
 mod surfaces;
@@ -20,11 +22,13 @@ mod work;
 
 pub use jsonrpc::RequestId;
 pub use outbox::{outbox, Messages, Outgoing};
+pub use outputs::LargeOutputs;
 pub use session::Connection;
 pub use work::{Handled, Work};
 pub(crate) use work::{Placed, Watched};
 
 use crate::registry::Registry;
+use outputs::OutputStore;
 use pages::Pages;
 use std::sync::Arc;
 
@@ -217,6 +221,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown_grace: std::time::Duration,
     pub(crate) cache: CacheHints,
     pub(crate) offered: Offered,
+    /// Large outputs of the tools that allow it, kept to be read as resources.
+    pub(crate) outputs: OutputStore,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -234,9 +240,14 @@ impl Offered {
     fn of(registry: &Registry) -> Offered {
         let prompts = !registry.prompts().is_empty();
         let resources = registry.resources();
+        // A tool whose large outputs become links needs clients to read them.
+        let links_outputs = registry
+            .tools()
+            .iter()
+            .any(|tool| tool.large_output_as_resource());
         Offered {
             prompts,
-            resources: !resources.is_empty(),
+            resources: !resources.is_empty() || links_outputs,
             completions: prompts || resources.iter().any(|r| r.is_template()),
         }
     }
@@ -307,6 +318,7 @@ impl McpServer {
                 shutdown_grace: options.shutdown_grace,
                 cache: options.cache,
                 offered,
+                outputs: OutputStore::new(options.large_outputs),
             }),
         }
     }
@@ -362,6 +374,9 @@ pub struct ServerOptions {
     pub shutdown_grace: std::time::Duration,
     /// The caching hints of list and read results at 2026-07-28.
     pub cache: CacheHints,
+    /// When the output of a tool marked `large_output = "resource"` becomes a link, and
+    /// how long it is kept.
+    pub large_outputs: LargeOutputs,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -428,6 +443,7 @@ impl Default for ServerOptions {
             max_output_bytes: 1024 * 1024,
             shutdown_grace: std::time::Duration::from_secs(5),
             cache: CacheHints::default(),
+            large_outputs: LargeOutputs::default(),
         }
     }
 }
@@ -473,6 +489,13 @@ impl ServerOptions {
     /// How long clients may reuse what `resources/read` answers, and who may.
     pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
         self.cache.read = Some((ttl, scope));
+        self
+    }
+
+    /// When the output of a tool marked `large_output = "resource"` becomes a link to a
+    /// stored copy, and how long copies are kept.
+    pub fn large_outputs(mut self, large_outputs: LargeOutputs) -> Self {
+        self.large_outputs = large_outputs;
         self
     }
 

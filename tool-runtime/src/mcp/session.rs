@@ -898,7 +898,7 @@ pub(super) fn answer(
     result: crate::ToolResult,
     stateless: bool,
 ) -> Message {
-    match tools::answer(result, shared.max_output_bytes) {
+    match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
         CallAnswer::Result(body) => {
             let body = if stateless {
                 stateless_result(body, &shared.info)

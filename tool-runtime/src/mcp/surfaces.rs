@@ -2,6 +2,7 @@
 //! are handed back as work, like a tool call.
 
 use super::jsonrpc::{self, code, RequestId};
+use super::outputs::OutputStore;
 use super::pages::stateless_result;
 use super::session::{lock, send};
 use super::work::{InFlightGuard, SinkNotifier, Work};
@@ -66,7 +67,12 @@ impl Request {
     /// `resources/read`, as work.
     pub(super) fn read_resource(self, uri: String) -> Work {
         self.into_work(|shared, context, stateless| async move {
-            let contents = shared.registry.read_resource_in(&uri, &context).await?;
+            let contents = if OutputStore::owns(&uri) {
+                let stored = shared.outputs.read(&uri);
+                vec![stored.ok_or_else(|| SurfaceError::UnknownResource { uri: uri.clone() })?]
+            } else {
+                shared.registry.read_resource_in(&uri, &context).await?
+            };
             let mut body = Map::new();
             body.insert("contents".to_owned(), json!(contents));
             if stateless {

@@ -1,6 +1,8 @@
 //! The `tools/call` result of a call: content blocks, structured content when the tool has
-//! an output schema, and `isError` for failures the model should see and correct.
+//! an output schema, `isError` for failures the model should see and correct, and a
+//! preview with a link in place of a large output (for tools that allow it).
 
+use super::outputs::{Link, OutputStore};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use serde_json::{json, Map, Value};
@@ -12,8 +14,15 @@ pub(crate) enum CallAnswer {
     UnknownTool(String),
 }
 
-pub(crate) fn answer(result: ToolResult, max_output_bytes: usize) -> CallAnswer {
-    let answer = full_answer(result);
+/// The answer to `result`. With a store, a large output of a tool marked
+/// `large_output = "resource"` is stored there and answered as a preview and a link; any
+/// answer over `max_output_bytes` is then cut.
+pub(crate) fn answer(
+    result: ToolResult,
+    max_output_bytes: usize,
+    outputs: Option<&OutputStore>,
+) -> CallAnswer {
+    let answer = full_answer(result, outputs);
     match answer {
         CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
         other => other,
@@ -58,7 +67,7 @@ fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
     body
 }
 
-fn full_answer(result: ToolResult) -> CallAnswer {
+fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer {
     let mut body = Map::new();
     // Content blocks come only with a success.
     if let Some(content) = result.content() {
@@ -80,10 +89,22 @@ fn full_answer(result: ToolResult) -> CallAnswer {
             } else {
                 &output
             };
-            let text = match shown {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
+            let (text, mime_type) = match shown {
+                Value::String(text) => (text.clone(), "text/plain"),
+                other => (other.to_string(), "application/json"),
             };
+            if let Some(tool) = tool.as_ref().filter(|t| t.large_output_as_resource()) {
+                let link = outputs
+                    .filter(|store| store.is_large(text.len()))
+                    .and_then(|store| store.store(tool.name(), &text, mime_type));
+                if let Some(link) = link {
+                    body.insert(
+                        "content".to_owned(),
+                        linked(tool.name(), link, &text, mime_type),
+                    );
+                    return CallAnswer::Result(body);
+                }
+            }
             body.insert(
                 "content".to_owned(),
                 json!([{"type": "text", "text": text}]),
@@ -104,6 +125,21 @@ fn full_answer(result: ToolResult) -> CallAnswer {
         }
     }
     CallAnswer::Result(body)
+}
+
+/// The content that stands for a stored output: its preview, and a link to the whole.
+fn linked(tool: &str, link: Link, text: &str, mime_type: &str) -> Value {
+    json!([
+        {"type": "text", "text": link.preview},
+        {
+            "type": "resource_link",
+            "uri": link.uri,
+            "name": format!("{tool} output"),
+            "mimeType": mime_type,
+            "size": text.len(),
+            "description": format!("The whole output of {tool}, {} bytes.", text.len()),
+        },
+    ])
 }
 
 /// The length of `body` as JSON, counted without building the text.

@@ -98,6 +98,13 @@ impl DynamicTool {
         self
     }
 
+    /// Stores an output over the server's threshold and answers a link to it with a
+    /// preview, instead of cutting it (what `#[tool(large_output = "resource")]` says).
+    pub fn large_output_as_resource(mut self) -> Self {
+        self.tool.set_large_output_as_resource(true);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         self.tool.name()

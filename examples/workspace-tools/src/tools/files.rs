@@ -3,7 +3,8 @@
 use crate::paths::{Kind, Workspace};
 use serde::Serialize;
 use std::io::Read;
-use tool_runtime::{tool, State};
+use tool_runtime::result::EmbeddedResource;
+use tool_runtime::{resource, tool, State};
 
 const DEFAULT_LIMIT: u32 = 100;
 const MAX_LIMIT: u32 = 1000;
@@ -105,10 +106,11 @@ pub struct FileContent {
 }
 
 /// Read a text file; content over 100 KB is cut, and binary files are reported, not dumped.
+/// An answer over 10 KB is a preview and a link to the whole, read with `resources/read`.
 ///
 /// Example: {"path": "README.md"}
 /// Example: {"path": "src/main.rs"}
-#[tool(read_only, idempotent, open_world = false)]
+#[tool(read_only, idempotent, open_world = false, large_output = "resource")]
 pub fn read_file(
     /// The file, relative to the workspace root.
     path: String,
@@ -160,4 +162,48 @@ pub fn read_file(
         truncated,
         binary: false,
     })
+}
+
+/// The most a file resource reads: larger files are refused, not cut, since a resource's
+/// contents are the whole file.
+pub const MAX_RESOURCE: u64 = 10 * 1024 * 1024;
+
+/// A file of the workspace, by its path from the root: text as text, anything else as
+/// base64.
+#[resource("workspace:///{+path}", name = "workspace file")]
+pub fn workspace_file(
+    /// The file, relative to the workspace root.
+    path: String,
+    workspace: State<Workspace>,
+) -> Result<EmbeddedResource, String> {
+    let real = workspace.file(&path).map_err(|e| e.to_string())?;
+    let unreadable = || format!("'{path}' cannot be read");
+    let size = std::fs::metadata(&real).map_err(|_| unreadable())?.len();
+    if size > MAX_RESOURCE {
+        return Err(format!(
+            "'{path}' is {size} bytes; files over {MAX_RESOURCE} bytes are not read as resources"
+        ));
+    }
+    let bytes = std::fs::read(&real).map_err(|_| unreadable())?;
+    let resource = match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => EmbeddedResource {
+            uri: String::new(),
+            mime_type: Some("text/plain".to_owned()),
+            text: Some(text),
+            blob: None,
+        },
+        Ok(text) => binary(text.into_bytes()),
+        Err(error) => binary(error.into_bytes()),
+    };
+    Ok(resource)
+}
+
+fn binary(bytes: Vec<u8>) -> EmbeddedResource {
+    use base64::Engine;
+    EmbeddedResource {
+        uri: String::new(),
+        mime_type: Some("application/octet-stream".to_owned()),
+        text: None,
+        blob: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+    }
 }

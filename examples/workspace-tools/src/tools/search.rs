@@ -29,12 +29,13 @@ pub struct SearchMatch {
 
 /// Search the workspace's files for text, respecting `.gitignore`; literal by default.
 ///
-/// Returns at most `limit` matches, in path order; binary and hidden files are skipped.
+/// Returns at most `limit` matches, in path order; binary and hidden files are skipped. An
+/// answer over 10 KB is a preview and a link to the whole, read with `resources/read`.
 ///
 /// Example: {"query": "fn main"}
 /// Example: {"query": "TODO", "filePattern": "*.rs", "limit": 10}
 /// Example: {"query": "fn \\w+_test", "regex": true}
-#[tool(read_only, idempotent, open_world = false)]
+#[tool(read_only, idempotent, open_world = false, large_output = "resource")]
 pub fn search_code(
     /// The text to find (a regular expression when `regex` is true).
     query: String,

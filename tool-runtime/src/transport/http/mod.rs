@@ -766,7 +766,8 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
         let message = format!("Invalid params: {error}");
         return rpc_error(StatusCode::OK, Some(&id), code::INVALID_PARAMS, &message);
     }
-    let bytes = match tools::answer(result, app.server.max_output_bytes()) {
+    // A REST caller cannot read resources: its outputs are never links.
+    let bytes = match tools::answer(result, app.server.max_output_bytes(), None) {
         CallAnswer::Result(body) => jsonrpc::response(&id, &body),
         CallAnswer::UnknownTool(message) => {
             jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message, None)
@@ -792,14 +793,5 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 fn new_session_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: fall back to time and a counter (unguessability lost, logged).
-        tracing::warn!("no OS randomness for session ids");
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::mcp::ids::unguessable_id()
 }

@@ -1,0 +1,198 @@
+//! Large outputs of the tools that allow it: stored, answered as a preview and a link,
+//! read back whole with `resources/read` until they expire or are pushed out.
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use tool_runtime::mcp::{LargeOutputs, McpServer, ServerInfo, ServerOptions};
+use tool_runtime::{tool, Registry};
+use tool_tests::Client;
+
+/// A report of `lines` lines.
+#[tool(large_output = "resource")]
+fn report(
+    /// How many lines.
+    lines: u32,
+) -> String {
+    (1..=lines).map(|n| format!("line {n}\n")).collect()
+}
+
+/// Totals of the report.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Totals {
+    /// One entry per line.
+    entries: Vec<u32>,
+}
+
+/// Totals, as data.
+#[tool(large_output = "resource")]
+fn totals(
+    /// How many entries.
+    count: u32,
+) -> Totals {
+    Totals {
+        entries: (0..count).collect(),
+    }
+}
+
+/// A log that is only ever cut.
+#[tool]
+fn plain_log(
+    /// How many lines.
+    lines: u32,
+) -> String {
+    (1..=lines).map(|n| format!("entry {n}\n")).collect()
+}
+
+fn server(large: LargeOutputs) -> McpServer {
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("reports", "1"),
+        ServerOptions::default().large_outputs(large),
+    )
+}
+
+fn call(name: &str, arguments: Value, id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
+}
+
+fn read(uri: &str, id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
+    let server = server(LargeOutputs::default().above(200));
+    let mut client = Client::new(&server);
+    let init = client
+        .call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .await;
+    assert!(
+        init["result"]["capabilities"]["resources"].is_object(),
+        "resources are offered so links can be read, though the catalog has none"
+    );
+    let list = client
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let totals = tools.iter().find(|t| t["name"] == "totals").unwrap();
+    assert!(
+        totals.get("outputSchema").is_none(),
+        "a link is not a Totals, so none is promised"
+    );
+
+    let small = client.call(&call("totals", json!({"count": 3}), 2)).await;
+    assert_eq!(
+        small["result"]["structuredContent"],
+        json!({"entries": [0, 1, 2]}),
+        "a small output is still a value"
+    );
+
+    let full: String = (1..=100).map(|n| format!("line {n}\n")).collect();
+    let large = client.call(&call("report", json!({"lines": 100}), 3)).await;
+    let result = &large["result"];
+    assert!(result.get("isError").is_none());
+    let preview = result["content"][0]["text"].as_str().unwrap();
+    let shown = preview.split("\n[").next().unwrap();
+    assert_eq!(
+        shown,
+        &full[..200],
+        "the preview is the start, up to the threshold"
+    );
+    assert!(
+        preview.ends_with(&format!(
+            "[200 of {} bytes shown. The whole output is the resource {} (text/plain), readable with resources/read for 15 min.]",
+            full.len(),
+            result["content"][1]["uri"].as_str().unwrap()
+        )),
+        "{preview}"
+    );
+    let link = &result["content"][1];
+    assert_eq!(link["type"], "resource_link");
+    assert_eq!(link["name"], "report output");
+    assert_eq!(link["size"], full.len());
+    let uri = link["uri"].as_str().unwrap().to_owned();
+    let contents = client.call(&read(&uri, 4)).await;
+    assert_eq!(
+        contents["result"]["contents"],
+        json!([{"uri": uri, "mimeType": "text/plain", "text": full}])
+    );
+
+    let data = client.call(&call("totals", json!({"count": 100}), 5)).await;
+    let link = &data["result"]["content"][1];
+    assert_eq!(link["mimeType"], "application/json");
+    let contents = client.call(&read(link["uri"].as_str().unwrap(), 6)).await;
+    let stored: Value =
+        serde_json::from_str(contents["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(stored["entries"].as_array().unwrap().len(), 100);
+
+    // A tool that does not allow links keeps its whole output.
+    let log = client
+        .call(&call("plain_log", json!({"lines": 100}), 7))
+        .await;
+    assert_eq!(log["result"]["content"].as_array().unwrap().len(), 1);
+    assert!(log["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .ends_with("entry 100\n"));
+
+    let unknown = client
+        .call(&read(
+            "tool-output://report/ffffffffffffffffffffffffffffffff",
+            8,
+        ))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32002);
+    assert_eq!(
+        unknown["error"]["data"]["uri"],
+        "tool-output://report/ffffffffffffffffffffffffffffffff"
+    );
+}
+
+#[tokio::test]
+async fn stored_outputs_expire_and_the_oldest_make_room() {
+    let one_output = (1..=100)
+        .map(|n| format!("line {n}\n"))
+        .collect::<String>()
+        .len();
+    let server = server(
+        LargeOutputs::default()
+            .above(100)
+            .keep_for(Duration::from_millis(300))
+            .max_stored_bytes(one_output * 3 / 2),
+    );
+    let mut client = Client::initialized(&server);
+    let uri_of = |answer: &Value| {
+        answer["result"]["content"][1]["uri"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let first = uri_of(&client.call(&call("report", json!({"lines": 100}), 1)).await);
+    let second = uri_of(&client.call(&call("report", json!({"lines": 100}), 2)).await);
+    assert_ne!(first, second, "each output has its own URI");
+    let pushed_out = client.call(&read(&first, 3)).await;
+    assert_eq!(
+        pushed_out["error"]["code"], -32002,
+        "two do not fit: the oldest went"
+    );
+    let kept = client.call(&read(&second, 4)).await;
+    assert!(kept["result"]["contents"][0]["text"].is_string());
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let expired = client.call(&read(&second, 5)).await;
+    assert_eq!(expired["error"]["code"], -32002, "kept for 300 ms only");
+
+    let too_big = server_with_room(10);
+    let mut client = Client::initialized(&too_big);
+    let answer = client.call(&call("report", json!({"lines": 100}), 6)).await;
+    assert_eq!(
+        answer["result"]["content"].as_array().unwrap().len(),
+        1,
+        "an output the store cannot hold at all is answered whole"
+    );
+}
+
+fn server_with_room(bytes: usize) -> McpServer {
+    server(LargeOutputs::default().above(100).max_stored_bytes(bytes))
+}

@@ -1,0 +1,181 @@
+//! Large tool outputs kept as resources: a tool marked `large_output = "resource"` whose
+//! output is over the threshold has it stored here and answers a preview and a
+//! `resource_link`; the client reads the whole output with `resources/read` until it
+//! expires.
+
+use crate::call::content::EmbeddedResource;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The URI scheme of stored outputs.
+const SCHEME: &str = "tool-output://";
+
+/// How much of a stored output the answer shows, at most.
+const PREVIEW_BYTES: usize = 1024;
+
+/// When a tool's output becomes a link to a stored copy, and how long copies are kept.
+///
+/// Applies to tools marked `#[tool(large_output = "resource")]` (or
+/// `DynamicTool::large_output_as_resource`): an output whose text is longer than
+/// [`above`](LargeOutputs::above) bytes is stored, and the call answers its first
+/// kilobyte and a `resource_link` to the whole, readable with `resources/read` for
+/// [`keep_for`](LargeOutputs::keep_for). The model's context gets the preview; the client
+/// fetches the rest when it needs it. By default: above 10 KB, kept 15 minutes, at most
+/// 64 MB stored (the oldest copies go first).
+///
+/// Stored outputs live in this process: behind a load balancer, route a client's reads to
+/// the replica that answered its call. Their URIs carry 128 random bits, so only a
+/// client that got one can read it.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::mcp::{LargeOutputs, ServerOptions};
+///
+/// let options = ServerOptions::default()
+///     .large_outputs(LargeOutputs::default().above(20 * 1024).keep_for(Duration::from_secs(300)));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LargeOutputs {
+    above: usize,
+    keep_for: Duration,
+    max_stored_bytes: usize,
+}
+
+impl Default for LargeOutputs {
+    fn default() -> Self {
+        LargeOutputs {
+            above: 10 * 1024,
+            keep_for: Duration::from_secs(15 * 60),
+            max_stored_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl LargeOutputs {
+    /// Outputs longer than `bytes` become links.
+    pub fn above(mut self, bytes: usize) -> Self {
+        self.above = bytes;
+        self
+    }
+
+    /// How long a stored output can be read.
+    pub fn keep_for(mut self, duration: Duration) -> Self {
+        self.keep_for = duration;
+        self
+    }
+
+    /// The most bytes kept at once; past it, the oldest outputs are dropped first.
+    pub fn max_stored_bytes(mut self, bytes: usize) -> Self {
+        self.max_stored_bytes = bytes;
+        self
+    }
+
+    /// The threshold, in bytes.
+    pub fn threshold(&self) -> usize {
+        self.above
+    }
+}
+
+/// One stored output.
+struct Stored {
+    uri: String,
+    text: Arc<str>,
+    mime_type: &'static str,
+    expires: Instant,
+}
+
+/// What a call answers instead of a large output.
+pub(crate) struct Link {
+    pub(crate) uri: String,
+    pub(crate) preview: String,
+}
+
+/// The outputs stored by one server, oldest first.
+pub(crate) struct OutputStore {
+    options: LargeOutputs,
+    stored: Mutex<(VecDeque<Stored>, usize)>,
+}
+
+impl OutputStore {
+    pub(crate) fn new(options: LargeOutputs) -> Self {
+        OutputStore {
+            options,
+            stored: Mutex::new((VecDeque::new(), 0)),
+        }
+    }
+
+    /// Whether an output of `bytes` becomes a link.
+    pub(crate) fn is_large(&self, bytes: usize) -> bool {
+        bytes > self.options.above
+    }
+
+    /// Stores `text` (the output of `tool`) and gives the link and preview to answer;
+    /// `None` when it is more than the store may hold at all.
+    pub(crate) fn store(&self, tool: &str, text: &str, mime_type: &'static str) -> Option<Link> {
+        if text.len() > self.options.max_stored_bytes {
+            return None;
+        }
+        let uri = format!("{SCHEME}{tool}/{}", super::ids::unguessable_id());
+        let mut cut = PREVIEW_BYTES.min(self.options.above).min(text.len());
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let preview = format!(
+            "{}\n[{} of {} bytes shown. The whole output is the resource {uri} ({mime_type}), \
+             readable with resources/read for {}.]",
+            &text[..cut],
+            cut,
+            text.len(),
+            crate::call::error::show_duration(self.options.keep_for),
+        );
+        let now = Instant::now();
+        let mut guard = self.stored.lock().unwrap_or_else(|p| p.into_inner());
+        let (entries, total) = &mut *guard;
+        forget_expired(entries, total, now);
+        while *total + text.len() > self.options.max_stored_bytes {
+            match entries.pop_front() {
+                Some(oldest) => *total -= oldest.text.len(),
+                None => break,
+            }
+        }
+        *total += text.len();
+        entries.push_back(Stored {
+            uri: uri.clone(),
+            text: Arc::from(text),
+            mime_type,
+            expires: now + self.options.keep_for,
+        });
+        Some(Link { uri, preview })
+    }
+
+    /// Whether `uri` names a stored output (live or gone).
+    pub(crate) fn owns(uri: &str) -> bool {
+        uri.starts_with(SCHEME)
+    }
+
+    /// The stored output at `uri`, while it is kept.
+    pub(crate) fn read(&self, uri: &str) -> Option<EmbeddedResource> {
+        let now = Instant::now();
+        let mut guard = self.stored.lock().unwrap_or_else(|p| p.into_inner());
+        let (entries, total) = &mut *guard;
+        forget_expired(entries, total, now);
+        let stored = entries.iter().find(|stored| stored.uri == uri)?;
+        Some(EmbeddedResource {
+            uri: stored.uri.clone(),
+            mime_type: Some(stored.mime_type.to_owned()),
+            text: Some(stored.text.to_string()),
+            blob: None,
+        })
+    }
+}
+
+/// Drops the outputs whose time is up (they are stored in expiry order).
+fn forget_expired(entries: &mut VecDeque<Stored>, total: &mut usize, now: Instant) {
+    while entries.front().is_some_and(|oldest| oldest.expires <= now) {
+        if let Some(oldest) = entries.pop_front() {
+            *total -= oldest.text.len();
+        }
+    }
+}

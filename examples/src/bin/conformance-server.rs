@@ -74,6 +74,13 @@ async fn test_tool_with_logging(logger: Logger) -> &'static str {
     "Logging test completed"
 }
 
+/// Log one message; a client that set no log level hears nothing of it.
+#[tool(read_only)]
+fn test_logging_tool(logger: Logger) -> &'static str {
+    logger.info("test_logging_tool ran");
+    "Logged"
+}
+
 /// Report progress three times while working.
 #[tool(read_only)]
 async fn test_tool_with_progress(progress: Progress) -> &'static str {

@@ -29,7 +29,8 @@ scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-i
     prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
     completion-complete)
 # Scenarios only the 0.2 releases have.
-scenarios_0_2=(http-header-validation sep-2164-resource-not-found caching)
+scenarios_0_2=(http-header-validation http-custom-header-server-validation
+    sep-2164-resource-not-found caching)
 
 passed=0
 failed=0

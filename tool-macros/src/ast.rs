@@ -41,6 +41,9 @@ pub struct Param {
     pub spelled_option: bool,
     /// `#[arg(complete = path)]`: the function that completes this argument.
     pub complete: Option<syn::Path>,
+    /// `#[arg(header = "Name")]`: the value is mirrored in the HTTP header
+    /// `Mcp-Param-Name` (`x-mcp-header` in the schema).
+    pub header: Option<LitStr>,
 }
 
 pub enum ParamDefault {
@@ -211,6 +214,7 @@ impl Param {
             doc: None,
             default: ParamDefault::None,
             complete: None,
+            header: None,
         };
         let mut doc_lines = Vec::new();
         for attr in &pat_type.attrs {
@@ -261,10 +265,11 @@ impl Param {
                 }
                 "inject" => self.injected = true,
                 "complete" => self.complete = Some(meta.value()?.parse()?),
+                "header" => self.header = Some(meta.value()?.parse()?),
                 _ => {
                     return Err(meta.error(format!(
                         "unknown #[arg] argument `{}`; accepted: default, default = <expr>, \
-                         rename = \"...\", inject, complete = <function>",
+                         rename = \"...\", inject, complete = <function>, header = \"Name\"",
                         meta.path.to_token_stream().to_string().replace(' ', "")
                     )))
                 }

@@ -284,8 +284,18 @@ fn param_spec(param: &Param, doc: Option<&str>, index: usize) -> TokenStream {
         }
     };
     let kind = quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::KIND);
+    let header = match &param.header {
+        Some(header) => quote!(::core::option::Option::Some(#header)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
-        #rt::ParamSpec { name: #name, description: #description, kind: #kind, default: #default }
+        #rt::ParamSpec {
+            name: #name,
+            description: #description,
+            kind: #kind,
+            default: #default,
+            header: #header,
+        }
     }
 }
 

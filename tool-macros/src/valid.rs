@@ -77,6 +77,7 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
         Kind::Resource => check_template(args, tool, errors),
         Kind::Prompt => {}
     }
+    check_headers(kind, tool, errors);
 
     let doc = doc::parse(&tool.doc_lines);
     let span_of = |origin: usize| tool.doc_spans.get(origin).copied().unwrap_or(name_span);
@@ -232,6 +233,49 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             ));
         }
     }
+}
+
+/// `#[arg(header = "Name")]`: only on a tool's arguments, a valid HTTP header name, and
+/// unique (ignoring case) among the tool's parameters.
+fn check_headers(kind: Kind, tool: &ToolFn, errors: &mut Vec<syn::Error>) {
+    let mut seen: Vec<String> = Vec::new();
+    for param in &tool.params {
+        let Some(header) = &param.header else {
+            continue;
+        };
+        let name = header.value();
+        if kind != Kind::Tool {
+            errors.push(syn::Error::new(
+                header.span(),
+                "`header` is for tool arguments: only `tools/call` mirrors arguments in HTTP headers",
+            ));
+        } else if param.injected {
+            errors.push(syn::Error::new(
+                header.span(),
+                "a parameter filled in by the runtime is not sent by clients, so no header can mirror it",
+            ));
+        } else if name.is_empty() || !name.chars().all(is_token_char) {
+            errors.push(syn::Error::new(
+                header.span(),
+                format!(
+                    "`{name}` is not an HTTP header name: use letters, digits and `-` (it becomes `Mcp-Param-{name}`)"
+                ),
+            ));
+        } else if seen.contains(&name.to_ascii_lowercase()) {
+            errors.push(syn::Error::new(
+                header.span(),
+                format!(
+                    "the header `{name}` is given to two parameters (names compare ignoring case)"
+                ),
+            ));
+        }
+        seen.push(name.to_ascii_lowercase());
+    }
+}
+
+/// A character of an HTTP token (RFC 9110 `tchar`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
 /// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`

@@ -208,6 +208,7 @@ fn check_tool(tool: &Tool, findings: &mut Findings<'_>) {
     }
     check_schema_and_examples(tool, findings);
     check_parameter_docs(tool, "parameter", findings);
+    check_header_types(tool, findings);
     if let Err(reason) = export::strict_schema(tool.input_schema()) {
         findings.add(
             Severity::Warning,
@@ -219,6 +220,42 @@ fn check_tool(tool: &Tool, findings: &mut Findings<'_>) {
             findings.add(
                 Severity::Warning,
                 format!("Gemini's legacy schema cannot take it: {}", problem.message),
+            );
+        }
+    }
+}
+
+/// An argument mirrored in an HTTP header must be a string, an integer or a boolean: those
+/// are what a header can say exactly.
+fn check_header_types(tool: &Tool, findings: &mut Findings<'_>) {
+    let root = tool.input_schema();
+    for param in tool.arguments() {
+        let Some(header) = param.header() else {
+            continue;
+        };
+        let schema = crate::schema::resolve(&root["properties"][param.name()], root);
+        let kinds: Vec<&str> = match schema.get("type") {
+            Some(Value::String(kind)) => vec![kind.as_str()],
+            Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let fits = !kinds.is_empty()
+            && kinds
+                .iter()
+                .all(|kind| matches!(*kind, "string" | "integer" | "boolean" | "null"));
+        if !fits {
+            findings.add(
+                Severity::Error,
+                format!(
+                    "parameter `{}` is mirrored in the header Mcp-Param-{header}, but only a \
+                     string, an integer or a boolean can be; it is {}",
+                    param.name(),
+                    if kinds.is_empty() {
+                        "not one type".to_owned()
+                    } else {
+                        kinds.join(" or ")
+                    }
+                ),
             );
         }
     }

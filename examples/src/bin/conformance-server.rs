@@ -74,6 +74,17 @@ async fn test_tool_with_logging(logger: Logger) -> &'static str {
     "Logging test completed"
 }
 
+/// Echo a region; clients mirror it in the `Mcp-Param-Region` header, so gateways can
+/// route on it without reading the body.
+#[tool(read_only)]
+fn test_custom_header(
+    /// Where to route the call.
+    #[arg(header = "Region")]
+    region: String,
+) -> String {
+    format!("Routed to {region}")
+}
+
 /// Log one message; a client that set no log level hears nothing of it.
 #[tool(read_only)]
 fn test_logging_tool(logger: Logger) -> &'static str {

@@ -71,6 +71,8 @@ pub struct ParamSpec {
     pub kind: ParamKind,
     /// Present for `#[arg(default)]`; gives the default as JSON when the type can say it.
     pub default: Option<fn() -> Option<Value>>,
+    /// `#[arg(header = "Name")]`: mirrored in the HTTP header `Mcp-Param-Name`.
+    pub header: Option<&'static str>,
 }
 
 #[doc(hidden)]

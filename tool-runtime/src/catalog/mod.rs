@@ -40,9 +40,16 @@ pub struct ParamInfo {
     pub(crate) required: bool,
     pub(crate) injected: bool,
     pub(crate) default: Option<Value>,
+    pub(crate) header: Option<String>,
 }
 
 impl ParamInfo {
+    /// The HTTP header that mirrors this argument's value (`Mcp-Param-` and this name), from
+    /// `#[arg(header = "...")]` or `x-mcp-header` in a run-time tool's schema.
+    pub fn header(&self) -> Option<&str> {
+        self.header.as_deref()
+    }
+
     /// The name callers use.
     pub fn name(&self) -> &str {
         &self.name

@@ -6,6 +6,9 @@ use super::ParamInfo;
 use crate::schema;
 use serde_json::{Map, Value};
 
+/// The schema keyword that says an argument is mirrored in an HTTP header (SEP-2243).
+pub(crate) const HEADER_KEYWORD: &str = "x-mcp-header";
+
 /// The input schema of a macro-registered tool, and what it says of each parameter.
 pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamInfo>) {
     let mut generator = schema::generator_for_input();
@@ -21,6 +24,7 @@ pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamI
                 required: false,
                 injected: true,
                 default: None,
+                header: None,
             });
             continue;
         };
@@ -37,6 +41,9 @@ pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamI
         if let Some(value) = &default_value {
             property.insert("default".to_owned(), value.clone());
         }
+        if let Some(header) = spec.header {
+            property.insert(HEADER_KEYWORD.to_owned(), header.into());
+        }
         properties.insert(spec.name.to_owned(), property.to_value());
         if is_required {
             required.push(Value::from(spec.name));
@@ -47,6 +54,7 @@ pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamI
             required: is_required,
             injected: false,
             default: default_value,
+            header: spec.header.map(str::to_owned),
         });
     }
     let definitions = generator.take_definitions(true);

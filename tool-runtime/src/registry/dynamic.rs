@@ -149,6 +149,10 @@ pub(super) fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>
             required: required.iter().any(|r| r == name),
             injected: false,
             default: property.get("default").cloned(),
+            header: property
+                .get("x-mcp-header")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         })
         .collect();
     Ok((

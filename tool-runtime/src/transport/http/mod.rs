@@ -12,6 +12,7 @@
 //!   reach a local server through DNS rebinding), the optional bearer token (401), and the
 //!   body size limit (413).
 
+mod param_headers;
 mod sessions;
 
 use crate::call::error::CallError;
@@ -322,7 +323,15 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
     let (connection, stateless, new_session) = match era::of_request(era::meta_of(params), claimed)
     {
         Era::PerRequest(version) => {
-            if let Err(problem) = check_standard_headers(&headers, version, method, params) {
+            let checked =
+                check_standard_headers(&headers, version, method, params).and_then(|()| {
+                    if method == Some("tools/call") {
+                        param_headers::check(&headers, app.server.registry(), params)
+                    } else {
+                        Ok(())
+                    }
+                });
+            if let Err(problem) = checked {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     request_id,

@@ -1,0 +1,120 @@
+//! SEP-2243 custom headers: a tool argument marked `#[arg(header = "Name")]` (`x-mcp-header`
+//! in its schema) is mirrored by the client in the HTTP header `Mcp-Param-Name`, so
+//! gateways can route on it without reading the body. The server checks that the two
+//! agree, and refuses the request (400, -32020) when they do not.
+
+use crate::registry::Registry;
+use axum::http::HeaderMap;
+use base64::Engine;
+use serde_json::{Map, Value};
+
+/// Checks the `Mcp-Param-*` headers of a `tools/call` against its arguments; `Err` says
+/// which header and why. Arguments that are absent or `null` need no header.
+pub(super) fn check(
+    headers: &HeaderMap,
+    registry: &Registry,
+    params: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    let Some(params) = params else {
+        return Ok(());
+    };
+    let Some(tool) = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|name| registry.get(name))
+    else {
+        // An unknown tool is the protocol layer's to answer.
+        return Ok(());
+    };
+    let arguments = params.get("arguments").and_then(Value::as_object);
+    for param in tool.arguments() {
+        let Some(header) = param.header() else {
+            continue;
+        };
+        let value = match arguments.and_then(|a| a.get(param.name())) {
+            None | Some(Value::Null) => continue,
+            Some(value) => value,
+        };
+        let shown = format!("Mcp-Param-{header}");
+        let raw = headers
+            .get(format!("mcp-param-{}", header.to_ascii_lowercase()))
+            .ok_or_else(|| {
+                format!(
+                    "{shown} is missing; the argument `{}` is {value}",
+                    param.name()
+                )
+            })?;
+        let text = raw
+            .to_str()
+            .map_err(|_| format!("{shown} is not visible ASCII; send it as =?base64?...?="))?;
+        let decoded = decode(text.trim_matches([' ', '\t']))
+            .map_err(|reason| format!("{shown} cannot be read: {reason}"))?;
+        if !agrees(&decoded, value) {
+            return Err(format!(
+                "{shown} is {decoded:?} but the argument `{}` is {value}",
+                param.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A header value: `=?base64?...?=` is strict standard base64 of UTF-8 text; anything else
+/// is the text itself.
+fn decode(text: &str) -> Result<String, String> {
+    let Some(encoded) = text
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Ok(text.to_owned());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|error| format!("invalid base64 ({error})"))?;
+    String::from_utf8(bytes).map_err(|_| "the base64 does not encode UTF-8 text".to_owned())
+}
+
+/// Whether a header's text says the argument's value: strings as they are, integers by
+/// value, booleans as `true` / `false`.
+fn agrees(text: &str, value: &Value) -> bool {
+    match value {
+        Value::String(body) => text == body,
+        Value::Bool(body) => text.parse::<bool>() == Ok(*body),
+        Value::Number(body) => match (body.as_i64(), body.as_u64()) {
+            (Some(number), _) => text.parse::<i64>() == Ok(number),
+            (None, Some(number)) => text.parse::<u64>() == Ok(number),
+            _ => text.parse::<f64>().ok() == body.as_f64(),
+        },
+        // A list or a map cannot be mirrored in a header (`check` refuses such a tool).
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn base64_is_strict_and_anything_else_is_literal() {
+        assert_eq!(decode("=?base64?SGVsbG8=?="), Ok("Hello".to_owned()));
+        assert_eq!(decode("SGVsbG8="), Ok("SGVsbG8=".to_owned()));
+        assert_eq!(
+            decode("=?base64?SGVsbG8="),
+            Ok("=?base64?SGVsbG8=".to_owned())
+        );
+        assert!(decode("=?base64?SGVsbG8?=").is_err(), "padding required");
+        assert!(decode("=?base64?SGVs!!!bG8=?=").is_err(), "bad characters");
+        assert!(decode("=?base64?/w==?=").is_err(), "not UTF-8");
+    }
+
+    #[test]
+    fn values_compare_by_their_type() {
+        assert!(agrees("eu-west", &json!("eu-west")));
+        assert!(!agrees("eu-west", &json!("EU-west")));
+        assert!(agrees("42", &json!(42)));
+        assert!(!agrees("042x", &json!(42)));
+        assert!(agrees("true", &json!(true)));
+        assert!(!agrees("1", &json!(true)));
+    }
+}

@@ -279,7 +279,8 @@ fn is_token_char(c: char) -> bool {
 }
 
 /// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`
-/// or `.`, then `:`.
+/// or `.`, then `:`. (The runtime's `UriTemplate::has_scheme` is the same rule for
+/// resources made at run time; this crate cannot depend on the runtime.)
 fn has_scheme(uri: &str) -> bool {
     let Some((scheme, _)) = uri.split_once(':') else {
         return false;

@@ -165,26 +165,31 @@ impl Item for ResourceEntry {
 }
 
 fn compare_prompt(old: &PromptEntry, new: &PromptEntry, changes: &mut Vec<Change>) {
-    if old.description != new.description {
-        changes.push(Change {
-            impact: Impact::Compatible,
-            kind: ItemKind::Prompt,
-            name: new.name.clone(),
-            message: "description changed".to_owned(),
-        });
-    }
-    Comparison {
-        kind: ItemKind::Prompt,
-        tool: &new.name,
-        old_root: &old.parameters,
-        new_root: &new.parameters,
-        direction: Direction::Input,
+    compare_descriptions(
+        ItemKind::Prompt,
+        &new.name,
+        &old.description,
+        &new.description,
         changes,
-    }
-    .compare(&old.parameters, &new.parameters, "", 0);
+    );
+    compare_schemas(
+        ItemKind::Prompt,
+        &new.name,
+        &old.parameters,
+        &new.parameters,
+        Direction::Input,
+        changes,
+    );
 }
 
 fn compare_resource(old: &ResourceEntry, new: &ResourceEntry, changes: &mut Vec<Change>) {
+    compare_descriptions(
+        ItemKind::Resource,
+        &new.uri,
+        &old.description,
+        &new.description,
+        changes,
+    );
     let mut push = |impact, message: String| {
         changes.push(Change {
             impact,
@@ -193,9 +198,6 @@ fn compare_resource(old: &ResourceEntry, new: &ResourceEntry, changes: &mut Vec<
             message,
         })
     };
-    if old.description != new.description {
-        push(Impact::Compatible, "description changed".to_owned());
-    }
     if old.name != new.name {
         push(
             Impact::Compatible,
@@ -214,15 +216,52 @@ fn compare_resource(old: &ResourceEntry, new: &ResourceEntry, changes: &mut Vec<
         );
     }
     if let (Some(old_parameters), Some(new_parameters)) = (&old.parameters, &new.parameters) {
-        Comparison {
-            kind: ItemKind::Resource,
-            tool: &new.uri,
-            old_root: old_parameters,
-            new_root: new_parameters,
-            direction: Direction::Input,
+        compare_schemas(
+            ItemKind::Resource,
+            &new.uri,
+            old_parameters,
+            new_parameters,
+            Direction::Input,
             changes,
-        }
-        .compare(old_parameters, new_parameters, "", 0);
+        );
+    }
+}
+
+/// Compares the old and new schema of one item (its arguments, or a tool's output).
+fn compare_schemas(
+    kind: ItemKind,
+    name: &str,
+    old: &Value,
+    new: &Value,
+    direction: Direction,
+    changes: &mut Vec<Change>,
+) {
+    Comparison {
+        kind,
+        tool: name,
+        old_root: old,
+        new_root: new,
+        direction,
+        changes,
+    }
+    .compare(old, new, "", 0);
+}
+
+/// A changed description breaks nobody, but is worth a line.
+fn compare_descriptions(
+    kind: ItemKind,
+    name: &str,
+    old: &str,
+    new: &str,
+    changes: &mut Vec<Change>,
+) {
+    if old != new {
+        changes.push(Change {
+            impact: Impact::Compatible,
+            kind,
+            name: name.to_owned(),
+            message: "description changed".to_owned(),
+        });
     }
 }
 
@@ -244,33 +283,30 @@ struct Comparison<'a> {
 }
 
 fn compare_tool(old: &FunctionEntry, new: &FunctionEntry, changes: &mut Vec<Change>) {
-    if old.description != new.description {
-        changes.push(Change {
-            impact: Impact::Compatible,
-            kind: ItemKind::Tool,
-            name: new.name.clone(),
-            message: "description changed".to_owned(),
-        });
-    }
-    Comparison {
-        kind: ItemKind::Tool,
-        tool: &new.name,
-        old_root: &old.parameters,
-        new_root: &new.parameters,
-        direction: Direction::Input,
+    compare_descriptions(
+        ItemKind::Tool,
+        &new.name,
+        &old.description,
+        &new.description,
         changes,
-    }
-    .compare(&old.parameters, &new.parameters, "", 0);
+    );
+    compare_schemas(
+        ItemKind::Tool,
+        &new.name,
+        &old.parameters,
+        &new.parameters,
+        Direction::Input,
+        changes,
+    );
     match (&old.output_schema, &new.output_schema) {
-        (Some(old_output), Some(new_output)) => Comparison {
-            kind: ItemKind::Tool,
-            tool: &new.name,
-            old_root: old_output,
-            new_root: new_output,
-            direction: Direction::Output,
+        (Some(old_output), Some(new_output)) => compare_schemas(
+            ItemKind::Tool,
+            &new.name,
+            old_output,
+            new_output,
+            Direction::Output,
             changes,
-        }
-        .compare(old_output, new_output, "", 0),
+        ),
         (Some(_), None) => changes.push(Change {
             impact: Impact::Breaking,
             kind: ItemKind::Tool,

@@ -129,6 +129,18 @@ impl UriTemplate {
         })
     }
 
+    /// Whether the URI starts with an RFC 3986 scheme (a letter, then letters, digits,
+    /// `+`, `-` or `.`, then `:`), as a resource's URI must. (`#[resource]` checks the same
+    /// at compile time; the macro crate cannot use this one.)
+    pub fn has_scheme(&self) -> bool {
+        let Some((scheme, _)) = self.as_str().split_once(':') else {
+            return false;
+        };
+        let mut chars = scheme.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    }
+
     /// Whether the template has variables (else it names one resource).
     pub fn is_template(&self) -> bool {
         self.parts

@@ -456,10 +456,9 @@ impl Connection {
                     let uri = tokio::select! {
                         biased;
                         () = state.closed.cancelled() => return,
-                        update = updates.recv() => match update {
-                            Ok(uri) => uri,
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        update = updates.next() => match update {
+                            Some(uri) => uri,
+                            None => return,
                         },
                     };
                     if !lock(&state.subscribed).contains(&*uri) {
@@ -843,15 +842,13 @@ impl Connection {
                             .collect(),
                         None => return,
                     },
-                    update = updates.recv(), if watch_updates => match update {
-                        Ok(uri) if watched.contains(&*uri) => vec![(
+                    update = updates.next(), if watch_updates => match update {
+                        Some(uri) if watched.contains(&*uri) => vec![(
                             "notifications/resources/updated",
                             json!({"_meta": meta, "uri": &*uri}),
                         )],
-                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            continue
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        Some(_) => continue,
+                        None => return,
                     },
                 };
                 for (method, params) in notifications {

@@ -68,24 +68,9 @@ impl DynamicTool {
         T: ToolOutput + JsonSchema + 'static,
         E: Display,
     {
-        let name = name.into();
-        crate::catalog::names::check_name(&name).map_err(|reason| RegistryError::InvalidName {
-            name: name.clone(),
-            reason,
-        })?;
-        let (input_schema, params) =
-            arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
-                name: name.clone(),
-                reason,
-            })?;
+        let name = checked_name(name.into())?;
         let output_schema = schema::output_schema_of::<T>();
-        let tool = Tool::dynamic(
-            name,
-            description.into(),
-            input_schema,
-            output_schema,
-            params,
-        );
+        let tool = described::<A>(name, description.into(), output_schema)?;
         Ok(DynamicTool {
             tool,
             handler: closure_handler(handler),
@@ -116,8 +101,37 @@ impl DynamicTool {
     }
 }
 
+/// `name`, when it follows the naming rule of tools and prompts.
+pub(super) fn checked_name(name: String) -> Result<String, RegistryError> {
+    match crate::catalog::names::check_name(&name) {
+        Ok(()) => Ok(name),
+        Err(reason) => Err(RegistryError::InvalidName { name, reason }),
+    }
+}
+
+/// The description of something made at run time (a tool, a prompt, a resource) whose
+/// arguments are read into `A`.
+pub(super) fn described<A: JsonSchema>(
+    name: String,
+    description: String,
+    output_schema: Option<(Value, bool)>,
+) -> Result<Tool, RegistryError> {
+    let (input_schema, params) =
+        arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
+            name: name.clone(),
+            reason,
+        })?;
+    Ok(Tool::dynamic(
+        name,
+        description,
+        input_schema,
+        output_schema,
+        params,
+    ))
+}
+
 /// The canonical schema of an argument struct, and its parameters.
-pub(super) fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
+fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
     let mut generator = schema::generator_for_input();
     let root = generator.root_schema_for::<A>().to_value();
     let Value::Object(mut root) = root else {

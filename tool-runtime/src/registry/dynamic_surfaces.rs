@@ -2,7 +2,7 @@
 //! what only the running program knows (the files of a workspace opened at start-up, the
 //! prompts a user saved).
 
-use super::dynamic::arguments_schema;
+use super::dynamic::{checked_name, described};
 use super::RegistryError;
 use crate::call::complete::CompletionContext;
 use crate::call::dynamic::{closure_handler_with, DynamicHandler};
@@ -44,6 +44,7 @@ pub(crate) trait Surface: Send + Sync + 'static {
     const KIND: &'static str;
     /// The description dispatch runs it by.
     fn about(&self) -> &Tool;
+    fn about_mut(&mut self) -> &mut Tool;
     /// What identifies it: a prompt's name, a resource's URI (or URI template).
     fn key(&self) -> &str;
 }
@@ -52,6 +53,9 @@ impl Surface for Prompt {
     const KIND: &'static str = "prompt";
     fn about(&self) -> &Tool {
         Prompt::about(self)
+    }
+    fn about_mut(&mut self) -> &mut Tool {
+        Prompt::about_mut(self)
     }
     fn key(&self) -> &str {
         self.name()
@@ -63,8 +67,29 @@ impl Surface for Resource {
     fn about(&self) -> &Tool {
         Resource::about(self)
     }
+    fn about_mut(&mut self) -> &mut Tool {
+        Resource::about_mut(self)
+    }
     fn key(&self) -> &str {
         self.uri()
+    }
+}
+
+/// The builder steps a run-time prompt and resource share.
+impl<T: Surface> Surfaced<T> {
+    fn titled(mut self, title: String) -> Self {
+        self.item.about_mut().set_title(Some(title));
+        self
+    }
+
+    fn timed(mut self, limit: std::time::Duration) -> Self {
+        self.item.about_mut().set_timeout(Some(limit));
+        self
+    }
+
+    fn completing(mut self, argument: &str, complete: DynCompleter) -> Self {
+        self.completers.insert(argument.to_owned(), complete);
+        self
     }
 }
 
@@ -133,12 +158,8 @@ impl DynamicPrompt {
         P: PromptOutput + 'static,
         E: Display,
     {
-        let name = name.into();
-        crate::catalog::names::check_name(&name).map_err(|reason| RegistryError::InvalidName {
-            name: name.clone(),
-            reason,
-        })?;
-        let about = described::<A>(name, description.into())?;
+        let name = checked_name(name.into())?;
+        let about = described::<A>(name, description.into(), None)?;
         let handler = closure_handler_with(handler, prompt_output);
         Ok(DynamicPrompt {
             entry: surfaced(Prompt::new(about), handler),
@@ -161,28 +182,29 @@ impl DynamicPrompt {
     }
 
     /// A human-friendly title clients may show instead of the name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.entry.item.about_mut().set_title(Some(title.into()));
-        self
+    pub fn title(self, title: impl Into<String>) -> Self {
+        Self {
+            entry: self.entry.titled(title.into()),
+        }
     }
 
     /// Stops a prompt that takes longer than `limit` to make its messages.
-    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
-        self.entry.item.about_mut().set_timeout(Some(limit));
-        self
+    pub fn timeout(self, limit: std::time::Duration) -> Self {
+        Self {
+            entry: self.entry.timed(limit),
+        }
     }
 
     /// Completes the argument `argument` with `complete` (the text typed so far and the
     /// arguments already given in, the candidates out).
     pub fn complete(
-        mut self,
+        self,
         argument: &str,
         complete: impl Fn(&str, &CompletionContext) -> Vec<String> + Send + Sync + 'static,
     ) -> Self {
-        self.entry
-            .completers
-            .insert(argument.to_owned(), Arc::new(complete));
-        self
+        Self {
+            entry: self.entry.completing(argument, Arc::new(complete)),
+        }
     }
 
     /// The prompt's name.
@@ -307,7 +329,7 @@ impl DynamicResource {
             reason,
         };
         let template = UriTemplate::parse(&uri).map_err(|error| invalid(error.to_string()))?;
-        if !has_scheme(&uri) {
+        if !template.has_scheme() {
             return Err(invalid(
                 "a resource URI starts with a scheme, such as `files://`".to_owned(),
             ));
@@ -325,7 +347,7 @@ impl DynamicResource {
             }
             _ => {}
         }
-        let about = described::<A>(name, description)?;
+        let about = described::<A>(name, description, None)?;
         let fields: Vec<&str> = about.arguments().map(|param| param.name()).collect();
         let variables: Vec<&str> = template.variables().collect();
         if let Some(missing) = variables.iter().find(|v| !fields.contains(v)) {
@@ -360,27 +382,28 @@ impl DynamicResource {
     }
 
     /// A human-friendly title clients may show instead of the name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.entry.item.about_mut().set_title(Some(title.into()));
-        self
+    pub fn title(self, title: impl Into<String>) -> Self {
+        Self {
+            entry: self.entry.titled(title.into()),
+        }
     }
 
     /// Stops a read that takes longer than `limit`.
-    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
-        self.entry.item.about_mut().set_timeout(Some(limit));
-        self
+    pub fn timeout(self, limit: std::time::Duration) -> Self {
+        Self {
+            entry: self.entry.timed(limit),
+        }
     }
 
     /// Completes the template variable `variable` with `complete`.
     pub fn complete(
-        mut self,
+        self,
         variable: &str,
         complete: impl Fn(&str, &CompletionContext) -> Vec<String> + Send + Sync + 'static,
     ) -> Self {
-        self.entry
-            .completers
-            .insert(variable.to_owned(), Arc::new(complete));
-        self
+        Self {
+            entry: self.entry.completing(variable, Arc::new(complete)),
+        }
     }
 
     /// The URI, or the URI template.
@@ -394,33 +417,12 @@ impl DynamicResource {
     }
 }
 
-/// The description of a prompt or resource whose arguments are `A`.
-fn described<A: JsonSchema>(name: String, description: String) -> Result<Tool, RegistryError> {
-    let (input_schema, params) =
-        arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
-            name: name.clone(),
-            reason,
-        })?;
-    Ok(Tool::dynamic(name, description, input_schema, None, params))
-}
-
 fn surfaced<T: Surface>(item: T, handler: Arc<dyn DynamicHandler>) -> Surfaced<T> {
     Surfaced {
         runnable: Runnable::dynamic(item.key(), handler),
         item,
         completers: BTreeMap::new(),
     }
-}
-
-/// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`
-/// or `.`, then `:`. (`#[resource]` checks the same at compile time.)
-fn has_scheme(uri: &str) -> bool {
-    let Some((scheme, _)) = uri.split_once(':') else {
-        return false;
-    };
-    let mut chars = scheme.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 fn list_or_none(names: &[&str]) -> String {

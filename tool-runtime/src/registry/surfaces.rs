@@ -91,8 +91,30 @@ impl ResourceUpdates {
         let _ = self.sender.send(Arc::from(uri));
     }
 
-    pub(crate) fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<str>> {
-        self.sender.subscribe()
+    pub(crate) fn subscribe(&self) -> UpdatesReceiver {
+        UpdatesReceiver {
+            receiver: self.sender.subscribe(),
+        }
+    }
+}
+
+/// The URIs of updated resources, from now on.
+pub(crate) struct UpdatesReceiver {
+    receiver: tokio::sync::broadcast::Receiver<Arc<str>>,
+}
+
+impl UpdatesReceiver {
+    /// The next updated URI; `None` once no update can come. A receiver that fell behind
+    /// goes on from the oldest update still kept.
+    pub(crate) async fn next(&mut self) -> Option<Arc<str>> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            match self.receiver.recv().await {
+                Ok(uri) => return Some(uri),
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
     }
 }
 
@@ -196,41 +218,21 @@ impl Registry {
     /// Every prompt, sorted by name.
     pub fn prompts(&self) -> Vec<SurfaceRef<Prompt>> {
         let statics = self.statics;
-        let mut prompts: Vec<SurfaceRef<Prompt>> = statics
-            .catalog
-            .prompts()
-            .iter()
-            .zip(&statics.prompt_runnables)
-            .map(|(prompt, runnable)| SurfaceRef(Held::Static(prompt, runnable)))
-            .chain(
-                self.dynamic_surfaces()
-                    .prompts
-                    .values()
-                    .map(|entry| SurfaceRef(Held::Dynamic(Arc::clone(entry)))),
-            )
-            .collect();
-        prompts.sort_by(|a, b| a.name().cmp(b.name()));
-        prompts
+        merged(
+            statics.catalog.prompts(),
+            &statics.prompt_runnables,
+            &self.dynamic_surfaces().prompts,
+        )
     }
 
     /// Every resource and resource template, sorted by URI.
     pub fn resources(&self) -> Vec<SurfaceRef<Resource>> {
         let statics = self.statics;
-        let mut resources: Vec<SurfaceRef<Resource>> = statics
-            .catalog
-            .resources()
-            .iter()
-            .zip(&statics.resource_runnables)
-            .map(|(resource, runnable)| SurfaceRef(Held::Static(resource, runnable)))
-            .chain(
-                self.dynamic_surfaces()
-                    .resources
-                    .values()
-                    .map(|entry| SurfaceRef(Held::Dynamic(Arc::clone(entry)))),
-            )
-            .collect();
-        resources.sort_by(|a, b| a.uri().cmp(b.uri()));
-        resources
+        merged(
+            statics.catalog.resources(),
+            &statics.resource_runnables,
+            &self.dynamic_surfaces().resources,
+        )
     }
 
     /// The prompt called `name`.
@@ -355,20 +357,53 @@ impl Registry {
         self.find_resource(uri).is_some()
     }
 
-    /// The resource `uri` reads, and the template variables it gives: the resource with
-    /// that exact URI, else the first template (in URI order) that matches it.
-    fn find_resource(&self, uri: &str) -> Option<(SurfaceRef<Resource>, Variables)> {
-        let resources = self.resources();
-        let exact = resources
-            .iter()
-            .find(|resource| !resource.is_template() && resource.uri() == uri);
-        if let Some(exact) = exact {
-            return Some((exact.clone(), Vec::new()));
+    /// The resource or template whose URI (or URI template) is exactly `uri`.
+    fn resource_at(&self, uri: &str) -> Option<SurfaceRef<Resource>> {
+        let statics = self.statics;
+        let resources = statics.catalog.resources();
+        if let Ok(index) = resources.binary_search_by(|resource| resource.uri().cmp(uri)) {
+            return Some(SurfaceRef(Held::Static(
+                &resources[index],
+                &statics.resource_runnables[index],
+            )));
         }
-        resources.into_iter().find_map(|resource| {
-            let variables = resource.template().match_uri(uri)?;
-            resource.is_template().then_some((resource, variables))
-        })
+        let surfaces = self.dynamic_surfaces();
+        let entry = surfaces.resources.get(uri)?;
+        Some(SurfaceRef(Held::Dynamic(Arc::clone(entry))))
+    }
+
+    /// The resource `uri` reads, and the template variables it gives: the resource with
+    /// that exact URI, else the first template (in URI order) that matches it. Nothing is
+    /// collected or sorted: this runs for every read.
+    fn find_resource(&self, uri: &str) -> Option<(SurfaceRef<Resource>, Variables)> {
+        if let Some(exact) = self.resource_at(uri).filter(|r| !r.is_template()) {
+            return Some((exact, Vec::new()));
+        }
+        let statics = self.statics;
+        let first_static = statics
+            .catalog
+            .resources()
+            .iter()
+            .zip(&statics.resource_runnables)
+            .filter(|(resource, _)| resource.is_template())
+            .find_map(|(resource, runnable)| {
+                let variables = resource.template().match_uri(uri)?;
+                Some((SurfaceRef(Held::Static(resource, runnable)), variables))
+            });
+        let surfaces = self.dynamic_surfaces();
+        let first_dynamic = surfaces
+            .resources
+            .values()
+            .filter(|entry| entry.item.is_template())
+            .find_map(|entry| {
+                let variables = entry.item.template().match_uri(uri)?;
+                Some((SurfaceRef(Held::Dynamic(Arc::clone(entry))), variables))
+            });
+        // Both are in URI order; the first of the two is the first of all.
+        match (first_static, first_dynamic) {
+            (Some(a), Some(b)) => Some(if a.0.uri() <= b.0.uri() { a } else { b }),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The messages of the prompt `name`, filled in with `arguments` (a JSON object of
@@ -467,17 +502,36 @@ impl Registry {
                 complete_argument(&prompt, argument, typed, context)
             }
             CompletionTarget::Resource(uri) => {
-                let resource = self
-                    .resources()
-                    .into_iter()
-                    .find(|resource| resource.uri() == uri)
-                    .ok_or_else(|| SurfaceError::UnknownResource {
-                        uri: uri.to_owned(),
-                    })?;
+                let resource =
+                    self.resource_at(uri)
+                        .ok_or_else(|| SurfaceError::UnknownResource {
+                            uri: uri.to_owned(),
+                        })?;
                 complete_argument(&resource, argument, typed, context)
             }
         }
     }
+}
+
+/// The binary's own entries (sorted, with their runnables) and the run-time ones, as one
+/// list sorted by key.
+fn merged<T: Surface>(
+    statics: &'static [T],
+    runnables: &'static [Runnable],
+    dynamic: &BTreeMap<String, Arc<Surfaced<T>>>,
+) -> Vec<SurfaceRef<T>> {
+    let mut all: Vec<SurfaceRef<T>> = statics
+        .iter()
+        .zip(runnables)
+        .map(|(item, runnable)| SurfaceRef(Held::Static(item, runnable)))
+        .chain(
+            dynamic
+                .values()
+                .map(|entry| SurfaceRef(Held::Dynamic(Arc::clone(entry)))),
+        )
+        .collect();
+    all.sort_by(|a, b| a.key().cmp(b.key()));
+    all
 }
 
 /// The candidates for `argument` of `target`.

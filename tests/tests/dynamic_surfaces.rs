@@ -23,6 +23,15 @@ fn rules() -> String {
     "Be kind.".to_owned()
 }
 
+/// A shelf, by label: the binary's own template, which a run-time one may outrank.
+#[resource("shelf://{b}")]
+fn shelf(
+    /// The label.
+    b: String,
+) -> String {
+    format!("static {b}")
+}
+
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Topic {
     /// What to explain.
@@ -111,7 +120,15 @@ async fn run_time_prompts_and_resources_are_listed_got_read_and_completed_like_s
         .iter()
         .map(|r| r.uri().to_owned())
         .collect();
-    assert_eq!(uris, ["notes://readme", "notes://rules", "notes://{id}"]);
+    assert_eq!(
+        uris,
+        [
+            "notes://readme",
+            "notes://rules",
+            "notes://{id}",
+            "shelf://{b}"
+        ]
+    );
 
     let messages = registry
         .get_prompt("explain", json!({"topic": "tides", "sentences": "2"}))
@@ -170,6 +187,44 @@ async fn run_time_prompts_and_resources_are_listed_got_read_and_completed_like_s
         .is_err());
     assert!(registry.remove_resource("notes://{id}"));
     assert!(!registry.has_resource("notes://7"));
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct LabelA {
+    a: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct LabelC {
+    c: String,
+}
+
+#[tokio::test]
+async fn of_the_templates_that_match_a_uri_the_first_in_uri_order_reads_it() {
+    let registry = Registry::new().unwrap();
+    let before = DynamicResource::template("shelf://{a}", "a", "A.", |l: LabelA| async move {
+        Ok::<_, String>(format!("run-time {}", l.a))
+    })
+    .unwrap();
+    registry.add_resource(before).unwrap();
+    let read = registry.read_resource("shelf://x").await.unwrap();
+    assert_eq!(
+        read[0].text.as_deref(),
+        Some("run-time x"),
+        "shelf://{{a}} sorts before the binary's shelf://{{b}}"
+    );
+    assert!(registry.remove_resource("shelf://{a}"));
+    let after = DynamicResource::template("shelf://{c}", "c", "C.", |l: LabelC| async move {
+        Ok::<_, String>(format!("run-time {}", l.c))
+    })
+    .unwrap();
+    registry.add_resource(after).unwrap();
+    let read = registry.read_resource("shelf://x").await.unwrap();
+    assert_eq!(
+        read[0].text.as_deref(),
+        Some("static x"),
+        "the binary's shelf://{{b}} sorts before shelf://{{c}}"
+    );
 }
 
 #[test]
@@ -319,7 +374,13 @@ async fn handshake_clients_are_told_when_prompts_or_resources_change() {
     let templates = client
         .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/templates/list"}"#)
         .await;
-    assert_eq!(templates["result"]["resourceTemplates"], json!([]));
+    let templates: Vec<&str> = templates["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap())
+        .collect();
+    assert_eq!(templates, ["shelf://{b}"]);
     let gone = client
         .call(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"notes://3"}}"#)
         .await;

@@ -106,21 +106,30 @@ impl Server {
         }
     }
 
-    /// Calls a tool; `Ok(structuredContent)` (read through the link when the output was
-    /// large) or `Err(error text)`.
+    /// Calls a tool; `Ok(structuredContent)` or `Err(error text)`. A large output answered
+    /// as a link fails the test: use `call_following_link` where one is expected.
     fn call(&mut self, name: &str, arguments: Value) -> Result<Value, String> {
         let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         let result = &answer["result"];
         if result["isError"] == true {
             return Err(result["content"][0]["text"].as_str().unwrap().to_owned());
         }
-        let link = &result["content"][1];
-        if link["type"] == "resource_link" {
-            let read = self.request("resources/read", json!({"uri": link["uri"]}));
-            let text = read["result"]["contents"][0]["text"].as_str().unwrap();
-            return Ok(serde_json::from_str(text).unwrap());
-        }
+        assert!(
+            result.get("structuredContent").is_some(),
+            "{name} answered no value (a link?): {result}"
+        );
         Ok(result["structuredContent"].clone())
+    }
+
+    /// Calls a tool whose output is large: the answer must be a preview and a link, and
+    /// the value is read through the link.
+    fn call_following_link(&mut self, name: &str, arguments: Value) -> Value {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        let link = &answer["result"]["content"][1];
+        assert_eq!(link["type"], "resource_link", "{answer}");
+        let read = self.request("resources/read", json!({"uri": link["uri"]}));
+        let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+        serde_json::from_str(text).unwrap()
     }
 }
 
@@ -337,9 +346,7 @@ fn the_tools_do_their_job() {
         image,
         json!({"path": "image.bin", "size": 7, "truncated": false, "binary": true})
     );
-    let accented = server
-        .call("read_file", json!({"path": "utf8-big.txt"}))
-        .unwrap();
+    let accented = server.call_following_link("read_file", json!({"path": "utf8-big.txt"}));
     assert_eq!(accented["truncated"], true);
     assert_eq!(
         accented["binary"], false,
@@ -521,9 +528,7 @@ fn every_limit_is_enforced_with_an_error_that_states_it() {
     );
 
     // Results cut at a limit say so.
-    let big = server
-        .call("read_file", json!({"path": "big.txt"}))
-        .unwrap();
+    let big = server.call_following_link("read_file", json!({"path": "big.txt"}));
     assert_eq!(big["truncated"], true);
     assert_eq!(big["size"], 150 * 1024);
     assert_eq!(big["content"].as_str().unwrap().len(), 100 * 1024);
@@ -708,14 +713,18 @@ fn large_outputs_become_links_and_files_are_resources() {
         "application/octet-stream"
     );
     assert!(image["result"]["contents"][0]["blob"].is_string());
-    let escape = server.request(
-        "resources/read",
-        json!({"uri": "workspace:///../outside.txt"}),
-    );
-    let message = escape["error"]["message"].as_str().unwrap();
-    assert!(
-        !message.contains(fixture.root.to_str().unwrap()),
-        "never reveals the root: {message}"
-    );
-    assert!(escape["error"]["code"].is_i64(), "{escape}");
+    for (uri, expected) in [
+        ("workspace:///../outside/secret.txt", "uses '..'"),
+        ("workspace:///link_file_out", "leads outside the workspace"),
+    ] {
+        let escape = server.request("resources/read", json!({"uri": uri}));
+        assert!(!escape.to_string().contains("TOPSECRET"), "{escape}");
+        assert_eq!(escape["error"]["code"], -32603, "{escape}");
+        let message = escape["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expected), "{uri}: {message}");
+        assert!(
+            !message.contains(fixture.root.to_str().unwrap()),
+            "never reveals the root: {message}"
+        );
+    }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use std::time::Duration;
+use tool_runtime::catalog::ItemKind;
 use tool_runtime::mcp::{outbox, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::registry::{
     CompletionTarget, DynamicPrompt, DynamicResource, RegistryError, ResourceUpdates,
@@ -37,8 +38,12 @@ struct Topic {
     /// What to explain.
     topic: String,
     /// How many sentences.
-    sentences: Option<u32>,
+    sentences: Option<Count>,
 }
+
+/// A count; its schema is a `$ref` to an integer, which a string argument is read through.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Count(u32);
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoteId {
@@ -51,7 +56,7 @@ fn explain() -> DynamicPrompt {
         "explain",
         "Explain a topic simply.",
         |args: Topic| async move {
-            let sentences = args.sentences.unwrap_or(3);
+            let sentences = args.sentences.map_or(3, |count| count.0);
             Ok::<_, String>(format!("Explain {} in {sentences} sentences.", args.topic))
         },
     )
@@ -240,7 +245,7 @@ fn clashes_and_templates_that_do_not_fit_their_arguments_are_refused() {
             .unwrap();
     match registry.add_prompt(shadow).unwrap_err() {
         RegistryError::AlreadyExists { what, existing, .. } => {
-            assert_eq!(what, "prompt");
+            assert_eq!(what, ItemKind::Prompt);
             assert!(
                 existing.starts_with("a #[prompt] at ") && existing.contains("dynamic_surfaces.rs"),
                 "says where the static one is: {existing}"
@@ -257,6 +262,17 @@ fn clashes_and_templates_that_do_not_fit_their_arguments_are_refused() {
         .unwrap_err()
         .to_string()
         .starts_with("a resource with URI `notes://rules` already exists (a #[resource]"));
+
+    let misspelled = DynamicPrompt::new("explain_again", "Explain.", |args: Topic| async move {
+        Ok::<_, String>(args.topic)
+    })
+    .unwrap()
+    .complete("topc", |_, _| Vec::new());
+    assert_eq!(
+        registry.add_prompt(misspelled).unwrap_err().to_string(),
+        "prompt `explain_again` cannot be built: it completes `topc`, which is not one of its \
+         arguments (sentences, topic)"
+    );
 
     let missing_field = DynamicResource::template(
         "notes://{id}/{part}",

@@ -123,33 +123,27 @@ pub fn check(tools: &[&Tool]) -> CheckReport {
 /// arguments and URI variables arrive as strings).
 pub fn check_all(tools: &[&Tool], prompts: &[&Prompt], resources: &[&Resource]) -> CheckReport {
     let mut report = CheckReport::default();
-    for tool in tools {
-        let mut findings = Findings::new(&mut report, ItemKind::Tool, tool.name());
-        check_tool(tool, &mut findings);
+    let items = tools
+        .iter()
+        .map(|tool| (ItemKind::Tool, tool.name(), *tool, export::mcp_tool(tool)))
+        .chain(prompts.iter().map(|prompt| {
+            let mcp = export::mcp_prompt(prompt);
+            (ItemKind::Prompt, prompt.name(), prompt.about(), mcp)
+        }))
+        .chain(resources.iter().map(|resource| {
+            let mcp = export::mcp_resource(resource);
+            (ItemKind::Resource, resource.uri(), resource.about(), mcp)
+        }));
+    for (kind, name, about, mcp) in items {
+        let mut findings = Findings::new(&mut report, kind, name);
+        match kind {
+            ItemKind::Tool => check_tool(about, &mut findings),
+            _ => check_described(about, &mut findings),
+        }
         report.sizes.push(DefinitionSize {
-            kind: ItemKind::Tool,
-            name: tool.name().to_owned(),
-            bytes: canonical::to_string(&export::mcp_tool(tool)).len(),
-        });
-    }
-    for prompt in prompts {
-        let mut findings = Findings::new(&mut report, ItemKind::Prompt, prompt.name());
-        check_described(prompt.about(), "prompt", &mut findings);
-        check_text_arguments(prompt.about(), "argument", &mut findings);
-        report.sizes.push(DefinitionSize {
-            kind: ItemKind::Prompt,
-            name: prompt.name().to_owned(),
-            bytes: canonical::to_string(&export::mcp_prompt(prompt)).len(),
-        });
-    }
-    for resource in resources {
-        let mut findings = Findings::new(&mut report, ItemKind::Resource, resource.uri());
-        check_described(resource.about(), "resource", &mut findings);
-        check_text_arguments(resource.about(), "template variable", &mut findings);
-        report.sizes.push(DefinitionSize {
-            kind: ItemKind::Resource,
-            name: resource.uri().to_owned(),
-            bytes: canonical::to_string(&export::mcp_resource(resource)).len(),
+            kind,
+            name: name.to_owned(),
+            bytes: canonical::to_string(&mcp).len(),
         });
     }
     report.findings.sort_by(|a, b| {
@@ -234,11 +228,7 @@ fn check_header_types(tool: &Tool, findings: &mut Findings<'_>) {
             continue;
         };
         let schema = crate::schema::resolve(&root["properties"][param.name()], root);
-        let kinds: Vec<&str> = match schema.get("type") {
-            Some(Value::String(kind)) => vec![kind.as_str()],
-            Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
+        let kinds = crate::schema::types(schema);
         let fits = !kinds.is_empty()
             && kinds
                 .iter()
@@ -263,21 +253,23 @@ fn check_header_types(tool: &Tool, findings: &mut Findings<'_>) {
 
 /// What a prompt and a resource share: a description (a warning when missing: people
 /// pick them, and a description helps), a schema that compiles, examples that fit it,
-/// documented arguments.
-fn check_described(about: &Tool, what: &str, findings: &mut Findings<'_>) {
+/// documented arguments that a string can be read as.
+fn check_described(about: &Tool, findings: &mut Findings<'_>) {
+    let kind = findings.kind;
     if about.description().trim().is_empty() {
         findings.add(
             Severity::Warning,
-            format!("the {what} has no description; add a `///` comment on it"),
+            format!("the {kind} has no description; add a `///` comment on it"),
         );
     }
     check_schema_and_examples(about, findings);
-    let argument = if what == "prompt" {
+    let argument = if kind == ItemKind::Prompt {
         "argument"
     } else {
         "template variable"
     };
     check_parameter_docs(about, argument, findings);
+    check_text_arguments(about, argument, findings);
 }
 
 fn check_schema_and_examples(tool: &Tool, findings: &mut Findings<'_>) {
@@ -350,11 +342,8 @@ fn readable_from_text(schema: &Value, root: &Value, depth: usize) -> bool {
         return true;
     }
     let scalar = |kind: &str| matches!(kind, "string" | "integer" | "number" | "boolean");
-    let typed = match schema.get("type") {
-        Some(Value::String(kind)) => Some(scalar(kind)),
-        Some(Value::Array(kinds)) => Some(kinds.iter().filter_map(Value::as_str).any(scalar)),
-        _ => None,
-    };
+    let kinds = crate::schema::types(schema);
+    let typed = (!kinds.is_empty()).then(|| kinds.iter().any(|kind| scalar(kind)));
     let branches: Vec<&Value> = ["anyOf", "oneOf"]
         .iter()
         .filter_map(|key| schema.get(*key).and_then(Value::as_array))
@@ -371,11 +360,7 @@ fn readable_from_text(schema: &Value, root: &Value, depth: usize) -> bool {
 }
 
 fn describe_kind(schema: &Value) -> &'static str {
-    let kinds: Vec<&str> = match schema.get("type") {
-        Some(Value::String(kind)) => vec![kind.as_str()],
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
+    let kinds = crate::schema::types(schema);
     if kinds.contains(&"object") {
         "an object"
     } else if kinds.contains(&"array") {

@@ -66,36 +66,30 @@ impl fmt::Display for Change {
 /// Every change from `old` to `new`, breaking ones first.
 pub fn diff(old: &CatalogArtefact, new: &CatalogArtefact) -> Vec<Change> {
     let mut changes = Vec::new();
-    for old_tool in &old.function_schema {
-        match new.function_schema.iter().find(|t| t.name == old_tool.name) {
-            Some(new_tool) => compare_tool(old_tool, new_tool, &mut changes),
-            None => {
-                let renamed = new.function_schema.iter().find(|candidate| {
-                    candidate.parameters == old_tool.parameters
-                        && !old.function_schema.iter().any(|t| t.name == candidate.name)
-                });
-                let message = match renamed {
-                    Some(candidate) => format!("removed (renamed to `{}`?)", candidate.name),
-                    None => "removed".to_owned(),
-                };
-                changes.push(Change {
-                    impact: Impact::Breaking,
-                    kind: ItemKind::Tool,
-                    name: old_tool.name.clone(),
-                    message,
-                });
-            }
+    // A removed tool whose parameters a new tool has was likely renamed: say so.
+    let removed_tool = |old_tool: &FunctionEntry| {
+        let renamed = new.function_schema.iter().find(|candidate| {
+            candidate.parameters == old_tool.parameters
+                && !old.function_schema.iter().any(|t| t.name == candidate.name)
+        });
+        match renamed {
+            Some(candidate) => format!("removed (renamed to `{}`?)", candidate.name),
+            None => "removed".to_owned(),
         }
-    }
-    for new_tool in &new.function_schema {
-        if !old.function_schema.iter().any(|t| t.name == new_tool.name) {
-            changes.push(added(ItemKind::Tool, &new_tool.name));
-        }
-    }
+    };
+    compare_items(
+        &old.function_schema,
+        &new.function_schema,
+        |tool| &tool.name,
+        removed_tool,
+        compare_tool,
+        &mut changes,
+    );
     compare_items(
         &old.prompts,
         &new.prompts,
         |prompt| &prompt.name,
+        |_| "removed".to_owned(),
         compare_prompt,
         &mut changes,
     );
@@ -103,6 +97,7 @@ pub fn diff(old: &CatalogArtefact, new: &CatalogArtefact) -> Vec<Change> {
         &old.resources,
         &new.resources,
         |resource| &resource.uri,
+        |_| "removed".to_owned(),
         compare_resource,
         &mut changes,
     );
@@ -124,12 +119,13 @@ fn added(kind: ItemKind, name: &str) -> Change {
     }
 }
 
-/// Pairs old and new items by key: removed ones break callers, added ones do not, and
-/// each pair is compared by `compare`.
+/// Pairs old and new items by key: removed ones break callers (`removed` says how),
+/// added ones do not, and each pair is compared by `compare`.
 fn compare_items<T: Item>(
     old: &[T],
     new: &[T],
     key: impl Fn(&T) -> &String,
+    removed: impl Fn(&T) -> String,
     compare: impl Fn(&T, &T, &mut Vec<Change>),
     changes: &mut Vec<Change>,
 ) {
@@ -140,7 +136,7 @@ fn compare_items<T: Item>(
                 impact: Impact::Breaking,
                 kind: T::KIND,
                 name: key(old_item).clone(),
-                message: "removed".to_owned(),
+                message: removed(old_item),
             }),
         }
     }
@@ -156,6 +152,10 @@ trait Item {
     const KIND: ItemKind;
 }
 
+impl Item for FunctionEntry {
+    const KIND: ItemKind = ItemKind::Tool;
+}
+
 impl Item for PromptEntry {
     const KIND: ItemKind = ItemKind::Prompt;
 }
@@ -165,18 +165,29 @@ impl Item for ResourceEntry {
 }
 
 fn compare_prompt(old: &PromptEntry, new: &PromptEntry, changes: &mut Vec<Change>) {
-    compare_descriptions(
+    compare_arguments(
         ItemKind::Prompt,
         &new.name,
-        &old.description,
-        &new.description,
+        (&old.description, &new.description),
+        (&old.parameters, &new.parameters),
         changes,
     );
+}
+
+/// What tools and prompts share: a description, and arguments that may only widen.
+fn compare_arguments(
+    kind: ItemKind,
+    name: &str,
+    (old_description, new_description): (&str, &str),
+    (old_parameters, new_parameters): (&Value, &Value),
+    changes: &mut Vec<Change>,
+) {
+    compare_descriptions(kind, name, old_description, new_description, changes);
     compare_schemas(
-        ItemKind::Prompt,
-        &new.name,
-        &old.parameters,
-        &new.parameters,
+        kind,
+        name,
+        old_parameters,
+        new_parameters,
         Direction::Input,
         changes,
     );
@@ -283,19 +294,11 @@ struct Comparison<'a> {
 }
 
 fn compare_tool(old: &FunctionEntry, new: &FunctionEntry, changes: &mut Vec<Change>) {
-    compare_descriptions(
+    compare_arguments(
         ItemKind::Tool,
         &new.name,
-        &old.description,
-        &new.description,
-        changes,
-    );
-    compare_schemas(
-        ItemKind::Tool,
-        &new.name,
-        &old.parameters,
-        &new.parameters,
-        Direction::Input,
+        (&old.description, &new.description),
+        (&old.parameters, &new.parameters),
         changes,
     );
     match (&old.output_schema, &new.output_schema) {
@@ -543,17 +546,8 @@ impl Comparison<'_> {
 }
 
 fn types(schema: &Value) -> Option<BTreeSet<String>> {
-    match schema.get("type")? {
-        Value::String(kind) => Some(BTreeSet::from([kind.clone()])),
-        Value::Array(kinds) => Some(
-            kinds
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-        ),
-        _ => None,
-    }
+    let kinds = crate::schema::types(schema);
+    (!kinds.is_empty()).then(|| kinds.into_iter().map(str::to_owned).collect())
 }
 
 /// Types only in `new` (widened) and only in `old` (narrowed), counting integer as a kind of

@@ -9,6 +9,7 @@ pub mod uri_template;
 
 pub use contract::{Annotations, SourceLocation};
 use contract::{Example, ResourceSpec, ToolDescription};
+pub(crate) use schemas::HEADER_KEYWORD;
 use serde_json::Value;
 use std::fmt;
 pub use surfaces::{ItemKind, Prompt, Resource};
@@ -217,6 +218,13 @@ impl Tool {
     /// `structuredContent`.
     pub fn large_output_as_resource(&self) -> bool {
         self.large_output_as_resource
+    }
+
+    /// The output schema callers are promised: the tool's own, except for a tool whose
+    /// large outputs become links (a link is not a value of its output type).
+    pub fn published_output_schema(&self) -> Option<&Value> {
+        self.output_schema()
+            .filter(|_| !self.large_output_as_resource)
     }
 
     pub(crate) fn set_large_output_as_resource(&mut self, as_resource: bool) {
@@ -440,6 +448,14 @@ impl Catalog {
     /// Every resource and resource template, sorted by URI.
     pub fn resources(&self) -> &[Resource] {
         &self.resources
+    }
+
+    /// Where the resource (or template) with exactly this URI is in
+    /// [`Catalog::resources`].
+    pub(crate) fn resource_position(&self, uri: &str) -> Option<usize> {
+        self.resources
+            .binary_search_by(|resource| resource.uri().cmp(uri))
+            .ok()
     }
 
     /// Every tool, sorted by name.

@@ -163,7 +163,7 @@ pub fn catalog_artefact_all(
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
                 parameters: tool.input_schema().clone(),
-                output_schema: published_output_schema(tool),
+                output_schema: tool.published_output_schema().cloned(),
             })
             .collect(),
         prompts,
@@ -180,14 +180,6 @@ impl CatalogArtefact {
     }
 }
 
-/// The output schema callers are promised: none for a tool whose large outputs become
-/// links (a link is not a value of its output type).
-fn published_output_schema(tool: &Tool) -> Option<Value> {
-    tool.output_schema()
-        .filter(|_| !tool.large_output_as_resource())
-        .cloned()
-}
-
 /// Everything callers see of a tool, with fixed keys: what the hash covers.
 fn canonical_tool(tool: &Tool) -> Value {
     let mut object = Map::new();
@@ -197,7 +189,7 @@ fn canonical_tool(tool: &Tool) -> Value {
     object.insert("inputSchema".to_owned(), schema_with_examples(tool));
     object.insert(
         "outputSchema".to_owned(),
-        published_output_schema(tool).into(),
+        tool.published_output_schema().cloned().into(),
     );
     let annotations = tool.annotations();
     object.insert(

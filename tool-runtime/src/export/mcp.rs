@@ -15,8 +15,7 @@ pub fn mcp_tool(tool: &Tool) -> Value {
     }
     object.insert("description".to_owned(), tool.description().into());
     object.insert("inputSchema".to_owned(), schema_with_examples(tool));
-    // A tool whose large outputs become links cannot promise its output type.
-    if let (Some(output), false) = (tool.output_schema(), tool.large_output_as_resource()) {
+    if let Some(output) = tool.published_output_schema() {
         object.insert("outputSchema".to_owned(), output.clone());
     }
     let annotations = tool.annotations();

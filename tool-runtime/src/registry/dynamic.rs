@@ -4,7 +4,7 @@
 use super::RegistryError;
 use crate::call::dynamic::{closure_handler, DynamicHandler};
 use crate::call::output::ToolOutput;
-use crate::catalog::{ParamInfo, Tool};
+use crate::catalog::{ItemKind, ParamInfo, Tool};
 use crate::schema;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -68,9 +68,9 @@ impl DynamicTool {
         T: ToolOutput + JsonSchema + 'static,
         E: Display,
     {
-        let name = checked_name(name.into())?;
+        let name = checked_name(ItemKind::Tool, name.into())?;
         let output_schema = schema::output_schema_of::<T>();
-        let tool = described::<A>(name, description.into(), output_schema)?;
+        let tool = described::<A>(ItemKind::Tool, name, description.into(), output_schema)?;
         Ok(DynamicTool {
             tool,
             handler: closure_handler(handler),
@@ -102,22 +102,24 @@ impl DynamicTool {
 }
 
 /// `name`, when it follows the naming rule of tools and prompts.
-pub(super) fn checked_name(name: String) -> Result<String, RegistryError> {
+pub(super) fn checked_name(what: ItemKind, name: String) -> Result<String, RegistryError> {
     match crate::catalog::names::check_name(&name) {
         Ok(()) => Ok(name),
-        Err(reason) => Err(RegistryError::InvalidName { name, reason }),
+        Err(reason) => Err(RegistryError::InvalidName { what, name, reason }),
     }
 }
 
 /// The description of something made at run time (a tool, a prompt, a resource) whose
 /// arguments are read into `A`.
 pub(super) fn described<A: JsonSchema>(
+    what: ItemKind,
     name: String,
     description: String,
     output_schema: Option<(Value, bool)>,
 ) -> Result<Tool, RegistryError> {
     let (input_schema, params) =
         arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {
+            what,
             name: name.clone(),
             reason,
         })?;
@@ -164,7 +166,7 @@ fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> 
             injected: false,
             default: property.get("default").cloned(),
             header: property
-                .get("x-mcp-header")
+                .get(crate::catalog::HEADER_KEYWORD)
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         })

@@ -9,7 +9,7 @@ use crate::call::dynamic::{closure_handler_with, DynamicHandler};
 use crate::call::runnable::{Entry, Runnable};
 use crate::call::surface_output::{prompt_output, resource_output, PromptOutput, ResourceOutput};
 use crate::catalog::uri_template::UriTemplate;
-use crate::catalog::{Prompt, Resource, Tool};
+use crate::catalog::{ItemKind, Prompt, Resource, Tool};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -40,8 +40,8 @@ impl<T: Surface> Entry for Surfaced<T> {
 
 /// A prompt or a resource, seen the way the registry handles both.
 pub(crate) trait Surface: Send + Sync + 'static {
-    /// What the kind is called in messages: `"prompt"` or `"resource"`.
-    const KIND: &'static str;
+    /// Which kind it is.
+    const KIND: ItemKind;
     /// The description dispatch runs it by.
     fn about(&self) -> &Tool;
     fn about_mut(&mut self) -> &mut Tool;
@@ -50,7 +50,7 @@ pub(crate) trait Surface: Send + Sync + 'static {
 }
 
 impl Surface for Prompt {
-    const KIND: &'static str = "prompt";
+    const KIND: ItemKind = ItemKind::Prompt;
     fn about(&self) -> &Tool {
         Prompt::about(self)
     }
@@ -63,7 +63,7 @@ impl Surface for Prompt {
 }
 
 impl Surface for Resource {
-    const KIND: &'static str = "resource";
+    const KIND: ItemKind = ItemKind::Resource;
     fn about(&self) -> &Tool {
         Resource::about(self)
     }
@@ -158,8 +158,8 @@ impl DynamicPrompt {
         P: PromptOutput + 'static,
         E: Display,
     {
-        let name = checked_name(name.into())?;
-        let about = described::<A>(name, description.into(), None)?;
+        let name = checked_name(ItemKind::Prompt, name.into())?;
+        let about = described::<A>(ItemKind::Prompt, name, description.into(), None)?;
         let handler = closure_handler_with(handler, prompt_output);
         Ok(DynamicPrompt {
             entry: surfaced(Prompt::new(about), handler),
@@ -347,7 +347,7 @@ impl DynamicResource {
             }
             _ => {}
         }
-        let about = described::<A>(name, description, None)?;
+        let about = described::<A>(ItemKind::Resource, name, description, None)?;
         let fields: Vec<&str> = about.arguments().map(|param| param.name()).collect();
         let variables: Vec<&str> = template.variables().collect();
         if let Some(missing) = variables.iter().find(|v| !fields.contains(v)) {

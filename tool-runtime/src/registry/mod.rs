@@ -22,7 +22,7 @@ use crate::call::context::{CallContext, StateMap};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::call::runnable::{Entry, Runnable};
-use crate::catalog::{Catalog, CatalogError, Tool};
+use crate::catalog::{Catalog, CatalogError, ItemKind, Tool};
 use crate::registration::StaticTools;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -39,8 +39,8 @@ pub enum RegistryError {
     Catalog(CatalogError),
     /// A tool or prompt with this name, or a resource with this URI, exists already.
     AlreadyExists {
-        /// What was added: `"tool"`, `"prompt"` or `"resource"`.
-        what: &'static str,
+        /// What was added.
+        what: ItemKind,
         /// The name (the URI, for a resource).
         name: String,
         /// What holds the name now: a `#[tool]` and where, or a tool added at run time.
@@ -48,14 +48,18 @@ pub enum RegistryError {
     },
     /// The name breaks the naming rule.
     InvalidName {
+        /// What was made.
+        what: ItemKind,
         /// The name.
         name: String,
         /// Why.
         reason: String,
     },
-    /// A run-time tool's argument type does not describe an object.
+    /// A run-time tool's (prompt's, resource's) argument type does not describe an object.
     InvalidSchema {
-        /// The tool.
+        /// What was made.
+        what: ItemKind,
+        /// Its name.
         name: String,
         /// Why.
         reason: String,
@@ -81,7 +85,7 @@ impl fmt::Display for RegistryError {
         match self {
             RegistryError::Catalog(error) => error.fmt(f),
             RegistryError::AlreadyExists {
-                what: "resource",
+                what: ItemKind::Resource,
                 name,
                 existing,
             } => write!(
@@ -96,11 +100,11 @@ impl fmt::Display for RegistryError {
             RegistryError::InvalidResource { uri, reason } => {
                 write!(f, "resource `{uri}` cannot be built: {reason}")
             }
-            RegistryError::InvalidName { name, reason } => {
-                write!(f, "`{name}` is not a valid tool name: {reason}")
+            RegistryError::InvalidName { what, name, reason } => {
+                write!(f, "`{name}` is not a valid {what} name: {reason}")
             }
-            RegistryError::InvalidSchema { name, reason } => {
-                write!(f, "tool `{name}` cannot be built: {reason}")
+            RegistryError::InvalidSchema { what, name, reason } => {
+                write!(f, "{what} `{name}` cannot be built: {reason}")
             }
             RegistryError::MissingState { tool, type_name } => write!(
                 f,
@@ -112,6 +116,30 @@ impl fmt::Display for RegistryError {
 }
 
 impl std::error::Error for RegistryError {}
+
+/// What holds a name (or URI) already.
+pub(crate) enum Holder {
+    /// One of the binary's own, written where it says.
+    Static(Option<crate::catalog::SourceLocation>),
+    /// One added at run time.
+    RunTime,
+}
+
+impl RegistryError {
+    /// The name of a `what` clashes with what `holder` is.
+    pub(crate) fn already_exists(what: ItemKind, name: String, holder: Holder) -> RegistryError {
+        let existing = match holder {
+            Holder::Static(Some(location)) => format!("a #[{what}] at {location}"),
+            Holder::Static(None) => format!("a #[{what}]"),
+            Holder::RunTime => format!("a {what} added at run time"),
+        };
+        RegistryError::AlreadyExists {
+            what,
+            name,
+            existing,
+        }
+    }
+}
 
 impl From<CatalogError> for RegistryError {
     fn from(error: CatalogError) -> Self {
@@ -442,30 +470,18 @@ impl Registry {
             .write()
             .unwrap_or_else(|poison| poison.into_inner());
         for (index, tool) in tools.iter().enumerate() {
-            let name = tool.name();
-            crate::catalog::names::check_name(name).map_err(|reason| {
-                RegistryError::InvalidName {
-                    name: name.to_owned(),
-                    reason,
-                }
-            })?;
-            let existing = if let Some(existing) = self.statics.catalog.get(name) {
-                Some(match existing.location() {
-                    Some(location) => format!("a #[tool] at {location}"),
-                    None => "a #[tool]".to_owned(),
-                })
-            } else if dynamic.contains_key(name) || tools[..index].iter().any(|t| t.name() == name)
+            // A group's prefix can make a name that breaks the rule.
+            let name = dynamic::checked_name(ItemKind::Tool, tool.name().to_owned())?;
+            let holder = if let Some(existing) = self.statics.catalog.get(&name) {
+                Some(Holder::Static(existing.location()))
+            } else if dynamic.contains_key(&name) || tools[..index].iter().any(|t| t.name() == name)
             {
-                Some("a tool added at run time".to_owned())
+                Some(Holder::RunTime)
             } else {
                 None
             };
-            if let Some(existing) = existing {
-                return Err(RegistryError::AlreadyExists {
-                    what: "tool",
-                    name: name.to_owned(),
-                    existing,
-                });
+            if let Some(holder) = holder {
+                return Err(RegistryError::already_exists(ItemKind::Tool, name, holder));
             }
         }
         for DynamicTool { tool, handler } in tools {

@@ -5,7 +5,7 @@
 //! panics caught), with its own errors.
 
 use super::dynamic_surfaces::{DynCompleter, Surface, Surfaced};
-use super::{DynamicPrompt, DynamicResource, Registry, RegistryError};
+use super::{DynamicPrompt, DynamicResource, Holder, Registry, RegistryError};
 use crate::call::complete::{self, CompletionContext};
 use crate::call::content::EmbeddedResource;
 use crate::call::context::CallContext;
@@ -274,13 +274,10 @@ impl Registry {
     /// Adds a resource (or resource template) made at run time; refused when its URI is
     /// taken.
     pub fn add_resource(&self, resource: DynamicResource) -> Result<(), RegistryError> {
-        let existing = self
-            .statics
-            .catalog
-            .resources()
-            .iter()
-            .find(|existing| existing.uri() == resource.uri())
-            .map(Resource::location);
+        let catalog = &self.statics.catalog;
+        let existing = catalog
+            .resource_position(resource.uri())
+            .map(|index| catalog.resources()[index].location());
         self.insert_surface(resource.entry, existing, |surfaces| &mut surfaces.resources)?;
         self.changes.send_modify(|versions| versions.resources += 1);
         Ok(())
@@ -313,23 +310,38 @@ impl Registry {
         map: impl FnOnce(&mut DynamicSurfaces) -> &mut BTreeMap<String, Arc<Surfaced<T>>>,
     ) -> Result<(), RegistryError> {
         let key = entry.item.key().to_owned();
+        let about = entry.item.about();
+        if let Some(unknown) = entry
+            .completers
+            .keys()
+            .find(|name| !about.arguments().any(|param| param.name() == name.as_str()))
+        {
+            let known: Vec<&str> = about.arguments().map(|param| param.name()).collect();
+            return Err(RegistryError::InvalidSchema {
+                what: T::KIND,
+                name: key,
+                reason: format!(
+                    "it completes `{unknown}`, which is not one of its arguments ({})",
+                    if known.is_empty() {
+                        "it has none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            });
+        }
         let mut surfaces = self
             .surfaces
             .write()
             .unwrap_or_else(|poison| poison.into_inner());
         let map = map(&mut surfaces);
-        let existing = match existing {
-            Some(Some(location)) => Some(format!("a #[{}] at {location}", T::KIND)),
-            Some(None) => Some(format!("a #[{}]", T::KIND)),
-            None if map.contains_key(&key) => Some(format!("a {} added at run time", T::KIND)),
+        let holder = match existing {
+            Some(location) => Some(Holder::Static(location)),
+            None if map.contains_key(&key) => Some(Holder::RunTime),
             None => None,
         };
-        if let Some(existing) = existing {
-            return Err(RegistryError::AlreadyExists {
-                what: T::KIND,
-                name: key,
-                existing,
-            });
+        if let Some(holder) = holder {
+            return Err(RegistryError::already_exists(T::KIND, key, holder));
         }
         map.insert(key, Arc::new(entry));
         Ok(())
@@ -360,10 +372,9 @@ impl Registry {
     /// The resource or template whose URI (or URI template) is exactly `uri`.
     fn resource_at(&self, uri: &str) -> Option<SurfaceRef<Resource>> {
         let statics = self.statics;
-        let resources = statics.catalog.resources();
-        if let Ok(index) = resources.binary_search_by(|resource| resource.uri().cmp(uri)) {
+        if let Some(index) = statics.catalog.resource_position(uri) {
             return Some(SurfaceRef(Held::Static(
-                &resources[index],
+                &statics.catalog.resources()[index],
                 &statics.resource_runnables[index],
             )));
         }
@@ -436,7 +447,10 @@ impl Registry {
             .await?;
         match output {
             Value::Array(messages) => Ok(messages),
-            other => Ok(vec![other]),
+            // Prompt outputs are always made into a list of messages.
+            _ => Err(SurfaceError::Internal(format!(
+                "Internal error: prompt `{name}` gave no list of messages"
+            ))),
         }
     }
 
@@ -627,18 +641,12 @@ fn enum_values(root: &Value, schema: &Value, depth: usize) -> Vec<Value> {
     if depth > 8 {
         return Vec::new();
     }
+    let schema = crate::schema::resolve(schema, root);
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return values.clone();
     }
     if let Some(value) = schema.get("const") {
         return vec![value.clone()];
-    }
-    if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
-        let pointer = target.trim_start_matches('#');
-        return root
-            .pointer(pointer)
-            .map(|found| enum_values(root, found, depth + 1))
-            .unwrap_or_default();
     }
     ["anyOf", "oneOf"]
         .iter()
@@ -653,7 +661,8 @@ fn enum_values(root: &Value, schema: &Value, depth: usize) -> Vec<Value> {
 /// one, so `id: u32` works. A string that does not read as one stays a string, and
 /// validation says what was expected.
 fn coerce(about: &Tool, arguments: Map<String, Value>) -> Map<String, Value> {
-    let properties = &about.input_schema()["properties"];
+    let root = about.input_schema();
+    let properties = &root["properties"];
     arguments
         .into_iter()
         .map(|(name, value)| {
@@ -661,7 +670,7 @@ fn coerce(about: &Tool, arguments: Map<String, Value>) -> Map<String, Value> {
                 return (name, value);
             };
             let mut kinds = Vec::new();
-            scalar_kinds(&properties[&name], &mut kinds);
+            scalar_kinds(root, &properties[&name], 0, &mut kinds);
             if kinds.contains(&"string") {
                 return (name, value);
             }
@@ -676,17 +685,17 @@ fn coerce(about: &Tool, arguments: Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
-/// The JSON types a schema allows, read from `type` (a name or a list of names) and the
-/// branches of `anyOf`/`oneOf`.
-fn scalar_kinds<'a>(schema: &'a Value, kinds: &mut Vec<&'a str>) {
-    match &schema["type"] {
-        Value::String(kind) => kinds.push(kind),
-        Value::Array(list) => kinds.extend(list.iter().filter_map(Value::as_str)),
-        _ => {}
+/// The JSON types a schema allows, read from `type` and the branches of `anyOf`/`oneOf`,
+/// through `$ref`s.
+fn scalar_kinds<'a>(root: &'a Value, schema: &'a Value, depth: usize, kinds: &mut Vec<&'a str>) {
+    if depth > 8 {
+        return;
     }
+    let schema = crate::schema::resolve(schema, root);
+    kinds.extend(crate::schema::types(schema));
     for key in ["anyOf", "oneOf"] {
         for branch in schema[key].as_array().into_iter().flatten() {
-            scalar_kinds(branch, kinds);
+            scalar_kinds(root, branch, depth + 1, kinds);
         }
     }
 }

@@ -410,6 +410,16 @@ pub(crate) fn remove_titles(schema: &mut Schema) {
     .transform(schema);
 }
 
+/// The JSON types `schema`'s own `type` keyword names (one name or a list); empty when it
+/// has none.
+pub(crate) fn types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Follows local `$ref`s (`#/...`) from `schema` within `root`, at most eight hops so a
 /// cycle of references cannot loop; an unresolvable reference stops where it is.
 pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {

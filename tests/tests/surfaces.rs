@@ -510,3 +510,34 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
         .await;
     assert_eq!(subscribe["error"]["code"], -32601);
 }
+
+#[tokio::test]
+async fn a_subscriber_that_fell_behind_is_told_every_resource_it_watches_may_have_changed() {
+    let (server, updates) = server(ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    let (unsolicited, mut announcements) = outbox();
+    client.connection.set_unsolicited(unsolicited);
+    for (id, uri) in [(1, "library://books/1"), (2, "library://books/2")] {
+        let subscribed = client
+            .call(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#))
+            .await;
+        assert_eq!(subscribed["result"], json!({}));
+    }
+    // More updates than are kept, none of them of a watched resource, before the watcher
+    // runs again: it cannot know which were lost.
+    for n in 0..300 {
+        updates.updated(&format!("library://books/{}", 100 + n));
+    }
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let message = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+            .await
+            .expect("an update within 5 s")
+            .expect("the channel is open");
+        let message: Value = serde_json::from_slice(&message.bytes).unwrap();
+        assert_eq!(message["method"], "notifications/resources/updated");
+        heard.push(message["params"]["uri"].as_str().unwrap().to_owned());
+    }
+    heard.sort();
+    assert_eq!(heard, ["library://books/1", "library://books/2"]);
+}

@@ -716,6 +716,13 @@ async fn nap() -> u8 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
+    // Both ways of waiting: JSON only, and JSON or a stream (the common case).
+    for accept in ["application/json", "application/json, text/event-stream"] {
+        ending_a_session_releases(accept).await;
+    }
+}
+
+async fn ending_a_session_releases(accept: &'static str) {
     let app = app();
     let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
     let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
@@ -726,7 +733,7 @@ async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
         tokio::spawn(async move {
             let request = Request::post("/mcp")
                 .header("host", "localhost")
-                .header("accept", "application/json")
+                .header("accept", accept)
                 .header("mcp-session-id", session)
                 .body(Body::from(call))
                 .unwrap();
@@ -742,7 +749,7 @@ async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
     assert_eq!(send(&app, delete).await.0, StatusCode::NO_CONTENT);
     let (status, _, body) = tokio::time::timeout(Duration::from_secs(1), waiting)
         .await
-        .expect("released at once")
+        .unwrap_or_else(|_| panic!("released at once (accept: {accept})"))
         .unwrap();
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
     let answer = json_of(&body);

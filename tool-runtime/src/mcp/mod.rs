@@ -27,7 +27,7 @@ pub use session::Connection;
 pub use work::{Handled, Work};
 pub(crate) use work::{Placed, Watched};
 
-use crate::registry::Registry;
+use crate::registry::{ListsChanged, Registry};
 use outputs::OutputStore;
 use pages::Pages;
 use std::sync::Arc;
@@ -213,7 +213,7 @@ pub(crate) struct Shared {
     pub(crate) registry: Arc<Registry>,
     pub(crate) info: ServerInfo,
     pub(crate) page_size: usize,
-    pub(crate) list_changed: ListChanged,
+    pub(crate) list_changed: ListsChanged,
     pub(crate) pages: Pages,
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
@@ -253,37 +253,15 @@ impl Offered {
     }
 }
 
-/// Which lists the server tells clients about when they change (`listChanged`).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ListChanged {
-    pub(crate) tools: bool,
-    pub(crate) prompts: bool,
-    pub(crate) resources: bool,
-}
-
-impl ListChanged {
-    /// By default a list is announced as changing when run-time entries were added to it
-    /// (a list of the binary's own never changes); an option sets all three.
-    fn of(registry: &Registry, option: Option<bool>, offered: Offered) -> ListChanged {
-        ListChanged {
-            tools: option.unwrap_or_else(|| registry.has_dynamic_tools()),
-            prompts: offered.prompts && option.unwrap_or_else(|| registry.has_dynamic_prompts()),
-            resources: offered.resources
-                && option.unwrap_or_else(|| registry.has_dynamic_resources()),
-        }
-    }
-
-    pub(crate) fn any(&self) -> bool {
-        self.as_lists().any()
-    }
-
-    pub(crate) fn as_lists(&self) -> crate::registry::ListsChanged {
-        crate::registry::ListsChanged {
-            tools: self.tools,
-            prompts: self.prompts,
-            resources: self.resources,
-        }
-    }
+/// Which lists the server tells clients about when they change (`listChanged`). By default a
+/// list is announced as changing when run-time entries were added to it (a list of the
+/// binary's own never changes); an option sets all three.
+fn announced_lists(registry: &Registry, option: Option<bool>, offered: Offered) -> ListsChanged {
+    ListsChanged::from_flags([
+        option.unwrap_or_else(|| registry.has_dynamic_tools()),
+        offered.prompts && option.unwrap_or_else(|| registry.has_dynamic_prompts()),
+        offered.resources && option.unwrap_or_else(|| registry.has_dynamic_resources()),
+    ])
 }
 
 impl std::fmt::Debug for McpServer {
@@ -304,7 +282,7 @@ impl McpServer {
     /// A server with options.
     pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
         let offered = Offered::of(&registry);
-        let list_changed = ListChanged::of(&registry, options.list_changed, offered);
+        let list_changed = announced_lists(&registry, options.list_changed, offered);
         McpServer {
             shared: Arc::new(Shared {
                 registry: Arc::new(registry),

@@ -8,10 +8,10 @@ use super::outbox::Outgoing;
 use super::pages::{stateless_result, List};
 use super::surfaces;
 use super::tools::{self, CallAnswer};
-use super::work::{CallWork, Handled, InFlightGuard, SinkNotifier, Work};
+use super::work::{notify_within, CallWork, Handled, InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
-use crate::registry::ListsChanged;
+use crate::registry::{ListsChanged, Update};
 use serde_json::{json, Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -317,12 +317,14 @@ impl Connection {
         if let Some(instructions) = &info.instructions {
             result["instructions"] = instructions.as_str().into();
         }
-        send(sink, Message::result(jsonrpc::response(id, &result)));
-        if self.shared.list_changed.any() {
+        // Watching starts before the answer, so no change after it goes unannounced.
+        let watcher = if self.shared.list_changed.any() {
             self.watch_list_changes()
         } else {
             None
-        }
+        };
+        send(sink, Message::result(jsonrpc::response(id, &result)));
+        watcher
     }
 
     /// Whether this server offers the capability `method` belongs to: a server without
@@ -378,7 +380,7 @@ impl Connection {
             return None;
         }
         let mut changes = self.shared.registry.changes();
-        let announced = self.shared.list_changed.as_lists();
+        let announced = self.shared.list_changed;
         let state = Arc::clone(&self.state);
         let work = async move {
             loop {
@@ -392,10 +394,7 @@ impl Connection {
                 };
                 if let Some(sink) = lock(&state.unsolicited).as_ref() {
                     for method in list_changed_methods(changed, announced) {
-                        sink.send(Message::notification(jsonrpc::notification(
-                            method,
-                            &json!({}),
-                        )));
+                        notify_within(&state.backlog, sink, method, &json!({}));
                     }
                 }
             }
@@ -444,31 +443,37 @@ impl Connection {
             return None;
         }
         lock(&self.state.subscribed).insert(uri.to_owned());
+        // The first subscription starts watching before it is answered, so no update after
+        // the answer is missed.
+        let first = !self.state.watching_resources.swap(true, Ordering::SeqCst);
+        let updates = first.then(|| self.shared.registry.resource_updates().subscribe());
         send(sink, Message::result(jsonrpc::response_raw(id, "{}")));
-        if self.state.watching_resources.swap(true, Ordering::SeqCst) {
-            return None;
-        }
-        let mut updates = self.shared.registry.resource_updates().subscribe();
+        let mut updates = updates?;
         let state = Arc::clone(&self.state);
         Some(Work::stream(
             async move {
                 loop {
-                    let uri = tokio::select! {
+                    let update = tokio::select! {
                         biased;
                         () = state.closed.cancelled() => return,
                         update = updates.next() => match update {
-                            Some(uri) => uri,
+                            Some(update) => update,
                             None => return,
                         },
                     };
-                    if !lock(&state.subscribed).contains(&*uri) {
-                        continue;
-                    }
+                    let uris: Vec<String> = {
+                        let subscribed = lock(&state.subscribed);
+                        match update {
+                            Update::Of(uri) if subscribed.contains(&*uri) => vec![uri.to_string()],
+                            Update::Of(_) => continue,
+                            Update::Missed => subscribed.iter().cloned().collect(),
+                        }
+                    };
                     if let Some(sink) = lock(&state.unsolicited).as_ref() {
-                        sink.send(Message::notification(jsonrpc::notification(
-                            "notifications/resources/updated",
-                            &json!({"uri": &*uri}),
-                        )));
+                        for uri in uris {
+                            let params = json!({"uri": uri});
+                            notify_within(&state.backlog, sink, RESOURCE_UPDATED, &params);
+                        }
                     }
                 }
             },
@@ -775,12 +780,8 @@ impl Connection {
                 .and_then(Value::as_bool)
                 .unwrap_or(false)
         };
-        let announced = self.shared.list_changed;
-        let lists = ListsChanged {
-            tools: wants("toolsListChanged") && announced.tools,
-            prompts: wants("promptsListChanged") && announced.prompts,
-            resources: wants("resourcesListChanged") && announced.resources,
-        };
+        let lists = ListsChanged::from_flags(LISTS.map(|(key, _)| wants(key)))
+            .and(self.shared.list_changed);
         let watched: std::collections::HashSet<String> = if self.shared.offered.resources {
             asked
                 .and_then(|n| n.get("resourceSubscriptions"))
@@ -793,11 +794,7 @@ impl Connection {
             Default::default()
         };
         let mut honored = Map::new();
-        for (key, on) in [
-            ("toolsListChanged", lists.tools),
-            ("promptsListChanged", lists.prompts),
-            ("resourcesListChanged", lists.resources),
-        ] {
+        for ((key, _), on) in LISTS.into_iter().zip(lists.flags()) {
             if on {
                 honored.insert(key.to_owned(), true.into());
             }
@@ -807,6 +804,9 @@ impl Connection {
             uris.sort();
             honored.insert("resourceSubscriptions".to_owned(), json!(uris));
         }
+        // Watching starts before the acknowledgement, so nothing after it is missed.
+        let mut changes = self.shared.registry.changes();
+        let mut updates = self.shared.registry.resource_updates().subscribe();
         // Registered first, so a refused stream is never acknowledged.
         let cancellation = Cancellation::new();
         let subscription = id.to_value();
@@ -823,12 +823,11 @@ impl Connection {
         );
         // The stream stays open (the work holds its sink) until the client ends it, even
         // when there is nothing to send on it.
-        let mut changes = self.shared.registry.changes();
-        let mut updates = self.shared.registry.resource_updates().subscribe();
         let watch_lists = lists.any();
         let watch_updates = !watched.is_empty();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let stream_sink = Arc::clone(&sink);
+        let backlog = Arc::clone(&self.state.backlog);
         let work = async move {
             let _registered = guard;
             let meta = json!({META_SUBSCRIPTION: subscription});
@@ -843,19 +842,19 @@ impl Connection {
                         None => return,
                     },
                     update = updates.next(), if watch_updates => match update {
-                        Some(uri) if watched.contains(&*uri) => vec![(
-                            "notifications/resources/updated",
-                            json!({"_meta": meta, "uri": &*uri}),
-                        )],
-                        Some(_) => continue,
+                        Some(Update::Of(uri)) if watched.contains(&*uri) => {
+                            vec![(RESOURCE_UPDATED, json!({"_meta": meta, "uri": &*uri}))]
+                        }
+                        Some(Update::Of(_)) => continue,
+                        Some(Update::Missed) => watched
+                            .iter()
+                            .map(|uri| (RESOURCE_UPDATED, json!({"_meta": meta, "uri": uri})))
+                            .collect(),
                         None => return,
                     },
                 };
                 for (method, params) in notifications {
-                    let sent = lock(&stream_sink).send(Message::notification(
-                        jsonrpc::notification(method, &params),
-                    ));
-                    if !sent {
+                    if !notify_within(&backlog, &lock(&stream_sink), method, &params) {
                         return;
                     }
                 }
@@ -865,27 +864,29 @@ impl Connection {
     }
 }
 
+/// The notification that a resource changed.
+const RESOURCE_UPDATED: &str = "notifications/resources/updated";
+
+/// Each list (in the order of `ListsChanged::flags`): its filter in `subscriptions/listen`,
+/// and the notification that says it changed.
+const LISTS: [(&str, &str); 3] = [
+    ("toolsListChanged", "notifications/tools/list_changed"),
+    ("promptsListChanged", "notifications/prompts/list_changed"),
+    (
+        "resourcesListChanged",
+        "notifications/resources/list_changed",
+    ),
+];
+
 /// The list-changed notifications to send for `changed`, of the lists in `wanted`.
 fn list_changed_methods(
     changed: ListsChanged,
     wanted: ListsChanged,
 ) -> impl Iterator<Item = &'static str> {
-    [
-        (
-            changed.tools && wanted.tools,
-            "notifications/tools/list_changed",
-        ),
-        (
-            changed.prompts && wanted.prompts,
-            "notifications/prompts/list_changed",
-        ),
-        (
-            changed.resources && wanted.resources,
-            "notifications/resources/list_changed",
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(send, method)| send.then_some(method))
+    LISTS
+        .into_iter()
+        .zip(changed.and(wanted).flags())
+        .filter_map(|((_, method), send)| send.then_some(method))
 }
 
 /// The `tools/call` response to a finished call.

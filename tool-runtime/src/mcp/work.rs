@@ -170,12 +170,23 @@ pub(super) struct SinkNotifier {
 
 impl crate::call::scope::Notifier for SinkNotifier {
     fn notify(&self, method: &str, params: serde_json::Value) {
-        let Some(place) = self.backlog.admit() else {
-            return;
-        };
-        let bytes = super::jsonrpc::notification(method, &params);
-        lock(&self.sink).send(super::Message::queued_notification(bytes, place));
+        notify_within(&self.backlog, &lock(&self.sink), method, &params);
     }
+}
+
+/// Sends a notification to `sink` if the connection's backlog has room (else it is dropped,
+/// as the backlog says); false once the sink is closed.
+pub(super) fn notify_within(
+    backlog: &super::backlog::Backlog,
+    sink: &Outgoing,
+    method: &str,
+    params: &serde_json::Value,
+) -> bool {
+    let Some(place) = backlog.admit() else {
+        return true;
+    };
+    let bytes = super::jsonrpc::notification(method, params);
+    sink.send(super::Message::queued_notification(bytes, place))
 }
 
 /// Ends a request's registration when its work ends, however it ends: a work dropped

@@ -36,6 +36,28 @@ impl ListsChanged {
     pub fn any(&self) -> bool {
         self.tools || self.prompts || self.resources
     }
+
+    /// Tools, prompts, resources, in that order: for tables that say something of each.
+    pub(crate) fn flags(&self) -> [bool; 3] {
+        [self.tools, self.prompts, self.resources]
+    }
+
+    pub(crate) fn from_flags([tools, prompts, resources]: [bool; 3]) -> ListsChanged {
+        ListsChanged {
+            tools,
+            prompts,
+            resources,
+        }
+    }
+
+    /// The lists in both.
+    pub(crate) fn and(self, other: ListsChanged) -> ListsChanged {
+        ListsChanged {
+            tools: self.tools && other.tools,
+            prompts: self.prompts && other.prompts,
+            resources: self.resources && other.resources,
+        }
+    }
 }
 
 /// Changes to a [`Registry`](crate::Registry)'s tools, prompts and resources, from

@@ -16,6 +16,7 @@ pub use changes::{Changes, ListsChanged};
 pub use dynamic::DynamicTool;
 pub use dynamic_surfaces::{DynamicPrompt, DynamicResource};
 pub(crate) use surfaces::completion_context;
+pub(crate) use surfaces::Update;
 pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError, SurfaceRef};
 
 use crate::call::context::{CallContext, StateMap};

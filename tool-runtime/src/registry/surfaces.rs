@@ -103,17 +103,23 @@ pub(crate) struct UpdatesReceiver {
     receiver: tokio::sync::broadcast::Receiver<Arc<str>>,
 }
 
+/// What an [`UpdatesReceiver`] says next.
+pub(crate) enum Update {
+    /// This resource changed.
+    Of(Arc<str>),
+    /// The receiver fell behind and some updates were lost: any watched resource may have
+    /// changed (telling of all of them costs a client a re-read, never a missed change).
+    Missed,
+}
+
 impl UpdatesReceiver {
-    /// The next updated URI; `None` once no update can come. A receiver that fell behind
-    /// goes on from the oldest update still kept.
-    pub(crate) async fn next(&mut self) -> Option<Arc<str>> {
+    /// The next update; `None` once no update can come.
+    pub(crate) async fn next(&mut self) -> Option<Update> {
         use tokio::sync::broadcast::error::RecvError;
-        loop {
-            match self.receiver.recv().await {
-                Ok(uri) => return Some(uri),
-                Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => return None,
-            }
+        match self.receiver.recv().await {
+            Ok(uri) => Some(Update::Of(uri)),
+            Err(RecvError::Lagged(_)) => Some(Update::Missed),
+            Err(RecvError::Closed) => None,
         }
     }
 }

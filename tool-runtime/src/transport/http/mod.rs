@@ -394,6 +394,9 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
 
     let (sink, mut outgoing) = outbox();
     let handled = connection.handle_parsed(parsed, claimed, &sink);
+    // From here only the request's work holds a sender, so however the work ends (answered,
+    // cancelled, its session closed) every wait below ends with it.
+    drop(sink);
     if !handled.is_request() {
         return StatusCode::ACCEPTED.into_response();
     }
@@ -441,7 +444,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
                 StatusCode::INTERNAL_SERVER_ERROR,
                 request_id.as_ref(),
                 code::INTERNAL_ERROR,
-                "The request ended without an answer: its session was closed while it ran",
+                "The request ended without an answer: it was cancelled, or its session was closed while it ran",
             );
         };
         waiting.id = None;
@@ -450,9 +453,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
         }
         return sse(connection, request_id, stateless, Some(first), outgoing);
     }
-    // JSON only: notifications (progress, logs) cannot be delivered and are dropped. Only
-    // the call's task holds a sender from here on, so a cancelled call ends the wait.
-    drop(sink);
+    // JSON only: notifications (progress, logs) cannot be delivered and are dropped.
     while let Some(message) = outgoing.recv().await {
         if message.is_response() {
             let status = status_for(message.kind, stateless);
@@ -463,7 +464,7 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
         StatusCode::INTERNAL_SERVER_ERROR,
         request_id.as_ref(),
         code::INTERNAL_ERROR,
-        "The request ended without an answer: its session was closed while it ran",
+        "The request ended without an answer: it was cancelled, or its session was closed while it ran",
     )
 }
 

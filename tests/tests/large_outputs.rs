@@ -1,5 +1,6 @@
 //! Large outputs of the tools that allow it: stored, answered as a preview and a link,
-//! read back whole with `resources/read` until they expire or are pushed out.
+//! read back whole with `resources/read` until they expire or are pushed out; and a server
+//! whose lists may change offering prompts and resources before it has any.
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -196,4 +197,37 @@ async fn stored_outputs_expire_and_the_oldest_make_room() {
 
 fn server_with_room(bytes: usize) -> McpServer {
     server(LargeOutputs::default().above(100).max_stored_bytes(bytes))
+}
+
+#[tokio::test]
+async fn a_server_whose_lists_may_change_offers_prompts_before_it_has_any() {
+    use tool_runtime::registry::DynamicPrompt;
+    let server = McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("later", "1"),
+        ServerOptions::default().list_changed(true),
+    );
+    let mut client = Client::new(&server);
+    let init = client
+        .call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .await;
+    assert_eq!(
+        init["result"]["capabilities"]["prompts"],
+        json!({"listChanged": true}),
+        "this test binary has no #[prompt]: offered because prompts may come"
+    );
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let empty = client
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
+        .await;
+    assert_eq!(empty["result"]["prompts"], json!([]));
+    let later = DynamicPrompt::without_arguments("later", "Comes later.", || async {
+        Ok::<_, String>("Here now.")
+    })
+    .unwrap();
+    server.registry().add_prompt(later).unwrap();
+    let listed = client
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/list"}"#)
+        .await;
+    assert_eq!(listed["result"]["prompts"][0]["name"], "later");
 }

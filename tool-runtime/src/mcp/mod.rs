@@ -236,9 +236,10 @@ pub(crate) struct Offered {
 
 impl Offered {
     /// What the registry holds when the server starts (its own and run-time ones): a
-    /// server offers prompts or resources only when it has some to offer.
-    fn of(registry: &Registry) -> Offered {
-        let prompts = !registry.prompts().is_empty();
+    /// server offers prompts or resources when it has some to offer, or when it was told
+    /// its lists can change (`ServerOptions::list_changed(true)`: they may come later).
+    fn of(registry: &Registry, may_change: bool) -> Offered {
+        let prompts = may_change || !registry.prompts().is_empty();
         let resources = registry.resources();
         // A tool whose large outputs become links needs clients to read them.
         let links_outputs = registry
@@ -247,7 +248,7 @@ impl Offered {
             .any(|tool| tool.large_output_as_resource());
         Offered {
             prompts,
-            resources: !resources.is_empty() || links_outputs,
+            resources: may_change || !resources.is_empty() || links_outputs,
             completions: prompts || resources.iter().any(|r| r.is_template()),
         }
     }
@@ -281,7 +282,7 @@ impl McpServer {
 
     /// A server with options.
     pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
-        let offered = Offered::of(&registry);
+        let offered = Offered::of(&registry, options.list_changed == Some(true));
         let list_changed = announced_lists(&registry, options.list_changed, offered);
         McpServer {
             shared: Arc::new(Shared {
@@ -339,8 +340,9 @@ pub struct ServerOptions {
     /// Tools per `tools/list` page.
     pub page_size: usize,
     /// Whether to announce `listChanged` for tools, prompts and resources; by default, for
-    /// each list, whether the registry has run-time entries in it (the binary's own never
-    /// change).
+    /// each list, whether the registry has run-time entries in it when the server starts
+    /// (the binary's own never change). Set it when entries will be added later; it then
+    /// also offers prompts and resources while there are none yet.
     pub list_changed: Option<bool>,
     /// The largest message accepted on stdio, in bytes (HTTP has its own body limit).
     pub max_message_bytes: usize,
@@ -477,7 +479,9 @@ impl ServerOptions {
         self
     }
 
-    /// Announce (or not) that the lists of tools, prompts and resources can change.
+    /// Announce (or not) that the lists of tools, prompts and resources can change. `true`
+    /// is what a server wants whose registry gets entries after it starts; it also offers
+    /// prompts and resources while there are none yet, so they can come.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
         self

@@ -4,7 +4,7 @@
 //! expires.
 
 use crate::call::content::EmbeddedResource;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -80,10 +80,40 @@ impl LargeOutputs {
 
 /// One stored output.
 struct Stored {
-    uri: String,
     text: Arc<str>,
     mime_type: &'static str,
     expires: Instant,
+}
+
+/// The outputs kept: by URI, and the URIs in the order they were stored (which is also
+/// the order they expire in).
+#[derive(Default)]
+struct Kept {
+    by_uri: HashMap<String, Stored>,
+    oldest_first: VecDeque<String>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn drop_oldest(&mut self) -> bool {
+        let Some(uri) = self.oldest_first.pop_front() else {
+            return false;
+        };
+        if let Some(stored) = self.by_uri.remove(&uri) {
+            self.bytes -= stored.text.len();
+        }
+        true
+    }
+
+    /// Drops the outputs whose time is up.
+    fn forget_expired(&mut self, now: Instant) {
+        while let Some(oldest) = self.oldest_first.front() {
+            if self.by_uri.get(oldest).is_some_and(|s| s.expires > now) {
+                break;
+            }
+            self.drop_oldest();
+        }
+    }
 }
 
 /// What a call answers instead of a large output.
@@ -92,17 +122,17 @@ pub(crate) struct Link {
     pub(crate) preview: String,
 }
 
-/// The outputs stored by one server, oldest first.
+/// The outputs stored by one server.
 pub(crate) struct OutputStore {
     options: LargeOutputs,
-    stored: Mutex<(VecDeque<Stored>, usize)>,
+    kept: Mutex<Kept>,
 }
 
 impl OutputStore {
     pub(crate) fn new(options: LargeOutputs) -> Self {
         OutputStore {
             options,
-            stored: Mutex::new((VecDeque::new(), 0)),
+            kept: Mutex::new(Kept::default()),
         }
     }
 
@@ -112,10 +142,15 @@ impl OutputStore {
     }
 
     /// Stores `text` (the output of `tool`) and gives the link and preview to answer;
-    /// `None` when it is more than the store may hold at all.
-    pub(crate) fn store(&self, tool: &str, text: &str, mime_type: &'static str) -> Option<Link> {
+    /// `Err` gives the text back when it is more than the store may hold at all.
+    pub(crate) fn store(
+        &self,
+        tool: &str,
+        text: String,
+        mime_type: &'static str,
+    ) -> Result<Link, String> {
         if text.len() > self.options.max_stored_bytes {
-            return None;
+            return Err(text);
         }
         let uri = format!("{SCHEME}{tool}/{}", super::ids::unguessable_id());
         let mut cut = PREVIEW_BYTES.min(self.options.above).min(text.len());
@@ -130,24 +165,20 @@ impl OutputStore {
             text.len(),
             crate::call::error::show_duration(self.options.keep_for),
         );
-        let now = Instant::now();
-        let mut guard = self.stored.lock().unwrap_or_else(|p| p.into_inner());
-        let (entries, total) = &mut *guard;
-        forget_expired(entries, total, now);
-        while *total + text.len() > self.options.max_stored_bytes {
-            match entries.pop_front() {
-                Some(oldest) => *total -= oldest.text.len(),
-                None => break,
-            }
-        }
-        *total += text.len();
-        entries.push_back(Stored {
-            uri: uri.clone(),
+        // Everything that copies or allocates is done before the lock is taken.
+        let stored = Stored {
             text: Arc::from(text),
             mime_type,
-            expires: now + self.options.keep_for,
-        });
-        Some(Link { uri, preview })
+            expires: Instant::now() + self.options.keep_for,
+        };
+        let size = stored.text.len();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.forget_expired(Instant::now());
+        while kept.bytes + size > self.options.max_stored_bytes && kept.drop_oldest() {}
+        kept.bytes += size;
+        kept.oldest_first.push_back(uri.clone());
+        kept.by_uri.insert(uri.clone(), stored);
+        Ok(Link { uri, preview })
     }
 
     /// Whether `uri` names a stored output (live or gone).
@@ -157,25 +188,17 @@ impl OutputStore {
 
     /// The stored output at `uri`, while it is kept.
     pub(crate) fn read(&self, uri: &str) -> Option<EmbeddedResource> {
-        let now = Instant::now();
-        let mut guard = self.stored.lock().unwrap_or_else(|p| p.into_inner());
-        let (entries, total) = &mut *guard;
-        forget_expired(entries, total, now);
-        let stored = entries.iter().find(|stored| stored.uri == uri)?;
+        let (text, mime_type) = {
+            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            kept.forget_expired(Instant::now());
+            let stored = kept.by_uri.get(uri)?;
+            (Arc::clone(&stored.text), stored.mime_type)
+        };
         Some(EmbeddedResource {
-            uri: stored.uri.clone(),
-            mime_type: Some(stored.mime_type.to_owned()),
-            text: Some(stored.text.to_string()),
+            uri: uri.to_owned(),
+            mime_type: Some(mime_type.to_owned()),
+            text: Some(text.to_string()),
             blob: None,
         })
-    }
-}
-
-/// Drops the outputs whose time is up (they are stored in expiry order).
-fn forget_expired(entries: &mut VecDeque<Stored>, total: &mut usize, now: Instant) {
-    while entries.front().is_some_and(|oldest| oldest.expires <= now) {
-        if let Some(oldest) = entries.pop_front() {
-            *total -= oldest.text.len();
-        }
     }
 }

@@ -89,20 +89,24 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
             } else {
                 &output
             };
-            let (text, mime_type) = match shown {
+            let (mut text, mime_type) = match shown {
                 Value::String(text) => (text.clone(), "text/plain"),
                 other => (other.to_string(), "application/json"),
             };
-            if let Some(tool) = tool.as_ref().filter(|t| t.large_output_as_resource()) {
-                let link = outputs
-                    .filter(|store| store.is_large(text.len()))
-                    .and_then(|store| store.store(tool.name(), &text, mime_type));
-                if let Some(link) = link {
-                    body.insert(
-                        "content".to_owned(),
-                        linked(tool.name(), link, &text, mime_type),
-                    );
-                    return CallAnswer::Result(body);
+            let linking = tool.as_ref().filter(|t| t.large_output_as_resource());
+            let store = outputs.filter(|store| store.is_large(text.len()));
+            if let (Some(tool), Some(store)) = (linking, store) {
+                let size = text.len();
+                match store.store(tool.name(), text, mime_type) {
+                    Ok(link) => {
+                        body.insert(
+                            "content".to_owned(),
+                            linked(tool.name(), link, size, mime_type),
+                        );
+                        return CallAnswer::Result(body);
+                    }
+                    // Too big to keep at all: answered whole, then cut to the limit.
+                    Err(whole) => text = whole,
                 }
             }
             body.insert(
@@ -128,7 +132,7 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
 }
 
 /// The content that stands for a stored output: its preview, and a link to the whole.
-fn linked(tool: &str, link: Link, text: &str, mime_type: &str) -> Value {
+fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Value {
     json!([
         {"type": "text", "text": link.preview},
         {
@@ -136,8 +140,8 @@ fn linked(tool: &str, link: Link, text: &str, mime_type: &str) -> Value {
             "uri": link.uri,
             "name": format!("{tool} output"),
             "mimeType": mime_type,
-            "size": text.len(),
-            "description": format!("The whole output of {tool}, {} bytes.", text.len()),
+            "size": size,
+            "description": format!("The whole output of {tool}, {size} bytes."),
         },
     ])
 }

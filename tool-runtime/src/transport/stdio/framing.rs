@@ -85,6 +85,23 @@ pub(super) fn too_large(size: usize, limit: usize) -> Message {
     )
 }
 
+/// The most one write holds: everything ready goes out in one system call, up to this.
+const BATCH_BYTES: usize = 1024 * 1024;
+
+/// Appends to `batch` the messages already waiting, up to the batch size; true when it met
+/// an empty message, which no real one is and which the threaded writer takes as its
+/// signal to finish.
+pub(super) fn fill_batch(batch: &mut Vec<u8>, outgoing: &mut crate::mcp::Messages) -> bool {
+    while batch.len() < BATCH_BYTES {
+        match outgoing.try_recv() {
+            Some(message) if message.bytes.is_empty() => return true,
+            Some(message) => append(batch, &message.bytes),
+            None => break,
+        }
+    }
+    false
+}
+
 /// Appends one outgoing message to `out` as a line.
 pub(super) fn append(out: &mut Vec<u8>, message: &[u8]) {
     out.extend_from_slice(message);

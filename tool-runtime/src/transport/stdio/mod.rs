@@ -32,12 +32,8 @@ where
         let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
         while let Some(message) = outgoing.recv().await {
             append(&mut batch, &message.bytes);
-            while batch.len() < 1024 * 1024 {
-                let Some(message) = outgoing.try_recv() else {
-                    break;
-                };
-                append(&mut batch, &message.bytes);
-            }
+            // No end marker is ever sent here: the channel closing ends the loop.
+            let _ = framing::fill_batch(&mut batch, &mut outgoing);
             output.write_all(&batch).await?;
             output.flush().await?;
             batch.clear();

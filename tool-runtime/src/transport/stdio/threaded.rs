@@ -13,7 +13,7 @@
 //! Async tools and everything else run on the tokio runtime, as with any transport; their
 //! messages go out through a writer thread.
 
-use super::framing::{append, too_large, Framer, Line};
+use super::framing::{append, fill_batch, too_large, Framer, Line};
 use crate::call::lanes::STUCK_AFTER;
 use crate::mcp::{outbox, Connection, McpServer, Message, Messages, Outgoing, Placed, Watched};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -58,6 +58,9 @@ struct Running {
     watched: Watched,
     timed_out: bool,
     handed_over: bool,
+    /// Answers the reader had ready but not yet written when the run began: written by the
+    /// watchdog if it hands the reading over, so a run that never returns holds none back.
+    pending: Vec<u8>,
 }
 
 /// Serves one client on `input` and `output` (the process's stdin and stdout) until the
@@ -163,9 +166,16 @@ impl Shared {
                     watched: work.watch(&self.sink),
                     timed_out: false,
                     handed_over: false,
+                    pending: std::mem::take(out),
                 });
                 let answer = work.run();
-                lock(&self.running).retain(|running| running.reader != me);
+                {
+                    let mut running = lock(&self.running);
+                    if let Some(index) = running.iter().position(|run| run.reader == me) {
+                        // Unless the watchdog wrote them, the earlier answers go first.
+                        *out = running.swap_remove(index).pending;
+                    }
+                }
                 // Its notifications first, then its answer.
                 drain(answers, out);
                 if let Some(answer) = answer {
@@ -210,13 +220,11 @@ impl Shared {
                 break;
             }
             push(&mut batch, &message.bytes);
-            while batch.len() < 1024 * 1024 {
-                match outgoing.try_recv() {
-                    Some(message) if !message.bytes.is_empty() => push(&mut batch, &message.bytes),
-                    _ => break,
-                }
-            }
+            let ended = fill_batch(&mut batch, &mut outgoing);
             self.write(&mut batch);
+            if ended {
+                break;
+            }
         }
         // What is still queued (the last answers) goes out too.
         while let Some(message) = outgoing.try_recv() {
@@ -234,6 +242,7 @@ impl Shared {
                 .saturating_sub(self.last_run.load(Ordering::Relaxed));
             let busy = since_run < u64::try_from(BUSY_FOR.as_nanos()).unwrap_or(u64::MAX);
             std::thread::sleep(if busy { WATCH_BUSY } else { WATCH_QUIET });
+            let mut held_back = Vec::new();
             let mut running = lock(&self.running);
             for run in running.iter_mut() {
                 let took = run.since.elapsed();
@@ -244,6 +253,7 @@ impl Shared {
                 if !run.handed_over && took >= STUCK_AFTER {
                     run.handed_over = true;
                     run.watched.demote();
+                    held_back.append(&mut run.pending);
                     if self.reader.load(Ordering::SeqCst) == run.reader {
                         let next = run.reader + 1;
                         self.reader.store(next, Ordering::SeqCst);
@@ -256,6 +266,10 @@ impl Shared {
                     }
                 }
             }
+            drop(running);
+            // Out at once, not when (if ever) the stuck run returns; answers carry their ids,
+            // so coming after a new reader's is no harm.
+            self.write(&mut held_back);
         }
     }
 

@@ -1,8 +1,9 @@
-//! The model of a `#[tool]` function: its parameters, their helper attributes, its docs.
+//! The model of a `#[tool]` (`#[prompt]`, `#[resource]`) function: its parameters, their helper attributes, its docs.
 //!
 //! `ToolFn::from_syn` reads the syntax once and keeps the original tokens for spans. It never
 //! stops at the first problem: every error found is collected for the caller to report.
 
+use crate::args::Kind;
 use crate::doc::{self, DocLine};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -87,25 +88,31 @@ impl Param {
 }
 
 impl ToolFn {
-    pub fn from_syn(item: ItemFn, errors: &mut Vec<syn::Error>) -> ToolFn {
+    pub fn from_syn(item: ItemFn, kind: Kind, errors: &mut Vec<syn::Error>) -> ToolFn {
         let sig = &item.sig;
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             errors.push(syn::Error::new_spanned(
                 &sig.generics,
-                "a #[tool] function cannot be generic: its schema is built from concrete \
+                format!(
+                    "a {} function cannot be generic: its schema is built from concrete \
                  parameter types",
+                    kind.attribute()
+                ),
             ));
         }
         if let Some(unsafety) = &sig.unsafety {
             errors.push(syn::Error::new_spanned(
                 unsafety,
-                "a #[tool] function cannot be `unsafe`: callers reach it from JSON",
+                format!(
+                    "a {} function cannot be `unsafe`: callers reach it from JSON",
+                    kind.attribute()
+                ),
             ));
         }
         if let Some(variadic) = &sig.variadic {
             errors.push(syn::Error::new_spanned(
                 variadic,
-                "a #[tool] function cannot be variadic",
+                format!("a {} function cannot be variadic", kind.attribute()),
             ));
         }
         let output = match &sig.output {
@@ -114,19 +121,22 @@ impl ToolFn {
                 if let Type::ImplTrait(_) = **ty {
                     errors.push(syn::Error::new_spanned(
                         ty,
-                        "a #[tool] function must return a concrete type, not `impl Trait`: \
+                        format!(
+                            "a {} function must return a concrete type, not `impl Trait`: \
                          the output schema is built from it",
+                            kind.attribute()
+                        ),
                     ));
                 }
                 Some((**ty).clone())
             }
         };
 
-        let (doc_lines, doc_spans) = read_doc_attributes(&item.attrs, errors);
+        let (doc_lines, doc_spans) = read_doc_attributes(&item.attrs, kind, errors);
         let params = sig
             .inputs
             .iter()
-            .filter_map(|input| Param::from_syn(input, errors))
+            .filter_map(|input| Param::from_syn(input, kind, errors))
             .collect();
 
         ToolFn {
@@ -160,13 +170,16 @@ pub fn strip_param_attributes(mut item: ItemFn) -> ItemFn {
 }
 
 impl Param {
-    fn from_syn(input: &FnArg, errors: &mut Vec<syn::Error>) -> Option<Param> {
+    fn from_syn(input: &FnArg, kind: Kind, errors: &mut Vec<syn::Error>) -> Option<Param> {
         let pat_type = match input {
             FnArg::Receiver(receiver) => {
                 errors.push(syn::Error::new_spanned(
                     receiver,
-                    "a #[tool] function cannot take `self`: write a free function, and reach \
+                    format!(
+                        "a {} function cannot take `self`: write a free function, and reach \
                      shared data through a `State<T>` parameter",
+                        kind.attribute()
+                    ),
                 ));
                 return None;
             }
@@ -177,8 +190,11 @@ impl Param {
             other => {
                 errors.push(syn::Error::new_spanned(
                     other,
-                    "a #[tool] parameter must be a plain name: its name is the argument's name \
+                    format!(
+                        "a {} parameter must be a plain name: its name is the argument's name \
                      in the schema",
+                        kind.attribute()
+                    ),
                 ));
                 return None;
             }
@@ -192,15 +208,20 @@ impl Param {
             errors.push(syn::Error::new_spanned(
                 borrowed,
                 format!(
-                    "a #[tool] parameter cannot borrow: arguments are read from JSON that is \
-                     gone when the tool runs; take {owned} instead"
+                    "a {} parameter cannot borrow: arguments are read from JSON that is \
+                     gone when the {} runs; take {owned} instead",
+                    kind.attribute(),
+                    kind.noun()
                 ),
             ));
         } else if contains_impl_trait(&ty) {
             errors.push(syn::Error::new_spanned(
                 &ty,
-                "a #[tool] parameter cannot be `impl Trait`: name a concrete type that \
+                format!(
+                    "a {} parameter cannot be `impl Trait`: name a concrete type that \
                  implements serde::Deserialize and schemars::JsonSchema",
+                    kind.attribute()
+                ),
             ));
         }
 
@@ -219,7 +240,7 @@ impl Param {
         let mut doc_lines = Vec::new();
         for attr in &pat_type.attrs {
             if attr.path().is_ident("doc") {
-                if let Some(text) = doc_string(attr, errors) {
+                if let Some(text) = doc_string(attr, kind, errors) {
                     doc_lines.extend(doc::split_attribute(&text, 0));
                 }
             } else if attr.path().is_ident("arg") {
@@ -286,12 +307,13 @@ impl Param {
 /// Reads every `#[doc]` attribute of the function into lines, remembering each one's span.
 fn read_doc_attributes(
     attrs: &[Attribute],
+    kind: Kind,
     errors: &mut Vec<syn::Error>,
 ) -> (Vec<DocLine>, Vec<Span>) {
     let mut lines = Vec::new();
     let mut spans = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        if let Some(text) = doc_string(attr, errors) {
+        if let Some(text) = doc_string(attr, kind, errors) {
             let origin = spans.len();
             spans.push(doc_span(attr));
             lines.extend(doc::split_attribute(&text, origin));
@@ -308,7 +330,7 @@ fn doc_span(attr: &Attribute) -> Span {
 }
 
 /// The text of a `#[doc = ...]` attribute: a string literal, or `concat!` of literals.
-fn doc_string(attr: &Attribute, errors: &mut Vec<syn::Error>) -> Option<String> {
+fn doc_string(attr: &Attribute, kind: Kind, errors: &mut Vec<syn::Error>) -> Option<String> {
     let syn::Meta::NameValue(nv) = &attr.meta else {
         return None; // `#[doc(hidden)]` and friends carry no text.
     };
@@ -318,7 +340,7 @@ fn doc_string(attr: &Attribute, errors: &mut Vec<syn::Error>) -> Option<String> 
             ..
         }) => Some(s.value()),
         Expr::Macro(mac) if mac.mac.path.is_ident("concat") => {
-            match concat_literals(mac.mac.tokens.clone()) {
+            match concat_literals(mac.mac.tokens.clone(), kind) {
                 Ok(text) => Some(text),
                 Err(error) => {
                     errors.push(error);
@@ -329,15 +351,19 @@ fn doc_string(attr: &Attribute, errors: &mut Vec<syn::Error>) -> Option<String> 
         other => {
             errors.push(syn::Error::new_spanned(
                 other,
-                "#[tool] reads doc comments at compile time and cannot expand this macro; use \
-                 a string literal, `concat!` of literals, or #[tool(description = \"...\")]",
+                format!(
+                    "{} reads doc comments at compile time and cannot expand this macro; use \
+                     a string literal, `concat!` of literals, or #[{}(description = \"...\")]",
+                    kind.attribute(),
+                    kind.noun()
+                ),
             ));
             None
         }
     }
 }
 
-fn concat_literals(tokens: TokenStream) -> syn::Result<String> {
+fn concat_literals(tokens: TokenStream, kind: Kind) -> syn::Result<String> {
     let parser = syn::punctuated::Punctuated::<syn::Lit, syn::Token![,]>::parse_terminated;
     let literals = syn::parse::Parser::parse2(parser, tokens)?;
     let mut out = String::new();
@@ -351,7 +377,10 @@ fn concat_literals(tokens: TokenStream) -> syn::Result<String> {
             other => {
                 return Err(syn::Error::new_spanned(
                     other,
-                    "#[tool] can only read `concat!` of plain literals in doc comments",
+                    format!(
+                        "{} can only read `concat!` of plain literals in doc comments",
+                        kind.attribute()
+                    ),
                 ))
             }
         }

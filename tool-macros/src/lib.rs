@@ -53,30 +53,11 @@ fn expand_kind(
             return quote::quote!(#(#errors)* #item);
         }
     };
-    let tool = ast::ToolFn::from_syn(item, &mut errors);
+    let tool = ast::ToolFn::from_syn(item, kind, &mut errors);
     let checked = valid::check(&tool_args, &tool, &mut errors);
     if errors.is_empty() {
         expand::expand(&tool_args, &tool, &checked)
     } else {
-        fallback::expand(Some(tool.item), renamed(kind, errors))
+        fallback::expand(Some(tool.item), errors)
     }
-}
-
-/// The shared stages speak of `#[tool]`; for the other attributes, their messages name the
-/// attribute the user wrote.
-fn renamed(kind: args::Kind, errors: Vec<syn::Error>) -> Vec<syn::Error> {
-    if kind == args::Kind::Tool {
-        return errors;
-    }
-    errors
-        .into_iter()
-        .flat_map(|error| error.into_iter().collect::<Vec<_>>())
-        .map(|error| {
-            let message = error
-                .to_string()
-                .replace("#[tool]", kind.attribute())
-                .replace("a tool ", &format!("a {} ", kind.noun()));
-            syn::Error::new(error.span(), message)
-        })
-        .collect()
 }

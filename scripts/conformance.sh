@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite's server scenarios against the fixture server
-# (examples/src/bin/conformance-server.rs) over HTTP, for 2025-11-25 (release 0.1.x) and
+# (examples/src/bin/conformance-server/) over HTTP, for 2025-11-25 (release 0.1.x) and
 # 2026-07-28 (release 0.2.0-alpha). Prints one line per scenario and a summary line;
 # exits non-zero when any scenario fails.
 set -euo pipefail
@@ -27,10 +27,18 @@ scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-i
     resources-list resources-read-text resources-read-binary resources-templates-read
     resources-subscribe resources-unsubscribe prompts-list prompts-get-simple
     prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
-    completion-complete)
+    completion-complete tools-call-sampling tools-call-elicitation
+    elicitation-sep1034-defaults elicitation-sep1330-enums)
 # Scenarios only the 0.2 releases have.
 scenarios_0_2=(http-header-validation http-custom-header-server-validation
-    sep-2164-resource-not-found caching)
+    sep-2164-resource-not-found caching server-stateless
+    input-required-result-basic-elicitation input-required-result-basic-sampling
+    input-required-result-basic-list-roots input-required-result-request-state
+    input-required-result-multiple-input-requests input-required-result-multi-round
+    input-required-result-missing-input-response input-required-result-non-tool-request
+    input-required-result-result-type input-required-result-unsupported-methods
+    input-required-result-tampered-state input-required-result-capability-check
+    input-required-result-ignore-extra-params input-required-result-validate-input)
 
 passed=0
 failed=0

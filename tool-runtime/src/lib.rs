@@ -184,6 +184,21 @@ pub mod context {
     pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};
 }
 
+/// Asking the client while a call runs: the user (a form, or a page to visit), the
+/// client's model, the client's roots. A tool asks through its [`CallContext`]
+/// ([`elicit`](CallContext::elicit), [`elicit_url`](CallContext::elicit_url),
+/// [`sample`](CallContext::sample), [`roots`](CallContext::roots)) and writes it the same
+/// way for every protocol version: in the handshake era the question goes to the client at
+/// once and the call waits for the answer; at 2026-07-28 the call is answered
+/// `input_required` with its questions, and runs again when the client retries it with the
+/// answers (what the tool [`keep`](CallContext::keep)s travels along, sealed).
+pub mod ask {
+    pub use crate::call::ask::{
+        Ask, AskError, ClientCapability, ElicitForm, Elicited, Root, Sampled, Sampling, ToolChoice,
+        ToolUse,
+    };
+}
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

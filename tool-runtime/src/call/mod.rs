@@ -2,6 +2,7 @@
 //! the tool, and turn what it returns (or how it failed) into a result.
 
 pub(crate) mod arguments;
+pub(crate) mod ask;
 pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -23,6 +23,10 @@ pub(crate) struct CallScope {
     pub(crate) cancellation: Cancellation,
     /// The least severe level the client wants, shared with its session.
     pub(crate) log_level: Arc<AtomicU8>,
+    /// How the call's questions reach its client, if one can be asked.
+    pub(crate) asker: Option<Arc<dyn super::ask::Asker>>,
+    /// How many questions the call has asked, for their default keys.
+    questions: AtomicUsize,
 }
 
 impl CallScope {
@@ -36,7 +40,20 @@ impl CallScope {
             notifier,
             cancellation: Cancellation::new(),
             log_level,
+            asker: None,
+            questions: AtomicUsize::new(0),
         }
+    }
+
+    /// The same scope, whose questions go through `asker`.
+    pub(crate) fn asking(mut self, asker: Arc<dyn super::ask::Asker>) -> Self {
+        self.asker = Some(asker);
+        self
+    }
+
+    /// The number of the call's next question, from 1.
+    pub(crate) fn next_question(&self) -> usize {
+        self.questions.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
 

@@ -66,8 +66,12 @@ pub enum Incoming {
         method: String,
         params: Option<Map<String, Value>>,
     },
-    /// A response (to a request we never send); ignored.
-    Response,
+    /// A response to a request of ours (a question to the client): its id (`None` when it
+    /// was `null`), and its result or its error's code and message.
+    Response {
+        id: Option<RequestId>,
+        outcome: Result<Value, (i64, String)>,
+    },
 }
 
 /// Why an incoming message is not a valid one, and the error to answer with.
@@ -169,7 +173,26 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejected> {
     }
     if envelope.result.is_some() || envelope.error.is_some() {
         return if envelope.method.is_none() {
-            Ok(Incoming::Response)
+            let outcome = match (envelope.result, envelope.error) {
+                (Some(result), _) => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
+                (None, error) => {
+                    let error: Value = error
+                        .and_then(|e| serde_json::from_str(e.get()).ok())
+                        .unwrap_or(Value::Null);
+                    Err((
+                        error
+                            .get("code")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(code::INTERNAL_ERROR),
+                        error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("the client sent an error without a message")
+                            .to_owned(),
+                    ))
+                }
+            };
+            Ok(Incoming::Response { id, outcome })
         } else {
             Err(rejected(
                 id,
@@ -284,6 +307,13 @@ pub fn error_response(
     .into_bytes()
 }
 
+/// A request of ours to the client (a question while a call runs), with a numeric id.
+pub(crate) fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
+    let method = Value::from(method);
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{method},\"params\":{params}}}")
+        .into_bytes()
+}
+
 /// A notification.
 pub fn notification(method: &str, params: &Value) -> Vec<u8> {
     let method = Value::from(method);
@@ -325,8 +355,15 @@ mod tests {
         ));
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
-            Incoming::Response
+            Incoming::Response { outcome: Ok(_), .. }
         ));
+        match parse(br#"{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}"#).unwrap() {
+            Incoming::Response { id, outcome } => {
+                assert_eq!(id, Some(RequestId("4".into())));
+                assert_eq!(outcome, Err((-1, "no".to_owned())));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! anything else follows the handshake era (`initialize`, then requests), with the
 //! negotiated version kept per connection.
 
+pub(crate) mod asking;
 mod backlog;
 pub(crate) mod era;
 pub(crate) mod ids;
@@ -20,6 +21,7 @@ mod surfaces;
 pub(crate) mod tools;
 mod work;
 
+pub use asking::sealed::SealingKey;
 pub use jsonrpc::RequestId;
 pub use outbox::{outbox, Messages, Outgoing};
 pub use outputs::LargeOutputs;
@@ -87,6 +89,8 @@ pub enum MessageKind {
     Result,
     /// An error response with this JSON-RPC code: it ends its request.
     Error(i64),
+    /// A request of ours to the client (a question while a call runs); the call goes on.
+    Request,
 }
 
 impl Message {
@@ -104,6 +108,14 @@ impl Message {
             bytes,
             kind: MessageKind::Notification,
             place: Some(Arc::new(place)),
+        }
+    }
+
+    pub(crate) fn request(bytes: Vec<u8>) -> Message {
+        Message {
+            bytes,
+            kind: MessageKind::Request,
+            place: None,
         }
     }
 
@@ -125,7 +137,7 @@ impl Message {
 
     /// Whether this message answers (and so ends) a request.
     pub fn is_response(&self) -> bool {
-        self.kind != MessageKind::Notification
+        matches!(self.kind, MessageKind::Result | MessageKind::Error(_))
     }
 }
 
@@ -223,6 +235,8 @@ pub(crate) struct Shared {
     pub(crate) offered: Offered,
     /// Large outputs of the tools that allow it, kept to be read as resources.
     pub(crate) outputs: OutputStore,
+    /// What request states of calls that ask their client are sealed with.
+    pub(crate) sealing_key: SealingKey,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -298,6 +312,7 @@ impl McpServer {
                 cache: options.cache,
                 offered,
                 outputs: OutputStore::new(options.large_outputs),
+                sealing_key: options.sealing_key.unwrap_or_else(SealingKey::random),
             }),
         }
     }
@@ -357,6 +372,10 @@ pub struct ServerOptions {
     /// When the output of a tool marked `large_output = "resource"` becomes a link, and
     /// how long it is kept.
     pub large_outputs: LargeOutputs,
+    /// What the request states of calls that ask their client (protocol 2026-07-28) are
+    /// sealed with; a random key of the server's own when `None`. See
+    /// [`sealing_key`](ServerOptions::sealing_key).
+    pub sealing_key: Option<SealingKey>,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -424,6 +443,7 @@ impl Default for ServerOptions {
             shutdown_grace: std::time::Duration::from_secs(5),
             cache: CacheHints::default(),
             large_outputs: LargeOutputs::default(),
+            sealing_key: None,
         }
     }
 }
@@ -484,6 +504,23 @@ impl ServerOptions {
     /// prompts and resources while there are none yet, so they can come.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
+        self
+    }
+
+    /// Seals request states with `key`. At protocol 2026-07-28 a call that asks its client
+    /// is answered with its questions and a sealed request state, and continues when the
+    /// client retries it; replicas behind one address need the same key to continue each
+    /// other's calls. Without one, each server makes its own at start.
+    ///
+    /// ```
+    /// use tool_runtime::mcp::{SealingKey, ServerOptions};
+    ///
+    /// let secret = [7u8; 32]; // from your secret store
+    /// let options = ServerOptions::default().sealing_key(SealingKey::new(secret));
+    /// # let _ = options;
+    /// ```
+    pub fn sealing_key(mut self, key: SealingKey) -> Self {
+        self.sealing_key = Some(key);
         self
     }
 }

@@ -1,6 +1,8 @@
 //! One connection's protocol state, and what each method does. No I/O: messages come in as
 //! bytes and go out on channels.
 
+use super::asking::live::{ClientAnswer, LiveAsker};
+use super::asking::retry::RetryAsker;
 use super::backlog::Backlog;
 use super::era::{self, Era};
 use super::jsonrpc::{self, code, Incoming, RequestId};
@@ -15,8 +17,9 @@ use crate::registry::{ListsChanged, Update};
 use serde_json::{json, Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -49,6 +52,12 @@ pub(super) struct State {
     watching_resources: std::sync::atomic::AtomicBool,
     /// Notifications sent by this connection's calls and not yet written out.
     backlog: Arc<Backlog>,
+    /// The capabilities the client declared at `initialize` (handshake era).
+    client_capabilities: Mutex<Value>,
+    /// Questions of calls to the client, waiting for its response, by our request id.
+    pub(super) questions: Mutex<HashMap<RequestId, oneshot::Sender<ClientAnswer>>>,
+    /// The id of our next question.
+    pub(super) next_question: AtomicU64,
 }
 
 /// A request being worked on.
@@ -84,6 +93,9 @@ impl Connection {
                 subscribed: Mutex::new(std::collections::HashSet::new()),
                 watching_resources: std::sync::atomic::AtomicBool::new(false),
                 backlog: Arc::new(Backlog::default()),
+                client_capabilities: Mutex::new(Value::Object(Map::new())),
+                questions: Mutex::new(HashMap::new()),
+                next_question: AtomicU64::new(1),
             }),
         }
     }
@@ -129,6 +141,8 @@ impl Connection {
         }
         self.state.closed.cancel();
         lock(&self.state.unsolicited).take();
+        // Calls waiting for the client's answers learn that none will come.
+        lock(&self.state.questions).clear();
     }
 
     /// Handles one incoming message; every message it causes goes to `sink`, the messages
@@ -164,7 +178,10 @@ impl Connection {
                 );
                 Handled::request(None)
             }
-            Ok(Incoming::Response) => Handled::notification(),
+            Ok(Incoming::Response { id, outcome }) => {
+                self.answered(id, outcome);
+                Handled::notification()
+            }
             Ok(Incoming::Notification { method, params }) => {
                 self.notification(&method, params.as_ref());
                 Handled::notification()
@@ -172,6 +189,18 @@ impl Connection {
             Ok(Incoming::Request { id, method, params }) => {
                 Handled::request(self.request(id, &method, params, claimed, sink))
             }
+        }
+    }
+
+    /// Routes the client's response to the call that asked; a response nobody waits for
+    /// (its call ended, or an id we never sent) is dropped.
+    fn answered(&self, id: Option<RequestId>, outcome: ClientAnswer) {
+        let waiting = id.and_then(|id| lock(&self.state.questions).remove(&id));
+        match waiting {
+            Some(waiting) => {
+                let _ = waiting.send(outcome);
+            }
+            None => tracing::debug!("ignored a response nobody waits for"),
         }
     }
 
@@ -308,6 +337,12 @@ impl Connection {
             .copied()
             .unwrap_or(HANDSHAKE_VERSIONS[0]);
         *lock(&self.state.handshake) = Some(version);
+        if let Some(capabilities) = params
+            .and_then(|p| p.get("capabilities"))
+            .filter(|c| c.is_object())
+        {
+            *lock(&self.state.client_capabilities) = capabilities.clone();
+        }
         let info = &self.shared.info;
         let mut result = json!({
             "protocolVersion": version,
@@ -538,7 +573,21 @@ impl Connection {
             Ok(target) => target,
             Err(refusal) => return answered(sink, refusal),
         };
-        let scope = self.request_scope(&params, log_level, sink);
+        let asking = match &target {
+            surfaces::Target::Prompt(name) => {
+                self.asking(&id, "prompts/get", name, &mut params, stateless)
+            }
+            surfaces::Target::Resource(uri) => {
+                self.asking(&id, "resources/read", uri, &mut params, stateless)
+            }
+            // Completing an argument asks nobody: it runs as the user types.
+            surfaces::Target::Completion(_) => Ok(Asking::Nobody),
+        };
+        let asking = match asking {
+            Ok(asking) => asking,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        let scope = self.request_scope(&params, log_level, asking, sink);
         let guard = match self.register(id, scope.cancellation.clone()) {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
@@ -550,6 +599,7 @@ impl Connection {
             cancellation: scope.cancellation,
             notifier: scope.notifier,
             stateless,
+            retry: scope.retry,
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
         Some(match target {
@@ -671,8 +721,12 @@ impl Connection {
             Ok(name) => name,
             Err(refusal) => return answered(sink, refusal),
         };
+        let asking = match self.asking(&id, "tools/call", &name, &mut params, stateless) {
+            Ok(asking) => asking,
+            Err(refusal) => return answered(sink, refusal),
+        };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
-        let scope = self.request_scope(&params, log_level, sink);
+        let scope = self.request_scope(&params, log_level, asking, sink);
 
         // Argument errors and unknown tools are answered here and now.
         let pending = match self
@@ -697,6 +751,7 @@ impl Connection {
             cancellation: scope.cancellation,
             notifier: scope.notifier,
             stateless,
+            retry: scope.retry,
         }))
     }
 
@@ -706,6 +761,7 @@ impl Connection {
         &self,
         params: &Map<String, Value>,
         log_level: Arc<AtomicU8>,
+        asking: Asking,
         sink: &Outgoing,
     ) -> RequestScope {
         let progress_token = params
@@ -717,16 +773,63 @@ impl Connection {
             sink: Arc::new(Mutex::new(sink.clone())),
             backlog: Arc::clone(&self.state.backlog),
         });
-        let scope = Arc::new(CallScope::new(
+        let scope = CallScope::new(
             progress_token,
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
             log_level,
-        ));
+        );
+        let (scope, retry) = match asking {
+            Asking::Nobody => (scope, None),
+            Asking::Live => {
+                let asker = LiveAsker {
+                    state: Arc::clone(&self.state),
+                    sink: Arc::clone(&notifier.sink),
+                    capabilities: lock(&self.state.client_capabilities).clone(),
+                };
+                (scope.asking(Arc::new(asker)), None)
+            }
+            Asking::Retry(asker) => (
+                scope.asking(Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>),
+                Some(asker),
+            ),
+        };
+        let scope = Arc::new(scope);
         RequestScope {
             cancellation: scope.cancellation.clone(),
             context: self.shared.registry.context().with_scope(scope),
             notifier,
+            retry,
         }
+    }
+
+    /// How a request that runs user code asks its client: live in the handshake era; at
+    /// 2026-07-28 by rounds, reading the answers and the sealed state a retry brings (taken
+    /// out of `params`), refused with -32602 when they are malformed or the state was
+    /// altered.
+    fn asking(
+        &self,
+        id: &RequestId,
+        method: &str,
+        target: &str,
+        params: &mut Map<String, Value>,
+        stateless: bool,
+    ) -> Result<Asking, Message> {
+        if !stateless {
+            return Ok(Asking::Live);
+        }
+        let capabilities = era::meta_of(Some(params))
+            .and_then(|meta| meta.get(META_CAPABILITIES))
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        RetryAsker::of_request(
+            &self.shared.sealing_key,
+            method,
+            target,
+            params,
+            capabilities,
+        )
+        .map(|asker| Asking::Retry(Arc::new(asker)))
+        .map_err(|why| error_message(Some(id), code::INVALID_PARAMS, &why, None))
     }
 
     /// Records a request as in flight, under one lock so two requests racing with the same
@@ -928,6 +1031,15 @@ struct RequestScope {
     context: crate::call::context::CallContext,
     cancellation: Cancellation,
     notifier: Arc<SinkNotifier>,
+    /// At 2026-07-28, the round of asking whose verdict shapes the answer.
+    retry: Option<Arc<RetryAsker>>,
+}
+
+/// How a request asks its client (see [`Connection::asking`]).
+enum Asking {
+    Nobody,
+    Live,
+    Retry(Arc<RetryAsker>),
 }
 
 /// A request answered where it was handled: it leaves no work.

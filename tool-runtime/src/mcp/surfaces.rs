@@ -1,6 +1,8 @@
 //! The protocol side of prompts, resources and completion: `prompts/get`, `resources/read` and `completion/complete`, which run user code and so
 //! are handed back as work, like a tool call.
 
+use super::asking::retry::RetryAsker;
+use super::asking::settle;
 use super::jsonrpc::{self, code, RequestId};
 use super::outputs::OutputStore;
 use super::pages::stateless_result;
@@ -48,6 +50,8 @@ pub(super) struct Request {
     /// Where its notifications and its answer go.
     pub(super) notifier: Arc<SinkNotifier>,
     pub(super) stateless: bool,
+    /// At 2026-07-28, the round of asking whose verdict shapes the answer.
+    pub(super) retry: Option<Arc<RetryAsker>>,
 }
 
 impl Request {
@@ -138,6 +142,7 @@ impl Request {
                     cancellation,
                     notifier,
                     stateless,
+                    retry,
                 } = self;
                 let produced = produce(Arc::clone(&shared), context, stateless);
                 let outcome = tokio::select! {
@@ -148,10 +153,11 @@ impl Request {
                 if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
                     return;
                 }
-                let message = match outcome {
+                let failed = outcome.is_err();
+                let message = settle(&guard.id, retry.as_deref(), failed, || match outcome {
                     Ok(body) => result(&shared, &guard.id, body, stateless),
                     Err(error) => surface_error(&guard.id, &error, stateless),
-                };
+                });
                 send(&lock(&notifier.sink), message);
             },
             Some(sink),

@@ -2,6 +2,8 @@
 //! notifications to keep), handed back to the transport, which decides where it runs: the
 //! protocol layer itself spawns nothing.
 
+use super::asking::retry::RetryAsker;
+use super::asking::settle;
 use super::outbox::Outgoing;
 use super::session::{answer, lock, send, State};
 use super::{jsonrpc::RequestId, Shared};
@@ -216,6 +218,8 @@ pub(crate) struct CallWork {
     /// Where the call's notifications and its answer go.
     pub(super) notifier: Arc<SinkNotifier>,
     pub(super) stateless: bool,
+    /// At 2026-07-28, the round of asking whose verdict shapes the answer.
+    pub(super) retry: Option<Arc<RetryAsker>>,
 }
 
 impl CallWork {
@@ -233,6 +237,7 @@ impl CallWork {
                 guard: self.guard,
                 call,
                 stateless: self.stateless,
+                retry: self.retry,
             }),
             Err(pending) => Placed::Future(Work::call(CallWork { pending, ..self })),
         }
@@ -249,6 +254,7 @@ impl CallWork {
             cancellation,
             notifier,
             stateless,
+            retry,
         } = self;
         let result = tokio::select! {
             biased;
@@ -257,10 +263,11 @@ impl CallWork {
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
         if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
-            send(
-                &lock(&notifier.sink),
-                answer(&shared, &guard.id, result, stateless),
-            );
+            let failed = result.is_error();
+            let message = settle(&guard.id, retry.as_deref(), failed, || {
+                answer(&shared, &guard.id, result, stateless)
+            });
+            send(&lock(&notifier.sink), message);
         }
     }
 }
@@ -279,6 +286,7 @@ pub(crate) struct InPlaceWork {
     guard: InFlightGuard,
     call: crate::registry::InPlaceCall,
     stateless: bool,
+    retry: Option<Arc<RetryAsker>>,
 }
 
 impl InPlaceWork {
@@ -302,7 +310,13 @@ impl InPlaceWork {
     pub(crate) fn run(self) -> Option<super::Message> {
         let result = self.call.run();
         lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
-        Some(answer(&self.shared, &self.guard.id, result, self.stateless))
+        let failed = result.is_error();
+        Some(settle(
+            &self.guard.id,
+            self.retry.as_deref(),
+            failed,
+            || answer(&self.shared, &self.guard.id, result, self.stateless),
+        ))
     }
 }
 

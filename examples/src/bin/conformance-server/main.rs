@@ -3,6 +3,8 @@
 //! `#[resource]` as a user would. Run it with
 //! `conformance-server serve --http 127.0.0.1:PORT` and point the suite at `/mcp`.
 
+mod asking;
+
 use std::process::ExitCode;
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;

@@ -1,0 +1,72 @@
+//! Asking in the handshake era: the question goes to the client as a JSON-RPC request on
+//! the call's own stream (stdio's output, or the call's HTTP response stream), and the
+//! call waits for the client's response, which the connection routes back by id.
+
+use super::super::jsonrpc::{self, RequestId};
+use super::super::outbox::Outgoing;
+use super::super::session::{lock, State};
+use super::super::Message;
+use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// A client's response to one of our requests: its result, or its error's code and
+/// message.
+pub(crate) type ClientAnswer = Result<Value, (i64, String)>;
+
+/// The asker of one call on a handshake-era connection.
+pub(crate) struct LiveAsker {
+    pub(in crate::mcp) state: Arc<State>,
+    /// The call's sink (shared, so a transport's redirect reaches it).
+    pub(in crate::mcp) sink: Arc<Mutex<Outgoing>>,
+    pub(in crate::mcp) capabilities: Value,
+}
+
+/// Forgets a question whose call stopped waiting.
+struct Waiting {
+    state: Arc<State>,
+    id: RequestId,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        lock(&self.state.questions).remove(&self.id);
+    }
+}
+
+impl Asker for LiveAsker {
+    fn supports(&self, capability: ClientCapability) -> bool {
+        capability.declared_in(&self.capabilities)
+    }
+
+    fn ask(
+        &self,
+        question: Question,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
+        let number = self.state.next_question.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::from_value(&Value::from(number));
+        let (answer, answered) = oneshot::channel();
+        lock(&self.state.questions).insert(id.clone(), answer);
+        let waiting = Waiting {
+            state: Arc::clone(&self.state),
+            id,
+        };
+        let bytes = jsonrpc::request(number, question.method(), &question.params);
+        let sent = lock(&self.sink).send(Message::request(bytes));
+        Box::pin(async move {
+            let _waiting = waiting;
+            if !sent {
+                return Err(AskError::Closed);
+            }
+            match answered.await {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err((code, message))) => Err(AskError::Refused { code, message }),
+                Err(_) => Err(AskError::Closed),
+            }
+        })
+    }
+}

@@ -1,0 +1,221 @@
+//! Asking at 2026-07-28, where the server never holds a call open for its client: the
+//! tool runs with the answers the client's retry brought (and those of earlier rounds,
+//! from the sealed request state); a question without an answer is noted, and once the
+//! tool returns the call is answered `input_required` with every question noted and a new
+//! request state. The tool runs again, from the start, on the next retry.
+
+use super::sealed::{Bound, SealingKey};
+use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use serde_json::{json, Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+/// The asker of one round of a call.
+pub(crate) struct RetryAsker {
+    capabilities: Value,
+    /// The answers this round can use: earlier rounds', then the retry's.
+    answers: Map<String, Value>,
+    round: Mutex<Round>,
+    key: SealingKey,
+    method: String,
+    target: String,
+    arguments: Value,
+}
+
+#[derive(Default)]
+struct Round {
+    /// Questions without an answer yet, as `inputRequests` spells them.
+    asked: Map<String, Value>,
+    /// Answers the tool read.
+    used: Map<String, Value>,
+    /// What the tool keeps for the next round.
+    kept: Map<String, Value>,
+    /// Capabilities the tool needed and the client did not declare.
+    missing: Vec<ClientCapability>,
+    /// An answer that does not fit its question: a protocol error of the retry.
+    invalid: Option<String>,
+}
+
+/// How a round ends.
+pub(crate) enum Verdict {
+    /// The call is answered as the tool answered it.
+    Complete,
+    /// The call is answered `input_required`: its result body.
+    InputRequired(Map<String, Value>),
+    /// The retry is refused (-32602): why.
+    Invalid(String),
+    /// The call needed capabilities the client did not declare (-32021): them, as a
+    /// client capabilities object.
+    Missing(Value),
+}
+
+impl RetryAsker {
+    /// The asker of a request whose `params` may carry `inputResponses` and
+    /// `requestState` (both taken out); `Err` is why the retry is refused (-32602).
+    pub(crate) fn of_request(
+        key: &SealingKey,
+        method: &str,
+        target: &str,
+        params: &mut Map<String, Value>,
+        capabilities: Value,
+    ) -> Result<RetryAsker, String> {
+        let responses = match params.remove("inputResponses") {
+            None => Map::new(),
+            Some(Value::Object(responses)) => responses,
+            Some(_) => {
+                return Err(
+                    "Invalid params: \"inputResponses\" must be an object of answers, \
+                            keyed as the \"inputRequests\" they answer"
+                        .to_owned(),
+                )
+            }
+        };
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let state = match params.remove("requestState") {
+            None => None,
+            Some(Value::String(sealed)) => {
+                let bound = Bound {
+                    method,
+                    target,
+                    arguments: &arguments,
+                };
+                Some(
+                    key.open(&sealed, &bound)
+                        .map_err(|why| format!("Invalid params: {why}"))?,
+                )
+            }
+            Some(_) => {
+                return Err(
+                    "Invalid params: \"requestState\" must be the string the server sent"
+                        .to_owned(),
+                )
+            }
+        };
+        let (mut answers, kept) = state.map(|s| (s.answers, s.kept)).unwrap_or_default();
+        answers.extend(responses);
+        Ok(RetryAsker {
+            capabilities,
+            answers,
+            round: Mutex::new(Round {
+                kept,
+                ..Round::default()
+            }),
+            key: key.clone(),
+            method: method.to_owned(),
+            target: target.to_owned(),
+            arguments,
+        })
+    }
+
+    /// How the round ends, given whether the tool's own answer is a failure.
+    pub(crate) fn verdict(&self, failed: bool) -> Verdict {
+        let mut round = super::super::session::lock(&self.round);
+        if let Some(why) = round.invalid.take() {
+            return Verdict::Invalid(why);
+        }
+        if !round.asked.is_empty() {
+            let bound = Bound {
+                method: &self.method,
+                target: &self.target,
+                arguments: &self.arguments,
+            };
+            let state = self.key.seal(
+                &bound,
+                std::mem::take(&mut round.used),
+                std::mem::take(&mut round.kept),
+            );
+            let mut body = Map::new();
+            body.insert("resultType".to_owned(), "input_required".into());
+            body.insert(
+                "inputRequests".to_owned(),
+                Value::Object(std::mem::take(&mut round.asked)),
+            );
+            body.insert("requestState".to_owned(), state.into());
+            return Verdict::InputRequired(body);
+        }
+        if failed && !round.missing.is_empty() {
+            let mut required = Map::new();
+            for capability in &round.missing {
+                merge(&mut required, capability.declaration());
+            }
+            return Verdict::Missing(Value::Object(required));
+        }
+        Verdict::Complete
+    }
+}
+
+/// Merges a capabilities object into `into`, key by key, one level down.
+fn merge(into: &mut Map<String, Value>, declaration: Value) {
+    let Value::Object(declaration) = declaration else {
+        return;
+    };
+    for (key, value) in declaration {
+        match (into.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(more)) => existing.extend(more),
+            (_, value) => {
+                into.insert(key, value);
+            }
+        }
+    }
+}
+
+impl Asker for RetryAsker {
+    fn supports(&self, capability: ClientCapability) -> bool {
+        capability.declared_in(&self.capabilities)
+    }
+
+    fn missing(&self, capability: ClientCapability) {
+        let mut round = super::super::session::lock(&self.round);
+        if !round.missing.contains(&capability) {
+            round.missing.push(capability);
+        }
+    }
+
+    fn ask(
+        &self,
+        question: Question,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
+        let mut round = super::super::session::lock(&self.round);
+        let outcome = match self.answers.get(&question.key) {
+            Some(answer) => {
+                round.used.insert(question.key, answer.clone());
+                Ok(answer.clone())
+            }
+            None => {
+                let mut params = question.params;
+                // At 2026-07-28 a URL elicitation has no id: the request state correlates.
+                if let Some(params) = params.as_object_mut() {
+                    params.remove("elicitationId");
+                }
+                let method = question.capability.method();
+                round
+                    .asked
+                    .insert(question.key, json!({"method": method, "params": params}));
+                Err(AskError::InputRequired)
+            }
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn rejected(&self, key: &str, why: &str) {
+        let mut round = super::super::session::lock(&self.round);
+        round.invalid.get_or_insert_with(|| {
+            format!("Invalid params: inputResponses[\"{key}\"] does not answer its question: {why}")
+        });
+    }
+
+    fn keep(&self, key: &str, value: Value) -> bool {
+        super::super::session::lock(&self.round)
+            .kept
+            .insert(key.to_owned(), value);
+        true
+    }
+
+    fn kept(&self, key: &str) -> Option<Value> {
+        super::super::session::lock(&self.round)
+            .kept
+            .get(key)
+            .cloned()
+    }
+}

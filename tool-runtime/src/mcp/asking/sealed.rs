@@ -1,0 +1,213 @@
+//! The request state of a call that asks its client at 2026-07-28: what the call carries
+//! from one round to the next (the answers it already has, what the tool chose to keep),
+//! sealed with HMAC-SHA256 so a client cannot alter it, and bound to the request it was
+//! issued for and to a time limit. Any replica of the server that has the same key can
+//! continue the call.
+
+use crate::export::canonical;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a request state can be used: a client answers within it, or starts again.
+const LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// The key request states are sealed with. Servers that continue each other's calls (the
+/// replicas behind one address) need the same key; a server without one makes its own at
+/// start, so its states are good only until it restarts.
+#[derive(Clone)]
+pub struct SealingKey(Arc<[u8]>);
+
+impl SealingKey {
+    /// A key from secret bytes (at least 32, from a secret store; never from argv).
+    ///
+    /// # Panics
+    ///
+    /// When `secret` is shorter than 32 bytes: a short key is a guessable one.
+    pub fn new(secret: impl AsRef<[u8]>) -> SealingKey {
+        let secret = secret.as_ref();
+        assert!(
+            secret.len() >= 32,
+            "a sealing key needs at least 32 secret bytes; got {}",
+            secret.len()
+        );
+        SealingKey(secret.into())
+    }
+
+    /// A new random key.
+    pub(crate) fn random() -> SealingKey {
+        let mut bytes = [0u8; 32];
+        // The operating system's generator does not fail on the platforms we build for;
+        // if it did, every state would be refused, never forged.
+        let _ = getrandom::fill(&mut bytes);
+        SealingKey(bytes.to_vec().into())
+    }
+}
+
+impl fmt::Debug for SealingKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SealingKey(..)")
+    }
+}
+
+/// What one round of a call hands to the next.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct RoundState {
+    /// The method and what it names (tool, prompt, resource URI), and a digest of the
+    /// arguments: a state is good only for the request it was issued for.
+    #[serde(rename = "m")]
+    method: String,
+    #[serde(rename = "t")]
+    target: String,
+    #[serde(rename = "d")]
+    digest: String,
+    /// Seconds since the Unix epoch after which it is refused.
+    #[serde(rename = "e")]
+    expires: u64,
+    /// Answers of earlier rounds, by key.
+    #[serde(rename = "a", default)]
+    pub(crate) answers: Map<String, Value>,
+    /// What the tool kept, by key.
+    #[serde(rename = "k", default)]
+    pub(crate) kept: Map<String, Value>,
+}
+
+/// The request a state belongs to.
+pub(crate) struct Bound<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) target: &'a str,
+    pub(crate) arguments: &'a Value,
+}
+
+impl Bound<'_> {
+    fn digest(&self) -> String {
+        let digest = Sha256::digest(canonical::to_string(self.arguments).as_bytes());
+        URL_SAFE_NO_PAD.encode(digest)
+    }
+}
+
+impl SealingKey {
+    fn mac(&self) -> Hmac<Sha256> {
+        // HMAC takes a key of any length.
+        Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC accepts keys of any length")
+    }
+
+    /// Seals `answers` and `kept` for the next round of `bound`.
+    pub(crate) fn seal(
+        &self,
+        bound: &Bound<'_>,
+        answers: Map<String, Value>,
+        kept: Map<String, Value>,
+    ) -> String {
+        let state = RoundState {
+            method: bound.method.to_owned(),
+            target: bound.target.to_owned(),
+            digest: bound.digest(),
+            expires: now().saturating_add(LIFETIME.as_secs()),
+            answers,
+            kept,
+        };
+        let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&state).unwrap_or_default());
+        let mut mac = self.mac();
+        mac.update(body.as_bytes());
+        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        format!("{body}.{tag}")
+    }
+
+    /// Opens a state a client sent back for `bound`; why not, in words for the client.
+    pub(crate) fn open(&self, sealed: &str, bound: &Bound<'_>) -> Result<RoundState, String> {
+        const ALTERED: &str = "\"requestState\" failed its integrity check: it was altered, or \
+                               issued by a server with another key; call again without it";
+        let (body, tag) = sealed.split_once('.').ok_or(ALTERED)?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| ALTERED)?;
+        let mut mac = self.mac();
+        mac.update(body.as_bytes());
+        mac.verify_slice(&tag).map_err(|_| ALTERED)?;
+        let state: RoundState = URL_SAFE_NO_PAD
+            .decode(body)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .ok_or(ALTERED)?;
+        if state.method != bound.method
+            || state.target != bound.target
+            || state.digest != bound.digest()
+        {
+            return Err(format!(
+                "\"requestState\" was issued for another request; send it back only with the \
+                 {} request it came with, unchanged",
+                bound.method
+            ));
+        }
+        if state.expires < now() {
+            return Err("\"requestState\" has expired; call again without it".to_owned());
+        }
+        Ok(state)
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_state_opens_only_unaltered_and_for_its_own_request() {
+        let key = SealingKey::random();
+        let arguments = json!({"b": 1, "a": [true]});
+        let bound = Bound {
+            method: "tools/call",
+            target: "t",
+            arguments: &arguments,
+        };
+        let mut answers = Map::new();
+        answers.insert("x".into(), json!({"action": "accept"}));
+        let sealed = key.seal(&bound, answers.clone(), Map::new());
+        assert_eq!(key.open(&sealed, &bound).unwrap().answers, answers);
+
+        let reordered = json!({"a": [true], "b": 1});
+        let same = Bound {
+            arguments: &reordered,
+            ..bound
+        };
+        assert!(
+            key.open(&sealed, &same).is_ok(),
+            "key order does not matter"
+        );
+
+        let tampered = format!("{sealed}-TAMPERED");
+        assert!(key
+            .open(&tampered, &bound)
+            .unwrap_err()
+            .contains("integrity"));
+        assert!(SealingKey::random()
+            .open(&sealed, &bound)
+            .unwrap_err()
+            .contains("integrity"));
+        let other = json!({"b": 2, "a": [true]});
+        let elsewhere = Bound {
+            arguments: &other,
+            ..bound
+        };
+        assert!(key
+            .open(&sealed, &elsewhere)
+            .unwrap_err()
+            .contains("another request"));
+        let other_tool = Bound {
+            target: "u",
+            ..bound
+        };
+        assert!(key.open(&sealed, &other_tool).is_err());
+    }
+}

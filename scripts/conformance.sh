@@ -65,5 +65,13 @@ run() {
 run 2025-11-25 conformance-2025
 run 2025-11-25-alpha conformance-2026 --spec-version 2025-11-25
 run 2026-07-28 conformance-2026 --spec-version 2026-07-28
+# The tasks extension (io.modelcontextprotocol/tasks) at 2026-07-28: the suite skips
+# extension scenarios unless forced.
+scenarios=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields
+    tasks-request-state-removal tasks-mrtr-input tasks-request-headers
+    tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error
+    tasks-mrtr-composition)
+scenarios_0_2=()
+run 2026-07-28-tasks conformance-2026 --spec-version 2026-07-28 --force
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -58,6 +58,7 @@ impl Kind {
                     | "open_world"
                     | "timeout"
                     | "large_output"
+                    | "task"
             ),
             Kind::Prompt => matches!(key, "name" | "title" | "description" | "timeout"),
             Kind::Resource => matches!(
@@ -70,7 +71,7 @@ impl Kind {
 
 /// Every key `#[tool(...)]` accepts, in the order the error message lists them.
 pub const ACCEPTED_KEYS: &str =
-    "name, title, description, read_only, destructive, idempotent, open_world, timeout, large_output";
+    "name, title, description, read_only, destructive, idempotent, open_world, timeout, large_output, task";
 
 /// What the attribute said. Each field keeps the span of its key for later errors.
 #[derive(Default)]
@@ -93,6 +94,8 @@ pub struct ToolArgs {
     pub timeout_ms: Option<u64>,
     /// `large_output = "resource"` (true) or `"cut"` (false, the default).
     pub large_output_as_resource: Option<bool>,
+    /// `task = "optional"` or `"required"`: whether a call may, or must, run as a task.
+    pub task: Option<LitStr>,
 }
 
 /// A boolean MCP hint: `read_only` or `read_only = false`.
@@ -194,6 +197,19 @@ impl ToolArgs {
                     }
                 };
                 set_once(&mut self.large_output_as_resource, meta, as_resource)
+            }
+            "task" => {
+                let text = string_value(meta)?;
+                if !["optional", "required", "forbidden"].contains(&text.value().as_str()) {
+                    return Err(syn::Error::new(
+                        text.span(),
+                        format!(
+                            "task is \"optional\" (a client that can follow tasks gets one, others wait for the answer), \"required\" (only clients that can follow tasks may call it) or \"forbidden\" (the default), not {:?}",
+                            text.value()
+                        ),
+                    ));
+                }
+                set_once(&mut self.task, meta, text)
             }
             "timeout" => {
                 let text = string_value(meta)?;

@@ -178,6 +178,11 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         None => quote!(::core::option::Option::None),
     };
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
+    let task = match args.task.as_ref().map(syn::LitStr::value).as_deref() {
+        Some("optional") => quote!(#rt::TaskSupport::Optional),
+        Some("required") => quote!(#rt::TaskSupport::Required),
+        _ => quote!(#rt::TaskSupport::Forbidden),
+    };
     let location = quote_spanned! {tool.ident.span()=>
         #rt::SourceLocation {
             file: ::core::file!(),
@@ -238,6 +243,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                         },
                         timeout: #timeout,
                         large_output_as_resource: #large_output_as_resource,
+                        task: #task,
                         output_schema: __tool_output_schema,
                         location: #location,
                     },

@@ -96,6 +96,7 @@ pub mod mcp;
 mod registration;
 pub mod registry;
 mod schema;
+pub mod tasks;
 pub mod transport;
 
 #[doc(hidden)]

@@ -20,6 +20,7 @@ pub use crate::catalog::contract::{
     Annotations, Example, ParamKind, ParamSpec, ResourceSpec, SourceLocation, Surface,
     ToolDescription,
 };
+pub use crate::catalog::TaskSupport;
 pub use crate::registration::ToolRegistration;
 #[cfg(feature = "linkme")]
 pub use crate::registration::TOOL_REGISTRY;

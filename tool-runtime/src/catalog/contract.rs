@@ -21,6 +21,8 @@ pub struct ToolDescription {
     /// `#[tool(large_output = "resource")]`: an output over the server's threshold is
     /// stored and answered as a link to it, with a preview.
     pub large_output_as_resource: bool,
+    /// `#[tool(task = "...")]`: whether a call may, or must, run as a task.
+    pub task: super::TaskSupport,
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     pub location: SourceLocation,
 }

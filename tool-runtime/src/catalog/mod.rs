@@ -31,6 +31,32 @@ pub struct Tool {
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
     large_output_as_resource: bool,
+    task: TaskSupport,
+}
+
+/// Whether a call of a tool may run as a task: answered at once with a task the client
+/// follows (polls, answers the task's questions, cancels) while the tool runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never: every call is answered when the tool ends (the default).
+    #[default]
+    Forbidden,
+    /// A client that can follow tasks gets one; any other waits for the answer.
+    Optional,
+    /// Only as a task: a client that cannot follow tasks is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// The name MCP gives it (`execution.taskSupport`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
 }
 
 /// What the schema says of one parameter of a tool.
@@ -114,6 +140,7 @@ impl Tool {
             location: Some(description.location),
             timeout: description.timeout,
             large_output_as_resource: description.large_output_as_resource,
+            task: description.task,
         }
     }
 
@@ -143,6 +170,7 @@ impl Tool {
             location: None,
             timeout: None,
             large_output_as_resource: false,
+            task: TaskSupport::Forbidden,
         }
     }
 
@@ -225,6 +253,15 @@ impl Tool {
     pub fn published_output_schema(&self) -> Option<&Value> {
         self.output_schema()
             .filter(|_| !self.large_output_as_resource)
+    }
+
+    /// Whether a call may, or must, run as a task (`#[tool(task = "...")]`).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task
+    }
+
+    pub(crate) fn set_task_support(&mut self, task: TaskSupport) {
+        self.task = task;
     }
 
     pub(crate) fn set_large_output_as_resource(&mut self, as_resource: bool) {

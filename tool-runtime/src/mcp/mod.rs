@@ -18,6 +18,7 @@ mod outputs;
 mod pages;
 mod session;
 mod surfaces;
+pub(crate) mod tasks;
 pub(crate) mod tools;
 mod work;
 
@@ -237,6 +238,8 @@ pub(crate) struct Shared {
     pub(crate) outputs: OutputStore,
     /// What request states of calls that ask their client are sealed with.
     pub(crate) sealing_key: SealingKey,
+    /// How calls run as tasks, and where tasks are kept.
+    pub(crate) tasks: crate::tasks::TaskOptions,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -246,6 +249,8 @@ pub(crate) struct Offered {
     pub(crate) resources: bool,
     /// Prompt arguments or resource-template variables to complete.
     pub(crate) completions: bool,
+    /// Whether any tool may run as a task.
+    pub(crate) tasks: bool,
 }
 
 impl Offered {
@@ -264,6 +269,10 @@ impl Offered {
             prompts,
             resources: may_change || !resources.is_empty() || links_outputs,
             completions: prompts || resources.iter().any(|r| r.is_template()),
+            tasks: registry
+                .tools()
+                .iter()
+                .any(|tool| tool.task_support() != crate::catalog::TaskSupport::Forbidden),
         }
     }
 }
@@ -313,6 +322,7 @@ impl McpServer {
                 offered,
                 outputs: OutputStore::new(options.large_outputs),
                 sealing_key: options.sealing_key.unwrap_or_else(SealingKey::random),
+                tasks: options.tasks,
             }),
         }
     }
@@ -376,6 +386,8 @@ pub struct ServerOptions {
     /// sealed with; a random key of the server's own when `None`. See
     /// [`sealing_key`](ServerOptions::sealing_key).
     pub sealing_key: Option<SealingKey>,
+    /// How calls of tools that allow it run as tasks. See [`tasks`](ServerOptions::tasks).
+    pub tasks: crate::tasks::TaskOptions,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -444,6 +456,7 @@ impl Default for ServerOptions {
             cache: CacheHints::default(),
             large_outputs: LargeOutputs::default(),
             sealing_key: None,
+            tasks: crate::tasks::TaskOptions::default(),
         }
     }
 }
@@ -504,6 +517,13 @@ impl ServerOptions {
     /// prompts and resources while there are none yet, so they can come.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
+        self
+    }
+
+    /// How calls of tools marked `#[tool(task = "optional")]` or `"required"` run as tasks,
+    /// and where tasks are kept (this process's memory unless said otherwise).
+    pub fn tasks(mut self, tasks: crate::tasks::TaskOptions) -> Self {
+        self.tasks = tasks;
         self
     }
 

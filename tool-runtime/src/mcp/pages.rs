@@ -122,6 +122,7 @@ impl Pages {
             shared,
             list,
             &entries(shared, list),
+            &handshake_extras(shared, list),
             hints,
             version,
         ));
@@ -149,12 +150,34 @@ fn entries(shared: &Shared, list: List) -> Vec<Value> {
     }
 }
 
+/// What the handshake era shows of each entry beyond the shared object: a tool's
+/// `execution.taskSupport` (2025-11-25 tasks; 2026-07-28 tools have no such field, the
+/// server decides per call).
+fn handshake_extras(shared: &Shared, list: List) -> Vec<Option<(&'static str, Value)>> {
+    if list != List::Tools {
+        return Vec::new();
+    }
+    shared
+        .registry
+        .tools()
+        .iter()
+        .map(|tool| match tool.task_support() {
+            crate::catalog::TaskSupport::Forbidden => None,
+            support => Some((
+                "execution",
+                serde_json::json!({"taskSupport": support.as_str()}),
+            )),
+        })
+        .collect()
+}
+
 /// Splits `items` into pages of the server's page size, each a result body in both eras
 /// (the 2026-07-28 one with its caching hints).
 fn paginate(
     shared: &Shared,
     list: List,
     items: &[Value],
+    extras: &[Option<(&'static str, Value)>],
     (ttl_ms, scope): (u64, &'static str),
     version: u64,
 ) -> PageSet {
@@ -168,7 +191,22 @@ fn paginate(
     let mut stateless = Vec::with_capacity(count);
     for (index, chunk) in chunks.into_iter().enumerate() {
         let mut body = Map::new();
-        body.insert(list.key().to_owned(), Value::Array(chunk.to_vec()));
+        let first = index * shared.page_size;
+        let shown: Vec<Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(offset, item)| match extras.get(first + offset) {
+                Some(Some((key, extra))) => {
+                    let mut item = item.clone();
+                    if let Some(object) = item.as_object_mut() {
+                        object.insert((*key).to_owned(), extra.clone());
+                    }
+                    item
+                }
+                _ => item.clone(),
+            })
+            .collect();
+        body.insert(list.key().to_owned(), Value::Array(shown));
         if index + 1 < count {
             body.insert(
                 "nextCursor".to_owned(),
@@ -176,6 +214,7 @@ fn paginate(
             );
         }
         handshake.push(Value::Object(body.clone()).to_string());
+        body.insert(list.key().to_owned(), Value::Array(chunk.to_vec()));
         body.insert("ttlMs".to_owned(), ttl_ms.into());
         body.insert("cacheScope".to_owned(), scope.into());
         stateless.push(stateless_result(body, &shared.info).to_string());

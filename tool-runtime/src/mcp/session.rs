@@ -9,6 +9,7 @@ use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::outbox::Outgoing;
 use super::pages::{stateless_result, List};
 use super::surfaces;
+use super::tasks;
 use super::tools::{self, CallAnswer};
 use super::work::{notify_within, CallWork, Handled, InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
@@ -21,6 +22,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
+/// The one version whose handshake offers tasks as a core capability.
+const TASKS_CORE_VERSION: &str = "2025-11-25";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
@@ -287,6 +290,12 @@ impl Connection {
             "resources/subscribe" | "resources/unsubscribe" => {
                 self.subscription(&id, method, params.as_ref(), sink)
             }
+            "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result"
+                if self.shared.offered.tasks
+                    && self.negotiated_version() == Some(TASKS_CORE_VERSION) =>
+            {
+                self.core_task_request(id, method, params.as_ref(), sink)
+            }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
                     Some(level) => {
@@ -346,7 +355,7 @@ impl Connection {
         let info = &self.shared.info;
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities(version),
             "serverInfo": {"name": info.name, "version": info.version},
         });
         if let Some(instructions) = &info.instructions {
@@ -380,10 +389,22 @@ impl Connection {
     /// What this server offers: tools and logging always; prompts, resources (with
     /// subscriptions: `resources/subscribe` in the handshake era, `resourceSubscriptions`
     /// of `subscriptions/listen` at 2026-07-28) and completion when the registry has any.
-    fn capabilities(&self) -> Value {
+    fn capabilities(&self, version: &str) -> Value {
         let offered = self.shared.offered;
         let list_changed = self.shared.list_changed;
         let mut capabilities = Map::new();
+        // Tasks: the core capability of 2025-11-25, the extension of 2026-07-28 (never both).
+        if offered.tasks && version == TASKS_CORE_VERSION {
+            capabilities.insert(
+                "tasks".to_owned(),
+                json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            );
+        } else if offered.tasks && STATELESS_VERSIONS.contains(&version) {
+            capabilities.insert(
+                "extensions".to_owned(),
+                json!({super::tasks::EXTENSION: {}}),
+            );
+        }
         capabilities.insert(
             "tools".to_owned(),
             json!({"listChanged": list_changed.tools}),
@@ -671,7 +692,7 @@ impl Connection {
                 let info = &self.shared.info;
                 let mut body = Map::new();
                 body.insert("supportedVersions".to_owned(), json!(SUPPORTED_VERSIONS));
-                body.insert("capabilities".to_owned(), self.capabilities());
+                body.insert("capabilities".to_owned(), self.capabilities(requested));
                 body.insert(
                     "serverInfo".to_owned(),
                     json!({"name": info.name, "version": info.version}),
@@ -700,6 +721,17 @@ impl Connection {
                 self.surface_request(id, method, params, level, true, sink)
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
+            "tasks/get" | "tasks/update" | "tasks/cancel" if self.shared.offered.tasks => {
+                // Only a request that declares the extension may use it, whatever it asks.
+                let declared =
+                    tasks::declares_extension(meta.and_then(|m| m.get(META_CAPABILITIES)));
+                let message = if declared {
+                    tasks::extension_method(&self.shared, &id, method, params.as_ref())
+                } else {
+                    tasks::extension_required(&id, method)
+                };
+                answered(sink, message)
+            }
             other => error(
                 code::METHOD_NOT_FOUND,
                 &format!("Method not found: {other}"),
@@ -723,6 +755,10 @@ impl Connection {
         };
         let asking = match self.asking(&id, "tools/call", &name, &mut params, stateless) {
             Ok(asking) => asking,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        let task = match self.task_plan(&id, &name, &params, stateless) {
+            Ok(task) => task,
             Err(refusal) => return answered(sink, refusal),
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
@@ -752,7 +788,118 @@ impl Connection {
             notifier: scope.notifier,
             stateless,
             retry: scope.retry,
+            task,
         }))
+    }
+
+    /// Whether a call of `name` may become a task, and how: at 2026-07-28 when the tool
+    /// allows it and the request declares the tasks extension (a tool that runs only as a
+    /// task is refused with -32021 otherwise); at 2025-11-25 when the client asks for one
+    /// (`params.task`), which a tool that does not allow it refuses with -32601, as one
+    /// that runs only as a task refuses a call without it. Unknown tools are left to the
+    /// call, which names them.
+    fn task_plan(
+        &self,
+        id: &RequestId,
+        name: &str,
+        params: &Map<String, Value>,
+        stateless: bool,
+    ) -> Result<Option<tasks::TaskPlan>, Message> {
+        use crate::catalog::TaskSupport;
+        let Some(tool) = self.shared.registry.get(name) else {
+            return Ok(None);
+        };
+        let support = tool.task_support();
+        if stateless {
+            let declared = tasks::declares_extension(
+                era::meta_of(Some(params)).and_then(|m| m.get(META_CAPABILITIES)),
+            );
+            return match (support, declared) {
+                (TaskSupport::Forbidden, _) => Ok(None),
+                (TaskSupport::Required, false) => {
+                    Err(tasks::extension_required(id, &format!("tool {name:?}")))
+                }
+                (TaskSupport::Optional, false) => Ok(None),
+                (support, true) => Ok(Some(tasks::TaskPlan::Extension {
+                    required: support == TaskSupport::Required,
+                })),
+            };
+        }
+        if self.negotiated_version() != Some(TASKS_CORE_VERSION) {
+            return Ok(None);
+        }
+        let asked = params.get("task");
+        let method_not_found = |message: String| {
+            Err(error_message(
+                Some(id),
+                code::METHOD_NOT_FOUND,
+                &message,
+                None,
+            ))
+        };
+        match (support, asked) {
+            (TaskSupport::Forbidden, Some(_)) => method_not_found(format!(
+                "Method not found: tool {name:?} does not run as a task; call it without \"task\""
+            )),
+            (TaskSupport::Required, None) => method_not_found(format!(
+                "Method not found: tool {name:?} runs only as a task; call it with \"task\": {{}}"
+            )),
+            (_, None) => Ok(None),
+            (_, Some(asked)) => {
+                let most = self.shared.tasks.ttl;
+                let ttl = asked
+                    .get("ttl")
+                    .and_then(Value::as_u64)
+                    .map_or(most, |ms| most.min(std::time::Duration::from_millis(ms)));
+                Ok(Some(tasks::TaskPlan::Core { ttl }))
+            }
+        }
+    }
+
+    /// The task methods of 2025-11-25; `tasks/result` waits for its task to end, as work.
+    fn core_task_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        if method != "tasks/result" {
+            return answered(sink, tasks::core_method(&self.shared, &id, method, params));
+        }
+        let Some(task) = params.and_then(|p| p.get("taskId")).and_then(Value::as_str) else {
+            return answered(
+                sink,
+                error_message(
+                    Some(&id),
+                    code::INVALID_PARAMS,
+                    "Invalid params: \"taskId\" (the task's id, a string) is missing",
+                    None,
+                ),
+            );
+        };
+        let cancellation = Cancellation::new();
+        let guard = match self.register(id.clone(), cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        let shared = Arc::clone(&self.shared);
+        let task = task.to_owned();
+        let sink = Arc::new(Mutex::new(sink.clone()));
+        let answer_sink = Arc::clone(&sink);
+        Some(Work::stream(
+            async move {
+                let message = tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return,
+                    message = tasks::result_when_ended(shared, id, task) => message,
+                };
+                if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
+                    send(&lock(&answer_sink), message);
+                }
+            },
+            Some(sink),
+        ))
     }
 
     /// What a request that runs user code gets: its context (progress token, log level,

@@ -220,6 +220,8 @@ pub(crate) struct CallWork {
     pub(super) stateless: bool,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
+    /// Whether, and how, the call may become a task.
+    pub(super) task: Option<super::tasks::TaskPlan>,
 }
 
 impl CallWork {
@@ -231,6 +233,10 @@ impl CallWork {
     /// Where the work can run: in place when it is a sync tool proven quick; else it is
     /// the work as it was, to run as a future.
     pub(crate) fn placed(self) -> Placed {
+        // A call that may become a task runs on, after its answer, as a future.
+        if self.task.is_some() {
+            return Placed::Future(Work::call(self));
+        }
         match self.pending.into_in_place() {
             Ok(call) => Placed::InPlace(InPlaceWork {
                 shared: self.shared,
@@ -245,7 +251,10 @@ impl CallWork {
 
     /// Runs the call to its end and sends its answer, unless it was cancelled meanwhile
     /// (then the tool's future is dropped at once and nothing is sent).
-    async fn run(self) {
+    async fn run(mut self) {
+        if let Some(plan) = self.task.take() {
+            return super::tasks::run(self, plan).await;
+        }
         let CallWork {
             shared,
             guard,
@@ -255,6 +264,7 @@ impl CallWork {
             notifier,
             stateless,
             retry,
+            task: _,
         } = self;
         let result = tokio::select! {
             biased;

@@ -83,6 +83,12 @@ impl DynamicTool {
         self
     }
 
+    /// Whether a call may, or must, run as a task (what `#[tool(task = "...")]` says).
+    pub fn task(mut self, support: crate::catalog::TaskSupport) -> Self {
+        self.tool.set_task_support(support);
+        self
+    }
+
     /// Stores an output over the server's threshold and answers a link to it with a
     /// preview, instead of cutting it (what `#[tool(large_output = "resource")]` says).
     pub fn large_output_as_resource(mut self) -> Self {

@@ -4,6 +4,7 @@
 //! `conformance-server serve --http 127.0.0.1:PORT` and point the suite at `/mcp`.
 
 mod asking;
+mod tasks;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -24,7 +24,16 @@ pub(crate) fn settle(
     let Some(retry) = retry else {
         return complete();
     };
-    match retry.verdict(failed) {
+    settle_verdict(id, retry.verdict(failed), complete)
+}
+
+/// The answer a round's `verdict` gives, else `complete()`.
+pub(crate) fn settle_verdict(
+    id: &RequestId,
+    verdict: Verdict,
+    complete: impl FnOnce() -> Message,
+) -> Message {
+    match verdict {
         Verdict::Complete => complete(),
         Verdict::InputRequired(body) => {
             Message::result(jsonrpc::response(id, &serde_json::Value::Object(body)))

@@ -6,10 +6,11 @@
 
 use super::sealed::{Bound, SealingKey};
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use crate::tasks::TaskStore;
 use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The asker of one round of a call.
 pub(crate) struct RetryAsker {
@@ -35,6 +36,8 @@ struct Round {
     missing: Vec<ClientCapability>,
     /// An answer that does not fit its question: a protocol error of the retry.
     invalid: Option<String>,
+    /// Once the call became a task: where its questions go now.
+    task: Option<(Arc<dyn TaskStore>, String)>,
 }
 
 /// How a round ends.
@@ -108,6 +111,25 @@ impl RetryAsker {
         })
     }
 
+    /// Makes the call a task whose questions go through `store`, unless it has asked
+    /// questions of this round already (then it is about to answer them, and stays a
+    /// call). `insert` stores the task, under the same lock as questions are asked, so no
+    /// question falls between the two.
+    pub(crate) fn promote(
+        &self,
+        store: &Arc<dyn TaskStore>,
+        task: &str,
+        insert: impl FnOnce(),
+    ) -> bool {
+        let mut round = super::super::session::lock(&self.round);
+        if !round.asked.is_empty() {
+            return false;
+        }
+        insert();
+        round.task = Some((Arc::clone(store), task.to_owned()));
+        true
+    }
+
     /// How the round ends, given whether the tool's own answer is a failure.
     pub(crate) fn verdict(&self, failed: bool) -> Verdict {
         let mut round = super::super::session::lock(&self.round);
@@ -177,6 +199,17 @@ impl Asker for RetryAsker {
         question: Question,
     ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
         let mut round = super::super::session::lock(&self.round);
+        if let (None, Some((store, task))) = (self.answers.get(&question.key), round.task.clone()) {
+            // The call is a task now: the question waits in the task for `tasks/update`.
+            let request =
+                json!({"method": question.capability.method(), "params": question.params});
+            let key = question.key;
+            return Box::pin(async move {
+                crate::mcp::tasks::ask_through(store, task, key, request)
+                    .await
+                    .ok_or(AskError::Closed)
+            });
+        }
         let outcome = match self.answers.get(&question.key) {
             Some(answer) => {
                 round.used.insert(question.key, answer.clone());

@@ -503,6 +503,7 @@ fn check_standard_headers(
     let named = match method {
         "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
         "resources/read" => params.and_then(|p| p.get("uri")),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
         _ => None,
     };
     if let Some(Value::String(named)) = named {

@@ -1,0 +1,246 @@
+//! Calls that run as tasks: answered at once with a task the client follows (it polls the
+//! task, answers its questions, cancels it) while the tool runs on. A tool opts in with
+//! `#[tool(task = "optional")]` or `"required"`.
+//!
+//! Task state lives in a [`TaskStore`]. The default, [`InMemoryTasks`], keeps tasks in this
+//! process, each for its time to live (one hour unless [`TaskOptions::ttl`] says otherwise)
+//! and at most 10 000 at once. Servers behind one address that must serve each other's
+//! tasks share a store of their own; see [`TaskStore`] for what it must guarantee.
+
+mod memory;
+
+pub use memory::InMemoryTasks;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// The tool is running.
+    Working,
+    /// The tool waits for answers to the questions in [`Task::input_requests`].
+    InputRequired,
+    /// The tool ended; [`Task::outcome`] is its result (which may be a tool error).
+    Completed,
+    /// The call failed at the protocol level; [`Task::outcome`] is the error.
+    Failed,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// Whether the task has ended; an ended task never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+
+    /// The name MCP gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum TaskOutcome {
+    /// What the call answered (a `tools/call` result, which may say `isError`).
+    Result(Value),
+    /// The JSON-RPC error the call ended with.
+    Error {
+        /// Its code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+}
+
+/// One task, as its store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Task {
+    /// Its id: unguessable, so knowing a task's id is what lets a client reach it.
+    pub id: String,
+    /// Where it is in its life.
+    pub status: TaskStatus,
+    /// Words for people about the status, if any.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When it last changed.
+    pub updated_at: SystemTime,
+    /// How long after its creation it is kept.
+    pub ttl: Duration,
+    /// How often a client should poll it.
+    pub poll_interval: Duration,
+    /// Questions waiting for the client's answers, by key, as MCP spells them
+    /// (`{"method": ..., "params": ...}`).
+    pub input_requests: Map<String, Value>,
+    /// Answers the client gave that the tool has not taken yet, by key.
+    pub input_responses: Map<String, Value>,
+    /// How it ended, once it has.
+    pub outcome: Option<TaskOutcome>,
+}
+
+impl Task {
+    /// A new working task.
+    pub(crate) fn new(id: String, ttl: Duration, poll_interval: Duration) -> Task {
+        let now = SystemTime::now();
+        Task {
+            id,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            updated_at: now,
+            ttl,
+            poll_interval,
+            input_requests: Map::new(),
+            input_responses: Map::new(),
+            outcome: None,
+        }
+    }
+
+    /// Whether its time to live has passed.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        now.duration_since(self.created_at)
+            .is_ok_and(|age| age > self.ttl)
+    }
+
+    /// Ends the task with `status` and `outcome`, unless it has ended already (a task
+    /// cancelled while its tool finished stays cancelled).
+    pub(crate) fn end(&mut self, status: TaskStatus, outcome: Option<TaskOutcome>) {
+        if self.status.is_terminal() {
+            return;
+        }
+        self.status = status;
+        self.outcome = outcome;
+        self.input_requests.clear();
+        self.touch();
+    }
+
+    pub(crate) fn touch(&mut self) {
+        self.updated_at = SystemTime::now();
+    }
+}
+
+/// A future a store returns.
+pub type StoreFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Where tasks are kept.
+///
+/// Several servers can serve one task (the replica that runs the tool, and any that a
+/// client's `tasks/get`, `tasks/update` or `tasks/cancel` reaches) when they share a store
+/// that guarantees:
+///
+/// - **read-your-writes**: a task [`insert`](TaskStore::insert)ed is visible to
+///   [`get`](TaskStore::get) on every replica before `insert` returns (the client is told
+///   of the task only then);
+/// - **atomic changes**: [`update`](TaskStore::update) applies its change to the latest
+///   version of the task, with no other change in between (answers and cancellations
+///   arrive while the tool's replica records its progress);
+/// - **change signals**: [`changed`](TaskStore::changed) resolves on every replica once
+///   the task changes after the call (the tool's replica waits on it for answers and for
+///   cancellation), or at the latest after a short poll interval;
+/// - **retention**: a task is kept at least for its [`ttl`](Task::ttl) from its creation,
+///   and may be dropped after.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps a new task.
+    fn insert(&self, task: Task);
+    /// The task `id`, unless unknown or expired.
+    fn get(&self, id: &str) -> Option<Task>;
+    /// Applies `change` to the task `id` atomically; the task after it, or `None` if
+    /// unknown or expired.
+    fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task>;
+    /// Resolves once the task `id` changes after this call (or is dropped).
+    fn changed(&self, id: &str) -> StoreFuture;
+    /// Tasks in creation order, from just after the task `after` (the first page when
+    /// `None`), at most `limit` of them.
+    fn list(&self, after: Option<&str>, limit: usize) -> Vec<Task>;
+}
+
+/// How a server runs tasks.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::mcp::ServerOptions;
+/// use tool_runtime::tasks::TaskOptions;
+///
+/// let options = ServerOptions::default()
+///     .tasks(TaskOptions::default().ttl(Duration::from_secs(600)).poll_interval(Duration::from_secs(2)));
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct TaskOptions {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) promote_after: Duration,
+}
+
+impl std::fmt::Debug for TaskOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskOptions")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("promote_after", &self.promote_after)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            store: Arc::new(InMemoryTasks::default()),
+            ttl: Duration::from_secs(60 * 60),
+            poll_interval: Duration::from_millis(500),
+            promote_after: Duration::from_millis(100),
+        }
+    }
+}
+
+impl TaskOptions {
+    /// Keeps tasks in `store` instead of this process's memory.
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// How long a task is kept after its creation (at most; a client may ask for less).
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How often clients are asked to poll.
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// At protocol 2026-07-28, how long a call that may run as a task runs before it
+    /// becomes one (100 ms unless set). A call that ends sooner is answered as any call
+    /// (a `required` one as a task already ended), and the questions it asks sooner are
+    /// answered before the task exists, by the client's retry; questions asked later go
+    /// through the task.
+    pub fn promote_after(mut self, after: Duration) -> Self {
+        self.promote_after = after;
+        self
+    }
+}

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["schema"],
     &["catalog"],
+    &["tasks"],
     &["export", "check.rs", "diff.rs"],
     &["call"],
     &["registration.rs"],

@@ -8,6 +8,7 @@ pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod dynamic;
 pub(crate) mod error;
+pub(crate) mod ids;
 pub(crate) mod inject;
 pub(crate) mod invoke;
 pub(crate) mod lanes;

@@ -11,7 +11,6 @@
 pub(crate) mod asking;
 mod backlog;
 pub(crate) mod era;
-pub(crate) mod ids;
 pub(crate) mod jsonrpc;
 mod outbox;
 mod outputs;

@@ -152,7 +152,7 @@ impl OutputStore {
         if text.len() > self.options.max_stored_bytes {
             return Err(text);
         }
-        let uri = format!("{SCHEME}{tool}/{}", super::ids::unguessable_id());
+        let uri = format!("{SCHEME}{tool}/{}", crate::call::ids::unguessable_id());
         let mut cut = PREVIEW_BYTES.min(self.options.above).min(text.len());
         while !text.is_char_boundary(cut) {
             cut -= 1;

@@ -236,8 +236,13 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
             false
         }
     };
-    let new_task =
-        |ttl: Duration| Task::new(super::ids::unguessable_id(), ttl, options.poll_interval);
+    let new_task = |ttl: Duration| {
+        Task::new(
+            crate::call::ids::unguessable_id(),
+            ttl,
+            options.poll_interval,
+        )
+    };
 
     let task = match plan {
         TaskPlan::Extension { required } => {

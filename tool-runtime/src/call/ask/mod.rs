@@ -373,7 +373,7 @@ impl CallContext {
             "mode": "url",
             "message": message.into(),
             "url": url.into(),
-            "elicitationId": crate::mcp::ids::unguessable_id(),
+            "elicitationId": crate::call::ids::unguessable_id(),
         });
         Ask::new(
             self.scope().cloned(),

@@ -804,5 +804,5 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 fn new_session_id() -> String {
-    crate::mcp::ids::unguessable_id()
+    crate::call::ids::unguessable_id()
 }

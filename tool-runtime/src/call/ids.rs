@@ -1,5 +1,5 @@
-//! Identifiers a client must not be able to guess (session ids, the URIs of stored
-//! outputs): 128 random bits from the operating system, as hex.
+//! Identifiers a client must not be able to guess (session ids, task ids, the URIs of
+//! stored outputs, URL elicitations): 128 random bits from the operating system, as hex.
 
 /// 32 hex digits of OS randomness.
 pub(crate) fn unguessable_id() -> String {

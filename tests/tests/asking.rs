@@ -1,0 +1,712 @@
+//! Tools that ask their client (elicitation, sampling, roots) and calls that run as tasks,
+//! in both protocol eras: over the protocol layer as any transport drives it, and over
+//! Streamable HTTP, where a handshake-era question travels on the call's own stream.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::time::Duration;
+use tool_runtime::ask::{AskError, Elicited, Sampling};
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::tasks::TaskOptions;
+use tool_runtime::transport::http::{router, HttpOptions};
+use tool_runtime::{tool, CallContext, Registry};
+use tool_tests::Client;
+use tower::ServiceExt;
+
+/// Whether to go ahead.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Go ahead?
+    confirm: bool,
+}
+
+/// Delete files once the user confirms.
+#[tool]
+async fn delete_files(count: u32, ctx: CallContext) -> Result<String, AskError> {
+    let answer = ctx
+        .elicit::<Confirm>(format!("Delete {count} files?"))
+        .key("confirm")
+        .await?;
+    Ok(match answer {
+        Elicited::Accepted(Confirm { confirm: true }) => format!("deleted {count}"),
+        Elicited::Accepted(_) => "kept them".to_owned(),
+        Elicited::Declined => "declined".to_owned(),
+        Elicited::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+/// Summarize with the client's model.
+#[tool]
+async fn summarize(text: String, ctx: CallContext) -> Result<String, AskError> {
+    let sampled = ctx.sample(Sampling::new(50).user(text)).await?;
+    Ok(format!("{} (by {})", sampled.text(), sampled.model))
+}
+
+/// The client's roots.
+#[tool]
+async fn roots(ctx: CallContext) -> Result<String, AskError> {
+    let roots = ctx.roots().await?;
+    Ok(roots
+        .into_iter()
+        .map(|r| r.uri)
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// A name.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// A color.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Color {
+    color: String,
+}
+
+/// Two questions, the second only once the first is answered, with a note kept between.
+#[tool]
+async fn two_steps(ctx: CallContext) -> Result<String, AskError> {
+    let rounds: u32 = ctx.kept("rounds").unwrap_or(0);
+    ctx.keep("rounds", &(rounds + 1));
+    let Elicited::Accepted(Name { name }) = ctx.elicit::<Name>("Name?").key("name").await? else {
+        return Ok("no name".to_owned());
+    };
+    let Elicited::Accepted(Color { color }) = ctx.elicit::<Color>("Color?").key("color").await?
+    else {
+        return Ok("no color".to_owned());
+    };
+    Ok(format!("{name} likes {color} (round {})", rounds + 1))
+}
+
+/// Work for a while, as a task when the client can follow one.
+#[tool(task = "optional")]
+async fn long_job(seconds: f64) -> String {
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    format!("slept {seconds}")
+}
+
+/// Work that runs only as a task, and asks along the way.
+#[tool(task = "required")]
+async fn careful_job(ctx: CallContext) -> Result<String, AskError> {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = ctx.elicit::<Confirm>("Go on?").key("go").await?;
+    Ok(format!(
+        "went on: {}",
+        matches!(answer, Elicited::Accepted(Confirm { confirm: true }))
+    ))
+}
+
+/// Never a task.
+#[tool]
+fn quick() -> &'static str {
+    "quick"
+}
+
+fn server() -> McpServer {
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("asking", "1"),
+        ServerOptions::default()
+            .tasks(TaskOptions::default().promote_after(Duration::from_millis(20))),
+    )
+}
+
+fn initialize(version: &str, capabilities: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": capabilities,
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+}
+
+fn initialized(version: &str, capabilities: Value) -> Client {
+    let mut client = Client::new(&server());
+    client.send(&initialize(version, capabilities));
+    let answer = client.next_now();
+    assert!(answer["result"].is_object(), "{answer}");
+    client
+}
+
+fn call(id: u32, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+fn respond(id: &Value, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}
+
+fn text(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {answer}"))
+}
+
+#[tokio::test]
+async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer() {
+    let capabilities = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+    let mut client = initialized("2025-11-25", capabilities);
+
+    client.send(&call(1, "delete_files", json!({"count": 3})));
+    let question = client.next().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(question["params"]["message"], "Delete 3 files?");
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    assert_eq!(
+        question["params"]["requestedSchema"]["required"],
+        json!(["confirm"])
+    );
+    assert!(client.nothing_yet(), "the call waits for the answer");
+    client.send(&respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"confirm": true}}),
+    ));
+    let answer = client.next().await;
+    assert_eq!(
+        (answer["id"].clone(), text(&answer)),
+        (json!(1), "deleted 3")
+    );
+
+    // A declined form is an answer too.
+    client.send(&call(2, "delete_files", json!({"count": 4})));
+    let question = client.next().await;
+    client.send(&respond(&question["id"], json!({"action": "decline"})));
+    assert_eq!(text(&client.next().await), "declined");
+
+    // Sampling: the model's message comes back typed.
+    client.send(&call(3, "summarize", json!({"text": "long text"})));
+    let question = client.next().await;
+    assert_eq!(question["method"], "sampling/createMessage");
+    assert_eq!(question["params"]["maxTokens"], 50);
+    assert_eq!(
+        question["params"]["messages"][0]["content"]["text"],
+        "long text"
+    );
+    assert!(question["params"].get("tools").is_none());
+    client.send(&respond(
+        &question["id"],
+        json!({"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m1", "stopReason": "endTurn"}),
+    ));
+    assert_eq!(text(&client.next().await), "short (by m1)");
+
+    // A client that refuses: the tool hears why, and tells the model.
+    client.send(&call(4, "summarize", json!({"text": "secret"})));
+    let question = client.next().await;
+    client.send(&json!({"jsonrpc": "2.0", "id": question["id"], "error": {"code": -1, "message": "User rejected sampling request"}}).to_string());
+    let answer = client.next().await;
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(
+        text(&answer).contains("User rejected sampling request"),
+        "{answer}"
+    );
+
+    // Roots.
+    client.send(&call(5, "roots", json!({})));
+    let question = client.next().await;
+    assert_eq!(question["method"], "roots/list");
+    client.send(&respond(
+        &question["id"],
+        json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
+    ));
+    assert_eq!(text(&client.next().await), "file:///work");
+
+    // An answer that does not fit the form is the tool's error, saying what did not fit.
+    client.send(&call(6, "delete_files", json!({"count": 5})));
+    let question = client.next().await;
+    client.send(&respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"confirm": "yes"}}),
+    ));
+    let answer = client.next().await;
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(text(&answer).contains("do not fit"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_client_without_the_capability_is_never_asked() {
+    let mut client = initialized("2025-11-25", json!({}));
+    let answer = client
+        .call(&call(1, "delete_files", json!({"count": 1})))
+        .await;
+    assert_eq!(
+        answer["id"], 1,
+        "the answer comes at once, with no question first: {answer}"
+    );
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(
+        text(&answer).contains("does not support elicitation"),
+        "{answer}"
+    );
+
+    // Form mode only: a URL elicitation needs `elicitation.url`.
+    let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
+    let answer = client
+        .call(&call(2, "summarize", json!({"text": "x"})))
+        .await;
+    assert!(
+        text(&answer).contains("does not support sampling"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
+    let app = router(server(), HttpOptions::default());
+    let post = |body: String, session: Option<&str>| {
+        let mut request = Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(Body::from(body)).unwrap()
+    };
+    let opened = app
+        .clone()
+        .oneshot(post(
+            initialize("2025-11-25", json!({"elicitation": {}})),
+            None,
+        ))
+        .await
+        .unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+
+    let response = app
+        .clone()
+        .oneshot(post(
+            call(1, "delete_files", json!({"count": 2})),
+            Some(&session),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut events = response.into_body().into_data_stream();
+    let mut seen = String::new();
+    let question = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("the question within 5 s")
+            .expect("the stream is open")
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+        if let Some(found) = tool_tests::messages(&seen)
+            .into_iter()
+            .find(|m| m["method"].is_string())
+        {
+            break found;
+        }
+    };
+    assert_eq!(question["method"], "elicitation/create");
+
+    // The client's answer is a POST of its own, accepted with 202.
+    let answered = app
+        .clone()
+        .oneshot(post(
+            respond(
+                &question["id"],
+                json!({"action": "accept", "content": {"confirm": true}}),
+            ),
+            Some(&session),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), StatusCode::ACCEPTED);
+    while let Some(chunk) = events.next().await {
+        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    let answer = tool_tests::messages(&seen)
+        .into_iter()
+        .find(|m| m["id"] == 1 && m.get("result").is_some())
+        .expect("the call's answer ends the stream");
+    assert_eq!(text(&answer), "deleted 2");
+}
+
+const VERSION: &str = "2026-07-28";
+
+fn stateless(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[tokio::test]
+async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_answers() {
+    let mut client = Client::new(&server());
+    let capabilities = json!({"elicitation": {}});
+    let first = client
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {}}),
+            capabilities.clone(),
+        ))
+        .await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    assert!(
+        result["inputRequests"].get("color").is_none(),
+        "asked only once the name is known"
+    );
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    // An altered state is refused, and so is one sent with other arguments.
+    let tampered = client
+        .call(&stateless(
+            2,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {},
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Ann"}}},
+            "requestState": format!("{state}x")}),
+            capabilities.clone(),
+        ))
+        .await;
+    assert_eq!(tampered["error"]["code"], -32602, "{tampered}");
+    assert!(tampered["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("integrity"));
+    let elsewhere = client
+        .call(&stateless(
+            3,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {"x": 1},
+            "requestState": state}),
+            capabilities.clone(),
+        ))
+        .await;
+    assert!(
+        elsewhere["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another request"),
+        "{elsewhere}"
+    );
+
+    // Round two: the name answered, the color asked, with a new state.
+    let second = client
+        .call(&stateless(
+            4,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {},
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Ann"}}},
+            "requestState": state}),
+            capabilities.clone(),
+        ))
+        .await;
+    let result = &second["result"];
+    assert_eq!(
+        result["inputRequests"]["color"]["params"]["message"], "Color?",
+        "{second}"
+    );
+    let next_state = result["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(next_state, state);
+
+    // Round three brings only the color: the name comes from the state, as does the note.
+    let third = client
+        .call(&stateless(
+            5,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {},
+            "inputResponses": {"color": {"action": "accept", "content": {"color": "blue"}}},
+            "requestState": next_state}),
+            capabilities.clone(),
+        ))
+        .await;
+    assert_eq!(third["result"]["resultType"], "complete", "{third}");
+    assert_eq!(text(&third), "Ann likes blue (round 3)");
+
+    // An answer of the wrong shape is the retry's error, naming the key.
+    let invalid = client
+        .call(&stateless(
+            6,
+            "tools/call",
+            json!({"name": "delete_files", "arguments": {"count": 1},
+            "inputResponses": {"confirm": 12345}}),
+            capabilities.clone(),
+        ))
+        .await;
+    assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
+    assert!(invalid["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("inputResponses[\"confirm\"]"));
+    let not_an_object = client
+        .call(&stateless(
+            7,
+            "tools/call",
+            json!({"name": "delete_files", "arguments": {"count": 1},
+            "inputResponses": null}),
+            capabilities,
+        ))
+        .await;
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+
+    // A capability the tool needs and the client lacks: -32021, naming it.
+    let missing = client
+        .call(&stateless(
+            8,
+            "tools/call",
+            json!({"name": "summarize", "arguments": {"text": "x"}}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(missing["error"]["code"], -32021, "{missing}");
+    assert_eq!(
+        missing["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+}
+
+fn with_tasks() -> Value {
+    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+async fn task_status(client: &mut Client, id: u32, task: &str) -> Value {
+    client
+        .call(&stateless(
+            id,
+            "tasks/get",
+            json!({"taskId": task}),
+            with_tasks(),
+        ))
+        .await["result"]
+        .clone()
+}
+
+#[tokio::test]
+async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
+    let mut client = Client::new(&server());
+    let created = client
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 30}}),
+            with_tasks(),
+        ))
+        .await;
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task", "{created}");
+    assert_eq!(result["status"], "working");
+    assert!(result.get("ttl").is_none() && result["ttlMs"].as_u64().unwrap() > 0);
+    let task = result["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(task.len(), 32, "an unguessable id");
+
+    assert_eq!(
+        task_status(&mut client, 2, &task).await["status"],
+        "working"
+    );
+    let ack = client
+        .call(&stateless(
+            3,
+            "tasks/cancel",
+            json!({"taskId": task}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert!(
+        ack["result"].get("status").is_none(),
+        "an acknowledgement only"
+    );
+    assert_eq!(
+        task_status(&mut client, 4, &task).await["status"],
+        "cancelled"
+    );
+    let again = client
+        .call(&stateless(
+            5,
+            "tasks/cancel",
+            json!({"taskId": task}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(
+        again["result"]["resultType"], "complete",
+        "cancelling twice is acknowledged"
+    );
+
+    // Without the extension: the same tool answers as any call, and the task methods refuse.
+    let plain = client
+        .call(&stateless(
+            6,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 0.05}}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(text(&plain), "slept 0.05");
+    let refused = client
+        .call(&stateless(
+            7,
+            "tasks/get",
+            json!({"taskId": task}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    let required = client
+        .call(&stateless(
+            8,
+            "tools/call",
+            json!({"name": "careful_job", "arguments": {}}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(
+        required["error"]["data"]["requiredCapabilities"],
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    );
+    let unknown = task_status(&mut client, 9, "nope").await;
+    assert!(unknown.is_null());
+}
+
+#[tokio::test]
+async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
+    let mut client = Client::new(&server());
+    let created = client
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "careful_job", "arguments": {}}),
+            with_tasks(),
+        ))
+        .await;
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let mut status = Value::Null;
+    for attempt in 0..100 {
+        status = task_status(&mut client, 10 + attempt, &task).await;
+        if status["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        status["inputRequests"]["go"]["method"], "elicitation/create",
+        "{status}"
+    );
+    let ack = client
+        .call(&stateless(
+            200,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": {
+            "go": {"action": "accept", "content": {"confirm": true}},
+            "unknown": {"ignored": true}}}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    for attempt in 0..100 {
+        status = task_status(&mut client, 300 + attempt, &task).await;
+        if status["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        status["result"]["content"][0]["text"], "went on: true",
+        "{status}"
+    );
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
+    let mut client = initialized("2025-11-25", json!({}));
+    let opened = {
+        let mut fresh = Client::new(&server());
+        fresh.call(&initialize("2025-11-25", json!({}))).await
+    };
+    assert_eq!(
+        opened["result"]["capabilities"]["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+    );
+    let listed = client
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let support = |name: &str| {
+        tools.iter().find(|t| t["name"] == name).unwrap()["execution"]["taskSupport"].clone()
+    };
+    assert_eq!(
+        (
+            support("long_job"),
+            support("careful_job"),
+            support("quick")
+        ),
+        (json!("optional"), json!("required"), Value::Null)
+    );
+
+    let created = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "long_job", "arguments": {"seconds": 0.2}, "task": {"ttl": 60000}}})
+            .to_string(),
+        )
+        .await;
+    let task = &created["result"]["task"];
+    assert_eq!(
+        (task["status"].clone(), task["ttl"].clone()),
+        (json!("working"), json!(60000)),
+        "{created}"
+    );
+    let id = task["taskId"].as_str().unwrap().to_owned();
+
+    // tasks/result waits for the end, and says which task it belongs to.
+    let result = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(text(&result), "slept 0.2");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+    let listed = client
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"tasks/list"}"#)
+        .await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["status"], "completed",
+        "{listed}"
+    );
+    let cancel = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/cancel", "params": {"taskId": id}})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(
+        cancel["error"]["code"], -32602,
+        "an ended task cannot be cancelled: {cancel}"
+    );
+
+    // A tool that runs only as a task needs one; one that never does refuses it.
+    let bare = client.call(&call(6, "careful_job", json!({}))).await;
+    assert_eq!(bare["error"]["code"], -32601, "{bare}");
+    let refused = client
+        .call(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "quick", "task": {}}}).to_string())
+        .await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+}

@@ -123,33 +123,94 @@ async def exercise_surfaces(label, client):
     check(f"{label}: complete an argument with context", completed.completion.values == ["tested-x"], str(completed))
 
 
+asked = []
+
+
+async def on_elicit(context, params):
+    asked.append(("elicit", params.message))
+    properties = params.requested_schema.get("properties", {})
+    if "username" in properties:
+        return types.ElicitResult(action="accept", content={"username": "ann", "email": "ann@example.com"})
+    if "name" in properties:
+        return types.ElicitResult(action="accept", content={"name": "Ann"})
+    if "color" in properties:
+        return types.ElicitResult(action="accept", content={"color": "teal"})
+    return types.ElicitResult(action="decline")
+
+
+async def on_sample(context, params):
+    asked.append(("sample", params.messages[0].content.text))
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="Paris"),
+        model="test-model",
+        stop_reason="endTurn",
+    )
+
+
+async def on_roots(context):
+    asked.append(("roots", None))
+    return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="project")])
+
+
+CALLBACKS = {"elicitation_callback": on_elicit, "sampling_callback": on_sample, "list_roots_callback": on_roots}
+
+
+async def exercise_asking(label, client):
+    """Tools that ask the client: each answered by this client's own callbacks, whether the
+    question comes as a request during the call (handshake era) or with an input_required
+    answer the client retries (2026-07-28)."""
+    asked.clear()
+    result = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    text = result.content[0].text if result.content else ""
+    check(f"{label}: elicitation reaches the user and the answer the tool",
+          not result.is_error and '"username":"ann"' in text and ("elicit", "Who are you?") in asked, f"{text} {asked}")
+
+    result = await client.call_tool("test_sampling", {"prompt": "Capital of France?"})
+    text = result.content[0].text if result.content else ""
+    check(f"{label}: sampling reaches the model and its answer the tool",
+          text == "LLM response: Paris" and ("sample", "Capital of France?") in asked, f"{text} {asked}")
+
+    result = await client.call_tool("test_input_required_result_list_roots", {})
+    text = result.content[0].text if result.content else ""
+    check(f"{label}: roots", text == "Found 1 root(s): file:///srv/project", text)
+
+    result = await client.call_tool("test_input_required_result_multi_round", {})
+    text = result.content[0].text if result.content else ""
+    check(f"{label}: a second question after the first answer", text == "Ann likes teal.", text)
+
+
 def stdio_params():
     return StdioServerParameters(command=SERVER, args=["serve"])
 
 
 async def session_stdio():
     async with stdio_client(stdio_params()) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, **CALLBACKS) as session:
             init = await session.initialize()
             check("ClientSession/stdio: serverInfo names the program", init.server_info.name == "conformance-server", str(init.server_info))
             await exercise("ClientSession/stdio", session, init.protocol_version, "2025-11-25")
+            await exercise_asking("ClientSession/stdio", session)
 
 
 async def session_http(url):
     async with streamable_http_client(url) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, **CALLBACKS) as session:
             init = await session.initialize()
             await exercise("ClientSession/http", session, init.protocol_version, "2025-11-25")
+            await exercise_asking("ClientSession/http", session)
 
 
 async def client_stdio():
-    async with Client(stdio_params()) as client:
+    async with Client(stdio_params(), **CALLBACKS) as client:
         await exercise("Client/stdio", client, client.protocol_version, "2026-07-28")
+        await exercise_asking("Client/stdio", client)
 
 
 async def client_http(url):
-    async with Client(url) as client:
+    async with Client(url, **CALLBACKS) as client:
         await exercise("Client/http", client, client.protocol_version, "2026-07-28")
+        await exercise_asking("Client/http", client)
 
 
 def free_port():

@@ -28,7 +28,7 @@ scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-i
     resources-subscribe resources-unsubscribe prompts-list prompts-get-simple
     prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
     completion-complete tools-call-sampling tools-call-elicitation
-    elicitation-sep1034-defaults elicitation-sep1330-enums)
+    elicitation-sep1034-defaults elicitation-sep1330-enums json-schema-2020-12)
 # Scenarios only the 0.2 releases have.
 scenarios_0_2=(http-header-validation http-custom-header-server-validation
     sep-2164-resource-not-found caching server-stateless

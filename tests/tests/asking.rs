@@ -673,12 +673,20 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     let id = task["taskId"].as_str().unwrap().to_owned();
 
     // tasks/result waits for the end, and says which task it belongs to.
-    let result = client
-        .call(
-            &json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})
-                .to_string(),
-        )
-        .await;
+    // The status notification and the answer of tasks/result both come, in either order.
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})
+            .to_string(),
+    );
+    let (first, second) = (client.next().await, client.next().await);
+    let (status, result) = if first["method"].is_string() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(status["method"], "notifications/tasks/status", "{status}");
+    assert_eq!(status["params"]["status"], "completed");
+    assert_eq!(status["params"]["taskId"], json!(id));
     assert_eq!(text(&result), "slept 0.2");
     assert_eq!(
         result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],

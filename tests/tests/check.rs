@@ -19,6 +19,29 @@ fn book(seats: u8, class: Option<String>) -> u8 {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
+/// A street address.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Address {
+    street: String,
+}
+
+/// Where to deliver: a nested struct, which a form cannot show.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Delivery {
+    address: Address,
+}
+
+/// Ask where to deliver.
+#[tool_runtime::tool]
+async fn ask_address(
+    ctx: tool_runtime::CallContext,
+) -> Result<String, tool_runtime::ask::AskError> {
+    let answer = ctx.elicit::<Delivery>("Where to?").await?;
+    Ok(answer
+        .accepted()
+        .map_or_else(String::new, |d| d.address.street))
+}
+
 #[test]
 fn every_problem_is_reported_at_once() {
     let registry = Registry::builder()
@@ -36,6 +59,11 @@ fn every_problem_is_reported_at_once() {
     assert_eq!(
         findings,
         [
+            (
+                Severity::Error,
+                "ask_address",
+                "it asks the user with the form Delivery, which elicitation cannot show: field `address` of Delivery is a nested struct or map; a form is one flat set of fields"
+            ),
             (
                 Severity::Error,
                 "book",
@@ -64,14 +92,16 @@ fn every_problem_is_reported_at_once() {
         ]
     );
     assert!(!report.is_ok());
-    assert_eq!(report.sizes.len(), 2);
+    assert_eq!(report.sizes.len(), 3);
     let text = report.to_string();
-    assert!(text.contains("2 tools, "), "{text}");
-    assert!(text.contains("3 errors, 2 warnings"), "{text}");
+    assert!(text.contains("3 tools, "), "{text}");
+    assert!(text.contains("4 errors, 2 warnings"), "{text}");
 }
 
 #[test]
-#[should_panic(expected = "the tool catalog has errors:\nerror: tool `book`: example 1")]
+#[should_panic(
+    expected = "the tool catalog has errors:\nerror: tool `ask_address`: it asks the user with the form Delivery"
+)]
 fn the_one_line_guard_fails_the_test() {
     tool_runtime::assert_catalog_ok!();
 }

@@ -178,6 +178,17 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         None => quote!(::core::option::Option::None),
     };
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
+    let forms = crate::forms::forms_in(&tool.item).into_iter().map(|ty| {
+        let shown = quote::ToTokens::to_token_stream(&ty)
+            .to_string()
+            .replace(' ', "");
+        quote_spanned! {ty.span()=>
+            #rt::FormSpec {
+                name: #shown,
+                schema: <#ty as #rt::ElicitForm>::requested_schema,
+            }
+        }
+    });
     let task = match args.task.as_ref().map(syn::LitStr::value).as_deref() {
         Some("optional") => quote!(#rt::TaskSupport::Optional),
         Some("required") => quote!(#rt::TaskSupport::Required),
@@ -244,6 +255,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                         timeout: #timeout,
                         large_output_as_resource: #large_output_as_resource,
                         task: #task,
+                        forms: &[#(#forms),*],
                         output_schema: __tool_output_schema,
                         location: #location,
                     },

@@ -3,14 +3,15 @@
 //! they generate.
 //!
 //! The macro works in stages, one module each: `args` reads `#[tool(...)]`, `doc` reads
-//! the doc comments, `ast` builds a model of the function, `valid` checks it, and
-//! `expand` writes the code, or `fallback` writes the errors and the function.
+//! the doc comments, `ast` builds a model of the function, `valid` checks it, `forms`
+//! finds the elicitation forms its body asks with, and `expand` writes the code, or `fallback` writes the errors and the function.
 
 mod args;
 mod ast;
 mod doc;
 mod expand;
 mod fallback;
+mod forms;
 mod valid;
 
 use proc_macro::TokenStream;

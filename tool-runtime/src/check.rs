@@ -203,6 +203,12 @@ fn check_tool(tool: &Tool, findings: &mut Findings<'_>) {
     check_schema_and_examples(tool, findings);
     check_parameter_docs(tool, "parameter", findings);
     check_header_types(tool, findings);
+    for (form, why) in tool.unshowable_forms() {
+        findings.add(
+            Severity::Error,
+            format!("it asks the user with the form {form}, which elicitation cannot show: {why}"),
+        );
+    }
     if let Err(reason) = export::strict_schema(tool.input_schema()) {
         findings.add(
             Severity::Warning,

@@ -4,6 +4,7 @@ pub use crate::__register_tool as register_tool;
 pub use crate::call::arguments::{
     assert_option, is_optional, schema_of, Arguments, IsOption, ToolArgument,
 };
+pub use crate::call::ask::ElicitForm;
 pub use crate::call::complete::{complete_with, CompleteFn, CompletionContext};
 pub use crate::call::context::StateRequirement;
 pub use crate::call::inject::Injected;
@@ -16,6 +17,7 @@ pub use crate::call::output::{
 };
 pub use crate::call::param::{NotOption, OptionProbe, ToolParam};
 pub use crate::call::surface_output::{prompt_output, resource_output};
+pub use crate::catalog::contract::FormSpec;
 pub use crate::catalog::contract::{
     Annotations, Example, ParamKind, ParamSpec, ResourceSpec, SourceLocation, Surface,
     ToolDescription,

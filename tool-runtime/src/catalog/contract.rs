@@ -23,8 +23,19 @@ pub struct ToolDescription {
     pub large_output_as_resource: bool,
     /// `#[tool(task = "...")]`: whether a call may, or must, run as a task.
     pub task: super::TaskSupport,
+    /// The elicitation forms the function's body asks with (`elicit::<T>`, `Elicited<T>`).
+    pub forms: &'static [FormSpec],
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     pub location: SourceLocation,
+}
+
+/// An elicitation form a tool asks with: the type's name as written, and its form schema
+/// (or why the type cannot be one).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct FormSpec {
+    pub name: &'static str,
+    pub schema: fn() -> Result<Value, String>,
 }
 
 /// What a registration is: a tool, a prompt, or a resource (or resource template).

@@ -44,7 +44,7 @@ pub(super) struct State {
     log_level: Arc<AtomicU8>,
     pub(super) in_flight: Mutex<HashMap<RequestId, InFlight>>,
     /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
-    unsolicited: Mutex<Option<Outgoing>>,
+    pub(super) unsolicited: Mutex<Option<Outgoing>>,
     /// Whether the handshake-era watcher of tool-list changes was handed out.
     watching: std::sync::atomic::AtomicBool,
     /// Fires when the connection closes: ends the work that lasts as long as it.

@@ -308,12 +308,31 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         store.update(&task.id, &mut |t| t.end(TaskStatus::Cancelled, None));
         return;
     }
+    // 2025-11-25: the call's own stream has ended (over HTTP), so what the task sends from
+    // now on (progress, log lines, questions, its status) goes where the connection's
+    // unsolicited messages go (stdio's output, or the session's GET stream).
+    let core = matches!(plan, TaskPlan::Core { .. });
+    if core {
+        if let Some(unsolicited) = lock(&guard.state.unsolicited).clone() {
+            *lock(&notifier.sink) = unsolicited;
+        }
+    }
+    let announce = |ended: Option<Task>| {
+        if let (true, Some(ended)) = (core, ended) {
+            let bytes = jsonrpc::notification(
+                "notifications/tasks/status",
+                &Value::Object(core_task(&ended)),
+            );
+            send(&lock(&notifier.sink), Message::notification(bytes));
+        }
+    };
     // The call is answered; the tool runs on for the task, until it ends or the task is
     // cancelled.
     let result = tokio::select! {
         biased;
         () = cancelled_in(store.as_ref(), &task.id) => {
             cancellation.cancel();
+            announce(store.get(&task.id));
             return;
         }
         result = &mut finish => result,
@@ -326,7 +345,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         super::session::answer(&shared, &guard.id, result, stateless)
     });
     let (status, outcome) = outcome_of(&message, error.as_ref(), plan);
-    store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone())));
+    announce(store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone()))));
 }
 
 fn is_input_required(message: &Message) -> bool {

@@ -177,8 +177,16 @@ fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> 
                 .map(str::to_owned),
         })
         .collect();
-    Ok((
-        schema::object_schema(properties, required, definitions),
-        params,
-    ))
+    let mut schema = schema::object_schema(properties, required, definitions);
+    // What else the type's schema says of the whole object (composition, conditionals,
+    // its own `additionalProperties`, the dialect it names) is kept as written: dropping
+    // it would publish, and check calls against, a looser schema than the author's.
+    if let Value::Object(object) = &mut schema {
+        for (keyword, value) in root {
+            if !matches!(keyword.as_str(), "title" | "description" | "type") {
+                object.insert(keyword, value);
+            }
+        }
+    }
+    Ok((schema, params))
 }

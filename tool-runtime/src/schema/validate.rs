@@ -63,18 +63,21 @@ impl Validator {
             .unwrap_or(&empty);
         let mut problems = Vec::new();
 
+        // A schema of our own making is closed; one written by hand may leave it open.
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
         for key in arguments.keys() {
-            if !properties.contains_key(key) {
+            if closed && !properties.contains_key(key) {
                 problems.push(unexpected_parameter(key, properties));
             }
         }
-        let required = schema
+        let required: Vec<&str> = schema
             .get("required")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(Value::as_str);
-        for name in required {
+            .filter_map(Value::as_str)
+            .collect();
+        for &name in &required {
             if arguments.get(name).is_none_or(Value::is_null) {
                 let expected = properties
                     .get(name)
@@ -111,7 +114,9 @@ impl Validator {
             return problems;
         }
         let mut seen_paths: Vec<String> = Vec::new();
+        let mut first_error = None;
         for error in validator.iter_errors(instance) {
+            first_error.get_or_insert_with(|| error.to_string());
             let path: Vec<PathSegment> = error
                 .instance_path()
                 .segments()
@@ -122,12 +127,28 @@ impl Validator {
                 .collect();
             let shown = describe::format_path(&path);
             let problem = match error.kind() {
-                // Names at the top level were checked above, with better messages.
-                ValidationErrorKind::Required { .. }
-                | ValidationErrorKind::AdditionalProperties { .. }
-                    if path.is_empty() =>
+                // Names at the top level were checked above, with better messages: the
+                // root's own `required` list, and unknown names of a closed schema.
+                ValidationErrorKind::Required { property }
+                    if path.is_empty()
+                        && property.as_str().is_some_and(|p| required.contains(&p)) =>
                 {
                     continue
+                }
+                ValidationErrorKind::AdditionalProperties { .. } if path.is_empty() && closed => {
+                    continue
+                }
+                // Required by a condition or a composition of the root (`if`/`then`,
+                // `allOf`, `anyOf`): said with the parameter's description.
+                ValidationErrorKind::Required { property } if path.is_empty() => {
+                    let name = property
+                        .as_str()
+                        .map_or_else(|| property.to_string(), str::to_owned);
+                    let expected = properties
+                        .get(&name)
+                        .map(|p| format!(" ({})", describe::describe(p, schema)))
+                        .unwrap_or_default();
+                    format!("missing required parameter '{name}'{expected}, which the schema requires given the other arguments")
                 }
                 ValidationErrorKind::Required { property } => {
                     let field = property
@@ -150,6 +171,11 @@ impl Validator {
                         fields.join(", ")
                     )
                 }
+                // A rule of the whole object (a composition, a condition): the
+                // validator's own words name it.
+                _ if path.is_empty() => {
+                    format!("the arguments break a rule of the schema: {error}")
+                }
                 _ => {
                     if seen_paths.contains(&shown) {
                         continue;
@@ -165,6 +191,14 @@ impl Validator {
             };
             seen_paths.push(shown.clone());
             problems.push(Problem::new(shown, problem));
+        }
+        // The validator refused the arguments: never let them through with no problem said.
+        if problems.is_empty() {
+            let why = first_error.unwrap_or_else(|| "they do not fit the schema".to_owned());
+            problems.push(Problem::new(
+                "",
+                format!("the arguments break a rule of the schema: {why}"),
+            ));
         }
         problems
     }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
 use tool_runtime::result::{Content as Block, EmbeddedResource, PromptMessage};
-use tool_runtime::{prompt, resource, tool, Content, Logger, Progress};
+use tool_runtime::{prompt, resource, tool, Content, DynamicTool, Logger, Progress};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -273,9 +273,70 @@ fn test_prompt_with_image() -> Vec<PromptMessage> {
     ]
 }
 
+/// How to reach a contact, with a schema written by hand: it uses what derived schemas
+/// never do (an anchor, composition, a conditional), which clients must keep as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Contact {
+    name: Option<String>,
+    address: Option<serde_json::Value>,
+    contact_method: Option<String>,
+    phone: Option<String>,
+    email: Option<String>,
+}
+
+impl schemars::JsonSchema for Contact {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Contact".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        })
+    }
+}
+
+/// `json_schema_2020_12_tool`, added at run time: its arguments are one type with a
+/// hand-written schema.
+fn contact_tool() -> DynamicTool {
+    DynamicTool::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        |contact: Contact| async move {
+            let how = contact.phone.or(contact.email).unwrap_or_default();
+            let who = contact.name.unwrap_or_else(|| "someone".to_owned());
+            let _ = (contact.address, contact.contact_method);
+            Ok::<_, String>(format!("Contact {who} at {how}"))
+        },
+    )
+    .expect("a valid run-time tool")
+}
+
 fn main() -> ExitCode {
     tool_runtime::cli::Cli::new()
         .name("conformance-server")
         .version(env!("CARGO_PKG_VERSION"))
+        .tool(contact_tool())
         .run()
 }

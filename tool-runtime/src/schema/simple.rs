@@ -41,7 +41,16 @@ const CHECKED: [&str; 13] = [
 
 /// Whether every property schema of `root` is one this validator checks exactly.
 pub(crate) fn is_simple(root: &Value) -> bool {
-    if root.get("$defs").is_some() {
+    // Rules of the whole object (`allOf`, `if`, `$defs`...), which a hand-written schema
+    // may have, are the full validator's.
+    let whole_object_rules = root.as_object().is_some_and(|root| {
+        root.iter().any(|(keyword, value)| match keyword.as_str() {
+            "type" | "properties" | "required" => false,
+            "additionalProperties" => value != &Value::Bool(false),
+            keyword => !ANNOTATIONS.contains(&keyword),
+        })
+    });
+    if whole_object_rules {
         return false;
     }
     root.get("properties")

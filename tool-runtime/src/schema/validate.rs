@@ -237,3 +237,52 @@ fn unexpected_parameter(key: &str, properties: &Map<String, Value>) -> Problem {
     };
     Problem::new(key, message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(schema: &Value, input: Value) -> Vec<String> {
+        Validator::for_schema(schema)
+            .unwrap()
+            .problems(schema, &input)
+            .into_iter()
+            .map(|p| p.message)
+            .collect()
+    }
+
+    #[test]
+    fn rules_of_the_whole_object_are_enforced_and_said() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"method": {"type": "string"}, "phone": {"type": "string"}, "email": {"type": "string"}},
+            "if": {"properties": {"method": {"const": "phone"}}, "required": ["method"]},
+            "then": {"required": ["phone"]},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "additionalProperties": false
+        });
+        assert!(problems(&schema, json!({"email": "a@b"})).is_empty());
+        let conditional = problems(&schema, json!({"method": "phone", "email": "a@b"}));
+        assert_eq!(conditional.len(), 1, "{conditional:?}");
+        assert!(
+            conditional[0].contains("missing required parameter 'phone' (a string)"),
+            "{conditional:?}"
+        );
+        let composed = problems(&schema, json!({}));
+        assert!(composed.iter().any(|p| p.contains("anyOf")), "{composed:?}");
+    }
+
+    #[test]
+    fn an_open_schema_takes_names_it_does_not_list() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "$defs": {"unused": {"type": "string"}},
+            "additionalProperties": true
+        });
+        assert!(problems(&schema, json!({"a": 1, "b": 2})).is_empty());
+        let closed = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false});
+        assert!(problems(&closed, json!({"b": 2}))[0].contains("unexpected parameter 'b'"));
+    }
+}

@@ -13,7 +13,7 @@ report="$(mktemp)"
 trap 'rm -f "$report"' EXIT
 
 failed=0
-for server in "workspace-tools --root . serve" "weather serve" "conformance-server serve" \
+for server in "workspace-tools --root . serve" "weather serve" "cleanup serve" "conformance-server serve" \
     "travel-tools serve" "stall-tools serve"; do
     # shellcheck disable=SC2086 # the server's command line is split on purpose
     if ! "$inspector" --cli --method tools/list --strict "$bin"/$server >/dev/null 2>"$report"; then

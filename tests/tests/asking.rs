@@ -718,3 +718,43 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
         .await;
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
 }
+
+#[tokio::test]
+async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
+    let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
+    let created = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "careful_job", "arguments": {}, "task": {}}})
+            .to_string(),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let question = client.next().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(
+        question["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+    let status = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id}})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(status["result"]["status"], "input_required", "{status}");
+    client.send(&respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"confirm": true}}),
+    ));
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})
+            .to_string(),
+    );
+    let (first, second) = (client.next().await, client.next().await);
+    let result = if first["id"] == 3 { first } else { second };
+    assert_eq!(text(&result), "went on: true", "{result}");
+}

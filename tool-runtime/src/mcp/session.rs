@@ -788,6 +788,7 @@ impl Connection {
             notifier: scope.notifier,
             stateless,
             retry: scope.retry,
+            live: scope.live,
             task,
         }))
     }
@@ -925,19 +926,22 @@ impl Connection {
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
             log_level,
         );
-        let (scope, retry) = match asking {
-            Asking::Nobody => (scope, None),
+        let (scope, retry, live) = match asking {
+            Asking::Nobody => (scope, None, None),
             Asking::Live => {
-                let asker = LiveAsker {
+                let asker = Arc::new(LiveAsker {
                     state: Arc::clone(&self.state),
                     sink: Arc::clone(&notifier.sink),
                     capabilities: lock(&self.state.client_capabilities).clone(),
-                };
-                (scope.asking(Arc::new(asker)), None)
+                    task: Mutex::new(None),
+                });
+                let shared = Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>;
+                (scope.asking(shared), None, Some(asker))
             }
             Asking::Retry(asker) => (
                 scope.asking(Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>),
                 Some(asker),
+                None,
             ),
         };
         let scope = Arc::new(scope);
@@ -946,6 +950,7 @@ impl Connection {
             context: self.shared.registry.context().with_scope(scope),
             notifier,
             retry,
+            live,
         }
     }
 
@@ -1180,6 +1185,8 @@ struct RequestScope {
     notifier: Arc<SinkNotifier>,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     retry: Option<Arc<RetryAsker>>,
+    /// In the handshake era, the asker (a call that becomes a task tells it so).
+    live: Option<Arc<LiveAsker>>,
 }
 
 /// How a request asks its client (see [`Connection::asking`]).

@@ -223,6 +223,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         notifier,
         stateless,
         retry,
+        live,
         ..
     } = work;
     let options = &shared.tasks;
@@ -315,6 +316,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     if core {
         if let Some(unsolicited) = lock(&guard.state.unsolicited).clone() {
             *lock(&notifier.sink) = unsolicited;
+        }
+        if let Some(live) = &live {
+            live.attach(Arc::clone(&store), task.id.clone());
         }
     }
     let announce = |ended: Option<Task>| {

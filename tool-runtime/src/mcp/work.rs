@@ -220,6 +220,8 @@ pub(crate) struct CallWork {
     pub(super) stateless: bool,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
+    /// In the handshake era, how the call asks its client.
+    pub(super) live: Option<Arc<super::asking::live::LiveAsker>>,
     /// Whether, and how, the call may become a task.
     pub(super) task: Option<super::tasks::TaskPlan>,
 }
@@ -264,6 +266,7 @@ impl CallWork {
             notifier,
             stateless,
             retry,
+            live: _,
             task: _,
         } = self;
         let result = tokio::select! {

@@ -202,11 +202,6 @@ pub(crate) struct Question {
     pub(crate) params: Value,
 }
 
-impl Question {
-    pub(crate) fn method(&self) -> &'static str {
-        self.capability.method()
-    }
-}
 
 type AnswerFuture = Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>>;
 

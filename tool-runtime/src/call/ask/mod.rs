@@ -202,7 +202,6 @@ pub(crate) struct Question {
     pub(crate) params: Value,
 }
 
-
 type AnswerFuture = Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>>;
 
 /// How a call's questions reach its client: the protocol layer's side of asking.

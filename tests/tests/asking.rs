@@ -37,6 +37,15 @@ async fn delete_files(count: u32, ctx: CallContext) -> Result<String, AskError> 
     })
 }
 
+/// Send the user to sign in.
+#[tool]
+async fn sign_in(ctx: CallContext) -> Result<String, AskError> {
+    let answer = ctx
+        .elicit_url("Sign in to continue", "https://example.com/sign-in")
+        .await?;
+    Ok(format!("{answer:?}"))
+}
+
 /// Summarize with the client's model.
 #[tool]
 async fn summarize(text: String, ctx: CallContext) -> Result<String, AskError> {
@@ -230,6 +239,48 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
 }
 
 #[tokio::test]
+async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live() {
+    let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
+    client.send(&call(1, "sign_in", json!({})));
+    let question = client.next().await;
+    let params = &question["params"];
+    assert_eq!(
+        (params["mode"].clone(), params["url"].clone()),
+        (json!("url"), json!("https://example.com/sign-in")),
+        "{question}"
+    );
+    assert_eq!(
+        params["elicitationId"].as_str().map(str::len),
+        Some(32),
+        "{question}"
+    );
+    client.send(&respond(&question["id"], json!({"action": "accept"})));
+    assert_eq!(text(&client.next().await), "Accepted(())");
+
+    // Form mode only (`elicitation: {}`): never asked for a URL.
+    let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
+    let refused = form_only.call(&call(2, "sign_in", json!({}))).await;
+    assert!(
+        text(&refused).contains("does not support URL-mode elicitation"),
+        "{refused}"
+    );
+
+    // At 2026-07-28 the request state correlates rounds: no id.
+    let mut stateless_client = Client::new(&server());
+    let asked = stateless_client
+        .call(&stateless(
+            3,
+            "tools/call",
+            json!({"name": "sign_in", "arguments": {}}),
+            json!({"elicitation": {"url": {}}}),
+        ))
+        .await;
+    let request = &asked["result"]["inputRequests"]["elicitation-1"];
+    assert_eq!(request["params"]["mode"], "url", "{asked}");
+    assert!(request["params"].get("elicitationId").is_none(), "{asked}");
+}
+
+#[tokio::test]
 async fn a_client_without_the_capability_is_never_asked() {
     let mut client = initialized("2025-11-25", json!({}));
     let answer = client
@@ -245,7 +296,7 @@ async fn a_client_without_the_capability_is_never_asked() {
         "{answer}"
     );
 
-    // Form mode only: a URL elicitation needs `elicitation.url`.
+    // A client that elicits but does not sample is never asked to sample.
     let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
     let answer = client
         .call(&call(2, "summarize", json!({"text": "x"})))
@@ -393,6 +444,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
             capabilities.clone(),
         ))
         .await;
+    assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
     assert!(
         elsewhere["error"]["message"]
             .as_str()
@@ -420,13 +472,15 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
     let next_state = result["requestState"].as_str().unwrap().to_owned();
     assert_ne!(next_state, state);
 
-    // Round three brings only the color: the name comes from the state, as does the note.
+    // Round three brings the color: the name comes from the state, as does the note, and
+    // a new answer to the sealed question does not replace the one the tool had.
     let third = client
         .call(&stateless(
             5,
             "tools/call",
             json!({"name": "two_steps", "arguments": {},
-            "inputResponses": {"color": {"action": "accept", "content": {"color": "blue"}}},
+            "inputResponses": {"color": {"action": "accept", "content": {"color": "blue"}},
+                               "name": {"action": "accept", "content": {"name": "Mallory"}}},
             "requestState": next_state}),
             capabilities.clone(),
         ))
@@ -575,8 +629,15 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         required["error"]["data"]["requiredCapabilities"],
         json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
-    let unknown = task_status(&mut client, 9, "nope").await;
-    assert!(unknown.is_null());
+    let unknown = client
+        .call(&stateless(
+            9,
+            "tasks/get",
+            json!({"taskId": "nope"}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }
 
 #[tokio::test]

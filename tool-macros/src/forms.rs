@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use syn::visit::Visit;
 
 /// The form types `item`'s body names, each once, in order of appearance; types declared
-/// inside the body are left out (the registration, outside the function, cannot name them).
+/// or imported inside the body are left out (the registration, outside the function,
+/// cannot name them), and so are nested items' bodies.
 pub fn forms_in(item: &syn::ItemFn) -> Vec<syn::Type> {
     let mut finder = Finder::default();
     finder.visit_block(&item.block);
@@ -63,16 +64,40 @@ impl<'ast> Visit<'ast> for Finder {
         syn::visit::visit_type_path(self, path);
     }
 
-    fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
-        self.local.insert(item.ident.to_string());
+    /// An item declared in the body is not visible where the registration is written, and
+    /// its own body (a nested `fn`, an `impl`) is not this function's: its name is noted
+    /// as local, and nothing inside it is read.
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let mut note = |ident: &syn::Ident| {
+            self.local.insert(ident.to_string());
+        };
+        match item {
+            syn::Item::Struct(item) => note(&item.ident),
+            syn::Item::Enum(item) => note(&item.ident),
+            syn::Item::Type(item) => note(&item.ident),
+            syn::Item::Union(item) => note(&item.ident),
+            syn::Item::Use(item) => local_names_of_use(&item.tree, &mut self.local),
+            _ => {}
+        }
     }
+}
 
-    fn visit_item_enum(&mut self, item: &'ast syn::ItemEnum) {
-        self.local.insert(item.ident.to_string());
-    }
-
-    fn visit_item_type(&mut self, item: &'ast syn::ItemType) {
-        self.local.insert(item.ident.to_string());
+/// The names a `use` in the body brings in (the last segment, or its `as` name).
+fn local_names_of_use(tree: &syn::UseTree, local: &mut HashSet<String>) {
+    match tree {
+        syn::UseTree::Path(path) => local_names_of_use(&path.tree, local),
+        syn::UseTree::Name(name) => {
+            local.insert(name.ident.to_string());
+        }
+        syn::UseTree::Rename(rename) => {
+            local.insert(rename.rename.to_string());
+        }
+        syn::UseTree::Group(group) => {
+            for tree in &group.items {
+                local_names_of_use(tree, local);
+            }
+        }
+        syn::UseTree::Glob(_) => {}
     }
 }
 
@@ -115,6 +140,9 @@ mod tests {
                 let d: Elicited<()> = ctx.elicit_url(\"?\", \"u\").await.unwrap();
                 struct Local { x: u8 }
                 let e = ctx.elicit::<Local>(\"?\").await;
+                use forms::Other as Renamed;
+                let f = ctx.elicit::<Renamed>(\"?\").await;
+                fn helper<T>(ctx: &CallContext) -> Ask<Elicited<T>> { ctx.elicit::<T>(\"?\") }
             }",
         );
         assert_eq!(found, ["Confirm", "forms :: Choice"]);

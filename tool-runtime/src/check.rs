@@ -203,12 +203,7 @@ fn check_tool(tool: &Tool, findings: &mut Findings<'_>) {
     check_schema_and_examples(tool, findings);
     check_parameter_docs(tool, "parameter", findings);
     check_header_types(tool, findings);
-    for (form, why) in tool.unshowable_forms() {
-        findings.add(
-            Severity::Error,
-            format!("it asks the user with the form {form}, which elicitation cannot show: {why}"),
-        );
-    }
+    check_forms(tool, findings);
     if let Err(reason) = export::strict_schema(tool.input_schema()) {
         findings.add(
             Severity::Warning,
@@ -276,6 +271,17 @@ fn check_described(about: &Tool, findings: &mut Findings<'_>) {
     };
     check_parameter_docs(about, argument, findings);
     check_text_arguments(about, argument, findings);
+    check_forms(about, findings);
+}
+
+/// The elicitation forms the code asks with: each must be one a client can show.
+fn check_forms(about: &Tool, findings: &mut Findings<'_>) {
+    for (form, why) in about.unshowable_forms() {
+        findings.add(
+            Severity::Error,
+            format!("it asks the user with the form {form}, which elicitation cannot show: {why}"),
+        );
+    }
 }
 
 fn check_schema_and_examples(tool: &Tool, findings: &mut Findings<'_>) {

@@ -32,8 +32,8 @@ pub struct Tool {
     timeout: Option<std::time::Duration>,
     large_output_as_resource: bool,
     task: TaskSupport,
-    /// The elicitation forms it asks with that a form cannot show: the type, and why.
-    unshowable_forms: Vec<(String, String)>,
+    /// The elicitation forms its code asks with (judged only when `check` asks).
+    forms: &'static [contract::FormSpec],
 }
 
 /// Whether a call of a tool may run as a task: answered at once with a task the client
@@ -143,11 +143,7 @@ impl Tool {
             timeout: description.timeout,
             large_output_as_resource: description.large_output_as_resource,
             task: description.task,
-            unshowable_forms: description
-                .forms
-                .iter()
-                .filter_map(|form| (form.schema)().err().map(|why| (form.name.to_owned(), why)))
-                .collect(),
+            forms: description.forms,
         }
     }
 
@@ -178,7 +174,7 @@ impl Tool {
             timeout: None,
             large_output_as_resource: false,
             task: TaskSupport::Forbidden,
-            unshowable_forms: Vec::new(),
+            forms: &[],
         }
     }
 
@@ -270,8 +266,11 @@ impl Tool {
 
     /// The elicitation forms its code asks with that a form cannot show, each with why
     /// (what `check` reports).
-    pub fn unshowable_forms(&self) -> &[(String, String)] {
-        &self.unshowable_forms
+    pub fn unshowable_forms(&self) -> Vec<(String, String)> {
+        self.forms
+            .iter()
+            .filter_map(|form| (form.schema)().err().map(|why| (form.name.to_owned(), why)))
+            .collect()
     }
 
     pub(crate) fn set_task_support(&mut self, task: TaskSupport) {

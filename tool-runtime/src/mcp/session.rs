@@ -56,7 +56,7 @@ pub(super) struct State {
     /// Notifications sent by this connection's calls and not yet written out.
     backlog: Arc<Backlog>,
     /// The capabilities the client declared at `initialize` (handshake era).
-    client_capabilities: Mutex<Value>,
+    pub(super) client_capabilities: Mutex<Value>,
     /// Questions of calls to the client, waiting for its response, by our request id.
     pub(super) questions: Mutex<HashMap<RequestId, oneshot::Sender<ClientAnswer>>>,
     /// The id of our next question.
@@ -932,7 +932,6 @@ impl Connection {
                 let asker = Arc::new(LiveAsker {
                     state: Arc::clone(&self.state),
                     sink: Arc::clone(&notifier.sink),
-                    capabilities: lock(&self.state.client_capabilities).clone(),
                     task: Mutex::new(None),
                 });
                 let shared = Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>;
@@ -1234,7 +1233,12 @@ pub(super) fn send(sink: &Outgoing, message: Message) {
 
 /// An error response, typed with its code so a transport can choose a status without
 /// reading the bytes again.
-fn error_message(id: Option<&RequestId>, code: i64, message: &str, data: Option<Value>) -> Message {
+pub(super) fn error_message(
+    id: Option<&RequestId>,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> Message {
     Message::error(code, jsonrpc::error_response(id, code, message, data))
 }
 

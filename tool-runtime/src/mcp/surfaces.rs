@@ -2,7 +2,7 @@
 //! are handed back as work, like a tool call.
 
 use super::asking::retry::RetryAsker;
-use super::asking::settle;
+use super::asking::{settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
 use super::outputs::OutputStore;
 use super::pages::stateless_result;
@@ -57,7 +57,12 @@ pub(super) struct Request {
 impl Request {
     /// `prompts/get`, as work.
     pub(super) fn get_prompt(self, name: String, arguments: Value) -> Work {
-        self.into_work(|shared, context, _| async move {
+        // A request state the prompt gets is bound to its arguments (small strings).
+        let bound = match self.retry {
+            Some(_) => arguments.clone(),
+            None => Value::Null,
+        };
+        self.into_work(bound, |shared, context, _| async move {
             let messages = shared
                 .registry
                 .get_prompt_in(&name, arguments, &context)
@@ -70,7 +75,7 @@ impl Request {
 
     /// `resources/read`, as work.
     pub(super) fn read_resource(self, uri: String) -> Work {
-        self.into_work(|shared, context, stateless| async move {
+        self.into_work(Value::Null, |shared, context, stateless| async move {
             let contents = if OutputStore::owns(&uri) {
                 let stored = shared.outputs.read(&uri);
                 vec![stored.ok_or_else(|| SurfaceError::UnknownResource { uri: uri.clone() })?]
@@ -91,7 +96,7 @@ impl Request {
     /// `completion/complete`, as work: a completion function is user code, run on the
     /// blocking pool like any sync function of unknown pace.
     pub(super) fn complete(self, asked: CompletionAsked) -> Work {
-        self.into_work(|shared, _, _| async move {
+        self.into_work(Value::Null, |shared, _, _| async move {
             let CompletionAsked {
                 of,
                 argument,
@@ -126,8 +131,9 @@ impl Request {
 
     /// Runs `produce` as the request's work: it ends at once when the request is
     /// cancelled, and answers with the result body (or the error) unless the request was
-    /// cancelled meanwhile.
-    fn into_work<F, Fut>(self, produce: F) -> Work
+    /// cancelled meanwhile. `bound` is what a request state it gets is bound to besides the
+    /// method and the target.
+    fn into_work<F, Fut>(self, bound: Value, produce: F) -> Work
     where
         F: FnOnce(Arc<Shared>, CallContext, bool) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Map<String, Value>, SurfaceError>> + Send + 'static,
@@ -153,8 +159,8 @@ impl Request {
                 if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
                     return;
                 }
-                let failed = outcome.is_err();
-                let message = settle(&guard.id, retry.as_deref(), failed, || match outcome {
+                let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
+                let message = settle(&guard.id, verdict, || match outcome {
                     Ok(body) => result(&shared, &guard.id, body, stateless),
                     Err(error) => surface_error(&guard.id, &error, stateless),
                 });

@@ -11,7 +11,7 @@
 //!   acknowledges; a tool error ends the task `completed` (its result says `isError`).
 
 use super::asking::retry::Verdict;
-use super::asking::settle_verdict;
+use super::asking::settle as settle_verdict;
 use super::jsonrpc::{self, code, RequestId};
 use super::session::{lock, send};
 use super::work::CallWork;
@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime};
 /// The extension's name, in capabilities.
 pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// Where a 2025-11-25 message names the task it belongs to.
-const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// How a call runs as a task, decided when it starts.
 #[derive(Debug, Clone, Copy)]
@@ -257,7 +257,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
             if let Some(result) = early {
                 // Ended before becoming a task: answered as any call, except that a tool
                 // that runs only as a task answers with a task already ended.
-                let verdict = retry.map_or(Verdict::Complete, |r| r.verdict(result.is_error()));
+                let verdict = retry.map_or(Verdict::Complete, |r| {
+                    r.verdict(result.is_error(), result.input())
+                });
                 let error = result.error().cloned();
                 let message = settle_verdict(&guard.id, verdict, || {
                     super::session::answer(&shared, &guard.id, result, stateless)
@@ -291,7 +293,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                     () = cancellation.cancelled() => return,
                     result = &mut finish => result,
                 };
-                let verdict = retry.map_or(Verdict::Complete, |r| r.verdict(result.is_error()));
+                let verdict = retry.map_or(Verdict::Complete, |r| {
+                    r.verdict(result.is_error(), result.input())
+                });
                 answer_now(settle_verdict(&guard.id, verdict, || {
                     super::session::answer(&shared, &guard.id, result, stateless)
                 }));
@@ -342,9 +346,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         result = &mut finish => result,
     };
     let error = result.error().cloned();
-    let verdict = retry
-        .as_deref()
-        .map_or(Verdict::Complete, |r| r.verdict(result.is_error()));
+    let verdict = retry.as_deref().map_or(Verdict::Complete, |r| {
+        r.verdict(result.is_error(), result.input())
+    });
     let message = settle_verdict(&guard.id, verdict, || {
         super::session::answer(&shared, &guard.id, result, stateless)
     });
@@ -424,14 +428,8 @@ pub(super) fn extension_method(
             // Answers to questions the task is not waiting for are ignored.
             let updated = store.update(&task, &mut |t| {
                 for (key, answer) in &responses {
-                    if t.input_requests.remove(key).is_some() {
-                        t.input_responses.insert(key.clone(), answer.clone());
-                    }
+                    t.answer(key, answer);
                 }
-                if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
-                    t.status = TaskStatus::Working;
-                }
-                t.touch();
             });
             match updated {
                 Some(_) => ack(),
@@ -550,34 +548,45 @@ pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: 
     }
 }
 
-/// The questions of a task at 2026-07-28: asked through the task (it goes
-/// `input_required` with them), answered by `tasks/update`.
-pub(crate) async fn ask_through(
+/// A question of a task, open while this lives: the task waits `input_required` with it,
+/// and forgets it when the tool stops waiting, answered or not.
+pub(crate) struct TaskQuestion {
     store: Arc<dyn TaskStore>,
     task: String,
     key: String,
-    request: Value,
-) -> Option<Value> {
-    store.update(&task, &mut |t| {
-        if !t.status.is_terminal() {
-            t.input_requests.insert(key.clone(), request.clone());
-            t.status = TaskStatus::InputRequired;
-            t.touch();
+}
+
+impl TaskQuestion {
+    /// Opens the question `key` (`request`, as MCP spells it) in `task`.
+    pub(crate) fn open(
+        store: Arc<dyn TaskStore>,
+        task: String,
+        key: String,
+        request: &Value,
+    ) -> TaskQuestion {
+        store.update(&task, &mut |t| t.ask(&key, request));
+        TaskQuestion { store, task, key }
+    }
+
+    /// 2026-07-28: waits for the client's answer through `tasks/update`; `None` once the
+    /// task has ended or is gone.
+    pub(crate) async fn answered(&self) -> Option<Value> {
+        loop {
+            let change = self.store.changed(&self.task);
+            let found = self.store.get(&self.task)?;
+            if found.status.is_terminal() {
+                return None;
+            }
+            if let Some(answer) = found.input_responses.get(&self.key) {
+                return Some(answer.clone());
+            }
+            change.await;
         }
-    })?;
-    loop {
-        let change = store.changed(&task);
-        let found = store.get(&task)?;
-        if found.status.is_terminal() {
-            return None;
-        }
-        if found.input_responses.contains_key(&key) {
-            let mut answer = None;
-            store.update(&task, &mut |t| {
-                answer = t.input_responses.remove(&key);
-            });
-            return answer;
-        }
-        change.await;
+    }
+}
+
+impl Drop for TaskQuestion {
+    fn drop(&mut self) {
+        self.store.update(&self.task, &mut |t| t.forget(&self.key));
     }
 }

@@ -3,7 +3,7 @@
 //! protocol layer itself spawns nothing.
 
 use super::asking::retry::RetryAsker;
-use super::asking::settle;
+use super::asking::{settle, verdict};
 use super::outbox::Outgoing;
 use super::session::{answer, lock, send, State};
 use super::{jsonrpc::RequestId, Shared};
@@ -276,8 +276,8 @@ impl CallWork {
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
         if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
-            let failed = result.is_error();
-            let message = settle(&guard.id, retry.as_deref(), failed, || {
+            let verdict = verdict(retry.as_deref(), result.is_error(), result.input());
+            let message = settle(&guard.id, verdict, || {
                 answer(&shared, &guard.id, result, stateless)
             });
             send(&lock(&notifier.sink), message);
@@ -323,13 +323,10 @@ impl InPlaceWork {
     pub(crate) fn run(self) -> Option<super::Message> {
         let result = self.call.run();
         lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
-        let failed = result.is_error();
-        Some(settle(
-            &self.guard.id,
-            self.retry.as_deref(),
-            failed,
-            || answer(&self.shared, &self.guard.id, result, self.stateless),
-        ))
+        let verdict = verdict(self.retry.as_deref(), result.is_error(), result.input());
+        Some(settle(&self.guard.id, verdict, || {
+            answer(&self.shared, &self.guard.id, result, self.stateless)
+        }))
     }
 }
 

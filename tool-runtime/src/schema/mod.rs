@@ -365,41 +365,50 @@ fn split_nullable_type(map: &mut Map<String, Value>) {
 }
 
 /// Makes the schema of an optional parameter its inner type's: `[T, "null"]` becomes `T`,
-/// and `anyOf: [T, {"type": "null"}]` becomes `T`.
+/// `anyOf: [T, {"type": "null"}]` becomes `T`, and `null` leaves an `enum`.
 pub(crate) fn strip_null(schema: &mut Schema) {
-    let Some(object) = schema.as_object_mut() else {
-        return;
-    };
+    if let Some(object) = schema.as_object_mut() {
+        strip_null_of(object);
+    }
+}
+
+/// [`strip_null`] on a schema object; whether it said `null` was allowed.
+pub(crate) fn strip_null_of(object: &mut Map<String, Value>) -> bool {
+    let mut stripped = false;
     if let Some(Value::Array(kinds)) = object.get_mut("type") {
+        let before = kinds.len();
         kinds.retain(|kind| kind != "null");
+        stripped |= kinds.len() < before;
         if kinds.len() == 1 {
             let only = kinds.remove(0);
             object.insert("type".to_owned(), only);
         }
-        return;
     }
     for keyword in ["anyOf", "oneOf"] {
         let Some(Value::Array(branches)) = object.get_mut(keyword) else {
             continue;
         };
+        let before = branches.len();
         branches.retain(|branch| branch.get("type").and_then(Value::as_str) != Some("null"));
+        stripped |= branches.len() < before;
         if branches.len() == 1 {
-            let Some(Value::Object(inner)) = branches.pop() else {
-                return;
-            };
-            object.remove(keyword);
-            for (key, value) in inner {
-                object.entry(key).or_insert(value);
+            if let Some(Value::Object(inner)) = branches.pop() {
+                object.remove(keyword);
+                for (key, value) in inner {
+                    object.entry(key).or_insert(value);
+                }
             }
         }
-        return;
+        break;
     }
-    if object.get("const").is_some_and(Value::is_null) {
-        return;
+    if !object.get("const").is_some_and(Value::is_null) {
+        if let Some(Value::Array(options)) = object.get_mut("enum") {
+            let before = options.len();
+            options.retain(|option| !option.is_null());
+            stripped |= options.len() < before;
+        }
     }
-    if let Some(Value::Array(options)) = object.get_mut("enum") {
-        options.retain(|option| !option.is_null());
-    }
+    stripped
 }
 
 /// Removes `title` from every schema position (not from property names called `title`).

@@ -137,6 +137,44 @@ impl Task {
     pub(crate) fn touch(&mut self) {
         self.updated_at = SystemTime::now();
     }
+
+    /// The tool asks `request` under `key`: the task waits for its answer (unless it has
+    /// ended).
+    pub(crate) fn ask(&mut self, key: &str, request: &Value) {
+        if self.status.is_terminal() {
+            return;
+        }
+        self.input_requests.insert(key.to_owned(), request.clone());
+        self.status = TaskStatus::InputRequired;
+        self.touch();
+    }
+
+    /// The client answered the question `key`, if the task still asks it (answers to
+    /// anything else are ignored).
+    pub(crate) fn answer(&mut self, key: &str, answer: &Value) {
+        if self.status.is_terminal() || self.input_requests.remove(key).is_none() {
+            return;
+        }
+        self.input_responses.insert(key.to_owned(), answer.clone());
+        self.settle_questions();
+    }
+
+    /// The tool stopped waiting for `key` (answered, or given up): the question is gone.
+    pub(crate) fn forget(&mut self, key: &str) {
+        self.input_responses.remove(key);
+        if self.status.is_terminal() || self.input_requests.remove(key).is_none() {
+            return;
+        }
+        self.settle_questions();
+    }
+
+    /// Back to working once no question is open.
+    fn settle_questions(&mut self) {
+        if self.status == TaskStatus::InputRequired && self.input_requests.is_empty() {
+            self.status = TaskStatus::Working;
+        }
+        self.touch();
+    }
 }
 
 /// A future a store returns.

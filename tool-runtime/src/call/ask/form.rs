@@ -106,7 +106,8 @@ fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
         );
     };
     let mut object = object.clone();
-    let optional = strip_null(&mut object);
+    // `Option<T>`: the field may be left empty.
+    let optional = crate::schema::strip_null_of(&mut object);
     if object.contains_key("$ref") {
         return Err("refers to a type a form cannot inline (a recursive type)".to_owned());
     }
@@ -129,45 +130,6 @@ fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
         Some(other) => return Err(format!("has type `{other}`, which a form cannot show")),
     };
     Ok((shaped, optional))
-}
-
-/// Takes `null` out of a field's type (`Option<T>`); true if it was there.
-fn strip_null(object: &mut Map<String, Value>) -> bool {
-    let mut optional = false;
-    if let Some(Value::Array(types)) = object.get("type") {
-        let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-        optional = kept.len() < types.len();
-        if kept.len() == 1 {
-            object.insert("type".to_owned(), kept[0].clone());
-        }
-    }
-    if let Some(Value::Array(choices)) = object.get_mut("enum") {
-        let before = choices.len();
-        choices.retain(|choice| !choice.is_null());
-        optional |= choices.len() < before;
-    }
-    for keyword in ["anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = object.get(keyword) else {
-            continue;
-        };
-        let is_null = |b: &Value| b.get("type").and_then(Value::as_str) == Some("null");
-        if !branches.iter().any(is_null) {
-            continue;
-        }
-        optional = true;
-        let kept: Vec<Value> = branches.iter().filter(|b| !is_null(b)).cloned().collect();
-        if let [only] = kept.as_slice() {
-            object.remove(keyword);
-            if let Some(inner) = only.as_object() {
-                for (key, value) in inner {
-                    object.entry(key.clone()).or_insert_with(|| value.clone());
-                }
-            }
-        } else {
-            object.insert(keyword.to_owned(), Value::Array(kept));
-        }
-    }
-    optional
 }
 
 /// Keeps `object` if it uses only `allowed` keywords (annotations are dropped).
@@ -376,7 +338,7 @@ fn action(answer: &Value) -> Result<&str, String> {
         Some(action @ ("accept" | "decline" | "cancel")) => Ok(action),
         _ => Err(format!(
             "an elicitation result needs \"action\": \"accept\", \"decline\" or \"cancel\"; got {}",
-            super::shown(answer)
+            crate::schema::describe::compact(answer)
         )),
     }
 }
@@ -464,6 +426,25 @@ mod tests {
             (json!(1), json!(2))
         );
         assert_eq!(form["required"], json!([]));
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Booking {
+        name: String,
+        note: Option<String>,
+        status: Option<Status>,
+    }
+
+    #[test]
+    fn option_fields_may_be_left_empty_and_others_are_required() {
+        let form = Booking::requested_schema().unwrap();
+        assert_eq!(form["required"], json!(["name"]));
+        assert_eq!(form["properties"]["note"], json!({"type": "string"}));
+        assert_eq!(
+            form["properties"]["status"],
+            json!({"type": "string", "enum": ["active", "inactive"]})
+        );
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -16,7 +16,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use std::fmt;
 use std::future::{Future, IntoFuture};
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -238,7 +237,6 @@ pub struct Ask<T> {
     scope: Option<Arc<CallScope>>,
     question: Result<Question, AskError>,
     decode: fn(Value) -> Result<T, String>,
-    _answer: PhantomData<fn() -> T>,
 }
 
 impl<T> fmt::Debug for Ask<T> {
@@ -257,11 +255,8 @@ impl<T> Ask<T> {
         decode: fn(Value) -> Result<T, String>,
     ) -> Ask<T> {
         let number = scope.as_ref().map_or(1, |scope| scope.next_question());
-        let kind = match capability {
-            ClientCapability::Elicitation | ClientCapability::ElicitationUrl => "elicitation",
-            ClientCapability::Sampling | ClientCapability::SamplingTools => "sampling",
-            ClientCapability::Roots => "roots",
-        };
+        // The method's first word: `elicitation`, `sampling`, `roots`.
+        let kind = capability.method().split('/').next().unwrap_or_default();
         let question = params.map(|params| Question {
             key: format!("{kind}-{number}"),
             capability,
@@ -271,7 +266,6 @@ impl<T> Ask<T> {
             scope,
             question,
             decode,
-            _answer: PhantomData,
         }
     }
 
@@ -293,7 +287,6 @@ impl<T: Send + 'static> IntoFuture for Ask<T> {
             scope,
             question,
             decode,
-            ..
         } = self;
         Box::pin(async move {
             let question = question?;
@@ -367,7 +360,6 @@ impl CallContext {
             "mode": "url",
             "message": message.into(),
             "url": url.into(),
-            "elicitationId": crate::call::ids::unguessable_id(),
         });
         Ask::new(
             self.scope().cloned(),
@@ -421,8 +413,9 @@ impl CallContext {
 
     /// Keeps `value` for the next round of this call, when the client answers questions
     /// by retrying it (protocol 2026-07-28): it travels in the call's request state, sealed
-    /// so the client cannot alter it, and any replica of the server that shares the
-    /// sealing key can read it back with [`kept`](CallContext::kept). Returns false where
+    /// so the client cannot alter it (but can read it: keep no secrets there), and any
+    /// replica of the server that shares the sealing key can read it back with
+    /// [`kept`](CallContext::kept). Returns false where
     /// there is no next round to keep it for (the handshake era, where the call simply
     /// waits for its answers, or outside MCP).
     pub fn keep<T: serde::Serialize>(&self, key: &str, value: &T) -> bool {
@@ -450,18 +443,4 @@ fn decode_roots(answer: Value) -> Result<Vec<Root>, String> {
         .map_err(|error| {
             format!("a roots/list result needs \"roots\", a list of {{\"uri\", \"name\"}}: {error}")
         })
-}
-
-/// A value as short JSON text, for messages about a client's answer.
-pub(super) fn shown(value: &Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 80 {
-        let mut cut = 77;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("...");
-    }
-    text
 }

@@ -77,10 +77,7 @@ impl Sampling {
     /// Adds a message of any content: one block (text, image, audio, `tool_use`,
     /// `tool_result`) or a list of them, as MCP spells them.
     pub fn message(mut self, role: Role, content: Value) -> Sampling {
-        let role = match role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
+        // `Role` serializes as MCP spells it (`user`, `assistant`).
         self.messages
             .push(json!({"role": role, "content": content}));
         self
@@ -267,7 +264,7 @@ pub(super) fn decode_sampled(answer: Value) -> Result<Sampled, String> {
     let invalid = |what: &str| {
         format!(
             "a sampling result needs {what}; got {}",
-            super::shown(&answer)
+            crate::schema::describe::compact(&answer)
         )
     };
     let role = match answer.get("role").and_then(Value::as_str) {

@@ -5,9 +5,11 @@
 use super::super::jsonrpc::{self, RequestId};
 use super::super::outbox::Outgoing;
 use super::super::session::{lock, State};
+use super::super::tasks::{TaskQuestion, RELATED_TASK};
 use super::super::Message;
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
-use crate::tasks::{TaskStatus, TaskStore};
+use crate::call::ids::unguessable_id;
+use crate::tasks::TaskStore;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -17,9 +19,6 @@ use tokio::sync::oneshot;
 
 /// A client's response to one of our requests: its result, or its error's code and
 /// message.
-/// Where a 2025-11-25 message names the task it belongs to.
-const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
 pub(crate) type ClientAnswer = Result<Value, (i64, String)>;
 
 /// The asker of one call on a handshake-era connection.
@@ -27,7 +26,6 @@ pub(crate) struct LiveAsker {
     pub(in crate::mcp) state: Arc<State>,
     /// The call's sink (shared, so a transport's redirect reaches it).
     pub(in crate::mcp) sink: Arc<Mutex<Outgoing>>,
-    pub(in crate::mcp) capabilities: Value,
     /// The task the call became (2025-11-25), once it has: its questions then say so, and
     /// the task waits `input_required` while they are open.
     pub(in crate::mcp) task: Mutex<Option<(Arc<dyn TaskStore>, String)>>,
@@ -37,38 +35,6 @@ impl LiveAsker {
     /// From now on the call is the task `id` in `store`.
     pub(in crate::mcp) fn attach(&self, store: Arc<dyn TaskStore>, id: String) {
         *lock(&self.task) = Some((store, id));
-    }
-}
-
-/// Marks a question as the task's, and the task as waiting for it, until dropped.
-struct TaskQuestion {
-    store: Arc<dyn TaskStore>,
-    task: String,
-    key: String,
-}
-
-impl TaskQuestion {
-    fn open(store: Arc<dyn TaskStore>, task: String, key: String, request: Value) -> TaskQuestion {
-        store.update(&task, &mut |t| {
-            if !t.status.is_terminal() {
-                t.input_requests.insert(key.clone(), request.clone());
-                t.status = TaskStatus::InputRequired;
-                t.touch();
-            }
-        });
-        TaskQuestion { store, task, key }
-    }
-}
-
-impl Drop for TaskQuestion {
-    fn drop(&mut self) {
-        self.store.update(&self.task, &mut |t| {
-            t.input_requests.remove(&self.key);
-            if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
-                t.status = TaskStatus::Working;
-            }
-            t.touch();
-        });
     }
 }
 
@@ -86,7 +52,7 @@ impl Drop for Waiting {
 
 impl Asker for LiveAsker {
     fn supports(&self, capability: ClientCapability) -> bool {
-        capability.declared_in(&self.capabilities)
+        capability.declared_in(&lock(&self.state.client_capabilities))
     }
 
     fn ask(
@@ -102,7 +68,16 @@ impl Asker for LiveAsker {
             id,
         };
         let mut params = question.params;
-        let in_task = lock(&self.task).clone().map(|(store, task)| {
+        let method = question.capability.method();
+        if let (ClientCapability::ElicitationUrl, Some(params)) =
+            (question.capability, params.as_object_mut())
+        {
+            // Handshake-era URL elicitations carry an id the server may later name in
+            // `notifications/elicitation/complete`.
+            params.insert("elicitationId".to_owned(), unguessable_id().into());
+        }
+        let task = lock(&self.task).clone();
+        let in_task = task.map(|(store, task)| {
             // Every message of a task says which task it belongs to.
             if let Some(params) = params.as_object_mut() {
                 let meta = params.entry("_meta").or_insert_with(|| json!({}));
@@ -110,10 +85,10 @@ impl Asker for LiveAsker {
                     meta.insert(RELATED_TASK.to_owned(), json!({"taskId": task}));
                 }
             }
-            let request = json!({"method": question.capability.method(), "params": params});
-            TaskQuestion::open(store, task, question.key.clone(), request)
+            let request = json!({"method": method, "params": params});
+            TaskQuestion::open(store, task, question.key, &request)
         });
-        let bytes = jsonrpc::request(number, question.capability.method(), &params);
+        let bytes = jsonrpc::request(number, method, &params);
         let sent = lock(&self.sink).send(Message::request(bytes));
         Box::pin(async move {
             let _waiting = waiting;

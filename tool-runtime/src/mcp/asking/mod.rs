@@ -8,27 +8,21 @@ pub(crate) mod retry;
 pub(crate) mod sealed;
 
 use super::jsonrpc::{self, code, RequestId};
+use super::session::error_message;
 use super::Message;
 use retry::{RetryAsker, Verdict};
-use serde_json::json;
+use serde_json::{json, Value};
 
-/// The answer to a request that may have asked its client at 2026-07-28: as the round's
-/// verdict says, else `complete()` (the request's own answer; `failed` says whether it is
-/// a failure, which makes a missing capability the reason).
-pub(crate) fn settle(
-    id: &RequestId,
-    retry: Option<&RetryAsker>,
-    failed: bool,
-    complete: impl FnOnce() -> Message,
-) -> Message {
-    let Some(retry) = retry else {
-        return complete();
-    };
-    settle_verdict(id, retry.verdict(failed), complete)
+/// How a request that may have asked its client ends: the round's verdict at 2026-07-28
+/// (`failed` says whether the request's own answer is a failure, which makes a missing
+/// capability the reason; `arguments` are what a new request state is bound to), else
+/// complete.
+pub(crate) fn verdict(retry: Option<&RetryAsker>, failed: bool, arguments: &Value) -> Verdict {
+    retry.map_or(Verdict::Complete, |r| r.verdict(failed, arguments))
 }
 
 /// The answer a round's `verdict` gives, else `complete()`.
-pub(crate) fn settle_verdict(
+pub(crate) fn settle(
     id: &RequestId,
     verdict: Verdict,
     complete: impl FnOnce() -> Message,
@@ -36,31 +30,32 @@ pub(crate) fn settle_verdict(
     match verdict {
         Verdict::Complete => complete(),
         Verdict::InputRequired(body) => {
-            Message::result(jsonrpc::response(id, &serde_json::Value::Object(body)))
+            Message::result(jsonrpc::response(id, &Value::Object(body)))
         }
-        Verdict::Invalid(why) => Message::error(
-            code::INVALID_PARAMS,
-            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, &why, None),
-        ),
+        Verdict::Invalid(why) => error_message(Some(id), code::INVALID_PARAMS, &why, None),
         Verdict::Missing(required) => {
-            let names: Vec<&String> = required
+            let names: Vec<&str> = required
                 .as_object()
                 .into_iter()
-                .flat_map(|r| r.keys())
+                .flat_map(|r| r.keys().map(String::as_str))
                 .collect();
             let message = format!(
-                "Missing required client capability: this request needs {}, which the client did not declare",
-                names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(" and ")
+                "Missing required client capability: this request needs {}, which the client \
+                 did not declare",
+                names.join(" and ")
             );
-            Message::error(
-                code::MISSING_CAPABILITY,
-                jsonrpc::error_response(
-                    Some(id),
-                    code::MISSING_CAPABILITY,
-                    &message,
-                    Some(json!({"requiredCapabilities": required})),
-                ),
-            )
+            missing_capability(id, &message, required)
         }
     }
+}
+
+/// The -32021 error of a request that needs `required` (a client capabilities object),
+/// which the client did not declare.
+pub(crate) fn missing_capability(id: &RequestId, message: &str, required: Value) -> Message {
+    error_message(
+        Some(id),
+        code::MISSING_CAPABILITY,
+        message,
+        Some(json!({"requiredCapabilities": required})),
+    )
 }

@@ -4,6 +4,8 @@
 //! tool returns the call is answered `input_required` with every question noted and a new
 //! request state. The tool runs again, from the start, on the next retry.
 
+use super::super::session::lock;
+use super::super::tasks::TaskQuestion;
 use super::sealed::{Bound, SealingKey};
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
 use crate::tasks::TaskStore;
@@ -15,13 +17,13 @@ use std::sync::{Arc, Mutex};
 /// The asker of one round of a call.
 pub(crate) struct RetryAsker {
     capabilities: Value,
-    /// The answers this round can use: earlier rounds', then the retry's.
+    /// The answers this round can use: earlier rounds' (sealed, so they stand), then the
+    /// retry's for questions not answered before.
     answers: Map<String, Value>,
     round: Mutex<Round>,
     key: SealingKey,
     method: String,
     target: String,
-    arguments: Value,
 }
 
 #[derive(Default)]
@@ -74,14 +76,14 @@ impl RetryAsker {
                 )
             }
         };
-        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-        let state = match params.remove("requestState") {
+        let sealed = params.remove("requestState");
+        let state = match sealed {
             None => None,
             Some(Value::String(sealed)) => {
                 let bound = Bound {
                     method,
                     target,
-                    arguments: &arguments,
+                    arguments: params.get("arguments").unwrap_or(&Value::Null),
                 };
                 Some(
                     key.open(&sealed, &bound)
@@ -96,7 +98,10 @@ impl RetryAsker {
             }
         };
         let (mut answers, kept) = state.map(|s| (s.answers, s.kept)).unwrap_or_default();
-        answers.extend(responses);
+        // An answer an earlier round sealed stands: the tool may have acted on it.
+        for (key, answer) in responses {
+            answers.entry(key).or_insert(answer);
+        }
         Ok(RetryAsker {
             capabilities,
             answers,
@@ -107,7 +112,6 @@ impl RetryAsker {
             key: key.clone(),
             method: method.to_owned(),
             target: target.to_owned(),
-            arguments,
         })
     }
 
@@ -121,7 +125,7 @@ impl RetryAsker {
         task: &str,
         insert: impl FnOnce(),
     ) -> bool {
-        let mut round = super::super::session::lock(&self.round);
+        let mut round = lock(&self.round);
         if !round.asked.is_empty() {
             return false;
         }
@@ -130,9 +134,10 @@ impl RetryAsker {
         true
     }
 
-    /// How the round ends, given whether the tool's own answer is a failure.
-    pub(crate) fn verdict(&self, failed: bool) -> Verdict {
-        let mut round = super::super::session::lock(&self.round);
+    /// How the round ends, given whether the tool's own answer is a failure, and the
+    /// arguments it was called with (a new request state is bound to them).
+    pub(crate) fn verdict(&self, failed: bool, arguments: &Value) -> Verdict {
+        let mut round = lock(&self.round);
         if let Some(why) = round.invalid.take() {
             return Verdict::Invalid(why);
         }
@@ -140,7 +145,7 @@ impl RetryAsker {
             let bound = Bound {
                 method: &self.method,
                 target: &self.target,
-                arguments: &self.arguments,
+                arguments,
             };
             let state = self.key.seal(
                 &bound,
@@ -188,7 +193,7 @@ impl Asker for RetryAsker {
     }
 
     fn missing(&self, capability: ClientCapability) {
-        let mut round = super::super::session::lock(&self.round);
+        let mut round = lock(&self.round);
         if !round.missing.contains(&capability) {
             round.missing.push(capability);
         }
@@ -198,57 +203,38 @@ impl Asker for RetryAsker {
         &self,
         question: Question,
     ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
-        let mut round = super::super::session::lock(&self.round);
-        if let (None, Some((store, task))) = (self.answers.get(&question.key), round.task.clone()) {
-            // The call is a task now: the question waits in the task for `tasks/update`.
-            let request =
-                json!({"method": question.capability.method(), "params": question.params});
-            let key = question.key;
-            return Box::pin(async move {
-                crate::mcp::tasks::ask_through(store, task, key, request)
-                    .await
-                    .ok_or(AskError::Closed)
-            });
+        let mut round = lock(&self.round);
+        if let Some(answer) = self.answers.get(&question.key) {
+            round.used.insert(question.key, answer.clone());
+            return Box::pin(std::future::ready(Ok(answer.clone())));
         }
-        let outcome = match self.answers.get(&question.key) {
-            Some(answer) => {
-                round.used.insert(question.key, answer.clone());
-                Ok(answer.clone())
+        let request = json!({"method": question.capability.method(), "params": question.params});
+        match round.task.clone() {
+            // The call is a task now: the question waits in the task for `tasks/update`.
+            Some((store, task)) => {
+                let open = TaskQuestion::open(store, task, question.key, &request);
+                Box::pin(async move { open.answered().await.ok_or(AskError::Closed) })
             }
             None => {
-                let mut params = question.params;
-                // At 2026-07-28 a URL elicitation has no id: the request state correlates.
-                if let Some(params) = params.as_object_mut() {
-                    params.remove("elicitationId");
-                }
-                let method = question.capability.method();
-                round
-                    .asked
-                    .insert(question.key, json!({"method": method, "params": params}));
-                Err(AskError::InputRequired)
+                round.asked.insert(question.key, request);
+                Box::pin(std::future::ready(Err(AskError::InputRequired)))
             }
-        };
-        Box::pin(std::future::ready(outcome))
+        }
     }
 
     fn rejected(&self, key: &str, why: &str) {
-        let mut round = super::super::session::lock(&self.round);
+        let mut round = lock(&self.round);
         round.invalid.get_or_insert_with(|| {
             format!("Invalid params: inputResponses[\"{key}\"] does not answer its question: {why}")
         });
     }
 
     fn keep(&self, key: &str, value: Value) -> bool {
-        super::super::session::lock(&self.round)
-            .kept
-            .insert(key.to_owned(), value);
+        lock(&self.round).kept.insert(key.to_owned(), value);
         true
     }
 
     fn kept(&self, key: &str) -> Option<Value> {
-        super::super::session::lock(&self.round)
-            .kept
-            .get(key)
-            .cloned()
+        lock(&self.round).kept.get(key).cloned()
     }
 }

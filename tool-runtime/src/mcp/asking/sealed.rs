@@ -41,11 +41,15 @@ impl SealingKey {
     }
 
     /// A new random key.
+    ///
+    /// # Panics
+    ///
+    /// When the operating system has no randomness to give: a key that could be guessed
+    /// would let clients forge request states, so the server does not start with one.
     pub(crate) fn random() -> SealingKey {
         let mut bytes = [0u8; 32];
-        // The operating system's generator does not fail on the platforms we build for;
-        // if it did, every state would be refused, never forged.
-        let _ = getrandom::fill(&mut bytes);
+        getrandom::fill(&mut bytes)
+            .expect("the operating system's random generator is needed for a sealing key");
         SealingKey(bytes.to_vec().into())
     }
 }
@@ -105,11 +109,27 @@ impl SealingKey {
         answers: Map<String, Value>,
         kept: Map<String, Value>,
     ) -> String {
+        self.seal_until(
+            now().saturating_add(LIFETIME.as_secs()),
+            bound,
+            answers,
+            kept,
+        )
+    }
+
+    /// [`seal`](SealingKey::seal), good until `expires` (seconds since the Unix epoch).
+    fn seal_until(
+        &self,
+        expires: u64,
+        bound: &Bound<'_>,
+        answers: Map<String, Value>,
+        kept: Map<String, Value>,
+    ) -> String {
         let state = RoundState {
             method: bound.method.to_owned(),
             target: bound.target.to_owned(),
             digest: bound.digest(),
-            expires: now().saturating_add(LIFETIME.as_secs()),
+            expires,
             answers,
             kept,
         };
@@ -204,6 +224,8 @@ mod tests {
             .open(&sealed, &elsewhere)
             .unwrap_err()
             .contains("another request"));
+        let expired = key.seal_until(now() - 1, &bound, Map::new(), Map::new());
+        assert!(key.open(&expired, &bound).unwrap_err().contains("expired"));
         let other_tool = Bound {
             target: "u",
             ..bound

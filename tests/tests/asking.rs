@@ -115,12 +115,42 @@ fn quick() -> &'static str {
     "quick"
 }
 
+/// Whether `endless_job` is still running (its future not dropped).
+static ENDLESS_RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks `endless_job` running while it lives.
+struct Running;
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        ENDLESS_RUNNING.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Work that never ends by itself.
+#[tool(task = "optional")]
+async fn endless_job() -> String {
+    ENDLESS_RUNNING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _running = Running;
+    std::future::pending::<()>().await;
+    String::new()
+}
+
+/// Fails at once; runs only as a task.
+#[tool(task = "required")]
+fn instant_failure() -> Result<String, String> {
+    Err("it always fails".to_owned())
+}
+
 fn server() -> McpServer {
+    server_with(ServerOptions::default())
+}
+
+fn server_with(options: ServerOptions) -> McpServer {
     McpServer::with_options(
         Registry::new().unwrap(),
         ServerInfo::new("asking", "1"),
-        ServerOptions::default()
-            .tasks(TaskOptions::default().promote_after(Duration::from_millis(20))),
+        options.tasks(TaskOptions::default().promote_after(Duration::from_millis(20))),
     )
 }
 
@@ -818,4 +848,158 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     let (first, second) = (client.next().await, client.next().await);
     let result = if first["id"] == 3 { first } else { second };
     assert_eq!(text(&result), "went on: true", "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+}
+
+#[tokio::test]
+async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_at_once_is_an_ended_task(
+) {
+    let mut client = Client::new(&server());
+    let created = client
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "endless_job", "arguments": {}}),
+            with_tasks(),
+        ))
+        .await;
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    assert!(ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst));
+    client
+        .call(&stateless(
+            2,
+            "tasks/cancel",
+            json!({"taskId": task}),
+            with_tasks(),
+        ))
+        .await;
+    for _ in 0..100 {
+        if !ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst),
+        "the tool was dropped"
+    );
+
+    // A tool that runs only as a task and ends before the moment passes: a task, ended.
+    let ended = client
+        .call(&stateless(
+            3,
+            "tools/call",
+            json!({"name": "instant_failure", "arguments": {}}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(ended["result"]["resultType"], "task", "{ended}");
+    assert_eq!(
+        ended["result"]["status"], "completed",
+        "a tool error completes the task"
+    );
+    let task = ended["result"]["taskId"].as_str().unwrap().to_owned();
+    let status = task_status(&mut client, 4, &task).await;
+    assert_eq!(status["result"]["isError"], true, "{status}");
+    assert_eq!(status["result"]["content"][0]["text"], "it always fails");
+    assert!(
+        status["result"].get("resultType").is_none(),
+        "the call's own result, not an envelope: {status}"
+    );
+}
+
+fn core_call(id: u32, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments, "task": {}}})
+    .to_string()
+}
+
+fn core_request(id: u32, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
+    let server = server_with(ServerOptions::default().page_size(1));
+    let mut client = Client::new(&server);
+    client.send(&initialize("2025-11-25", json!({})));
+    client.next_now();
+
+    let failed = client
+        .call(&core_call(1, "instant_failure", json!({})))
+        .await;
+    let failing = failed["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let running = client
+        .call(&core_call(2, "long_job", json!({"seconds": 30})))
+        .await;
+    let endless = running["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The failure is announced, and tasks/result gives the call's own error result.
+    let status = client.next().await;
+    assert_eq!(status["method"], "notifications/tasks/status", "{status}");
+    assert_eq!(
+        (
+            status["params"]["taskId"].clone(),
+            status["params"]["status"].clone()
+        ),
+        (json!(failing), json!("failed"))
+    );
+    assert_eq!(
+        status["params"]["statusMessage"],
+        Value::Null,
+        "a tool error is a result, not a protocol error"
+    );
+    let result = client
+        .call(&core_request(3, "tasks/result", json!({"taskId": failing})))
+        .await;
+    assert_eq!(result["result"]["isError"], true, "{result}");
+
+    // Listed a page at a time, this connection's tasks only.
+    let first = client.call(&core_request(4, "tasks/list", json!({}))).await;
+    assert_eq!(
+        first["result"]["tasks"][0]["taskId"],
+        json!(failing),
+        "{first}"
+    );
+    let cursor = first["result"]["nextCursor"].clone();
+    let second = client
+        .call(&core_request(5, "tasks/list", json!({"cursor": cursor})))
+        .await;
+    assert_eq!(
+        second["result"]["tasks"][0]["taskId"],
+        json!(endless),
+        "{second}"
+    );
+    assert!(second["result"].get("nextCursor").is_none());
+    let mut other = Client::new(&server);
+    other.send(&initialize("2025-11-25", json!({})));
+    other.next_now();
+    let theirs = other.call(&core_request(1, "tasks/list", json!({}))).await;
+    assert_eq!(theirs["result"]["tasks"], json!([]), "{theirs}");
+
+    // Cancelling a running task answers it cancelled and announces it.
+    let cancelled = client
+        .call(&core_request(6, "tasks/cancel", json!({"taskId": endless})))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let status = client.next().await;
+    assert_eq!(
+        (
+            status["params"]["taskId"].clone(),
+            status["params"]["status"].clone()
+        ),
+        (json!(endless), json!("cancelled"))
+    );
 }

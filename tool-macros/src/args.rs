@@ -94,8 +94,16 @@ pub struct ToolArgs {
     pub timeout_ms: Option<u64>,
     /// `large_output = "resource"` (true) or `"cut"` (false, the default).
     pub large_output_as_resource: Option<bool>,
-    /// `task = "optional"` or `"required"`: whether a call may, or must, run as a task.
-    pub task: Option<LitStr>,
+    /// `task = "..."`: whether a call may, or must, run as a task.
+    pub task: Option<Task>,
+}
+
+/// What `task = "..."` says.
+#[derive(Clone, Copy)]
+pub enum Task {
+    Forbidden,
+    Optional,
+    Required,
 }
 
 /// A boolean MCP hint: `read_only` or `read_only = false`.
@@ -200,16 +208,20 @@ impl ToolArgs {
             }
             "task" => {
                 let text = string_value(meta)?;
-                if !["optional", "required", "forbidden"].contains(&text.value().as_str()) {
-                    return Err(syn::Error::new(
-                        text.span(),
-                        format!(
-                            "task is \"optional\" (a client that can follow tasks gets one, others wait for the answer), \"required\" (only clients that can follow tasks may call it) or \"forbidden\" (the default), not {:?}",
-                            text.value()
-                        ),
-                    ));
-                }
-                set_once(&mut self.task, meta, text)
+                let task = match text.value().as_str() {
+                    "optional" => Task::Optional,
+                    "required" => Task::Required,
+                    "forbidden" => Task::Forbidden,
+                    other => {
+                        return Err(syn::Error::new(
+                            text.span(),
+                            format!(
+                                "task is \"optional\" (a client that can follow tasks gets one, others wait for the answer), \"required\" (only clients that can follow tasks may call it) or \"forbidden\" (the default), not {other:?}"
+                            ),
+                        ))
+                    }
+                };
+                set_once(&mut self.task, meta, task)
             }
             "timeout" => {
                 let text = string_value(meta)?;

@@ -189,10 +189,10 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             }
         }
     });
-    let task = match args.task.as_ref().map(syn::LitStr::value).as_deref() {
-        Some("optional") => quote!(#rt::TaskSupport::Optional),
-        Some("required") => quote!(#rt::TaskSupport::Required),
-        _ => quote!(#rt::TaskSupport::Forbidden),
+    let task = match args.task {
+        Some(crate::args::Task::Optional) => quote!(#rt::TaskSupport::Optional),
+        Some(crate::args::Task::Required) => quote!(#rt::TaskSupport::Required),
+        Some(crate::args::Task::Forbidden) | None => quote!(#rt::TaskSupport::Forbidden),
     };
     let location = quote_spanned! {tool.ident.span()=>
         #rt::SourceLocation {

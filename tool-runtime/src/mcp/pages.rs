@@ -122,7 +122,6 @@ impl Pages {
             shared,
             list,
             &entries(shared, list),
-            &handshake_extras(shared, list),
             hints,
             version,
         ));
@@ -131,44 +130,38 @@ impl Pages {
     }
 }
 
-/// Every entry of `list`, as the protocol shows it.
-fn entries(shared: &Shared, list: List) -> Vec<Value> {
+/// An entry of a list as both eras show it, and what the handshake era adds to it: a
+/// tool's `execution.taskSupport` (2025-11-25 tasks; 2026-07-28 tools have no such field,
+/// the server decides per call).
+type Entry = (Value, Option<Value>);
+
+/// Every entry of `list`, from one reading of the registry.
+fn entries(shared: &Shared, list: List) -> Vec<Entry> {
     let registry = &shared.registry;
     match list {
-        List::Tools => registry.tools().iter().map(|tool| mcp_tool(tool)).collect(),
+        List::Tools => registry
+            .tools()
+            .iter()
+            .map(|tool| {
+                let execution = match tool.task_support() {
+                    crate::catalog::TaskSupport::Forbidden => None,
+                    support => Some(serde_json::json!({"taskSupport": support.as_str()})),
+                };
+                (mcp_tool(tool), execution)
+            })
+            .collect(),
         List::Prompts => registry
             .prompts()
             .iter()
-            .map(|prompt| mcp_prompt(prompt))
+            .map(|prompt| (mcp_prompt(prompt), None))
             .collect(),
         List::Resources | List::ResourceTemplates => registry
             .resources()
             .iter()
             .filter(|resource| resource.is_template() == (list == List::ResourceTemplates))
-            .map(|resource| mcp_resource(resource))
+            .map(|resource| (mcp_resource(resource), None))
             .collect(),
     }
-}
-
-/// What the handshake era shows of each entry beyond the shared object: a tool's
-/// `execution.taskSupport` (2025-11-25 tasks; 2026-07-28 tools have no such field, the
-/// server decides per call).
-fn handshake_extras(shared: &Shared, list: List) -> Vec<Option<(&'static str, Value)>> {
-    if list != List::Tools {
-        return Vec::new();
-    }
-    shared
-        .registry
-        .tools()
-        .iter()
-        .map(|tool| match tool.task_support() {
-            crate::catalog::TaskSupport::Forbidden => None,
-            support => Some((
-                "execution",
-                serde_json::json!({"taskSupport": support.as_str()}),
-            )),
-        })
-        .collect()
 }
 
 /// Splits `items` into pages of the server's page size, each a result body in both eras
@@ -176,12 +169,11 @@ fn handshake_extras(shared: &Shared, list: List) -> Vec<Option<(&'static str, Va
 fn paginate(
     shared: &Shared,
     list: List,
-    items: &[Value],
-    extras: &[Option<(&'static str, Value)>],
+    items: &[Entry],
     (ttl_ms, scope): (u64, &'static str),
     version: u64,
 ) -> PageSet {
-    let chunks: Vec<&[Value]> = if items.is_empty() {
+    let chunks: Vec<&[Entry]> = if items.is_empty() {
         vec![&[]]
     } else {
         items.chunks(shared.page_size).collect()
@@ -191,22 +183,17 @@ fn paginate(
     let mut stateless = Vec::with_capacity(count);
     for (index, chunk) in chunks.into_iter().enumerate() {
         let mut body = Map::new();
-        let first = index * shared.page_size;
-        let shown: Vec<Value> = chunk
+        let handshake_items: Vec<Value> = chunk
             .iter()
-            .enumerate()
-            .map(|(offset, item)| match extras.get(first + offset) {
-                Some(Some((key, extra))) => {
-                    let mut item = item.clone();
-                    if let Some(object) = item.as_object_mut() {
-                        object.insert((*key).to_owned(), extra.clone());
-                    }
-                    item
+            .map(|(item, execution)| {
+                let mut item = item.clone();
+                if let (Some(object), Some(execution)) = (item.as_object_mut(), execution) {
+                    object.insert("execution".to_owned(), execution.clone());
                 }
-                _ => item.clone(),
+                item
             })
             .collect();
-        body.insert(list.key().to_owned(), Value::Array(shown));
+        body.insert(list.key().to_owned(), Value::Array(handshake_items));
         if index + 1 < count {
             body.insert(
                 "nextCursor".to_owned(),
@@ -214,7 +201,8 @@ fn paginate(
             );
         }
         handshake.push(Value::Object(body.clone()).to_string());
-        body.insert(list.key().to_owned(), Value::Array(chunk.to_vec()));
+        let items: Vec<Value> = chunk.iter().map(|(item, _)| item.clone()).collect();
+        body.insert(list.key().to_owned(), Value::Array(items));
         body.insert("ttlMs".to_owned(), ttl_ms.into());
         body.insert("cacheScope".to_owned(), scope.into());
         stateless.push(stateless_result(body, &shared.info).to_string());
@@ -227,8 +215,18 @@ fn paginate(
 }
 
 /// Adds what every 2026-07-28 result carries: `resultType` and the server's identity.
-pub(crate) fn stateless_result(mut body: Map<String, Value>, info: &ServerInfo) -> Value {
-    body.insert("resultType".to_owned(), "complete".into());
+pub(crate) fn stateless_result(body: Map<String, Value>, info: &ServerInfo) -> Value {
+    typed_result(body, "complete", info)
+}
+
+/// A 2026-07-28 result of the type `result_type` (`complete`, or `task` for a call that
+/// became one), with the server's identity.
+pub(crate) fn typed_result(
+    mut body: Map<String, Value>,
+    result_type: &str,
+    info: &ServerInfo,
+) -> Value {
+    body.insert("resultType".to_owned(), result_type.into());
     body.insert(
         "_meta".to_owned(),
         json!({"io.modelcontextprotocol/serverInfo": {"name": info.name, "version": info.version}}),

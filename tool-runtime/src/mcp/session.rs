@@ -61,6 +61,9 @@ pub(super) struct State {
     pub(super) questions: Mutex<HashMap<RequestId, oneshot::Sender<ClientAnswer>>>,
     /// The id of our next question.
     pub(super) next_question: AtomicU64,
+    /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
+    /// shows it).
+    pub(super) tasks: Mutex<Vec<String>>,
 }
 
 /// A request being worked on.
@@ -99,6 +102,7 @@ impl Connection {
                 client_capabilities: Mutex::new(Value::Object(Map::new())),
                 questions: Mutex::new(HashMap::new()),
                 next_question: AtomicU64::new(1),
+                tasks: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -807,7 +811,14 @@ impl Connection {
         stateless: bool,
     ) -> Result<Option<tasks::TaskPlan>, Message> {
         use crate::catalog::TaskSupport;
-        let Some(tool) = self.shared.registry.get(name) else {
+        // A server that announced no tasks runs none, even for a tool added later that
+        // allows them: its clients were never told it could.
+        let Some(tool) = self
+            .shared
+            .registry
+            .get(name)
+            .filter(|_| self.shared.offered.tasks)
+        else {
             return Ok(None);
         };
         let support = tool.task_support();
@@ -866,18 +877,12 @@ impl Connection {
         sink: &Outgoing,
     ) -> Option<Work> {
         if method != "tasks/result" {
-            return answered(sink, tasks::core_method(&self.shared, &id, method, params));
+            let message = tasks::core_method(&self.shared, &self.state, &id, method, params);
+            return answered(sink, message);
         }
-        let Some(task) = params.and_then(|p| p.get("taskId")).and_then(Value::as_str) else {
-            return answered(
-                sink,
-                error_message(
-                    Some(&id),
-                    code::INVALID_PARAMS,
-                    "Invalid params: \"taskId\" (the task's id, a string) is missing",
-                    None,
-                ),
-            );
+        let task = match tasks::task_id(&id, params) {
+            Ok(task) => task,
+            Err(refusal) => return answered(sink, refusal),
         };
         let cancellation = Cancellation::new();
         let guard = match self.register(id.clone(), cancellation.clone()) {
@@ -885,7 +890,6 @@ impl Connection {
             Err(refusal) => return answered(sink, refusal),
         };
         let shared = Arc::clone(&self.shared);
-        let task = task.to_owned();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let answer_sink = Arc::clone(&sink);
         Some(Work::stream(
@@ -895,9 +899,7 @@ impl Connection {
                     () = cancellation.cancelled() => return,
                     message = tasks::result_when_ended(shared, id, task) => message,
                 };
-                if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
-                    send(&lock(&answer_sink), message);
-                }
+                guard.answer(&answer_sink, || message);
             },
             Some(sink),
         ))

@@ -6,7 +6,6 @@ use super::asking::{settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
 use super::outputs::OutputStore;
 use super::pages::stateless_result;
-use super::session::{lock, send};
 use super::work::{InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared};
 use crate::call::complete::CompletionContext;
@@ -156,15 +155,13 @@ impl Request {
                     () = cancellation.cancelled() => return,
                     outcome = produced => outcome,
                 };
-                if lock(&guard.state.in_flight).remove(&guard.id).is_none() {
-                    return;
-                }
-                let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
-                let message = settle(&guard.id, verdict, || match outcome {
-                    Ok(body) => result(&shared, &guard.id, body, stateless),
-                    Err(error) => surface_error(&guard.id, &error, stateless),
+                guard.answer(&notifier.sink, || {
+                    let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
+                    settle(&guard.id, verdict, || match outcome {
+                        Ok(body) => result(&shared, &guard.id, body, stateless),
+                        Err(error) => surface_error(&guard.id, &error, stateless),
+                    })
                 });
-                send(&lock(&notifier.sink), message);
             },
             Some(sink),
         )

@@ -11,12 +11,15 @@
 //!   acknowledges; a tool error ends the task `completed` (its result says `isError`).
 
 use super::asking::retry::Verdict;
-use super::asking::settle as settle_verdict;
+use super::asking::{missing_capability, missing_message, settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
-use super::session::{lock, send};
+use super::pages::{stateless_result, typed_result};
+use super::session::{error_message, lock, send, State};
+use super::tools::{self, CallAnswer};
 use super::work::CallWork;
 use super::{Message, Shared};
 use crate::call::error::CallError;
+use crate::call::result::ToolResult;
 use crate::tasks::{Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -51,15 +54,7 @@ pub(crate) fn extension_required(id: &RequestId, what: &str) -> Message {
         "Missing required client capability: {what} needs the tasks extension ({EXTENSION}); \
          declare it in _meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions"
     );
-    Message::error(
-        code::MISSING_CAPABILITY,
-        jsonrpc::error_response(
-            Some(id),
-            code::MISSING_CAPABILITY,
-            &message,
-            Some(json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}})),
-        ),
-    )
+    missing_capability(id, &message, json!({"extensions": {EXTENSION: {}}}))
 }
 
 fn timestamp(time: SystemTime) -> String {
@@ -70,9 +65,13 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The task as 2026-07-28 shows it (flat, `ttlMs`), with what its status adds when
-/// `detailed` (`tasks/get`).
-fn flat_task(task: &Task, detailed: bool) -> Map<String, Value> {
+/// The task as its era shows it: the same fields, named `ttlMs` and `pollIntervalMs` at
+/// 2026-07-28 and `ttl` and `pollInterval` at 2025-11-25.
+fn task_object(task: &Task, plan: TaskPlan) -> Map<String, Value> {
+    let (ttl, poll) = match plan {
+        TaskPlan::Extension { .. } => ("ttlMs", "pollIntervalMs"),
+        TaskPlan::Core { .. } => ("ttl", "pollInterval"),
+    };
     let mut object = Map::new();
     object.insert("taskId".to_owned(), task.id.clone().into());
     object.insert("status".to_owned(), task.status.as_str().into());
@@ -84,120 +83,99 @@ fn flat_task(task: &Task, detailed: bool) -> Map<String, Value> {
         "lastUpdatedAt".to_owned(),
         timestamp(task.updated_at).into(),
     );
-    object.insert("ttlMs".to_owned(), millis(task.ttl).into());
-    object.insert(
-        "pollIntervalMs".to_owned(),
-        millis(task.poll_interval).into(),
-    );
-    if detailed {
-        match (&task.status, &task.outcome) {
-            (TaskStatus::InputRequired, _) => {
-                object.insert(
-                    "inputRequests".to_owned(),
-                    Value::Object(task.input_requests.clone()),
-                );
-            }
-            (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
-                object.insert("result".to_owned(), result.clone());
-            }
-            (TaskStatus::Failed, Some(TaskOutcome::Error { code, message })) => {
-                object.insert(
-                    "error".to_owned(),
-                    json!({"code": code, "message": message}),
-                );
-            }
-            _ => {}
+    object.insert(ttl.to_owned(), millis(task.ttl).into());
+    object.insert(poll.to_owned(), millis(task.poll_interval).into());
+    object
+}
+
+/// 2026-07-28 `tasks/get`: the task with what its status adds (the questions waiting, the
+/// result, or the error).
+fn detailed_task(task: &Task) -> Map<String, Value> {
+    let mut object = task_object(task, TaskPlan::Extension { required: false });
+    match (&task.status, &task.outcome) {
+        (TaskStatus::InputRequired, _) => {
+            object.insert(
+                "inputRequests".to_owned(),
+                Value::Object(task.input_requests.clone()),
+            );
         }
+        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
+            object.insert("result".to_owned(), result.clone());
+        }
+        (TaskStatus::Failed, Some(TaskOutcome::Error { code, message })) => {
+            object.insert(
+                "error".to_owned(),
+                json!({"code": code, "message": message}),
+            );
+        }
+        _ => {}
     }
     object
-}
-
-/// The task as 2025-11-25 shows it (`ttl`, `pollInterval`).
-fn core_task(task: &Task) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("taskId".to_owned(), task.id.clone().into());
-    object.insert("status".to_owned(), task.status.as_str().into());
-    if let Some(message) = &task.status_message {
-        object.insert("statusMessage".to_owned(), message.clone().into());
-    }
-    object.insert("createdAt".to_owned(), timestamp(task.created_at).into());
-    object.insert(
-        "lastUpdatedAt".to_owned(),
-        timestamp(task.updated_at).into(),
-    );
-    object.insert("ttl".to_owned(), millis(task.ttl).into());
-    object.insert("pollInterval".to_owned(), millis(task.poll_interval).into());
-    object
-}
-
-/// A 2026-07-28 result body: `resultType` and the server's identity.
-fn complete_body(shared: &Shared, body: Map<String, Value>) -> Value {
-    super::pages::stateless_result(body, &shared.info)
 }
 
 /// The answer that creates a task.
 fn created(shared: &Shared, id: &RequestId, task: &Task, plan: TaskPlan) -> Message {
     let body = match plan {
         TaskPlan::Extension { .. } => {
-            let mut body = flat_task(task, false);
+            let mut body = task_object(task, plan);
             // A `tools/call` answer always has content, so clients that check it against
             // the result schema accept the task too.
             body.insert("content".to_owned(), json!([]));
-            let mut body = match complete_body(shared, body) {
-                Value::Object(body) => body,
-                _ => Map::new(),
-            };
-            body.insert("resultType".to_owned(), "task".into());
-            Value::Object(body)
+            typed_result(body, "task", &shared.info)
         }
-        TaskPlan::Core { .. } => json!({"task": core_task(task)}),
+        TaskPlan::Core { .. } => json!({"task": task_object(task, plan)}),
     };
     Message::result(jsonrpc::response(id, &body))
 }
 
-/// How a call's answer ends its task: completed with its result, or failed with its error.
-/// A tool that panicked (or lacked its state) fails the task with an internal error; at
-/// 2025-11-25 a tool error fails it too, with its result kept for `tasks/result`.
-fn outcome_of(
-    message: &Message,
-    error: Option<&CallError>,
+/// How a finished call ends its task, from the round's verdict and the call's result:
+/// completed with the result the call would have answered (at 2025-11-25 a tool error
+/// fails the task, its result kept for `tasks/result`), or failed with a protocol error
+/// (at 2026-07-28 a tool that panicked, or lacked its state, fails it with an internal
+/// error, which is what `failed` is for there).
+fn ending(
+    shared: &Shared,
+    verdict: Verdict,
+    result: ToolResult,
     plan: TaskPlan,
 ) -> (TaskStatus, TaskOutcome) {
-    if matches!(
-        error,
+    let failed =
+        |code: i64, message: String| (TaskStatus::Failed, TaskOutcome::Error { code, message });
+    match verdict {
+        Verdict::Complete => {}
+        Verdict::Invalid(why) => return failed(code::INVALID_PARAMS, why),
+        Verdict::Missing(required) => {
+            return failed(code::MISSING_CAPABILITY, missing_message(&required))
+        }
+        // A task's questions wait in the task: none is left for a retry.
+        Verdict::InputRequired(_) => {
+            return failed(
+                code::INTERNAL_ERROR,
+                "Internal error: the task asked for a retry".to_owned(),
+            )
+        }
+    }
+    let broke = matches!(
+        result.error(),
         Some(CallError::Panicked { .. } | CallError::Unavailable { .. })
-    ) {
-        return (
-            TaskStatus::Failed,
-            TaskOutcome::Error {
-                code: code::INTERNAL_ERROR,
-                message: "Internal error: the tool failed unexpectedly".to_owned(),
-            },
+    );
+    if broke && matches!(plan, TaskPlan::Extension { .. }) {
+        return failed(
+            code::INTERNAL_ERROR,
+            "Internal error: the tool failed unexpectedly".to_owned(),
         );
     }
-    let parsed: Value = serde_json::from_slice(&message.bytes).unwrap_or(Value::Null);
-    if let Some(result) = parsed.get("result") {
-        let status = match plan {
-            TaskPlan::Core { .. } if error.is_some() => TaskStatus::Failed,
-            _ => TaskStatus::Completed,
-        };
-        return (status, TaskOutcome::Result(result.clone()));
+    match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
+        CallAnswer::Result(body) => {
+            let is_error = body.get("isError") == Some(&Value::Bool(true));
+            let status = match plan {
+                TaskPlan::Core { .. } if is_error => TaskStatus::Failed,
+                _ => TaskStatus::Completed,
+            };
+            (status, TaskOutcome::Result(Value::Object(body)))
+        }
+        CallAnswer::UnknownTool(message) => failed(code::INVALID_PARAMS, message),
     }
-    let error = parsed.get("error");
-    (
-        TaskStatus::Failed,
-        TaskOutcome::Error {
-            code: error
-                .and_then(|e| e.get("code"))
-                .and_then(Value::as_i64)
-                .unwrap_or(code::INTERNAL_ERROR),
-            message: error
-                .and_then(|e| e.get("message"))
-                .and_then(Value::as_str)
-                .unwrap_or("Internal error")
-                .to_owned(),
-        },
-    )
 }
 
 /// Resolves once the task `id` is cancelled (or gone from the store).
@@ -210,6 +188,16 @@ async fn cancelled_in(store: &dyn TaskStore, id: &str) {
         }
         change.await;
     }
+}
+
+/// The answer to a 2025-11-25 call that asked for a task the store has no room for.
+fn no_room(id: &RequestId) -> Message {
+    error_message(
+        Some(id),
+        code::INTERNAL_ERROR,
+        "Internal error: this server holds as many tasks as it can; try again once some have ended",
+        None,
+    )
 }
 
 /// Runs a `tools/call` that may become a task, and answers it.
@@ -228,14 +216,14 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     } = work;
     let options = &shared.tasks;
     let store = Arc::clone(&options.store);
+    let retry = retry.as_deref();
     let mut finish = Box::pin(pending.finish(&context));
-    let answer_now = |message: Message| {
-        if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
-            send(&lock(&notifier.sink), message);
-            true
-        } else {
-            false
-        }
+    let answer_now = |message: Message| guard.answer(&notifier.sink, || message);
+    let answer_as_call = |result: ToolResult| {
+        let verdict = verdict(retry, result.is_error(), result.input());
+        settle(&guard.id, verdict, || {
+            super::session::answer(&shared, &guard.id, result, stateless)
+        })
     };
     let new_task = |ttl: Duration| {
         Task::new(
@@ -247,7 +235,6 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
 
     let task = match plan {
         TaskPlan::Extension { required } => {
-            let retry = retry.as_deref();
             let early = tokio::select! {
                 biased;
                 () = cancellation.cancelled() => return,
@@ -256,56 +243,52 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
             };
             if let Some(result) = early {
                 // Ended before becoming a task: answered as any call, except that a tool
-                // that runs only as a task answers with a task already ended.
-                let verdict = retry.map_or(Verdict::Complete, |r| {
-                    r.verdict(result.is_error(), result.input())
-                });
-                let error = result.error().cloned();
-                let message = settle_verdict(&guard.id, verdict, || {
-                    super::session::answer(&shared, &guard.id, result, stateless)
-                });
-                let complete = matches!(message.kind, super::MessageKind::Result)
-                    && !is_input_required(&message);
-                if !(required && complete) {
-                    answer_now(message);
+                // that runs only as a task answers with a task already ended (when the
+                // store has room for it).
+                let verdict = verdict(retry, result.is_error(), result.input());
+                if !(required && matches!(verdict, Verdict::Complete)) {
+                    answer_now(settle(&guard.id, verdict, || {
+                        super::session::answer(&shared, &guard.id, result, stateless)
+                    }));
                     return;
                 }
                 let mut task = new_task(options.ttl);
-                let (status, outcome) = outcome_of(&message, error.as_ref(), plan);
+                let (status, outcome) = ending(&shared, verdict, result, plan);
                 task.end(status, Some(outcome));
-                store.insert(task.clone());
-                answer_now(created(&shared, &guard.id, &task, plan));
+                let message = if store.insert(task.clone()) {
+                    created(&shared, &guard.id, &task, plan)
+                } else {
+                    ended_as_call(&shared, &guard.id, &task)
+                };
+                answer_now(message);
                 return;
             }
             let task = new_task(options.ttl);
+            let insert = || store.insert(task.clone());
             let promoted = match retry {
-                Some(retry) => retry.promote(&store, &task.id, || store.insert(task.clone())),
-                None => {
-                    store.insert(task.clone());
-                    true
-                }
+                Some(retry) => retry.promote(&store, &task.id, insert),
+                None => insert(),
             };
             if !promoted {
-                // It asked questions before the moment passed: it returns at once, and
-                // its answer asks them.
+                // It asked questions before the moment passed (it returns at once, and its
+                // answer asks them), or the store has no room: it stays a call.
                 let result = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
                     result = &mut finish => result,
                 };
-                let verdict = retry.map_or(Verdict::Complete, |r| {
-                    r.verdict(result.is_error(), result.input())
-                });
-                answer_now(settle_verdict(&guard.id, verdict, || {
-                    super::session::answer(&shared, &guard.id, result, stateless)
-                }));
+                answer_now(answer_as_call(result));
                 return;
             }
             task
         }
         TaskPlan::Core { ttl } => {
             let task = new_task(ttl);
-            store.insert(task.clone());
+            if !store.insert(task.clone()) {
+                answer_now(no_room(&guard.id));
+                return;
+            }
+            lock(&guard.state.tasks).push(task.id.clone());
             task
         }
     };
@@ -327,10 +310,8 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     }
     let announce = |ended: Option<Task>| {
         if let (true, Some(ended)) = (core, ended) {
-            let bytes = jsonrpc::notification(
-                "notifications/tasks/status",
-                &Value::Object(core_task(&ended)),
-            );
+            let status = Value::Object(task_object(&ended, plan));
+            let bytes = jsonrpc::notification("notifications/tasks/status", &status);
             send(&lock(&notifier.sink), Message::notification(bytes));
         }
     };
@@ -345,31 +326,29 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         }
         result = &mut finish => result,
     };
-    let error = result.error().cloned();
-    let verdict = retry.as_deref().map_or(Verdict::Complete, |r| {
-        r.verdict(result.is_error(), result.input())
-    });
-    let message = settle_verdict(&guard.id, verdict, || {
-        super::session::answer(&shared, &guard.id, result, stateless)
-    });
-    let (status, outcome) = outcome_of(&message, error.as_ref(), plan);
+    let verdict = verdict(retry, result.is_error(), result.input());
+    let (status, outcome) = ending(&shared, verdict, result, plan);
     announce(store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone()))));
 }
 
-fn is_input_required(message: &Message) -> bool {
-    serde_json::from_slice::<Value>(&message.bytes)
-        .ok()
-        .and_then(|v| {
-            v.get("result")?
-                .get("resultType")?
-                .as_str()
-                .map(|t| t == "input_required")
-        })
-        .unwrap_or(false)
+/// A `required` call that ended at once, when the store has no room to keep it as a task:
+/// its result, as a call's (the client declared it can take either).
+fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
+    match &task.outcome {
+        Some(TaskOutcome::Result(Value::Object(body))) => Message::result(jsonrpc::response(
+            id,
+            &stateless_result(body.clone(), &shared.info),
+        )),
+        Some(TaskOutcome::Error { code, message }) => error_message(Some(id), *code, message, None),
+        _ => error_message(Some(id), code::INTERNAL_ERROR, "Internal error", None),
+    }
 }
 
 /// The `taskId` of a `tasks/*` request, or its -32602 answer.
-fn task_id(id: &RequestId, params: Option<&Map<String, Value>>) -> Result<String, Message> {
+pub(super) fn task_id(
+    id: &RequestId,
+    params: Option<&Map<String, Value>>,
+) -> Result<String, Message> {
     match params.and_then(|p| p.get("taskId")) {
         Some(Value::String(task)) => Ok(task.clone()),
         _ => Err(invalid(
@@ -380,10 +359,7 @@ fn task_id(id: &RequestId, params: Option<&Map<String, Value>>) -> Result<String
 }
 
 fn invalid(id: &RequestId, message: &str) -> Message {
-    Message::error(
-        code::INVALID_PARAMS,
-        jsonrpc::error_response(Some(id), code::INVALID_PARAMS, message, None),
-    )
+    error_message(Some(id), code::INVALID_PARAMS, message, None)
 }
 
 fn not_found(id: &RequestId, task: &str) -> Message {
@@ -406,72 +382,80 @@ pub(super) fn extension_method(
         Ok(task) => task,
         Err(refusal) => return refusal,
     };
-    let ack = || Message::result(jsonrpc::response(id, &complete_body(shared, Map::new())));
+    let complete = |body: Map<String, Value>| {
+        Message::result(jsonrpc::response(id, &stateless_result(body, &shared.info)))
+    };
     match method {
         "tasks/get" => match store.get(&task) {
-            Some(found) => Message::result(jsonrpc::response(
-                id,
-                &complete_body(shared, flat_task(&found, true)),
-            )),
+            Some(found) => complete(detailed_task(&found)),
             None => not_found(id, &task),
         },
         "tasks/update" => {
-            let responses = match params.and_then(|p| p.get("inputResponses")) {
-                Some(Value::Object(responses)) => responses.clone(),
-                _ => {
-                    return invalid(
-                        id,
-                        "Invalid params: \"inputResponses\" must be an object of answers, keyed as the task's inputRequests",
-                    )
-                }
+            let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses"))
+            else {
+                return invalid(
+                    id,
+                    "Invalid params: \"inputResponses\" must be an object of answers, keyed as the task's inputRequests",
+                );
             };
             // Answers to questions the task is not waiting for are ignored.
             let updated = store.update(&task, &mut |t| {
-                for (key, answer) in &responses {
+                for (key, answer) in responses {
                     t.answer(key, answer);
                 }
             });
             match updated {
-                Some(_) => ack(),
+                Some(_) => complete(Map::new()),
                 None => not_found(id, &task),
             }
         }
         _ => match store.update(&task, &mut |t| t.end(TaskStatus::Cancelled, None)) {
             // Cancelling an ended task is acknowledged too: it stays as it ended.
-            Some(_) => ack(),
+            Some(_) => complete(Map::new()),
             None => not_found(id, &task),
         },
     }
 }
 
 /// `tasks/get`, `tasks/list` and `tasks/cancel` of 2025-11-25 (`tasks/result` waits, see
-/// [`result_work`]).
+/// [`result_when_ended`]). `tasks/list` lists the tasks of the asking connection only.
 pub(super) fn core_method(
     shared: &Shared,
+    state: &State,
     id: &RequestId,
     method: &str,
     params: Option<&Map<String, Value>>,
 ) -> Message {
     let store = &shared.tasks.store;
+    let core = TaskPlan::Core {
+        ttl: Duration::ZERO,
+    };
     if method == "tasks/list" {
-        let after = match params.and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(cursor)) => match store.get(cursor) {
-                Some(_) => Some(cursor.clone()),
+        // The connection's tasks still kept, oldest first.
+        let own: Vec<Task> = {
+            let mut ids = lock(&state.tasks);
+            let own: Vec<Task> = ids.iter().filter_map(|task| store.get(task)).collect();
+            ids.retain(|task| own.iter().any(|kept| &kept.id == task));
+            own
+        };
+        let start = match params.and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(cursor)) => match own.iter().position(|task| &task.id == cursor) {
+                Some(index) => index + 1,
                 None => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
             },
             Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
         };
-        let page = store.list(after.as_deref(), shared.page_size + 1);
-        let more = page.len() > shared.page_size;
+        let page: Vec<&Task> = own.iter().skip(start).take(shared.page_size).collect();
         let shown: Vec<Value> = page
             .iter()
-            .take(shared.page_size)
-            .map(|task| Value::Object(core_task(task)))
+            .map(|task| Value::Object(task_object(task, core)))
             .collect();
         let mut body = json!({"tasks": shown});
-        if more {
-            body["nextCursor"] = page[shared.page_size - 1].id.clone().into();
+        if start + page.len() < own.len() {
+            if let Some(last) = page.last() {
+                body["nextCursor"] = last.id.clone().into();
+            }
         }
         return Message::result(jsonrpc::response(id, &body));
     }
@@ -479,11 +463,15 @@ pub(super) fn core_method(
         Ok(task) => task,
         Err(refusal) => return refusal,
     };
+    let shown = |found: &Task| {
+        Message::result(jsonrpc::response(
+            id,
+            &Value::Object(task_object(found, core)),
+        ))
+    };
     match method {
         "tasks/get" => match store.get(&task) {
-            Some(found) => {
-                Message::result(jsonrpc::response(id, &Value::Object(core_task(&found))))
-            }
+            Some(found) => shown(&found),
             None => not_found(id, &task),
         },
         _ => {
@@ -504,9 +492,7 @@ pub(super) fn core_method(
                         status.as_str()
                     ),
                 ),
-                (Some(cancelled), None) => {
-                    Message::result(jsonrpc::response(id, &Value::Object(core_task(&cancelled))))
-                }
+                (Some(cancelled), None) => shown(&cancelled),
             }
         }
     }
@@ -524,26 +510,28 @@ pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: 
             Some(_) => change.await,
         }
     };
-    let related = json!({RELATED_TASK: {"taskId": task}});
+    let related = json!({"taskId": task});
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {
             if let Some(object) = result.as_object_mut() {
-                object.insert("_meta".to_owned(), related);
+                let meta = object.entry("_meta").or_insert_with(|| json!({}));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert(RELATED_TASK.to_owned(), related);
+                }
             }
             Message::result(jsonrpc::response(&id, &result))
         }
-        Some(TaskOutcome::Error { code, message }) => Message::error(
+        Some(TaskOutcome::Error { code, message }) => error_message(
+            Some(&id),
             code,
-            jsonrpc::error_response(Some(&id), code, &message, Some(json!({"_meta": related}))),
+            &message,
+            Some(json!({"_meta": {RELATED_TASK: related}})),
         ),
-        None => Message::error(
+        None => error_message(
+            Some(&id),
             code::INTERNAL_ERROR,
-            jsonrpc::error_response(
-                Some(&id),
-                code::INTERNAL_ERROR,
-                "The task was cancelled before it ended; it has no result",
-                Some(json!({"_meta": related})),
-            ),
+            "The task was cancelled before it ended; it has no result",
+            Some(json!({"_meta": {RELATED_TASK: related}})),
         ),
     }
 }

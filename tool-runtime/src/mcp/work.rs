@@ -198,6 +198,22 @@ pub(super) struct InFlightGuard {
     pub(super) id: RequestId,
 }
 
+impl InFlightGuard {
+    /// Answers the request on `sink` with `message()`, unless it was answered or cancelled
+    /// meanwhile; whether it was.
+    pub(super) fn answer(
+        &self,
+        sink: &Mutex<Outgoing>,
+        message: impl FnOnce() -> super::Message,
+    ) -> bool {
+        if lock(&self.state.in_flight).remove(&self.id).is_none() {
+            return false;
+        }
+        send(&lock(sink), message());
+        true
+    }
+}
+
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
         if let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) {
@@ -275,13 +291,12 @@ impl CallWork {
             result = pending.finish(&context) => result,
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
-        if lock(&guard.state.in_flight).remove(&guard.id).is_some() {
+        guard.answer(&notifier.sink, || {
             let verdict = verdict(retry.as_deref(), result.is_error(), result.input());
-            let message = settle(&guard.id, verdict, || {
+            settle(&guard.id, verdict, || {
                 answer(&shared, &guard.id, result, stateless)
-            });
-            send(&lock(&notifier.sink), message);
-        }
+            })
+        });
     }
 }
 

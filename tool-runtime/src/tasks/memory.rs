@@ -2,14 +2,14 @@
 //! live, at most a fixed number at once.
 
 use super::{StoreFuture, Task, TaskStore};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
 /// Tasks kept in this process's memory: fine for one server; replicas need a shared store.
-/// Keeps at most 10 000 tasks: past that, the oldest ended task (or, if none has ended, the
-/// oldest) makes room.
+/// Keeps at most 10 000 tasks: past that, the oldest ended task makes room, and when none
+/// has ended a new task is refused (running tasks are never dropped to make room).
 #[derive(Default)]
 pub struct InMemoryTasks {
     inner: Mutex<Inner>,
@@ -18,12 +18,19 @@ pub struct InMemoryTasks {
 #[derive(Default)]
 struct Inner {
     tasks: HashMap<String, Stored>,
-    /// Ids in creation order.
-    order: VecDeque<String>,
+    /// When each task expires, soonest first, so a sweep reads only the expired ones.
+    expiries: BTreeSet<(SystemTime, u64)>,
+    /// Ended tasks, oldest first: the ones that make room.
+    ended: BTreeSet<u64>,
+    /// Ids by creation number.
+    ids: BTreeMap<u64, String>,
+    next: u64,
 }
 
 struct Stored {
     task: Task,
+    /// Its creation number.
+    number: u64,
     /// Counts the task's changes; a receiver made before a change sees it.
     changed: watch::Sender<u64>,
 }
@@ -38,61 +45,67 @@ impl std::fmt::Debug for InMemoryTasks {
     }
 }
 
+// The tasks layer names no other layer of the crate, so it keeps its own poison-tolerant
+// lock rather than borrowing the protocol layer's.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
+fn expiry(task: &Task) -> SystemTime {
+    task.created_at
+        .checked_add(task.ttl)
+        .unwrap_or(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::MAX >> 2))
+}
+
 impl Inner {
-    /// Drops expired tasks, and makes room for one more.
-    fn sweep(&mut self) {
-        let now = SystemTime::now();
-        let expired: Vec<String> = self
-            .tasks
-            .iter()
-            .filter(|(_, stored)| stored.task.is_expired(now))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in expired {
-            self.remove(&id);
-        }
-        while self.tasks.len() >= MOST_TASKS {
-            let victim = self
-                .order
-                .iter()
-                .find(|id| {
-                    self.tasks
-                        .get(*id)
-                        .is_some_and(|s| s.task.status.is_terminal())
-                })
-                .or_else(|| self.order.front())
-                .cloned();
-            match victim {
-                Some(id) => self.remove(&id),
-                None => break,
+    /// Drops the tasks whose time to live has passed.
+    fn sweep(&mut self, now: SystemTime) {
+        while let Some(&(expires, number)) = self.expiries.first() {
+            if expires >= now {
+                break;
             }
+            self.remove(number);
         }
     }
 
-    fn remove(&mut self, id: &str) {
-        // Dropping the sender wakes every waiter.
-        self.tasks.remove(id);
-        self.order.retain(|known| known != id);
+    /// Drops the task `number` (dropping its sender wakes every waiter).
+    fn remove(&mut self, number: u64) {
+        if let Some(id) = self.ids.remove(&number) {
+            if let Some(stored) = self.tasks.remove(&id) {
+                self.expiries.remove(&(expiry(&stored.task), number));
+            }
+        }
+        self.ended.remove(&number);
     }
 }
 
 impl TaskStore for InMemoryTasks {
-    fn insert(&self, task: Task) {
+    fn insert(&self, task: Task) -> bool {
         let mut inner = lock(&self.inner);
-        inner.sweep();
-        inner.order.push_back(task.id.clone());
+        inner.sweep(SystemTime::now());
+        if inner.tasks.len() >= MOST_TASKS {
+            match inner.ended.first().copied() {
+                Some(oldest) => inner.remove(oldest),
+                None => return false,
+            }
+        }
+        let number = inner.next;
+        inner.next += 1;
+        inner.expiries.insert((expiry(&task), number));
+        if task.status.is_terminal() {
+            inner.ended.insert(number);
+        }
+        inner.ids.insert(number, task.id.clone());
         let id = task.id.clone();
         inner.tasks.insert(
             id,
             Stored {
                 task,
+                number,
                 changed: watch::Sender::new(0),
             },
         );
+        true
     }
 
     fn get(&self, id: &str) -> Option<Task> {
@@ -107,9 +120,18 @@ impl TaskStore for InMemoryTasks {
         if stored.task.is_expired(SystemTime::now()) {
             return None;
         }
+        let before = expiry(&stored.task);
         change(&mut stored.task);
         stored.changed.send_modify(|version| *version += 1);
-        Some(stored.task.clone())
+        let (task, number, after) = (stored.task.clone(), stored.number, expiry(&stored.task));
+        if after != before {
+            inner.expiries.remove(&(before, number));
+            inner.expiries.insert((after, number));
+        }
+        if task.status.is_terminal() {
+            inner.ended.insert(number);
+        }
+        Some(task)
     }
 
     fn changed(&self, id: &str) -> StoreFuture {
@@ -125,25 +147,45 @@ impl TaskStore for InMemoryTasks {
             }
         })
     }
+}
 
-    fn list(&self, after: Option<&str>, limit: usize) -> Vec<Task> {
-        let inner = lock(&self.inner);
-        let now = SystemTime::now();
-        let start = match after {
-            Some(after) => match inner.order.iter().position(|id| id == after) {
-                Some(index) => index + 1,
-                None => return Vec::new(),
-            },
-            None => 0,
-        };
-        inner
-            .order
-            .iter()
-            .skip(start)
-            .filter_map(|id| inner.tasks.get(id))
-            .filter(|stored| !stored.task.is_expired(now))
-            .take(limit)
-            .map(|stored| stored.task.clone())
-            .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::TaskStatus;
+
+    fn task(id: &str, ttl: Duration) -> Task {
+        Task::new(id.to_owned(), ttl, Duration::from_millis(100))
+    }
+
+    #[test]
+    fn expired_tasks_go_and_running_ones_are_never_pushed_out() {
+        let store = InMemoryTasks::default();
+        assert!(store.insert(task("short", Duration::ZERO)));
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(store.get("short").is_none(), "past its time to live");
+        assert!(store.insert(task("kept", Duration::from_secs(60))));
+        assert_eq!(
+            lock(&store.inner).tasks.len(),
+            1,
+            "the expired one was swept"
+        );
+
+        // Full of running tasks: a new one is refused; once one ends, it makes room.
+        for n in 1..MOST_TASKS {
+            assert!(store.insert(task(&format!("t{n}"), Duration::from_secs(60))));
+        }
+        assert!(!store.insert(task("one too many", Duration::from_secs(60))));
+        store.update("t5", &mut |t| t.end(TaskStatus::Completed, None));
+        assert!(store.insert(task("room", Duration::from_secs(60))));
+        assert!(store.get("t5").is_none() && store.get("kept").is_some());
+        // An ended task stays as it ended.
+        assert!(store
+            .update("room", &mut |t| t.end(TaskStatus::Cancelled, None))
+            .is_some());
+        let ended = store
+            .update("room", &mut |t| t.end(TaskStatus::Completed, None))
+            .unwrap();
+        assert_eq!(ended.status, TaskStatus::Cancelled);
     }
 }

@@ -129,6 +129,10 @@ impl Task {
             return;
         }
         self.status = status;
+        // A failure says why in words too.
+        if let Some(TaskOutcome::Error { message, .. }) = &outcome {
+            self.status_message = Some(message.clone());
+        }
         self.outcome = outcome;
         self.input_requests.clear();
         self.touch();
@@ -198,8 +202,9 @@ pub type StoreFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// - **retention**: a task is kept at least for its [`ttl`](Task::ttl) from its creation,
 ///   and may be dropped after.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Keeps a new task.
-    fn insert(&self, task: Task);
+    /// Keeps a new task; false when the store has no room for it (the call then runs
+    /// without one, or is refused).
+    fn insert(&self, task: Task) -> bool;
     /// The task `id`, unless unknown or expired.
     fn get(&self, id: &str) -> Option<Task>;
     /// Applies `change` to the task `id` atomically; the task after it, or `None` if
@@ -207,9 +212,6 @@ pub trait TaskStore: Send + Sync + 'static {
     fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task>;
     /// Resolves once the task `id` changes after this call (or is dropped).
     fn changed(&self, id: &str) -> StoreFuture;
-    /// Tasks in creation order, from just after the task `after` (the first page when
-    /// `None`), at most `limit` of them.
-    fn list(&self, after: Option<&str>, limit: usize) -> Vec<Task>;
 }
 
 /// How a server runs tasks.

@@ -33,20 +33,22 @@ pub(crate) fn settle(
             Message::result(jsonrpc::response(id, &Value::Object(body)))
         }
         Verdict::Invalid(why) => error_message(Some(id), code::INVALID_PARAMS, &why, None),
-        Verdict::Missing(required) => {
-            let names: Vec<&str> = required
-                .as_object()
-                .into_iter()
-                .flat_map(|r| r.keys().map(String::as_str))
-                .collect();
-            let message = format!(
-                "Missing required client capability: this request needs {}, which the client \
-                 did not declare",
-                names.join(" and ")
-            );
-            missing_capability(id, &message, required)
-        }
+        Verdict::Missing(required) => missing_capability(id, &missing_message(&required), required),
     }
+}
+
+/// What -32021 says of `required` (a client capabilities object).
+pub(crate) fn missing_message(required: &Value) -> String {
+    let names: Vec<&str> = required
+        .as_object()
+        .into_iter()
+        .flat_map(|r| r.keys().map(String::as_str))
+        .collect();
+    format!(
+        "Missing required client capability: this request needs {}, which the client did \
+         not declare",
+        names.join(" and ")
+    )
 }
 
 /// The -32021 error of a request that needs `required` (a client capabilities object),

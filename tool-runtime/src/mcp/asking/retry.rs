@@ -117,19 +117,18 @@ impl RetryAsker {
 
     /// Makes the call a task whose questions go through `store`, unless it has asked
     /// questions of this round already (then it is about to answer them, and stays a
-    /// call). `insert` stores the task, under the same lock as questions are asked, so no
-    /// question falls between the two.
+    /// call) or `insert` finds no room for it. `insert` stores the task, under the same
+    /// lock as questions are asked, so no question falls between the two.
     pub(crate) fn promote(
         &self,
         store: &Arc<dyn TaskStore>,
         task: &str,
-        insert: impl FnOnce(),
+        insert: impl FnOnce() -> bool,
     ) -> bool {
         let mut round = lock(&self.round);
-        if !round.asked.is_empty() {
+        if !round.asked.is_empty() || !insert() {
             return false;
         }
-        insert();
         round.task = Some((Arc::clone(store), task.to_owned()));
         true
     }

@@ -560,7 +560,7 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         StatusCode::PAYLOAD_TOO_LARGE
     );
 
-    let open = router(server(), HttpOptions::default().cors(Cors::Any));
+    let open = router(server(), HttpOptions::default().cors(Cors::Any).rest(true));
     let request = Request::get("/api/tools/discover")
         .header("host", "localhost")
         .header("origin", "https://app.example.com")
@@ -573,13 +573,18 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
 
 #[tokio::test]
 async fn seed_003_rest_endpoints() {
-    let app = app();
     let get = |path: &str| {
         Request::get(path)
             .header("host", "localhost")
             .body(Body::empty())
             .unwrap()
     };
+    // An embedding service exposes only the MCP endpoint unless it asks for REST.
+    for path in ["/api/tools/discover", "/mcp/tools/list"] {
+        let (status, _, _) = send(&app(), get(path)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path} without rest(true)");
+    }
+    let app = router(server(), HttpOptions::default().rest(true));
     let (status, _, body) = send(&app, get("/api/tools/discover")).await;
     assert_eq!(status, StatusCode::OK);
     let discovered = json_of(&body);

@@ -25,19 +25,63 @@
 //! and `diff` (breaking changes against a saved catalog). Only the requested output goes
 //! to stdout; diagnostics go to stderr. Exit codes: 0 success, 1 failure (a tool error, a
 //! check error, a breaking change), 2 a usage error.
+//!
+//! # Tools in a library crate
+//!
+//! A `#[tool]` function reaches the catalog of every binary that links its crate, but the
+//! linker leaves out a library crate the binary never names. When the tools live in a
+//! library (`my_tools`) and the binary only runs the command line, name the library once:
+//!
+//! ```ignore
+//! use my_tools as _; // links the library, and with it its tools
+//!
+//! fn main() -> std::process::ExitCode {
+//!     tool_runtime::cli::main()
+//! }
+//! ```
+//!
+//! A binary whose catalog is empty says so: `check` fails, `list` and `serve` warn.
+//!
+//! # Serving over HTTP
+//!
+//! `serve --http ADDR` takes a socket address or a host name with a port
+//! (`127.0.0.1:8080`, `localhost:8080`, `[::1]:8080`, `0.0.0.0:8080`). Options for a real
+//! deployment:
+//!
+//! - `--allowed-host HOST` (repeatable; `MCP_ALLOWED_HOSTS`, comma-separated): the host
+//!   names requests may name in `Host`. A loopback address allows only loopback names by
+//!   default (DNS-rebinding protection); any other address allows any host unless these are
+//!   given.
+//! - `--cors-origin ORIGIN` (repeatable; `MCP_CORS_ORIGINS`): browser origins allowed to
+//!   call the server (CORS); `*` allows any.
+//! - A bearer token every request must present, from the environment variable
+//!   `MCP_BEARER_TOKEN` or from a file with `--bearer-token-file PATH`
+//!   (`MCP_BEARER_TOKEN_FILE`). There is deliberately no flag that takes the token itself:
+//!   a secret on the command line is visible to every user of the machine.
+//!
+//! Logs go to stderr; they carry ANSI colour only when stderr is a terminal and `NO_COLOR`
+//! is not set. `RUST_LOG` sets their level.
 
 use crate::catalog::{Prompt, Resource, Tool};
 use crate::export::{self, CatalogArtefact, Format};
 use crate::mcp::{McpServer, ServerInfo, ServerOptions};
 use crate::registry::DynamicTool;
-use crate::registry::{Registry, RegistryBuilder};
+use crate::registry::{Registry, RegistryBuilder, RegistryError};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// The environment variable holding the bearer token `serve --http` requires.
+const BEARER_TOKEN_VARIABLE: &str = "MCP_BEARER_TOKEN";
+
+/// What a binary whose catalog is empty is told.
+const EMPTY_CATALOG: &str = "the catalog is empty: no #[tool], #[prompt] or #[resource] \
+    reached this binary. Tools in a library crate are linked only when the binary names that \
+    crate: add `use my_tools as _;` (with your library's name) to the binary's main.rs";
 
 /// Runs the standard command line over this binary's tools.
 pub fn main() -> ExitCode {
@@ -82,14 +126,43 @@ struct Arguments {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve the tools over MCP: stdio by default, Streamable HTTP with --http.
+    #[command(
+        after_help = "Over HTTP, every request must present `Authorization: Bearer \
+        <token>` when the environment variable MCP_BEARER_TOKEN (or the file named by \
+        --bearer-token-file) holds a token. No flag takes the token itself: the command \
+        line is visible to every user of the machine."
+    )]
     Serve {
-        /// Serve Streamable HTTP (and the REST endpoints) on this address, e.g. 127.0.0.1:8080.
-        #[arg(long, value_name = "ADDR")]
+        /// Serve Streamable HTTP (and the REST endpoints) on this address: a socket address
+        /// or a host name with a port, e.g. 127.0.0.1:8080 or localhost:8080.
+        #[arg(long, value_name = "ADDR", value_parser = parse_address)]
         http: Option<SocketAddr>,
         /// Threads running async tools and the protocol (sync tools have their own pool).
         /// One avoids cross-thread wake-ups; more help async tools that compute.
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         threads: u16,
+        /// A host name requests may name in `Host` (repeatable). Default: loopback names
+        /// for a loopback address, any host otherwise.
+        #[arg(
+            long = "allowed-host",
+            value_name = "HOST",
+            env = "MCP_ALLOWED_HOSTS",
+            value_delimiter = ','
+        )]
+        allowed_hosts: Vec<String>,
+        /// A browser origin allowed to call the server (CORS; repeatable), e.g.
+        /// https://app.example.com; `*` allows any origin.
+        #[arg(
+            long = "cors-origin",
+            value_name = "ORIGIN",
+            env = "MCP_CORS_ORIGINS",
+            value_delimiter = ','
+        )]
+        cors_origins: Vec<String>,
+        /// A file whose content (trimmed) is the bearer token every HTTP request must
+        /// present.
+        #[arg(long, value_name = "PATH", env = "MCP_BEARER_TOKEN_FILE")]
+        bearer_token_file: Option<PathBuf>,
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
@@ -117,6 +190,29 @@ enum Command {
 
 fn parse_format(name: &str) -> Result<Format, String> {
     name.parse()
+}
+
+/// A socket address, or a host name with a port resolved to one (IPv4 first: `localhost`
+/// then serves the clients that try 127.0.0.1, the most common).
+fn parse_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = text.parse() {
+        return Ok(address);
+    }
+    if text.rsplit_once(':').is_none() {
+        return Err(format!(
+            "`{text}` has no port; write HOST:PORT, e.g. 127.0.0.1:8080"
+        ));
+    }
+    let addresses: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|error| format!("cannot resolve `{text}`: {error}"))?
+        .collect();
+    addresses
+        .iter()
+        .find(|address| address.is_ipv4())
+        .or_else(|| addresses.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
 }
 
 impl Cli {
@@ -263,25 +359,107 @@ impl Cli {
                 }
             };
         }
-        let registry = match builder.build() {
+        // Describing the tools needs no state; running them does.
+        let runs_tools = matches!(command_given, Command::Serve { .. } | Command::Call { .. });
+        let built = if runs_tools {
+            builder.build()
+        } else {
+            builder.build_for_description()
+        };
+        let registry = match built {
             Ok(registry) => registry,
+            Err(RegistryError::MissingState { tool, type_name }) => {
+                return failure(&format!(
+                    "tool `{tool}` takes State<{type_name}>, but no {type_name} was \
+                     registered; register it with `Cli::new().state(...)`, or in \
+                     `Cli::setup` when it depends on the command line"
+                ))
+            }
             Err(error) => return failure(&format!("the tools cannot start: {error}")),
         };
         match command_given {
-            Command::Serve { http, threads } => serve(
-                registry,
-                self.server_options,
-                &name,
-                self.version.as_deref(),
+            Command::Serve {
                 http,
                 threads,
-            ),
+                allowed_hosts,
+                cors_origins,
+                bearer_token_file,
+            } => {
+                let transport = match http {
+                    None => Transport::Stdio,
+                    Some(address) => {
+                        let token = match bearer_token(bearer_token_file.as_deref()) {
+                            Ok(token) => token,
+                            Err(message) => {
+                                eprintln!("error: {message}");
+                                return ExitCode::from(2);
+                            }
+                        };
+                        Transport::Http(HttpSettings {
+                            address,
+                            allowed_hosts,
+                            cors_origins,
+                            bearer_token: token,
+                        })
+                    }
+                };
+                serve(
+                    registry,
+                    self.server_options,
+                    &name,
+                    self.version.as_deref(),
+                    transport,
+                    threads,
+                )
+            }
             Command::List { format } => with_items(&registry, |items| list(items, format)),
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Check => with_items(&registry, check),
             Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
         }
     }
+}
+
+/// Where `serve` serves.
+enum Transport {
+    Stdio,
+    Http(HttpSettings),
+}
+
+/// What `serve --http` was told.
+struct HttpSettings {
+    address: SocketAddr,
+    allowed_hosts: Vec<String>,
+    cors_origins: Vec<String>,
+    bearer_token: Option<String>,
+}
+
+/// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
+/// neither is set. An empty token is refused: it would be a lock anyone opens.
+fn bearer_token(file: Option<&std::path::Path>) -> Result<Option<String>, String> {
+    let (token, source) = match file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, format!("the file {}", path.display())),
+            Err(error) => {
+                return Err(format!(
+                    "cannot read the bearer token from {}: {error}",
+                    path.display()
+                ))
+            }
+        },
+        None => match std::env::var(BEARER_TOKEN_VARIABLE) {
+            Ok(token) => (token, BEARER_TOKEN_VARIABLE.to_owned()),
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(format!("{BEARER_TOKEN_VARIABLE} is not valid UTF-8"))
+            }
+        },
+    };
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(format!("the bearer token in {source} is empty"));
+    }
+    Ok(Some(token.to_owned()))
 }
 
 /// Help and version go to stdout with success; every other parse error is one line on
@@ -351,6 +529,10 @@ fn with_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R) -> R {
 }
 
 impl Items<'_> {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
+    }
+
     fn artefact(&self) -> CatalogArtefact {
         export::catalog_artefact_all(self.tools, self.prompts, self.resources)
     }
@@ -359,6 +541,9 @@ impl Items<'_> {
 /// The catalog artefact carries prompts and resources too; the other formats are tool
 /// formats (function calling), so they carry the tools.
 fn list(items: &Items<'_>, format: Format) -> ExitCode {
+    if items.is_empty() {
+        eprintln!("warning: {EMPTY_CATALOG}");
+    }
     if format == Format::Catalog {
         return print(&items.artefact().to_json_pretty());
     }
@@ -404,6 +589,9 @@ fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
         Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
     };
     let result = runtime.block_on(registry.call(name, input));
+    // A sync tool past its time limit has seen its cancellation fire; it gets a moment to
+    // stop, and is not waited for beyond that (as `serve` does).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     let code = print(&serde_json::to_string_pretty(&result).unwrap_or_default());
     if result.is_error() {
         ExitCode::FAILURE
@@ -414,8 +602,12 @@ fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
 
 fn check(items: &Items<'_>) -> ExitCode {
     let report = crate::check::check_all(items.tools, items.prompts, items.resources);
-    let code = print(&report.to_string());
-    if report.is_ok() {
+    let mut text = report.to_string();
+    if items.is_empty() {
+        text.insert_str(0, &format!("error: {EMPTY_CATALOG}\n"));
+    }
+    let code = print(&text);
+    if report.is_ok() && !items.is_empty() {
         code
     } else {
         ExitCode::FAILURE
@@ -466,12 +658,16 @@ fn serve(
     options: ServerOptions,
     name: &str,
     version: Option<&str>,
-    http: Option<SocketAddr>,
+    transport: Transport,
     threads: u16,
 ) -> ExitCode {
-    // Logs go to stderr, never to stdout (which carries the protocol on stdio).
+    // Logs go to stderr, never to stdout (which carries the protocol on stdio); colour only
+    // for a person at a terminal (https://no-color.org).
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -483,6 +679,12 @@ fn serve(
         .map(str::to_owned)
         .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
         .unwrap_or_else(|| "0.0.0".to_owned());
+    if registry.tools().is_empty()
+        && registry.prompts().is_empty()
+        && registry.resources().is_empty()
+    {
+        tracing::warn!("{EMPTY_CATALOG}");
+    }
     let info = ServerInfo::new(name, version);
     let server = McpServer::with_options(registry, info, options);
     // One thread by default: no cross-thread wake-ups per message (the costliest part of a
@@ -502,15 +704,15 @@ fn serve(
         Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
     };
     let outcome = runtime.block_on(async {
-        match http {
-            None => crate::transport::stdio::serve_stdio(&server).await,
+        match transport {
+            Transport::Stdio => crate::transport::stdio::serve_stdio(&server).await,
             #[cfg(feature = "http")]
-            Some(address) => {
-                let options = crate::transport::http::HttpOptions::for_address(address);
-                crate::transport::http::serve(server, address, options).await
+            Transport::Http(settings) => {
+                let address = settings.address;
+                crate::transport::http::serve(server, address, http_options(settings)).await
             }
             #[cfg(not(feature = "http"))]
-            Some(_) => Err(std::io::Error::other(
+            Transport::Http(_) => Err(std::io::Error::other(
                 "this build has no HTTP support (the `http` feature is off)",
             )),
         }
@@ -521,4 +723,23 @@ fn serve(
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(&format!("the server stopped: {error}")),
     }
+}
+
+/// The HTTP options `serve --http` was given; the REST endpoints are on.
+#[cfg(feature = "http")]
+fn http_options(settings: HttpSettings) -> crate::transport::http::HttpOptions {
+    use crate::transport::http::{Cors, HttpOptions};
+    let mut options = HttpOptions::for_address(settings.address).rest(true);
+    if !settings.allowed_hosts.is_empty() {
+        options = options.allowed_hosts(settings.allowed_hosts);
+    }
+    if settings.cors_origins.iter().any(|origin| origin == "*") {
+        options = options.cors(Cors::Any);
+    } else if !settings.cors_origins.is_empty() {
+        options = options.cors(Cors::Origins(settings.cors_origins));
+    }
+    if let Some(token) = settings.bearer_token {
+        options = options.bearer_token(token);
+    }
+    options
 }

@@ -284,9 +284,28 @@ impl RegistryBuilder {
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
+        self.build_checking(true)
+    }
+
+    /// Builds a registry that describes the tools (lists, checks, exports) but may lack the
+    /// state some need to run: a call of one of those answers the missing-state error.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn build_for_description(self) -> Result<Registry, RegistryError> {
+        self.build_checking(false)
+    }
+
+    fn build_checking(self, check_states: bool) -> Result<Registry, RegistryError> {
         let statics = StaticTools::global()?;
+        let state = if check_states {
+            Some(&self.state)
+        } else {
+            None
+        };
+        let Some(state) = state else {
+            return self.assemble(statics);
+        };
         for (tool, runnable) in statics.catalog.tools().iter().zip(&statics.runnables) {
-            check_state(tool, runnable, &self.state)?;
+            check_state(tool, runnable, state)?;
         }
         let catalog = &statics.catalog;
         let prompts = catalog.prompts().iter().map(|p| p.about());
@@ -296,8 +315,12 @@ impl RegistryBuilder {
             .iter()
             .chain(&statics.resource_runnables);
         for (about, runnable) in prompts.chain(resources).zip(runnables) {
-            check_state(about, runnable, &self.state)?;
+            check_state(about, runnable, state)?;
         }
+        self.assemble(statics)
+    }
+
+    fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
         let (sender, _) = watch::channel(Versions::default());
         let registry = Registry {
             default_timeout: self.default_timeout,
@@ -550,8 +573,18 @@ impl Registry {
     /// Calls the tool `name` with `input` (a JSON object of arguments, or `null`).
     ///
     /// Never panics, whatever the input or the tool does: every failure is in the result.
+    /// Past its time limit the call answers the timeout error at once and the tool's
+    /// [`Cancellation`](crate::Cancellation) fires; a sync tool that keeps running is not
+    /// waited for.
     pub async fn call(&self, name: &str, input: Value) -> ToolResult {
-        self.call_in(name, input, &self.context).await
+        // Each call has its own scope, so a timeout cancels this call and no other.
+        let scope = crate::call::scope::CallScope::new(
+            None,
+            None,
+            Arc::new(std::sync::atomic::AtomicU8::new(0)),
+        );
+        let context = self.context.with_scope(Arc::new(scope));
+        self.call_in(name, input, &context).await
     }
 
     /// Calls a tool with a context of the caller's making (the protocol layer gives each

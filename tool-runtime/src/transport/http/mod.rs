@@ -74,7 +74,9 @@ pub struct HttpOptions {
     /// Cross-origin browser access.
     pub cors: Cors,
     /// Whether to serve the REST endpoints too (`GET /api/tools/discover`,
-    /// `POST /api/tools/execute`, `GET /mcp/tools/list`, `POST /mcp/tools/call`).
+    /// `POST /api/tools/execute`, `GET /mcp/tools/list`, `POST /mcp/tools/call`). Off by
+    /// default, so a service that embeds the router exposes only the MCP endpoint unless it
+    /// asks; the standard command line's `serve --http` turns them on.
     pub rest: bool,
     /// How long a handshake-era session may go without a request (and with nothing in
     /// flight) before the server ends it; its client then gets 404 and initializes again.
@@ -89,7 +91,7 @@ impl Default for HttpOptions {
             bearer_token: None,
             body_limit: 4 * 1024 * 1024,
             cors: Cors::None,
-            rest: true,
+            rest: false,
             session_idle_timeout: Duration::from_secs(30 * 60),
         }
     }
@@ -137,6 +139,12 @@ impl HttpOptions {
         self
     }
 
+    /// Serves the REST endpoints beside the MCP endpoint (or not).
+    pub fn rest(mut self, on: bool) -> Self {
+        self.rest = on;
+        self
+    }
+
     /// Sets the hosts requests may name.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
@@ -152,15 +160,63 @@ struct App {
 
 /// The HTTP side as an axum `Router`, ready to serve or to nest into an existing app.
 ///
-/// ```no_run
-/// # async fn demo(server: tool_runtime::mcp::McpServer) {
-/// use tool_runtime::transport::http::{router, HttpOptions};
+/// The router has no state of its own to share, so it goes next to an app's routes
+/// whatever state they use: give the app its state with `with_state`, then `merge` the
+/// tools (served at [`HttpOptions::endpoint`], `/mcp` by default) or `nest` them under a
+/// path. The Host, Origin, token and size checks apply to the tools' routes only. The REST
+/// endpoints are served only when [`HttpOptions::rest`] asks for them.
 ///
-/// let app = axum::Router::new()
-///     .route("/health", axum::routing::get(|| async { "ok" }))
-///     .merge(router(server, HttpOptions::default()));
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
-/// axum::serve(listener, app).await.unwrap();
+/// ```
+/// use axum::{body::Body, extract::State, http::Request, routing::get, Router};
+/// use tool_runtime::mcp::{McpServer, ServerInfo};
+/// use tool_runtime::transport::http::{router, HttpOptions};
+/// use tower::ServiceExt;
+///
+/// /// The app's own state, which its handlers read.
+/// #[derive(Clone)]
+/// struct AppState {
+///     greeting: &'static str,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let tools = McpServer::new(
+///     tool_runtime::Registry::new().unwrap(),
+///     ServerInfo::new("my-service", "1.0.0"),
+/// );
+/// let app = Router::new()
+///     .route("/hello", get(|State(state): State<AppState>| async move { state.greeting }))
+///     .with_state(AppState { greeting: "hello" })
+///     .nest("/tools", router(tools, HttpOptions::default()));
+/// // `axum::serve(listener, app)` serves it; here one request of each kind goes through.
+///
+/// let response = app.clone()
+///     .oneshot(Request::get("/hello").body(Body::empty()).unwrap())
+///     .await
+///     .unwrap();
+/// assert_eq!(response.status(), 200);
+///
+/// let ping = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+///     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+///     "io.modelcontextprotocol/clientInfo":{"name":"doc","version":"1"},
+///     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// let request = Request::post("/tools/mcp")
+///     .header("host", "localhost")
+///     .header("content-type", "application/json")
+///     .header("accept", "application/json, text/event-stream")
+///     .header("mcp-protocol-version", "2026-07-28")
+///     .header("mcp-method", "tools/list")
+///     .body(Body::from(ping))
+///     .unwrap();
+/// let response = app.clone().oneshot(request).await.unwrap();
+/// assert_eq!(response.status(), 200);
+///
+/// // No REST endpoints unless asked for.
+/// let request = Request::get("/tools/api/tools/discover")
+///     .header("host", "localhost")
+///     .body(Body::empty())
+///     .unwrap();
+/// assert_eq!(app.oneshot(request).await.unwrap().status(), 404);
 /// # }
 /// ```
 pub fn router(server: McpServer, options: HttpOptions) -> Router {

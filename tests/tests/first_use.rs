@@ -1,0 +1,334 @@
+//! What a new user hits first with the standard command line, run as real binaries: tools
+//! in a library crate, a tool that needs state, `serve --http` for a real deployment, and
+//! `call` past a tool's time limit.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn run(binary: &str, args: &[&str]) -> Output {
+    Command::new(binary)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_library_of_tools_the_binary_never_names_is_reported_not_silently_empty() {
+    let unlinked = env!("CARGO_BIN_EXE_unlinked-tools");
+    let output = run(unlinked, &["check"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "check fails on an empty catalog"
+    );
+    let report = text(&output.stdout);
+    assert!(
+        report.contains("the catalog is empty") && report.contains("use my_tools as _;"),
+        "check says what is wrong and the one line that fixes it: {report}"
+    );
+
+    let output = run(unlinked, &["list"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        text(&output.stderr).contains("warning: the catalog is empty"),
+        "list warns: {}",
+        text(&output.stderr)
+    );
+
+    // stdin is closed at once, so stdio serving ends right after its start.
+    let output = run(unlinked, &["serve"]);
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("WARN") && stderr.contains("use my_tools as _;"),
+        "serve warns: {stderr}"
+    );
+
+    // The documented line links the library, and its tools are there.
+    let linked = env!("CARGO_BIN_EXE_linked-tools");
+    let output = run(linked, &["list", "--format", "prompt"]);
+    let listed = text(&output.stdout);
+    assert!(
+        listed.contains("- reverse:") && listed.contains("- word_count:"),
+        "{listed}"
+    );
+    assert!(text(&output.stderr).is_empty(), "{}", text(&output.stderr));
+    let output = run(linked, &["check"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+}
+
+#[test]
+fn a_tool_that_needs_state_is_described_without_it_and_run_only_with_it() {
+    let binary = env!("CARGO_BIN_EXE_state-tools");
+    for args in [&["list"][..], &["list", "--format", "openai"], &["check"]] {
+        let output = run(binary, args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        assert!(text(&output.stdout).contains("convert"), "{args:?}");
+    }
+    let saved = std::env::temp_dir().join(format!("state-tools-{}.json", std::process::id()));
+    std::fs::write(&saved, run(binary, &["list"]).stdout).unwrap();
+    let output = run(binary, &["diff", saved.to_str().unwrap()]);
+    std::fs::remove_file(&saved).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+
+    for args in [&["call", "convert", r#"{"meters": 1}"#][..], &["serve"]] {
+        let output = run(binary, args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains("tool `convert` takes State<state_tools::Units>")
+                && stderr.contains("Cli::new().state(...)"),
+            "{args:?}: the error names the tool, the state and the fix: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn call_past_a_time_limit_cancels_the_tool_and_does_not_wait_for_it() {
+    let binary = env!("CARGO_BIN_EXE_timeout-tools");
+    let marker = std::env::temp_dir().join(format!("timeout-tools-{}", std::process::id()));
+    let arguments = serde_json::json!({"marker": marker}).to_string();
+    let output = run(binary, &["call", "wait_for_cancel", &arguments]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stdout).contains("did not finish within 300ms"),
+        "{}",
+        text(&output.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("cancelled"),
+        "the tool saw its cancellation fire"
+    );
+    std::fs::remove_file(&marker).unwrap();
+
+    // A tool that ignores its cancellation sleeps for a minute; the command does not wait.
+    let started = Instant::now();
+    let output = run(binary, &["call", "ignore_cancel"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stdout).contains("did not finish within 300ms"));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the command ended long before the tool would"
+    );
+}
+
+/// A `serve --http` child process, stopped by its own process id when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    let port = free_port();
+    let address = format!("{host}:{port}");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_travel-tools"));
+    command
+        .args(["serve", "--http", &address])
+        .args(args)
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("MCP_ALLOWED_HOSTS")
+        .env_remove("MCP_CORS_ORIGINS")
+        .env_remove("MCP_BEARER_TOKEN_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let server = Server {
+        child: command.spawn().expect("the server starts"),
+        port,
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the server listens on {address}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// Sends one POST to `/mcp` and gives the status code and the response head.
+fn post(port: u16, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        INITIALIZE.len()
+    );
+    if !headers.iter().any(|(name, _)| *name == "Host") {
+        request.push_str(&format!("Host: localhost:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(INITIALIZE);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let head = response
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    (status, head)
+}
+
+#[test]
+fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour() {
+    // A host name with a port, the way people write it.
+    let mut server = serve_http("localhost", &[], &[]);
+    assert_eq!(post(server.port, &[]).0, 200);
+    assert_eq!(
+        post(server.port, &[("Host", "evil.example")]).0,
+        403,
+        "a loopback server answers only loopback names"
+    );
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let mut logs = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    assert!(logs.contains("serving MCP over HTTP"), "{logs}");
+    assert!(
+        !logs.contains('\u{1b}'),
+        "no ANSI colour when stderr is not a terminal: {logs:?}"
+    );
+
+    // The token from the environment, never from a flag.
+    let server = serve_http("127.0.0.1", &[], &[("MCP_BEARER_TOKEN", "s3cret")]);
+    assert_eq!(post(server.port, &[]).0, 401);
+    assert_eq!(
+        post(server.port, &[("Authorization", "Bearer wrong")]).0,
+        401
+    );
+    assert_eq!(
+        post(server.port, &[("Authorization", "Bearer s3cret")]).0,
+        200
+    );
+    drop(server);
+
+    // The token from a file, and hosts and origins from flags.
+    let file = std::env::temp_dir().join(format!("first-use-token-{}", std::process::id()));
+    std::fs::write(&file, "from-a-file\n").unwrap();
+    let server = serve_http(
+        "127.0.0.1",
+        &[
+            "--bearer-token-file",
+            file.to_str().unwrap(),
+            "--allowed-host",
+            "tools.example.com",
+            "--cors-origin",
+            "https://app.example.com",
+        ],
+        &[],
+    );
+    let token = ("Authorization", "Bearer from-a-file");
+    assert_eq!(post(server.port, &[("Host", "tools.example.com")]).0, 401);
+    assert_eq!(
+        post(server.port, &[token, ("Host", "tools.example.com")]).0,
+        200
+    );
+    assert_eq!(
+        post(server.port, &[token]).0,
+        403,
+        "only the allowed hosts are answered"
+    );
+    let (status, head) = post(
+        server.port,
+        &[
+            token,
+            ("Host", "tools.example.com"),
+            ("Origin", "https://app.example.com"),
+        ],
+    );
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("access-control-allow-origin: https://app.example.com"),
+        "{head}"
+    );
+    drop(server);
+    std::fs::remove_file(&file).unwrap();
+
+    // Hosts from the environment, comma-separated.
+    let server = serve_http(
+        "127.0.0.1",
+        &[],
+        &[("MCP_ALLOWED_HOSTS", "a.example,b.example")],
+    );
+    assert_eq!(post(server.port, &[("Host", "b.example")]).0, 200);
+    assert_eq!(post(server.port, &[]).0, 403);
+}
+
+#[test]
+fn serve_refuses_what_it_cannot_use_with_a_usage_error() {
+    let binary = env!("CARGO_BIN_EXE_travel-tools");
+    let output = run(binary, &["serve", "--http", "localhost"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("has no port"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let empty = std::env::temp_dir().join(format!("first-use-empty-{}", std::process::id()));
+    std::fs::write(&empty, "\n").unwrap();
+    let output = Command::new(binary)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .arg("--bearer-token-file")
+        .arg(&empty)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&empty).unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("is empty"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let help = text(&run(binary, &["serve", "--help"]).stdout);
+    assert!(help.contains("MCP_BEARER_TOKEN") && help.contains("--allowed-host"));
+    assert!(
+        !help.contains("--bearer-token "),
+        "no flag takes the secret itself"
+    );
+}

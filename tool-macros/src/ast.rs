@@ -7,6 +7,7 @@ use crate::args::Kind;
 use crate::doc::{self, DocLine};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, Type};
 
@@ -45,6 +46,47 @@ pub struct Param {
     /// `#[arg(header = "Name")]`: the value is mirrored in the HTTP header
     /// `Mcp-Param-Name` (`x-mcp-header` in the schema).
     pub header: Option<LitStr>,
+    /// `#[arg(range(min = .., max = ..))]`: bounds of a number.
+    pub range: Option<Bounds>,
+    /// `#[arg(length(min = .., max = ..))]`: bounds of a string's or a list's length.
+    pub length: Option<Bounds>,
+    /// `#[arg(pattern = "...")]`: a regular expression a string must match.
+    pub pattern: Option<LitStr>,
+}
+
+/// The `min` and `max` of a `range(...)` or `length(...)`.
+pub struct Bounds {
+    /// The `range` or `length` key, where errors about the type point.
+    pub span: Span,
+    pub min: Option<Bound>,
+    pub max: Option<Bound>,
+}
+
+/// One bound, as written.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+pub enum Bound {
+    Integer(i64),
+    Number(f64),
+}
+
+impl Bound {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            // Bounds are written literals: far inside f64's exact integers in practice.
+            #[allow(clippy::cast_precision_loss)]
+            Bound::Integer(value) => value as f64,
+            Bound::Number(value) => value,
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Integer(value) => value.fmt(f),
+            Bound::Number(value) => value.fmt(f),
+        }
+    }
 }
 
 pub enum ParamDefault {
@@ -236,6 +278,9 @@ impl Param {
             default: ParamDefault::None,
             complete: None,
             header: None,
+            range: None,
+            length: None,
+            pattern: None,
         };
         let mut doc_lines = Vec::new();
         for attr in &pat_type.attrs {
@@ -250,6 +295,14 @@ impl Param {
         if !doc_lines.is_empty() {
             let texts: Vec<&str> = doc_lines.iter().map(|l| l.text.as_str()).collect();
             param.doc = Some(texts.join("\n").trim().to_owned());
+        }
+        if param.injected
+            && (param.range.is_some() || param.length.is_some() || param.pattern.is_some())
+        {
+            errors.push(syn::Error::new_spanned(
+                &param.ty,
+                "a parameter filled in by the runtime takes no limits: callers never give it",
+            ));
         }
         if param.injected && !matches!(param.default, ParamDefault::None) {
             errors.push(syn::Error::new_spanned(
@@ -287,10 +340,23 @@ impl Param {
                 "inject" => self.injected = true,
                 "complete" => self.complete = Some(meta.value()?.parse()?),
                 "header" => self.header = Some(meta.value()?.parse()?),
+                "range" => self.range = Some(read_bounds(&meta, false)?),
+                "length" => self.length = Some(read_bounds(&meta, true)?),
+                "pattern" => {
+                    let pattern: LitStr = meta.value()?.parse()?;
+                    if let Err(error) = regex_lite::Regex::new(&pattern.value()) {
+                        return Err(syn::Error::new(
+                            pattern.span(),
+                            format!("this pattern is not a regular expression: {error}"),
+                        ));
+                    }
+                    self.pattern = Some(pattern);
+                }
                 _ => {
                     return Err(meta.error(format!(
                         "unknown #[arg] argument `{}`; accepted: default, default = <expr>, \
-                         rename = \"...\", inject, complete = <function>, header = \"Name\"",
+                         rename = \"...\", inject, complete = <function>, header = \"Name\", \
+                         range(min = .., max = ..), length(min = .., max = ..), pattern = \"...\"",
                         meta.path.to_token_stream().to_string().replace(' ', "")
                     )))
                 }
@@ -301,6 +367,91 @@ impl Param {
         if let Err(error) = result {
             errors.push(error);
         }
+    }
+}
+
+/// Reads `range(min = .., max = ..)` or `length(..)` (whose bounds are whole and not
+/// negative): at least one bound, and `min` not above `max`.
+fn read_bounds(meta: &ParseNestedMeta<'_>, whole: bool) -> syn::Result<Bounds> {
+    let key = meta
+        .path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let mut bounds = Bounds {
+        span: meta.path.span(),
+        min: None,
+        max: None,
+    };
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let tokens: TokenStream = content.parse()?;
+    let parse_bound = syn::meta::parser(|inner| {
+        let slot = if inner.path.is_ident("min") {
+            &mut bounds.min
+        } else if inner.path.is_ident("max") {
+            &mut bounds.max
+        } else {
+            return Err(inner.error(format!("`{key}` takes `min = ..` and `max = ..`")));
+        };
+        if slot.is_some() {
+            return Err(inner.error("given more than once"));
+        }
+        let expr: Expr = inner.value()?.parse()?;
+        let bound = read_bound(&expr)?;
+        if whole && !matches!(bound, Bound::Integer(value) if value >= 0) {
+            return Err(syn::Error::new_spanned(
+                &expr,
+                "a length is a whole number, 0 or more",
+            ));
+        }
+        *slot = Some(bound);
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parse_bound, tokens)?;
+    match (bounds.min, bounds.max) {
+        (None, None) => Err(meta.error(format!(
+            "`{key}` needs `min = ..`, `max = ..` or both, e.g. {key}(min = 1, max = 3)"
+        ))),
+        (Some(min), Some(max)) if min.as_f64() > max.as_f64() => Err(meta.error(format!(
+            "`{key}` has min {min} above max {max}: no value fits"
+        ))),
+        _ => Ok(bounds),
+    }
+}
+
+/// A number literal, possibly negative.
+fn read_bound(expr: &Expr) -> syn::Result<Bound> {
+    let (negative, literal) = match expr {
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => (true, &*unary.expr),
+        other => (false, other),
+    };
+    let sign = if negative { -1.0 } else { 1.0 };
+    match literal {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => {
+            let text = if negative {
+                format!("-{}", int.base10_digits())
+            } else {
+                int.base10_digits().to_owned()
+            };
+            text.parse::<i64>()
+                .map(Bound::Integer)
+                .map_err(|_| syn::Error::new_spanned(expr, "this bound does not fit in an i64"))
+        }
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(float),
+            ..
+        }) => float
+            .base10_parse::<f64>()
+            .map(|value| Bound::Number(sign * value))
+            .map_err(|error| syn::Error::new_spanned(expr, error.to_string())),
+        _ => Err(syn::Error::new_spanned(
+            expr,
+            "a bound is a number literal, such as 1, -5 or 0.5",
+        )),
     }
 }
 

@@ -3,7 +3,7 @@
 //! run time is made by `tool_runtime::__private` helpers, which are ordinary tested code.
 
 use crate::args::{Hint, Kind, ToolArgs};
-use crate::ast::{Param, ParamDefault, ToolFn};
+use crate::ast::{Bound, Param, ParamDefault, ToolFn};
 use crate::valid::{Checked, CheckedExample, DeferredCheck, DeferredKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -306,6 +306,7 @@ fn param_spec(param: &Param, doc: Option<&str>, index: usize) -> TokenStream {
         Some(header) => quote!(::core::option::Option::Some(#header)),
         None => quote!(::core::option::Option::None),
     };
+    let limits = limits(param);
     quote! {
         #rt::ParamSpec {
             name: #name,
@@ -313,8 +314,49 @@ fn param_spec(param: &Param, doc: Option<&str>, index: usize) -> TokenStream {
             kind: #kind,
             default: #default,
             header: #header,
+            limits: &[#(#limits),*],
         }
     }
+}
+
+/// The schema keywords of a parameter's `range`, `length` and `pattern`, each through the
+/// trait that says which types it fits (spanned to the limit, where a misfit is reported).
+fn limits(param: &Param) -> Vec<TokenStream> {
+    let rt = quote!(::tool_runtime::__private);
+    let ty = &param.ty;
+    let value = |bound: Bound| match bound {
+        Bound::Integer(value) => quote!(#rt::LimitValue::Integer(#value)),
+        Bound::Number(value) => quote!(#rt::LimitValue::Number(#value)),
+    };
+    let mut limits = Vec::new();
+    if let Some(range) = &param.range {
+        let span = range.span;
+        let fits = quote_spanned!(span=> { const _: fn() = || { fn fits<T: #rt::RangeLimit + ?Sized>() {} fits::<#ty>(); }; });
+        if let Some(min) = range.min {
+            let min = value(min);
+            limits.push(quote!({ #fits ("minimum", #min) }));
+        }
+        if let Some(max) = range.max {
+            let max = value(max);
+            limits.push(quote!({ #fits ("maximum", #max) }));
+        }
+    }
+    if let Some(length) = &param.length {
+        let span = length.span;
+        if let Some(min) = length.min {
+            let min = value(min);
+            limits.push(quote_spanned!(span=> (<#ty as #rt::LengthLimit>::MIN, #min)));
+        }
+        if let Some(max) = length.max {
+            let max = value(max);
+            limits.push(quote_spanned!(span=> (<#ty as #rt::LengthLimit>::MAX, #max)));
+        }
+    }
+    if let Some(pattern) = &param.pattern {
+        let fits = quote_spanned!(pattern.span()=> { const _: fn() = || { fn fits<T: #rt::PatternLimit + ?Sized>() {} fits::<#ty>(); }; });
+        limits.push(quote!({ #fits ("pattern", #rt::LimitValue::Text(#pattern)) }));
+    }
+    limits
 }
 
 /// A compile-time assertion that finishes an example check the macro could not: whether a

@@ -161,6 +161,7 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
                 let span = span_of(example.origin);
                 let before = errors.len();
                 check_example_keys(tool, order, span, errors, &mut deferred);
+                check_example_limits(tool, object, span, errors);
                 if errors.len() == before {
                     let json = serde_json::to_string(object).unwrap_or_default();
                     examples.push(CheckedExample::Arguments(json));
@@ -352,11 +353,18 @@ fn check_example_keys(
                 });
             }
         } else {
+            let suggestion = arguments
+                .iter()
+                .map(|(_, p)| (strsim::jaro_winkler(key, &p.wire_name), &p.wire_name))
+                .filter(|(score, _)| *score >= 0.7)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, name)| format!("did you mean `{name}`? "))
+                .unwrap_or_default();
             errors.push(syn::Error::new(
                 span,
                 format!(
-                    "this example names `{key}`, which is not a parameter of `{}`; parameters: \
-                     {}",
+                    "this example names `{key}`, which is not a parameter of `{}`; \
+                     {suggestion}parameters: {}",
                     tool.ident,
                     argument_list(tool)
                 ),
@@ -382,6 +390,66 @@ fn check_example_keys(
                     param.wire_name
                 ),
             ));
+        }
+    }
+}
+
+/// The values an example gives fit the parameters' `range`, `length` and `pattern`. (A
+/// value of the wrong type is left to the schema check: the macro cannot see the types.)
+fn check_example_limits(
+    tool: &ToolFn,
+    object: &serde_json::Map<String, serde_json::Value>,
+    span: Span,
+    errors: &mut Vec<syn::Error>,
+) {
+    for param in tool.params.iter().filter(|p| !p.injected) {
+        let Some(value) = object.get(&param.wire_name) else {
+            continue;
+        };
+        let name = &param.wire_name;
+        let mut fail = |message: String| {
+            errors.push(syn::Error::new(
+                span,
+                format!("this example gives `{name}` = {value}, {message}"),
+            ));
+        };
+        if let (Some(bounds), Some(number)) = (&param.range, value.as_f64()) {
+            if let Some(min) = bounds.min.filter(|min| number < min.as_f64()) {
+                fail(format!("below its minimum {min} (#[arg(range(...))])"));
+            }
+            if let Some(max) = bounds.max.filter(|max| number > max.as_f64()) {
+                fail(format!("above its maximum {max} (#[arg(range(...))])"));
+            }
+        }
+        let length = match value {
+            serde_json::Value::String(text) => Some((text.chars().count(), "characters")),
+            serde_json::Value::Array(items) => Some((items.len(), "items")),
+            _ => None,
+        };
+        if let (Some(bounds), Some((length, unit))) = (&param.length, length) {
+            #[allow(clippy::cast_precision_loss)]
+            let length_number = length as f64;
+            if let Some(min) = bounds.min.filter(|min| length_number < min.as_f64()) {
+                fail(format!(
+                    "{length} {unit}, fewer than its least length {min} (#[arg(length(...))])"
+                ));
+            }
+            if let Some(max) = bounds.max.filter(|max| length_number > max.as_f64()) {
+                fail(format!(
+                    "{length} {unit}, more than its greatest length {max} (#[arg(length(...))])"
+                ));
+            }
+        }
+        if let (Some(pattern), Some(text)) = (&param.pattern, value.as_str()) {
+            let matches = regex_lite::Regex::new(&pattern.value())
+                .map(|regex| regex.is_match(text))
+                .unwrap_or(true);
+            if !matches {
+                fail(format!(
+                    "which does not match its pattern `{}`",
+                    pattern.value()
+                ));
+            }
         }
     }
 }

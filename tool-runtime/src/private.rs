@@ -22,6 +22,7 @@ pub use crate::catalog::contract::{
     Annotations, Example, ParamKind, ParamSpec, ResourceSpec, SourceLocation, Surface,
     ToolDescription,
 };
+pub use crate::catalog::limits::{LengthLimit, Limit, LimitValue, PatternLimit, RangeLimit};
 pub use crate::catalog::TaskSupport;
 pub use crate::registration::ToolRegistration;
 #[cfg(feature = "linkme")]

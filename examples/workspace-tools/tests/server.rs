@@ -469,34 +469,43 @@ fn every_limit_is_enforced_with_an_error_that_states_it() {
         (
             "list_dirs",
             json!({"depth": 4}),
-            "depth must be between 1 and 3; got 4",
+            "invalid arguments for list_dirs: 'depth' must be an integer between 1 and 3; got 4",
         ),
         (
             "list_dirs",
             json!({"limit": 501}),
-            "limit must be at most 500; got 501",
+            "invalid arguments for list_dirs: 'limit' must be an integer between 1 and 500; got 501",
         ),
         (
             "list_files",
             json!({"limit": 1001}),
-            "limit must be at most 1000; got 1001",
+            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; got 1001",
         ),
         (
             "list_files",
             json!({"limit": 0}),
-            "limit must be at least 1",
+            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; got 0",
         ),
         (
             "search_code",
             json!({"query": "x", "limit": 201}),
-            "limit must be at most 200; got 201",
+            "invalid arguments for search_code: 'limit' must be an integer between 1 and 200; got 201",
         ),
         (
             "search_code",
             json!({"query": ""}),
-            "query must not be empty",
+            "invalid arguments for search_code: 'query' must be a string of 1 to 1000 characters; got \"\"",
         ),
     ];
+    // The limits are in the published schema, so a client can know them before calling.
+    let listed = server.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let list_dirs = tools.iter().find(|t| t["name"] == "list_dirs").unwrap();
+    let depth = &list_dirs["inputSchema"]["properties"]["depth"];
+    assert_eq!(
+        (depth["minimum"].clone(), depth["maximum"].clone()),
+        (json!(1), json!(3))
+    );
     for (tool, arguments, expected) in cases {
         assert_eq!(
             server.call(tool, arguments.clone()).unwrap_err(),

@@ -86,6 +86,8 @@ pub struct ParamSpec {
     pub default: Option<fn() -> Option<Value>>,
     /// `#[arg(header = "Name")]`: mirrored in the HTTP header `Mcp-Param-Name`.
     pub header: Option<&'static str>,
+    /// `#[arg(range(..), length(..), pattern = "..")]`: schema keywords and their values.
+    pub limits: &'static [super::limits::Limit],
 }
 
 #[doc(hidden)]

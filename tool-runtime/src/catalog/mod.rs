@@ -2,6 +2,7 @@
 //! with names checked unique and schemas in canonical form.
 
 pub(crate) mod contract;
+pub(crate) mod limits;
 pub(crate) mod names;
 mod schemas;
 mod surfaces;

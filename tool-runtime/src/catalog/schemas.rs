@@ -35,6 +35,7 @@ pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamI
         if type_is_optional {
             schema::strip_null(&mut property);
         }
+        super::limits::apply(&mut property, spec.limits);
         if let Some(description) = spec.description {
             property.insert("description".to_owned(), description.into());
         }

@@ -154,12 +154,16 @@ fn describe_type(
         "string" => {
             let min = object.get("minLength").and_then(Value::as_u64);
             let max = object.get("maxLength").and_then(Value::as_u64);
-            match (min, max) {
+            let shape = match (min, max) {
                 (Some(1), Some(1)) => "a single character".to_owned(),
                 (Some(min), Some(max)) => format!("a string of {min} to {max} characters"),
                 (Some(min), None) => format!("a string of at least {min} characters"),
                 (None, Some(max)) => format!("a string of at most {max} characters"),
                 (None, None) => "a string".to_owned(),
+            };
+            match object.get("pattern").and_then(Value::as_str) {
+                Some(pattern) => format!("{shape} matching the pattern {pattern}"),
+                None => shape,
             }
         }
         "integer" => format!("an integer{}", bounds(object)),

@@ -7,7 +7,6 @@ use tool_runtime::result::EmbeddedResource;
 use tool_runtime::{resource, tool, State};
 
 const DEFAULT_LIMIT: u32 = 100;
-const MAX_LIMIT: u32 = 1000;
 /// `read_file` returns at most this much content.
 pub const MAX_CONTENT: usize = 100 * 1024;
 
@@ -42,10 +41,12 @@ pub fn list_files(
     /// A glob on file names, such as `*.rs` or `test_*.py`.
     pattern: Option<String>,
     /// At most this many files, from 1 to 1000 (default 100).
+    #[arg(range(min = 1, max = 1000))]
     limit: Option<u32>,
     workspace: State<Workspace>,
 ) -> Result<FileListing, String> {
-    let limit = super::limit(limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    // The range is enforced before the call.
+    let limit = limit.unwrap_or(DEFAULT_LIMIT) as usize;
     let shown = path.as_deref().unwrap_or("");
     let dir = workspace.directory(shown).map_err(|e| e.to_string())?;
     let matcher = match &pattern {

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use tool_runtime::{tool, State};
 
 const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 200;
-const MAX_QUERY: usize = 1000;
 const MAX_SNIPPET: usize = 200;
 /// A search stops after this long, whatever it found, so a huge tree cannot hold a call.
 pub const TIME_BUDGET: Duration = Duration::from_secs(10);
@@ -38,24 +36,21 @@ pub struct SearchMatch {
 #[tool(read_only, idempotent, open_world = false, large_output = "resource")]
 pub fn search_code(
     /// The text to find (a regular expression when `regex` is true).
+    #[arg(length(min = 1, max = 1000))]
     query: String,
     /// A glob on paths from the root, such as `*.ts` or `src/**/*.rs`.
     #[arg(rename = "filePattern")]
     file_pattern: Option<String>,
     /// At most this many matches, from 1 to 200 (default 20).
+    #[arg(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// Read `query` as a regular expression.
     #[arg(default = false)]
     regex: bool,
     workspace: State<Workspace>,
 ) -> Result<Vec<SearchMatch>, String> {
-    if query.is_empty() {
-        return Err("query must not be empty".to_owned());
-    }
-    if query.chars().count() > MAX_QUERY {
-        return Err(format!("query must be at most {MAX_QUERY} characters"));
-    }
-    let limit = super::limit(limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    // The query's length (1 to 1000) and the limit's range are enforced before the call.
+    let limit = limit.unwrap_or(DEFAULT_LIMIT) as usize;
     let matcher = if regex {
         RegexMatcherBuilder::new()
             .build(&query)

@@ -4,10 +4,9 @@ use crate::paths::Workspace;
 use serde::Serialize;
 use tool_runtime::{tool, State};
 
-/// How deep `list_dirs` may go.
+/// How deep `list_dirs` may go (as its `depth` parameter's range says).
 pub const MAX_DEPTH: u8 = 3;
 const DEFAULT_LIMIT: u32 = 50;
-const MAX_LIMIT: u32 = 500;
 
 /// One directory found.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -38,18 +37,16 @@ pub fn list_dirs(
     /// Directory to list, relative to the workspace root (default: the root).
     path: Option<String>,
     /// How many levels down, from 1 to 3 (default 1).
+    #[arg(range(min = 1, max = 3))]
     depth: Option<u8>,
     /// At most this many directories, from 1 to 500 (default 50).
+    #[arg(range(min = 1, max = 500))]
     limit: Option<u32>,
     workspace: State<Workspace>,
 ) -> Result<DirListing, String> {
+    // The ranges are enforced before the call: depth is 1 to 3, limit 1 to 500.
     let depth = depth.unwrap_or(1);
-    if depth == 0 || depth > MAX_DEPTH {
-        return Err(format!(
-            "depth must be between 1 and {MAX_DEPTH}; got {depth}"
-        ));
-    }
-    let limit = super::limit(limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let limit = limit.unwrap_or(DEFAULT_LIMIT) as usize;
     let start = workspace
         .directory(path.as_deref().unwrap_or(""))
         .map_err(|e| e.to_string())?;

@@ -99,6 +99,27 @@ fn exports_that_lose_something_say_so_on_stderr() {
     );
     assert!(text.contains("tool `org_chart` (parameter `root`: parameter `reports`: type `Employee` contains itself"), "{text}");
     assert_eq!(text.lines().count(), 1);
+
+    // Asked to, it exports the rest and names what it left out, and why.
+    let output = run(&["list", "--format", "gemini-legacy", "--skip-inexpressible"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let exported: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = exported["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|declaration| declaration["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"plan_trip"), "{names:?}");
+    assert!(!names.contains(&"inspect") && !names.contains(&"org_chart"));
+    let text = stderr(&output);
+    assert!(
+        text.contains("warning: tool `inspect`: left out of the gemini-legacy export:")
+            && text.contains(
+                "warning: tool `org_chart`: left out of the gemini-legacy export: parameter `root`"
+            ),
+        "{text}"
+    );
 }
 
 #[test]

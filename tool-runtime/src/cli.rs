@@ -170,6 +170,10 @@ enum Command {
         /// gemini-legacy, or prompt (the plain-text list for models without function calling).
         #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
         format: Format,
+        /// Export the tools the format can express and name the others on stderr, instead
+        /// of refusing the whole export.
+        #[arg(long)]
+        skip_inexpressible: bool,
     },
     /// Call one tool and print its result (name, input, output or error) as JSON.
     Call {
@@ -412,7 +416,10 @@ impl Cli {
                     threads,
                 )
             }
-            Command::List { format } => with_items(&registry, |items| list(items, format)),
+            Command::List {
+                format,
+                skip_inexpressible,
+            } => with_items(&registry, |items| list(items, format, skip_inexpressible)),
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Check => with_items(&registry, check),
             Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
@@ -540,14 +547,19 @@ impl Items<'_> {
 
 /// The catalog artefact carries prompts and resources too; the other formats are tool
 /// formats (function calling), so they carry the tools.
-fn list(items: &Items<'_>, format: Format) -> ExitCode {
+fn list(items: &Items<'_>, format: Format, skip_inexpressible: bool) -> ExitCode {
     if items.is_empty() {
         eprintln!("warning: {EMPTY_CATALOG}");
     }
     if format == Format::Catalog {
         return print(&items.artefact().to_json_pretty());
     }
-    match export::export(format, items.tools) {
+    let exported = if skip_inexpressible {
+        export::export_expressible(format, items.tools)
+    } else {
+        export::export(format, items.tools)
+    };
+    match exported {
         Ok((text, warnings)) => {
             for warning in warnings {
                 eprintln!("warning: {warning}");

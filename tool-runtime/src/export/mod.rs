@@ -141,6 +141,33 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
+/// Exports as [`export`] does, but leaves out the tools the format cannot express instead of
+/// refusing: each one left out is a warning saying why.
+pub fn export_expressible(
+    format: Format,
+    tools: &[&Tool],
+) -> Result<(String, Vec<ExportWarning>), ExportError> {
+    let error = match export(format, tools) {
+        Err(error) => error,
+        done => return done,
+    };
+    let left_out: Vec<&str> = error.problems.iter().map(|p| p.tool.as_str()).collect();
+    let rest: Vec<&Tool> = tools
+        .iter()
+        .copied()
+        .filter(|tool| !left_out.contains(&tool.name()))
+        .collect();
+    let (text, mut warnings) = export(format, &rest)?;
+    warnings.extend(error.problems.into_iter().map(|problem| ExportWarning {
+        tool: problem.tool,
+        message: format!(
+            "left out of the {} export: {}",
+            error.target, problem.message
+        ),
+    }));
+    Ok((text, warnings))
+}
+
 /// The catalog in `format`, as text: JSON for every format but `prompt`.
 pub fn export(
     format: Format,

@@ -149,6 +149,14 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
         // serde's enums give branches that never overlap, so anyOf means the same here.
         map.insert("anyOf".to_owned(), one_of);
     }
+    // What strict mode cannot carry but a model should know is said in words.
+    if let Some(words) = unsupported_in_words(map) {
+        let description = match map.get("description").and_then(Value::as_str) {
+            Some(description) if !description.is_empty() => format!("{description} {words}"),
+            _ => words,
+        };
+        map.insert("description".to_owned(), description.into());
+    }
     if map.contains_key("$ref") {
         // `$ref` must stand alone; a description moves to a one-branch anyOf around it.
         let reference = map.remove("$ref").unwrap_or_default();
@@ -216,6 +224,24 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
     map.insert("required".to_owned(), Value::Array(all));
     map.insert("additionalProperties".to_owned(), false.into());
     Ok(())
+}
+
+/// The default and the string length of a node, which strict mode does not accept, as a
+/// sentence for its description (a model then still knows what the parameter takes).
+fn unsupported_in_words(map: &Map<String, Value>) -> Option<String> {
+    let mut words = Vec::new();
+    let length = |keyword: &str| map.get(keyword).and_then(Value::as_u64);
+    let characters = |n: u64| if n == 1 { "character" } else { "characters" };
+    match (length("minLength"), length("maxLength")) {
+        (Some(min), Some(max)) => words.push(format!("{min} to {max} {}.", characters(max))),
+        (Some(min), None) => words.push(format!("At least {min} {}.", characters(min))),
+        (None, Some(max)) => words.push(format!("At most {max} {}.", characters(max))),
+        (None, None) => {}
+    }
+    if let Some(default) = map.get("default") {
+        words.push(format!("Default: {default}."));
+    }
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 fn type_includes(kind: &Value, name: &str) -> bool {
@@ -297,8 +323,8 @@ mod tests {
             json!({
                 "type": "object",
                 "properties": {
-                    "city": {"type": "string"},
-                    "units": {"anyOf": [{"$ref": "#/$defs/Units"}, {"type": "null"}], "description": "Units."},
+                    "city": {"type": "string", "description": "At least 1 character."},
+                    "units": {"anyOf": [{"$ref": "#/$defs/Units"}, {"type": "null"}], "description": "Units. Default: \"metric\"."},
                     "days": {"type": ["integer", "null"], "minimum": 0, "maximum": 255}
                 },
                 "required": ["city", "days", "units"],
@@ -334,13 +360,13 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "list": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Item"}},
-                    "either": {"anyOf": [{"type": "string", "pattern": "^a"}, {"type": "integer", "multipleOf": 2}]}
+                    "either": {"anyOf": [{"type": "string", "pattern": "^a", "description": "At least 2 characters."}, {"type": "integer", "multipleOf": 2}]}
                 },
                 "required": ["either", "list"],
                 "additionalProperties": false,
                 "$defs": {"Item": {
                     "type": "object",
-                    "properties": {"name": {"type": "string"}},
+                    "properties": {"name": {"type": "string", "description": "At most 9 characters."}},
                     "required": ["name"],
                     "additionalProperties": false
                 }}

@@ -24,9 +24,9 @@ pub use crate::catalog::contract::{
 };
 pub use crate::catalog::limits::{LengthLimit, Limit, LimitValue, PatternLimit, RangeLimit};
 pub use crate::catalog::TaskSupport;
-pub use crate::registration::ToolRegistration;
+pub use crate::registration::{namespace_prefix_is_valid, NamespaceRegistration, ToolRegistration};
 #[cfg(feature = "linkme")]
-pub use crate::registration::TOOL_REGISTRY;
+pub use crate::registration::{NAMESPACE_REGISTRY, TOOL_REGISTRY};
 pub use inventory;
 #[cfg(feature = "linkme")]
 pub use linkme;

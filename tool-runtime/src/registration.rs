@@ -37,6 +37,63 @@ inventory::collect!(ToolRegistration);
 #[linkme::distributed_slice]
 pub static TOOL_REGISTRY: [ToolRegistration];
 
+/// `namespace!` in a module: every `#[tool]` of that module, and of the modules inside it,
+/// is named `prefix_name`.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NamespaceRegistration {
+    /// The module's path, as `module_path!()` writes it (`my_crate::files`).
+    pub module: &'static str,
+    /// The prefix.
+    pub prefix: &'static str,
+}
+
+#[cfg(not(feature = "linkme"))]
+inventory::collect!(NamespaceRegistration);
+
+/// The linkme slice every namespace lands in when the `linkme` feature is on.
+#[cfg(feature = "linkme")]
+#[doc(hidden)]
+#[linkme::distributed_slice]
+pub static NAMESPACE_REGISTRY: [NamespaceRegistration];
+
+/// Every namespace linked into this binary.
+fn namespaces() -> Vec<&'static NamespaceRegistration> {
+    #[cfg(not(feature = "linkme"))]
+    {
+        inventory::iter::<NamespaceRegistration>
+            .into_iter()
+            .collect()
+    }
+    #[cfg(feature = "linkme")]
+    {
+        NAMESPACE_REGISTRY.iter().collect()
+    }
+}
+
+/// The name callers use for a tool written in `module`: under the namespace of the nearest
+/// module (itself or the closest one around it) that has one, else its own.
+fn name_under_namespace(
+    namespaces: &[&NamespaceRegistration],
+    module: &str,
+    name: &'static str,
+) -> std::borrow::Cow<'static, str> {
+    let inside = |namespace: &&&NamespaceRegistration| {
+        module == namespace.module
+            || module
+                .strip_prefix(namespace.module)
+                .is_some_and(|rest| rest.starts_with("::"))
+    };
+    match namespaces
+        .iter()
+        .filter(inside)
+        .max_by_key(|namespace| namespace.module.len())
+    {
+        Some(namespace) => format!("{}_{name}", namespace.prefix).into(),
+        None => name.into(),
+    }
+}
+
 /// Every tool registration linked into this binary, in no particular order.
 fn registrations() -> impl Iterator<Item = &'static ToolRegistration> {
     #[cfg(not(feature = "linkme"))]
@@ -69,27 +126,41 @@ impl StaticTools {
     }
 
     fn build() -> Result<StaticTools, CatalogError> {
+        let namespaces = namespaces();
         let mut tools = Vec::new();
         let mut prompts = Vec::new();
         let mut resources = Vec::new();
         for registration in registrations() {
             match &registration.surface {
-                Surface::Tool => tools.push(registration),
+                Surface::Tool => tools.push((
+                    name_under_namespace(
+                        &namespaces,
+                        registration.about.location.module_path,
+                        registration.about.name,
+                    ),
+                    registration,
+                )),
                 Surface::Prompt => prompts.push(registration),
                 Surface::Resource(spec) => resources.push((registration, spec)),
             }
         }
         // The catalog's orders, so that runnables line up with its lists.
-        tools.sort_by_key(|registration| Catalog::order_of(&registration.about));
+        tools.sort_by(|(a_name, a), (b_name, b)| {
+            let place = |about: &ToolDescription| (about.location.file, about.location.line);
+            (a_name, place(&a.about)).cmp(&(b_name, place(&b.about)))
+        });
         prompts.sort_by_key(|registration| Catalog::order_of(&registration.about));
         resources
             .sort_by_key(|(registration, spec)| (spec.uri, Catalog::order_of(&registration.about)));
-        let mut catalog = Catalog::from_sorted(tools.iter().map(|r| &r.about))?;
+        let mut catalog = Catalog::from_sorted(tools.iter().map(|(name, r)| (&**name, &r.about)))?;
         catalog.add_prompts(prompts.iter().map(|r| &r.about))?;
         catalog.add_resources(resources.iter().map(|(r, spec)| (&r.about, *spec)))?;
         Ok(StaticTools {
             catalog,
-            runnables: tools.into_iter().map(runnable).collect(),
+            runnables: tools
+                .iter()
+                .map(|(name, registration)| runnable_named(name, registration))
+                .collect(),
             prompt_runnables: prompts.into_iter().map(runnable).collect(),
             resource_runnables: resources.into_iter().map(|(r, _)| runnable(r)).collect(),
         })
@@ -97,8 +168,12 @@ impl StaticTools {
 }
 
 fn runnable(registration: &'static ToolRegistration) -> Runnable {
+    runnable_named(registration.about.name, registration)
+}
+
+fn runnable_named(name: &str, registration: &'static ToolRegistration) -> Runnable {
     Runnable::from_macro(
-        registration.about.name,
+        name,
         registration.invoke,
         registration.requirements,
         registration.completers,
@@ -152,5 +227,99 @@ macro_rules! __register_tool {
         #[$crate::__private::linkme::distributed_slice($crate::__private::TOOL_REGISTRY)]
         #[linkme(crate = $crate::__private::linkme)]
         static __TOOL_REGISTRATION: $crate::__private::ToolRegistration = $registration;
+    };
+}
+
+/// Registers one namespace, by this crate's registration mechanism.
+#[cfg(not(feature = "linkme"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __register_namespace {
+    ($registration:expr) => {
+        $crate::__private::inventory::submit! { $registration }
+    };
+}
+
+/// Registers one namespace, by this crate's registration mechanism.
+#[cfg(feature = "linkme")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __register_namespace {
+    ($registration:expr) => {
+        #[$crate::__private::linkme::distributed_slice($crate::__private::NAMESPACE_REGISTRY)]
+        #[linkme(crate = $crate::__private::linkme)]
+        static __TOOL_NAMESPACE: $crate::__private::NamespaceRegistration = $registration;
+    };
+}
+
+/// Whether `prefix` can start a tool name: an ASCII letter or `_`, then letters, digits,
+/// `_` and `-`. A `const fn`, so [`namespace!`](crate::namespace) refuses a bad prefix at
+/// compile time.
+#[doc(hidden)]
+pub const fn namespace_prefix_is_valid(prefix: &str) -> bool {
+    let bytes = prefix.as_bytes();
+    if bytes.is_empty() || !(bytes[0].is_ascii_alphabetic() || bytes[0] == b'_') {
+        return false;
+    }
+    let mut index = 1;
+    while index < bytes.len() {
+        let byte = bytes[index];
+        if !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-') {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+/// Puts every `#[tool]` of this module, and of the modules inside it, under a prefix:
+/// `read` in a module with `namespace!("files")` is the tool `files_read`. Written at a
+/// crate's root, it names all of the crate's tools; a module's own namespace wins over
+/// the one around it.
+///
+/// With a module path, it names the tools of another module or crate, such as a library
+/// of tools the binary links:
+///
+/// ```
+/// mod files {
+///     tool_runtime::namespace!("files");
+///
+///     /// Read a file.
+///     #[tool_runtime::tool]
+///     fn read(path: String) -> String { path }
+/// }
+///
+/// mod notes {
+///     /// Read a note.
+///     #[tool_runtime::tool]
+///     fn read(id: u32) -> u32 { id }
+/// }
+/// tool_runtime::namespace!("notes", module = concat!(module_path!(), "::notes"));
+///
+/// let registry = tool_runtime::Registry::new().unwrap();
+/// assert!(registry.get("files_read").is_some());
+/// assert!(registry.get("notes_read").is_some());
+/// assert!(registry.get("read").is_none());
+/// ```
+///
+/// Run-time tools get a prefix the same way with [`RegistryBuilder::group`](crate::registry::RegistryBuilder::group).
+#[macro_export]
+macro_rules! namespace {
+    ($prefix:expr $(,)?) => {
+        $crate::namespace!($prefix, module = ::core::module_path!());
+    };
+    ($prefix:expr, module = $module:expr $(,)?) => {
+        const _: () = ::core::assert!(
+            $crate::__private::namespace_prefix_is_valid($prefix),
+            "a namespace is an ASCII letter or `_`, then letters, digits, `_` and `-`"
+        );
+        const _: () = {
+            $crate::__register_namespace! {
+                $crate::__private::NamespaceRegistration {
+                    module: $module,
+                    prefix: $prefix,
+                }
+            }
+        };
     };
 }

@@ -339,6 +339,15 @@ pub enum CatalogError {
         /// Where each resource with that URI is written.
         locations: Vec<SourceLocation>,
     },
+    /// A tool's name under its namespace (`prefix_name`) breaks the tool name rule.
+    InvalidName {
+        /// The name under the namespace.
+        name: String,
+        /// Where the tool is written.
+        location: SourceLocation,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A resource's URI template cannot be parsed.
     InvalidUriTemplate {
         /// The template as written.
@@ -358,7 +367,7 @@ impl fmt::Display for CatalogError {
                     .collect();
                 write!(
                     f,
-                    "tool name `{name}` is used by {} tools, at {}; give each a unique name with #[tool(name = \"...\")]",
+                    "tool name `{name}` is used by {} tools, at {}; give each a unique name with #[tool(name = \"...\")], or put a module's tools under a prefix with tool_runtime::namespace!",
                     locations.len(),
                     places.join(" and ")
                 )
@@ -374,6 +383,14 @@ impl fmt::Display for CatalogError {
                 "resource URI `{uri}` is used by {} resources, at {}; each resource needs its own URI",
                 locations.len(),
                 places(locations)
+            ),
+            CatalogError::InvalidName {
+                name,
+                location,
+                reason,
+            } => write!(
+                f,
+                "tool `{name}` ({location}, under its module's namespace) is not a valid tool name: {reason}"
             ),
             CatalogError::InvalidUriTemplate { uri, reason } => {
                 write!(f, "resource URI template `{uri}` is invalid: {reason}")
@@ -405,19 +422,41 @@ impl Catalog {
 
     /// The catalog of these descriptions, given in [`Catalog::order_of`]'s order; refused
     /// when two share a name.
+    ///
+    /// Each description comes with the name callers use: its own, or its own under its
+    /// module's namespace.
     pub(crate) fn from_sorted<'a>(
-        descriptions: impl Iterator<Item = &'a ToolDescription>,
+        descriptions: impl Iterator<Item = (&'a str, &'a ToolDescription)>,
     ) -> Result<Catalog, CatalogError> {
-        let sorted: Vec<&ToolDescription> = descriptions.collect();
-        for same_name in sorted.chunk_by(|a, b| a.name == b.name) {
+        let sorted: Vec<(&str, &ToolDescription)> = descriptions.collect();
+        for same_name in sorted.chunk_by(|a, b| a.0 == b.0) {
             if same_name.len() > 1 {
                 return Err(CatalogError::DuplicateName {
-                    name: same_name[0].name.to_owned(),
-                    locations: same_name.iter().map(|d| d.location).collect(),
+                    name: same_name[0].0.to_owned(),
+                    locations: same_name.iter().map(|(_, d)| d.location).collect(),
                 });
             }
         }
-        let tools = sorted.into_iter().map(Tool::from_description).collect();
+        for (name, description) in &sorted {
+            if *name != description.name {
+                names::check_name(name).map_err(|reason| CatalogError::InvalidName {
+                    name: (*name).to_owned(),
+                    location: description.location,
+                    reason,
+                })?;
+            }
+        }
+        let tools = sorted
+            .into_iter()
+            .map(|(name, description)| {
+                let tool = Tool::from_description(description);
+                if name == description.name {
+                    tool
+                } else {
+                    tool.renamed(name.to_owned())
+                }
+            })
+            .collect();
         Ok(Catalog {
             tools,
             prompts: Vec::new(),

@@ -298,14 +298,15 @@ fn check_schema_and_examples(tool: &Tool, findings: &mut Findings<'_>) {
     for (index, example) in tool.argument_examples().enumerate() {
         let problems = validator.problems(tool.input_schema(), example);
         if !problems.is_empty() {
-            let said: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+            let said =
+                crate::schema::validate::join_problems(problems.iter().map(|p| p.message.as_str()));
             findings.add(
                 Severity::Error,
                 format!(
                     "example {} ({}) does not fit the schema: {}",
                     index + 1,
                     canonical::to_string(example),
-                    said.join(". ")
+                    said
                 ),
             );
         }

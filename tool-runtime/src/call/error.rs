@@ -102,13 +102,9 @@ impl fmt::Display for CallError {
             } => write!(f, "unknown tool '{name}'"),
             CallError::InvalidArguments { tool, problems } => {
                 write!(f, "invalid arguments for {tool}: ")?;
-                for (index, problem) in problems.iter().enumerate() {
-                    if index > 0 {
-                        f.write_str(". ")?;
-                    }
-                    f.write_str(problem.message())?;
-                }
-                Ok(())
+                f.write_str(&crate::schema::validate::join_problems(
+                    problems.iter().map(|problem| problem.message()),
+                ))
             }
             CallError::Failed { message, .. } => f.write_str(message),
             CallError::Panicked { tool } => write!(

@@ -117,7 +117,9 @@ pub trait ViaResult {
         ResultKind
     }
 }
-impl<T, E: Display> ViaResult for &OutputProbe<Result<T, E>> {}
+// Any `Result`, so one whose error type lacks `Display` is told exactly that (rather than
+// falling through to the plain serializable kind and being told to derive `Serialize`).
+impl<T, E> ViaResult for &OutputProbe<Result<T, E>> {}
 
 #[doc(hidden)]
 pub trait ViaSerialize {

@@ -91,6 +91,9 @@ fn describe_at(schema: &Value, root: &Value, depth: usize) -> String {
     if let Some(constant) = object.get("const") {
         return format!("exactly {}", compact(constant));
     }
+    if let Some(tagged) = super::tagged::Tagged::of(schema, root) {
+        return tagged.description();
+    }
     for keyword in ["anyOf", "oneOf"] {
         if let Some(branches) = object.get(keyword).and_then(Value::as_array) {
             return branches_description(branches, root, depth);

@@ -4,6 +4,7 @@
 
 pub mod describe;
 pub(crate) mod simple;
+pub(crate) mod tagged;
 pub(crate) mod validate;
 pub(crate) mod walk;
 

@@ -180,6 +180,15 @@ impl Validator {
                     if seen_paths.contains(&shown) {
                         continue;
                     }
+                    // A union told apart by a tag: judged by the value's tag.
+                    let tagged = describe::subschema_at(schema, &path)
+                        .and_then(|s| super::tagged::Tagged::of(s, schema))
+                        .and_then(|t| t.problem(&shown, error.instance(), schema));
+                    if let Some(problem) = tagged {
+                        seen_paths.push(shown.clone());
+                        problems.push(Problem::new(shown, problem));
+                        continue;
+                    }
                     let expected = describe::subschema_at(schema, &path)
                         .map(|s| describe::describe(s, schema))
                         .unwrap_or_else(|| "a value of the documented shape".to_owned());
@@ -205,6 +214,20 @@ impl Validator {
 }
 
 /// The arguments without `null` values: a `null` means the parameter was left out.
+/// Problems as one text: sentences joined with `. `, except after one that already ends
+/// (a did-you-mean question), which gets a space only.
+pub(crate) fn join_problems<'a>(messages: impl IntoIterator<Item = &'a str>) -> String {
+    let mut joined = String::new();
+    for message in messages {
+        if !joined.is_empty() {
+            let ended = joined.ends_with(['.', '?', '!']);
+            joined.push_str(if ended { " " } else { ". " });
+        }
+        joined.push_str(message);
+    }
+    joined
+}
+
 fn without_nulls(arguments: &Map<String, Value>) -> Value {
     Value::Object(
         arguments

@@ -16,20 +16,19 @@ mod valid;
 
 use proc_macro::TokenStream;
 
-/// Turns a function into a tool of the static catalog. See `tool_runtime::tool`.
+/// Generated code names `tool_runtime`: use the attribute through that crate.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_kind(args::Kind::Tool, attr.into(), item.into()).into()
 }
 
-/// Turns a function into a prompt of the static catalog. See `tool_runtime::prompt`.
+/// Generated code names `tool_runtime`: use the attribute through that crate.
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_kind(args::Kind::Prompt, attr.into(), item.into()).into()
 }
 
-/// Turns a function into a resource (or resource template) of the static catalog. See
-/// `tool_runtime::resource`.
+/// Generated code names `tool_runtime`: use the attribute through that crate.
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_kind(args::Kind::Resource, attr.into(), item.into()).into()

@@ -103,7 +103,78 @@ pub mod transport;
 #[path = "private.rs"]
 pub mod __private;
 
-/// Turns a function into a tool of the binary's static catalog. See the [crate] docs.
+/// Turns a function into a tool of the binary's static catalog: its JSON Schema from the
+/// parameter types, its description and examples from the doc comment, its place in the
+/// catalog with no registration to write.
+///
+/// ```
+/// use tool_runtime::{tool, Registry};
+///
+/// /// List the directories under a path.
+/// ///
+/// /// Example: {"path": "src", "depth": 2}
+/// #[tool(read_only, idempotent, timeout = "5s")]
+/// fn list_dirs(
+///     /// Directory to list, from the root.
+///     path: String,
+///     /// How many levels down.
+///     #[arg(range(min = 1, max = 3), default = 1)]
+///     depth: u8,
+/// ) -> Result<Vec<String>, String> {
+///     Ok(vec![format!("{path} ({depth} levels)")])
+/// }
+///
+/// let registry = Registry::new().unwrap();
+/// let schema = registry.get("list_dirs").unwrap().input_schema().clone();
+/// assert_eq!(schema["properties"]["depth"]["maximum"], 3);
+/// ```
+///
+/// # The function
+///
+/// A free `fn` or `async fn` (no `self`, no generics, no `impl Trait` or borrowed
+/// parameters). Parameters are arguments (any `serde::Deserialize` + `schemars::JsonSchema`
+/// type; `Option<T>` is optional) or filled in by the runtime ([`State<T>`],
+/// [`CallContext`], [`Progress`], [`Logger`], [`Cancellation`], through aliases too). It
+/// returns a `serde::Serialize` value, a `Result<T, E>` with `E: Display` (an `Err` is a
+/// tool error the model reads), content blocks ([`Content`]), or nothing.
+///
+/// # The doc comment
+///
+/// The first paragraph is the summary, the prose the description. `Example: {...}` lines
+/// (or `Ejemplo:`) are argument examples, checked at compile time against the parameters
+/// (names, required ones, limits); other `Example:` text is kept as text. `///` on a
+/// parameter, or ``* `name` - text`` under `# Arguments`, describes it.
+///
+/// # `#[tool(...)]` keys
+///
+/// | Key | Meaning |
+/// | --- | --- |
+/// | `name = "..."` | the name callers use (default: the function's); `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` |
+/// | `title = "..."` | a human-friendly title |
+/// | `description = "..."` | instead of the doc comment's prose |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP hints, each a flag or `= false` |
+/// | `timeout = "5s"` | the call stops with an error result after that long (`ms`, `s`, `m`) |
+/// | `task = "optional"`, `"required"`, `"forbidden"` | whether a call can (or must) run as a task |
+/// | `large_output = "resource"` or `"cut"` | a large output answered as a link to it, or cut at the server's limit |
+///
+/// # `#[arg(...)]` keys, on a parameter
+///
+/// | Key | Meaning |
+/// | --- | --- |
+/// | `default`, `default = expr` | optional, with `Default::default()` or `expr`; the default is shown in the schema |
+/// | `rename = "x"` | the name callers use |
+/// | `range(min = .., max = ..)` | bounds of a number (`minimum`, `maximum`) |
+/// | `length(min = .., max = ..)` | a string's length in characters, or a list's in items |
+/// | `pattern = "..."` | a regular expression a string must match (anywhere, as JSON Schema says; anchor it with `^...$`) |
+/// | `header = "Name"` | the value is mirrored in the HTTP header `Mcp-Param-Name` |
+/// | `inject` | the runtime fills this parameter in (its type implements the runtime's injection trait) |
+///
+/// Limits are in the schema, enforced before the tool runs (an error naming the parameter,
+/// the limit and the value), and checked against the examples at compile time; a limit on a
+/// type it does not fit is a compile error. `complete = function` is for prompts and
+/// resources.
+///
+/// A module's tools can go under a prefix with [`namespace!`].
 pub use tool_macros::tool;
 
 /// Turns a function into a prompt of the binary's static catalog: messages a user picks by

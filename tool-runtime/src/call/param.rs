@@ -18,7 +18,8 @@ use std::marker::PhantomData;
     label = "the caller's JSON cannot be read into this type",
     note = "an argument type must implement `serde::Deserialize` (owned, so no borrowed `&str`) \
             and `schemars::JsonSchema`: add `#[derive(serde::Deserialize, schemars::JsonSchema)]` \
-            to your type"
+            to your type. If it derives `JsonSchema` already, check that your crate depends on \
+            schemars 1 (`schemars = \"1\"`): the `JsonSchema` of schemars 0.8 is another trait"
 )]
 pub trait ToolParam: Sized + Send + 'static {
     /// How the catalog shows the parameter.

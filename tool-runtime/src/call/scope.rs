@@ -45,6 +45,12 @@ impl CallScope {
         }
     }
 
+    /// The scope of a call made directly on a registry (no client): no progress, no log
+    /// messages, no questions; its own cancellation, which a timeout fires.
+    pub(crate) fn detached() -> Self {
+        CallScope::new(None, None, Arc::new(AtomicU8::new(0)))
+    }
+
     /// The same scope, whose questions go through `asker`.
     pub(crate) fn asking(mut self, asker: Arc<dyn super::ask::Asker>) -> Self {
         self.asker = Some(asker);

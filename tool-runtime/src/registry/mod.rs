@@ -577,14 +577,19 @@ impl Registry {
     /// [`Cancellation`](crate::Cancellation) fires; a sync tool that keeps running is not
     /// waited for.
     pub async fn call(&self, name: &str, input: Value) -> ToolResult {
-        // Each call has its own scope, so a timeout cancels this call and no other.
-        let scope = crate::call::scope::CallScope::new(
-            None,
-            None,
-            Arc::new(std::sync::atomic::AtomicU8::new(0)),
-        );
-        let context = self.context.with_scope(Arc::new(scope));
-        self.call_in(name, input, &context).await
+        self.call_in(name, input, &self.direct_context()).await
+    }
+
+    /// The context of one call made directly on the registry (not through a protocol): its
+    /// own scope, so a timeout cancels this call and no other.
+    pub(crate) fn direct_context(&self) -> CallContext {
+        let scope = crate::call::scope::CallScope::detached();
+        self.context.with_scope(Arc::new(scope))
+    }
+
+    /// A tool's time limit: its own, else the registry's default.
+    pub(crate) fn limit_for(&self, tool: &Tool) -> Option<Duration> {
+        tool.timeout().or(self.default_timeout)
     }
 
     /// Calls a tool with a context of the caller's making (the protocol layer gives each
@@ -621,7 +626,7 @@ impl Registry {
                 Ok(ToolResult::new(name.to_owned(), input, Some(tool), outcome))
             }
             crate::call::Started::Pending(invocation) => Err(PendingCall {
-                limit: tool.timeout().or(self.default_timeout),
+                limit: self.limit_for(&tool),
                 tool,
                 input,
                 invocation,

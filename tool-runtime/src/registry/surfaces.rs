@@ -430,7 +430,8 @@ impl Registry {
         name: &str,
         arguments: Value,
     ) -> Result<Vec<Value>, SurfaceError> {
-        self.get_prompt_in(name, arguments, &self.context).await
+        self.get_prompt_in(name, arguments, &self.direct_context())
+            .await
     }
 
     pub(crate) async fn get_prompt_in(
@@ -463,7 +464,7 @@ impl Registry {
     /// The contents of the resource at `uri`: the resource with that exact URI, else the
     /// first template (in URI order) that matches it.
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<EmbeddedResource>, SurfaceError> {
-        self.read_resource_in(uri, &self.context).await
+        self.read_resource_in(uri, &self.direct_context()).await
     }
 
     pub(crate) async fn read_resource_in(
@@ -612,7 +613,7 @@ impl Registry {
         what: &str,
         context: &CallContext,
     ) -> Result<Value, SurfaceError> {
-        let limit = tool.timeout().or(self.default_timeout);
+        let limit = self.limit_for(&tool);
         let name = tool.name().to_owned();
         let outcome = match crate::call::start(&tool, &arguments, context) {
             crate::call::Started::Finished(outcome) => outcome,

@@ -1,0 +1,79 @@
+//! Calls made directly on a `Registry` (no client): a time limit fires the item's
+//! `Cancellation`, for tools, prompts and resources alike.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tool_runtime::{prompt, resource, tool, Cancellation, Registry};
+
+/// Waits until cancelled; says so in `flag`.
+fn wait_for_cancel(cancellation: &Cancellation, flag: &AtomicBool) {
+    while !cancellation.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    flag.store(true, Ordering::SeqCst);
+}
+
+static TOOL_CANCELLED: AtomicBool = AtomicBool::new(false);
+static PROMPT_CANCELLED: AtomicBool = AtomicBool::new(false);
+static RESOURCE_CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Runs until cancelled.
+#[tool(timeout = "100ms")]
+fn slow_tool(cancellation: Cancellation) -> bool {
+    wait_for_cancel(&cancellation, &TOOL_CANCELLED);
+    true
+}
+
+/// Makes its messages only once cancelled.
+#[prompt(timeout = "100ms")]
+fn slow_prompt(cancellation: Cancellation) -> String {
+    wait_for_cancel(&cancellation, &PROMPT_CANCELLED);
+    "late".to_owned()
+}
+
+/// Reads only once cancelled.
+#[resource("slow://thing", timeout = "100ms")]
+fn slow_resource(cancellation: Cancellation) -> String {
+    wait_for_cancel(&cancellation, &RESOURCE_CANCELLED);
+    "late".to_owned()
+}
+
+/// Whether `flag` is set within five seconds (the item stops soon after its cancellation).
+async fn set_soon(flag: &AtomicBool) -> bool {
+    for _ in 0..500 {
+        if flag.load(Ordering::SeqCst) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_limit_cancels_tools_prompts_and_resources_called_directly() {
+    let registry = Registry::new().unwrap();
+
+    let result = registry.call("slow_tool", serde_json::json!({})).await;
+    assert!(result.error().unwrap().to_string().contains("100ms"));
+    assert!(
+        set_soon(&TOOL_CANCELLED).await,
+        "the tool saw its cancellation"
+    );
+
+    let error = registry
+        .get_prompt("slow_prompt", serde_json::json!({}))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("100ms"), "{error}");
+    assert!(
+        set_soon(&PROMPT_CANCELLED).await,
+        "the prompt saw its cancellation"
+    );
+
+    let error = registry.read_resource("slow://thing").await.unwrap_err();
+    assert!(error.to_string().contains("100ms"), "{error}");
+    assert!(
+        set_soon(&RESOURCE_CANCELLED).await,
+        "the resource saw its cancellation"
+    );
+}

@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tool_runtime::{prompt, resource, tool, Cancellation, Registry};
 
-/// Waits until cancelled; says so in `flag`.
+/// Waits until cancelled (three seconds at most, so a missing cancellation fails the test
+/// instead of hanging it); says in `flag` whether it was.
 fn wait_for_cancel(cancellation: &Cancellation, flag: &AtomicBool) {
-    while !cancellation.is_cancelled() {
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while !cancellation.is_cancelled() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
-    flag.store(true, Ordering::SeqCst);
+    flag.store(cancellation.is_cancelled(), Ordering::SeqCst);
 }
 
 static TOOL_CANCELLED: AtomicBool = AtomicBool::new(false);

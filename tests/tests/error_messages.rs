@@ -52,6 +52,15 @@ async fn a_tagged_union_is_described_by_its_tag_values_and_judged_by_the_tag_giv
     );
     assert!(!message.contains("side"), "{message}");
 
+    let message = error_of(json!({"shape": {"kind": "circle", "radius": "big"}})).await;
+    assert!(
+        message
+            .contains(r#"'shape' with 'kind' "circle" must be an object with fields kind, radius"#)
+            && message.contains(r#"got {"kind":"circle","radius":"big"}"#),
+        "a value with every field but one of the wrong type is described by its branch: {message}"
+    );
+    assert!(!message.contains("side"), "{message}");
+
     let message = error_of(json!({"shape": {"kind": "triangle"}})).await;
     assert!(
         message

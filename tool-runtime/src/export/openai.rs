@@ -200,16 +200,10 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
                 .to_owned(),
         );
     }
-    let required: Vec<String> = map
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let required: Vec<String> = crate::schema::required(map)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
     let mut all = Vec::new();
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
         for (name, property) in properties.iter_mut() {

@@ -432,6 +432,25 @@ pub(crate) fn types(schema: &Value) -> Vec<&str> {
 
 /// Follows local `$ref`s (`#/...`) from `schema` within `root`, at most eight hops so a
 /// cycle of references cannot loop; an unresolvable reference stops where it is.
+/// The names a schema object lists as `required`.
+pub(crate) fn required(schema: &Map<String, Value>) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The one value a schema allows: its `const`, or an `enum` of one value.
+pub(crate) fn constant(schema: &Value) -> Option<&Value> {
+    schema
+        .get("const")
+        .or_else(|| match schema.get("enum")?.as_array()?.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        })
+}
+
 pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     let mut current = schema;
     for _ in 0..8 {

@@ -1,17 +1,17 @@
 //! Unions told apart by a tag (serde's internally and adjacently tagged enums): each branch
 //! an object whose tag property is a constant. Their errors name the tag and its values,
-//! and a value whose tag picks a branch is judged against that branch alone.
+//! and a value whose tag picks a branch is described against that branch alone.
 
 use super::describe::{compact, describe};
-use super::resolve;
-use serde_json::{Map, Value};
+use super::{constant, required, resolve};
+use serde_json::Value;
 
 /// A union whose branches share a tag property, each with its own constant.
 pub(crate) struct Tagged<'a> {
     /// The tag property's name (`kind`, `type`...).
     pub(crate) tag: &'a str,
     /// Each branch's tag value and schema.
-    pub(crate) branches: Vec<(&'a Value, &'a Map<String, Value>)>,
+    pub(crate) branches: Vec<(&'a Value, &'a Value)>,
 }
 
 impl<'a> Tagged<'a> {
@@ -21,20 +21,17 @@ impl<'a> Tagged<'a> {
         let branches = ["oneOf", "anyOf"]
             .iter()
             .find_map(|keyword| schema.get(*keyword).and_then(Value::as_array))?;
-        let objects: Vec<&Map<String, Value>> = branches
-            .iter()
-            .map(|branch| resolve(branch, root).as_object())
-            .collect::<Option<_>>()?;
-        let first = objects.first()?;
-        let properties = first.get("properties")?.as_object()?;
-        let tag = properties.keys().find(|name| {
-            objects
-                .iter()
-                .all(|branch| constant(branch, name).is_some())
-        })?;
-        let branches = objects
+        let branches: Vec<&Value> = branches.iter().map(|b| resolve(b, root)).collect();
+        let tag_of = |branch: &'a Value, name: &str| constant(branch.get("properties")?.get(name)?);
+        let tag = branches
+            .first()?
+            .get("properties")?
+            .as_object()?
+            .keys()
+            .find(|name| branches.iter().all(|branch| tag_of(branch, name).is_some()))?;
+        let branches = branches
             .into_iter()
-            .map(|branch| (constant(branch, tag).unwrap_or(&Value::Null), branch))
+            .map(|branch| (tag_of(branch, tag).unwrap_or(&Value::Null), branch))
             .collect();
         Some(Tagged { tag, branches })
     }
@@ -61,8 +58,8 @@ impl<'a> Tagged<'a> {
     }
 
     /// What is wrong with `value` at `shown`, judged by its tag: no tag, an unknown one,
-    /// or the fields its branch requires and it lacks. `None` when the tag picks a branch
-    /// whose required fields are all there (the problem is elsewhere in the value).
+    /// the fields its branch requires and it lacks, or else the shape of that branch alone.
+    /// `None` when the value is not an object (the whole union is described then).
     pub(crate) fn problem(&self, shown: &str, value: &Value, root: &Value) -> Option<String> {
         let object = value.as_object()?;
         let tags: Vec<String> = self.branches.iter().map(|(v, _)| compact(v)).collect();
@@ -83,7 +80,10 @@ impl<'a> Tagged<'a> {
             ));
         };
         let properties = branch.get("properties").and_then(Value::as_object);
-        let missing: Vec<String> = required(branch)
+        let missing: Vec<String> = branch
+            .as_object()
+            .map(required)
+            .unwrap_or_default()
             .into_iter()
             .filter(|field| object.get(*field).is_none_or(Value::is_null))
             .map(|field| {
@@ -95,7 +95,13 @@ impl<'a> Tagged<'a> {
             })
             .collect();
         if missing.is_empty() {
-            return None;
+            return Some(format!(
+                "'{shown}' with '{}' {} must be {}; got {}",
+                self.tag,
+                compact(given),
+                describe(branch, root),
+                compact(value)
+            ));
         }
         Some(format!(
             "'{shown}' with '{}' {} is missing required field {}",
@@ -106,30 +112,10 @@ impl<'a> Tagged<'a> {
     }
 }
 
-/// The constant a branch gives its property `name`: `const`, or an `enum` of one value.
-fn constant<'a>(branch: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    let property = branch.get("properties")?.get(name)?;
-    property.get("const").or_else(|| {
-        property
-            .get("enum")
-            .and_then(Value::as_array)
-            .filter(|values| values.len() == 1)
-            .and_then(|values| values.first())
-    })
-}
-
-fn fields(branch: &Map<String, Value>) -> Vec<&str> {
+fn fields(branch: &Value) -> Vec<&str> {
     branch
         .get("properties")
         .and_then(Value::as_object)
         .map(|properties| properties.keys().map(String::as_str).collect())
-        .unwrap_or_default()
-}
-
-fn required(branch: &Map<String, Value>) -> Vec<&str> {
-    branch
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
 }

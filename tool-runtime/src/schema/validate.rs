@@ -70,13 +70,7 @@ impl Validator {
                 problems.push(unexpected_parameter(key, properties));
             }
         }
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let required: Vec<&str> = schema.as_object().map(super::required).unwrap_or_default();
         for &name in &required {
             if arguments.get(name).is_none_or(Value::is_null) {
                 let expected = properties
@@ -180,22 +174,21 @@ impl Validator {
                     if seen_paths.contains(&shown) {
                         continue;
                     }
-                    // A union told apart by a tag: judged by the value's tag.
-                    let tagged = describe::subschema_at(schema, &path)
+                    let at = describe::subschema_at(schema, &path);
+                    // A union told apart by a tag is judged by the tag the value gives.
+                    let tagged = at
                         .and_then(|s| super::tagged::Tagged::of(s, schema))
                         .and_then(|t| t.problem(&shown, error.instance(), schema));
-                    if let Some(problem) = tagged {
-                        seen_paths.push(shown.clone());
-                        problems.push(Problem::new(shown, problem));
-                        continue;
-                    }
-                    let expected = describe::subschema_at(schema, &path)
-                        .map(|s| describe::describe(s, schema))
-                        .unwrap_or_else(|| "a value of the documented shape".to_owned());
-                    format!(
-                        "'{shown}' must be {expected}; got {}",
-                        describe::compact(error.instance())
-                    )
+                    tagged.unwrap_or_else(|| {
+                        let expected = at.map_or_else(
+                            || "a value of the documented shape".to_owned(),
+                            |s| describe::describe(s, schema),
+                        );
+                        format!(
+                            "'{shown}' must be {expected}; got {}",
+                            describe::compact(error.instance())
+                        )
+                    })
                 }
             };
             seen_paths.push(shown.clone());
@@ -213,7 +206,6 @@ impl Validator {
     }
 }
 
-/// The arguments without `null` values: a `null` means the parameter was left out.
 /// Problems as one text: sentences joined with `. `, except after one that already ends
 /// (a did-you-mean question), which gets a space only.
 pub(crate) fn join_problems<'a>(messages: impl IntoIterator<Item = &'a str>) -> String {
@@ -228,6 +220,7 @@ pub(crate) fn join_problems<'a>(messages: impl IntoIterator<Item = &'a str>) -> 
     joined
 }
 
+/// The arguments without `null` values: a `null` means the parameter was left out.
 fn without_nulls(arguments: &Map<String, Value>) -> Value {
     Value::Object(
         arguments

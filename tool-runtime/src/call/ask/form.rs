@@ -281,16 +281,7 @@ fn titled_choices(object: &mut Map<String, Value>) -> Result<Option<Value>, Stri
     };
     let mut choices = Vec::with_capacity(branches.len());
     for branch in &branches {
-        let constant = branch.get("const").and_then(Value::as_str).or_else(|| {
-            match branch
-                .get("enum")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-            {
-                Some([Value::String(only)]) => Some(only.as_str()),
-                _ => None,
-            }
-        });
+        let constant = crate::schema::constant(branch).and_then(Value::as_str);
         let Some(constant) = constant else {
             return Err(
                 "is an enum with data in its variants, or a union; a form choice is a unit-variant enum"

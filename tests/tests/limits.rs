@@ -10,7 +10,7 @@ type Label = String;
 
 /// Make a directory listing.
 ///
-/// Example: {"depth": 2, "name": "src", "tags": ["a"], "ratio": 0.5}
+/// Example: {"depth": 2, "name": "src", "tags": ["a"], "ratio": 0.5, "code": "ab1"}
 #[tool]
 fn listing(
     /// Levels down.
@@ -28,8 +28,12 @@ fn listing(
     /// An offset that may be negative.
     #[arg(range(min = -10), default = 0)]
     offset: i32,
+    /// A code with at least one digit: a look-ahead, which JSON Schema's dialect has, is
+    /// read at compile time as the validator reads it.
+    #[arg(pattern = "^(?=.*[0-9])[a-z0-9]+$")]
+    code: Option<String>,
 ) -> String {
-    format!("{depth} {name} {tags:?} {ratio:?} {offset}")
+    format!("{depth} {name} {tags:?} {ratio:?} {offset} {code:?}")
 }
 
 fn schema() -> Value {
@@ -59,6 +63,14 @@ async fn calls_outside_the_limits_are_refused_before_the_tool_runs() {
     let good = json!({"depth": 2, "name": "src", "tags": ["a"]});
     let result = registry.call("listing", good.clone()).await;
     assert!(!result.is_error(), "{:?}", result.error());
+    let mut with_code = good.clone();
+    with_code["code"] = json!("ab1");
+    let result = registry.call("listing", with_code).await;
+    assert!(
+        !result.is_error(),
+        "a look-ahead is matched: {:?}",
+        result.error()
+    );
 
     let cases = [
         (json!({"depth": 4}), "'depth'", "between 1 and 3", "got 4"),
@@ -77,7 +89,13 @@ async fn calls_outside_the_limits_are_refused_before_the_tool_runs() {
             "at most 3 items",
             r#""d"]"#,
         ),
-        (json!({"ratio": 1.5}), "'ratio'", "1", "1.5"),
+        (
+            json!({"ratio": 1.5}),
+            "'ratio'",
+            "between 0.0 and 1.0",
+            "1.5",
+        ),
+        (json!({"code": "abc"}), "'code'", "(?=.*[0-9])", "abc"),
         (json!({"offset": -11}), "'offset'", "-10", "-11"),
     ];
     for (change, parameter, limit, value) in cases {

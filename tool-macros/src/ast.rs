@@ -51,7 +51,7 @@ pub struct Param {
     /// `#[arg(length(min = .., max = ..))]`: bounds of a string's or a list's length.
     pub length: Option<Bounds>,
     /// `#[arg(pattern = "...")]`: a regular expression a string must match.
-    pub pattern: Option<LitStr>,
+    pub pattern: Option<Pattern>,
 }
 
 /// The `min` and `max` of a `range(...)` or `length(...)`.
@@ -62,8 +62,43 @@ pub struct Bounds {
     pub max: Option<Bound>,
 }
 
+/// A `pattern`, as written and as the runtime's validator reads it.
+pub struct Pattern {
+    pub literal: LitStr,
+    pub regex: fancy_regex::Regex,
+}
+
+impl Pattern {
+    /// Reads a JSON Schema (ECMA-262) pattern the way the runtime's validator (jsonschema)
+    /// does: translated to Rust's syntax, then compiled with `fancy-regex`; so what the
+    /// macro accepts and matches here is exactly what calls are checked against.
+    fn read(literal: LitStr) -> syn::Result<Pattern> {
+        let text = literal.value();
+        let compiled = jsonschema_regex::to_rust_regex(&text)
+            .map_err(|()| {
+                "this pattern is not an ECMA-262 regular expression (the dialect of JSON \
+                 Schema's `pattern`)"
+                    .to_owned()
+            })
+            .and_then(|translated| {
+                fancy_regex::Regex::new(&translated)
+                    .map_err(|error| format!("this pattern is not a regular expression: {error}"))
+            });
+        match compiled {
+            Ok(regex) => Ok(Pattern { literal, regex }),
+            Err(reason) => Err(syn::Error::new(literal.span(), reason)),
+        }
+    }
+
+    /// Whether `text` has a match (anywhere, as JSON Schema's `pattern` says).
+    pub fn matches(&self, text: &str) -> bool {
+        // A match that exceeds the backtracking limit is not the example's fault.
+        self.regex.is_match(text).unwrap_or(true)
+    }
+}
+
 /// One bound, as written.
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Clone, Copy)]
 pub enum Bound {
     Integer(i64),
     Number(f64),
@@ -340,18 +375,9 @@ impl Param {
                 "inject" => self.injected = true,
                 "complete" => self.complete = Some(meta.value()?.parse()?),
                 "header" => self.header = Some(meta.value()?.parse()?),
-                "range" => self.range = Some(read_bounds(&meta, false)?),
-                "length" => self.length = Some(read_bounds(&meta, true)?),
-                "pattern" => {
-                    let pattern: LitStr = meta.value()?.parse()?;
-                    if let Err(error) = regex_lite::Regex::new(&pattern.value()) {
-                        return Err(syn::Error::new(
-                            pattern.span(),
-                            format!("this pattern is not a regular expression: {error}"),
-                        ));
-                    }
-                    self.pattern = Some(pattern);
-                }
+                "range" => self.range = Some(read_bounds(&meta, "range")?),
+                "length" => self.length = Some(read_bounds(&meta, "length")?),
+                "pattern" => self.pattern = Some(Pattern::read(meta.value()?.parse()?)?),
                 _ => {
                     return Err(meta.error(format!(
                         "unknown #[arg] argument `{}`; accepted: default, default = <expr>, \
@@ -372,12 +398,8 @@ impl Param {
 
 /// Reads `range(min = .., max = ..)` or `length(..)` (whose bounds are whole and not
 /// negative): at least one bound, and `min` not above `max`.
-fn read_bounds(meta: &ParseNestedMeta<'_>, whole: bool) -> syn::Result<Bounds> {
-    let key = meta
-        .path
-        .get_ident()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+fn read_bounds(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Bounds> {
+    let whole = key == "length";
     let mut bounds = Bounds {
         span: meta.path.span(),
         min: None,
@@ -426,7 +448,6 @@ fn read_bound(expr: &Expr) -> syn::Result<Bound> {
         Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => (true, &*unary.expr),
         other => (false, other),
     };
-    let sign = if negative { -1.0 } else { 1.0 };
     match literal {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(int),
@@ -446,7 +467,7 @@ fn read_bound(expr: &Expr) -> syn::Result<Bound> {
             ..
         }) => float
             .base10_parse::<f64>()
-            .map(|value| Bound::Number(sign * value))
+            .map(|value| Bound::Number(if negative { -value } else { value }))
             .map_err(|error| syn::Error::new_spanned(expr, error.to_string())),
         _ => Err(syn::Error::new_spanned(
             expr,

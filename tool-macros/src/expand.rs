@@ -319,8 +319,9 @@ fn param_spec(param: &Param, doc: Option<&str>, index: usize) -> TokenStream {
     }
 }
 
-/// The schema keywords of a parameter's `range`, `length` and `pattern`, each through the
-/// trait that says which types it fits (spanned to the limit, where a misfit is reported).
+/// The schema keywords of a parameter's `range`, `length` and `pattern`: each keyword
+/// comes from the trait that says which types the limit fits, named at the limit, so a
+/// misfit is reported there (and a length is `minLength` or `minItems` as the type says).
 fn limits(param: &Param) -> Vec<TokenStream> {
     let rt = quote!(::tool_runtime::__private);
     let ty = &param.ty;
@@ -329,32 +330,24 @@ fn limits(param: &Param) -> Vec<TokenStream> {
         Bound::Number(value) => quote!(#rt::LimitValue::Number(#value)),
     };
     let mut limits = Vec::new();
-    if let Some(range) = &param.range {
-        let span = range.span;
-        let fits = quote_spanned!(span=> { const _: fn() = || { fn fits<T: #rt::RangeLimit + ?Sized>() {} fits::<#ty>(); }; });
-        if let Some(min) = range.min {
-            let min = value(min);
-            limits.push(quote!({ #fits ("minimum", #min) }));
+    for (bounds, limit) in [
+        (&param.range, quote!(RangeLimit)),
+        (&param.length, quote!(LengthLimit)),
+    ] {
+        let Some(bounds) = bounds else { continue };
+        let span = bounds.span;
+        if let Some(min) = bounds.min.map(value) {
+            limits.push(quote_spanned!(span=> (<#ty as #rt::#limit>::MIN, #min)));
         }
-        if let Some(max) = range.max {
-            let max = value(max);
-            limits.push(quote!({ #fits ("maximum", #max) }));
-        }
-    }
-    if let Some(length) = &param.length {
-        let span = length.span;
-        if let Some(min) = length.min {
-            let min = value(min);
-            limits.push(quote_spanned!(span=> (<#ty as #rt::LengthLimit>::MIN, #min)));
-        }
-        if let Some(max) = length.max {
-            let max = value(max);
-            limits.push(quote_spanned!(span=> (<#ty as #rt::LengthLimit>::MAX, #max)));
+        if let Some(max) = bounds.max.map(value) {
+            limits.push(quote_spanned!(span=> (<#ty as #rt::#limit>::MAX, #max)));
         }
     }
     if let Some(pattern) = &param.pattern {
-        let fits = quote_spanned!(pattern.span()=> { const _: fn() = || { fn fits<T: #rt::PatternLimit + ?Sized>() {} fits::<#ty>(); }; });
-        limits.push(quote!({ #fits ("pattern", #rt::LimitValue::Text(#pattern)) }));
+        let literal = &pattern.literal;
+        limits.push(quote_spanned!(literal.span()=>
+            (<#ty as #rt::PatternLimit>::KEYWORD, #rt::LimitValue::Text(#literal))
+        ));
     }
     limits
 }

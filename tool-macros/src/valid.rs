@@ -441,13 +441,10 @@ fn check_example_limits(
             }
         }
         if let (Some(pattern), Some(text)) = (&param.pattern, value.as_str()) {
-            let matches = regex_lite::Regex::new(&pattern.value())
-                .map(|regex| regex.is_match(text))
-                .unwrap_or(true);
-            if !matches {
+            if !pattern.matches(text) {
                 fail(format!(
                     "which does not match its pattern `{}`",
-                    pattern.value()
+                    pattern.literal.value()
                 ));
             }
         }

@@ -39,7 +39,12 @@ pub type Limit = (&'static str, LimitValue);
     message = "`range` bounds a number, and `{Self}` is not one",
     label = "`range` needs a number type (or an `Option` of one)"
 )]
-pub trait RangeLimit {}
+pub trait RangeLimit {
+    /// The keyword of the least value.
+    const MIN: &'static str = "minimum";
+    /// The keyword of the greatest value.
+    const MAX: &'static str = "maximum";
+}
 
 /// Parameter types `#[arg(length(min = .., max = ..))]` bounds: strings (in characters)
 /// and lists (in items).
@@ -61,7 +66,10 @@ pub trait LengthLimit {
     message = "`pattern` matches a string, and `{Self}` is not one",
     label = "`pattern` needs `String` (or an `Option` of it)"
 )]
-pub trait PatternLimit {}
+pub trait PatternLimit {
+    /// The keyword of the pattern.
+    const KEYWORD: &'static str = "pattern";
+}
 
 macro_rules! numbers {
     ($($number:ty),*) => { $(impl RangeLimit for $number {})* };

@@ -69,7 +69,7 @@ async def exercise(label, client, version, expected_version):
     result = await client.call_tool("test_image_content", {})
     check(f"{label}: image content", isinstance(result.content[0], types.ImageContent) and result.content[0].mime_type == "image/png", str(result.content))
 
-    await exercise_surfaces(label, client)
+    await exercise_surfaces(label, client, expected_version)
 
     try:
         await client.call_tool("no_such_tool", {})
@@ -78,7 +78,7 @@ async def exercise(label, client, version, expected_version):
         check(f"{label}: unknown tool is a protocol error", error.code == -32602 and "no_such_tool" in error.message, f"{error.code} {error.message}")
 
 
-async def exercise_surfaces(label, client):
+async def exercise_surfaces(label, client, version):
     resources = await client.list_resources()
     uris = {str(resource.uri) for resource in resources.resources}
     check(f"{label}: list resources", {"test://static-text", "test://static-binary"} <= uris, str(uris))
@@ -101,7 +101,14 @@ async def exercise_surfaces(label, client):
         await client.read_resource("test://no-such-resource")
         check(f"{label}: unknown resource is an error", False, "no error raised")
     except MCPError as error:
-        check(f"{label}: unknown resource is an error with its URI", error.code in (-32002, -32602), f"{error.code} {error.message}")
+        # Resource not found: -32002 in the handshake era, -32602 at 2026-07-28 (SEP-2164).
+        expected_code = -32602 if version == "2026-07-28" else -32002
+        data = error.data
+        check(
+            f"{label}: unknown resource is an error with its URI",
+            error.code == expected_code and isinstance(data, dict) and data.get("uri") == "test://no-such-resource",
+            f"{error.code} {error.message} {data}",
+        )
 
     prompts = await client.list_prompts()
     names = {prompt.name for prompt in prompts.prompts}

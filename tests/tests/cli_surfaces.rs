@@ -100,6 +100,8 @@ fn diff_finds_breaking_changes_to_prompts_and_resources() {
     surprise["name"] = json!("surprise");
     old["prompts"].as_array_mut().unwrap().push(surprise);
     old["resources"][0]["mimeType"] = json!("application/json");
+    // A version of its own, so the summary line shows which side is which.
+    old["version"] = json!("saved-before");
     std::fs::write(&saved, old.to_string()).unwrap();
 
     let output = run(&["diff", saved.to_str().unwrap()]);
@@ -113,8 +115,7 @@ fn diff_finds_breaking_changes_to_prompts_and_resources() {
             "breaking: prompt `surprise`: removed",
             "breaking: resource `library://books/{id}`: MIME type changed from application/json to text/plain",
             &format!(
-                "3 changes, 3 breaking ({} -> {})",
-                old["version"].as_str().unwrap(),
+                "3 changes, 3 breaking (saved-before -> {})",
                 current["version"].as_str().unwrap()
             ),
         ],

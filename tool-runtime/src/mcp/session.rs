@@ -813,12 +813,10 @@ impl Connection {
         use crate::catalog::TaskSupport;
         // A server that announced no tasks runs none, even for a tool added later that
         // allows them: its clients were never told it could.
-        let Some(tool) = self
-            .shared
-            .registry
-            .get(name)
-            .filter(|_| self.shared.offered.tasks)
-        else {
+        if !self.shared.offered.tasks {
+            return Ok(None);
+        }
+        let Some(tool) = self.shared.registry.get(name) else {
             return Ok(None);
         };
         let support = tool.task_support();

@@ -218,7 +218,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let store = Arc::clone(&options.store);
     let retry = retry.as_deref();
     let mut finish = Box::pin(pending.finish(&context));
-    let answer_now = |message: Message| guard.answer(&notifier.sink, || message);
+    // Each answer is made only for a request still in flight: a cancelled one costs nothing
+    // (no verdict sealed, no output stored, no task kept).
+    let sink = &notifier.sink;
     let answer_as_call = |result: ToolResult| {
         let verdict = verdict(retry, result.is_error(), result.input());
         settle(&guard.id, verdict, || {
@@ -245,22 +247,22 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 // Ended before becoming a task: answered as any call, except that a tool
                 // that runs only as a task answers with a task already ended (when the
                 // store has room for it).
-                let verdict = verdict(retry, result.is_error(), result.input());
-                if !(required && matches!(verdict, Verdict::Complete)) {
-                    answer_now(settle(&guard.id, verdict, || {
-                        super::session::answer(&shared, &guard.id, result, stateless)
-                    }));
-                    return;
-                }
-                let mut task = new_task(options.ttl);
-                let (status, outcome) = ending(&shared, verdict, result, plan);
-                task.end(status, Some(outcome));
-                let message = if store.insert(task.clone()) {
-                    created(&shared, &guard.id, &task, plan)
-                } else {
-                    ended_as_call(&shared, &guard.id, &task)
-                };
-                answer_now(message);
+                guard.answer(sink, || {
+                    let verdict = verdict(retry, result.is_error(), result.input());
+                    if !(required && matches!(verdict, Verdict::Complete)) {
+                        return settle(&guard.id, verdict, || {
+                            super::session::answer(&shared, &guard.id, result, stateless)
+                        });
+                    }
+                    let mut task = new_task(options.ttl);
+                    let (status, outcome) = ending(&shared, verdict, result, plan);
+                    task.end(status, Some(outcome));
+                    if store.insert(task.clone()) {
+                        created(&shared, &guard.id, &task, plan)
+                    } else {
+                        ended_as_call(&shared, &guard.id, &task)
+                    }
+                });
                 return;
             }
             let task = new_task(options.ttl);
@@ -277,7 +279,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                     () = cancellation.cancelled() => return,
                     result = &mut finish => result,
                 };
-                answer_now(answer_as_call(result));
+                guard.answer(sink, || answer_as_call(result));
                 return;
             }
             task
@@ -285,14 +287,21 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         TaskPlan::Core { ttl } => {
             let task = new_task(ttl);
             if !store.insert(task.clone()) {
-                answer_now(no_room(&guard.id));
+                guard.answer(sink, || no_room(&guard.id));
                 return;
             }
-            lock(&guard.state.tasks).push(task.id.clone());
+            let mut own = lock(&guard.state.tasks);
+            // Forget the connection's tasks the store no longer keeps, now and then (each
+            // time the list doubles), so a long connection's list stays as long as its
+            // live tasks, at a constant cost per task.
+            if own.len() >= 64 && own.len().is_power_of_two() {
+                own.retain(|id| store.contains(id));
+            }
+            own.push(task.id.clone());
             task
         }
     };
-    if !answer_now(created(&shared, &guard.id, &task, plan)) {
+    if !guard.answer(sink, || created(&shared, &guard.id, &task, plan)) {
         store.update(&task.id, &mut |t| t.end(TaskStatus::Cancelled, None));
         return;
     }
@@ -435,7 +444,7 @@ pub(super) fn core_method(
         let own: Vec<Task> = {
             let mut ids = lock(&state.tasks);
             let own: Vec<Task> = ids.iter().filter_map(|task| store.get(task)).collect();
-            ids.retain(|task| own.iter().any(|kept| &kept.id == task));
+            *ids = own.iter().map(|task| task.id.clone()).collect();
             own
         };
         let start = match params.and_then(|p| p.get("cursor")) {

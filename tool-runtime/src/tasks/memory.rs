@@ -114,6 +114,14 @@ impl TaskStore for InMemoryTasks {
         (!stored.task.is_expired(SystemTime::now())).then(|| stored.task.clone())
     }
 
+    fn contains(&self, id: &str) -> bool {
+        let inner = lock(&self.inner);
+        inner
+            .tasks
+            .get(id)
+            .is_some_and(|stored| !stored.task.is_expired(SystemTime::now()))
+    }
+
     fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task> {
         let mut inner = lock(&self.inner);
         let stored = inner.tasks.get_mut(id)?;
@@ -164,6 +172,7 @@ mod tests {
         assert!(store.insert(task("short", Duration::ZERO)));
         std::thread::sleep(Duration::from_millis(5));
         assert!(store.get("short").is_none(), "past its time to live");
+        assert!(!store.contains("short") && !store.contains("unknown"));
         assert!(store.insert(task("kept", Duration::from_secs(60))));
         assert_eq!(
             lock(&store.inner).tasks.len(),
@@ -179,6 +188,7 @@ mod tests {
         store.update("t5", &mut |t| t.end(TaskStatus::Completed, None));
         assert!(store.insert(task("room", Duration::from_secs(60))));
         assert!(store.get("t5").is_none() && store.get("kept").is_some());
+        assert!(!store.contains("t5") && store.contains("kept"));
         // An ended task stays as it ended.
         assert!(store
             .update("room", &mut |t| t.end(TaskStatus::Cancelled, None))

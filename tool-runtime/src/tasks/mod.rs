@@ -207,6 +207,11 @@ pub trait TaskStore: Send + Sync + 'static {
     fn insert(&self, task: Task) -> bool;
     /// The task `id`, unless unknown or expired.
     fn get(&self, id: &str) -> Option<Task>;
+    /// Whether the task `id` is kept (known and not expired); a store can say it without
+    /// reading the task.
+    fn contains(&self, id: &str) -> bool {
+        self.get(id).is_some()
+    }
     /// Applies `change` to the task `id` atomically; the task after it, or `None` if
     /// unknown or expired.
     fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task>;

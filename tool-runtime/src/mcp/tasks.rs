@@ -180,14 +180,11 @@ fn ending(
 
 /// Resolves once the task `id` is cancelled (or gone from the store).
 async fn cancelled_in(store: &dyn TaskStore, id: &str) {
-    loop {
-        let change = store.changed(id);
-        match store.get(id) {
-            Some(task) if task.status != TaskStatus::Cancelled => {}
-            _ => return,
-        }
-        change.await;
-    }
+    crate::tasks::wait_for(store, id, |task| match task {
+        Some(task) if task.status != TaskStatus::Cancelled => None,
+        _ => Some(()),
+    })
+    .await;
 }
 
 /// The answer to a 2025-11-25 call that asked for a task the store has no room for.
@@ -338,6 +335,17 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let verdict = verdict(retry, result.is_error(), result.input());
     let (status, outcome) = ending(&shared, verdict, result, plan);
     announce(store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone()))));
+}
+
+/// Says in `message`'s `_meta` (a request's params, or a result) that it belongs to the
+/// task `task`: every message of a task does.
+pub(super) fn mark_related(message: &mut Value, task: &str) {
+    if let Some(object) = message.as_object_mut() {
+        let meta = object.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(RELATED_TASK.to_owned(), json!({"taskId": task}));
+        }
+    }
 }
 
 /// A `required` call that ended at once, when the store has no room to keep it as a task:
@@ -511,36 +519,30 @@ pub(super) fn core_method(
 /// have answered, marked as the task's.
 pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: String) -> Message {
     let store = Arc::clone(&shared.tasks.store);
-    let ended = loop {
-        let change = store.changed(&task);
-        match store.get(&task) {
-            None => return not_found(&id, &task),
-            Some(found) if found.status.is_terminal() => break found,
-            Some(_) => change.await,
-        }
+    let ended = crate::tasks::wait_for(store.as_ref(), &task, |found| match found {
+        None => Some(None),
+        Some(found) if found.status.is_terminal() => Some(Some(found)),
+        Some(_) => None,
+    })
+    .await;
+    let Some(ended) = ended else {
+        return not_found(&id, &task);
     };
-    let related = json!({"taskId": task});
+    let mut related = json!({});
+    mark_related(&mut related, &task);
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {
-            if let Some(object) = result.as_object_mut() {
-                let meta = object.entry("_meta").or_insert_with(|| json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert(RELATED_TASK.to_owned(), related);
-                }
-            }
+            mark_related(&mut result, &task);
             Message::result(jsonrpc::response(&id, &result))
         }
-        Some(TaskOutcome::Error { code, message }) => error_message(
-            Some(&id),
-            code,
-            &message,
-            Some(json!({"_meta": {RELATED_TASK: related}})),
-        ),
+        Some(TaskOutcome::Error { code, message }) => {
+            error_message(Some(&id), code, &message, Some(related))
+        }
         None => error_message(
             Some(&id),
             code::INTERNAL_ERROR,
             "The task was cancelled before it ended; it has no result",
-            Some(json!({"_meta": {RELATED_TASK: related}})),
+            Some(related),
         ),
     }
 }
@@ -568,17 +570,12 @@ impl TaskQuestion {
     /// 2026-07-28: waits for the client's answer through `tasks/update`; `None` once the
     /// task has ended or is gone.
     pub(crate) async fn answered(&self) -> Option<Value> {
-        loop {
-            let change = self.store.changed(&self.task);
-            let found = self.store.get(&self.task)?;
-            if found.status.is_terminal() {
-                return None;
-            }
-            if let Some(answer) = found.input_responses.get(&self.key) {
-                return Some(answer.clone());
-            }
-            change.await;
-        }
+        crate::tasks::wait_for(self.store.as_ref(), &self.task, |found| match found {
+            None => Some(None),
+            Some(found) if found.status.is_terminal() => Some(None),
+            Some(mut found) => found.input_responses.remove(&self.key).map(Some),
+        })
+        .await
     }
 }
 

@@ -219,6 +219,23 @@ pub trait TaskStore: Send + Sync + 'static {
     fn changed(&self, id: &str) -> StoreFuture;
 }
 
+/// Waits until `decide` makes something of the task `id` as the store holds it (`None`
+/// when it is unknown or expired), reading it again each time it changes.
+pub(crate) async fn wait_for<T>(
+    store: &dyn TaskStore,
+    id: &str,
+    mut decide: impl FnMut(Option<Task>) -> Option<T>,
+) -> T {
+    loop {
+        // Asked for before reading, so no change between the two is missed.
+        let change = store.changed(id);
+        if let Some(decided) = decide(store.get(id)) {
+            return decided;
+        }
+        change.await;
+    }
+}
+
 /// How a server runs tasks.
 ///
 /// ```

@@ -5,7 +5,7 @@
 use super::super::jsonrpc::{self, RequestId};
 use super::super::outbox::Outgoing;
 use super::super::session::{lock, State};
-use super::super::tasks::{TaskQuestion, RELATED_TASK};
+use super::super::tasks::TaskQuestion;
 use super::super::Message;
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
 use crate::call::ids::unguessable_id;
@@ -78,13 +78,7 @@ impl Asker for LiveAsker {
         }
         let task = lock(&self.task).clone();
         let in_task = task.map(|(store, task)| {
-            // Every message of a task says which task it belongs to.
-            if let Some(params) = params.as_object_mut() {
-                let meta = params.entry("_meta").or_insert_with(|| json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert(RELATED_TASK.to_owned(), json!({"taskId": task}));
-                }
-            }
+            crate::mcp::tasks::mark_related(&mut params, &task);
             let request = json!({"method": method, "params": params});
             TaskQuestion::open(store, task, question.key, &request)
         });

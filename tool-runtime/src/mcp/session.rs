@@ -1151,18 +1151,39 @@ pub(super) fn answer(
     stateless: bool,
 ) -> Message {
     match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
-        CallAnswer::Result(body) => {
-            let body = if stateless {
-                stateless_result(body, &shared.info)
-            } else {
-                Value::Object(body)
-            };
-            Message::result(jsonrpc::response(id, &body))
-        }
+        CallAnswer::Result(body) => result_message(shared, id, body, stateless),
         CallAnswer::UnknownTool(message) => {
             error_message(Some(id), code::INVALID_PARAMS, &message, None)
         }
     }
+}
+
+/// The answer to a call once it ended: settled by the round's verdict at 2026-07-28 (an
+/// `input_required` result while questions are open), else its result or error.
+pub(super) fn settled_answer(
+    shared: &Shared,
+    id: &RequestId,
+    retry: Option<&super::asking::retry::RetryAsker>,
+    result: crate::ToolResult,
+    stateless: bool,
+) -> Message {
+    let verdict = super::asking::verdict(retry, result.is_error(), result.input());
+    super::asking::settle(id, verdict, || answer(shared, id, result, stateless))
+}
+
+/// A result body as the answer to `id`; at 2026-07-28 with the fields every result carries.
+pub(super) fn result_message(
+    shared: &Shared,
+    id: &RequestId,
+    body: Map<String, Value>,
+    stateless: bool,
+) -> Message {
+    let body = if stateless {
+        stateless_result(body, &shared.info)
+    } else {
+        Value::Object(body)
+    };
+    Message::result(jsonrpc::response(id, &body))
 }
 
 /// The capability a method belongs to, for the message when it is not offered.

@@ -3,9 +3,9 @@
 
 use super::asking::retry::RetryAsker;
 use super::asking::{settle, verdict};
-use super::jsonrpc::{self, code, RequestId};
+use super::jsonrpc::{code, RequestId};
 use super::outputs::OutputStore;
-use super::pages::stateless_result;
+use super::session::{error_message, result_message};
 use super::work::{InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared};
 use crate::call::complete::CompletionContext;
@@ -158,7 +158,7 @@ impl Request {
                 guard.answer(&notifier.sink, || {
                     let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
                     settle(&guard.id, verdict, || match outcome {
-                        Ok(body) => result(&shared, &guard.id, body, stateless),
+                        Ok(body) => result_message(&shared, &guard.id, body, stateless),
                         Err(error) => surface_error(&guard.id, &error, stateless),
                     })
                 });
@@ -173,12 +173,7 @@ pub(super) fn completion_of(
     id: &RequestId,
     params: &Map<String, Value>,
 ) -> Result<CompletionAsked, Message> {
-    let invalid = |message: &str| {
-        Message::error(
-            code::INVALID_PARAMS,
-            jsonrpc::error_response(Some(id), code::INVALID_PARAMS, message, None),
-        )
-    };
+    let invalid = |message: &str| error_message(Some(id), code::INVALID_PARAMS, message, None);
     let reference = params.get("ref");
     let name_of = |key: &str| reference.and_then(|r| r.get(key)).and_then(Value::as_str);
     let of = match name_of("type") {
@@ -230,15 +225,6 @@ pub(super) fn completion_of(
     })
 }
 
-fn result(shared: &Shared, id: &RequestId, body: Map<String, Value>, stateless: bool) -> Message {
-    let body = if stateless {
-        stateless_result(body, &shared.info)
-    } else {
-        Value::Object(body)
-    };
-    Message::result(jsonrpc::response(id, &body))
-}
-
 /// The JSON-RPC error for a prompt or resource that could not be served. A resource not
 /// found is -32602 at 2026-07-28 (which requires it) and -32002 before (as earlier
 /// versions recommend); both carry the URI.
@@ -257,8 +243,5 @@ fn surface_error(id: &RequestId, error: &SurfaceError, stateless: bool) -> Messa
         }
         _ => (code::INTERNAL_ERROR, None),
     };
-    Message::error(
-        code,
-        jsonrpc::error_response(Some(id), code, &error.to_string(), data),
-    )
+    error_message(Some(id), code, &error.to_string(), data)
 }

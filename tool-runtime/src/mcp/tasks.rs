@@ -13,8 +13,8 @@
 use super::asking::retry::Verdict;
 use super::asking::{missing_capability, missing_message, settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
-use super::pages::{stateless_result, typed_result};
-use super::session::{error_message, lock, send, State};
+use super::pages::typed_result;
+use super::session::{error_message, lock, result_message, send, settled_answer, State};
 use super::tools::{self, CallAnswer};
 use super::work::CallWork;
 use super::{Message, Shared};
@@ -218,12 +218,6 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     // Each answer is made only for a request still in flight: a cancelled one costs nothing
     // (no verdict sealed, no output stored, no task kept).
     let sink = &notifier.sink;
-    let answer_as_call = |result: ToolResult| {
-        let verdict = verdict(retry, result.is_error(), result.input());
-        settle(&guard.id, verdict, || {
-            super::session::answer(&shared, &guard.id, result, stateless)
-        })
-    };
     let new_task = |ttl: Duration| {
         Task::new(
             crate::call::ids::unguessable_id(),
@@ -276,7 +270,9 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                     () = cancellation.cancelled() => return,
                     result = &mut finish => result,
                 };
-                guard.answer(sink, || answer_as_call(result));
+                guard.answer(sink, || {
+                    settled_answer(&shared, &guard.id, retry, result, stateless)
+                });
                 return;
             }
             task
@@ -352,10 +348,9 @@ pub(super) fn mark_related(message: &mut Value, task: &str) {
 /// its result, as a call's (the client declared it can take either).
 fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
     match &task.outcome {
-        Some(TaskOutcome::Result(Value::Object(body))) => Message::result(jsonrpc::response(
-            id,
-            &stateless_result(body.clone(), &shared.info),
-        )),
+        Some(TaskOutcome::Result(Value::Object(body))) => {
+            result_message(shared, id, body.clone(), true)
+        }
         Some(TaskOutcome::Error { code, message }) => error_message(Some(id), *code, message, None),
         _ => error_message(Some(id), code::INTERNAL_ERROR, "Internal error", None),
     }
@@ -399,9 +394,7 @@ pub(super) fn extension_method(
         Ok(task) => task,
         Err(refusal) => return refusal,
     };
-    let complete = |body: Map<String, Value>| {
-        Message::result(jsonrpc::response(id, &stateless_result(body, &shared.info)))
-    };
+    let complete = |body: Map<String, Value>| result_message(shared, id, body, true);
     match method {
         "tasks/get" => match store.get(&task) {
             Some(found) => complete(detailed_task(&found)),

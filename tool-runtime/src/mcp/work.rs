@@ -3,9 +3,8 @@
 //! protocol layer itself spawns nothing.
 
 use super::asking::retry::RetryAsker;
-use super::asking::{settle, verdict};
 use super::outbox::Outgoing;
-use super::session::{answer, lock, send, State};
+use super::session::{answer, lock, send, settled_answer, State};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
 use std::fmt;
@@ -292,10 +291,7 @@ impl CallWork {
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
         guard.answer(&notifier.sink, || {
-            let verdict = verdict(retry.as_deref(), result.is_error(), result.input());
-            settle(&guard.id, verdict, || {
-                answer(&shared, &guard.id, result, stateless)
-            })
+            settled_answer(&shared, &guard.id, retry.as_deref(), result, stateless)
         });
     }
 }
@@ -338,10 +334,13 @@ impl InPlaceWork {
     pub(crate) fn run(self) -> Option<super::Message> {
         let result = self.call.run();
         lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
-        let verdict = verdict(self.retry.as_deref(), result.is_error(), result.input());
-        Some(settle(&self.guard.id, verdict, || {
-            answer(&self.shared, &self.guard.id, result, self.stateless)
-        }))
+        Some(settled_answer(
+            &self.shared,
+            &self.guard.id,
+            self.retry.as_deref(),
+            result,
+            self.stateless,
+        ))
     }
 }
 

@@ -77,12 +77,14 @@ impl Request {
         self.into_work(Value::Null, |shared, context, stateless| async move {
             let contents = if OutputStore::owns(&uri) {
                 let stored = shared.outputs.read(&uri);
-                vec![stored.ok_or_else(|| SurfaceError::UnknownResource { uri: uri.clone() })?]
+                vec![json!(stored.ok_or_else(|| {
+                    SurfaceError::UnknownResource { uri: uri.clone() }
+                })?)]
             } else {
                 shared.registry.read_resource_in(&uri, &context).await?
             };
             let mut body = Map::new();
-            body.insert("contents".to_owned(), json!(contents));
+            body.insert("contents".to_owned(), Value::Array(contents));
             if stateless {
                 let (ttl, scope) = shared.cache.read_hints();
                 body.insert("ttlMs".to_owned(), ttl.into());

@@ -464,14 +464,20 @@ impl Registry {
     /// The contents of the resource at `uri`: the resource with that exact URI, else the
     /// first template (in URI order) that matches it.
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<EmbeddedResource>, SurfaceError> {
-        self.read_resource_in(uri, &self.direct_context()).await
+        let contents = self.read_resource_in(uri, &self.direct_context()).await?;
+        serde_json::from_value(Value::Array(contents)).map_err(|error| {
+            SurfaceError::Internal(format!("the resource's contents are malformed: {error}"))
+        })
     }
 
+    /// The contents of the resource at `uri` as JSON objects (`EmbeddedResource`'s form),
+    /// each with its URI and MIME type filled in when the resource left them out: what
+    /// `resources/read` sends, with no trip through the typed form.
     pub(crate) async fn read_resource_in(
         &self,
         uri: &str,
         context: &CallContext,
-    ) -> Result<Vec<EmbeddedResource>, SurfaceError> {
+    ) -> Result<Vec<Value>, SurfaceError> {
         let Some((resource, variables)) = self.find_resource(uri) else {
             return Err(SurfaceError::UnknownResource {
                 uri: uri.to_owned(),
@@ -485,16 +491,27 @@ impl Registry {
         let output = self
             .run(tool_ref(&resource), arguments, "resource", context)
             .await?;
-        let mut contents: Vec<EmbeddedResource> =
-            serde_json::from_value(output).map_err(|error| {
-                SurfaceError::Internal(format!("the resource's contents are malformed: {error}"))
-            })?;
+        // Resource outputs are always made into a list of contents objects.
+        let Value::Array(mut contents) = output else {
+            return Err(SurfaceError::Internal(
+                "the resource's contents are malformed: not a list".to_owned(),
+            ));
+        };
         for content in &mut contents {
-            if content.uri.is_empty() {
-                uri.clone_into(&mut content.uri);
+            let Some(content) = content.as_object_mut() else {
+                continue;
+            };
+            if content
+                .get("uri")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                content.insert("uri".to_owned(), uri.into());
             }
-            if content.mime_type.is_none() {
-                content.mime_type = resource.mime_type().map(str::to_owned);
+            if let Some(mime_type) = resource.mime_type() {
+                if content.get("mimeType").is_none_or(Value::is_null) {
+                    content.insert("mimeType".to_owned(), mime_type.into());
+                }
             }
         }
         Ok(contents)

@@ -372,9 +372,13 @@ impl Cli {
         };
         let registry = match built {
             Ok(registry) => registry,
-            Err(RegistryError::MissingState { tool, type_name }) => {
+            Err(RegistryError::MissingState {
+                what,
+                tool,
+                type_name,
+            }) => {
                 return failure(&format!(
-                    "tool `{tool}` takes State<{type_name}>, but no {type_name} was \
+                    "{what} `{tool}` takes State<{type_name}>, but no {type_name} was \
                      registered; register it with `Cli::new().state(...)`, or in \
                      `Cli::setup` when it depends on the command line"
                 ))

@@ -146,12 +146,10 @@ impl StaticTools {
         }
         // The catalog's orders, so that runnables line up with its lists.
         tools.sort_by(|(a_name, a), (b_name, b)| {
-            let place = |about: &ToolDescription| (about.location.file, about.location.line);
-            (a_name, place(&a.about)).cmp(&(b_name, place(&b.about)))
+            Catalog::order_of(a_name, &a.about).cmp(&Catalog::order_of(b_name, &b.about))
         });
-        prompts.sort_by_key(|registration| Catalog::order_of(&registration.about));
-        resources
-            .sort_by_key(|(registration, spec)| (spec.uri, Catalog::order_of(&registration.about)));
+        prompts.sort_by_key(|r| Catalog::order_of(r.about.name, &r.about));
+        resources.sort_by_key(|(r, spec)| (spec.uri, Catalog::order_of(r.about.name, &r.about)));
         let mut catalog = Catalog::from_sorted(tools.iter().map(|(name, r)| (&**name, &r.about)))?;
         catalog.add_prompts(prompts.iter().map(|r| &r.about))?;
         catalog.add_resources(resources.iter().map(|(r, spec)| (&r.about, *spec)))?;

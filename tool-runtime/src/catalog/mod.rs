@@ -360,18 +360,12 @@ pub enum CatalogError {
 impl fmt::Display for CatalogError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CatalogError::DuplicateName { name, locations } => {
-                let places: Vec<String> = locations
-                    .iter()
-                    .map(|l| format!("{l} ({})", l.module_path))
-                    .collect();
-                write!(
-                    f,
-                    "tool name `{name}` is used by {} tools, at {}; give each a unique name with #[tool(name = \"...\")], or put a module's tools under a prefix with tool_runtime::namespace!",
-                    locations.len(),
-                    places.join(" and ")
-                )
-            }
+            CatalogError::DuplicateName { name, locations } => write!(
+                f,
+                "tool name `{name}` is used by {} tools, at {}; give each a unique name with #[tool(name = \"...\")], or put a module's tools under a prefix with tool_runtime::namespace!",
+                locations.len(),
+                places(locations)
+            ),
             CatalogError::DuplicatePrompt { name, locations } => write!(
                 f,
                 "prompt name `{name}` is used by {} prompts, at {}; give each a unique name with #[prompt(name = \"...\")]",
@@ -399,6 +393,13 @@ impl fmt::Display for CatalogError {
     }
 }
 
+/// The first run of neighbours in `sorted` that share a key: items that clash.
+fn first_clash<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> Option<&[T]> {
+    sorted
+        .chunk_by(|a, b| key(a) == key(b))
+        .find(|same| same.len() > 1)
+}
+
 fn places(locations: &[SourceLocation]) -> String {
     locations
         .iter()
@@ -410,32 +411,27 @@ fn places(locations: &[SourceLocation]) -> String {
 impl std::error::Error for CatalogError {}
 
 impl Catalog {
-    /// The order of the catalog: by name, then by place (so duplicates are reported in a
-    /// stable order).
-    pub(crate) fn order_of(description: &ToolDescription) -> (&'static str, &'static str, u32) {
-        (
-            description.name,
-            description.location.file,
-            description.location.line,
-        )
+    /// The order of the catalog: by the name callers use (for a tool, its name under its
+    /// namespace), then by place (so duplicates are reported in a stable order).
+    pub(crate) fn order_of<'a>(
+        name: &'a str,
+        description: &ToolDescription,
+    ) -> (&'a str, &'static str, u32) {
+        (name, description.location.file, description.location.line)
     }
 
-    /// The catalog of these descriptions, given in [`Catalog::order_of`]'s order; refused
+    /// The catalog of these descriptions, each with the name callers use (its own, or its
+    /// own under its module's namespace), given in [`Catalog::order_of`]'s order; refused
     /// when two share a name.
-    ///
-    /// Each description comes with the name callers use: its own, or its own under its
-    /// module's namespace.
     pub(crate) fn from_sorted<'a>(
         descriptions: impl Iterator<Item = (&'a str, &'a ToolDescription)>,
     ) -> Result<Catalog, CatalogError> {
         let sorted: Vec<(&str, &ToolDescription)> = descriptions.collect();
-        for same_name in sorted.chunk_by(|a, b| a.0 == b.0) {
-            if same_name.len() > 1 {
-                return Err(CatalogError::DuplicateName {
-                    name: same_name[0].0.to_owned(),
-                    locations: same_name.iter().map(|(_, d)| d.location).collect(),
-                });
-            }
+        if let Some(same_name) = first_clash(&sorted, |(name, _)| *name) {
+            return Err(CatalogError::DuplicateName {
+                name: same_name[0].0.to_owned(),
+                locations: same_name.iter().map(|(_, d)| d.location).collect(),
+            });
         }
         for (name, description) in &sorted {
             if *name != description.name {
@@ -471,13 +467,11 @@ impl Catalog {
         descriptions: impl Iterator<Item = &'a ToolDescription>,
     ) -> Result<(), CatalogError> {
         let sorted: Vec<&ToolDescription> = descriptions.collect();
-        for same_name in sorted.chunk_by(|a, b| a.name == b.name) {
-            if same_name.len() > 1 {
-                return Err(CatalogError::DuplicatePrompt {
-                    name: same_name[0].name.to_owned(),
-                    locations: same_name.iter().map(|d| d.location).collect(),
-                });
-            }
+        if let Some(same_name) = first_clash(&sorted, |d| d.name) {
+            return Err(CatalogError::DuplicatePrompt {
+                name: same_name[0].name.to_owned(),
+                locations: same_name.iter().map(|d| d.location).collect(),
+            });
         }
         self.prompts = sorted
             .into_iter()
@@ -493,13 +487,11 @@ impl Catalog {
         resources: impl Iterator<Item = (&'a ToolDescription, &'a ResourceSpec)>,
     ) -> Result<(), CatalogError> {
         let sorted: Vec<_> = resources.collect();
-        for same_uri in sorted.chunk_by(|a, b| a.1.uri == b.1.uri) {
-            if same_uri.len() > 1 {
-                return Err(CatalogError::DuplicateResource {
-                    uri: same_uri[0].1.uri.to_owned(),
-                    locations: same_uri.iter().map(|(d, _)| d.location).collect(),
-                });
-            }
+        if let Some(same_uri) = first_clash(&sorted, |(_, spec)| spec.uri) {
+            return Err(CatalogError::DuplicateResource {
+                uri: same_uri[0].1.uri.to_owned(),
+                locations: same_uri.iter().map(|(d, _)| d.location).collect(),
+            });
         }
         let mut resources = Vec::with_capacity(sorted.len());
         for (description, spec) in sorted {

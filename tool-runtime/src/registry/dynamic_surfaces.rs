@@ -425,7 +425,8 @@ fn surfaced<T: Surface>(item: T, handler: Arc<dyn DynamicHandler>) -> Surfaced<T
     }
 }
 
-fn list_or_none(names: &[&str]) -> String {
+/// Names as a comma-separated list, or `none`.
+pub(super) fn list_or_none(names: &[&str]) -> String {
     if names.is_empty() {
         "none".to_owned()
     } else {

@@ -72,9 +72,11 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
-    /// A tool takes `State<T>` but no `T` was registered.
+    /// A tool, prompt or resource takes `State<T>` but no `T` was registered.
     MissingState {
-        /// The tool.
+        /// What takes it.
+        what: ItemKind,
+        /// Its name.
         tool: String,
         /// The state's type.
         type_name: &'static str,
@@ -107,9 +109,13 @@ impl fmt::Display for RegistryError {
             RegistryError::InvalidSchema { what, name, reason } => {
                 write!(f, "{what} `{name}` cannot be built: {reason}")
             }
-            RegistryError::MissingState { tool, type_name } => write!(
+            RegistryError::MissingState {
+                what,
+                tool,
+                type_name,
+            } => write!(
                 f,
-                "tool `{tool}` takes State<{type_name}>, but no {type_name} was registered; add \
+                "{what} `{tool}` takes State<{type_name}>, but no {type_name} was registered; add \
                  it with Registry::builder().state(...)"
             ),
         }
@@ -284,40 +290,49 @@ impl RegistryBuilder {
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
-        self.build_checking(true)
+        let statics = StaticTools::global()?;
+        self.check_states(statics)?;
+        self.assemble(statics)
     }
 
     /// Builds a registry that describes the tools (lists, checks, exports) but may lack the
     /// state some need to run: a call of one of those answers the missing-state error.
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn build_for_description(self) -> Result<Registry, RegistryError> {
-        self.build_checking(false)
+        self.assemble(StaticTools::global()?)
     }
 
-    fn build_checking(self, check_states: bool) -> Result<Registry, RegistryError> {
-        let statics = StaticTools::global()?;
-        let state = if check_states {
-            Some(&self.state)
-        } else {
-            None
-        };
-        let Some(state) = state else {
-            return self.assemble(statics);
-        };
-        for (tool, runnable) in statics.catalog.tools().iter().zip(&statics.runnables) {
-            check_state(tool, runnable, state)?;
-        }
+    /// Refuses a `State<T>` parameter, of a tool, a prompt or a resource, whose state was
+    /// not registered.
+    fn check_states(&self, statics: &StaticTools) -> Result<(), RegistryError> {
         let catalog = &statics.catalog;
-        let prompts = catalog.prompts().iter().map(|p| p.about());
-        let resources = catalog.resources().iter().map(|r| r.about());
-        let runnables = statics
-            .prompt_runnables
+        let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));
+        let prompts = catalog
+            .prompts()
             .iter()
+            .map(|p| (ItemKind::Prompt, p.about()));
+        let resources = catalog
+            .resources()
+            .iter()
+            .map(|r| (ItemKind::Resource, r.about()));
+        let runnables = statics
+            .runnables
+            .iter()
+            .chain(&statics.prompt_runnables)
             .chain(&statics.resource_runnables);
-        for (about, runnable) in prompts.chain(resources).zip(runnables) {
-            check_state(about, runnable, state)?;
+        for ((what, about), runnable) in tools.chain(prompts).chain(resources).zip(runnables) {
+            if let Some(requirement) = runnable
+                .requirements()
+                .find(|requirement| !self.state.contains(requirement.type_id))
+            {
+                return Err(RegistryError::MissingState {
+                    what,
+                    tool: about.name().to_owned(),
+                    type_name: requirement.type_name,
+                });
+            }
         }
-        self.assemble(statics)
+        Ok(())
     }
 
     fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
@@ -345,18 +360,6 @@ impl RegistryBuilder {
         }
         Ok(registry)
     }
-}
-
-fn check_state(tool: &Tool, runnable: &Runnable, state: &StateMap) -> Result<(), RegistryError> {
-    for requirement in runnable.requirements() {
-        if !state.contains(requirement.type_id) {
-            return Err(RegistryError::MissingState {
-                tool: tool.name().to_owned(),
-                type_name: requirement.type_name,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Every tool a server offers, and the one way to call them.

@@ -328,11 +328,7 @@ impl Registry {
                 name: key,
                 reason: format!(
                     "it completes `{unknown}`, which is not one of its arguments ({})",
-                    if known.is_empty() {
-                        "it has none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
+                    super::dynamic_surfaces::list_or_none(&known)
                 ),
             });
         }
@@ -589,11 +585,7 @@ fn complete_argument<T: Surface>(
         return Err(SurfaceError::InvalidArguments(format!(
             "`{}` has no argument `{argument}`; its arguments: {}",
             about.name(),
-            if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            }
+            super::dynamic_surfaces::list_or_none(&known)
         )));
     };
     let mut values = match completer(target, position, argument) {

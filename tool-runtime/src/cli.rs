@@ -619,11 +619,12 @@ fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
 fn check(items: &Items<'_>) -> ExitCode {
     let report = crate::check::check_all(items.tools, items.prompts, items.resources);
     let mut text = report.to_string();
-    if items.is_empty() {
+    let empty = items.is_empty();
+    if empty {
         text.insert_str(0, &format!("error: {EMPTY_CATALOG}\n"));
     }
     let code = print(&text);
-    if report.is_ok() && !items.is_empty() {
+    if report.is_ok() && !empty {
         code
     } else {
         ExitCode::FAILURE

@@ -40,6 +40,24 @@ pub(crate) enum TaskPlan {
     Core { ttl: Duration },
 }
 
+/// Which protocol's tasks these are: the shape of their objects and results.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TaskEra {
+    /// The 2026-07-28 extension (`io.modelcontextprotocol/tasks`).
+    Extension,
+    /// The 2025-11-25 experimental core.
+    Core,
+}
+
+impl TaskPlan {
+    fn era(self) -> TaskEra {
+        match self {
+            TaskPlan::Extension { .. } => TaskEra::Extension,
+            TaskPlan::Core { .. } => TaskEra::Core,
+        }
+    }
+}
+
 /// Whether the request's capabilities (2026-07-28 `_meta`) declare the tasks extension.
 pub(crate) fn declares_extension(capabilities: Option<&Value>) -> bool {
     capabilities
@@ -61,16 +79,12 @@ fn timestamp(time: SystemTime) -> String {
     humantime::format_rfc3339_millis(time).to_string()
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// The task as its era shows it: the same fields, named `ttlMs` and `pollIntervalMs` at
 /// 2026-07-28 and `ttl` and `pollInterval` at 2025-11-25.
-fn task_object(task: &Task, plan: TaskPlan) -> Map<String, Value> {
-    let (ttl, poll) = match plan {
-        TaskPlan::Extension { .. } => ("ttlMs", "pollIntervalMs"),
-        TaskPlan::Core { .. } => ("ttl", "pollInterval"),
+fn task_object(task: &Task, era: TaskEra) -> Map<String, Value> {
+    let (ttl, poll) = match era {
+        TaskEra::Extension => ("ttlMs", "pollIntervalMs"),
+        TaskEra::Core => ("ttl", "pollInterval"),
     };
     let mut object = Map::new();
     object.insert("taskId".to_owned(), task.id.clone().into());
@@ -83,15 +97,15 @@ fn task_object(task: &Task, plan: TaskPlan) -> Map<String, Value> {
         "lastUpdatedAt".to_owned(),
         timestamp(task.updated_at).into(),
     );
-    object.insert(ttl.to_owned(), millis(task.ttl).into());
-    object.insert(poll.to_owned(), millis(task.poll_interval).into());
+    object.insert(ttl.to_owned(), super::millis(task.ttl).into());
+    object.insert(poll.to_owned(), super::millis(task.poll_interval).into());
     object
 }
 
 /// 2026-07-28 `tasks/get`: the task with what its status adds (the questions waiting, the
 /// result, or the error).
 fn detailed_task(task: &Task) -> Map<String, Value> {
-    let mut object = task_object(task, TaskPlan::Extension { required: false });
+    let mut object = task_object(task, TaskEra::Extension);
     match (&task.status, &task.outcome) {
         (TaskStatus::InputRequired, _) => {
             object.insert(
@@ -117,13 +131,13 @@ fn detailed_task(task: &Task) -> Map<String, Value> {
 fn created(shared: &Shared, id: &RequestId, task: &Task, plan: TaskPlan) -> Message {
     let body = match plan {
         TaskPlan::Extension { .. } => {
-            let mut body = task_object(task, plan);
+            let mut body = task_object(task, plan.era());
             // A `tools/call` answer always has content, so clients that check it against
             // the result schema accept the task too.
             body.insert("content".to_owned(), json!([]));
             typed_result(body, "task", &shared.info)
         }
-        TaskPlan::Core { .. } => json!({"task": task_object(task, plan)}),
+        TaskPlan::Core { .. } => json!({"task": task_object(task, plan.era())}),
     };
     Message::result(jsonrpc::response(id, &body))
 }
@@ -159,7 +173,7 @@ fn ending(
         result.error(),
         Some(CallError::Panicked { .. } | CallError::Unavailable { .. })
     );
-    if broke && matches!(plan, TaskPlan::Extension { .. }) {
+    if broke && plan.era() == TaskEra::Extension {
         return failed(
             code::INTERNAL_ERROR,
             "Internal error: the tool failed unexpectedly".to_owned(),
@@ -301,7 +315,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     // 2025-11-25: the call's own stream has ended (over HTTP), so what the task sends from
     // now on (progress, log lines, questions, its status) goes where the connection's
     // unsolicited messages go (stdio's output, or the session's GET stream).
-    let core = matches!(plan, TaskPlan::Core { .. });
+    let core = plan.era() == TaskEra::Core;
     if core {
         if let Some(unsolicited) = lock(&guard.state.unsolicited).clone() {
             *lock(&notifier.sink) = unsolicited;
@@ -312,7 +326,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     }
     let announce = |ended: Option<Task>| {
         if let (true, Some(ended)) = (core, ended) {
-            let status = Value::Object(task_object(&ended, plan));
+            let status = Value::Object(task_object(&ended, plan.era()));
             let bytes = jsonrpc::notification("notifications/tasks/status", &status);
             send(&lock(&notifier.sink), Message::notification(bytes));
         }
@@ -437,9 +451,6 @@ pub(super) fn core_method(
     params: Option<&Map<String, Value>>,
 ) -> Message {
     let store = &shared.tasks.store;
-    let core = TaskPlan::Core {
-        ttl: Duration::ZERO,
-    };
     if method == "tasks/list" {
         // The connection's tasks still kept, oldest first.
         let own: Vec<Task> = {
@@ -459,7 +470,7 @@ pub(super) fn core_method(
         let page: Vec<&Task> = own.iter().skip(start).take(shared.page_size).collect();
         let shown: Vec<Value> = page
             .iter()
-            .map(|task| Value::Object(task_object(task, core)))
+            .map(|task| Value::Object(task_object(task, TaskEra::Core)))
             .collect();
         let mut body = json!({"tasks": shown});
         if start + page.len() < own.len() {
@@ -476,7 +487,7 @@ pub(super) fn core_method(
     let shown = |found: &Task| {
         Message::result(jsonrpc::response(
             id,
-            &Value::Object(task_object(found, core)),
+            &Value::Object(task_object(found, TaskEra::Core)),
         ))
     };
     match method {

@@ -36,14 +36,13 @@ pub(super) fn check(
             Some(value) => value,
         };
         let shown = format!("Mcp-Param-{header}");
-        let raw = headers
-            .get(format!("mcp-param-{}", header.to_ascii_lowercase()))
-            .ok_or_else(|| {
-                format!(
-                    "{shown} is missing; the argument `{}` is {value}",
-                    param.name()
-                )
-            })?;
+        // Header names compare ignoring case; `get` reads `shown` so.
+        let raw = headers.get(shown.as_str()).ok_or_else(|| {
+            format!(
+                "{shown} is missing; the argument `{}` is {value}",
+                param.name()
+            )
+        })?;
         let text = raw
             .to_str()
             .map_err(|_| format!("{shown} is not visible ASCII; send it as =?base64?...?="))?;

@@ -101,9 +101,7 @@ pub(crate) fn form_schema(schema: &Value, name: &str) -> Result<Value, String> {
 /// One field's form schema, and whether it may be left empty (an `Option`).
 fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
     let Some(object) = schema.as_object() else {
-        return Err(
-            "accepts any value; a form field must be a string, number, boolean or enum".to_owned(),
-        );
+        return Err(ANY_VALUE.to_owned());
     };
     let mut object = object.clone();
     // `Option<T>`: the field may be left empty.
@@ -118,11 +116,7 @@ fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
     let shaped = match kind.as_deref() {
         Some("string") | None => single_choice_or_string(object)?,
         Some("integer") | Some("number") => number(object)?,
-        Some("boolean") => only(
-            object,
-            &["type", "title", "description", "default"],
-            "a boolean",
-        )?,
+        Some("boolean") => only(object, &[], "a boolean")?,
         Some("array") => multiple_choice(object)?,
         Some("object") => {
             return Err("is a nested struct or map; a form is one flat set of fields".to_owned())
@@ -133,11 +127,20 @@ fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
 }
 
 /// Keeps `object` if it uses only `allowed` keywords (annotations are dropped).
+/// Why a field that accepts any value cannot be a form field.
+const ANY_VALUE: &str = "accepts any value; a form field must be a string, number, boolean or enum";
+
+/// What every form field may say, whatever its kind.
+const EVERY_FIELD: [&str; 4] = ["type", "title", "description", "default"];
+
+/// `object` without its annotations, refused if it says more than every field may plus
+/// `allowed`.
 fn only(mut object: Map<String, Value>, allowed: &[&str], what: &str) -> Result<Value, String> {
     for annotation in ANNOTATIONS {
         object.remove(annotation);
     }
-    if let Some(key) = object.keys().find(|k| !allowed.contains(&k.as_str())) {
+    let fits = |key: &str| EVERY_FIELD.contains(&key) || allowed.contains(&key);
+    if let Some(key) = object.keys().find(|k| !fits(k)) {
         return Err(format!("uses `{key}`, which a form cannot show for {what}"));
     }
     Ok(Value::Object(object))
@@ -146,18 +149,7 @@ fn only(mut object: Map<String, Value>, allowed: &[&str], what: &str) -> Result<
 fn number(mut object: Map<String, Value>) -> Result<Value, String> {
     // `format` (int32, double...) says how Rust stores it, nothing a form shows.
     object.remove("format");
-    only(
-        object,
-        &[
-            "type",
-            "title",
-            "description",
-            "default",
-            "minimum",
-            "maximum",
-        ],
-        "a number",
-    )
+    only(object, &["minimum", "maximum"], "a number")
 }
 
 /// A string field, or one choice among strings (with titles, when the choices have them).
@@ -165,16 +157,10 @@ fn single_choice_or_string(mut object: Map<String, Value>) -> Result<Value, Stri
     if let Some(choices) = titled_choices(&mut object)? {
         object.insert("type".to_owned(), "string".into());
         object.insert("oneOf".to_owned(), choices);
-        return only(
-            object,
-            &["type", "title", "description", "default", "oneOf"],
-            "a choice",
-        );
+        return only(object, &["oneOf"], "a choice");
     }
     if object.get("type").is_none() {
-        return Err(
-            "accepts any value; a form field must be a string, number, boolean or enum".to_owned(),
-        );
+        return Err(ANY_VALUE.to_owned());
     }
     if let Some(format) = object.get("format").and_then(Value::as_str) {
         if !["email", "uri", "date", "date-time"].contains(&format) {
@@ -193,17 +179,7 @@ fn single_choice_or_string(mut object: Map<String, Value>) -> Result<Value, Stri
     }
     only(
         object,
-        &[
-            "type",
-            "title",
-            "description",
-            "default",
-            "minLength",
-            "maxLength",
-            "format",
-            "enum",
-            "enumNames",
-        ],
+        &["minLength", "maxLength", "format", "enum", "enumNames"],
         "a string",
     )
 }
@@ -254,15 +230,7 @@ fn multiple_choice(mut object: Map<String, Value>) -> Result<Value, String> {
     object.insert("items".to_owned(), Value::Object(items));
     only(
         object,
-        &[
-            "type",
-            "title",
-            "description",
-            "default",
-            "minItems",
-            "maxItems",
-            "items",
-        ],
+        &["minItems", "maxItems", "items"],
         "a list of choices",
     )
 }

@@ -29,6 +29,17 @@ pub fn error_text(result: &ToolResult) -> String {
 }
 
 /// A handshake-era `initialize` request with id 0, as a client's first message.
+/// The `field` of each entry of a list answer's `result[key]` (`names(&list, "prompts",
+/// "name")`).
+pub fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
+    list["result"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} list in {list}"))
+        .iter()
+        .map(|entry| entry[field].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 /// The JSON-RPC messages of an HTTP body: one JSON answer, or the `data:` lines of an SSE

@@ -10,7 +10,7 @@ use tool_runtime::registry::{
     CompletionTarget, DynamicPrompt, DynamicResource, RegistryError, ResourceUpdates,
 };
 use tool_runtime::{prompt, resource, Registry};
-use tool_tests::Client;
+use tool_tests::{names, Client, INITIALIZE};
 
 /// Say hello.
 #[prompt]
@@ -320,24 +320,13 @@ fn server() -> (McpServer, ResourceUpdates) {
     (server, updates)
 }
 
-fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
-    list["result"][key]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry[field].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn handshake_clients_are_told_when_prompts_or_resources_change() {
     let (server, _) = server();
     let mut client = Client::new(&server);
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
-    let initialized = client
-        .call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
-        .await;
+    let initialized = client.call(INITIALIZE).await;
     let capabilities = &initialized["result"]["capabilities"];
     assert_eq!(capabilities["prompts"], json!({"listChanged": true}));
     assert_eq!(
@@ -390,13 +379,10 @@ async fn handshake_clients_are_told_when_prompts_or_resources_change() {
     let templates = client
         .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/templates/list"}"#)
         .await;
-    let templates: Vec<&str> = templates["result"]["resourceTemplates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["uriTemplate"].as_str().unwrap())
-        .collect();
-    assert_eq!(templates, ["shelf://{b}"]);
+    assert_eq!(
+        names(&templates, "resourceTemplates", "uriTemplate"),
+        ["shelf://{b}"]
+    );
     let gone = client
         .call(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"notes://3"}}"#)
         .await;

@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tool_tests::INITIALIZE;
 
 fn run(binary: &str, args: &[&str]) -> Output {
     Command::new(binary)
@@ -173,8 +174,6 @@ fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
     }
     server
 }
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 /// Sends one POST to `/mcp` and gives the status code and the response head.
 fn post(port: u16, headers: &[(&str, &str)]) -> (u16, String) {

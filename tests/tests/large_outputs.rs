@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::mcp::{LargeOutputs, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Registry};
-use tool_tests::Client;
+use tool_tests::{Client, INITIALIZE};
 
 /// A report of `lines` lines.
 #[tool(large_output = "resource")]
@@ -65,9 +65,7 @@ fn read(uri: &str, id: u32) -> String {
 async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     let server = server(LargeOutputs::default().above(200));
     let mut client = Client::new(&server);
-    let init = client
-        .call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
-        .await;
+    let init = client.call(INITIALIZE).await;
     assert!(
         init["result"]["capabilities"]["resources"].is_object(),
         "resources are offered so links can be read, though the catalog has none"
@@ -199,6 +197,7 @@ fn server_with_room(bytes: usize) -> McpServer {
     server(LargeOutputs::default().above(100).max_stored_bytes(bytes))
 }
 
+// In this file because its binary has no #[prompt] (the prompt tests' binaries all do).
 #[tokio::test]
 async fn a_server_whose_lists_may_change_offers_prompts_before_it_has_any() {
     use tool_runtime::registry::DynamicPrompt;
@@ -208,9 +207,7 @@ async fn a_server_whose_lists_may_change_offers_prompts_before_it_has_any() {
         ServerOptions::default().list_changed(true),
     );
     let mut client = Client::new(&server);
-    let init = client
-        .call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
-        .await;
+    let init = client.call(INITIALIZE).await;
     assert_eq!(
         init["result"]["capabilities"]["prompts"],
         json!({"listChanged": true}),

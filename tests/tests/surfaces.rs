@@ -8,7 +8,7 @@ use tool_runtime::mcp::{outbox, CacheScope, McpServer, ServerInfo, ServerOptions
 use tool_runtime::registry::ResourceUpdates;
 use tool_runtime::result::PromptMessage;
 use tool_runtime::{prompt, resource, Registry, State};
-use tool_tests::Client;
+use tool_tests::{names, Client};
 
 /// Tone of a greeting.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -140,11 +140,10 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
         .await;
     let prompts = list["result"]["prompts"].as_array().unwrap();
-    let names: Vec<&str> = prompts
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["echo_word", "greet", "pick_number", "plan_trip"]);
+    assert_eq!(
+        names(&list, "prompts", "name"),
+        ["echo_word", "greet", "pick_number", "plan_trip"]
+    );
     assert_eq!(
         prompts[1],
         json!({
@@ -239,14 +238,8 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
     let templates = client
         .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#)
         .await;
-    let uris: Vec<&str> = templates["result"]["resourceTemplates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["uriTemplate"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        uris,
+        names(&templates, "resourceTemplates", "uriTemplate"),
         ["library:///files/{+path}", "library://books/{number}"]
     );
 
@@ -455,13 +448,10 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
             r#"{{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{{"cursor":"{cursor}"}}}}"#
         ))
         .await;
-    let names: Vec<&str> = second["result"]["prompts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["pick_number", "plan_trip"]);
+    assert_eq!(
+        names(&second, "prompts", "name"),
+        ["pick_number", "plan_trip"]
+    );
     assert!(
         second["result"].get("nextCursor").is_none(),
         "the last page"

@@ -35,43 +35,41 @@ impl Kind {
     }
 
     /// Every key the attribute accepts, in the order the error message lists them.
-    pub fn accepted_keys(self) -> &'static str {
+    fn keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Tool => ACCEPTED_KEYS,
-            Kind::Prompt => "name, title, description, timeout",
-            Kind::Resource => {
-                "a URI or URI template first, then name, title, description, mime_type, size, timeout"
-            }
+            Kind::Tool => &[
+                "name",
+                "title",
+                "description",
+                "read_only",
+                "destructive",
+                "idempotent",
+                "open_world",
+                "timeout",
+                "large_output",
+                "task",
+            ],
+            Kind::Prompt => &["name", "title", "description", "timeout"],
+            Kind::Resource => &[
+                "name",
+                "title",
+                "description",
+                "mime_type",
+                "size",
+                "timeout",
+            ],
         }
     }
 
-    fn accepts(self, key: &str) -> bool {
+    /// The accepted keys, as the error message about an unknown one lists them.
+    fn accepted_keys(self) -> String {
+        let keys = self.keys().join(", ");
         match self {
-            Kind::Tool => matches!(
-                key,
-                "name"
-                    | "title"
-                    | "description"
-                    | "read_only"
-                    | "destructive"
-                    | "idempotent"
-                    | "open_world"
-                    | "timeout"
-                    | "large_output"
-                    | "task"
-            ),
-            Kind::Prompt => matches!(key, "name" | "title" | "description" | "timeout"),
-            Kind::Resource => matches!(
-                key,
-                "name" | "title" | "description" | "timeout" | "mime_type" | "size"
-            ),
+            Kind::Resource => format!("a URI or URI template first, then {keys}"),
+            _ => keys,
         }
     }
 }
-
-/// Every key `#[tool(...)]` accepts, in the order the error message lists them.
-pub const ACCEPTED_KEYS: &str =
-    "name, title, description, read_only, destructive, idempotent, open_world, timeout, large_output, task";
 
 /// What the attribute said. Each field keeps the span of its key for later errors.
 #[derive(Default)]
@@ -161,7 +159,7 @@ impl ToolArgs {
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
-        if !self.kind.accepts(&key) {
+        if !self.kind.keys().contains(&key.as_str()) {
             // Consume a value, if any, so parsing can go on to the next key.
             if meta.input.peek(syn::Token![=]) {
                 let _: syn::Expr = meta.value()?.parse()?;
@@ -230,8 +228,8 @@ impl ToolArgs {
                 })?;
                 set_once(&mut self.timeout_ms, meta, millis)
             }
-            // `accepts` let through only the keys above.
-            _ => unreachable!("a key `accepts` lets through has no arm"),
+            // `keys` lets through only the keys above.
+            _ => unreachable!("a key `keys` lets through has no arm"),
         }
     }
 }
@@ -370,7 +368,7 @@ mod tests {
         let messages: Vec<_> = errors.iter().map(ToString::to_string).collect();
         assert_eq!(messages.len(), 3, "{messages:?}");
         assert!(messages[0].starts_with("unknown #[tool] argument `nme`"));
-        assert!(messages[0].contains(ACCEPTED_KEYS));
+        assert!(messages[0].contains(&Kind::Tool.accepted_keys()));
         assert_eq!(messages[1], "`read_only` is given more than once");
         assert!(messages[2].starts_with("unknown #[tool] argument `colour`"));
     }

@@ -1,6 +1,7 @@
 //! What a new user hits first with the standard command line, run as real binaries: tools
-//! in a library crate, a tool that needs state, `serve --http` for a real deployment, and
-//! `call` past a tool's time limit.
+//! in a library crate, a tool that needs state, `serve --http` for a real deployment,
+//! `call` past a tool's time limit, and the test scripts under a `CARGO_TARGET_DIR` of
+//! one's own.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -330,4 +331,62 @@ fn serve_refuses_what_it_cannot_use_with_a_usage_error() {
         !help.contains("--bearer-token "),
         "no flag takes the secret itself"
     );
+}
+
+/// The workspace's root directory (this package is one level down).
+fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests package is inside the workspace")
+        .to_path_buf()
+}
+
+#[test]
+fn the_scripts_ask_cargo_where_the_binaries_are() {
+    let root = workspace_root();
+    let elsewhere = std::env::temp_dir().join("tool-tests-target-elsewhere");
+    let output = Command::new("bash")
+        .arg(root.join("scripts/target-dir.sh"))
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .output()
+        .expect("bash runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim(), elsewhere.to_str().unwrap());
+
+    // Every script the test command runs finds binaries through that script, never by a
+    // path of its own.
+    let mut scripts: Vec<std::path::PathBuf> = vec![root.join(".ci/run")];
+    for dir in ["scripts", "tests/clients"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if ["sh", "py", "mjs"].contains(&extension) {
+                scripts.push(path);
+            }
+        }
+    }
+    assert!(scripts.len() >= 5, "the scripts were found: {scripts:?}");
+    for script in &scripts {
+        let source = std::fs::read_to_string(script).unwrap();
+        for (number, line) in source.lines().enumerate() {
+            // `target/` as a path of its own, not the end of a variable (`$target/debug`)
+            // nor in a comment.
+            let comment = ["#", "//"]
+                .iter()
+                .any(|mark| line.trim_start().starts_with(mark));
+            let hard_coded = !comment
+                && line.match_indices("target/").any(|(at, _)| {
+                    !line[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|before| before.is_alphanumeric() || "$_{".contains(before))
+                });
+            assert!(
+                !hard_coded,
+                "{}:{} names cargo's target directory itself; ask scripts/target-dir.sh: {line}",
+                script.display(),
+                number + 1
+            );
+        }
+    }
 }

@@ -63,14 +63,18 @@ fn cities(typed: &str, context: &CompletionContext) -> Vec<&'static str> {
         .collect()
 }
 
+/// What the numbers count.
+struct Unit(&'static str);
+
 /// Numbers as text, to show that completions are capped.
 #[prompt]
 fn pick_number(
     /// Any number.
     #[arg(complete = many_numbers)]
     number: String,
+    unit: State<Unit>,
 ) -> String {
-    number
+    format!("{number} {}", unit.0)
 }
 
 fn many_numbers(typed: &str) -> Vec<String> {
@@ -123,11 +127,32 @@ fn library_file(path: String) -> Vec<u8> {
 }
 
 fn server(options: ServerOptions) -> (McpServer, ResourceUpdates) {
-    let builder = Registry::builder().state(Library { name: "Alexandria" });
+    let builder = Registry::builder()
+        .state(Library { name: "Alexandria" })
+        .state(Unit("books"));
     let updates = builder.resource_updates();
     let registry = builder.build().unwrap();
     let server = McpServer::with_options(registry, ServerInfo::new("library", "1"), options);
     (server, updates)
+}
+
+#[test]
+fn a_prompt_or_resource_whose_state_is_missing_stops_the_build_naming_it() {
+    let error = Registry::builder().build().unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "prompt `pick_number` takes State<surfaces::Unit>, but no surfaces::Unit was \
+         registered; add it with Registry::builder().state(...)"
+    );
+    let error = Registry::builder()
+        .state(Unit("books"))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("resource `library_name` takes State<surfaces::Library>"),
+        "{error}"
+    );
 }
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;

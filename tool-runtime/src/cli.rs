@@ -91,7 +91,29 @@ pub fn main() -> ExitCode {
 /// Turns the binary's own options into registry settings (state, run-time tools).
 type Setup = Box<dyn FnOnce(&clap::ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, String>>;
 
-/// The standard command line, with the registry it serves.
+/// The standard command line, with the registry it serves: a binary's options of its own,
+/// the state and run-time tools it registers, and how `serve` behaves.
+///
+/// ```
+/// use std::process::ExitCode;
+/// use tool_runtime::tool;
+///
+/// /// Add two numbers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// // What `my-tools call add '{"a": 2, "b": 3}'` runs; `main` would call `run()` instead.
+/// let code = tool_runtime::cli::Cli::new()
+///     .name("my-tools")
+///     .version("1.0.0")
+///     .run_from(["my-tools", "call", "add", r#"{"a": 2, "b": 3}"#]);
+/// assert_eq!(code, ExitCode::SUCCESS);
+///
+/// let code = tool_runtime::cli::Cli::new().run_from(["my-tools", "call", "add", r#"{"a": 2}"#]);
+/// assert_eq!(code, ExitCode::FAILURE);
+/// ```
 #[derive(Default)]
 pub struct Cli {
     name: Option<String>,

@@ -95,7 +95,32 @@ impl fmt::Debug for StateMap {
     }
 }
 
-/// Everything a call can draw on besides its arguments.
+/// Everything a call can draw on besides its arguments: the registered state, and the
+/// client that made the call (to ask its user, its model or its roots, see
+/// [`elicit`](CallContext::elicit), [`sample`](CallContext::sample) and
+/// [`roots`](CallContext::roots)). A tool takes it as a parameter, which callers never see.
+///
+/// ```
+/// use tool_runtime::{tool, CallContext, Registry};
+///
+/// struct Greeting(&'static str);
+///
+/// /// Greet someone, in the server's greeting if it has one.
+/// #[tool]
+/// fn greet(name: String, ctx: CallContext) -> String {
+///     let greeting = ctx.state::<Greeting>().map_or("Hello", |greeting| greeting.0);
+///     format!("{greeting}, {name}!")
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().state(Greeting("Hola")).build().unwrap();
+/// let schema = registry.get("greet").unwrap().input_schema().clone();
+/// assert_eq!(schema["required"], serde_json::json!(["name"]));
+///
+/// let result = registry.call("greet", serde_json::json!({"name": "Ana"})).await;
+/// assert_eq!(result.output(), Some(&serde_json::json!({"result": "Hola, Ana!"})));
+/// # });
+/// ```
 #[derive(Clone, Default)]
 pub struct CallContext {
     state: Arc<StateMap>,

@@ -181,7 +181,36 @@ impl LogLevel {
 }
 
 /// Lets a tool send log messages to the client (MCP `notifications/message`), at or above
-/// the level the client asked for with `logging/setLevel`.
+/// the level the client asked for with `logging/setLevel`. Any serializable value is a
+/// message. Outside MCP (a call through [`Registry::call`](crate::Registry::call), the
+/// command line's `call`) there is no client to tell and messages go nowhere; like
+/// [`Progress`], logging never blocks the tool.
+///
+/// ```
+/// use tool_runtime::{tool, Logger};
+///
+/// /// Import rows, telling the client about the ones it skips.
+/// #[tool]
+/// async fn import(rows: Vec<String>, log: Logger) -> usize {
+///     let log = log.named("import");
+///     let mut imported = 0;
+///     for (line, row) in rows.iter().enumerate() {
+///         if row.is_empty() {
+///             log.warning(serde_json::json!({"skipped": line, "why": "empty row"}));
+///         } else {
+///             imported += 1;
+///         }
+///     }
+///     log.info(format!("imported {imported} rows"));
+///     imported
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = tool_runtime::Registry::new().unwrap();
+/// let result = registry.call("import", serde_json::json!({"rows": ["a", "", "b"]})).await;
+/// assert_eq!(result.output(), Some(&serde_json::json!({"result": 2})));
+/// # });
+/// ```
 #[derive(Clone, Default)]
 pub struct Logger {
     scope: Option<Arc<CallScope>>,
@@ -245,7 +274,40 @@ impl Logger {
 }
 
 /// Tells a tool that its call was cancelled (by the client, or by a timeout). An async tool
-/// is simply dropped; a sync tool, which cannot be, checks this to stop early.
+/// is simply dropped; a sync tool, which cannot be, checks this to stop early. The caller
+/// has its answer (the timeout error, or nothing after a client's cancellation) without
+/// waiting for the tool to notice.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::{tool, Cancellation, Registry};
+///
+/// /// Count primes below a bound, the slow way.
+/// #[tool(timeout = "100ms")]
+/// fn count_primes(below: u64, cancel: Cancellation) -> Result<u64, String> {
+///     let mut found = 0;
+///     for n in 2..below {
+///         if n % 1024 == 0 && cancel.is_cancelled() {
+///             return Err("stopped".into()); // nobody reads it: the caller has its answer
+///         }
+///         found += u64::from((2..n).take_while(|d| d * d <= n).all(|d| n % d != 0));
+///         std::thread::sleep(Duration::from_micros(5));
+///     }
+///     Ok(found)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::new().unwrap();
+/// let quick = registry.call("count_primes", serde_json::json!({"below": 20})).await;
+/// assert_eq!(quick.output(), Some(&serde_json::json!({"result": 8})));
+///
+/// let slow = registry.call("count_primes", serde_json::json!({"below": 10_000_000})).await;
+/// assert_eq!(
+///     slow.error().unwrap().to_string(),
+///     "tool 'count_primes' did not finish within 100ms and was stopped"
+/// );
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Cancellation {
     inner: Arc<CancelInner>,

@@ -18,6 +18,39 @@ use uri_template::UriTemplate;
 
 /// One tool as callers see it: name, descriptions, schemas, parameters, examples, hints and
 /// where it is written. A pure description: how a tool runs is not part of it.
+///
+/// ```
+/// use tool_runtime::{tool, Registry};
+///
+/// /// Convert a temperature.
+/// ///
+/// /// Celsius to Fahrenheit, rounded to a tenth.
+/// ///
+/// /// Example: {"celsius": 21.5}
+/// #[tool(read_only, title = "Temperature converter")]
+/// fn to_fahrenheit(
+///     /// Degrees Celsius.
+///     celsius: f64,
+/// ) -> f64 {
+///     (celsius * 9.0 / 5.0 + 32.0).round()
+/// }
+///
+/// let registry = Registry::new().unwrap();
+/// let tool = registry.catalog().get("to_fahrenheit").unwrap();
+/// assert_eq!(tool.title(), Some("Temperature converter"));
+/// assert_eq!(tool.summary(), "Convert a temperature.");
+/// assert_eq!(tool.annotations().read_only, Some(true));
+///
+/// let celsius = &tool.params()[0];
+/// assert_eq!((celsius.name(), celsius.is_required()), ("celsius", true));
+/// assert_eq!(celsius.description(), Some("Degrees Celsius."));
+/// assert_eq!(tool.input_schema()["properties"]["celsius"]["type"], "number");
+/// assert_eq!(tool.argument_examples().next(), Some(&serde_json::json!({"celsius": 21.5})));
+///
+/// // A number is not an object, so the output is wrapped as {"result": ...}.
+/// assert!(tool.wraps_output());
+/// assert_eq!(tool.location().unwrap().file, file!());
+/// ```
 pub struct Tool {
     name: String,
     title: Option<String>,

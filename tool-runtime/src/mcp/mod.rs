@@ -357,7 +357,30 @@ impl McpServer {
     }
 }
 
-/// How a server behaves.
+/// How a server behaves, whatever its transport: list page sizes, limits on messages,
+/// outputs and calls in flight, caching hints, large outputs, tasks, and the key that seals
+/// request states. Start from the default and change what differs.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::mcp::{CacheScope, McpServer, ServerInfo, ServerOptions};
+/// use tool_runtime::Registry;
+///
+/// let options = ServerOptions::default()
+///     .page_size(50)
+///     .max_in_flight(32)
+///     .max_output_bytes(256 * 1024)
+///     .shutdown_grace(Duration::from_secs(2))
+///     .list_cache(Duration::from_secs(300), CacheScope::Public);
+/// assert_eq!(options.page_size, 50);
+///
+/// let server = McpServer::with_options(
+///     Registry::new().unwrap(),
+///     ServerInfo::new("inventory", "1.4.0"),
+///     options,
+/// );
+/// assert_eq!(server.max_output_bytes(), 256 * 1024);
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ServerOptions {

@@ -218,7 +218,46 @@ impl InPlaceCall {
     }
 }
 
-/// Builds a [`Registry`].
+/// Builds a [`Registry`]: the binary's static catalog, plus the state its tools take, a
+/// default time limit, and tools, prompts and resources made at run time.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::{tool, DynamicTool, Registry, State};
+///
+/// struct Prices { apple: u32 }
+///
+/// /// The price of an apple, in cents.
+/// #[tool]
+/// fn apple_price(prices: State<Prices>) -> u32 {
+///     prices.apple
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Name { name: String }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let hello = DynamicTool::new("hello", "Say hello.", |args: Name| async move {
+///     Ok::<_, String>(format!("hello {}", args.name))
+/// })
+/// .unwrap();
+/// let registry = Registry::builder()
+///     .state(Prices { apple: 40 })
+///     .default_timeout(Duration::from_secs(30))
+///     .group("greetings", [hello])
+///     .build()
+///     .unwrap();
+///
+/// let price = registry.call("apple_price", serde_json::json!({})).await;
+/// assert_eq!(price.output(), Some(&serde_json::json!({"result": 40})));
+/// let hello = registry.call("greetings_hello", serde_json::json!({"name": "Ana"})).await;
+/// assert_eq!(hello.output(), Some(&serde_json::json!({"result": "hello Ana"})));
+///
+/// // A tool whose state is missing stops the build, naming both.
+/// let error = Registry::builder().build().unwrap_err().to_string();
+/// assert!(error.contains("apple_price") && error.contains("Prices"), "{error}");
+/// # });
+/// ```
 #[derive(Default)]
 pub struct RegistryBuilder {
     default_timeout: Option<Duration>,

@@ -58,7 +58,32 @@ pub enum Cors {
     Origins(Vec<String>),
 }
 
-/// How the HTTP side behaves.
+/// How the HTTP side behaves: the endpoint's path, who may call it (hosts, a bearer
+/// token, browser origins), how large a request may be, how long idle sessions live, and
+/// whether the REST endpoints are served too. Start from [`HttpOptions::default`] (loopback
+/// hosts only) or [`HttpOptions::for_address`] and change what differs.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::transport::http::{Cors, HttpOptions};
+///
+/// let options = HttpOptions::default()
+///     .allowed_hosts(["tools.example.com"])
+///     .cors(Cors::Origins(vec!["https://app.example.com".into()]))
+///     .bearer_token(std::env::var("MCP_BEARER_TOKEN").unwrap_or_else(|_| "dev-token".into()))
+///     .body_limit(1024 * 1024)
+///     .session_idle_timeout(Duration::from_secs(600))
+///     .rest(true);
+/// assert_eq!(options.endpoint, "/mcp");
+/// assert_eq!(options.allowed_hosts, ["tools.example.com"]);
+///
+/// // Bound to every interface, any Host is accepted unless hosts are named.
+/// let public = HttpOptions::for_address("0.0.0.0:8080".parse().unwrap());
+/// assert!(public.allowed_hosts.is_empty());
+/// ```
+///
+/// [`router`] turns the options and a server into an axum `Router` to nest in an app;
+/// [`serve`] binds and serves it.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpOptions {

@@ -28,7 +28,6 @@ pub fn error_text(result: &ToolResult) -> String {
     }
 }
 
-/// A handshake-era `initialize` request with id 0, as a client's first message.
 /// The `field` of each entry of a list answer's `result[key]` (`names(&list, "prompts",
 /// "name")`).
 pub fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
@@ -40,6 +39,7 @@ pub fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
         .collect()
 }
 
+/// A handshake-era `initialize` request with id 0, as a client's first message.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 /// The JSON-RPC messages of an HTTP body: one JSON answer, or the `data:` lines of an SSE
@@ -179,3 +179,132 @@ impl Client {
         self.next().await
     }
 }
+
+/// A server child process (`serve --http`), stopped by its own process id when dropped.
+pub struct ServerProcess {
+    /// The child; its stderr is piped when the test reads the logs.
+    pub child: std::process::Child,
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `binary serve --http host:port` with `args` and `env` (the deployment variables
+/// of the test's own environment removed), and waits until it listens.
+pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
+    use std::process::{Command, Stdio};
+    let port = free_port();
+    let address = format!("{host}:{port}");
+    let mut command = Command::new(binary);
+    command
+        .args(["serve", "--http", &address])
+        .args(args)
+        .env_remove("MCP_BEARER_TOKEN")
+        .env_remove("MCP_ALLOWED_HOSTS")
+        .env_remove("MCP_CORS_ORIGINS")
+        .env_remove("MCP_BEARER_TOKEN_FILE")
+        .env_remove("MCP_LOG_FORMAT")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let server = ServerProcess {
+        child: command.spawn().expect("the server starts"),
+        port,
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server listens on {address}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+/// One HTTP exchange's answer.
+#[derive(Debug)]
+pub struct HttpReply {
+    /// The status code.
+    pub status: u16,
+    /// The status line and headers, lowercased.
+    pub head: String,
+    /// The body (chunked bodies are left as sent).
+    pub body: String,
+}
+
+impl HttpReply {
+    /// The value of header `name` (lowercase), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == name).then(|| value.trim())
+        })
+    }
+}
+
+/// Sends one HTTP/1.1 request to 127.0.0.1:`port` on a new connection (a `Host` of
+/// localhost unless given) and reads the whole answer.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> HttpReply {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request.push_str(&format!("Host: localhost:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    HttpReply {
+        status: head
+            .split(' ')
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or(0),
+        head: head.to_lowercase(),
+        body: body.to_owned(),
+    }
+}
+
+/// The headers of a JSON-RPC POST to `/mcp`.
+pub const JSON_POST: [(&str, &str); 2] = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+];

@@ -3,11 +3,10 @@
 //! `call` past a tool's time limit, and the test scripts under a `CARGO_TARGET_DIR` of
 //! one's own.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tool_tests::INITIALIZE;
+use tool_tests::{http, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
 
 fn run(binary: &str, args: &[&str]) -> Output {
     Command::new(binary)
@@ -126,85 +125,15 @@ fn call_past_a_time_limit_cancels_the_tool_and_does_not_wait_for_it() {
     );
 }
 
-/// A `serve --http` child process, stopped by its own process id when dropped.
-struct Server {
-    child: Child,
-    port: u16,
+fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
+    spawn_http(env!("CARGO_BIN_EXE_travel-tools"), host, args, env)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
-    let port = free_port();
-    let address = format!("{host}:{port}");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_travel-tools"));
-    command
-        .args(["serve", "--http", &address])
-        .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .env_remove("MCP_ALLOWED_HOSTS")
-        .env_remove("MCP_CORS_ORIGINS")
-        .env_remove("MCP_BEARER_TOKEN_FILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let server = Server {
-        child: command.spawn().expect("the server starts"),
-        port,
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the server listens on {address}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    server
-}
-
-/// Sends one POST to `/mcp` and gives the status code and the response head.
+/// Sends an `initialize` to `/mcp` and gives the status code and the response head.
 fn post(port: u16, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        INITIALIZE.len()
-    );
-    if !headers.iter().any(|(name, _)| *name == "Host") {
-        request.push_str(&format!("Host: localhost:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(INITIALIZE);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let head = response
-        .split("\r\n\r\n")
-        .next()
-        .unwrap_or("")
-        .to_lowercase();
-    (status, head)
+    let headers: Vec<(&str, &str)> = JSON_POST.iter().chain(headers).copied().collect();
+    let reply = http(port, "POST", "/mcp", &headers, INITIALIZE);
+    (reply.status, reply.head)
 }
 
 #[test]

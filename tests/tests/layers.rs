@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["tasks"],
     &["export", "check.rs", "diff.rs"],
     &["call"],
+    &["ops"],
     &["registration.rs"],
     &["registry"],
     &["mcp"],

@@ -185,6 +185,23 @@ enum Command {
         /// present.
         #[arg(long, value_name = "PATH", env = "MCP_BEARER_TOKEN_FILE")]
         bearer_token_file: Option<PathBuf>,
+        /// How logs are written on stderr: `text` for people, or `json` (one JSON object
+        /// per line, with an audit event for every tool call).
+        #[arg(
+            long,
+            value_name = "FORMAT",
+            default_value = "text",
+            env = "MCP_LOG_FORMAT"
+        )]
+        log_format: LogFormat,
+        /// Write the arguments' values into each call's audit event (only their size
+        /// otherwise).
+        #[arg(long)]
+        audit_arguments: bool,
+        /// Count calls, errors, calls in flight and durations per tool, and serve them as
+        /// Prometheus text at GET /metrics (needs --http).
+        #[arg(long, requires = "http")]
+        metrics: bool,
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
@@ -212,6 +229,15 @@ enum Command {
         /// The saved catalog artefact.
         old: PathBuf,
     },
+}
+
+/// How `serve` writes its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines for people; audit events only when `RUST_LOG` asks for them.
+    Text,
+    /// One JSON object per line, audit events included.
+    Json,
 }
 
 fn parse_format(name: &str) -> Result<Format, String> {
@@ -376,6 +402,14 @@ impl Cli {
             return ExitCode::from(2);
         };
         let mut builder = self.registry;
+        if let Command::Serve {
+            metrics,
+            audit_arguments,
+            ..
+        } = &command_given
+        {
+            builder = builder.metrics(*metrics).audit_arguments(*audit_arguments);
+        }
         if let Some(setup) = self.setup {
             builder = match setup(&matches, builder) {
                 Ok(builder) => builder,
@@ -414,6 +448,9 @@ impl Cli {
                 allowed_hosts,
                 cors_origins,
                 bearer_token_file,
+                log_format,
+                audit_arguments: _,
+                metrics,
             } => {
                 let transport = match http {
                     None => Transport::Stdio,
@@ -430,6 +467,7 @@ impl Cli {
                             allowed_hosts,
                             cors_origins,
                             bearer_token: token,
+                            metrics,
                         })
                     }
                 };
@@ -440,6 +478,7 @@ impl Cli {
                     self.version.as_deref(),
                     transport,
                     threads,
+                    log_format,
                 )
             }
             Command::List {
@@ -465,6 +504,8 @@ struct HttpSettings {
     allowed_hosts: Vec<String>,
     cors_origins: Vec<String>,
     bearer_token: Option<String>,
+    /// Whether to serve `GET /metrics`.
+    metrics: bool,
 }
 
 /// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
@@ -505,9 +546,16 @@ fn usage_failure(error: clap::Error, name: &str) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
+            // The first line, and the arguments clap lists under it (which required
+            // argument is missing), on one line.
             let rendered = error.render().to_string();
-            let first = rendered.lines().next().unwrap_or("error: invalid usage");
-            eprintln!("{first} (see `{name} --help`)");
+            let mut lines = rendered.lines();
+            let mut message = lines.next().unwrap_or("error: invalid usage").to_owned();
+            for listed in lines.take_while(|line| line.starts_with("  ")) {
+                message.push(' ');
+                message.push_str(listed.trim());
+            }
+            eprintln!("{message} (see `{name} --help`)");
             ExitCode::from(2)
         }
     }
@@ -699,19 +747,9 @@ fn serve(
     version: Option<&str>,
     transport: Transport,
     threads: u16,
+    log_format: LogFormat,
 ) -> ExitCode {
-    // Logs go to stderr, never to stdout (which carries the protocol on stdio); colour only
-    // for a person at a terminal (https://no-color.org).
-    let colour = std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .try_init();
+    init_logs(log_format);
     // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it with
     // Cli::version.
     let version = version
@@ -748,7 +786,8 @@ fn serve(
             #[cfg(feature = "http")]
             Transport::Http(settings) => {
                 let address = settings.address;
-                crate::transport::http::serve(server, address, http_options(settings)).await
+                let options = http_options(settings).map_err(std::io::Error::other)?;
+                crate::transport::http::serve(server, address, options).await
             }
             #[cfg(not(feature = "http"))]
             Transport::Http(_) => Err(std::io::Error::other(
@@ -764,11 +803,42 @@ fn serve(
     }
 }
 
+/// Logs go to stderr, never to stdout (which carries the protocol on stdio). Text has
+/// colour only for a person at a terminal (https://no-color.org) and leaves out the audit
+/// trail unless `RUST_LOG` names it; JSON lines are for machines and carry it.
+fn init_logs(format: LogFormat) {
+    use crate::ops::AUDIT_TARGET;
+    let default_filter = match format {
+        LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
+        LogFormat::Json => "info".to_owned(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Text => {
+            let colour = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+            logs.with_ansi(colour).try_init()
+        }
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init(),
+    };
+}
+
 /// The HTTP options `serve --http` was given; the REST endpoints are on.
 #[cfg(feature = "http")]
-fn http_options(settings: HttpSettings) -> crate::transport::http::HttpOptions {
+fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOptions, String> {
     use crate::transport::http::{Cors, HttpOptions};
     let mut options = HttpOptions::for_address(settings.address).rest(true);
+    if settings.metrics {
+        options = options.metrics(crate::ops::Prometheus::install()?);
+    }
     if !settings.allowed_hosts.is_empty() {
         options = options.allowed_hosts(settings.allowed_hosts);
     }
@@ -780,5 +850,5 @@ fn http_options(settings: HttpSettings) -> crate::transport::http::HttpOptions {
     if let Some(token) = settings.bearer_token {
         options = options.bearer_token(token);
     }
-    options
+    Ok(options)
 }

@@ -93,6 +93,7 @@ pub mod cli;
 pub mod diff;
 pub mod export;
 pub mod mcp;
+pub mod ops;
 mod registration;
 pub mod registry;
 mod schema;
@@ -251,6 +252,7 @@ pub mod result {
 /// What the runtime fills in for a tool's parameters: shared state, the call context, and
 /// the call's progress, logs and cancellation.
 pub mod context {
+    pub use crate::call::caller::Caller;
     pub use crate::call::complete::{Completer, CompletionContext};
     pub use crate::call::context::{CallContext, State};
     pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};

@@ -157,4 +157,14 @@ impl CallContext {
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.state.get::<T>().map(State)
     }
+
+    /// Who made the call: its transport, session, authenticated subject and scopes, as far
+    /// as they are known (a call made directly on a registry has none of them).
+    pub fn caller(&self) -> &super::caller::Caller {
+        static DIRECT: std::sync::OnceLock<super::caller::Caller> = std::sync::OnceLock::new();
+        match &self.scope {
+            Some(scope) => &scope.caller,
+            None => DIRECT.get_or_init(super::caller::Caller::default),
+        }
+    }
 }

@@ -80,6 +80,20 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
+    /// `failed`, `panicked`, `timed_out`, `unavailable`), as audit events and metrics name
+    /// it and programs can match on.
+    pub fn status(&self) -> &'static str {
+        match self {
+            CallError::UnknownTool { .. } => "unknown_tool",
+            CallError::InvalidArguments { .. } => "invalid_arguments",
+            CallError::Failed { .. } => "failed",
+            CallError::Panicked { .. } => "panicked",
+            CallError::TimedOut { .. } => "timed_out",
+            CallError::Unavailable { .. } => "unavailable",
+        }
+    }
+
     /// Whether the caller can fix this by changing the arguments or the tool name.
     pub fn is_caller_error(&self) -> bool {
         matches!(

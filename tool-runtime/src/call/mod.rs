@@ -3,6 +3,7 @@
 
 pub(crate) mod arguments;
 pub(crate) mod ask;
+pub(crate) mod caller;
 pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;

@@ -27,6 +27,8 @@ pub(crate) struct CallScope {
     pub(crate) asker: Option<Arc<dyn super::ask::Asker>>,
     /// How many questions the call has asked, for their default keys.
     questions: AtomicUsize,
+    /// Who made the call.
+    pub(crate) caller: super::caller::Caller,
 }
 
 impl CallScope {
@@ -42,7 +44,14 @@ impl CallScope {
             log_level,
             asker: None,
             questions: AtomicUsize::new(0),
+            caller: super::caller::Caller::default(),
         }
+    }
+
+    /// The same scope, of a call `caller` made.
+    pub(crate) fn called_by(mut self, caller: super::caller::Caller) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// The scope of a call made directly on a registry (no client): no progress, no log

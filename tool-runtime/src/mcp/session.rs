@@ -13,6 +13,7 @@ use super::tasks;
 use super::tools::{self, CallAnswer};
 use super::work::{notify_within, CallWork, Handled, InFlightGuard, SinkNotifier, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
+use crate::call::caller::Caller;
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
 use crate::registry::{ListsChanged, Update};
 use serde_json::{json, Map, Value};
@@ -35,6 +36,8 @@ const NO_LOGS: u8 = u8::MAX;
 pub struct Connection {
     shared: Arc<Shared>,
     state: Arc<State>,
+    /// Who sends the messages [`handle`](Connection::handle) is given.
+    caller: Caller,
 }
 
 pub(super) struct State {
@@ -104,7 +107,15 @@ impl Connection {
                 next_question: AtomicU64::new(1),
                 tasks: Mutex::new(Vec::new()),
             }),
+            caller: Caller::default(),
         }
+    }
+
+    /// The same connection, whose messages come from `caller` (a transport says who its
+    /// client is: the process's stdio, say).
+    pub fn called_by(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// Sets where notifications unrelated to a request go (`notifications/tools/list_changed`
@@ -155,26 +166,28 @@ impl Connection {
     /// Handles one incoming message; every message it causes goes to `sink`, the messages
     /// of the work it leaves too (run that work for the request to be answered).
     pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
-        self.handle_with(jsonrpc::parse(bytes), None, sink)
+        self.handle_with(jsonrpc::parse(bytes), None, &self.caller, sink)
     }
 
     /// Handles one message a transport has already parsed, whose protocol version it also
     /// saw claimed outside the body (HTTP's `MCP-Protocol-Version` header; see the `era`
-    /// module).
+    /// module), sent by `caller`.
     #[cfg(feature = "http")]
     pub(crate) fn handle_parsed(
         &self,
         parsed: Result<Incoming, jsonrpc::Rejected>,
         claimed: Option<&str>,
+        caller: &Caller,
         sink: &Outgoing,
     ) -> Handled {
-        self.handle_with(parsed, claimed, sink)
+        self.handle_with(parsed, claimed, caller, sink)
     }
 
     fn handle_with(
         &self,
         parsed: Result<Incoming, jsonrpc::Rejected>,
         claimed: Option<&str>,
+        caller: &Caller,
         sink: &Outgoing,
     ) -> Handled {
         match parsed {
@@ -194,7 +207,7 @@ impl Connection {
                 Handled::notification()
             }
             Ok(Incoming::Request { id, method, params }) => {
-                Handled::request(self.request(id, &method, params, claimed, sink))
+                Handled::request(self.request(id, &method, params, claimed, caller, sink))
             }
         }
     }
@@ -232,6 +245,7 @@ impl Connection {
         method: &str,
         params: Option<Map<String, Value>>,
         claimed: Option<&str>,
+        caller: &Caller,
         sink: &Outgoing,
     ) -> Option<Work> {
         let error = |code: i64, message: &str, data: Option<Value>| {
@@ -244,7 +258,7 @@ impl Connection {
         match era::of_request(era::meta_of(params.as_ref()), claimed) {
             Era::PerRequest(version) => {
                 let version = version.clone();
-                return self.stateless_request(id, method, params, version, sink);
+                return self.stateless_request(id, method, params, version, caller, sink);
             }
             Era::MissingMeta => {
                 return error(
@@ -284,12 +298,12 @@ impl Connection {
                 None
             }
             "tools/call" => {
-                let level = Arc::clone(&self.state.log_level);
-                self.tools_call(id, params, level, false, sink)
+                let origin = Origin::handshake(&self.state, caller);
+                self.tools_call(id, params, origin, sink)
             }
             "prompts/get" | "resources/read" | "completion/complete" => {
-                let level = Arc::clone(&self.state.log_level);
-                self.surface_request(id, method, params, level, false, sink)
+                let origin = Origin::handshake(&self.state, caller);
+                self.surface_request(id, method, params, origin, sink)
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 self.subscription(&id, method, params.as_ref(), sink)
@@ -582,10 +596,10 @@ impl Connection {
         id: RequestId,
         method: &str,
         params: Option<Map<String, Value>>,
-        log_level: Arc<AtomicU8>,
-        stateless: bool,
+        origin: Origin<'_>,
         sink: &Outgoing,
     ) -> Option<Work> {
+        let stateless = origin.stateless;
         let mut params = params.unwrap_or_default();
         let target = match method {
             "prompts/get" => take_string(&id, &mut params, "name", "the prompt's name")
@@ -612,7 +626,7 @@ impl Connection {
             Ok(asking) => asking,
             Err(refusal) => return answered(sink, refusal),
         };
-        let scope = self.request_scope(&params, log_level, asking, sink);
+        let scope = self.request_scope(&params, origin, asking, sink);
         let guard = match self.register(id, scope.cancellation.clone()) {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
@@ -640,6 +654,7 @@ impl Connection {
         method: &str,
         params: Option<Map<String, Value>>,
         version: Value,
+        caller: &Caller,
         sink: &Outgoing,
     ) -> Option<Work> {
         let error = |code: i64, message: &str, data: Option<Value>| {
@@ -717,12 +732,11 @@ impl Connection {
                 None
             }
             "tools/call" => {
-                let level = Arc::new(AtomicU8::new(level));
-                self.tools_call(id, params, level, true, sink)
+                self.tools_call(id, params, Origin::per_request(level, caller), sink)
             }
             "prompts/get" | "resources/read" | "completion/complete" => {
-                let level = Arc::new(AtomicU8::new(level));
-                self.surface_request(id, method, params, level, true, sink)
+                let origin = Origin::per_request(level, caller);
+                self.surface_request(id, method, params, origin, sink)
             }
             "subscriptions/listen" => self.listen(id, params.as_ref(), sink),
             "tasks/get" | "tasks/update" | "tasks/cancel" if self.shared.offered.tasks => {
@@ -748,10 +762,10 @@ impl Connection {
         &self,
         id: RequestId,
         params: Option<Map<String, Value>>,
-        log_level: Arc<AtomicU8>,
-        stateless: bool,
+        origin: Origin<'_>,
         sink: &Outgoing,
     ) -> Option<Work> {
+        let stateless = origin.stateless;
         let mut params = params.unwrap_or_default();
         let name = match take_string(&id, &mut params, "name", "the tool's name") {
             Ok(name) => name,
@@ -766,7 +780,7 @@ impl Connection {
             Err(refusal) => return answered(sink, refusal),
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
-        let scope = self.request_scope(&params, log_level, asking, sink);
+        let scope = self.request_scope(&params, origin, asking, sink);
 
         // Argument errors and unknown tools are answered here and now.
         let pending = match self
@@ -908,7 +922,7 @@ impl Connection {
     fn request_scope(
         &self,
         params: &Map<String, Value>,
-        log_level: Arc<AtomicU8>,
+        origin: Origin<'_>,
         asking: Asking,
         sink: &Outgoing,
     ) -> RequestScope {
@@ -924,8 +938,9 @@ impl Connection {
         let scope = CallScope::new(
             progress_token,
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
-            log_level,
-        );
+            origin.log_level,
+        )
+        .called_by(origin.caller.clone());
         let (scope, retry, live) = match asking {
             Asking::Nobody => (scope, None, None),
             Asking::Live => {
@@ -1194,6 +1209,34 @@ fn offered_kind(method: &str) -> &'static str {
         "resources"
     } else {
         "prompts or resource templates to complete"
+    }
+}
+
+/// How a request that runs user code came: from whom, in which era, and the log level its
+/// messages are held to.
+struct Origin<'a> {
+    log_level: Arc<AtomicU8>,
+    stateless: bool,
+    caller: &'a Caller,
+}
+
+impl<'a> Origin<'a> {
+    /// A request in a handshake-era session, at the session's log level.
+    fn handshake(state: &State, caller: &'a Caller) -> Self {
+        Origin {
+            log_level: Arc::clone(&state.log_level),
+            stateless: false,
+            caller,
+        }
+    }
+
+    /// A 2026-07-28 request, at the level its `_meta` names.
+    fn per_request(level: u8, caller: &'a Caller) -> Self {
+        Origin {
+            log_level: Arc::new(AtomicU8::new(level)),
+            stateless: true,
+            caller,
+        }
     }
 }
 

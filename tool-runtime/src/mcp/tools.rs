@@ -34,7 +34,7 @@ pub(crate) fn answer(
 /// answer carries none and is flagged `isError` (clients then skip checking it against the
 /// output schema).
 fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
-    let size = serialized_len(&body);
+    let size = crate::schema::json_len(&body);
     if size <= limit {
         return body;
     }
@@ -144,22 +144,4 @@ fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Value {
             "description": format!("The whole output of {tool}, {size} bytes."),
         },
     ])
-}
-
-/// The length of `body` as JSON, counted without building the text.
-fn serialized_len(body: &Map<String, Value>) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing to a counter cannot fail, and a map of JSON values always serializes.
-    let _ = serde_json::to_writer(&mut counter, body);
-    counter.0
 }

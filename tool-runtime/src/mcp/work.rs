@@ -324,6 +324,7 @@ impl InPlaceWork {
             id: self.guard.id.clone(),
             tool: self.call.tool().clone(),
             limit: self.call.limit(),
+            watch: self.call.watch().clone(),
             sink: sink.clone(),
             stateless: self.stateless,
         }
@@ -351,6 +352,8 @@ pub(crate) struct Watched {
     id: RequestId,
     tool: crate::call::runnable::ToolRef,
     limit: Option<std::time::Duration>,
+    /// Records the call's end: the watchdog's answer is the one the client gets.
+    watch: crate::ops::watch::CallWatch,
     sink: Outgoing,
     stateless: bool,
 }
@@ -377,6 +380,7 @@ impl Watched {
         };
         in_flight.stop();
         let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
+        self.watch.finish(&result);
         send(
             &self.sink,
             answer(&self.shared, &self.id, result, self.stateless),

@@ -24,6 +24,7 @@ use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::call::runnable::{Entry, Runnable};
 use crate::catalog::{Catalog, CatalogError, ItemKind, Tool};
+use crate::ops::watch::{CallWatch, Observer};
 use crate::registration::StaticTools;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -162,6 +163,7 @@ pub(crate) struct PendingCall {
     invocation: crate::call::Invocation,
     /// The tool's own time limit, else the registry's default.
     limit: Option<Duration>,
+    watch: CallWatch,
 }
 
 impl PendingCall {
@@ -169,7 +171,9 @@ impl PendingCall {
     pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
         let outcome = crate::call::complete(&self.tool, self.invocation, context, self.limit).await;
         let name = self.tool.name().to_owned();
-        ToolResult::new(name, self.input, Some(self.tool), outcome)
+        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
+        self.watch.finish(&result);
+        result
     }
 
     /// The call as work to run in place, when it is a sync tool proven quick; else the call
@@ -184,6 +188,7 @@ impl PendingCall {
                     tool: self.tool,
                     input: self.input,
                     work,
+                    watch: self.watch,
                 })
             }
             invocation => Err(PendingCall { invocation, ..self }),
@@ -197,6 +202,7 @@ pub(crate) struct InPlaceCall {
     input: Value,
     work: crate::call::invoke::BlockingWork,
     limit: Option<Duration>,
+    watch: CallWatch,
 }
 
 impl InPlaceCall {
@@ -210,11 +216,18 @@ impl InPlaceCall {
         &self.tool
     }
 
+    /// What records the call's end, for a watchdog that may end it first.
+    pub(crate) fn watch(&self) -> &CallWatch {
+        &self.watch
+    }
+
     /// Runs the work here and now.
     pub(crate) fn run(self) -> ToolResult {
         let outcome = crate::call::complete_in_place(&self.tool, self.work);
         let name = self.tool.name().to_owned();
-        ToolResult::new(name, self.input, Some(self.tool), outcome)
+        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
+        self.watch.finish(&result);
+        result
     }
 }
 
@@ -261,6 +274,7 @@ impl InPlaceCall {
 #[derive(Default)]
 pub struct RegistryBuilder {
     default_timeout: Option<Duration>,
+    observer: Observer,
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
@@ -294,6 +308,23 @@ impl RegistryBuilder {
     /// Adds a tool made at run time.
     pub fn tool(mut self, tool: DynamicTool) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Writes the arguments' values into each call's audit event (their size only, by
+    /// default: arguments may hold what the audit trail should not keep). Audit events are
+    /// `tracing` events of the target [`AUDIT_TARGET`](crate::ops::AUDIT_TARGET).
+    pub fn audit_arguments(mut self, on: bool) -> Self {
+        self.observer.audit_arguments = on;
+        self
+    }
+
+    /// Counts calls through the [`metrics`](https://docs.rs/metrics) facade, for whatever
+    /// recorder the program installs (see [`Prometheus`](crate::ops::Prometheus)): calls
+    /// and errors per tool, calls in flight, and a histogram of their duration. Off by
+    /// default.
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.observer.metrics = on;
         self
     }
 
@@ -378,6 +409,7 @@ impl RegistryBuilder {
         let (sender, _) = watch::channel(Versions::default());
         let registry = Registry {
             default_timeout: self.default_timeout,
+            observer: self.observer,
             statics,
             dynamic: RwLock::new(BTreeMap::new()),
             surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
@@ -422,6 +454,8 @@ impl RegistryBuilder {
 /// ```
 pub struct Registry {
     default_timeout: Option<Duration>,
+    /// What is recorded of each call.
+    observer: Observer,
     statics: &'static StaticTools,
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     /// Prompts and resources added at run time.
@@ -622,6 +656,20 @@ impl Registry {
         self.call_in(name, input, &self.direct_context()).await
     }
 
+    /// Calls a tool for `caller` outside MCP (the REST endpoints): as [`Registry::call`],
+    /// with the caller's limits, budget and audit.
+    #[cfg(feature = "http")]
+    pub(crate) async fn call_for(
+        &self,
+        caller: crate::call::caller::Caller,
+        name: &str,
+        input: Value,
+    ) -> ToolResult {
+        let scope = crate::call::scope::CallScope::detached().called_by(caller);
+        let context = self.context.with_scope(Arc::new(scope));
+        self.call_in(name, input, &context).await
+    }
+
     /// The context of one call made directly on the registry (not through a protocol): its
     /// own scope, so a timeout cancels this call and no other.
     pub(crate) fn direct_context(&self) -> CallContext {
@@ -656,22 +704,31 @@ impl Registry {
         input: Value,
         context: &CallContext,
     ) -> Result<ToolResult, PendingCall> {
-        let Some(tool) = self.get(name) else {
+        let tool = self.get(name);
+        let watch = self
+            .observer
+            .watch(name, tool.is_some(), &input, context.caller());
+        let Some(tool) = tool else {
             let outcome = Err(CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
             });
-            return Ok(ToolResult::new(name.to_owned(), input, None, outcome));
+            let result = ToolResult::new(name.to_owned(), input, None, outcome);
+            watch.finish(&result);
+            return Ok(result);
         };
         match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
-                Ok(ToolResult::new(name.to_owned(), input, Some(tool), outcome))
+                let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
+                watch.finish(&result);
+                Ok(result)
             }
             crate::call::Started::Pending(invocation) => Err(PendingCall {
                 limit: self.limit_for(&tool),
                 tool,
                 input,
                 invocation,
+                watch,
             }),
         }
     }

@@ -451,6 +451,24 @@ pub(crate) fn constant(schema: &Value) -> Option<&Value> {
         })
 }
 
+/// The length of `value` as JSON text, counted without building the text.
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail; what fails to serialize counts what was written.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
 pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     let mut current = schema;
     for _ in 0..8 {

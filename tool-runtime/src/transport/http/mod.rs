@@ -15,6 +15,7 @@
 mod param_headers;
 mod sessions;
 
+use crate::call::caller::Caller;
 use crate::call::error::CallError;
 use crate::catalog::Tool;
 use crate::export;
@@ -31,6 +32,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::Extension;
 use axum::Router;
 use futures_util::stream::{self, Stream};
 use serde_json::{json, Map, Value};
@@ -106,6 +108,8 @@ pub struct HttpOptions {
     /// How long a handshake-era session may go without a request (and with nothing in
     /// flight) before the server ends it; its client then gets 404 and initializes again.
     pub session_idle_timeout: Duration,
+    /// The metrics served as Prometheus text at `GET /metrics`; none by default.
+    pub metrics: Option<crate::ops::Prometheus>,
 }
 
 impl Default for HttpOptions {
@@ -118,6 +122,7 @@ impl Default for HttpOptions {
             cors: Cors::None,
             rest: false,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            metrics: None,
         }
     }
 }
@@ -167,6 +172,13 @@ impl HttpOptions {
     /// Serves the REST endpoints beside the MCP endpoint (or not).
     pub fn rest(mut self, on: bool) -> Self {
         self.rest = on;
+        self
+    }
+
+    /// Serves `metrics` as Prometheus text at `GET /metrics`, behind the same host and
+    /// token checks as the MCP endpoint.
+    pub fn metrics(mut self, metrics: crate::ops::Prometheus) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -263,6 +275,17 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
             .route("/mcp/tools/list", get(rpc_tools_list))
             .route("/mcp/tools/call", post(rpc_tools_call));
     }
+    if let Some(metrics) = app.options.metrics.clone() {
+        router = router.route(
+            "/metrics",
+            get(move || async move {
+                (
+                    [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                    metrics.render(),
+                )
+            }),
+        );
+    }
     let mut router = router
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
@@ -300,11 +323,13 @@ pub async fn serve(
             tracing::debug!(%error, "cannot turn off Nagle's algorithm on a connection");
         }
     });
-    axum::serve(listener, router(server, options)).await
+    let app = router(server, options).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app).await
 }
 
-/// Host, Origin and bearer-token checks for every request.
-async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+/// Host, Origin and bearer-token checks for every request, which then carries its
+/// [`Caller`] for the handlers.
+async fn guard(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
     let options = &app.options;
     let headers = request.headers();
     if !options.allowed_hosts.is_empty() {
@@ -352,6 +377,11 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
             return response;
         }
     }
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|info| info.0);
+    request.extensions_mut().insert(Caller::http(peer));
     next.run(request).await
 }
 
@@ -386,7 +416,12 @@ fn rpc_error(status: StatusCode, id: Option<&RequestId>, code: i64, message: &st
     json_response(status, jsonrpc::error_response(id, code, message, None))
 }
 
-async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn mcp_post(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     // The body is parsed once, here; the connection is handed the parsed message.
     let parsed = jsonrpc::parse(&body);
     let (method, request_id, params) = match &parsed {
@@ -472,9 +507,13 @@ async fn mcp_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) 
         }
     };
     let request_id = request_id.cloned();
+    let caller = match new_session.as_deref().or(session_id) {
+        Some(session) if !stateless => caller.with_session(session),
+        _ => caller,
+    };
 
     let (sink, mut outgoing) = outbox();
-    let handled = connection.handle_parsed(parsed, claimed, &sink);
+    let handled = connection.handle_parsed(parsed, claimed, &caller, &sink);
     // From here only the request's work holds a sender, so however the work ends (answered,
     // cancelled, its session closed) every wait below ends with it.
     drop(sink);
@@ -767,7 +806,11 @@ struct ExecuteRequest {
     parameters: Value,
 }
 
-async fn rest_execute(State(app): State<Arc<App>>, body: Bytes) -> Response {
+async fn rest_execute(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
     let request: ExecuteRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(error) => {
@@ -785,7 +828,7 @@ async fn rest_execute(State(app): State<Arc<App>>, body: Bytes) -> Response {
     let result = app
         .server
         .registry()
-        .call(&request.tool_name, request.parameters)
+        .call_for(caller, &request.tool_name, request.parameters)
         .await;
     let status = match result.error() {
         None | Some(CallError::Failed { .. }) => StatusCode::OK,
@@ -812,7 +855,11 @@ async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
 /// `POST /mcp/tools/call` takes a JSON-RPC `tools/call` request. Invalid arguments and
 /// unknown tools are JSON-RPC errors here (-32602), as that endpoint's contract says;
 /// every other outcome is the `tools/call` result MCP gives.
-async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
+async fn rpc_tools_call(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
     let (id, method, params) = match jsonrpc::parse(&body) {
         Ok(jsonrpc::Incoming::Request { id, method, params }) => (id, method, params),
         Ok(_) => {
@@ -851,7 +898,7 @@ async fn rpc_tools_call(State(app): State<Arc<App>>, body: Bytes) -> Response {
     };
     let arguments = params.remove("arguments").unwrap_or(Value::Null);
     let registry = app.server.registry();
-    let result = registry.call(&name, arguments).await;
+    let result = registry.call_for(caller, &name, arguments).await;
     if let Some(error @ (CallError::UnknownTool { .. } | CallError::InvalidArguments { .. })) =
         result.error()
     {

@@ -22,7 +22,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let connection = server.connection();
+    let connection = server
+        .connection()
+        .called_by(crate::call::caller::Caller::stdio());
     let (sink, mut outgoing) = outbox();
     connection.set_unsolicited(sink.clone());
     let writer = tokio::spawn(async move {

@@ -71,7 +71,9 @@ pub(super) async fn serve(
     output: Output,
 ) -> std::io::Result<()> {
     let (sink, outgoing) = outbox();
-    let connection = server.connection();
+    let connection = server
+        .connection()
+        .called_by(crate::call::caller::Caller::stdio());
     connection.set_unsolicited(sink.clone());
     let (ended, input_ended) = oneshot::channel();
     let shared = Arc::new(Shared {

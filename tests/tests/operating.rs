@@ -1,0 +1,225 @@
+//! Operating a server, through the standard command line run as a real binary: the audit
+//! trail (`--log-format json`, `--audit-arguments`) and metrics (`--metrics`).
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use tool_tests::{http, messages, spawn_http, INITIALIZE, JSON_POST};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
+
+/// The JSON lines of a log whose target is the audit trail's.
+fn audit_events(logs: &str) -> Vec<Value> {
+    logs.lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line)
+                .unwrap_or_else(|_| panic!("a log line that is not JSON: {line}"))
+        })
+        .filter(|event| event["target"] == "tool_runtime::audit")
+        .collect()
+}
+
+/// Serves one stdio session of `requests` with `args`; gives stdout and stderr.
+fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
+    let mut child = Command::new(BINARY)
+        .arg("serve")
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+const CALL_ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"private words"}}}"#;
+const CALL_UNKNOWN: &str =
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"made_up","arguments":{}}}"#;
+
+#[test]
+fn every_call_is_one_audit_event_as_a_json_line() {
+    let (stdout, stderr) = stdio_session(
+        &["--log-format", "json"],
+        &[INITIALIZE, CALL_ECHO, CALL_UNKNOWN],
+    );
+    assert_eq!(stdout.lines().count(), 3, "three answers: {stdout}");
+    let events = audit_events(&stderr);
+    assert_eq!(events.len(), 2, "one event per call: {stderr}");
+
+    let event_of = |tool: &str| {
+        events
+            .iter()
+            .find(|event| event["tool"] == tool)
+            .unwrap_or_else(|| panic!("an event of {tool}: {stderr}"))
+    };
+    let echo = event_of("echo");
+    assert_eq!(echo["level"], "INFO");
+    assert_eq!(echo["tool"], "echo");
+    assert_eq!(echo["outcome"], "ok");
+    assert_eq!(echo["transport"], "stdio");
+    let arguments = json!({"text": "private words"}).to_string();
+    assert_eq!(echo["argument_bytes"], arguments.len());
+    assert_eq!(
+        echo["output_bytes"],
+        json!({"result": "private words"}).to_string().len()
+    );
+    assert!(
+        echo["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
+        "{echo}"
+    );
+    assert!(
+        !stderr.contains("private words"),
+        "argument values stay out of the audit trail unless asked for: {stderr}"
+    );
+
+    let unknown = event_of("made_up");
+    assert_eq!(unknown["outcome"], "unknown_tool");
+
+    // Asked for, the arguments are in the event.
+    let (_, stderr) = stdio_session(
+        &["--log-format", "json", "--audit-arguments"],
+        &[INITIALIZE, CALL_ECHO],
+    );
+    let events = audit_events(&stderr);
+    assert_eq!(events.len(), 1, "{stderr}");
+    assert_eq!(events[0]["arguments"], arguments);
+
+    // Text logs, for people, leave the audit trail out unless RUST_LOG names it.
+    let (_, stderr) = stdio_session(&[], &[INITIALIZE, CALL_ECHO]);
+    assert!(!stderr.contains("tool_runtime::audit"), "{stderr}");
+}
+
+/// Opens a session over HTTP and gives its id.
+fn open_session(port: u16) -> String {
+    let reply = http(port, "POST", "/mcp", &JSON_POST, INITIALIZE);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+fn call_in_session(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    .to_string();
+    let mut headers = JSON_POST.to_vec();
+    headers.push(("Mcp-Session-Id", session));
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    let reply = http(port, "POST", "/mcp", &headers, &body);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    messages(&reply.body).pop().expect("an answer")
+}
+
+#[test]
+fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
+    let mut server = spawn_http(
+        BINARY,
+        "127.0.0.1",
+        &["--metrics", "--log-format", "json"],
+        &[],
+    );
+    let port = server.port;
+    let session = open_session(port);
+    for id in 1..=2 {
+        let answer = call_in_session(port, &session, id, "echo", json!({"text": "hi"}));
+        assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+    }
+    let refused = call_in_session(port, &session, 3, "echo", json!({"text": 7}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    call_in_session(port, &session, 4, "wait", json!({"ms": 30}));
+
+    let reply = http(port, "GET", "/metrics", &[], "");
+    assert_eq!(reply.status, 200);
+    assert!(reply
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/plain")));
+    let text = &reply.body;
+    for line in [
+        r#"mcp_tool_calls_total{tool="echo",outcome="ok"} 2"#,
+        r#"mcp_tool_calls_total{tool="echo",outcome="invalid_arguments"} 1"#,
+        r#"mcp_tool_errors_total{tool="echo"} 1"#,
+        r#"mcp_tool_calls_total{tool="wait",outcome="ok"} 1"#,
+        r#"mcp_tool_calls_in_flight{tool="wait"} 0"#,
+        r#"mcp_tool_call_duration_seconds_count{tool="echo"} 3"#,
+        // The 30 ms wait falls between the 25 ms and 50 ms buckets.
+        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="0.025"} 0"#,
+        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="0.05"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} in:\n{text}");
+    }
+
+    // The metrics are not on the MCP endpoint, whatever is asked there.
+    let reply = http(port, "GET", "/mcp/metrics", &[], "");
+    assert_eq!(reply.status, 404);
+
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let mut logs = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    let events = audit_events(&logs);
+    assert_eq!(events.len(), 4, "{logs}");
+    for event in &events {
+        assert_eq!(event["transport"], "http");
+        assert_eq!(event["session"], session.as_str());
+        assert!(
+            event["peer"]
+                .as_str()
+                .is_some_and(|peer| peer.starts_with("127.0.0.1:")),
+            "{event}"
+        );
+    }
+}
+
+#[test]
+fn metrics_are_off_unless_asked_for_and_need_http() {
+    let server = spawn_http(BINARY, "127.0.0.1", &[], &[]);
+    assert_eq!(http(server.port, "GET", "/metrics", &[], "").status, 404);
+    drop(server);
+
+    let output = Command::new(BINARY)
+        .args(["serve", "--metrics"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--http"), "{stderr}");
+}
+
+#[test]
+fn a_cancelled_call_is_audited_as_cancelled() {
+    let (stdout, stderr) = stdio_session(
+        &["--log-format", "json"],
+        &[
+            INITIALIZE,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{"ms":10000}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
+        ],
+    );
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "only initialize is answered: {stdout}"
+    );
+    let events = audit_events(&stderr);
+    assert_eq!(events.len(), 1, "{stderr}");
+    assert_eq!(events[0]["tool"], "wait");
+    assert_eq!(events[0]["outcome"], "cancelled");
+}

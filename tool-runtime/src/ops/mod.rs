@@ -1,0 +1,11 @@
+//! Operating a tool server: watching each call (an audit event, metrics), limiting how
+//! often tools are called, and budgets per client.
+
+#[cfg(feature = "http")]
+mod prometheus;
+pub(crate) mod watch;
+
+#[cfg(feature = "http")]
+pub use prometheus::Prometheus;
+
+pub use watch::AUDIT_TARGET;

@@ -1,0 +1,161 @@
+//! One call watched from its start to its end: when it ends (answered, failed, stopped at
+//! its time limit, or dropped because it was cancelled) it is written as one audit event
+//! and counted in the metrics, exactly once.
+
+use crate::call::caller::Caller;
+use crate::call::error::CallError;
+use crate::call::result::ToolResult;
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The `tracing` target of audit events: one `INFO` event per tool call, with the fields
+/// `tool`, `outcome`, `duration_ms`, `transport`, `session`, `subject`, `peer`,
+/// `argument_bytes`, `output_bytes`, and `arguments` when the registry was told to record
+/// them. Filter on it to keep or drop the audit trail (`RUST_LOG=tool_runtime::audit=info`).
+pub const AUDIT_TARGET: &str = "tool_runtime::audit";
+
+/// What a registry records of its calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Observer {
+    /// Whether audit events carry the arguments' values (only their size otherwise).
+    pub(crate) audit_arguments: bool,
+    /// Whether calls are counted through the `metrics` facade.
+    pub(crate) metrics: bool,
+}
+
+/// The metric names, as Prometheus shows them.
+pub(crate) mod names {
+    /// Calls ended, by `tool` and `outcome`.
+    pub(crate) const CALLS: &str = "mcp_tool_calls_total";
+    /// Calls that ended in an error, by `tool`.
+    pub(crate) const ERRORS: &str = "mcp_tool_errors_total";
+    /// Calls running now, by `tool`.
+    pub(crate) const IN_FLIGHT: &str = "mcp_tool_calls_in_flight";
+    /// How long calls took, in seconds, by `tool`.
+    pub(crate) const DURATION: &str = "mcp_tool_call_duration_seconds";
+}
+
+/// The tool label of a call of an unknown tool: its name comes from the client, and one
+/// label value per made-up name would grow the metrics without bound.
+const UNKNOWN_TOOL: &str = "(unknown)";
+
+impl Observer {
+    /// Starts watching a call of `tool` (`known`: whether the registry has it) with
+    /// `input`, made by `caller`. Watches nothing when nothing would be recorded.
+    pub(crate) fn watch(
+        &self,
+        tool: &str,
+        known: bool,
+        input: &Value,
+        caller: &Caller,
+    ) -> CallWatch {
+        let audit = tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO);
+        if !audit && !self.metrics {
+            return CallWatch(None);
+        }
+        let label = if known { tool } else { UNKNOWN_TOOL };
+        if self.metrics {
+            metrics::gauge!(names::IN_FLIGHT, "tool" => label.to_owned()).increment(1.0);
+        }
+        CallWatch(Some(Arc::new(Watching {
+            tool: tool.to_owned(),
+            label: label.to_owned(),
+            caller: caller.clone(),
+            started: Instant::now(),
+            argument_bytes: if audit {
+                crate::schema::json_len(input)
+            } else {
+                0
+            },
+            arguments: (audit && self.audit_arguments).then(|| input.clone()),
+            audit,
+            metrics: self.metrics,
+            settled: AtomicBool::new(false),
+        })))
+    }
+}
+
+/// A call being watched; cloned to whoever may end it first (the call, or a watchdog that
+/// answers its time limit).
+#[derive(Clone)]
+pub(crate) struct CallWatch(Option<Arc<Watching>>);
+
+struct Watching {
+    tool: String,
+    label: String,
+    caller: Caller,
+    started: Instant,
+    argument_bytes: usize,
+    arguments: Option<Value>,
+    audit: bool,
+    metrics: bool,
+    /// Whether the call's end was recorded (it is, once).
+    settled: AtomicBool,
+}
+
+impl CallWatch {
+    /// Records the call's end as `result` says, unless it was recorded already.
+    pub(crate) fn finish(&self, result: &ToolResult) {
+        let Some(watching) = &self.0 else { return };
+        let output_bytes = match (watching.audit, result.output()) {
+            (true, Some(output)) => crate::schema::json_len(output),
+            _ => 0,
+        };
+        watching.settle(outcome(result.error()), output_bytes);
+    }
+}
+
+impl Watching {
+    fn settle(&self, outcome: &'static str, output_bytes: usize) {
+        if self.settled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let elapsed = self.started.elapsed();
+        if self.metrics {
+            let tool = self.label.clone();
+            metrics::gauge!(names::IN_FLIGHT, "tool" => tool.clone()).decrement(1.0);
+            metrics::counter!(names::CALLS, "tool" => tool.clone(), "outcome" => outcome)
+                .increment(1);
+            if outcome != "ok" {
+                metrics::counter!(names::ERRORS, "tool" => tool.clone()).increment(1);
+            }
+            metrics::histogram!(names::DURATION, "tool" => tool).record(elapsed.as_secs_f64());
+        }
+        if self.audit {
+            let caller = &self.caller;
+            let arguments = self.arguments.as_ref().map(|value| value.to_string());
+            tracing::info!(
+                target: AUDIT_TARGET,
+                tool = %self.tool,
+                outcome,
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
+                transport = caller.transport(),
+                session = caller.session(),
+                subject = caller.subject(),
+                peer = caller.peer().map(tracing::field::display),
+                argument_bytes = self.argument_bytes,
+                output_bytes,
+                arguments,
+                "tool call"
+            );
+        }
+    }
+}
+
+impl Drop for Watching {
+    /// A call nobody recorded the end of was dropped: its client cancelled it, or its
+    /// connection closed.
+    fn drop(&mut self) {
+        self.settle("cancelled", 0);
+    }
+}
+
+/// How a call ended, as the audit event and the metrics name it.
+fn outcome(error: Option<&CallError>) -> &'static str {
+    match error {
+        None => "ok",
+        Some(error) => error.status(),
+    }
+}

@@ -223,3 +223,73 @@ fn a_cancelled_call_is_audited_as_cancelled() {
     assert_eq!(events[0]["tool"], "wait");
     assert_eq!(events[0]["outcome"], "cancelled");
 }
+
+/// A `tools/call` of echo in `session`; gives the HTTP status and the reply.
+fn echo_in(port: u16, session: &str) -> tool_tests::HttpReply {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#;
+    let mut headers = JSON_POST.to_vec();
+    headers.push(("Mcp-Session-Id", session));
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    http(port, "POST", "/mcp", &headers, body)
+}
+
+#[test]
+fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touching_others() {
+    const RATE: f64 = 20.0;
+    let server = spawn_http(BINARY, "127.0.0.1", &["--rate-limit", "20/s"], &[]);
+    let port = server.port;
+    let greedy = open_session(port);
+    let modest = open_session(port);
+
+    // The modest client calls 10 times a second, half its allowance, while the greedy one
+    // calls as fast as it can.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let modest_calls = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut statuses = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                statuses.push(echo_in(port, &modest).status);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            statuses
+        })
+    };
+    let started = std::time::Instant::now();
+    let (mut passed, mut refused) = (0u32, 0u32);
+    let mut retry_after = None;
+    while started.elapsed() < std::time::Duration::from_millis(1500) {
+        let reply = echo_in(port, &greedy);
+        match reply.status {
+            200 => passed += 1,
+            429 => {
+                refused += 1;
+                retry_after = reply.header("retry-after").map(str::to_owned);
+                assert!(
+                    reply.body.contains("20 requests per second"),
+                    "{}",
+                    reply.body
+                );
+            }
+            other => panic!("unexpected status {other}: {reply:?}"),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let modest_statuses = modest_calls.join().unwrap();
+
+    // A full allowance at the start, then the rate: within 10% of that.
+    let expected = RATE + RATE * elapsed;
+    let passed = f64::from(passed);
+    assert!(
+        (passed - expected).abs() <= expected * 0.1,
+        "{passed} passed in {elapsed:.2} s; the limit allows {expected:.1}"
+    );
+    assert!(refused > 0, "the greedy client went past its limit");
+    assert_eq!(retry_after.as_deref(), Some("1"));
+    assert!(modest_statuses.len() >= 10, "{modest_statuses:?}");
+    assert!(
+        modest_statuses.iter().all(|status| *status == 200),
+        "the other client is unaffected: {modest_statuses:?}"
+    );
+}

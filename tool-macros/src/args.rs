@@ -46,6 +46,7 @@ impl Kind {
                 "idempotent",
                 "open_world",
                 "timeout",
+                "rate",
                 "large_output",
                 "task",
             ],
@@ -90,6 +91,8 @@ pub struct ToolArgs {
     pub open_world: Option<Hint>,
     /// `timeout = "5s"`, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `rate = "10/s"`: how many calls, per how many milliseconds.
+    pub rate: Option<(u32, u64)>,
     /// `large_output = "resource"` (true) or `"cut"` (false, the default).
     pub large_output_as_resource: Option<bool>,
     /// `task = "..."`: whether a call may, or must, run as a task.
@@ -228,6 +231,13 @@ impl ToolArgs {
                 })?;
                 set_once(&mut self.timeout_ms, meta, millis)
             }
+            "rate" => {
+                let text = string_value(meta)?;
+                let rate = parse_rate(&text.value()).map_err(|reason| {
+                    syn::Error::new(text.span(), format!("invalid rate: {reason}"))
+                })?;
+                set_once(&mut self.rate, meta, rate)
+            }
             // `keys` lets through only the keys above.
             _ => unreachable!("a key `keys` lets through has no arm"),
         }
@@ -324,10 +334,44 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     Ok(millis as u64)
 }
 
+/// `"10/s"`, `"100/min"`, `"3/10s"`: a count, a slash and a period (a unit alone is one
+/// of it), as the runtime's `Rate` reads it.
+pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
+    let shape = || {
+        format!("`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\"")
+    };
+    let (count, period) = text.trim().split_once('/').ok_or_else(shape)?;
+    let count: u32 = count.trim().parse().map_err(|_| shape())?;
+    if count == 0 {
+        return Err(format!(
+            "`{text}` allows no call at all; a rate counts at least one"
+        ));
+    }
+    let period = period.trim();
+    let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
+        parse_duration(period)?
+    } else {
+        parse_duration(&format!("1{period}"))?
+    };
+    Ok((count, period))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use quote::quote;
+
+    #[test]
+    fn rates_read_as_a_count_per_milliseconds() {
+        assert_eq!(parse_rate("10/s"), Ok((10, 1_000)));
+        assert_eq!(parse_rate("100/min"), Ok((100, 60_000)));
+        assert_eq!(parse_rate("3/10s"), Ok((3, 10_000)));
+        assert!(parse_rate("10").unwrap_err().contains("slash"));
+        assert!(parse_rate("0/s").unwrap_err().contains("at least one"));
+        assert!(parse_rate("5/fortnight")
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
 
     #[test]
     fn reads_keys_and_flags() {

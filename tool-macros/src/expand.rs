@@ -177,6 +177,12 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         }
         None => quote!(::core::option::Option::None),
     };
+    let rate = match args.rate {
+        Some((count, per_ms)) => {
+            quote!(::core::option::Option::Some(#rt::Rate::__checked(#count, #per_ms)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
     let forms = crate::forms::forms_in(&tool.item).into_iter().map(|ty| {
         let shown = quote::ToTokens::to_token_stream(&ty)
@@ -253,6 +259,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                             open_world: #open_world,
                         },
                         timeout: #timeout,
+                        rate: #rate,
                         large_output_as_resource: #large_output_as_resource,
                         task: #task,
                         forms: &[#(#forms),*],

@@ -198,6 +198,11 @@ enum Command {
         /// otherwise).
         #[arg(long)]
         audit_arguments: bool,
+        /// Hold each client to this many requests (HTTP: 429 with Retry-After past it) or
+        /// tool calls (stdio), e.g. 100/s, 600/min. A client is its token's subject, else
+        /// its session, else its address.
+        #[arg(long, value_name = "RATE", env = "MCP_RATE_LIMIT")]
+        rate_limit: Option<crate::ops::Rate>,
         /// Count calls, errors, calls in flight and durations per tool, and serve them as
         /// Prometheus text at GET /metrics (needs --http).
         #[arg(long, requires = "http")]
@@ -405,10 +410,14 @@ impl Cli {
         if let Command::Serve {
             metrics,
             audit_arguments,
+            rate_limit,
             ..
         } = &command_given
         {
             builder = builder.metrics(*metrics).audit_arguments(*audit_arguments);
+            if let Some(rate) = rate_limit {
+                builder = builder.client_rate(*rate);
+            }
         }
         if let Some(setup) = self.setup {
             builder = match setup(&matches, builder) {
@@ -450,6 +459,7 @@ impl Cli {
                 bearer_token_file,
                 log_format,
                 audit_arguments: _,
+                rate_limit: _,
                 metrics,
             } => {
                 let transport = match http {

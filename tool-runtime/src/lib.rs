@@ -155,6 +155,7 @@ pub mod __private;
 /// | `description = "..."` | instead of the doc comment's prose |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP hints, each a flag or `= false` |
 /// | `timeout = "5s"` | the call stops with an error result after that long (`ms`, `s`, `m`) |
+/// | `rate = "10/s"` | how often the tool may be called, by all callers together (`"100/min"`, `"3/10s"`); past it a call is an error result saying when to call again |
 /// | `task = "optional"`, `"required"`, `"forbidden"` | whether a call can (or must) run as a task |
 /// | `large_output = "resource"` or `"cut"` | a large output answered as a link to it, or cut at the server's limit |
 ///

@@ -23,6 +23,7 @@ pub use crate::catalog::contract::{
     ToolDescription,
 };
 pub use crate::catalog::limits::{LengthLimit, Limit, LimitValue, PatternLimit, RangeLimit};
+pub use crate::catalog::time::Rate;
 pub use crate::catalog::TaskSupport;
 pub use crate::registration::{namespace_prefix_is_valid, NamespaceRegistration, ToolRegistration};
 #[cfg(feature = "linkme")]

@@ -28,6 +28,8 @@ pub struct Caller {
     peer: Option<SocketAddr>,
     /// The scopes granted to the caller's token, when the server checks tokens.
     scopes: Option<Arc<[String]>>,
+    /// Whether its transport already held this request to the client's rate limit.
+    rate_checked: bool,
 }
 
 impl Default for Caller {
@@ -45,6 +47,7 @@ impl Caller {
             subject: None,
             peer: None,
             scopes: None,
+            rate_checked: false,
         }
     }
 
@@ -107,6 +110,19 @@ impl Caller {
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes()
             .is_some_and(|granted| granted.iter().any(|s| s == scope))
+    }
+
+    /// Whether its transport held this request to the client's rate limit already (so the
+    /// call is not counted twice).
+    pub(crate) fn rate_checked(&self) -> bool {
+        self.rate_checked
+    }
+
+    /// The same caller, whose request its transport held to the client's rate limit.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_rate_checked(mut self) -> Self {
+        self.rate_checked = true;
+        self
     }
 
     /// What limits and budgets per client are kept by: the authenticated subject, else the

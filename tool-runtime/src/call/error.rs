@@ -77,11 +77,23 @@ pub enum CallError {
         /// The tool called.
         tool: String,
     },
+    /// A rate limit refused the call: the tool's own (all its callers together), or the
+    /// client's. The call did not run; it may be made again after `retry_after`.
+    RateLimited {
+        /// The tool called.
+        tool: String,
+        /// Whether the client's limit refused it (else the tool's).
+        client: bool,
+        /// The limit.
+        rate: crate::catalog::time::Rate,
+        /// How long until a call would pass.
+        retry_after: std::time::Duration,
+    },
 }
 
 impl CallError {
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
-    /// `failed`, `panicked`, `timed_out`, `unavailable`), as audit events and metrics name
+    /// `failed`, `panicked`, `timed_out`, `unavailable`, `rate_limited`), as audit events and metrics name
     /// it and programs can match on.
     pub fn status(&self) -> &'static str {
         match self {
@@ -91,6 +103,7 @@ impl CallError {
             CallError::Panicked { .. } => "panicked",
             CallError::TimedOut { .. } => "timed_out",
             CallError::Unavailable { .. } => "unavailable",
+            CallError::RateLimited { .. } => "rate_limited",
         }
     }
 
@@ -128,30 +141,30 @@ impl fmt::Display for CallError {
             CallError::TimedOut { tool, after } => write!(
                 f,
                 "tool '{tool}' did not finish within {} and was stopped",
-                show_duration(*after)
+                crate::catalog::time::show_duration(*after)
             ),
             CallError::Unavailable { tool } => write!(
                 f,
                 "tool '{tool}' is not available: the server is missing its configuration"
             ),
+            CallError::RateLimited {
+                tool,
+                client,
+                rate,
+                retry_after,
+            } => {
+                let wait = crate::catalog::time::show_duration(
+                    *retry_after.max(&std::time::Duration::from_millis(1)),
+                );
+                let calls = rate.of("calls");
+                if *client {
+                    write!(f, "too many calls: this client may make {calls}; call '{tool}' again in {wait}")
+                } else {
+                    write!(f, "tool '{tool}' allows {calls}; call it again in {wait}")
+                }
+            }
         }
     }
 }
 
 impl std::error::Error for CallError {}
-
-/// `5s`, `1.5s`, `250ms`: how people write short durations.
-pub(crate) fn show_duration(duration: std::time::Duration) -> String {
-    let millis = duration.as_millis();
-    if millis >= 3_600_000 && millis % 3_600_000 == 0 {
-        format!("{} h", millis / 3_600_000)
-    } else if millis >= 60_000 && millis % 60_000 == 0 {
-        format!("{} min", millis / 60_000)
-    } else if millis % 1000 == 0 {
-        format!("{}s", millis / 1000)
-    } else if millis > 1000 {
-        format!("{:.1}s", duration.as_secs_f64())
-    } else {
-        format!("{millis}ms")
-    }
-}

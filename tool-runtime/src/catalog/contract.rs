@@ -18,6 +18,8 @@ pub struct ToolDescription {
     pub annotations: Annotations,
     /// `#[tool(timeout = "...")]`: a call running longer is stopped and answered with an error.
     pub timeout: Option<std::time::Duration>,
+    /// `#[tool(rate = "...")]`: how often the tool may be called, by all callers together.
+    pub rate: Option<super::time::Rate>,
     /// `#[tool(large_output = "resource")]`: an output over the server's threshold is
     /// stored and answered as a link to it, with a preview.
     pub large_output_as_resource: bool,

@@ -6,6 +6,7 @@ pub(crate) mod limits;
 pub(crate) mod names;
 mod schemas;
 mod surfaces;
+pub(crate) mod time;
 pub mod uri_template;
 
 pub use contract::{Annotations, SourceLocation};
@@ -64,6 +65,7 @@ pub struct Tool {
     examples: Vec<ToolExample>,
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
+    rate: Option<time::Rate>,
     large_output_as_resource: bool,
     task: TaskSupport,
     /// The elicitation forms its code asks with (judged only when `check` asks).
@@ -175,6 +177,7 @@ impl Tool {
             examples,
             location: Some(description.location),
             timeout: description.timeout,
+            rate: description.rate,
             large_output_as_resource: description.large_output_as_resource,
             task: description.task,
             forms: description.forms,
@@ -206,6 +209,7 @@ impl Tool {
             examples: Vec::new(),
             location: None,
             timeout: None,
+            rate: None,
             large_output_as_resource: false,
             task: TaskSupport::Forbidden,
             forms: &[],
@@ -317,6 +321,17 @@ impl Tool {
 
     pub(crate) fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.timeout = timeout;
+    }
+
+    /// How often the tool may be called, by all its callers together
+    /// (`#[tool(rate = "...")]`, [`DynamicTool::rate`](crate::DynamicTool::rate) or
+    /// [`RegistryBuilder::rate_limit`](crate::registry::RegistryBuilder::rate_limit)).
+    pub fn rate(&self) -> Option<time::Rate> {
+        self.rate
+    }
+
+    pub(crate) fn set_rate(&mut self, rate: Option<time::Rate>) {
+        self.rate = rate;
     }
 
     /// Where the tool is written; `None` for tools added at run time.

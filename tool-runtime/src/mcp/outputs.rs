@@ -163,7 +163,7 @@ impl OutputStore {
             &text[..cut],
             cut,
             text.len(),
-            crate::call::error::show_duration(self.options.keep_for),
+            crate::catalog::time::show_duration(self.options.keep_for),
         );
         // Everything that copies or allocates is done before the lock is taken.
         let stored = Stored {

@@ -731,9 +731,7 @@ impl Connection {
                 self.list(&id, method, params.as_ref(), true, sink);
                 None
             }
-            "tools/call" => {
-                self.tools_call(id, params, Origin::per_request(level, caller), sink)
-            }
+            "tools/call" => self.tools_call(id, params, Origin::per_request(level, caller), sink),
             "prompts/get" | "resources/read" | "completion/complete" => {
                 let origin = Origin::per_request(level, caller);
                 self.surface_request(id, method, params, origin, sink)

@@ -3,9 +3,11 @@
 
 #[cfg(feature = "http")]
 mod prometheus;
+pub(crate) mod rate;
 pub(crate) mod watch;
 
 #[cfg(feature = "http")]
 pub use prometheus::Prometheus;
 
+pub use crate::catalog::time::Rate;
 pub use watch::AUDIT_TARGET;

@@ -77,6 +77,12 @@ impl DynamicTool {
         })
     }
 
+    /// Limits how often the tool may be called, by all its callers together.
+    pub fn rate(mut self, rate: crate::ops::Rate) -> Self {
+        self.tool.set_rate(Some(rate));
+        self
+    }
+
     /// Stops calls that run longer than `limit`.
     pub fn timeout(mut self, limit: std::time::Duration) -> Self {
         self.tool.set_timeout(Some(limit));

@@ -19,15 +19,19 @@ pub(crate) use surfaces::completion_context;
 pub(crate) use surfaces::Update;
 pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError, SurfaceRef};
 
+use crate::call::caller::Caller;
 use crate::call::context::{CallContext, StateMap};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::call::runnable::{Entry, Runnable};
+use crate::catalog::time::Rate;
 use crate::catalog::{Catalog, CatalogError, ItemKind, Tool};
+use crate::ops::rate::{ClientLimiter, Limiter};
 use crate::ops::watch::{CallWatch, Observer};
 use crate::registration::StaticTools;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -73,6 +77,11 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
+    /// A setting names a tool the registry does not have.
+    UnknownTool {
+        /// The name given.
+        name: String,
+    },
     /// A tool, prompt or resource takes `State<T>` but no `T` was registered.
     MissingState {
         /// What takes it.
@@ -109,6 +118,12 @@ impl fmt::Display for RegistryError {
             }
             RegistryError::InvalidSchema { what, name, reason } => {
                 write!(f, "{what} `{name}` cannot be built: {reason}")
+            }
+            RegistryError::UnknownTool { name } => {
+                write!(
+                    f,
+                    "a rate limit names the tool `{name}`, but no tool has that name"
+                )
             }
             RegistryError::MissingState {
                 what,
@@ -275,6 +290,9 @@ impl InPlaceCall {
 pub struct RegistryBuilder {
     default_timeout: Option<Duration>,
     observer: Observer,
+    /// Rate limits set here, by tool name, over what the tools say themselves.
+    rate_limits: Vec<(String, Rate)>,
+    client_rate: Option<Rate>,
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
@@ -308,6 +326,24 @@ impl RegistryBuilder {
     /// Adds a tool made at run time.
     pub fn tool(mut self, tool: DynamicTool) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Limits how often the tool `name` may be called, by all its callers together; it
+    /// replaces the tool's own `#[tool(rate = "...")]`. Past the limit a call is refused
+    /// with an error result that says the limit and when to call again. Building fails when
+    /// no tool has that name.
+    pub fn rate_limit(mut self, name: impl Into<String>, rate: Rate) -> Self {
+        self.rate_limits.push((name.into(), rate));
+        self
+    }
+
+    /// Limits how often each client may call tools (by its [`Caller::key`](crate::context::Caller::key):
+    /// its token's subject, its session, or its address). Over HTTP a client past it gets
+    /// `429 Too Many Requests` with `Retry-After` for any request; elsewhere its calls are
+    /// refused with an error result that says when to call again.
+    pub fn client_rate(mut self, rate: Rate) -> Self {
+        self.client_rate = Some(rate);
         self
     }
 
@@ -410,6 +446,17 @@ impl RegistryBuilder {
         let registry = Registry {
             default_timeout: self.default_timeout,
             observer: self.observer,
+            rate_limits: RwLock::new(
+                statics
+                    .catalog
+                    .tools()
+                    .iter()
+                    .filter_map(|tool| {
+                        Some((tool.name().to_owned(), Arc::new(Limiter::new(tool.rate()?))))
+                    })
+                    .collect(),
+            ),
+            client_limiter: self.client_rate.map(ClientLimiter::new),
             statics,
             dynamic: RwLock::new(BTreeMap::new()),
             surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
@@ -428,6 +475,12 @@ impl RegistryBuilder {
         }
         for resource in self.resources {
             registry.add_resource(resource)?;
+        }
+        for (name, rate) in self.rate_limits {
+            if registry.get(&name).is_none() {
+                return Err(RegistryError::UnknownTool { name });
+            }
+            registry.set_rate_limit(&name, Some(rate));
         }
         Ok(registry)
     }
@@ -456,6 +509,10 @@ pub struct Registry {
     default_timeout: Option<Duration>,
     /// What is recorded of each call.
     observer: Observer,
+    /// The rate limits of tools, by name.
+    rate_limits: RwLock<HashMap<String, Arc<Limiter>>>,
+    /// The rate limit of each client, when there is one.
+    client_limiter: Option<ClientLimiter>,
     statics: &'static StaticTools,
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     /// Prompts and resources added at run time.
@@ -585,6 +642,7 @@ impl Registry {
             }
         }
         for DynamicTool { tool, handler } in tools {
+            self.set_rate_limit(tool.name(), tool.rate());
             let runnable = Runnable::dynamic(tool.name(), handler);
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
@@ -602,6 +660,7 @@ impl Registry {
             .remove(name)
             .is_some();
         if removed {
+            self.set_rate_limit(name, None);
             self.changes.send_modify(|versions| versions.tools += 1);
         }
         removed
@@ -639,6 +698,52 @@ impl Registry {
     /// ```
     pub fn changes(&self) -> Changes {
         Changes::new(self.changes.subscribe())
+    }
+
+    /// Limits the tool `name` to `rate`, or lifts its limit.
+    fn set_rate_limit(&self, name: &str, rate: Option<Rate>) {
+        let mut limits = self
+            .rate_limits
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match rate {
+            Some(rate) => limits.insert(name.to_owned(), Arc::new(Limiter::new(rate))),
+            None => limits.remove(name),
+        };
+    }
+
+    /// The limit each client is held to, for a transport that holds requests to it itself.
+    pub(crate) fn client_limiter(&self) -> Option<&ClientLimiter> {
+        self.client_limiter.as_ref()
+    }
+
+    /// Refuses a call its tool's rate limit, or its client's, does not let through.
+    fn admit(&self, tool: &Tool, caller: &Caller) -> Result<(), CallError> {
+        let refused = |client: bool, rate: Rate, retry_after: Duration| CallError::RateLimited {
+            tool: tool.name().to_owned(),
+            client,
+            rate,
+            retry_after,
+        };
+        if let Some(limiter) = self
+            .client_limiter
+            .as_ref()
+            .filter(|_| !caller.rate_checked())
+        {
+            limiter
+                .check(&caller.key())
+                .map_err(|wait| refused(true, limiter.rate(), wait))?;
+        }
+        let limits = self
+            .rate_limits
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if let Some(limiter) = limits.get(tool.name()) {
+            limiter
+                .check()
+                .map_err(|wait| refused(false, limiter.rate(), wait))?;
+        }
+        Ok(())
     }
 
     /// The context calls run with.
@@ -717,7 +822,11 @@ impl Registry {
             watch.finish(&result);
             return Ok(result);
         };
-        match crate::call::start(&tool, &input, context) {
+        let started = match self.admit(&tool, context.caller()) {
+            Ok(()) => crate::call::start(&tool, &input, context),
+            Err(refusal) => crate::call::Started::Finished(Err(refusal)),
+        };
+        match started {
             crate::call::Started::Finished(outcome) => {
                 let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
                 watch.finish(&result);

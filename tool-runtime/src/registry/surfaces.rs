@@ -642,7 +642,7 @@ impl Registry {
             Err(CallError::Failed { message, .. }) => Err(SurfaceError::Failed(message)),
             Err(CallError::TimedOut { after, .. }) => Err(SurfaceError::Internal(format!(
                 "{what} `{name}` did not finish within {} and was stopped",
-                crate::call::error::show_duration(after)
+                crate::catalog::time::show_duration(after)
             ))),
             Err(_) => Err(SurfaceError::Internal(format!(
                 "Internal error: {what} `{name}` failed"

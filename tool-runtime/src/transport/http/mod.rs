@@ -381,8 +381,44 @@ async fn guard(State(app): State<Arc<App>>, mut request: Request, next: Next) ->
         .extensions()
         .get::<axum::extract::ConnectInfo<SocketAddr>>()
         .map(|info| info.0);
-    request.extensions_mut().insert(Caller::http(peer));
+    let mut caller = Caller::http(peer);
+    // A session counts as the client only once it exists: a made-up id must not buy a
+    // fresh allowance.
+    if let Some(session) =
+        header_str(headers, SESSION_HEADER).filter(|id| app.sessions.get(id).is_some())
+    {
+        caller = caller.with_session(session);
+    }
+    if let Some(limiter) = app.server.registry().client_limiter() {
+        if request.uri().path() != "/metrics" {
+            if let Err(wait) = limiter.check(&caller.key()) {
+                return too_many_requests(limiter.rate(), wait);
+            }
+            caller = caller.with_rate_checked();
+        }
+    }
+    request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// `Retry-After` for a wait, in whole seconds, rounded up (a client that waits that long
+/// passes) and at least one.
+fn retry_after_header(wait: Duration) -> HeaderValue {
+    HeaderValue::from((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
+}
+
+/// 429, with `Retry-After`.
+fn too_many_requests(rate: crate::ops::Rate, wait: Duration) -> Response {
+    let text = format!(
+        "too many requests: this client may make {}; retry in {}",
+        rate.of("requests"),
+        crate::catalog::time::show_duration(wait.max(Duration::from_millis(1)))
+    );
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, text).into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, retry_after_header(wait));
+    response
 }
 
 /// `Host` is `name` or `name:port`, with IPv6 addresses in brackets.
@@ -508,7 +544,7 @@ async fn mcp_post(
     };
     let request_id = request_id.cloned();
     let caller = match new_session.as_deref().or(session_id) {
-        Some(session) if !stateless => caller.with_session(session),
+        Some(session) if !stateless && caller.session().is_none() => caller.with_session(session),
         _ => caller,
     };
 
@@ -835,6 +871,12 @@ async fn rest_execute(
         Some(CallError::UnknownTool { .. }) => StatusCode::NOT_FOUND,
         Some(CallError::InvalidArguments { .. }) => StatusCode::BAD_REQUEST,
         Some(CallError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
+        Some(CallError::RateLimited { retry_after, .. }) => {
+            let wait = retry_after_header(*retry_after);
+            let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(&result)).into_response();
+            response.headers_mut().insert(header::RETRY_AFTER, wait);
+            return response;
+        }
         Some(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(result)).into_response()

@@ -1,0 +1,142 @@
+//! Rate limits of tools (`#[tool(rate)]`, `DynamicTool::rate`, `RegistryBuilder::rate_limit`)
+//! and of clients (`RegistryBuilder::client_rate`), through the registry and over MCP.
+
+use serde_json::json;
+use std::time::Duration;
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::ops::Rate;
+use tool_runtime::{tool, DynamicTool, Registry};
+use tool_tests::{call, error_text, runtime, Client};
+
+/// A scarce answer.
+#[tool(rate = "3/min")]
+fn scarce() -> &'static str {
+    "granted"
+}
+
+/// A free answer.
+#[tool]
+fn free() -> &'static str {
+    "free"
+}
+
+/// No arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+fn hello_tool() -> DynamicTool {
+    DynamicTool::new("hello", "Say hello.", |_: Nothing| async {
+        Ok::<_, String>("hello")
+    })
+    .unwrap()
+}
+
+fn per_minute(count: u32) -> Rate {
+    Rate::new(count, Duration::from_secs(60)).unwrap()
+}
+
+#[test]
+fn a_tool_past_its_rate_is_refused_with_the_limit_and_when_to_retry() {
+    let registry = Registry::new().unwrap();
+    assert_eq!(registry.get("scarce").unwrap().rate(), Some(per_minute(3)));
+    for _ in 0..3 {
+        let result = call(&registry, "scarce", json!({}));
+        assert_eq!(result.output(), Some(&json!({"result": "granted"})));
+    }
+    let refused = call(&registry, "scarce", json!({}));
+    assert_eq!(refused.error().unwrap().status(), "rate_limited");
+    let message = error_text(&refused);
+    assert!(
+        message.starts_with("tool 'scarce' allows 3 calls per minute; call it again in "),
+        "{message}"
+    );
+    // One call every 20 s comes back: the wait says so, give or take the test's own time.
+    let wait: f64 = message
+        .rsplit(' ')
+        .next()
+        .and_then(|w| w.strip_suffix('s'))
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("a wait in seconds: {message}"));
+    assert!((15.0..=20.0).contains(&wait), "{message}");
+
+    // Other tools, and other registries, keep their own allowance.
+    assert!(call(&registry, "free", json!({})).error().is_none());
+    let other = Registry::new().unwrap();
+    assert!(call(&other, "scarce", json!({})).error().is_none());
+}
+
+#[test]
+fn the_builder_limits_any_tool_and_refuses_a_name_it_does_not_know() {
+    let hello = hello_tool().rate(per_minute(1));
+    let registry = Registry::builder()
+        .tool(hello)
+        .rate_limit("free", per_minute(2))
+        .rate_limit("scarce", per_minute(1))
+        .build()
+        .unwrap();
+    for (tool, allowed) in [("free", 2), ("scarce", 1), ("hello", 1)] {
+        for _ in 0..allowed {
+            assert!(call(&registry, tool, json!({})).error().is_none(), "{tool}");
+        }
+        let refused = error_text(&call(&registry, tool, json!({})));
+        let calls = if allowed == 1 { "call" } else { "calls" };
+        assert!(
+            refused.contains(&format!("allows {allowed} {calls} per minute")),
+            "{refused}"
+        );
+    }
+    // A removed tool takes its limit with it; one added again under the name starts afresh.
+    assert!(registry.remove_tool("hello"));
+    registry.add_tool(hello_tool()).unwrap();
+    for _ in 0..3 {
+        assert!(call(&registry, "hello", json!({})).error().is_none());
+    }
+
+    let error = Registry::builder()
+        .rate_limit("fre", per_minute(2))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "a rate limit names the tool `fre`, but no tool has that name"
+    );
+}
+
+#[test]
+fn a_client_past_its_rate_is_refused_whatever_the_tool() {
+    let registry = Registry::builder()
+        .client_rate(per_minute(2))
+        .build()
+        .unwrap();
+    assert!(call(&registry, "free", json!({})).error().is_none());
+    assert!(call(&registry, "scarce", json!({})).error().is_none());
+    let refused = error_text(&call(&registry, "free", json!({})));
+    assert!(
+        refused.starts_with(
+            "too many calls: this client may make 2 calls per minute; call 'free' again in "
+        ),
+        "{refused}"
+    );
+}
+
+#[test]
+fn over_mcp_a_refused_call_is_an_error_result_the_model_reads() {
+    let registry = Registry::builder()
+        .rate_limit("free", per_minute(1))
+        .build()
+        .unwrap();
+    let server = McpServer::new(registry, ServerInfo::new("limits", "1"));
+    runtime().block_on(async {
+        let mut client = Client::initialized(&server);
+        let call = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"free"}}"#;
+        let first = client.call(&call.replace("ID", "1")).await;
+        assert_eq!(first["result"]["content"][0]["text"], "free", "{first}");
+        let second = client.call(&call.replace("ID", "2")).await;
+        assert_eq!(second["result"]["isError"], true, "{second}");
+        let text = second["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("tool 'free' allows 1 call per minute"),
+            "{text}"
+        );
+    });
+}

@@ -713,6 +713,7 @@ impl Registry {
     }
 
     /// The limit each client is held to, for a transport that holds requests to it itself.
+    #[cfg(feature = "http")]
     pub(crate) fn client_limiter(&self) -> Option<&ClientLimiter> {
         self.client_limiter.as_ref()
     }

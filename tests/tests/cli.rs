@@ -241,7 +241,23 @@ fn check_reports_sizes_and_passes_with_warnings() {
         "{text}"
     );
     assert!(text.contains("6 tools, "), "{text}");
-    assert!(text.contains(" bytes  plan_trip"), "{text}");
+    // Each definition's size in bytes and in tokens, as a model's tokenizer counts them.
+    let line = text
+        .lines()
+        .find(|line| line.ends_with(" tokens  plan_trip"))
+        .unwrap_or_else(|| panic!("a size line for plan_trip: {text}"));
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let [bytes, tokens] = numbers[..] else {
+        panic!("bytes and tokens: {line}")
+    };
+    assert!(
+        tokens > bytes / 8 && tokens < bytes / 2,
+        "JSON runs between two and eight bytes to a token: {line}"
+    );
+    assert!(text.contains(" tokens) of MCP definitions"), "{text}");
 }
 
 #[test]

@@ -69,9 +69,9 @@ fn check_refuses_a_prompt_argument_no_client_can_send() {
         "{text}"
     );
     assert!(lines[1].ends_with("; 1 errors, 0 warnings"), "{text}");
-    assert!(text.contains(" bytes  recommend (prompt)"), "{text}");
+    assert!(text.contains(" tokens  recommend (prompt)"), "{text}");
     assert!(
-        text.contains(" bytes  library://books/{id} (resource)"),
+        text.contains(" tokens  library://books/{id} (resource)"),
         "{text}"
     );
 }

@@ -38,6 +38,8 @@ pub struct DefinitionSize {
     pub name: String,
     /// Bytes of its MCP object (Tool, Prompt, Resource) as compact JSON.
     pub bytes: usize,
+    /// Tokens of that JSON, as a model's tokenizer counts them.
+    pub tokens: usize,
 }
 
 /// Everything the check found.
@@ -74,6 +76,11 @@ impl CheckReport {
         self.sizes.iter().map(|size| size.bytes).sum()
     }
 
+    /// Total tokens of every MCP definition: what listing them all costs a model.
+    pub fn total_tokens(&self) -> usize {
+        self.sizes.iter().map(|size| size.tokens).sum()
+    }
+
     fn count(&self, kind: ItemKind) -> usize {
         self.sizes.iter().filter(|size| size.kind == kind).count()
     }
@@ -94,18 +101,20 @@ impl fmt::Display for CheckReport {
         }
         writeln!(
             f,
-            "{} tools, {} prompts, {} resources, {} bytes of MCP definitions; {} errors, {} warnings",
+            "{} tools, {} prompts, {} resources, {} bytes ({} tokens) of MCP definitions; {} errors, {} warnings",
             self.count(ItemKind::Tool),
             self.count(ItemKind::Prompt),
             self.count(ItemKind::Resource),
             self.total_bytes(),
+            self.total_tokens(),
             self.errors().count(),
             self.warnings().count()
         )?;
         for size in &self.sizes {
+            let (bytes, tokens, name) = (size.bytes, size.tokens, &size.name);
             match size.kind {
-                ItemKind::Tool => writeln!(f, "  {:>7} bytes  {}", size.bytes, size.name)?,
-                kind => writeln!(f, "  {:>7} bytes  {} ({kind})", size.bytes, size.name)?,
+                ItemKind::Tool => writeln!(f, "  {bytes:>7} bytes {tokens:>6} tokens  {name}")?,
+                kind => writeln!(f, "  {bytes:>7} bytes {tokens:>6} tokens  {name} ({kind})")?,
             }
         }
         Ok(())
@@ -140,10 +149,12 @@ pub fn check_all(tools: &[&Tool], prompts: &[&Prompt], resources: &[&Resource]) 
             ItemKind::Tool => check_tool(about, &mut findings),
             _ => check_described(about, &mut findings),
         }
+        let text = canonical::to_string(&mcp);
         report.sizes.push(DefinitionSize {
             kind,
             name: name.to_owned(),
-            bytes: canonical::to_string(&mcp).len(),
+            bytes: text.len(),
+            tokens: crate::tokens::count(&text),
         });
     }
     report.findings.sort_by(|a, b| {

@@ -83,6 +83,8 @@
 //! - `cli` (default): the command line ([`cli`]: `serve`, `list`, `call`, `check`, `diff`),
 //!   with clap and tracing-subscriber. Leave it out when embedding the runtime in a service
 //!   that has its own.
+//! - `tokens` (default): count tokens with a real tokenizer (`o200k_base`) for output-token
+//!   budgets and `check`'s sizes; without it they are estimated from bytes.
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
 
 mod call;
@@ -98,6 +100,7 @@ mod registration;
 pub mod registry;
 mod schema;
 pub mod tasks;
+mod tokens;
 pub mod transport;
 
 #[doc(hidden)]

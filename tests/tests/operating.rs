@@ -293,3 +293,62 @@ fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touchi
         "the other client is unaffected: {modest_statuses:?}"
     );
 }
+
+fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn each_session_has_its_budget_of_calls_and_past_it_the_status_is_budget_exceeded() {
+    let server = spawn_http(BINARY, "127.0.0.1", &["--max-calls", "2"], &[]);
+    let port = server.port;
+    let first = open_session(port);
+    let second = open_session(port);
+    for id in 1..=2 {
+        let answer = call_in_session(port, &first, id, "echo", json!({"text": "hi"}));
+        assert_eq!(text_of(&answer), "hi", "{answer}");
+    }
+    let refused = call_in_session(port, &first, 3, "echo", json!({"text": "hi"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_eq!(
+        refused["result"]["_meta"]["status"], "budget_exceeded",
+        "{refused}"
+    );
+    assert_eq!(
+        text_of(&refused),
+        "budget exceeded: this client has used 2 of its 2 calls, so 'echo' was not called; \
+         stop, or start a new session"
+    );
+    // Another session has a budget of its own.
+    let answer = call_in_session(port, &second, 1, "echo", json!({"text": "hi"}));
+    assert_eq!(text_of(&answer), "hi", "{answer}");
+}
+
+#[test]
+fn output_tokens_are_counted_with_a_tokenizer_against_the_budget() {
+    let server = spawn_http(BINARY, "127.0.0.1", &["--max-output-tokens", "50"], &[]);
+    let port = server.port;
+    let session = open_session(port);
+    // "word word ..." is one token a word: 30, then 30 more, past the budget of 50.
+    let text = vec!["word"; 30].join(" ");
+    for id in 1..=2 {
+        let answer = call_in_session(port, &session, id, "echo", json!({"text": text}));
+        assert_eq!(
+            text_of(&answer),
+            text,
+            "the call that goes past is answered whole"
+        );
+    }
+    let refused = call_in_session(port, &session, 3, "echo", json!({"text": "short"}));
+    assert_eq!(
+        refused["result"]["_meta"]["status"], "budget_exceeded",
+        "{refused}"
+    );
+    assert_eq!(
+        text_of(&refused),
+        "budget exceeded: this client has used 60 of its 50 output tokens, so 'echo' was not \
+         called; stop, or start a new session"
+    );
+}

@@ -203,6 +203,14 @@ enum Command {
         /// its session, else its address.
         #[arg(long, value_name = "RATE", env = "MCP_RATE_LIMIT")]
         rate_limit: Option<crate::ops::Rate>,
+        /// The most tool calls one client (a session, a token's subject) may make; past
+        /// it, calls are answered an error result whose status is budget_exceeded.
+        #[arg(long, value_name = "N", env = "MCP_MAX_CALLS")]
+        max_calls: Option<u64>,
+        /// The most tokens of tool output one client may receive; past it, calls are
+        /// answered an error result whose status is budget_exceeded.
+        #[arg(long, value_name = "N", env = "MCP_MAX_OUTPUT_TOKENS")]
+        max_output_tokens: Option<u64>,
         /// Count calls, errors, calls in flight and durations per tool, and serve them as
         /// Prometheus text at GET /metrics (needs --http).
         #[arg(long, requires = "http")]
@@ -411,6 +419,8 @@ impl Cli {
             metrics,
             audit_arguments,
             rate_limit,
+            max_calls,
+            max_output_tokens,
             ..
         } = &command_given
         {
@@ -418,6 +428,14 @@ impl Cli {
             if let Some(rate) = rate_limit {
                 builder = builder.client_rate(*rate);
             }
+            let mut budget = crate::ops::Budget::default();
+            if let Some(calls) = max_calls {
+                budget = budget.calls(*calls);
+            }
+            if let Some(tokens) = max_output_tokens {
+                budget = budget.output_tokens(*tokens);
+            }
+            builder = builder.budget(budget);
         }
         if let Some(setup) = self.setup {
             builder = match setup(&matches, builder) {
@@ -460,6 +478,8 @@ impl Cli {
                 log_format,
                 audit_arguments: _,
                 rate_limit: _,
+                max_calls: _,
+                max_output_tokens: _,
                 metrics,
             } => {
                 let transport = match http {

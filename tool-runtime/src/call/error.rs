@@ -77,6 +77,18 @@ pub enum CallError {
         /// The tool called.
         tool: String,
     },
+    /// The client has spent its budget (its calls, or its output tokens); the call did not
+    /// run. Its status is `budget_exceeded`.
+    BudgetExceeded {
+        /// The tool called.
+        tool: String,
+        /// What was spent.
+        spent: Spent,
+        /// How much of it the client has used.
+        used: u64,
+        /// The budget.
+        limit: u64,
+    },
     /// A rate limit refused the call: the tool's own (all its callers together), or the
     /// client's. The call did not run; it may be made again after `retry_after`.
     RateLimited {
@@ -93,7 +105,7 @@ pub enum CallError {
 
 impl CallError {
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
-    /// `failed`, `panicked`, `timed_out`, `unavailable`, `rate_limited`), as audit events and metrics name
+    /// `failed`, `panicked`, `timed_out`, `unavailable`, `rate_limited`, `budget_exceeded`), as audit events and metrics name
     /// it and programs can match on.
     pub fn status(&self) -> &'static str {
         match self {
@@ -104,6 +116,7 @@ impl CallError {
             CallError::TimedOut { .. } => "timed_out",
             CallError::Unavailable { .. } => "unavailable",
             CallError::RateLimited { .. } => "rate_limited",
+            CallError::BudgetExceeded { .. } => "budget_exceeded",
         }
     }
 
@@ -147,6 +160,16 @@ impl fmt::Display for CallError {
                 f,
                 "tool '{tool}' is not available: the server is missing its configuration"
             ),
+            CallError::BudgetExceeded {
+                tool,
+                spent,
+                used,
+                limit,
+            } => write!(
+                f,
+                "budget exceeded: this client has used {used} of its {limit} {}, so '{tool}' was not called; stop, or start a new session",
+                spent.unit()
+            ),
             CallError::RateLimited {
                 tool,
                 client,
@@ -168,3 +191,23 @@ impl fmt::Display for CallError {
 }
 
 impl std::error::Error for CallError {}
+
+/// Which part of a budget was spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spent {
+    /// The calls.
+    Calls,
+    /// The output tokens.
+    OutputTokens,
+}
+
+impl Spent {
+    /// What is counted, in words.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Spent::Calls => "calls",
+            Spent::OutputTokens => "output tokens",
+        }
+    }
+}

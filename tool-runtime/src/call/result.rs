@@ -106,6 +106,42 @@ impl ToolResult {
         self.outcome.as_ref().ok()
     }
 
+    /// The output as a model reads it in a text block, with its media type: a string as it
+    /// is, anything else as compact JSON, without the `{"result": ...}` wrapper. `None` for
+    /// a failure or content blocks.
+    pub(crate) fn shown_text(&self) -> Option<(std::borrow::Cow<'_, str>, &'static str)> {
+        if self.content.is_some() {
+            return None;
+        }
+        let output = self.output()?;
+        let wraps = self.tool.as_ref().is_some_and(|tool| tool.wraps_output());
+        let shown = if wraps {
+            output.get("result").unwrap_or(output)
+        } else {
+            output
+        };
+        Some(match shown {
+            Value::String(text) => (std::borrow::Cow::Borrowed(text.as_str()), "text/plain"),
+            other => (
+                std::borrow::Cow::Owned(other.to_string()),
+                "application/json",
+            ),
+        })
+    }
+
+    /// The text of a successful call as a model reads it: [`shown_text`](Self::shown_text),
+    /// or the text of its content blocks.
+    pub(crate) fn text_for_model(&self) -> Option<String> {
+        if let Some(content) = &self.content {
+            let texts = content
+                .iter()
+                .filter_map(|block| serde_json::to_value(block).ok())
+                .filter_map(|block| block.get("text").and_then(Value::as_str).map(str::to_owned));
+            return Some(texts.collect::<Vec<_>>().join("\n"));
+        }
+        self.shown_text().map(|(text, _)| text.into_owned())
+    }
+
     /// Why the call failed, when it did.
     pub fn error(&self) -> Option<&CallError> {
         self.outcome.as_ref().err()

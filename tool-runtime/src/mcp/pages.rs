@@ -227,9 +227,18 @@ pub(crate) fn typed_result(
     info: &ServerInfo,
 ) -> Value {
     body.insert("resultType".to_owned(), result_type.into());
-    body.insert(
-        "_meta".to_owned(),
-        json!({"io.modelcontextprotocol/serverInfo": {"name": info.name, "version": info.version}}),
-    );
+    let server_info = json!({"name": info.name, "version": info.version});
+    match body.get_mut("_meta").and_then(Value::as_object_mut) {
+        // The result's own `_meta` keeps what it says.
+        Some(meta) => {
+            meta.insert("io.modelcontextprotocol/serverInfo".to_owned(), server_info);
+        }
+        None => {
+            body.insert(
+                "_meta".to_owned(),
+                json!({"io.modelcontextprotocol/serverInfo": server_info}),
+            );
+        }
+    }
     Value::Object(body)
 }

@@ -78,21 +78,17 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
         return CallAnswer::Result(body);
     }
     let tool = result.tool().cloned();
-    match result.into_outcome() {
-        Ok(output) => {
-            let wraps = tool.as_ref().is_some_and(|t| t.wraps_output());
+    // The text block shows the value itself: a string as it is, anything else as compact
+    // JSON (without the `{"result": ...}` wrapper).
+    let shown = result
+        .shown_text()
+        .map(|(text, mime_type)| (text.into_owned(), mime_type));
+    match (result.into_outcome(), shown) {
+        (Ok(output), shown) => {
+            // Without a text of its own only content blocks, answered above.
+            let (mut text, mime_type) =
+                shown.unwrap_or_else(|| (output.to_string(), "application/json"));
             let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
-            // The text block shows the value itself: a string as it is, anything else as
-            // compact JSON (without the `{"result": ...}` wrapper).
-            let shown = if wraps {
-                output.get("result").unwrap_or(&output)
-            } else {
-                &output
-            };
-            let (mut text, mime_type) = match shown {
-                Value::String(text) => (text.clone(), "text/plain"),
-                other => (other.to_string(), "application/json"),
-            };
             let linking = tool.as_ref().filter(|t| t.large_output_as_resource());
             let store = outputs.filter(|store| store.is_large(text.len()));
             if let (Some(tool), Some(store)) = (linking, store) {
@@ -117,15 +113,23 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 body.insert("structuredContent".to_owned(), output);
             }
         }
-        Err(error @ CallError::UnknownTool { .. }) => {
+        (Err(error @ CallError::UnknownTool { .. }), _) => {
             return CallAnswer::UnknownTool(error.to_string());
         }
-        Err(error) => {
+        (Err(error), _) => {
             body.insert(
                 "content".to_owned(),
                 json!([{"type": "text", "text": error.to_string()}]),
             );
             body.insert("isError".to_owned(), true.into());
+            // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`, where
+            // a program reads it without parsing the text.
+            if matches!(
+                error,
+                CallError::RateLimited { .. } | CallError::BudgetExceeded { .. }
+            ) {
+                body.insert("_meta".to_owned(), json!({"status": error.status()}));
+            }
         }
     }
     CallAnswer::Result(body)

@@ -1,6 +1,7 @@
 //! Operating a tool server: watching each call (an audit event, metrics), limiting how
 //! often tools are called, and budgets per client.
 
+pub(crate) mod budget;
 #[cfg(feature = "http")]
 mod prometheus;
 pub(crate) mod rate;
@@ -10,4 +11,5 @@ pub(crate) mod watch;
 pub use prometheus::Prometheus;
 
 pub use crate::catalog::time::Rate;
+pub use budget::{Budget, Spent};
 pub use watch::AUDIT_TARGET;

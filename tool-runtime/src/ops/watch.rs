@@ -5,6 +5,7 @@
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
+use crate::ops::budget::Budgets;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -43,16 +44,19 @@ const UNKNOWN_TOOL: &str = "(unknown)";
 
 impl Observer {
     /// Starts watching a call of `tool` (`known`: whether the registry has it) with
-    /// `input`, made by `caller`. Watches nothing when nothing would be recorded.
+    /// `input`, made by `caller`, whose output tokens count against `budgets` if they are
+    /// counted. Watches nothing when nothing would be recorded.
     pub(crate) fn watch(
         &self,
         tool: &str,
         known: bool,
         input: &Value,
         caller: &Caller,
+        budgets: Option<&Arc<Budgets>>,
     ) -> CallWatch {
         let audit = tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO);
-        if !audit && !self.metrics {
+        let budgets = budgets.filter(|budgets| budgets.counts_tokens()).cloned();
+        if !audit && !self.metrics && budgets.is_none() {
             return CallWatch(None);
         }
         let label = if known { tool } else { UNKNOWN_TOOL };
@@ -72,6 +76,7 @@ impl Observer {
             arguments: (audit && self.audit_arguments).then(|| input.clone()),
             audit,
             metrics: self.metrics,
+            budgets,
             settled: AtomicBool::new(false),
         })))
     }
@@ -91,6 +96,8 @@ struct Watching {
     arguments: Option<Value>,
     audit: bool,
     metrics: bool,
+    /// Where the output's tokens are counted, when they are.
+    budgets: Option<Arc<Budgets>>,
     /// Whether the call's end was recorded (it is, once).
     settled: AtomicBool,
 }
@@ -103,14 +110,23 @@ impl CallWatch {
             (true, Some(output)) => crate::schema::json_len(output),
             _ => 0,
         };
-        watching.settle(outcome(result.error()), output_bytes);
+        if watching.settle(outcome(result.error()), output_bytes) {
+            if let (Some(budgets), Some(text)) = (&watching.budgets, result.text_for_model()) {
+                let tokens = crate::tokens::count(&text);
+                budgets.charge(
+                    &watching.caller.key(),
+                    u64::try_from(tokens).unwrap_or(u64::MAX),
+                );
+            }
+        }
     }
 }
 
 impl Watching {
-    fn settle(&self, outcome: &'static str, output_bytes: usize) {
+    /// Records the end; false when it was recorded already.
+    fn settle(&self, outcome: &'static str, output_bytes: usize) -> bool {
         if self.settled.swap(true, Ordering::AcqRel) {
-            return;
+            return false;
         }
         let elapsed = self.started.elapsed();
         if self.metrics {
@@ -141,6 +157,7 @@ impl Watching {
                 "tool call"
             );
         }
+        true
     }
 }
 

@@ -26,6 +26,7 @@ use crate::call::result::ToolResult;
 use crate::call::runnable::{Entry, Runnable};
 use crate::catalog::time::Rate;
 use crate::catalog::{Catalog, CatalogError, ItemKind, Tool};
+use crate::ops::budget::{Budget, Budgets};
 use crate::ops::rate::{ClientLimiter, Limiter};
 use crate::ops::watch::{CallWatch, Observer};
 use crate::registration::StaticTools;
@@ -293,6 +294,7 @@ pub struct RegistryBuilder {
     /// Rate limits set here, by tool name, over what the tools say themselves.
     rate_limits: Vec<(String, Rate)>,
     client_rate: Option<Rate>,
+    budget: Budget,
     state: StateMap,
     tools: Vec<DynamicTool>,
     groups: Vec<(String, Vec<DynamicTool>)>,
@@ -344,6 +346,13 @@ impl RegistryBuilder {
     /// refused with an error result that says when to call again.
     pub fn client_rate(mut self, rate: Rate) -> Self {
         self.client_rate = Some(rate);
+        self
+    }
+
+    /// Limits what each client may spend: calls and tokens of tool output (see
+    /// [`Budget`]). Past it, a call is an error result whose status is `budget_exceeded`.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -457,6 +466,10 @@ impl RegistryBuilder {
                     .collect(),
             ),
             client_limiter: self.client_rate.map(ClientLimiter::new),
+            budgets: self
+                .budget
+                .limits()
+                .then(|| Arc::new(Budgets::new(self.budget))),
             statics,
             dynamic: RwLock::new(BTreeMap::new()),
             surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
@@ -513,6 +526,8 @@ pub struct Registry {
     rate_limits: RwLock<HashMap<String, Arc<Limiter>>>,
     /// The rate limit of each client, when there is one.
     client_limiter: Option<ClientLimiter>,
+    /// What each client may spend, and has spent, when there is a budget.
+    budgets: Option<Arc<Budgets>>,
     statics: &'static StaticTools,
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     /// Prompts and resources added at run time.
@@ -744,6 +759,17 @@ impl Registry {
                 .check()
                 .map_err(|wait| refused(false, limiter.rate(), wait))?;
         }
+        drop(limits);
+        if let Some(budgets) = &self.budgets {
+            budgets
+                .admit(&caller.key())
+                .map_err(|(spent, used, limit)| CallError::BudgetExceeded {
+                    tool: tool.name().to_owned(),
+                    spent,
+                    used,
+                    limit,
+                })?;
+        }
         Ok(())
     }
 
@@ -811,9 +837,13 @@ impl Registry {
         context: &CallContext,
     ) -> Result<ToolResult, PendingCall> {
         let tool = self.get(name);
-        let watch = self
-            .observer
-            .watch(name, tool.is_some(), &input, context.caller());
+        let watch = self.observer.watch(
+            name,
+            tool.is_some(),
+            &input,
+            context.caller(),
+            self.budgets.as_ref(),
+        );
         let Some(tool) = tool else {
             let outcome = Err(CallError::UnknownTool {
                 name: name.to_owned(),

@@ -194,27 +194,8 @@ enum Command {
             env = "MCP_LOG_FORMAT"
         )]
         log_format: LogFormat,
-        /// Write the arguments' values into each call's audit event (only their size
-        /// otherwise).
-        #[arg(long)]
-        audit_arguments: bool,
-        /// Hold each client to this many requests (HTTP: 429 with Retry-After past it) or
-        /// tool calls (stdio), e.g. 100/s, 600/min. A client is its token's subject, else
-        /// its session, else its address.
-        #[arg(long, value_name = "RATE", env = "MCP_RATE_LIMIT")]
-        rate_limit: Option<crate::ops::Rate>,
-        /// The most tool calls one client (a session, a token's subject) may make; past
-        /// it, calls are answered an error result whose status is budget_exceeded.
-        #[arg(long, value_name = "N", env = "MCP_MAX_CALLS")]
-        max_calls: Option<u64>,
-        /// The most tokens of tool output one client may receive; past it, calls are
-        /// answered an error result whose status is budget_exceeded.
-        #[arg(long, value_name = "N", env = "MCP_MAX_OUTPUT_TOKENS")]
-        max_output_tokens: Option<u64>,
-        /// Count calls, errors, calls in flight and durations per tool, and serve them as
-        /// Prometheus text at GET /metrics (needs --http).
-        #[arg(long, requires = "http")]
-        metrics: bool,
+        #[command(flatten)]
+        operating: Operating,
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
@@ -242,6 +223,53 @@ enum Command {
         /// The saved catalog artefact.
         old: PathBuf,
     },
+}
+
+/// What `serve` records of calls and holds them to: the registry's settings.
+#[derive(clap::Args, Debug)]
+struct Operating {
+    /// Write the arguments' values into each call's audit event (only their size
+    /// otherwise).
+    #[arg(long)]
+    audit_arguments: bool,
+    /// Hold each client to this many requests (HTTP: 429 with Retry-After past it) or
+    /// tool calls (stdio), e.g. 100/s, 600/min. A client is its token's subject, else its
+    /// session, else its address.
+    #[arg(long, value_name = "RATE", env = "MCP_RATE_LIMIT")]
+    rate_limit: Option<crate::ops::Rate>,
+    /// The most tool calls one client (a session, a token's subject) may make; past it,
+    /// calls are answered an error result whose status is budget_exceeded.
+    #[arg(long, value_name = "N", env = "MCP_MAX_CALLS")]
+    max_calls: Option<u64>,
+    /// The most tokens of tool output one client may receive; past it, calls are answered
+    /// an error result whose status is budget_exceeded.
+    #[arg(long, value_name = "N", env = "MCP_MAX_OUTPUT_TOKENS")]
+    max_output_tokens: Option<u64>,
+    /// Count calls, errors, calls in flight and durations per tool, and serve them as
+    /// Prometheus text at GET /metrics (needs --http).
+    #[arg(long, requires = "http")]
+    metrics: bool,
+}
+
+impl Operating {
+    /// The registry these settings make.
+    fn apply(&self, builder: RegistryBuilder) -> RegistryBuilder {
+        let mut budget = crate::ops::Budget::default();
+        if let Some(calls) = self.max_calls {
+            budget = budget.calls(calls);
+        }
+        if let Some(tokens) = self.max_output_tokens {
+            budget = budget.output_tokens(tokens);
+        }
+        let builder = builder
+            .metrics(self.metrics)
+            .audit_arguments(self.audit_arguments)
+            .budget(budget);
+        match self.rate_limit {
+            Some(rate) => builder.client_rate(rate),
+            None => builder,
+        }
+    }
 }
 
 /// How `serve` writes its logs.
@@ -415,27 +443,8 @@ impl Cli {
             return ExitCode::from(2);
         };
         let mut builder = self.registry;
-        if let Command::Serve {
-            metrics,
-            audit_arguments,
-            rate_limit,
-            max_calls,
-            max_output_tokens,
-            ..
-        } = &command_given
-        {
-            builder = builder.metrics(*metrics).audit_arguments(*audit_arguments);
-            if let Some(rate) = rate_limit {
-                builder = builder.client_rate(*rate);
-            }
-            let mut budget = crate::ops::Budget::default();
-            if let Some(calls) = max_calls {
-                budget = budget.calls(*calls);
-            }
-            if let Some(tokens) = max_output_tokens {
-                budget = budget.output_tokens(*tokens);
-            }
-            builder = builder.budget(budget);
+        if let Command::Serve { operating, .. } = &command_given {
+            builder = operating.apply(builder);
         }
         if let Some(setup) = self.setup {
             builder = match setup(&matches, builder) {
@@ -476,11 +485,7 @@ impl Cli {
                 cors_origins,
                 bearer_token_file,
                 log_format,
-                audit_arguments: _,
-                rate_limit: _,
-                max_calls: _,
-                max_output_tokens: _,
-                metrics,
+                operating,
             } => {
                 let transport = match http {
                     None => Transport::Stdio,
@@ -497,7 +502,7 @@ impl Cli {
                             allowed_hosts,
                             cors_origins,
                             bearer_token: token,
-                            metrics,
+                            metrics: operating.metrics,
                         })
                     }
                 };

@@ -188,6 +188,20 @@ pub struct ServerProcess {
     pub port: u16,
 }
 
+impl ServerProcess {
+    /// Stops the server and gives what it wrote on stderr.
+    pub fn stop_and_read_logs(&mut self) -> String {
+        use std::io::Read;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut logs = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            stderr.read_to_string(&mut logs).expect("the logs are text");
+        }
+        logs
+    }
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();

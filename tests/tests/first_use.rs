@@ -3,7 +3,6 @@
 //! `call` past a tool's time limit, and the test scripts under a `CARGO_TARGET_DIR` of
 //! one's own.
 
-use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tool_tests::{http, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
@@ -146,16 +145,7 @@ fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour(
         403,
         "a loopback server answers only loopback names"
     );
-    let _ = server.child.kill();
-    let _ = server.child.wait();
-    let mut logs = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut logs)
-        .unwrap();
+    let logs = server.stop_and_read_logs();
     assert!(logs.contains("serving MCP over HTTP"), "{logs}");
     assert!(
         !logs.contains('\u{1b}'),

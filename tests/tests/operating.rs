@@ -2,7 +2,7 @@
 //! trail (`--log-format json`, `--audit-arguments`) and metrics (`--metrics`).
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use tool_tests::{http, messages, spawn_http, INITIALIZE, JSON_POST};
 
@@ -163,16 +163,7 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
     let reply = http(port, "GET", "/mcp/metrics", &[], "");
     assert_eq!(reply.status, 404);
 
-    let _ = server.child.kill();
-    let _ = server.child.wait();
-    let mut logs = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut logs)
-        .unwrap();
+    let logs = server.stop_and_read_logs();
     let events = audit_events(&logs);
     assert_eq!(events.len(), 4, "{logs}");
     for event in &events {

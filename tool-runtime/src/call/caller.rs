@@ -35,12 +35,15 @@ pub struct Caller {
 impl Default for Caller {
     /// A call made directly on a registry, by the program itself.
     fn default() -> Self {
-        Caller::of_transport("direct")
+        Caller::DIRECT
     }
 }
 
 impl Caller {
-    fn of_transport(transport: &'static str) -> Self {
+    /// A call made directly on a registry, by the program itself.
+    pub(crate) const DIRECT: Caller = Caller::of_transport("direct");
+
+    const fn of_transport(transport: &'static str) -> Self {
         Caller {
             transport,
             session: None,

@@ -161,10 +161,7 @@ impl CallContext {
     /// Who made the call: its transport, session, authenticated subject and scopes, as far
     /// as they are known (a call made directly on a registry has none of them).
     pub fn caller(&self) -> &super::caller::Caller {
-        static DIRECT: std::sync::OnceLock<super::caller::Caller> = std::sync::OnceLock::new();
-        match &self.scope {
-            Some(scope) => &scope.caller,
-            None => DIRECT.get_or_init(super::caller::Caller::default),
-        }
+        static DIRECT: super::caller::Caller = super::caller::Caller::DIRECT;
+        self.scope.as_ref().map_or(&DIRECT, |scope| &scope.caller)
     }
 }

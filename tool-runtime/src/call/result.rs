@@ -130,16 +130,19 @@ impl ToolResult {
     }
 
     /// The text of a successful call as a model reads it: [`shown_text`](Self::shown_text),
-    /// or the text of its content blocks.
-    pub(crate) fn text_for_model(&self) -> Option<String> {
+    /// or the text of its text blocks.
+    pub(crate) fn text_for_model(&self) -> Option<std::borrow::Cow<'_, str>> {
         if let Some(content) = &self.content {
-            let texts = content
+            let texts: Vec<&str> = content
                 .iter()
-                .filter_map(|block| serde_json::to_value(block).ok())
-                .filter_map(|block| block.get("text").and_then(Value::as_str).map(str::to_owned));
-            return Some(texts.collect::<Vec<_>>().join("\n"));
+                .filter_map(|block| match block {
+                    Content::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            return Some(std::borrow::Cow::Owned(texts.join("\n")));
         }
-        self.shown_text().map(|(text, _)| text.into_owned())
+        self.shown_text().map(|(text, _)| text)
     }
 
     /// Why the call failed, when it did.

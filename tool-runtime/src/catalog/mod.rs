@@ -323,9 +323,10 @@ impl Tool {
         self.timeout = timeout;
     }
 
-    /// How often the tool may be called, by all its callers together
-    /// (`#[tool(rate = "...")]`, [`DynamicTool::rate`](crate::DynamicTool::rate) or
-    /// [`RegistryBuilder::rate_limit`](crate::registry::RegistryBuilder::rate_limit)).
+    /// How often the tool says it may be called, by all its callers together
+    /// (`#[tool(rate = "...")]` or [`DynamicTool::rate`](crate::DynamicTool::rate)); a
+    /// registry may hold it to another rate
+    /// ([`RegistryBuilder::rate_limit`](crate::registry::RegistryBuilder::rate_limit)).
     pub fn rate(&self) -> Option<time::Rate> {
         self.rate
     }

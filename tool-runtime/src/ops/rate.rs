@@ -62,13 +62,13 @@ impl ClientLimiter {
     }
 
     /// Passes one request of the client `key`, or says how long until one would pass.
-    pub(crate) fn check(&self, key: &str) -> Result<(), Duration> {
+    pub(crate) fn check(&self, key: &String) -> Result<(), Duration> {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.limiter.retain_recent();
             self.limiter.shrink_to_fit();
         }
         self.limiter
-            .check_key(&key.to_owned())
+            .check_key(key)
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 }

@@ -55,7 +55,10 @@ impl Observer {
         budgets: Option<&Arc<Budgets>>,
     ) -> CallWatch {
         let audit = tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO);
-        let budgets = budgets.filter(|budgets| budgets.counts_tokens()).cloned();
+        // The client's key is worked out here once, for the charge at the end.
+        let budgets = budgets
+            .filter(|budgets| budgets.counts_tokens())
+            .map(|budgets| (Arc::clone(budgets), caller.key()));
         if !audit && !self.metrics && budgets.is_none() {
             return CallWatch(None);
         }
@@ -96,8 +99,8 @@ struct Watching {
     arguments: Option<Value>,
     audit: bool,
     metrics: bool,
-    /// Where the output's tokens are counted, when they are.
-    budgets: Option<Arc<Budgets>>,
+    /// Where the output's tokens are counted, and for which client, when they are.
+    budgets: Option<(Arc<Budgets>, String)>,
     /// Whether the call's end was recorded (it is, once).
     settled: AtomicBool,
 }
@@ -111,12 +114,10 @@ impl CallWatch {
             _ => 0,
         };
         if watching.settle(outcome(result.error()), output_bytes) {
-            if let (Some(budgets), Some(text)) = (&watching.budgets, result.text_for_model()) {
+            if let (Some((budgets, key)), Some(text)) = (&watching.budgets, result.text_for_model())
+            {
                 let tokens = crate::tokens::count(&text);
-                budgets.charge(
-                    &watching.caller.key(),
-                    u64::try_from(tokens).unwrap_or(u64::MAX),
-                );
+                budgets.charge(key, u64::try_from(tokens).unwrap_or(u64::MAX));
             }
         }
     }

@@ -78,7 +78,8 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
-    /// A setting names a tool the registry does not have.
+    /// A rate limit ([`RegistryBuilder::rate_limit`]) names a tool the registry does not
+    /// have.
     UnknownTool {
         /// The name given.
         name: String,
@@ -741,13 +742,15 @@ impl Registry {
             rate,
             retry_after,
         };
-        if let Some(limiter) = self
+        // Worked out once, and only when a limit per client needs it.
+        let client_limiter = self
             .client_limiter
             .as_ref()
-            .filter(|_| !caller.rate_checked())
-        {
+            .filter(|_| !caller.rate_checked());
+        let key = (client_limiter.is_some() || self.budgets.is_some()).then(|| caller.key());
+        if let (Some(limiter), Some(key)) = (client_limiter, &key) {
             limiter
-                .check(&caller.key())
+                .check(key)
                 .map_err(|wait| refused(true, limiter.rate(), wait))?;
         }
         let limits = self
@@ -760,9 +763,9 @@ impl Registry {
                 .map_err(|wait| refused(false, limiter.rate(), wait))?;
         }
         drop(limits);
-        if let Some(budgets) = &self.budgets {
+        if let (Some(budgets), Some(key)) = (&self.budgets, &key) {
             budgets
-                .admit(&caller.key())
+                .admit(key)
                 .map_err(|(spent, used, limit)| CallError::BudgetExceeded {
                     tool: tool.name().to_owned(),
                     spent,

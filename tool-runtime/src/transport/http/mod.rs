@@ -45,6 +45,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
+/// Where `HttpOptions::metrics` are served.
+const METRICS_PATH: &str = "/metrics";
 
 /// Which cross-origin browser requests are allowed (CORS).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -277,7 +279,7 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
     }
     if let Some(metrics) = app.options.metrics.clone() {
         router = router.route(
-            "/metrics",
+            METRICS_PATH,
             get(move || async move {
                 (
                     [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -382,20 +384,19 @@ async fn guard(State(app): State<Arc<App>>, mut request: Request, next: Next) ->
         .get::<axum::extract::ConnectInfo<SocketAddr>>()
         .map(|info| info.0);
     let mut caller = Caller::http(peer);
-    // A session counts as the client only once it exists: a made-up id must not buy a
-    // fresh allowance.
-    if let Some(session) =
-        header_str(headers, SESSION_HEADER).filter(|id| app.sessions.get(id).is_some())
-    {
-        caller = caller.with_session(session);
-    }
-    if let Some(limiter) = app.server.registry().client_limiter() {
-        if request.uri().path() != "/metrics" {
-            if let Err(wait) = limiter.check(&caller.key()) {
-                return too_many_requests(limiter.rate(), wait);
-            }
-            caller = caller.with_rate_checked();
+    let limiter = app.server.registry().client_limiter();
+    if let Some(limiter) = limiter.filter(|_| request.uri().path() != METRICS_PATH) {
+        // A session counts as the client only once it exists: a made-up id must not buy
+        // a fresh allowance. (Without a limit the handler names the session it resolves.)
+        if let Some(session) =
+            header_str(headers, SESSION_HEADER).filter(|id| app.sessions.get(id).is_some())
+        {
+            caller = caller.with_session(session);
         }
+        if let Err(wait) = limiter.check(&caller.key()) {
+            return too_many_requests(limiter.rate(), wait);
+        }
+        caller = caller.with_rate_checked();
     }
     request.extensions_mut().insert(caller);
     next.run(request).await

@@ -47,6 +47,7 @@ impl Kind {
                 "open_world",
                 "timeout",
                 "rate",
+                "scopes",
                 "large_output",
                 "task",
             ],
@@ -93,6 +94,8 @@ pub struct ToolArgs {
     pub timeout_ms: Option<u64>,
     /// `rate = "10/s"`: how many calls, per how many milliseconds.
     pub rate: Option<(u32, u64)>,
+    /// `scopes = ["files:read"]`: the OAuth scopes a caller's token must grant.
+    pub scopes: Option<Vec<LitStr>>,
     /// `large_output = "resource"` (true) or `"cut"` (false, the default).
     pub large_output_as_resource: Option<bool>,
     /// `task = "..."`: whether a call may, or must, run as a task.
@@ -231,6 +234,7 @@ impl ToolArgs {
                 })?;
                 set_once(&mut self.timeout_ms, meta, millis)
             }
+            "scopes" => set_once(&mut self.scopes, meta, scopes_value(meta)?),
             "rate" => {
                 let text = string_value(meta)?;
                 let rate = parse_rate(&text.value()).map_err(|reason| {
@@ -287,6 +291,61 @@ fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     meta.value()?
         .parse::<LitStr>()
         .map_err(|e| syn::Error::new(e.span(), format!("`{key}` takes a string literal")))
+}
+
+/// `scopes = ["files:read", "files:write"]`: string literals, each a valid OAuth scope,
+/// none twice.
+fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    const SHAPE: &str = "`scopes` takes a list of string literals: scopes = [\"files:read\"]";
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(SHAPE));
+    }
+    let value: syn::Expr = meta.value()?.parse()?;
+    let syn::Expr::Array(array) = value else {
+        return Err(syn::Error::new_spanned(value, SHAPE));
+    };
+    let mut scopes: Vec<LitStr> = Vec::new();
+    for element in array.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(scope),
+            ..
+        }) = element
+        else {
+            return Err(syn::Error::new_spanned(element, SHAPE));
+        };
+        if let Err(reason) = check_scope(&scope.value()) {
+            return Err(syn::Error::new(
+                scope.span(),
+                format!("invalid scope {:?}: {reason}", scope.value()),
+            ));
+        }
+        if scopes.iter().any(|seen| seen.value() == scope.value()) {
+            return Err(syn::Error::new(
+                scope.span(),
+                format!("the scope {:?} is listed twice", scope.value()),
+            ));
+        }
+        scopes.push(scope);
+    }
+    Ok(scopes)
+}
+
+/// Why `scope` cannot be an OAuth scope: one or more printable ASCII characters other than
+/// space, `"` and `\` (RFC 6749, section 3.3), the rule the runtime holds run-time tools to.
+fn check_scope(scope: &str) -> Result<(), String> {
+    if scope.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    match scope
+        .chars()
+        .find(|c| !matches!(c, '\x21' | '\x23'..='\x5B' | '\x5D'..='\x7E'))
+    {
+        Some(' ') => Err("it contains a space; a token's scopes are separated by spaces, so list each scope as its own string".to_owned()),
+        Some(bad) => Err(format!(
+            "it contains {bad:?}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
+        )),
+        None => Ok(()),
+    }
 }
 
 fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {

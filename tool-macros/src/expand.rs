@@ -183,6 +183,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         }
         None => quote!(::core::option::Option::None),
     };
+    let scopes = args.scopes.iter().flatten();
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
     let forms = crate::forms::forms_in(&tool.item).into_iter().map(|ty| {
         let shown = quote::ToTokens::to_token_stream(&ty)
@@ -260,6 +261,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
                         },
                         timeout: #timeout,
                         rate: #rate,
+                        scopes: &[#(#scopes),*],
                         large_output_as_resource: #large_output_as_resource,
                         task: #task,
                         forms: &[#(#forms),*],

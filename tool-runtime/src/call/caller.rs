@@ -115,6 +115,13 @@ impl Caller {
             .is_some_and(|granted| granted.iter().any(|s| s == scope))
     }
 
+    /// Whether the caller may call `tool`: always when no token was checked (stdio, a call
+    /// on the registry, HTTP without OAuth: whoever reaches the server has every
+    /// permission), else when its token grants every scope the tool requires.
+    pub fn may_call(&self, tool: &crate::catalog::Tool) -> bool {
+        self.scopes.is_none() || tool.scopes().iter().all(|scope| self.has_scope(scope))
+    }
+
     /// Whether its transport held this request to the client's rate limit already (so the
     /// call is not counted twice).
     pub(crate) fn rate_checked(&self) -> bool {

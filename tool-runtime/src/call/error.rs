@@ -89,6 +89,15 @@ pub enum CallError {
         /// The budget.
         limit: u64,
     },
+    /// The caller's access token does not grant every OAuth scope the tool requires; the
+    /// call did not run. Its status is `insufficient_scope`.
+    InsufficientScope {
+        /// The tool called.
+        tool: String,
+        /// Every scope the tool requires (not only those missing), as a new authorization
+        /// must ask for them.
+        scopes: Vec<String>,
+    },
     /// A rate limit refused the call: the tool's own (all its callers together), or the
     /// client's. The call did not run; it may be made again after `retry_after`.
     RateLimited {
@@ -105,8 +114,9 @@ pub enum CallError {
 
 impl CallError {
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
-    /// `failed`, `panicked`, `timed_out`, `unavailable`, `rate_limited`, `budget_exceeded`), as audit events and metrics name
-    /// it and programs can match on.
+    /// `failed`, `panicked`, `timed_out`, `unavailable`, `insufficient_scope`,
+    /// `rate_limited`, `budget_exceeded`), as audit events and metrics name it and programs
+    /// can match on.
     pub fn status(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -115,6 +125,7 @@ impl CallError {
             CallError::Panicked { .. } => "panicked",
             CallError::TimedOut { .. } => "timed_out",
             CallError::Unavailable { .. } => "unavailable",
+            CallError::InsufficientScope { .. } => "insufficient_scope",
             CallError::RateLimited { .. } => "rate_limited",
             CallError::BudgetExceeded { .. } => "budget_exceeded",
         }
@@ -170,6 +181,17 @@ impl fmt::Display for CallError {
                 "budget exceeded: this client has used {used} of its {limit} {}, so '{tool}' was not called; stop, or start a new session",
                 spent.unit()
             ),
+            CallError::InsufficientScope { tool, scopes } => {
+                let (noun, pronoun) = match scopes.len() {
+                    1 => ("scope", "it"),
+                    _ => ("scopes", "them"),
+                };
+                write!(
+                    f,
+                    "tool '{tool}' requires the {noun} {}; this client's access token does not grant {pronoun}, so the tool was not called. The user must authorize {pronoun} first",
+                    scopes.join(" ")
+                )
+            }
             CallError::RateLimited {
                 tool,
                 client,

@@ -20,6 +20,8 @@ pub struct ToolDescription {
     pub timeout: Option<std::time::Duration>,
     /// `#[tool(rate = "...")]`: how often the tool may be called, by all callers together.
     pub rate: Option<super::time::Rate>,
+    /// `#[tool(scopes = [...])]`: the OAuth scopes a caller's access token must grant.
+    pub scopes: &'static [&'static str],
     /// `#[tool(large_output = "resource")]`: an output over the server's threshold is
     /// stored and answered as a link to it, with a preview.
     pub large_output_as_resource: bool,

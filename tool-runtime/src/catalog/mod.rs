@@ -66,6 +66,8 @@ pub struct Tool {
     location: Option<SourceLocation>,
     timeout: Option<std::time::Duration>,
     rate: Option<time::Rate>,
+    /// The OAuth scopes a caller's access token must grant.
+    scopes: Vec<String>,
     large_output_as_resource: bool,
     task: TaskSupport,
     /// The elicitation forms its code asks with (judged only when `check` asks).
@@ -178,6 +180,7 @@ impl Tool {
             location: Some(description.location),
             timeout: description.timeout,
             rate: description.rate,
+            scopes: description.scopes.iter().map(|s| (*s).to_owned()).collect(),
             large_output_as_resource: description.large_output_as_resource,
             task: description.task,
             forms: description.forms,
@@ -210,6 +213,7 @@ impl Tool {
             location: None,
             timeout: None,
             rate: None,
+            scopes: Vec::new(),
             large_output_as_resource: false,
             task: TaskSupport::Forbidden,
             forms: &[],
@@ -333,6 +337,18 @@ impl Tool {
 
     pub(crate) fn set_rate(&mut self, rate: Option<time::Rate>) {
         self.rate = rate;
+    }
+
+    /// The OAuth scopes a caller's access token must grant to call the tool, all of them
+    /// (`#[tool(scopes = [...])]` or [`DynamicTool::scopes`](crate::DynamicTool::scopes));
+    /// empty when any caller may. Checked for callers that present a token: over HTTP
+    /// with OAuth, a caller without them is refused before the tool runs.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    pub(crate) fn set_scopes(&mut self, scopes: Vec<String>) {
+        self.scopes = scopes;
     }
 
     /// Where the tool is written; `None` for tools added at run time.

@@ -239,6 +239,8 @@ pub(crate) struct Shared {
     pub(crate) sealing_key: SealingKey,
     /// How calls run as tasks, and where tasks are kept.
     pub(crate) tasks: crate::tasks::TaskOptions,
+    /// Whether a caller with a token is listed only the tools it may call.
+    pub(crate) list_only_permitted_tools: bool,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -322,6 +324,7 @@ impl McpServer {
                 outputs: OutputStore::new(options.large_outputs),
                 sealing_key: options.sealing_key.unwrap_or_else(SealingKey::random),
                 tasks: options.tasks,
+                list_only_permitted_tools: options.list_only_permitted_tools,
             }),
         }
     }
@@ -410,6 +413,9 @@ pub struct ServerOptions {
     pub sealing_key: Option<SealingKey>,
     /// How calls of tools that allow it run as tasks. See [`tasks`](ServerOptions::tasks).
     pub tasks: crate::tasks::TaskOptions,
+    /// Whether `tools/list` shows a caller with an access token only the tools its token's
+    /// scopes permit. See [`list_only_permitted_tools`](ServerOptions::list_only_permitted_tools).
+    pub list_only_permitted_tools: bool,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -479,6 +485,7 @@ impl Default for ServerOptions {
             large_outputs: LargeOutputs::default(),
             sealing_key: None,
             tasks: crate::tasks::TaskOptions::default(),
+            list_only_permitted_tools: false,
         }
     }
 }
@@ -539,6 +546,16 @@ impl ServerOptions {
     /// prompts and resources while there are none yet, so they can come.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
+        self
+    }
+
+    /// Lists, to a caller that presents an access token (HTTP with OAuth), only the tools
+    /// its scopes permit: a model then never sees a tool it would be refused. Off by
+    /// default: every caller sees every tool, and a call its token does not permit is
+    /// refused with the scopes it needs, so the client can ask the user to grant them.
+    /// A list cut to a caller is marked `cacheScope: private` at 2026-07-28.
+    pub fn list_only_permitted_tools(mut self, on: bool) -> Self {
+        self.list_only_permitted_tools = on;
         self
     }
 

@@ -1,7 +1,9 @@
 //! List pages (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`),
 //! serialized once per version of their list and served as bytes.
 
-use super::{ServerInfo, Shared};
+use super::{CacheScope, ServerInfo, Shared};
+use crate::call::caller::Caller;
+use crate::catalog::Tool;
 use crate::export::{mcp_prompt, mcp_resource, mcp_tool};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
@@ -74,16 +76,20 @@ fn offset_of(list: List, cursor: &str) -> Option<usize> {
 }
 
 impl Pages {
-    /// The page at `cursor` (`None`: the first), as a result body; `Err` for a cursor this
-    /// server did not give.
+    /// The page at `cursor` (`None`: the first), as a result body, of the list as `caller`
+    /// sees it; `Err` for a cursor this server did not give.
     pub(crate) fn page(
         &self,
         shared: &Shared,
         list: List,
         cursor: Option<&str>,
         stateless: bool,
+        caller: &Caller,
     ) -> Result<String, String> {
-        let set = self.current_set(shared, list);
+        let set = match permitted_tools(shared, list, caller) {
+            Some(set) => Arc::new(set),
+            None => self.current_set(shared, list),
+        };
         let index = match cursor {
             None => 0,
             Some(cursor) => {
@@ -130,6 +136,37 @@ impl Pages {
     }
 }
 
+/// The tools `caller` may call, when the server lists only those to a caller with a token
+/// and some tool is out of its reach (`None` otherwise: the shared pages serve). Built for
+/// the request, never cached, and marked private: another token may see another list.
+fn permitted_tools(shared: &Shared, list: List, caller: &Caller) -> Option<PageSet> {
+    if list != List::Tools || !shared.list_only_permitted_tools || caller.scopes().is_none() {
+        return None;
+    }
+    let (version, can_change) = list.version(shared);
+    let tools = shared.registry.tools();
+    if tools.iter().all(|tool| caller.may_call(tool)) {
+        return None;
+    }
+    let entries: Vec<Entry> = tools
+        .iter()
+        .filter(|tool| caller.may_call(tool))
+        .map(|tool| tool_entry(tool))
+        .collect();
+    let (ttl_ms, _) = shared.cache.list_hints(can_change);
+    let hints = (ttl_ms, CacheScope::Private.as_str());
+    Some(paginate(shared, list, &entries, hints, version))
+}
+
+/// A tool as both eras list it.
+fn tool_entry(tool: &Tool) -> Entry {
+    let execution = match tool.task_support() {
+        crate::catalog::TaskSupport::Forbidden => None,
+        support => Some(serde_json::json!({"taskSupport": support.as_str()})),
+    };
+    (mcp_tool(tool), execution)
+}
+
 /// An entry of a list as both eras show it, and what the handshake era adds to it: a
 /// tool's `execution.taskSupport` (2025-11-25 tasks; 2026-07-28 tools have no such field,
 /// the server decides per call).
@@ -142,13 +179,7 @@ fn entries(shared: &Shared, list: List) -> Vec<Entry> {
         List::Tools => registry
             .tools()
             .iter()
-            .map(|tool| {
-                let execution = match tool.task_support() {
-                    crate::catalog::TaskSupport::Forbidden => None,
-                    support => Some(serde_json::json!({"taskSupport": support.as_str()})),
-                };
-                (mcp_tool(tool), execution)
-            })
+            .map(|tool| tool_entry(tool))
             .collect(),
         List::Prompts => registry
             .prompts()

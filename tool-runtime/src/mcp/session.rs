@@ -294,7 +294,7 @@ impl Connection {
                 None,
             ),
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                self.list(&id, method, params.as_ref(), false, sink);
+                self.list(&id, method, params.as_ref(), false, caller, sink);
                 None
             }
             "tools/call" => {
@@ -562,6 +562,7 @@ impl Connection {
         method: &str,
         params: Option<&Map<String, Value>>,
         stateless: bool,
+        caller: &Caller,
         sink: &Outgoing,
     ) {
         let list = match method {
@@ -571,11 +572,15 @@ impl Connection {
             _ => List::Tools,
         };
         let page = match params.and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => self.shared.pages.page(&self.shared, list, None, stateless),
+            None | Some(Value::Null) => {
+                self.shared
+                    .pages
+                    .page(&self.shared, list, None, stateless, caller)
+            }
             Some(Value::String(cursor)) => {
                 self.shared
                     .pages
-                    .page(&self.shared, list, Some(cursor), stateless)
+                    .page(&self.shared, list, Some(cursor), stateless, caller)
             }
             Some(_) => Err("Invalid params: \"cursor\" must be a string".to_owned()),
         };
@@ -728,7 +733,7 @@ impl Connection {
                 None
             }
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                self.list(&id, method, params.as_ref(), true, sink);
+                self.list(&id, method, params.as_ref(), true, caller, sink);
                 None
             }
             "tools/call" => self.tools_call(id, params, Origin::per_request(level, caller), sink),

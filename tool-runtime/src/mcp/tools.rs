@@ -126,7 +126,9 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
             // a program reads it without parsing the text.
             if matches!(
                 error,
-                CallError::RateLimited { .. } | CallError::BudgetExceeded { .. }
+                CallError::RateLimited { .. }
+                    | CallError::BudgetExceeded { .. }
+                    | CallError::InsufficientScope { .. }
             ) {
                 body.insert("_meta".to_owned(), json!({"status": error.status()}));
             }

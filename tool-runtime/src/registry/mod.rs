@@ -84,6 +84,15 @@ pub enum RegistryError {
         /// The name given.
         name: String,
     },
+    /// A run-time tool's OAuth scope ([`DynamicTool::scopes`]) cannot be one.
+    InvalidScope {
+        /// The tool.
+        tool: String,
+        /// The scope given.
+        scope: String,
+        /// Why.
+        reason: String,
+    },
     /// A tool, prompt or resource takes `State<T>` but no `T` was registered.
     MissingState {
         /// What takes it.
@@ -127,6 +136,14 @@ impl fmt::Display for RegistryError {
                     "a rate limit names the tool `{name}`, but no tool has that name"
                 )
             }
+            RegistryError::InvalidScope {
+                tool,
+                scope,
+                reason,
+            } => write!(
+                f,
+                "tool `{tool}` cannot require the scope {scope:?}: {reason}"
+            ),
             RegistryError::MissingState {
                 what,
                 tool,
@@ -734,8 +751,16 @@ impl Registry {
         self.client_limiter.as_ref()
     }
 
-    /// Refuses a call its tool's rate limit, or its client's, does not let through.
+    /// Refuses a call its caller's token does not permit, or that its tool's rate limit, or
+    /// its client's, does not let through. Scopes come first: a refused call spends no
+    /// allowance.
     fn admit(&self, tool: &Tool, caller: &Caller) -> Result<(), CallError> {
+        if !caller.may_call(tool) {
+            return Err(CallError::InsufficientScope {
+                tool: tool.name().to_owned(),
+                scopes: tool.scopes().to_vec(),
+            });
+        }
         let refused = |client: bool, rate: Rate, retry_after: Duration| CallError::RateLimited {
             tool: tool.name().to_owned(),
             client,
@@ -791,10 +816,32 @@ impl Registry {
         self.call_in(name, input, &self.direct_context()).await
     }
 
-    /// Calls a tool for `caller` outside MCP (the REST endpoints): as [`Registry::call`],
-    /// with the caller's limits, budget and audit.
-    #[cfg(feature = "http")]
-    pub(crate) async fn call_for(
+    /// Calls a tool on behalf of `caller`, as a transport of your own would: as
+    /// [`Registry::call`], with the caller's permissions (the scopes of its token), rate
+    /// limit and budget, and the caller named in the audit trail.
+    ///
+    /// ```
+    /// use tool_runtime::context::Caller;
+    /// use tool_runtime::{tool, Registry};
+    ///
+    /// /// Read the shared notes.
+    /// #[tool(scopes = ["notes:read"])]
+    /// fn read_notes() -> &'static str {
+    ///     "remember the milk"
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new().unwrap();
+    /// let reader = Caller::http(None).with_subject("ada", ["notes:read"]);
+    /// let result = registry.call_for(reader, "read_notes", serde_json::json!({})).await;
+    /// assert!(result.error().is_none());
+    ///
+    /// let stranger = Caller::http(None).with_subject("eve", ["profile"]);
+    /// let result = registry.call_for(stranger, "read_notes", serde_json::json!({})).await;
+    /// assert_eq!(result.error().unwrap().status(), "insufficient_scope");
+    /// # });
+    /// ```
+    pub async fn call_for(
         &self,
         caller: crate::call::caller::Caller,
         name: &str,

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests. It defines no tools itself, so each test binary
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
 
+pub mod oauth;
+
 use serde_json::Value;
 use std::time::Duration;
 use tool_runtime::mcp::{outbox, Connection, McpServer, Messages, Outgoing};
@@ -232,6 +234,9 @@ pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)])
         .env_remove("MCP_ALLOWED_HOSTS")
         .env_remove("MCP_CORS_ORIGINS")
         .env_remove("MCP_BEARER_TOKEN_FILE")
+        .env_remove("MCP_OAUTH_RESOURCE")
+        .env_remove("MCP_OAUTH_ISSUERS")
+        .env_remove("MCP_OAUTH_JWKS_FILE")
         .env_remove("MCP_LOG_FORMAT")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())

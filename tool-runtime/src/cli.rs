@@ -58,6 +58,12 @@
 //!   `MCP_BEARER_TOKEN` or from a file with `--bearer-token-file PATH`
 //!   (`MCP_BEARER_TOKEN_FILE`). There is deliberately no flag that takes the token itself:
 //!   a secret on the command line is visible to every user of the machine.
+//! - Or OAuth 2.1 access tokens (JWTs), checked as a resource server: `--oauth-resource
+//!   URI` (this server's canonical URI, the audience tokens must name), `--oauth-issuer
+//!   URI` (the authorization server, repeatable) and `--oauth-jwks-file PATH` (its signing
+//!   keys); `--oauth-scope-implies BROADER=NARROWER,...` for scope hierarchies, and
+//!   `--list-permitted-tools` to list each client only the tools its scopes permit. The
+//!   protected-resource metadata is served at `/.well-known/oauth-protected-resource`.
 //!
 //! Logs go to stderr; they carry ANSI colour only when stderr is a terminal and `NO_COLOR`
 //! is not set. `RUST_LOG` sets their level.
@@ -74,6 +80,9 @@ use std::io::{IsTerminal, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[cfg(feature = "oauth")]
+mod oauth;
 
 /// The environment variable holding the bearer token `serve --http` requires.
 const BEARER_TOKEN_VARIABLE: &str = "MCP_BEARER_TOKEN";
@@ -146,6 +155,8 @@ struct Arguments {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once per process: `serve`'s many flags cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Serve the tools over MCP: stdio by default, Streamable HTTP with --http.
     #[command(
@@ -196,6 +207,9 @@ enum Command {
         log_format: LogFormat,
         #[command(flatten)]
         operating: Operating,
+        #[cfg(feature = "oauth")]
+        #[command(flatten)]
+        oauth: oauth::OAuthFlags,
     },
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
@@ -486,7 +500,11 @@ impl Cli {
                 bearer_token_file,
                 log_format,
                 operating,
+                #[cfg(feature = "oauth")]
+                oauth,
             } => {
+                #[allow(unused_mut)]
+                let mut server_options = self.server_options;
                 let transport = match http {
                     None => Transport::Stdio,
                     Some(address) => {
@@ -497,18 +515,40 @@ impl Cli {
                                 return ExitCode::from(2);
                             }
                         };
-                        Transport::Http(HttpSettings {
+                        #[cfg(feature = "oauth")]
+                        let oauth = match oauth.settings() {
+                            Ok(Some(_)) if token.is_some() => {
+                                eprintln!(
+                                    "error: both a bearer token and OAuth are configured; \
+                                     choose one (with OAuth, clients present access tokens \
+                                     and the static token would be ignored)"
+                                );
+                                return ExitCode::from(2);
+                            }
+                            Ok(settings) => {
+                                server_options = server_options
+                                    .list_only_permitted_tools(oauth.list_permitted_tools());
+                                settings
+                            }
+                            Err(message) => {
+                                eprintln!("error: {message}");
+                                return ExitCode::from(2);
+                            }
+                        };
+                        Transport::Http(Box::new(HttpSettings {
                             address,
                             allowed_hosts,
                             cors_origins,
                             bearer_token: token,
                             metrics: operating.metrics,
-                        })
+                            #[cfg(feature = "oauth")]
+                            oauth,
+                        }))
                     }
                 };
                 serve(
                     registry,
-                    self.server_options,
+                    server_options,
                     &name,
                     self.version.as_deref(),
                     transport,
@@ -530,7 +570,7 @@ impl Cli {
 /// Where `serve` serves.
 enum Transport {
     Stdio,
-    Http(HttpSettings),
+    Http(Box<HttpSettings>),
 }
 
 /// What `serve --http` was told.
@@ -541,6 +581,9 @@ struct HttpSettings {
     bearer_token: Option<String>,
     /// Whether to serve `GET /metrics`.
     metrics: bool,
+    /// Access tokens checked as an OAuth resource server.
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::transport::http::OAuth>,
 }
 
 /// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
@@ -821,7 +864,7 @@ fn serve(
             #[cfg(feature = "http")]
             Transport::Http(settings) => {
                 let address = settings.address;
-                let options = http_options(settings).map_err(std::io::Error::other)?;
+                let options = http_options(*settings).map_err(std::io::Error::other)?;
                 crate::transport::http::serve(server, address, options).await
             }
             #[cfg(not(feature = "http"))]
@@ -884,6 +927,10 @@ fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOp
     }
     if let Some(token) = settings.bearer_token {
         options = options.bearer_token(token);
+    }
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = settings.oauth {
+        options = options.oauth(oauth);
     }
     Ok(options)
 }

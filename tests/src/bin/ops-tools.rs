@@ -22,6 +22,28 @@ async fn wait(
     ms
 }
 
+/// Read the team's notes.
+#[tool(read_only, scopes = ["notes:read"])]
+fn read_notes() -> &'static str {
+    "ship on friday"
+}
+
+/// Add to the team's notes.
+#[tool(scopes = ["notes:read", "notes:write"])]
+fn write_notes(
+    /// What to add.
+    line: String,
+) -> usize {
+    line.len()
+}
+
+/// Who is calling, as the server knows it: the token's subject and scopes.
+#[tool(read_only)]
+fn whoami(context: tool_runtime::CallContext) -> serde_json::Value {
+    let caller = context.caller();
+    serde_json::json!({"subject": caller.subject(), "scopes": caller.scopes()})
+}
+
 fn main() -> std::process::ExitCode {
     tool_runtime::cli::main()
 }

@@ -358,6 +358,12 @@ impl McpServer {
     pub fn max_output_bytes(&self) -> usize {
         self.shared.max_output_bytes
     }
+
+    /// Whether lists show a caller with a token only the tools it may call.
+    #[cfg(feature = "http")]
+    pub(crate) fn lists_only_permitted_tools(&self) -> bool {
+        self.shared.list_only_permitted_tools
+    }
 }
 
 /// How a server behaves, whatever its transport: list page sizes, limits on messages,

@@ -9,11 +9,17 @@
 //! - 2026-07-28: requests name the protocol version in `_meta` and are served without a
 //!   session; the `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body.
 //! - Every request passes the `Host` and `Origin` checks (403 otherwise: a web page must not
-//!   reach a local server through DNS rebinding), the optional bearer token (401), and the
-//!   body size limit (413).
+//!   reach a local server through DNS rebinding), the optional bearer token or OAuth access
+//!   token (401; a tool call the token's scopes do not permit, 403), and the body size limit
+//!   (413).
 
+#[cfg(feature = "oauth")]
+mod oauth;
 mod param_headers;
 mod sessions;
+
+#[cfg(feature = "oauth")]
+pub use oauth::{Jwks, OAuth, OAuthError};
 
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
@@ -98,6 +104,10 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// A token every request must present as `Authorization: Bearer <token>`.
     pub bearer_token: Option<String>,
+    /// Access tokens checked as an OAuth 2.1 resource server (see [`OAuth`]); when set, it
+    /// decides who may call and `bearer_token` is not used.
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<OAuth>,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
     /// Cross-origin browser access.
@@ -120,6 +130,8 @@ impl Default for HttpOptions {
             endpoint: "/mcp".to_owned(),
             allowed_hosts: loopback_hosts(),
             bearer_token: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             body_limit: 4 * 1024 * 1024,
             cors: Cors::None,
             rest: false,
@@ -150,6 +162,16 @@ impl HttpOptions {
     /// Requires `Authorization: Bearer <token>`.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Serves as an OAuth 2.1 resource server: every request must present an access token
+    /// `oauth` accepts, and the protected-resource metadata is served at
+    /// `/.well-known/oauth-protected-resource`. Replaces a [`bearer_token`](Self::bearer_token).
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self.bearer_token = None;
         self
     }
 
@@ -277,6 +299,12 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
             .route("/mcp/tools/list", get(rpc_tools_list))
             .route("/mcp/tools/call", post(rpc_tools_call));
     }
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &app.options.oauth {
+        for path in oauth.metadata_routes() {
+            router = router.route(&path, get(resource_metadata));
+        }
+    }
     if let Some(metrics) = app.options.metrics.clone() {
         router = router.route(
             METRICS_PATH,
@@ -362,34 +390,21 @@ async fn guard(State(app): State<Arc<App>>, mut request: Request, next: Next) ->
             }
         }
     }
-    if let Some(token) = &options.bearer_token {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-            let mut response = plain(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized: a valid bearer token is required",
-            );
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return response;
-        }
-    }
     let peer = request
         .extensions()
         .get::<axum::extract::ConnectInfo<SocketAddr>>()
         .map(|info| info.0);
-    let mut caller = Caller::http(peer);
+    let mut caller = match authenticate(&app, &request, Caller::http(peer)) {
+        Ok(caller) => caller,
+        Err(refusal) => return *refusal,
+    };
+    let headers = request.headers();
     let limiter = app.server.registry().client_limiter();
     if let Some(limiter) = limiter.filter(|_| request.uri().path() != METRICS_PATH) {
         // A session counts as the client only once it exists: a made-up id must not buy
         // a fresh allowance. (Without a limit the handler names the session it resolves.)
         if let Some(session) =
-            header_str(headers, SESSION_HEADER).filter(|id| app.sessions.get(id).is_some())
+            header_str(headers, SESSION_HEADER).filter(|id| app.sessions.get(id, &caller).is_some())
         {
             caller = caller.with_session(session);
         }
@@ -400,6 +415,122 @@ async fn guard(State(app): State<Arc<App>>, mut request: Request, next: Next) ->
     }
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// Who the request is from, once its credentials check out: the OAuth access token when the
+/// server is a resource server (its metadata is open to all), else the static bearer token
+/// when there is one; the refusal (401) otherwise.
+fn authenticate(app: &App, request: &Request, caller: Caller) -> Result<Caller, Box<Response>> {
+    let options = &app.options;
+    let authorization = header_str(request.headers(), header::AUTHORIZATION.as_str());
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &options.oauth {
+        if request.uri().path().starts_with(oauth::METADATA_PATH) {
+            return Ok(caller);
+        }
+        return oauth
+            .authenticate(authorization, caller)
+            .map_err(|problem| {
+                if let Some(problem) = &problem {
+                    tracing::debug!(%problem, "refused an access token");
+                }
+                let text = match &problem {
+                    Some(problem) => format!("unauthorized: {problem}"),
+                    None => "unauthorized: this server requires an OAuth access token \
+                         (Authorization: Bearer <token>); its metadata says where to get one"
+                        .to_owned(),
+                };
+                let challenge = oauth.unauthorized_challenge(problem.as_ref(), tool_scopes(app));
+                let response = (StatusCode::UNAUTHORIZED, text).into_response();
+                Box::new(with_challenge(response, &challenge))
+            });
+    }
+    if let Some(token) = &options.bearer_token {
+        let given = authorization
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            let response = plain(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: a valid bearer token is required",
+            );
+            return Err(Box::new(with_challenge(response, "Bearer")));
+        }
+    }
+    Ok(caller)
+}
+
+/// `response` with a `WWW-Authenticate` challenge.
+fn with_challenge(mut response: Response, challenge: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// Every scope some tool requires, in order.
+#[cfg(feature = "oauth")]
+fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
+    app.server
+        .registry()
+        .tools()
+        .iter()
+        .flat_map(|tool| tool.scopes().iter().cloned())
+        .collect()
+}
+
+/// The protected-resource metadata (RFC 9728), open to every client: it says where to get
+/// the token every other request needs.
+#[cfg(feature = "oauth")]
+async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
+    match &app.options.oauth {
+        Some(oauth) => {
+            let name = app.server.info().name();
+            axum::Json(oauth.metadata(tool_scopes(&app), name)).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// A tool call the caller's token does not permit, refused before it is handled: 403 with
+/// the `insufficient_scope` challenge naming every scope the tool requires, and a JSON-RPC
+/// error that says the same to the client.
+fn refuse_out_of_scope(
+    app: &App,
+    caller: &Caller,
+    method: Option<&str>,
+    params: Option<&Map<String, Value>>,
+    id: Option<&RequestId>,
+) -> Option<Response> {
+    if method != Some("tools/call") || caller.scopes().is_none() {
+        return None;
+    }
+    let name = params?.get("name")?.as_str()?;
+    let tool = app.server.registry().get(name)?;
+    if caller.may_call(&tool) {
+        return None;
+    }
+    let error = CallError::InsufficientScope {
+        tool: name.to_owned(),
+        scopes: tool.scopes().to_vec(),
+    };
+    let message = error.to_string();
+    let response = rpc_error(StatusCode::FORBIDDEN, id, code::INVALID_REQUEST, &message);
+    Some(forbidden_challenge(app, &error, response))
+}
+
+/// `response` (a 403) with the `insufficient_scope` challenge of `error`.
+fn forbidden_challenge(app: &App, error: &CallError, response: Response) -> Response {
+    #[cfg(feature = "oauth")]
+    if let (Some(oauth), CallError::InsufficientScope { scopes, .. }) = (&app.options.oauth, error)
+    {
+        let challenge = oauth.insufficient_scope_challenge(scopes, &error.to_string());
+        return with_challenge(response, &challenge);
+    }
+    let _ = (app, error);
+    response
 }
 
 /// `Retry-After` for a wait, in whole seconds, rounded up (a client that waits that long
@@ -518,7 +649,7 @@ async fn mcp_post(
                     Some(new_session_id()),
                 )
             } else if let Some(session_id) = session_id {
-                match app.sessions.get(session_id) {
+                match app.sessions.get(session_id, &caller) {
                     Some(connection) => (connection, false, None),
                     None => {
                         return rpc_error(
@@ -543,6 +674,9 @@ async fn mcp_post(
             }
         }
     };
+    if let Some(refusal) = refuse_out_of_scope(&app, &caller, method, params, request_id) {
+        return refusal;
+    }
     let request_id = request_id.cloned();
     let caller = match new_session.as_deref().or(session_id) {
         Some(session) if !stateless && caller.session().is_none() => caller.with_session(session),
@@ -571,7 +705,7 @@ async fn mcp_post(
             if let (Some(id), MessageKind::Result) = (new_session, first.kind) {
                 if let Ok(value) = HeaderValue::from_str(&id) {
                     response.headers_mut().insert(SESSION_HEADER, value);
-                    app.sessions.open(id, connection);
+                    app.sessions.open(id, connection, &caller);
                 }
             }
             return response;
@@ -772,7 +906,11 @@ fn sse_response(
     response
 }
 
-async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+async fn mcp_get(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
     // GET only ever opens an event stream; a client that cannot take one gets nothing else.
     let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("");
     if !accept_includes(accept, "text/event-stream") {
@@ -787,7 +925,7 @@ async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
             "method not allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let Some(connection) = app.sessions.get(session_id) else {
+    let Some(connection) = app.sessions.get(session_id, &caller) else {
         return plain(StatusCode::NOT_FOUND, "session not found");
     };
     let (sink, outgoing) = outbox();
@@ -800,26 +938,34 @@ async fn mcp_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     sse_response(events)
 }
 
-async fn mcp_delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+async fn mcp_delete(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
             "method not allowed: DELETE needs an Mcp-Session-Id",
         );
     };
-    if app.sessions.remove(session_id) {
+    if app.sessions.remove(session_id, &caller) {
         StatusCode::NO_CONTENT.into_response()
     } else {
         plain(StatusCode::NOT_FOUND, "session not found")
     }
 }
 
-async fn rest_discover(State(app): State<Arc<App>>) -> Response {
+async fn rest_discover(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
     let tools: Vec<Value> = app
         .server
         .registry()
         .tools()
         .iter()
+        .filter(|tool| listed_to(&app, &caller, tool))
         .map(|tool| {
             json!({
                 "name": tool.name(),
@@ -872,6 +1018,10 @@ async fn rest_execute(
         Some(CallError::UnknownTool { .. }) => StatusCode::NOT_FOUND,
         Some(CallError::InvalidArguments { .. }) => StatusCode::BAD_REQUEST,
         Some(CallError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
+        Some(error @ CallError::InsufficientScope { .. }) => {
+            let response = (StatusCode::FORBIDDEN, axum::Json(&result)).into_response();
+            return forbidden_challenge(&app, error, response);
+        }
         Some(CallError::RateLimited { retry_after, .. }) => {
             let wait = retry_after_header(*retry_after);
             let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(&result)).into_response();
@@ -885,9 +1035,16 @@ async fn rest_execute(
 
 /// `GET /mcp/tools/list` answers a JSON-RPC result envelope, with each tool as
 /// `tools/list` over MCP shows it.
-async fn rpc_tools_list(State(app): State<Arc<App>>) -> Response {
+async fn rpc_tools_list(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
     let tools = app.server.registry().tools();
-    let tools: Vec<&Tool> = tools.iter().map(|tool| &**tool).collect();
+    let tools: Vec<&Tool> = tools
+        .iter()
+        .map(|tool| &**tool)
+        .filter(|tool| listed_to(&app, &caller, tool))
+        .collect();
     let body = format!(
         "{{\"jsonrpc\":\"2.0\",\"result\":{{\"tools\":{}}}}}",
         export::mcp_tools(&tools)
@@ -942,6 +1099,16 @@ async fn rpc_tools_call(
     let arguments = params.remove("arguments").unwrap_or(Value::Null);
     let registry = app.server.registry();
     let result = registry.call_for(caller, &name, arguments).await;
+    if let Some(error @ CallError::InsufficientScope { .. }) = result.error() {
+        let message = error.to_string();
+        let response = rpc_error(
+            StatusCode::FORBIDDEN,
+            Some(&id),
+            code::INVALID_REQUEST,
+            &message,
+        );
+        return forbidden_challenge(&app, error, response);
+    }
     if let Some(error @ (CallError::UnknownTool { .. } | CallError::InvalidArguments { .. })) =
         result.error()
     {
@@ -956,6 +1123,12 @@ async fn rpc_tools_call(
         }
     };
     json_response(StatusCode::OK, bytes)
+}
+
+/// Whether a list shows `tool` to `caller`: every tool, unless the server lists only the
+/// tools a caller's token permits.
+fn listed_to(app: &App, caller: &Caller, tool: &Tool) -> bool {
+    !app.server.lists_only_permitted_tools() || caller.may_call(tool)
 }
 
 /// Whether an `Accept` header lists `media_type` (or `*/*`), ignoring parameters.

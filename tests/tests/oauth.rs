@@ -1,0 +1,506 @@
+//! The server as an OAuth 2.1 resource server, through the standard command line run as a
+//! real binary: protected-resource metadata, 401 challenges, JWT access tokens checked
+//! against a JWKS file (signature, issuer, audience, lifetime), scopes per tool (403
+//! `insufficient_scope`), lists cut to a token's scopes, sessions bound to their subject,
+//! and keys rotated in the file. Keys and tokens are made by the test; no network.
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tool_tests::oauth::{claims, jwks, now, SigningKey};
+use tool_tests::{http, messages, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
+const RESOURCE: &str = "https://tools.example.test/mcp";
+const ISSUER: &str = "https://auth.example.test";
+const METADATA_URL: &str = "https://tools.example.test/.well-known/oauth-protected-resource/mcp";
+
+/// A JWKS file of the test's own, removed when dropped.
+struct KeyFile(PathBuf);
+
+impl KeyFile {
+    fn new(name: &str, keys: &[&SigningKey]) -> KeyFile {
+        let path = std::env::temp_dir().join(format!("{name}-{}.jwks.json", std::process::id()));
+        std::fs::write(&path, jwks(keys)).unwrap();
+        KeyFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for KeyFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn serve(keys: &KeyFile, extra: &[&str]) -> ServerProcess {
+    let mut args = vec![
+        "--oauth-resource",
+        RESOURCE,
+        "--oauth-issuer",
+        ISSUER,
+        "--oauth-jwks-file",
+        keys.path(),
+    ];
+    args.extend_from_slice(extra);
+    spawn_http(BINARY, "127.0.0.1", &args, &[])
+}
+
+/// POSTs `body` to `/mcp` with `token` (and `session`, if any).
+fn post(
+    port: u16,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: &str,
+) -> tool_tests::HttpReply {
+    let authorization = token.map(|token| format!("Bearer {token}"));
+    let mut headers: Vec<(&str, &str)> = JSON_POST.to_vec();
+    if let Some(authorization) = &authorization {
+        headers.push(("Authorization", authorization));
+    }
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+        headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    }
+    http(port, "POST", "/mcp", &headers, body)
+}
+
+/// Opens a session with `token`; its id.
+fn initialize(port: u16, token: &str) -> String {
+    let reply = post(port, Some(token), None, INITIALIZE);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_owned()
+}
+
+fn tool_call(id: u32, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+fn listed_tools(port: u16, token: &str, session: &str) -> Vec<String> {
+    let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
+    let reply = post(port, Some(token), Some(session), list);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let answer = &messages(&reply.body)[0];
+    let mut names: Vec<String> = answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_request_without_a_token_is_told_where_the_metadata_is_and_the_metadata_is_open() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("open-metadata", &[&key]);
+    let server = serve(&keys, &[]);
+
+    let refused = post(server.port, None, None, INITIALIZE);
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(
+            format!(r#"bearer resource_metadata="{METADATA_URL}", scope="notes:read notes:write""#)
+                .as_str()
+        ),
+        "no error code when no token came (RFC 6750); the scopes every tool requires"
+    );
+
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let reply = http(server.port, "GET", path, &[], "");
+        assert_eq!(reply.status, 200, "{path}: {reply:?}");
+        let document: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(document["resource"], RESOURCE);
+        assert_eq!(document["authorization_servers"], json!([ISSUER]));
+        assert_eq!(
+            document["scopes_supported"],
+            json!(["notes:read", "notes:write"])
+        );
+        assert_eq!(document["bearer_methods_supported"], json!(["header"]));
+    }
+    // Only the metadata is open: every other path needs a token.
+    let list = http(server.port, "GET", "/api/tools/discover", &[], "");
+    assert_eq!(list.status, 401, "{list:?}");
+}
+
+#[test]
+fn tokens_that_do_not_check_out_are_refused_saying_why() {
+    let key = SigningKey::ed25519("k1");
+    let stranger = SigningKey::ed25519("rogue");
+    let impostor = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("refusals", &[&key]);
+    let server = serve(&keys, &[]);
+    let good = claims(ISSUER, RESOURCE, "ada", "notes:read");
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = good.clone();
+        change(&mut claims);
+        key.sign(&claims)
+    };
+    let shared_secret = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &good,
+        &jsonwebtoken::EncodingKey::from_secret(b"anyone who knows this"),
+    )
+    .unwrap();
+
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("expired", with(&|c| c["exp"] = json!(now() - 3600)), "the token has expired"),
+        ("not yet valid", with(&|c| c["nbf"] = json!(now() + 3600)), "the token is not valid yet (nbf)"),
+        (
+            "for another server",
+            with(&|c| c["aud"] = json!("https://other.example.test/mcp")),
+            "the token was not issued for this server; its audience must include https://tools.example.test/mcp",
+        ),
+        (
+            "from another issuer",
+            with(&|c| c["iss"] = json!("https://evil.example.test")),
+            "the token was not issued by an authorization server this server trusts",
+        ),
+        ("without expiry", with(&|c| { c.as_object_mut().unwrap().remove("exp"); }), "the token has no exp claim"),
+        (
+            "without subject",
+            with(&|c| { c.as_object_mut().unwrap().remove("sub"); }),
+            "the token names no subject (sub) or client (client_id)",
+        ),
+        ("an unknown key", stranger.sign(&good), "the token is signed with key rogue, which this server does not know"),
+        ("a forged signature", impostor.sign(&good), "the token's signature is not valid"),
+        ("a shared secret", shared_secret, "the token is signed with a shared secret (HS256)"),
+        ("not a JWT", "not-a-jwt".to_owned(), "the token is not a well-formed JWT"),
+    ];
+    for (case, token, reason) in &cases {
+        let reply = post(server.port, Some(token), None, INITIALIZE);
+        assert_eq!(reply.status, 401, "{case}: {reply:?}");
+        let challenge = reply.header("www-authenticate").unwrap_or("");
+        assert!(
+            challenge.starts_with(r#"bearer error="invalid_token", error_description=""#)
+                && challenge.contains(&format!("resource_metadata=\"{METADATA_URL}\"")),
+            "{case}: {challenge}"
+        );
+        assert!(
+            challenge.contains(&reason.to_lowercase()),
+            "{case}: {challenge}"
+        );
+        assert!(
+            reply.body.contains(reason),
+            "{case}: the body says why too: {}",
+            reply.body
+        );
+    }
+    let basic = http(
+        server.port,
+        "POST",
+        "/mcp",
+        &[
+            JSON_POST[0],
+            JSON_POST[1],
+            ("Authorization", "Basic YWRhOnNlY3JldA=="),
+        ],
+        INITIALIZE,
+    );
+    assert_eq!(basic.status, 401);
+    assert!(
+        basic
+            .body
+            .contains("the Authorization header must be Bearer <token>"),
+        "{basic:?}"
+    );
+}
+
+#[test]
+fn a_valid_token_calls_and_the_tool_sees_its_subject_and_scopes() {
+    let ed = SigningKey::ed25519("k1");
+    let ec = SigningKey::p256("k2");
+    let keys = KeyFile::new("valid", &[&ed, &ec]);
+    let server = serve(&keys, &[]);
+    for (key, subject) in [(&ed, "ada"), (&ec, "grace")] {
+        let token = key.sign(&claims(ISSUER, RESOURCE, subject, "notes:read profile"));
+        let session = initialize(server.port, &token);
+        let reply = post(
+            server.port,
+            Some(&token),
+            Some(&session),
+            &tool_call(1, "whoami", json!({})),
+        );
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let answer = &messages(&reply.body)[0];
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            json!({"result": {"subject": subject, "scopes": ["notes:read", "profile"]}}),
+            "{answer}"
+        );
+    }
+    // Scopes as a list (`scp`) and a client's own token (`client_id`, no `sub`) count too.
+    let mut machine = claims(ISSUER, RESOURCE, "", "");
+    let object = machine.as_object_mut().unwrap();
+    object.remove("sub");
+    object.remove("scope");
+    object.insert("client_id".into(), json!("nightly-job"));
+    object.insert("scp".into(), json!(["notes:read"]));
+    let token = ed.sign(&machine);
+    let session = initialize(server.port, &token);
+    let reply = post(
+        server.port,
+        Some(&token),
+        Some(&session),
+        &tool_call(2, "read_notes", json!({})),
+    );
+    assert_eq!(
+        messages(&reply.body)[0]["result"]["structuredContent"],
+        json!({"result": "ship on friday"}),
+        "{reply:?}"
+    );
+}
+
+#[test]
+fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("forbidden", &[&key]);
+    let server = serve(&keys, &[]);
+    let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
+    let session = initialize(server.port, &reader);
+
+    let allowed = post(
+        server.port,
+        Some(&reader),
+        Some(&session),
+        &tool_call(1, "read_notes", json!({})),
+    );
+    assert_eq!(
+        messages(&allowed.body)[0]["result"]["structuredContent"],
+        json!({"result": "ship on friday"})
+    );
+
+    let write = tool_call(2, "write_notes", json!({"line": "ship on monday"}));
+    let refused = post(server.port, Some(&reader), Some(&session), &write);
+    assert_eq!(refused.status, 403, "{refused:?}");
+    let message = "tool 'write_notes' requires the scopes notes:read notes:write; this client's \
+                   access token does not grant them, so the tool was not called. The user must \
+                   authorize them first";
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(
+            format!(
+                r#"bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="{METADATA_URL}", error_description="{}""#,
+                message.to_lowercase()
+            )
+            .as_str()
+        )
+    );
+    let error = &messages(&refused.body)[0];
+    assert_eq!(error["id"], 2);
+    assert_eq!(error["error"]["message"], message);
+
+    // The REST endpoints hold calls to the same scopes.
+    let authorization = format!("Bearer {reader}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Authorization", authorization.as_str()),
+    ];
+    let rest = http(
+        server.port,
+        "POST",
+        "/api/tools/execute",
+        &headers,
+        r#"{"toolName": "write_notes", "parameters": {"line": "x"}}"#,
+    );
+    assert_eq!(rest.status, 403, "{rest:?}");
+    assert!(rest
+        .header("www-authenticate")
+        .unwrap()
+        .contains(r#"error="insufficient_scope""#));
+
+    // With the scopes, the call goes through.
+    let writer = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read notes:write"));
+    let session = initialize(server.port, &writer);
+    let written = post(server.port, Some(&writer), Some(&session), &write);
+    assert_eq!(
+        messages(&written.body)[0]["result"]["structuredContent"],
+        json!({"result": 14})
+    );
+}
+
+#[test]
+fn a_broader_scope_grants_the_narrower_ones_it_implies() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("implied", &[&key]);
+    let server = serve(
+        &keys,
+        &[
+            "--oauth-scope-implies",
+            "notes:admin=notes:write,notes:read",
+        ],
+    );
+    let admin = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:admin"));
+    let session = initialize(server.port, &admin);
+    let reply = post(
+        server.port,
+        Some(&admin),
+        Some(&session),
+        &tool_call(1, "write_notes", json!({"line": "ok"})),
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(
+        messages(&reply.body)[0]["result"]["structuredContent"],
+        json!({"result": 2})
+    );
+}
+
+#[test]
+fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("lists", &[&key]);
+    let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
+    let everything = ["echo", "read_notes", "wait", "whoami", "write_notes"];
+
+    let open = serve(&keys, &[]);
+    let session = initialize(open.port, &reader);
+    assert_eq!(listed_tools(open.port, &reader, &session), everything);
+
+    let cut = serve(&keys, &["--list-permitted-tools"]);
+    let session = initialize(cut.port, &reader);
+    assert_eq!(
+        listed_tools(cut.port, &reader, &session),
+        ["echo", "read_notes", "wait", "whoami"]
+    );
+    let writer = key.sign(&claims(ISSUER, RESOURCE, "bob", "notes:read notes:write"));
+    let session = initialize(cut.port, &writer);
+    assert_eq!(listed_tools(cut.port, &writer, &session), everything);
+
+    let authorization = format!("Bearer {reader}");
+    let discover = http(
+        cut.port,
+        "GET",
+        "/api/tools/discover",
+        &[("Authorization", &authorization)],
+        "",
+    );
+    let listed: Value = serde_json::from_str(&discover.body).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.contains(&"write_notes") && names.contains(&"read_notes"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_session_belongs_to_the_subject_that_opened_it() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("sessions", &[&key]);
+    let server = serve(&keys, &[]);
+    let ada = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
+    let eve = key.sign(&claims(ISSUER, RESOURCE, "eve", "notes:read"));
+    let session = initialize(server.port, &ada);
+    let call = tool_call(1, "read_notes", json!({}));
+    assert_eq!(
+        post(server.port, Some(&ada), Some(&session), &call).status,
+        200
+    );
+    let stolen = post(server.port, Some(&eve), Some(&session), &call);
+    assert_eq!(
+        stolen.status, 404,
+        "another subject cannot use the session: {stolen:?}"
+    );
+}
+
+#[test]
+fn keys_rotated_into_the_file_are_read_when_a_token_names_one() {
+    let old = SigningKey::ed25519("2026-10");
+    let new = SigningKey::p256("2026-11");
+    let keys = KeyFile::new("rotation", &[&old]);
+    let server = serve(&keys, &[]);
+    let token = new.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
+    std::fs::write(&keys.0, jwks(&[&old, &new])).unwrap();
+    let reply = post(server.port, Some(&token), None, INITIALIZE);
+    assert_eq!(
+        reply.status, 200,
+        "the new key is read from the file: {reply:?}"
+    );
+    let old_token = old.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
+    assert_eq!(
+        post(server.port, Some(&old_token), None, INITIALIZE).status,
+        200
+    );
+}
+
+#[test]
+fn the_command_line_refuses_oauth_settings_it_cannot_use() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("flags", &[&key]);
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(BINARY);
+        command.arg("serve").args(args);
+        for name in [
+            "MCP_BEARER_TOKEN",
+            "MCP_OAUTH_RESOURCE",
+            "MCP_OAUTH_ISSUERS",
+            "MCP_OAUTH_JWKS_FILE",
+        ] {
+            command.env_remove(name);
+        }
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let output = command.output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(
+        &["--http", "127.0.0.1:0", "--oauth-resource", RESOURCE],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--oauth-issuer") && stderr.contains("--oauth-jwks-file"),
+        "{stderr}"
+    );
+
+    let with = |resource, file| {
+        [
+            "--http",
+            "127.0.0.1:0",
+            "--oauth-resource",
+            resource,
+            "--oauth-issuer",
+            ISSUER,
+            "--oauth-jwks-file",
+            file,
+        ]
+    };
+    let (code, stderr) = run(&with("http://tools.example.test/mcp", keys.path()), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("must use https"), "{stderr}");
+
+    let (code, stderr) = run(&with(RESOURCE, "/no/such/keys.json"), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("/no/such/keys.json"), "{stderr}");
+
+    let (code, stderr) = run(
+        &with(RESOURCE, keys.path()),
+        &[("MCP_BEARER_TOKEN", "s3cret")],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("both a bearer token and OAuth"), "{stderr}");
+
+    let (code, stderr) = run(&["--list-permitted-tools"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--oauth-resource"), "{stderr}");
+}

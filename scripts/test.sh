@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, integration, UI (trybuild) and doc tests, with tools
 # registered through inventory (the default) and through linkme; then real MCP clients
-# nobody here wrote: the official Python and TypeScript SDKs and the official conformance
+# nobody here wrote: the official Python and TypeScript SDKs (the Python SDK's OAuth client
+# too, against an authorization server of the test's own) and the official conformance
 # suite, and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
 # under cargo's target directory).
 set -euo pipefail
@@ -17,6 +18,8 @@ eval "$(bash scripts/client-env.sh)"
 cargo build --quiet -p examples --bin conformance-server
 server="$(bash scripts/target-dir.sh)/debug/conformance-server"
 "$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
+cargo build --quiet -p tool-tests --bin ops-tools
+"$CLIENT_PYTHON" tests/clients/python_oauth.py "$(bash scripts/target-dir.sh)/debug/ops-tools"
 node tests/clients/typescript_clients.mjs "$server"
 bash scripts/inspector-strict.sh
 bash scripts/conformance.sh

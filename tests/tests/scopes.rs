@@ -8,13 +8,20 @@ use tool_runtime::registry::RegistryError;
 use tool_runtime::{tool, CallError, DynamicTool, Registry};
 use tool_tests::{call, runtime};
 
-static WRITES: AtomicUsize = AtomicUsize::new(0);
-
 /// Write a line to the journal.
 #[tool(scopes = ["journal:read", "journal:write"])]
 fn write_journal(line: String) -> usize {
-    WRITES.fetch_add(1, Ordering::SeqCst);
     line.len()
+}
+
+/// How often `erase_journal` ran; only the test of a refusal calls it.
+static ERASED: AtomicUsize = AtomicUsize::new(0);
+
+/// Erase the journal.
+#[tool(scopes = ["journal:erase"])]
+fn erase_journal() -> &'static str {
+    ERASED.fetch_add(1, Ordering::SeqCst);
+    "erased"
 }
 
 /// Read the journal.
@@ -63,7 +70,6 @@ fn the_attribute_names_the_scopes_a_tool_requires() {
 #[test]
 fn a_token_without_every_scope_is_refused_naming_them_all_and_the_tool_does_not_run() {
     let registry = Registry::new().unwrap();
-    let before = WRITES.load(Ordering::SeqCst);
     let refused = call_as(&registry, token(&["journal:read"]), "write_journal");
     match refused.error() {
         Some(CallError::InsufficientScope { tool, scopes }) => {
@@ -79,10 +85,12 @@ fn a_token_without_every_scope_is_refused_naming_them_all_and_the_tool_does_not_
          access token does not grant them, so the tool was not called. The user must \
          authorize them first"
     );
+    let erase = call_as(&registry, token(&["journal:write"]), "erase_journal");
+    assert_eq!(erase.error().unwrap().status(), "insufficient_scope");
     assert_eq!(
-        WRITES.load(Ordering::SeqCst),
-        before,
-        "the tool must not run"
+        ERASED.load(Ordering::SeqCst),
+        0,
+        "a refused tool must not run"
     );
 
     let one = call_as(&registry, token(&[]), "read_journal");

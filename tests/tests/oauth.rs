@@ -378,7 +378,30 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let session = initialize(cut.port, &writer);
     assert_eq!(listed_tools(cut.port, &writer, &session), everything);
 
+    // At 2026-07-28 a list cut to one token is marked private: no cache may share it.
     let authorization = format!("Bearer {reader}");
+    let stateless = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        JSON_POST[0],
+        JSON_POST[1],
+        ("Authorization", authorization.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    for (port, scope, count) in [(cut.port, "private", 4), (open.port, "public", 5)] {
+        let reply = http(port, "POST", "/mcp", &headers, &stateless.to_string());
+        let result = &messages(&reply.body)[0]["result"];
+        assert_eq!(result["cacheScope"], scope, "{reply:?}");
+        assert_eq!(
+            result["tools"].as_array().unwrap().len(),
+            count,
+            "{reply:?}"
+        );
+    }
+
     let discover = http(
         cut.port,
         "GET",

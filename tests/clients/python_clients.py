@@ -5,29 +5,16 @@ Usage: python_clients.py SERVER_BINARY
 Prints one line per check and a closing "N passed, N failed" line; exits 1 on a failure.
 """
 
-import socket
 import subprocess
 import sys
-import time
 
 import anyio
+from checks import check, finish, free_port, wait_for_port
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 SERVER = sys.argv[1]
-passed = 0
-failed = 0
-
-
-def check(label, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"passed   {label}")
-    else:
-        failed += 1
-        print(f"FAILED   {label} {detail}")
 
 
 async def exercise(label, client, version, expected_version):
@@ -220,12 +207,6 @@ async def client_http(url):
         await exercise_asking("Client/http", client)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def main():
     for run in (session_stdio, client_stdio):
         try:
@@ -235,12 +216,7 @@ async def main():
     port = free_port()
     server = subprocess.Popen([SERVER, "serve", "--http", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for_port(port)
         url = f"http://127.0.0.1:{port}/mcp"
         for run in (session_http, client_http):
             try:
@@ -253,5 +229,4 @@ async def main():
 
 
 anyio.run(main)
-print(f"python clients: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("python clients")

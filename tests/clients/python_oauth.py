@@ -14,7 +14,6 @@ Prints one line per check and a closing "N passed, N failed" line; exits 1 on a 
 import base64
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
+from checks import check, finish, free_port, wait_for_port
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -35,24 +35,6 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 SERVER = sys.argv[1]
 CLIENT_ID = "nightly-job"
 CLIENT_SECRET = "s3cret"
-passed = 0
-failed = 0
-
-
-def check(label, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"passed   {label}")
-    else:
-        failed += 1
-        print(f"FAILED   {label} {detail}")
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def b64url(data):
@@ -200,12 +182,7 @@ async def main():
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for_port(port)
         try:
             await exercise(url, authorization)
         except Exception as error:  # a crash is a failure, not the end of the run
@@ -218,5 +195,4 @@ async def main():
 
 
 anyio.run(main)
-print(f"python oauth client: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("python oauth client")

@@ -560,8 +560,132 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
     );
 }
 
+/// A client of `server` whose requests come with an access token of `subject`.
+fn as_subject(server: &McpServer, subject: &str) -> Client {
+    let (sink, messages) = tool_runtime::mcp::outbox();
+    let caller = tool_runtime::context::Caller::http(None).with_subject(subject, ["notes"]);
+    Client {
+        connection: server.connection().called_by(caller),
+        sink,
+        messages,
+    }
+}
+
+#[tokio::test]
+async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to() {
+    let server = server();
+    let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
+    let capabilities = json!({"elicitation": {}});
+    let first = ada
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {}}),
+            capabilities.clone(),
+        ))
+        .await;
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let retry = |id| {
+        stateless(
+            id,
+            "tools/call",
+            json!({"name": "two_steps", "arguments": {},
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Ann"}}},
+            "requestState": state}),
+            capabilities.clone(),
+        )
+    };
+    // Another token's subject cannot carry on ada's call, with ada's answers in its state.
+    let stolen = eve.call(&retry(2)).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    assert!(
+        stolen["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("issued to another client"),
+        "{stolen}"
+    );
+    let carried_on = ada.call(&retry(3)).await;
+    assert_eq!(
+        carried_on["result"]["inputRequests"]["color"]["params"]["message"], "Color?",
+        "{carried_on}"
+    );
+}
+
 fn with_tasks() -> Value {
     json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+#[tokio::test]
+async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
+    let server = server();
+    let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
+    let created = ada
+        .call(&stateless(
+            1,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 30}}),
+            with_tasks(),
+        ))
+        .await;
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    // To another subject the task does not exist: it cannot read, answer or cancel it.
+    for (id, method, params) in [
+        (2, "tasks/get", json!({"taskId": task})),
+        (
+            3,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": {}}),
+        ),
+        (4, "tasks/cancel", json!({"taskId": task})),
+    ] {
+        let refused = eve.call(&stateless(id, method, params, with_tasks())).await;
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&task)),
+            "{method}: {refused}"
+        );
+    }
+    assert_eq!(task_status(&mut ada, 5, &task).await["status"], "working");
+
+    // 2025-11-25: tasks/get and tasks/result of another subject's task find nothing.
+    let handshake = |client: &mut Client| {
+        client.send(&initialize("2025-11-25", json!({})));
+        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    };
+    let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
+    handshake(&mut ada);
+    handshake(&mut eve);
+    ada.next().await;
+    eve.next().await;
+    let created = ada
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "long_job", "arguments": {"seconds": 0.1}, "task": {"ttl": 60000}}})
+            .to_string(),
+        )
+        .await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (id, method) in [(3, "tasks/get"), (4, "tasks/result")] {
+        let refused = eve
+            .call(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task}})
+                    .to_string(),
+            )
+            .await;
+        assert!(refused["error"].is_object(), "{method}: {refused}");
+    }
+    let own = ada
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"taskId": task}})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(own["result"]["taskId"], task.as_str(), "{own}");
 }
 
 async fn task_status(client: &mut Client, id: u32, task: &str) -> Value {

@@ -4,10 +4,15 @@
 //! `insufficient_scope`), lists cut to a token's scopes, sessions bound to their subject,
 //! and keys rotated in the file. Keys and tokens are made by the test; no network.
 
+use axum::body::Body;
 use serde_json::{json, Value};
 use std::path::PathBuf;
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::transport::http::{router, HttpOptions, Jwks, OAuth};
+use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::oauth::{claims, jwks, now, SigningKey};
 use tool_tests::{http, messages, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+use tower::ServiceExt;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 const RESOURCE: &str = "https://tools.example.test/mcp";
@@ -462,6 +467,86 @@ fn keys_rotated_into_the_file_are_read_when_a_token_names_one() {
     );
 }
 
+/// Who is calling: the subject the server knows.
+#[tool]
+fn subject(context: CallContext) -> Option<String> {
+    context.caller().subject().map(str::to_owned)
+}
+
+/// A 2026-07-28 call of `subject` over `app` with `token`: the status and the answer.
+async fn call_subject(app: &axum::Router, token: &str) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "subject", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let request = axum::http::Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {token}"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "subject")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn with_two_authorization_servers_each_key_checks_only_its_issuer_and_subjects_name_it() {
+    let (a, b) = (SigningKey::ed25519("a-1"), SigningKey::ed25519("b-1"));
+    let (issuer_a, issuer_b) = ("https://a.example.test", "https://b.example.test");
+    let oauth = OAuth::new(RESOURCE, issuer_a, Jwks::from_json(&jwks(&[&a])).unwrap())
+        .unwrap()
+        .authorization_server(issuer_b, Jwks::from_json(&jwks(&[&b])).unwrap())
+        .unwrap();
+    let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("two", "1"));
+    let app = router(server, HttpOptions::default().oauth(oauth));
+
+    let (status, answer) =
+        call_subject(&app, &b.sign(&claims(issuer_b, RESOURCE, "bob", ""))).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], "https://b.example.test#bob",
+        "a subject is qualified by its issuer when several are trusted"
+    );
+    // A's key cannot speak for B's users.
+    let forged = a.sign(&claims(issuer_b, RESOURCE, "bob", ""));
+    assert_eq!(call_subject(&app, &forged).await.0, 401);
+    // A client's own token (no sub) is told apart from a user with the client's name.
+    let mut machine = claims(issuer_a, RESOURCE, "", "");
+    machine.as_object_mut().unwrap().remove("sub");
+    machine["client_id"] = json!("bob");
+    let (_, answer) = call_subject(&app, &a.sign(&machine)).await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"],
+        "https://a.example.test#client:bob"
+    );
+
+    // A key published without an id checks a token that names one.
+    let mut unnamed = SigningKey::ed25519("c-1");
+    unnamed.public_jwk.as_object_mut().unwrap().remove("kid");
+    let keys = Jwks::from_json(&json!({"keys": [unnamed.public_jwk]}).to_string()).unwrap();
+    let oauth = OAuth::new(RESOURCE, issuer_a, keys).unwrap();
+    let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("one", "1"));
+    let app = router(server, HttpOptions::default().oauth(oauth));
+    let (status, answer) =
+        call_subject(&app, &unnamed.sign(&claims(issuer_a, RESOURCE, "cy", ""))).await;
+    assert_eq!(
+        (status, &answer["result"]["structuredContent"]["result"]),
+        (200, &json!("cy"))
+    );
+}
+
 #[test]
 fn the_command_line_refuses_oauth_settings_it_cannot_use() {
     let key = SigningKey::ed25519("k1");
@@ -472,7 +557,7 @@ fn the_command_line_refuses_oauth_settings_it_cannot_use() {
         for name in [
             "MCP_BEARER_TOKEN",
             "MCP_OAUTH_RESOURCE",
-            "MCP_OAUTH_ISSUERS",
+            "MCP_OAUTH_ISSUER",
             "MCP_OAUTH_JWKS_FILE",
         ] {
             command.env_remove(name);

@@ -60,7 +60,7 @@
 //!   a secret on the command line is visible to every user of the machine.
 //! - Or OAuth 2.1 access tokens (JWTs), checked as a resource server: `--oauth-resource
 //!   URI` (this server's canonical URI, the audience tokens must name), `--oauth-issuer
-//!   URI` (the authorization server, repeatable) and `--oauth-jwks-file PATH` (its signing
+//!   URI` (the authorization server) and `--oauth-jwks-file PATH` (its signing
 //!   keys); `--oauth-scope-implies BROADER=NARROWER,...` for scope hierarchies, and
 //!   `--list-permitted-tools` to list each client only the tools its scopes permit. The
 //!   protected-resource metadata is served at `/.well-known/oauth-protected-resource`.

@@ -13,18 +13,18 @@ pub(super) struct OAuthFlags {
         long,
         value_name = "URI",
         env = "MCP_OAUTH_RESOURCE",
-        requires_all = ["http", "oauth_issuers", "oauth_jwks_file"]
+        requires_all = ["http", "oauth_issuer", "oauth_jwks_file"]
     )]
     oauth_resource: Option<String>,
-    /// An authorization server whose tokens are accepted (its issuer URI; repeatable).
+    /// The authorization server whose tokens are accepted (its issuer URI). A service that
+    /// trusts several, each with its own keys, says so in code (`OAuth::authorization_server`).
     #[arg(
-        long = "oauth-issuer",
+        long,
         value_name = "URI",
-        env = "MCP_OAUTH_ISSUERS",
-        value_delimiter = ',',
+        env = "MCP_OAUTH_ISSUER",
         requires = "oauth_resource"
     )]
-    oauth_issuers: Vec<String>,
+    oauth_issuer: Option<String>,
     /// The authorization server's signing keys, a JWKS document (read again when a token
     /// names a key it does not hold).
     #[arg(
@@ -52,21 +52,15 @@ impl OAuthFlags {
 
     /// The resource server the flags describe; `None` without `--oauth-resource`.
     pub(super) fn settings(&self) -> Result<Option<OAuth>, String> {
-        let (Some(resource), Some(jwks_file)) = (&self.oauth_resource, &self.oauth_jwks_file)
-        else {
+        let (Some(resource), Some(issuer), Some(jwks_file)) = (
+            &self.oauth_resource,
+            &self.oauth_issuer,
+            &self.oauth_jwks_file,
+        ) else {
             return Ok(None);
         };
         let keys = Jwks::from_file(jwks_file).map_err(|error| error.to_string())?;
-        let mut issuers = self.oauth_issuers.iter();
-        let first = issuers
-            .next()
-            .ok_or("--oauth-resource needs an --oauth-issuer")?;
-        let mut oauth = OAuth::new(resource, first, keys).map_err(|error| error.to_string())?;
-        for issuer in issuers {
-            oauth = oauth
-                .authorization_server(issuer)
-                .map_err(|error| error.to_string())?;
-        }
+        let mut oauth = OAuth::new(resource, issuer, keys).map_err(|error| error.to_string())?;
         for rule in &self.oauth_scope_implies {
             let (broader, narrower) = rule.split_once('=').ok_or_else(|| {
                 format!(

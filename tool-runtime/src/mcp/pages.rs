@@ -137,17 +137,15 @@ impl Pages {
 }
 
 /// The tools `caller` may call, when the server lists only those to a caller with a token
-/// and some tool is out of its reach (`None` otherwise: the shared pages serve). Built for
-/// the request, never cached, and marked private: another token may see another list.
+/// (`None` otherwise: the shared pages serve). Built for the request, never cached, and
+/// marked private, even when it holds every tool: a shared cache must not hand one token's
+/// list to another.
 fn permitted_tools(shared: &Shared, list: List, caller: &Caller) -> Option<PageSet> {
     if list != List::Tools || !shared.list_only_permitted_tools || caller.scopes().is_none() {
         return None;
     }
     let (version, can_change) = list.version(shared);
     let tools = shared.registry.tools();
-    if tools.iter().all(|tool| caller.may_call(tool)) {
-        return None;
-    }
     let entries: Vec<Entry> = tools
         .iter()
         .filter(|tool| caller.may_call(tool))

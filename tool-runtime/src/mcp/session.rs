@@ -312,7 +312,7 @@ impl Connection {
                 if self.shared.offered.tasks
                     && self.negotiated_version() == Some(TASKS_CORE_VERSION) =>
             {
-                self.core_task_request(id, method, params.as_ref(), sink)
+                self.core_task_request(id, method, params.as_ref(), caller, sink)
             }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
@@ -619,10 +619,10 @@ impl Connection {
         };
         let asking = match &target {
             surfaces::Target::Prompt(name) => {
-                self.asking(&id, "prompts/get", name, &mut params, stateless)
+                self.asking(&id, "prompts/get", name, &mut params, &origin)
             }
             surfaces::Target::Resource(uri) => {
-                self.asking(&id, "resources/read", uri, &mut params, stateless)
+                self.asking(&id, "resources/read", uri, &mut params, &origin)
             }
             // Completing an argument asks nobody: it runs as the user types.
             surfaces::Target::Completion(_) => Ok(Asking::Nobody),
@@ -747,7 +747,7 @@ impl Connection {
                 let declared =
                     tasks::declares_extension(meta.and_then(|m| m.get(META_CAPABILITIES)));
                 let message = if declared {
-                    tasks::extension_method(&self.shared, &id, method, params.as_ref())
+                    tasks::extension_method(&self.shared, &id, method, params.as_ref(), caller)
                 } else {
                     tasks::extension_required(&id, method)
                 };
@@ -774,7 +774,7 @@ impl Connection {
             Ok(name) => name,
             Err(refusal) => return answered(sink, refusal),
         };
-        let asking = match self.asking(&id, "tools/call", &name, &mut params, stateless) {
+        let asking = match self.asking(&id, "tools/call", &name, &mut params, &origin) {
             Ok(asking) => asking,
             Err(refusal) => return answered(sink, refusal),
         };
@@ -889,10 +889,12 @@ impl Connection {
         id: RequestId,
         method: &str,
         params: Option<&Map<String, Value>>,
+        caller: &Caller,
         sink: &Outgoing,
     ) -> Option<Work> {
         if method != "tasks/result" {
-            let message = tasks::core_method(&self.shared, &self.state, &id, method, params);
+            let message =
+                tasks::core_method(&self.shared, &self.state, &id, method, params, caller);
             return answered(sink, message);
         }
         let task = match tasks::task_id(&id, params) {
@@ -905,6 +907,7 @@ impl Connection {
             Err(refusal) => return answered(sink, refusal),
         };
         let shared = Arc::clone(&self.shared);
+        let caller = caller.clone();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let answer_sink = Arc::clone(&sink);
         Some(Work::stream(
@@ -912,7 +915,7 @@ impl Connection {
                 let message = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
-                    message = tasks::result_when_ended(shared, id, task) => message,
+                    message = tasks::result_when_ended(shared, id, task, caller) => message,
                 };
                 guard.answer(&answer_sink, || message);
             },
@@ -973,32 +976,27 @@ impl Connection {
 
     /// How a request that runs user code asks its client: live in the handshake era; at
     /// 2026-07-28 by rounds, reading the answers and the sealed state a retry brings (taken
-    /// out of `params`), refused with -32602 when they are malformed or the state was
-    /// altered.
+    /// out of `params`), refused with -32602 when they are malformed, the state was
+    /// altered, or it was issued to another token's subject.
     fn asking(
         &self,
         id: &RequestId,
         method: &str,
         target: &str,
         params: &mut Map<String, Value>,
-        stateless: bool,
+        origin: &Origin<'_>,
     ) -> Result<Asking, Message> {
-        if !stateless {
+        if !origin.stateless {
             return Ok(Asking::Live);
         }
         let capabilities = era::meta_of(Some(params))
             .and_then(|meta| meta.get(META_CAPABILITIES))
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        RetryAsker::of_request(
-            &self.shared.sealing_key,
-            method,
-            target,
-            params,
-            capabilities,
-        )
-        .map(|asker| Asking::Retry(Arc::new(asker)))
-        .map_err(|why| error_message(Some(id), code::INVALID_PARAMS, &why, None))
+        let request = (method, target, origin.caller.subject());
+        RetryAsker::of_request(&self.shared.sealing_key, request, params, capabilities)
+            .map(|asker| Asking::Retry(Arc::new(asker)))
+            .map_err(|why| error_message(Some(id), code::INVALID_PARAMS, &why, None))
     }
 
     /// Records a request as in flight, under one lock so two requests racing with the same

@@ -18,6 +18,7 @@ use super::session::{error_message, lock, result_message, send, settled_answer, 
 use super::tools::{self, CallAnswer};
 use super::work::CallWork;
 use super::{Message, Shared};
+use crate::call::caller::Caller;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::tasks::{Task, TaskOutcome, TaskStatus, TaskStore};
@@ -233,11 +234,13 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     // (no verdict sealed, no output stored, no task kept).
     let sink = &notifier.sink;
     let new_task = |ttl: Duration| {
-        Task::new(
+        let mut task = Task::new(
             crate::call::ids::unguessable_id(),
             ttl,
             options.poll_interval,
-        )
+        );
+        task.owner = context.caller().subject().map(str::to_owned);
+        task
     };
 
     let task = match plan {
@@ -395,25 +398,34 @@ fn not_found(id: &RequestId, task: &str) -> Message {
     )
 }
 
+/// The task `task` if `caller` may reach it: a task started with an access token belongs
+/// to that token's subject, and to anyone else it does not exist.
+fn owned(store: &dyn TaskStore, task: &str, caller: &Caller) -> Option<Task> {
+    store
+        .get(task)
+        .filter(|found| found.owner.as_deref() == caller.subject())
+}
+
 /// `tasks/get`, `tasks/update` and `tasks/cancel` at 2026-07-28 (the client declared the
-/// extension).
+/// extension), for `caller`.
 pub(super) fn extension_method(
     shared: &Shared,
     id: &RequestId,
     method: &str,
     params: Option<&Map<String, Value>>,
+    caller: &Caller,
 ) -> Message {
     let store = &shared.tasks.store;
     let task = match task_id(id, params) {
         Ok(task) => task,
         Err(refusal) => return refusal,
     };
+    let Some(found) = owned(store.as_ref(), &task, caller) else {
+        return not_found(id, &task);
+    };
     let complete = |body: Map<String, Value>| result_message(shared, id, body, true);
     match method {
-        "tasks/get" => match store.get(&task) {
-            Some(found) => complete(detailed_task(&found)),
-            None => not_found(id, &task),
-        },
+        "tasks/get" => complete(detailed_task(&found)),
         "tasks/update" => {
             let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses"))
             else {
@@ -442,13 +454,15 @@ pub(super) fn extension_method(
 }
 
 /// `tasks/get`, `tasks/list` and `tasks/cancel` of 2025-11-25 (`tasks/result` waits, see
-/// [`result_when_ended`]). `tasks/list` lists the tasks of the asking connection only.
+/// [`result_when_ended`]), for `caller`. `tasks/list` lists the tasks of the asking
+/// connection only.
 pub(super) fn core_method(
     shared: &Shared,
     state: &State,
     id: &RequestId,
     method: &str,
     params: Option<&Map<String, Value>>,
+    caller: &Caller,
 ) -> Message {
     let store = &shared.tasks.store;
     if method == "tasks/list" {
@@ -490,11 +504,11 @@ pub(super) fn core_method(
             &Value::Object(task_object(found, TaskEra::Core)),
         ))
     };
+    let Some(found) = owned(store.as_ref(), &task, caller) else {
+        return not_found(id, &task);
+    };
     match method {
-        "tasks/get" => match store.get(&task) {
-            Some(found) => shown(&found),
-            None => not_found(id, &task),
-        },
+        "tasks/get" => shown(&found),
         _ => {
             let mut ended_before = None;
             let updated = store.update(&task, &mut |t| {
@@ -520,9 +534,17 @@ pub(super) fn core_method(
 }
 
 /// 2025-11-25 `tasks/result`: waits until the task ends, then answers what the call would
-/// have answered, marked as the task's.
-pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: String) -> Message {
+/// have answered, marked as the task's (to its owner only: see [`owned`]).
+pub(super) async fn result_when_ended(
+    shared: Arc<Shared>,
+    id: RequestId,
+    task: String,
+    caller: Caller,
+) -> Message {
     let store = Arc::clone(&shared.tasks.store);
+    if owned(store.as_ref(), &task, &caller).is_none() {
+        return not_found(&id, &task);
+    }
     let ended = crate::tasks::wait_for(store.as_ref(), &task, |found| match found {
         None => Some(None),
         Some(found) if found.status.is_terminal() => Some(Some(found)),

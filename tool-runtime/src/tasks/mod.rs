@@ -96,6 +96,10 @@ pub struct Task {
     pub input_responses: Map<String, Value>,
     /// How it ended, once it has.
     pub outcome: Option<TaskOutcome>,
+    /// The access token subject that started it, when the server checks tokens: only that
+    /// subject may read, answer or cancel it (to anyone else it does not exist).
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 impl Task {
@@ -113,6 +117,7 @@ impl Task {
             input_requests: Map::new(),
             input_responses: Map::new(),
             outcome: None,
+            owner: None,
         }
     }
 

@@ -24,6 +24,8 @@ pub(crate) struct RetryAsker {
     key: SealingKey,
     method: String,
     target: String,
+    /// The token subject of the request, bound into the state of its next round.
+    subject: Option<String>,
 }
 
 #[derive(Default)]
@@ -56,12 +58,12 @@ pub(crate) enum Verdict {
 }
 
 impl RetryAsker {
-    /// The asker of a request whose `params` may carry `inputResponses` and
-    /// `requestState` (both taken out); `Err` is why the retry is refused (-32602).
+    /// The asker of a request (its method, what it names, and its caller's token subject)
+    /// whose `params` may carry `inputResponses` and `requestState` (both taken out); `Err`
+    /// is why the retry is refused (-32602).
     pub(crate) fn of_request(
         key: &SealingKey,
-        method: &str,
-        target: &str,
+        (method, target, subject): (&str, &str, Option<&str>),
         params: &mut Map<String, Value>,
         capabilities: Value,
     ) -> Result<RetryAsker, String> {
@@ -83,6 +85,7 @@ impl RetryAsker {
                 let bound = Bound {
                     method,
                     target,
+                    subject,
                     arguments: params.get("arguments").unwrap_or(&Value::Null),
                 };
                 Some(
@@ -112,6 +115,7 @@ impl RetryAsker {
             key: key.clone(),
             method: method.to_owned(),
             target: target.to_owned(),
+            subject: subject.map(str::to_owned),
         })
     }
 
@@ -144,6 +148,7 @@ impl RetryAsker {
             let bound = Bound {
                 method: &self.method,
                 target: &self.target,
+                subject: self.subject.as_deref(),
                 arguments,
             };
             let state = self.key.seal(

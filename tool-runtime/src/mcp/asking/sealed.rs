@@ -74,6 +74,9 @@ pub(crate) struct RoundState {
     /// Seconds since the Unix epoch after which it is refused.
     #[serde(rename = "e")]
     expires: u64,
+    /// The token subject it was issued to, if any.
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    subject: Option<String>,
     /// Answers of earlier rounds, by key.
     #[serde(rename = "a", default)]
     pub(crate) answers: Map<String, Value>,
@@ -86,6 +89,9 @@ pub(crate) struct RoundState {
 pub(crate) struct Bound<'a> {
     pub(crate) method: &'a str,
     pub(crate) target: &'a str,
+    /// The subject of the access token the request came with, when tokens are checked: a
+    /// state issued to one client is no good to another.
+    pub(crate) subject: Option<&'a str>,
     pub(crate) arguments: &'a Value,
 }
 
@@ -130,6 +136,7 @@ impl SealingKey {
             target: bound.target.to_owned(),
             digest: bound.digest(),
             expires,
+            subject: bound.subject.map(str::to_owned),
             answers,
             kept,
         };
@@ -164,6 +171,13 @@ impl SealingKey {
                 bound.method
             ));
         }
+        if state.subject.as_deref() != bound.subject {
+            return Err(
+                "\"requestState\" was issued to another client (another access token's \
+                 subject); call again without it"
+                    .to_owned(),
+            );
+        }
         if state.expires < now() {
             return Err("\"requestState\" has expired; call again without it".to_owned());
         }
@@ -189,6 +203,7 @@ mod tests {
         let bound = Bound {
             method: "tools/call",
             target: "t",
+            subject: None,
             arguments: &arguments,
         };
         let mut answers = Map::new();
@@ -231,5 +246,27 @@ mod tests {
             ..bound
         };
         assert!(key.open(&sealed, &other_tool).is_err());
+
+        // A state issued to one token's subject opens only for that subject.
+        let ada = Bound {
+            subject: Some("ada"),
+            ..bound
+        };
+        let for_ada = key.seal(&ada, Map::new(), Map::new());
+        assert!(key.open(&for_ada, &ada).is_ok());
+        for other in [None, Some("eve")] {
+            let caller = Bound {
+                subject: other,
+                ..bound
+            };
+            assert!(key
+                .open(&for_ada, &caller)
+                .unwrap_err()
+                .contains("another client"));
+        }
+        assert!(
+            key.open(&sealed, &ada).is_err(),
+            "nor one without a subject"
+        );
     }
 }

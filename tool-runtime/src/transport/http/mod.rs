@@ -167,7 +167,13 @@ impl HttpOptions {
 
     /// Serves as an OAuth 2.1 resource server: every request must present an access token
     /// `oauth` accepts, and the protected-resource metadata is served at
-    /// `/.well-known/oauth-protected-resource`. Replaces a [`bearer_token`](Self::bearer_token).
+    /// `/.well-known/oauth-protected-resource` (and that path followed by the resource's
+    /// path). Replaces a [`bearer_token`](Self::bearer_token).
+    ///
+    /// Clients look for the metadata at the root of the resource's host
+    /// ([`OAuth::metadata_url`]). A router [nested](axum::Router::nest) under a path serves
+    /// it under that path instead, so an app that nests it routes the well-known paths at its
+    /// root to the same router, or merges the router at the root.
     #[cfg(feature = "oauth")]
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
@@ -330,7 +336,12 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
                     .allow_origin(origins)
                     .allow_methods([Method::GET, Method::POST, Method::DELETE])
                     .allow_headers(tower_http::cors::Any)
-                    .expose_headers([header::HeaderName::from_static(SESSION_HEADER)]),
+                    // A browser client reads the session id, and the challenge of a 401
+                    // or 403 that says where to get a token and with which scopes.
+                    .expose_headers([
+                        header::HeaderName::from_static(SESSION_HEADER),
+                        header::WWW_AUTHENTICATE,
+                    ]),
             );
         }
     }

@@ -305,8 +305,9 @@ fn parse_keys(json: &str, source: &str) -> Result<Arc<[Key]>, OAuthError> {
 #[derive(Debug, Clone)]
 pub struct OAuth {
     resource: String,
-    authorization_servers: Vec<String>,
-    keys: Jwks,
+    /// Each trusted issuer with the keys it signs with: a key checks only its own
+    /// issuer's tokens.
+    authorization_servers: Vec<(String, Jwks)>,
     scopes_supported: Option<Vec<String>>,
     /// Broader scopes and the narrower ones each grants too.
     implied: Vec<(String, Vec<String>)>,
@@ -326,19 +327,30 @@ impl OAuth {
         let issuer = checked_uri("authorization server", authorization_server.into())?;
         Ok(OAuth {
             resource,
-            authorization_servers: vec![issuer],
-            keys,
+            authorization_servers: vec![(issuer, keys)],
             scopes_supported: None,
             implied: Vec::new(),
             leeway: Duration::from_secs(60),
         })
     }
 
-    /// Trusts tokens of another authorization server too (listed after the first).
-    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Result<Self, OAuthError> {
+    /// Trusts tokens of another authorization server too (listed after the first), signed
+    /// with its own `keys`. With several issuers a caller's subject is qualified by its
+    /// issuer (`https://auth.example.com#alice`), so two servers' users never share an
+    /// identity, a session or a budget.
+    pub fn authorization_server(
+        mut self,
+        issuer: impl Into<String>,
+        keys: Jwks,
+    ) -> Result<Self, OAuthError> {
         let issuer = checked_uri("authorization server", issuer.into())?;
-        if !self.authorization_servers.contains(&issuer) {
-            self.authorization_servers.push(issuer);
+        match self
+            .authorization_servers
+            .iter_mut()
+            .find(|(known, _)| *known == issuer)
+        {
+            Some((_, known_keys)) => *known_keys = keys,
+            None => self.authorization_servers.push((issuer, keys)),
         }
         Ok(self)
     }
@@ -405,9 +417,14 @@ impl OAuth {
     /// The protected-resource metadata document; `tool_scopes` are the scopes the server's
     /// tools require, listed when no `scopes_supported` was given.
     pub(super) fn metadata(&self, tool_scopes: BTreeSet<String>, name: &str) -> serde_json::Value {
+        let issuers: Vec<&str> = self
+            .authorization_servers
+            .iter()
+            .map(|(issuer, _)| issuer.as_str())
+            .collect();
         let mut document = serde_json::json!({
             "resource": self.resource,
-            "authorization_servers": self.authorization_servers,
+            "authorization_servers": issuers,
             "bearer_methods_supported": ["header"],
             "resource_name": name,
         });
@@ -435,7 +452,11 @@ impl OAuth {
         let mut challenge = String::from("Bearer");
         let mut params: Vec<(&str, String)> = Vec::new();
         if let Some(problem) = problem {
-            params.push(("error", "invalid_token".to_owned()));
+            let code = match problem {
+                TokenProblem::NotBearer => "invalid_request",
+                _ => "invalid_token",
+            };
+            params.push(("error", code.to_owned()));
             params.push(("error_description", problem.to_string()));
         }
         params.push(("resource_metadata", self.metadata_url()));
@@ -477,11 +498,17 @@ impl OAuth {
                 _ => return Err(Some(TokenProblem::NotBearer)),
             },
         };
-        let claims = self.verify(token).map_err(Some)?;
-        let subject = claims
-            .sub
-            .or(claims.client_id)
-            .ok_or(Some(TokenProblem::NoSubject))?;
+        let (issuer, claims) = self.verify(token).map_err(Some)?;
+        // A client's own token (no `sub`) is told apart from a user of the same name.
+        let subject = match (claims.sub, claims.client_id) {
+            (Some(subject), _) => subject,
+            (None, Some(client)) => format!("client:{client}"),
+            (None, None) => return Err(Some(TokenProblem::NoSubject)),
+        };
+        let subject = match self.authorization_servers.len() {
+            1 => subject,
+            _ => format!("{issuer}#{subject}"),
+        };
         let mut scopes: Vec<String> = match (claims.scope, claims.scp) {
             (Some(scope), _) => scope
                 .split(' ')
@@ -517,26 +544,44 @@ impl OAuth {
         }
     }
 
-    fn verify(&self, token: &str) -> Result<Claims, TokenProblem> {
+    /// The token's issuer and claims, once its signature checks against that issuer's keys
+    /// and its claims hold.
+    fn verify(&self, token: &str) -> Result<(&str, Claims), TokenProblem> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenProblem::Malformed)?;
         if AlgorithmFamily::Hmac.algorithms().contains(&header.alg) {
             return Err(TokenProblem::SharedSecret(header.alg));
         }
+        // Which keys to check it with depends on who claims to have issued it; the check
+        // below then holds the token to that issuer.
+        let claimed: Issued = jsonwebtoken::dangerous::insecure_decode(token)
+            .map_err(|_| TokenProblem::Malformed)?
+            .claims;
+        let Some((issuer, keys)) = self
+            .authorization_servers
+            .iter()
+            .find(|(issuer, _)| claimed.iss.as_deref() == Some(issuer.as_str()))
+        else {
+            return Err(match claimed.iss {
+                None => TokenProblem::MissingClaim("iss".to_owned()),
+                Some(_) => TokenProblem::WrongIssuer,
+            });
+        };
         let mut validation = Validation::new(header.alg);
         validation.set_audience(&[&self.resource]);
-        validation.set_issuer(&self.authorization_servers);
+        validation.set_issuer(&[issuer]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = self.leeway.as_secs();
 
         let mut problem = TokenProblem::UnknownKey(header.kid.clone());
         for attempt in 0..2 {
-            let keys = self.keys.current();
-            let candidates = keys.iter().filter(|key| {
+            let current = keys.current();
+            // A key published without an id may still be the one a token names.
+            let candidates = current.iter().filter(|key| {
                 header
                     .kid
                     .as_ref()
-                    .is_none_or(|kid| key.id.as_ref() == Some(kid))
+                    .is_none_or(|kid| key.id.as_ref().is_none_or(|id| id == kid))
                     && key
                         .algorithm
                         .is_none_or(|algorithm| algorithm == header.alg)
@@ -544,18 +589,25 @@ impl OAuth {
             });
             for key in candidates {
                 match jsonwebtoken::decode::<Claims>(token, &key.key, &validation) {
-                    Ok(data) => return Ok(data.claims),
+                    Ok(data) => return Ok((issuer, data.claims)),
                     Err(error) => problem = TokenProblem::from_error(error.kind(), &self.resource),
                 }
             }
             // A key the set does not hold may be a new one: a file-backed set reads again.
             let unknown = matches!(problem, TokenProblem::UnknownKey(_));
-            if attempt > 0 || !unknown || !self.keys.reread() {
+            if attempt > 0 || !unknown || !keys.reread() {
                 break;
             }
         }
         Err(problem)
     }
+}
+
+/// Who a token claims issued it, read before its signature is checked, only to pick the
+/// keys to check it with.
+#[derive(Deserialize)]
+struct Issued {
+    iss: Option<String>,
 }
 
 /// What a token says that this server reads.
@@ -644,11 +696,22 @@ impl fmt::Display for TokenProblem {
     }
 }
 
-/// Appends `key="value"` parameters to a challenge. Quotes and backslashes cannot appear
-/// in an RFC 6750 parameter, so they are dropped from the values.
+/// Appends `key="value"` parameters to a challenge. An RFC 6750 parameter holds visible
+/// ASCII and spaces other than quotes and backslashes, so those two are dropped and any
+/// other character (from a token's `kid`, say) becomes `?`: the header is always sent.
 fn push_params(challenge: &mut String, params: &[(&str, String)]) {
     for (index, (key, value)) in params.iter().enumerate() {
-        let value: String = value.chars().filter(|c| !matches!(c, '"' | '\\')).collect();
+        let value: String = value
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\\'))
+            .map(|c| {
+                if c == ' ' || c.is_ascii_graphic() {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
         challenge.push_str(if index == 0 { " " } else { ", " });
         challenge.push_str(&format!("{key}=\"{value}\""));
     }
@@ -662,6 +725,11 @@ fn checked_uri(what: &'static str, uri: String) -> Result<String, OAuthError> {
         uri: uri.clone(),
         reason: reason.to_owned(),
     };
+    if !uri.is_ascii() {
+        return Err(invalid(
+            "it holds characters outside ASCII; write the host in its ASCII form (punycode) and percent-encode the path",
+        ));
+    }
     let Some((scheme, rest)) = uri.split_once("://") else {
         return Err(invalid(
             "it is not an absolute URI; write it as https://host/path",
@@ -744,9 +812,14 @@ mod tests {
         let mut challenge = String::from("Bearer");
         push_params(
             &mut challenge,
-            &[("error_description", "a \"quoted\" \\ word".into())],
+            &[("error_description", "a \"quoted\" \\ word, kid é\n".into())],
         );
-        assert_eq!(challenge, "Bearer error_description=\"a quoted  word\"");
+        assert_eq!(
+            challenge,
+            "Bearer error_description=\"a quoted  word, kid ??\""
+        );
+        assert!(axum::http::HeaderValue::from_str(&challenge).is_ok());
+        assert!(checked_uri("resource", "https://tööls.example/mcp".into()).is_err());
     }
 
     #[test]

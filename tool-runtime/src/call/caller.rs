@@ -1,6 +1,7 @@
 //! Who made a call: the transport, the session, the authenticated subject, the peer
 //! address and the scopes the caller was granted, as far as the transport knows them.
 
+use super::error::CallError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -120,6 +121,16 @@ impl Caller {
     /// permission), else when its token grants every scope the tool requires.
     pub fn may_call(&self, tool: &crate::catalog::Tool) -> bool {
         self.scopes.is_none() || tool.scopes().iter().all(|scope| self.has_scope(scope))
+    }
+
+    /// The refusal of a call of `tool` the caller's token does not permit (`None` when
+    /// [`may_call`](Caller::may_call)): it names every scope the tool requires, as a new
+    /// authorization must ask for them all.
+    pub(crate) fn scope_refusal(&self, tool: &crate::catalog::Tool) -> Option<CallError> {
+        (!self.may_call(tool)).then(|| CallError::InsufficientScope {
+            tool: tool.name().to_owned(),
+            scopes: tool.scopes().to_vec(),
+        })
     }
 
     /// Whether its transport held this request to the client's rate limit already (so the

@@ -755,11 +755,8 @@ impl Registry {
     /// its client's, does not let through. Scopes come first: a refused call spends no
     /// allowance.
     fn admit(&self, tool: &Tool, caller: &Caller) -> Result<(), CallError> {
-        if !caller.may_call(tool) {
-            return Err(CallError::InsufficientScope {
-                tool: tool.name().to_owned(),
-                scopes: tool.scopes().to_vec(),
-            });
+        if let Some(refusal) = caller.scope_refusal(tool) {
+            return Err(refusal);
         }
         let refused = |client: bool, rate: Rate, retry_after: Duration| CallError::RateLimited {
             tool: tool.name().to_owned(),

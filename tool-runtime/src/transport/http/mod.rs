@@ -520,16 +520,16 @@ fn refuse_out_of_scope(
     }
     let name = params?.get("name")?.as_str()?;
     let tool = app.server.registry().get(name)?;
-    if caller.may_call(&tool) {
-        return None;
-    }
-    let error = CallError::InsufficientScope {
-        tool: name.to_owned(),
-        scopes: tool.scopes().to_vec(),
-    };
+    let error = caller.scope_refusal(&tool)?;
+    Some(forbidden_rpc(app, id, &error))
+}
+
+/// A JSON-RPC request refused for want of scopes: 403, the challenge, and the error's
+/// words as a JSON-RPC error.
+fn forbidden_rpc(app: &App, id: Option<&RequestId>, error: &CallError) -> Response {
     let message = error.to_string();
     let response = rpc_error(StatusCode::FORBIDDEN, id, code::INVALID_REQUEST, &message);
-    Some(forbidden_challenge(app, &error, response))
+    forbidden_challenge(app, error, response)
 }
 
 /// `response` (a 403) with the `insufficient_scope` challenge of `error`.
@@ -1111,14 +1111,7 @@ async fn rpc_tools_call(
     let registry = app.server.registry();
     let result = registry.call_for(caller, &name, arguments).await;
     if let Some(error @ CallError::InsufficientScope { .. }) = result.error() {
-        let message = error.to_string();
-        let response = rpc_error(
-            StatusCode::FORBIDDEN,
-            Some(&id),
-            code::INVALID_REQUEST,
-            &message,
-        );
-        return forbidden_challenge(&app, error, response);
+        return forbidden_rpc(&app, Some(&id), error);
     }
     if let Some(error @ (CallError::UnknownTool { .. } | CallError::InvalidArguments { .. })) =
         result.error()

@@ -509,19 +509,11 @@ impl OAuth {
             1 => subject,
             _ => format!("{issuer}#{subject}"),
         };
-        let mut scopes: Vec<String> = match (claims.scope, claims.scp) {
-            (Some(scope), _) => scope
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            (None, Some(ScopeList::One(scope))) => scope
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            (None, Some(ScopeList::Many(scopes))) => scopes,
-            (None, None) => Vec::new(),
+        // `scope` when the token has it, else `scp`, a string or a list.
+        let mut scopes: Vec<String> = match claims.scope.map(ScopeList::One).or(claims.scp) {
+            Some(ScopeList::One(scope)) => scope.split_whitespace().map(str::to_owned).collect(),
+            Some(ScopeList::Many(scopes)) => scopes,
+            None => Vec::new(),
         };
         self.add_implied(&mut scopes);
         Ok(caller.with_subject(subject, scopes))
@@ -547,15 +539,16 @@ impl OAuth {
     /// The token's issuer and claims, once its signature checks against that issuer's keys
     /// and its claims hold.
     fn verify(&self, token: &str) -> Result<(&str, Claims), TokenProblem> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| TokenProblem::Malformed)?;
+        // Read unchecked first: the algorithm and who claims to have issued it decide which
+        // keys check it, and the check below then holds the token to that issuer.
+        let jsonwebtoken::TokenData {
+            header,
+            claims: claimed,
+        } = jsonwebtoken::dangerous::insecure_decode::<Issued>(token)
+            .map_err(|_| TokenProblem::Malformed)?;
         if AlgorithmFamily::Hmac.algorithms().contains(&header.alg) {
             return Err(TokenProblem::SharedSecret(header.alg));
         }
-        // Which keys to check it with depends on who claims to have issued it; the check
-        // below then holds the token to that issuer.
-        let claimed: Issued = jsonwebtoken::dangerous::insecure_decode(token)
-            .map_err(|_| TokenProblem::Malformed)?
-            .claims;
         let Some((issuer, keys)) = self
             .authorization_servers
             .iter()

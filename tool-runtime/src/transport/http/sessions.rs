@@ -86,13 +86,10 @@ impl Sessions {
         if !open.get(id).is_some_and(|session| session.owned_by(caller)) {
             return false;
         }
-        match open.remove(id) {
-            Some(session) => {
-                session.connection.close();
-                true
-            }
-            None => false,
+        if let Some(session) = open.remove(id) {
+            session.connection.close();
         }
+        true
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {

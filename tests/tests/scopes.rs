@@ -149,7 +149,7 @@ fn a_run_time_tool_requires_its_scopes_and_refuses_a_scope_a_token_cannot_carry(
         Err(error @ RegistryError::InvalidScope { .. }) => assert_eq!(
             error.to_string(),
             "tool `burn` cannot require the scope \"journal admin\": it contains a space; a \
-             token's scopes are separated by spaces, so one scope cannot hold one"
+             token's scopes are separated by spaces, so each scope is its own string"
         ),
         other => panic!(
             "expected InvalidScope, got {:?}",

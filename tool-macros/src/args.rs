@@ -5,6 +5,7 @@
 use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
 use syn::{LitBool, LitInt, LitStr};
+use tool_rules::{check_scope, parse_duration, parse_rate};
 
 /// Which attribute is being expanded.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -330,24 +331,6 @@ fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     Ok(scopes)
 }
 
-/// Why `scope` cannot be an OAuth scope: one or more printable ASCII characters other than
-/// space, `"` and `\` (RFC 6749, section 3.3), the rule the runtime holds run-time tools to.
-fn check_scope(scope: &str) -> Result<(), String> {
-    if scope.is_empty() {
-        return Err("it is empty".to_owned());
-    }
-    match scope
-        .chars()
-        .find(|c| !matches!(c, '\x21' | '\x23'..='\x5B' | '\x5D'..='\x7E'))
-    {
-        Some(' ') => Err("it contains a space; a token's scopes are separated by spaces, so list each scope as its own string".to_owned()),
-        Some(bad) => Err(format!(
-            "it contains {bad:?}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
-        )),
-        None => Ok(()),
-    }
-}
-
 fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {
     if meta.input.peek(syn::Token![=]) {
         let key = meta
@@ -367,70 +350,10 @@ fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {
     }
 }
 
-/// Reads a duration such as `500ms`, `5s`, `1.5s` or `2m` as milliseconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| {
-            format!("`{text}` has no unit; write it like \"500ms\", \"5s\" or \"2m\"")
-        })?;
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` does not start with a number"))?;
-    let scale = match unit.trim() {
-        "ms" => 1.0,
-        "s" => 1_000.0,
-        "m" | "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        other => return Err(format!("unknown unit `{other}`; use ms, s, m or h")),
-    };
-    let millis = (value * scale).round();
-    if millis < 1.0 {
-        return Err(format!("`{text}` is shorter than a millisecond"));
-    }
-    Ok(millis as u64)
-}
-
-/// `"10/s"`, `"100/min"`, `"3/10s"`: a count, a slash and a period (a unit alone is one
-/// of it), as the runtime's `Rate` reads it.
-pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
-    let shape = || {
-        format!("`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\"")
-    };
-    let (count, period) = text.trim().split_once('/').ok_or_else(shape)?;
-    let count: u32 = count.trim().parse().map_err(|_| shape())?;
-    if count == 0 {
-        return Err(format!(
-            "`{text}` allows no call at all; a rate counts at least one"
-        ));
-    }
-    let period = period.trim();
-    let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
-        parse_duration(period)?
-    } else {
-        parse_duration(&format!("1{period}"))?
-    };
-    Ok((count, period))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use quote::quote;
-
-    #[test]
-    fn rates_read_as_a_count_per_milliseconds() {
-        assert_eq!(parse_rate("10/s"), Ok((10, 1_000)));
-        assert_eq!(parse_rate("100/min"), Ok((100, 60_000)));
-        assert_eq!(parse_rate("3/10s"), Ok((3, 10_000)));
-        assert!(parse_rate("10").unwrap_err().contains("slash"));
-        assert!(parse_rate("0/s").unwrap_err().contains("at least one"));
-        assert!(parse_rate("5/fortnight")
-            .unwrap_err()
-            .contains("unknown unit"));
-    }
 
     #[test]
     fn reads_keys_and_flags() {
@@ -449,16 +372,10 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_read_as_milliseconds() {
-        assert_eq!(parse_duration("5s"), Ok(5_000));
-        assert_eq!(parse_duration("250ms"), Ok(250));
-        assert_eq!(parse_duration("1.5s"), Ok(1_500));
-        assert_eq!(parse_duration("2m"), Ok(120_000));
-        assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("5 fortnights")
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!(parse_duration("0s").is_err());
+    fn timeouts_and_rates_read_with_the_shared_rules() {
+        let (args, errors) = ToolArgs::from_tokens(quote!(rate = "5/hour"));
+        assert!(errors.is_empty());
+        assert_eq!(args.rate, Some((5, 3_600_000)));
         let (args, errors) = ToolArgs::from_tokens(quote!(timeout = "3s"));
         assert!(errors.is_empty());
         assert_eq!(args.timeout_ms, Some(3_000));

@@ -5,6 +5,7 @@ use crate::args::{Kind, ToolArgs};
 use crate::ast::ToolFn;
 use crate::doc::{self, ExampleKind};
 use proc_macro2::Span;
+use tool_rules::check_name;
 
 /// The facts about a tool that passed every check.
 pub struct Checked {
@@ -462,48 +463,5 @@ fn argument_list(tool: &ToolFn) -> String {
         "none".to_owned()
     } else {
         names.join(", ")
-    }
-}
-
-/// The rule every provider accepts: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    match chars.next() {
-        None => return Err("it is empty".to_owned()),
-        Some(first) if !(first.is_ascii_alphabetic() || first == '_') => {
-            return Err(format!(
-                "it starts with `{first}`; a name starts with a letter or `_`"
-            ))
-        }
-        _ => {}
-    }
-    if let Some(bad) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
-        return Err(format!(
-            "it contains `{bad}`; use only ASCII letters, digits, `_` and `-`"
-        ));
-    }
-    if name.len() > 64 {
-        return Err(format!(
-            "it is {} characters long; the limit is 64",
-            name.len()
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_name;
-
-    #[test]
-    fn names_follow_the_shared_provider_rule() {
-        assert!(check_name("get_weather").is_ok());
-        assert!(check_name("_x-1").is_ok());
-        assert!(check_name(&"a".repeat(64)).is_ok());
-        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("64"));
-        assert!(check_name("1abc").unwrap_err().contains("starts with `1`"));
-        assert!(check_name("get.weather").unwrap_err().contains("`.`"));
-        assert!(check_name("").is_err());
-        assert!(check_name("café").is_err());
     }
 }

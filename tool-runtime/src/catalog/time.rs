@@ -67,21 +67,10 @@ impl Rate {
 impl FromStr for Rate {
     type Err = String;
 
+    /// Reads a rate as `#[tool(rate = "...")]` does (the same rule, from `tool-rules`).
     fn from_str(text: &str) -> Result<Rate, String> {
-        let problem = || {
-            format!("`{text}` is not a rate; write a count, a slash and a period, like 10/s, 100/min, 5/h or 3/10s")
-        };
-        let (count, period) = text.trim().split_once('/').ok_or_else(problem)?;
-        let count: u32 = count.trim().parse().map_err(|_| problem())?;
-        let period = period.trim();
-        let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
-            humantime::parse_duration(period).map_err(|_| problem())?
-        } else {
-            humantime::parse_duration(&format!("1{period}")).map_err(|_| problem())?
-        };
-        Rate::new(count, period).ok_or_else(|| {
-            format!("`{text}` allows nothing; a rate counts at least one per period")
-        })
+        let (count, period_ms) = tool_rules::parse_rate(text)?;
+        Ok(Rate::__checked(count, period_ms))
     }
 }
 

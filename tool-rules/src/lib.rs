@@ -1,0 +1,174 @@
+//! The rules a catalog is held to both at compile time, by `#[tool]`, and at run time, by
+//! `tool-runtime` (tools made at run time, the command line): tool names, OAuth scopes,
+//! durations and rates. A proc-macro crate cannot share code with the runtime it expands
+//! to, so the rules live here, once, and both depend on this crate: what one accepts the
+//! other accepts too, with the same message when it does not.
+//!
+//! ```
+//! assert_eq!(tool_rules::parse_rate("100/min"), Ok((100, 60_000)));
+//! assert_eq!(tool_rules::parse_duration("1.5s"), Ok(1_500));
+//! assert!(tool_rules::check_name("get_weather").is_ok());
+//! assert!(tool_rules::check_scope("files read").is_err());
+//! ```
+
+/// Why `name` breaks the tool name rule every provider accepts,
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the intersection of the MCP, OpenAI, Anthropic and
+/// Gemini rules); `Ok` when it follows it.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => return Err("it is empty".to_owned()),
+        Some(first) if !(first.is_ascii_alphabetic() || first == '_') => {
+            return Err(format!(
+                "it starts with `{first}`; a name starts with a letter or `_`"
+            ))
+        }
+        _ => {}
+    }
+    if let Some(bad) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+        return Err(format!(
+            "it contains `{bad}`; use only ASCII letters, digits, `_` and `-`"
+        ));
+    }
+    if name.len() > 64 {
+        return Err(format!(
+            "it is {} characters long; the limit is 64",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Why `scope` cannot be an OAuth scope, or `Ok` when it can: a scope is one or more
+/// printable ASCII characters other than space, `"` and `\` (RFC 6749, section 3.3), as a
+/// token's space-separated `scope` claim carries them.
+pub fn check_scope(scope: &str) -> Result<(), String> {
+    if scope.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    match scope
+        .chars()
+        .find(|c| !matches!(c, '\x21' | '\x23'..='\x5B' | '\x5D'..='\x7E'))
+    {
+        Some(' ') => Err(
+            "it contains a space; a token's scopes are separated by spaces, so each scope is its own string"
+                .to_owned(),
+        ),
+        Some(bad) => Err(format!(
+            "it contains {bad:?}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A duration as people write it (`"500ms"`, `"5s"`, `"1.5s"`, `"2m"`, `"1h"`, `"1d"`), in
+/// milliseconds; at least one.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| {
+            format!("`{text}` has no unit; write it like \"500ms\", \"5s\" or \"2m\"")
+        })?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a number"))?;
+    let scale = match unit.trim() {
+        "ms" => 1.0,
+        "s" | "sec" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" | "hour" => 3_600_000.0,
+        "d" | "day" => 86_400_000.0,
+        other => return Err(format!("unknown unit `{other}`; use ms, s, m, h or d")),
+    };
+    let millis = (value * scale).round();
+    if millis < 1.0 {
+        return Err(format!("`{text}` is shorter than a millisecond"));
+    }
+    if millis > u64::MAX as f64 {
+        return Err(format!("`{text}` is too long"));
+    }
+    Ok(millis as u64)
+}
+
+/// A rate (`"10/s"`, `"100/min"`, `"5/h"`, `"3/10s"`): a count, a slash and a period (a
+/// unit alone is one of it), as how many per how many milliseconds.
+pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
+    let shape = || {
+        format!(
+            "`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\""
+        )
+    };
+    let (count, period) = text.trim().split_once('/').ok_or_else(shape)?;
+    let count: u32 = count.trim().parse().map_err(|_| shape())?;
+    if count == 0 {
+        return Err(format!(
+            "`{text}` allows no call at all; a rate counts at least one"
+        ));
+    }
+    let period = period.trim();
+    let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
+        parse_duration(period)?
+    } else {
+        parse_duration(&format!("1{period}"))?
+    };
+    Ok((count, period))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_shared_provider_rule() {
+        assert!(check_name("get_weather").is_ok());
+        assert!(check_name("_x-1").is_ok());
+        assert!(check_name(&"a".repeat(64)).is_ok());
+        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("64"));
+        assert!(check_name("1abc").unwrap_err().contains("starts with `1`"));
+        assert!(check_name("get.weather").unwrap_err().contains("`.`"));
+        assert!(check_name("").is_err());
+        assert!(check_name("café").is_err());
+    }
+
+    #[test]
+    fn scopes_are_printable_ascii_without_space_quote_or_backslash() {
+        assert!(check_scope("files:read").is_ok());
+        assert!(check_scope("https://api.example.com/files.read").is_ok());
+        assert!(check_scope("").unwrap_err().contains("empty"));
+        assert!(check_scope("files read").unwrap_err().contains("space"));
+        assert!(check_scope("files\"read").unwrap_err().contains("'\"'"));
+        assert!(check_scope("files\\read").unwrap_err().contains("'\\\\'"));
+        assert!(check_scope("fichiers:lire-é").is_err());
+    }
+
+    #[test]
+    fn durations_read_as_milliseconds() {
+        assert_eq!(parse_duration("5s"), Ok(5_000));
+        assert_eq!(parse_duration("250ms"), Ok(250));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500));
+        assert_eq!(parse_duration("2m"), Ok(120_000));
+        assert_eq!(parse_duration("1d"), Ok(86_400_000));
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("5 fortnights")
+            .unwrap_err()
+            .contains("unknown unit"));
+        assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn rates_read_as_a_count_per_milliseconds() {
+        assert_eq!(parse_rate("10/s"), Ok((10, 1_000)));
+        assert_eq!(parse_rate("100/min"), Ok((100, 60_000)));
+        assert_eq!(parse_rate("5/hour"), Ok((5, 3_600_000)));
+        assert_eq!(parse_rate("3/10s"), Ok((3, 10_000)));
+        assert_eq!(parse_rate("3/1.5s"), Ok((3, 1_500)));
+        assert!(parse_rate("10").unwrap_err().contains("slash"));
+        assert!(parse_rate("ten/s").unwrap_err().contains("ten/s"));
+        assert!(parse_rate("0/s").unwrap_err().contains("at least one"));
+        assert!(parse_rate("5/fortnight")
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
+}

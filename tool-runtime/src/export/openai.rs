@@ -9,7 +9,7 @@
 
 use super::{ExportWarning, Exported};
 use crate::catalog::Tool;
-use crate::schema::walk;
+use crate::schema::{describe, walk};
 use serde_json::{json, Map, Value};
 
 /// Keywords strict mode accepts; everything else is removed.
@@ -225,12 +225,9 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
 fn unsupported_in_words(map: &Map<String, Value>) -> Option<String> {
     let mut words = Vec::new();
     let length = |keyword: &str| map.get(keyword).and_then(Value::as_u64);
-    let characters = |n: u64| if n == 1 { "character" } else { "characters" };
-    match (length("minLength"), length("maxLength")) {
-        (Some(min), Some(max)) => words.push(format!("{min} to {max} {}.", characters(max))),
-        (Some(min), None) => words.push(format!("At least {min} {}.", characters(min))),
-        (None, Some(max)) => words.push(format!("At most {max} {}.", characters(max))),
-        (None, None) => {}
+    if let Some(length) = describe::length_words(length("minLength"), length("maxLength")) {
+        // A sentence ("At least 1 character."); the words start with an ASCII letter or digit.
+        words.push(format!("{}{}.", length[..1].to_uppercase(), &length[1..]));
     }
     if let Some(default) = map.get("default") {
         words.push(format!("Default: {default}."));

@@ -147,6 +147,18 @@ fn branches_description(branches: &[Value], root: &Value, depth: usize) -> Strin
     format!("one of: {}", parts.join("; or "))
 }
 
+/// A string's length limits in words: "3 to 80 characters", "at least 1 character"; `None`
+/// without limits.
+pub(crate) fn length_words(min: Option<u64>, max: Option<u64>) -> Option<String> {
+    let characters = |n: u64| if n == 1 { "character" } else { "characters" };
+    match (min, max) {
+        (Some(min), Some(max)) => Some(format!("{min} to {max} {}", characters(max))),
+        (Some(min), None) => Some(format!("at least {min} {}", characters(min))),
+        (None, Some(max)) => Some(format!("at most {max} {}", characters(max))),
+        (None, None) => None,
+    }
+}
+
 fn describe_type(
     kind: &str,
     object: &serde_json::Map<String, Value>,
@@ -157,12 +169,10 @@ fn describe_type(
         "string" => {
             let min = object.get("minLength").and_then(Value::as_u64);
             let max = object.get("maxLength").and_then(Value::as_u64);
-            let shape = match (min, max) {
-                (Some(1), Some(1)) => "a single character".to_owned(),
-                (Some(min), Some(max)) => format!("a string of {min} to {max} characters"),
-                (Some(min), None) => format!("a string of at least {min} characters"),
-                (None, Some(max)) => format!("a string of at most {max} characters"),
-                (None, None) => "a string".to_owned(),
+            let shape = match (min, max, length_words(min, max)) {
+                (Some(1), Some(1), _) => "a single character".to_owned(),
+                (_, _, Some(length)) => format!("a string of {length}"),
+                (_, _, None) => "a string".to_owned(),
             };
             match object.get("pattern").and_then(Value::as_str) {
                 Some(pattern) => format!("{shape} matching the pattern {pattern}"),

@@ -430,8 +430,6 @@ pub(crate) fn types(schema: &Value) -> Vec<&str> {
     }
 }
 
-/// Follows local `$ref`s (`#/...`) from `schema` within `root`, at most eight hops so a
-/// cycle of references cannot loop; an unresolvable reference stops where it is.
 /// The names a schema object lists as `required`.
 pub(crate) fn required(schema: &Map<String, Value>) -> Vec<&str> {
     schema
@@ -469,6 +467,8 @@ pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     counter.0
 }
 
+/// Follows local `$ref`s (`#/...`) from `schema` within `root`, at most eight hops so a
+/// cycle of references cannot loop; an unresolvable reference stops where it is.
 pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     let mut current = schema;
     for _ in 0..8 {

@@ -126,7 +126,6 @@ fn field_schema(schema: &Value) -> Result<(Value, bool), String> {
     Ok((shaped, optional))
 }
 
-/// Keeps `object` if it uses only `allowed` keywords (annotations are dropped).
 /// Why a field that accepts any value cannot be a form field.
 const ANY_VALUE: &str = "accepts any value; a form field must be a string, number, boolean or enum";
 

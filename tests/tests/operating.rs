@@ -196,6 +196,7 @@ fn metrics_are_off_unless_asked_for_and_need_http() {
 
 #[test]
 fn a_cancelled_call_is_audited_as_cancelled() {
+    let started = std::time::Instant::now();
     let (stdout, stderr) = stdio_session(
         &["--log-format", "json"],
         &[
@@ -203,6 +204,13 @@ fn a_cancelled_call_is_audited_as_cancelled() {
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{"ms":10000}}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
         ],
+    );
+    // The call stopped when cancelled: an ignored cancellation would hold the exit for the
+    // shutdown grace (5 s) before the call is dropped, which is audited as cancelled too.
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(4),
+        "the session took {took:?}"
     );
     assert_eq!(
         stdout.lines().count(),

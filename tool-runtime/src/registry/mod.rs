@@ -844,15 +844,19 @@ impl Registry {
         name: &str,
         input: Value,
     ) -> ToolResult {
-        let scope = crate::call::scope::CallScope::detached().called_by(caller);
-        let context = self.context.with_scope(Arc::new(scope));
-        self.call_in(name, input, &context).await
+        self.call_in(name, input, &self.direct_context_for(caller))
+            .await
     }
 
     /// The context of one call made directly on the registry (not through a protocol): its
     /// own scope, so a timeout cancels this call and no other.
     pub(crate) fn direct_context(&self) -> CallContext {
-        let scope = crate::call::scope::CallScope::detached();
+        self.direct_context_for(Caller::DIRECT)
+    }
+
+    /// [`direct_context`](Registry::direct_context), made on behalf of `caller`.
+    fn direct_context_for(&self, caller: Caller) -> CallContext {
+        let scope = crate::call::scope::CallScope::detached().called_by(caller);
         self.context.with_scope(Arc::new(scope))
     }
 

@@ -37,7 +37,12 @@ pub fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
         .as_array()
         .unwrap_or_else(|| panic!("no {key} list in {list}"))
         .iter()
-        .map(|entry| entry[field].as_str().unwrap_or_default().to_owned())
+        .map(|entry| {
+            entry[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("an entry without a {field} in {list}"))
+                .to_owned()
+        })
         .collect()
 }
 
@@ -212,7 +217,7 @@ impl Drop for ServerProcess {
 }
 
 /// A port free on 127.0.0.1 now.
-pub fn free_port() -> u16 {
+fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -220,26 +225,44 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The environment variables that configure a deployed server: a test's own environment
+/// must not change what the binaries under test do.
+const DEPLOYMENT_VARIABLES: [&str; 12] = [
+    "MCP_BEARER_TOKEN",
+    "MCP_BEARER_TOKEN_FILE",
+    "MCP_ALLOWED_HOSTS",
+    "MCP_CORS_ORIGINS",
+    "MCP_OAUTH_RESOURCE",
+    "MCP_OAUTH_ISSUER",
+    "MCP_OAUTH_JWKS_FILE",
+    "MCP_RATE_LIMIT",
+    "MCP_MAX_CALLS",
+    "MCP_MAX_OUTPUT_TOKENS",
+    "MCP_LOG_FORMAT",
+    "RUST_LOG",
+];
+
+/// A command running the tool binary `binary`, without the deployment variables of the
+/// test's own environment and with nothing on its standard input.
+pub fn command(binary: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(binary);
+    for name in DEPLOYMENT_VARIABLES {
+        command.env_remove(name);
+    }
+    command.stdin(std::process::Stdio::null());
+    command
+}
+
 /// Starts `binary serve --http host:port` with `args` and `env` (the deployment variables
 /// of the test's own environment removed), and waits until it listens.
 pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let port = free_port();
     let address = format!("{host}:{port}");
-    let mut command = Command::new(binary);
+    let mut command = command(binary);
     command
         .args(["serve", "--http", &address])
         .args(args)
-        .env_remove("MCP_BEARER_TOKEN")
-        .env_remove("MCP_ALLOWED_HOSTS")
-        .env_remove("MCP_CORS_ORIGINS")
-        .env_remove("MCP_BEARER_TOKEN_FILE")
-        .env_remove("MCP_OAUTH_RESOURCE")
-        .env_remove("MCP_OAUTH_ISSUER")
-        .env_remove("MCP_OAUTH_JWKS_FILE")
-        .env_remove("MCP_LOG_FORMAT")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     for (name, value) in env {

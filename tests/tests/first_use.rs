@@ -3,14 +3,13 @@
 //! `call` past a tool's time limit, and the test scripts under a `CARGO_TARGET_DIR` of
 //! one's own.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use tool_tests::{http, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
 
 fn run(binary: &str, args: &[&str]) -> Output {
-    Command::new(binary)
+    tool_tests::command(binary)
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
@@ -230,7 +229,7 @@ fn serve_refuses_what_it_cannot_use_with_a_usage_error() {
 
     let empty = std::env::temp_dir().join(format!("first-use-empty-{}", std::process::id()));
     std::fs::write(&empty, "\n").unwrap();
-    let output = Command::new(binary)
+    let output = tool_tests::command(binary)
         .args(["serve", "--http", "127.0.0.1:0"])
         .arg("--bearer-token-file")
         .arg(&empty)

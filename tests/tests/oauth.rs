@@ -11,7 +11,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::transport::http::{router, HttpOptions, Jwks, OAuth};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::oauth::{claims, jwks, now, SigningKey};
-use tool_tests::{http, messages, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+use tool_tests::{http, messages, names, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
 use tower::ServiceExt;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -92,15 +92,22 @@ fn listed_tools(port: u16, token: &str, session: &str) -> Vec<String> {
     let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
     let reply = post(port, Some(token), Some(session), list);
     assert_eq!(reply.status, 200, "{reply:?}");
-    let answer = &messages(&reply.body)[0];
-    let mut names: Vec<String> = answer["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect();
-    names.sort();
-    names
+    let mut listed = names(&messages(&reply.body)[0], "tools", "name");
+    listed.sort();
+    listed
+}
+
+/// Calls tool `name` in `session` with `token`, which must be answered 200; the answer's
+/// structured content.
+fn structured_call(port: u16, token: &str, session: &str, name: &str, arguments: Value) -> Value {
+    let reply = post(
+        port,
+        Some(token),
+        Some(session),
+        &tool_call(1, name, arguments),
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    messages(&reply.body)[0]["result"]["structuredContent"].clone()
 }
 
 #[test]
@@ -232,18 +239,9 @@ fn a_valid_token_calls_and_the_tool_sees_its_subject_and_scopes() {
     for (key, subject) in [(&ed, "ada"), (&ec, "grace")] {
         let token = key.sign(&claims(ISSUER, RESOURCE, subject, "notes:read profile"));
         let session = initialize(server.port, &token);
-        let reply = post(
-            server.port,
-            Some(&token),
-            Some(&session),
-            &tool_call(1, "whoami", json!({})),
-        );
-        assert_eq!(reply.status, 200, "{reply:?}");
-        let answer = &messages(&reply.body)[0];
         assert_eq!(
-            answer["result"]["structuredContent"],
-            json!({"result": {"subject": subject, "scopes": ["notes:read", "profile"]}}),
-            "{answer}"
+            structured_call(server.port, &token, &session, "whoami", json!({})),
+            json!({"result": {"subject": subject, "scopes": ["notes:read", "profile"]}})
         );
     }
     // Scopes as a list (`scp`) and a client's own token (`client_id`, no `sub`) count too.
@@ -255,16 +253,9 @@ fn a_valid_token_calls_and_the_tool_sees_its_subject_and_scopes() {
     object.insert("scp".into(), json!(["notes:read"]));
     let token = ed.sign(&machine);
     let session = initialize(server.port, &token);
-    let reply = post(
-        server.port,
-        Some(&token),
-        Some(&session),
-        &tool_call(2, "read_notes", json!({})),
-    );
     assert_eq!(
-        messages(&reply.body)[0]["result"]["structuredContent"],
-        json!({"result": "ship on friday"}),
-        "{reply:?}"
+        structured_call(server.port, &token, &session, "whoami", json!({})),
+        json!({"result": {"subject": "client:nightly-job", "scopes": ["notes:read"]}})
     );
 }
 
@@ -276,18 +267,13 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
     let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
     let session = initialize(server.port, &reader);
 
-    let allowed = post(
-        server.port,
-        Some(&reader),
-        Some(&session),
-        &tool_call(1, "read_notes", json!({})),
-    );
     assert_eq!(
-        messages(&allowed.body)[0]["result"]["structuredContent"],
+        structured_call(server.port, &reader, &session, "read_notes", json!({})),
         json!({"result": "ship on friday"})
     );
 
-    let write = tool_call(2, "write_notes", json!({"line": "ship on monday"}));
+    let line = json!({"line": "ship on monday"});
+    let write = tool_call(2, "write_notes", line.clone());
     let refused = post(server.port, Some(&reader), Some(&session), &write);
     assert_eq!(refused.status, 403, "{refused:?}");
     let message = "tool 'write_notes' requires the scopes notes:read notes:write; this client's \
@@ -329,9 +315,8 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
     // With the scopes, the call goes through.
     let writer = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read notes:write"));
     let session = initialize(server.port, &writer);
-    let written = post(server.port, Some(&writer), Some(&session), &write);
     assert_eq!(
-        messages(&written.body)[0]["result"]["structuredContent"],
+        structured_call(server.port, &writer, &session, "write_notes", line),
         json!({"result": 14})
     );
 }
@@ -349,15 +334,14 @@ fn a_broader_scope_grants_the_narrower_ones_it_implies() {
     );
     let admin = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:admin"));
     let session = initialize(server.port, &admin);
-    let reply = post(
-        server.port,
-        Some(&admin),
-        Some(&session),
-        &tool_call(1, "write_notes", json!({"line": "ok"})),
-    );
-    assert_eq!(reply.status, 200, "{reply:?}");
     assert_eq!(
-        messages(&reply.body)[0]["result"]["structuredContent"],
+        structured_call(
+            server.port,
+            &admin,
+            &session,
+            "write_notes",
+            json!({"line": "ok"})
+        ),
         json!({"result": 2})
     );
 }
@@ -485,11 +469,9 @@ async fn call_subject(app: &axum::Router, token: &str) -> (u16, Value) {
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("authorization", format!("Bearer {token}"))
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "subject")
         .body(Body::from(body.to_string()))
         .unwrap();
+    let request = tool_tests::with_standard_headers(request).await;
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status().as_u16();
     let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
@@ -552,16 +534,8 @@ fn the_command_line_refuses_oauth_settings_it_cannot_use() {
     let key = SigningKey::ed25519("k1");
     let keys = KeyFile::new("flags", &[&key]);
     let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut command = std::process::Command::new(BINARY);
+        let mut command = tool_tests::command(BINARY);
         command.arg("serve").args(args);
-        for name in [
-            "MCP_BEARER_TOKEN",
-            "MCP_OAUTH_RESOURCE",
-            "MCP_OAUTH_ISSUER",
-            "MCP_OAUTH_JWKS_FILE",
-        ] {
-            command.env_remove(name);
-        }
         for (name, value) in env {
             command.env(name, value);
         }

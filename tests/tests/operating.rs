@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use tool_tests::{http, messages, spawn_http, INITIALIZE, JSON_POST};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -21,10 +21,9 @@ fn audit_events(logs: &str) -> Vec<Value> {
 
 /// Serves one stdio session of `requests` with `args`; gives stdout and stderr.
 fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
-    let mut child = Command::new(BINARY)
+    let mut child = tool_tests::command(BINARY)
         .arg("serve")
         .args(args)
-        .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -184,9 +183,8 @@ fn metrics_are_off_unless_asked_for_and_need_http() {
     assert_eq!(http(server.port, "GET", "/metrics", &[], "").status, 404);
     drop(server);
 
-    let output = Command::new(BINARY)
+    let output = tool_tests::command(BINARY)
         .args(["serve", "--metrics"])
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));

@@ -131,9 +131,14 @@ pub struct Client {
 impl Client {
     /// A fresh connection of `server`.
     pub fn new(server: &McpServer) -> Self {
+        Client::of(server.connection())
+    }
+
+    /// A client of `connection` (one made for a caller, say).
+    pub fn of(connection: Connection) -> Self {
         let (sink, messages) = outbox();
         Client {
-            connection: server.connection(),
+            connection,
             sink,
             messages,
         }
@@ -141,11 +146,16 @@ impl Client {
 
     /// A connection past the handshake (`initialize`, then `notifications/initialized`).
     pub fn initialized(server: &McpServer) -> Self {
-        let mut client = Client::new(server);
-        client.send(INITIALIZE);
-        client.next_now();
-        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        client
+        Client::new(server).past_handshake()
+    }
+
+    /// The same client, past the handshake at 2025-11-25 (`initialize`, its answer read,
+    /// then `notifications/initialized`).
+    pub fn past_handshake(mut self) -> Self {
+        self.send(INITIALIZE);
+        self.next_now();
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        self
     }
 
     /// Sends one message and runs the work it leaves, as a transport does; whether it

@@ -562,13 +562,24 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 
 /// A client of `server` whose requests come with an access token of `subject`.
 fn as_subject(server: &McpServer, subject: &str) -> Client {
-    let (sink, messages) = tool_runtime::mcp::outbox();
     let caller = tool_runtime::context::Caller::http(None).with_subject(subject, ["notes"]);
-    Client {
-        connection: server.connection().called_by(caller),
-        sink,
-        messages,
-    }
+    Client::of(server.connection().called_by(caller))
+}
+
+/// Starts the 2026-07-28 call of `name` that becomes a task; the task's id.
+async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
+    let created = client
+        .call(&stateless(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+            with_tasks(),
+        ))
+        .await;
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned()
 }
 
 #[tokio::test]
@@ -620,15 +631,7 @@ fn with_tasks() -> Value {
 async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     let server = server();
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
-    let created = ada
-        .call(&stateless(
-            1,
-            "tools/call",
-            json!({"name": "long_job", "arguments": {"seconds": 30}}),
-            with_tasks(),
-        ))
-        .await;
-    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let task = start_task(&mut ada, 1, "long_job", json!({"seconds": 30})).await;
     // To another subject the task does not exist: it cannot read, answer or cancel it.
     for (id, method, params) in [
         (2, "tasks/get", json!({"taskId": task})),
@@ -643,47 +646,36 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         assert!(
             refused["error"]["message"]
                 .as_str()
-                .is_some_and(|m| m.contains(&task)),
+                .is_some_and(|m| m.contains(&format!("no task {task:?}"))),
             "{method}: {refused}"
         );
     }
     assert_eq!(task_status(&mut ada, 5, &task).await["status"], "working");
 
     // 2025-11-25: tasks/get and tasks/result of another subject's task find nothing.
-    let handshake = |client: &mut Client| {
-        client.send(&initialize("2025-11-25", json!({})));
-        client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    };
-    let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
-    handshake(&mut ada);
-    handshake(&mut eve);
-    ada.next().await;
-    eve.next().await;
+    let mut ada = as_subject(&server, "ada").past_handshake();
+    let mut eve = as_subject(&server, "eve").past_handshake();
     let created = ada
-        .call(
-            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "long_job", "arguments": {"seconds": 0.1}, "task": {"ttl": 60000}}})
-            .to_string(),
-        )
+        .call(&core_call(2, "long_job", json!({"seconds": 0.1})))
         .await;
     let task = created["result"]["task"]["taskId"]
         .as_str()
-        .unwrap()
+        .unwrap_or_else(|| panic!("a task: {created}"))
         .to_owned();
     for (id, method) in [(3, "tasks/get"), (4, "tasks/result")] {
         let refused = eve
-            .call(
-                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task}})
-                    .to_string(),
-            )
+            .call(&core_request(id, method, json!({"taskId": task})))
             .await;
-        assert!(refused["error"].is_object(), "{method}: {refused}");
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("no task {task:?}"))),
+            "{method}: {refused}"
+        );
     }
     let own = ada
-        .call(
-            &json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"taskId": task}})
-                .to_string(),
-        )
+        .call(&core_request(5, "tasks/get", json!({"taskId": task})))
         .await;
     assert_eq!(own["result"]["taskId"], task.as_str(), "{own}");
 }
@@ -797,18 +789,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
 #[tokio::test]
 async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     let mut client = Client::new(&server());
-    let created = client
-        .call(&stateless(
-            1,
-            "tools/call",
-            json!({"name": "careful_job", "arguments": {}}),
-            with_tasks(),
-        ))
-        .await;
-    let task = created["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{created}"))
-        .to_owned();
+    let task = start_task(&mut client, 1, "careful_job", json!({})).await;
     let mut status = Value::Null;
     for attempt in 0..100 {
         status = task_status(&mut client, 10 + attempt, &task).await;
@@ -982,18 +963,7 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
 async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_at_once_is_an_ended_task(
 ) {
     let mut client = Client::new(&server());
-    let created = client
-        .call(&stateless(
-            1,
-            "tools/call",
-            json!({"name": "endless_job", "arguments": {}}),
-            with_tasks(),
-        ))
-        .await;
-    let task = created["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{created}"))
-        .to_owned();
+    let task = start_task(&mut client, 1, "endless_job", json!({})).await;
     assert!(ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst));
     client
         .call(&stateless(
@@ -1051,9 +1021,7 @@ fn core_request(id: u32, method: &str, params: Value) -> String {
 #[tokio::test]
 async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
     let server = server_with(ServerOptions::default().page_size(1));
-    let mut client = Client::new(&server);
-    client.send(&initialize("2025-11-25", json!({})));
-    client.next_now();
+    let mut client = Client::initialized(&server);
 
     let failed = client
         .call(&core_call(1, "instant_failure", json!({})))
@@ -1107,9 +1075,7 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
         "{second}"
     );
     assert!(second["result"].get("nextCursor").is_none());
-    let mut other = Client::new(&server);
-    other.send(&initialize("2025-11-25", json!({})));
-    other.next_now();
+    let mut other = Client::initialized(&server);
     let theirs = other.call(&core_request(1, "tasks/list", json!({}))).await;
     assert_eq!(theirs["result"]["tasks"], json!([]), "{theirs}");
 

@@ -15,11 +15,11 @@ cargo test --workspace --features tool-runtime/linkme
 
 echo "== real MCP clients"
 eval "$(bash scripts/client-env.sh)"
-cargo build --quiet -p examples --bin conformance-server
-server="$(bash scripts/target-dir.sh)/debug/conformance-server"
+cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools
+binaries="$(bash scripts/target-dir.sh)/debug"
+server="$binaries/conformance-server"
 "$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
-cargo build --quiet -p tool-tests --bin ops-tools
-"$CLIENT_PYTHON" tests/clients/python_oauth.py "$(bash scripts/target-dir.sh)/debug/ops-tools"
+"$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"
 node tests/clients/typescript_clients.mjs "$server"
 bash scripts/inspector-strict.sh
 bash scripts/conformance.sh

@@ -135,6 +135,14 @@ async def exercise(url, authorization):
         issuer=authorization.issuer,
     )
     async with create_mcp_http_client(auth=provider) as http_client:
+        # Every 403 challenge the server sends, as the SDK's auth flow sees it.
+        challenges = []
+
+        async def record(response):
+            if response.status_code == 403:
+                challenges.append(response.headers.get("www-authenticate", ""))
+
+        http_client.event_hooks["response"].append(record)
         async with streamable_http_client(url, http_client=http_client) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -161,10 +169,18 @@ async def exercise(url, authorization):
                     structured(written) == {"result": 14},
                     str(written),
                 )
-                last = authorization.token_requests[-1]
                 check(
-                    "oauth: the step-up asked for every scope the tool requires",
-                    len(authorization.token_requests) == 2 and {"notes:read", "notes:write"} <= set(last.get("scope", "").split()),
+                    "oauth: the 403 challenge names insufficient_scope and every scope the tool requires",
+                    len(challenges) == 1
+                    and 'error="insufficient_scope"' in challenges[0]
+                    and 'scope="notes:read notes:write"' in challenges[0],
+                    str(challenges),
+                )
+                challenged = set(challenges[0].split('scope="', 1)[-1].split('"', 1)[0].split()) if challenges else set()
+                asked = set(authorization.token_requests[-1].get("scope", "").split())
+                check(
+                    "oauth: the step-up token was asked for the challenged scopes",
+                    len(authorization.token_requests) == 2 and challenged and challenged <= asked,
                     str(authorization.token_requests),
                 )
 

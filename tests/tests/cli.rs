@@ -257,6 +257,12 @@ fn check_reports_sizes_and_passes_with_warnings() {
         tokens > bytes / 8 && tokens < bytes / 2,
         "JSON runs between two and eight bytes to a token: {line}"
     );
+    // Counted by the tokenizer (feature `tokens`, on by default), not estimated from bytes.
+    assert_ne!(
+        tokens,
+        bytes.div_ceil(4),
+        "an estimate, not a count: {line}"
+    );
     assert!(text.contains(" tokens) of MCP definitions"), "{text}");
 }
 

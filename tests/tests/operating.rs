@@ -21,9 +21,15 @@ fn audit_events(logs: &str) -> Vec<Value> {
 
 /// Serves one stdio session of `requests` with `args`; gives stdout and stderr.
 fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
+    stdio_session_in(&[], args, requests)
+}
+
+/// [`stdio_session`] with the environment variables `env`.
+fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (String, String) {
     let mut child = tool_tests::command(BINARY)
         .arg("serve")
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -96,6 +102,11 @@ fn every_call_is_one_audit_event_as_a_json_line() {
     // Text logs, for people, leave the audit trail out unless RUST_LOG names it.
     let (_, stderr) = stdio_session(&[], &[INITIALIZE, CALL_ECHO]);
     assert!(!stderr.contains("tool_runtime::audit"), "{stderr}");
+    let (_, stderr) = stdio_session_in(&[("RUST_LOG", "info")], &[], &[INITIALIZE, CALL_ECHO]);
+    assert!(!stderr.contains("tool_runtime::audit"), "{stderr}");
+    let named = [("RUST_LOG", "info,tool_runtime::audit=info")];
+    let (_, stderr) = stdio_session_in(&named, &[], &[INITIALIZE, CALL_ECHO]);
+    assert!(stderr.contains("tool_runtime::audit"), "{stderr}");
 }
 
 /// Opens a session over HTTP and gives its id.

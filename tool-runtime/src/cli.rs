@@ -890,7 +890,16 @@ fn init_logs(format: LogFormat) {
         LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
         LogFormat::Json => "info".to_owned(),
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let directives = match (format, std::env::var("RUST_LOG").ok()) {
+        (_, None) => default_filter.clone(),
+        // A level for people (RUST_LOG=debug, say) does not turn the audit trail on in
+        // text; naming its target does.
+        (LogFormat::Text, Some(asked)) if !asked.contains(AUDIT_TARGET) => {
+            format!("{asked},{AUDIT_TARGET}=off")
+        }
+        (_, Some(asked)) => asked,
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(directives)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

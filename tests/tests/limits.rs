@@ -1,5 +1,5 @@
 //! Limits on parameters (`#[arg(range(..), length(..), pattern = "..")]`): in the published
-//! schema, replacing what the type says, and enforced before the tool runs, with errors
+//! schema, narrowing what the type says, and enforced before the tool runs, with errors
 //! that name the parameter, the limit and the value.
 
 use serde_json::{json, Value};
@@ -32,7 +32,11 @@ fn listing(
     /// read at compile time as the validator reads it.
     #[arg(pattern = "^(?=.*[0-9])[a-z0-9]+$")]
     code: Option<String>,
+    /// A level, bounded wider than its type: the type's own bounds stand.
+    #[arg(range(min = -5, max = 1000), default = 7)]
+    level: u8,
 ) -> String {
+    let _ = level;
     format!("{depth} {name} {tags:?} {ratio:?} {offset} {code:?}")
 }
 
@@ -42,7 +46,7 @@ fn schema() -> Value {
 }
 
 #[test]
-fn limits_are_in_the_schema_and_replace_the_types_own() {
+fn limits_are_in_the_schema_and_narrow_the_types_own() {
     let properties = &schema()["properties"];
     assert_eq!(properties["depth"]["minimum"], json!(1));
     assert_eq!(properties["depth"]["maximum"], json!(3), "not u8's 255");
@@ -55,6 +59,16 @@ fn limits_are_in_the_schema_and_replace_the_types_own() {
     assert_eq!(properties["ratio"]["minimum"], json!(0.0));
     assert_eq!(properties["ratio"]["maximum"], json!(1.0));
     assert_eq!(properties["offset"]["minimum"], json!(-10));
+    assert_eq!(
+        properties["level"]["minimum"],
+        json!(0),
+        "not below what a u8 holds"
+    );
+    assert_eq!(
+        properties["level"]["maximum"],
+        json!(255),
+        "not above what a u8 holds"
+    );
 }
 
 #[tokio::test]

@@ -115,10 +115,20 @@ impl<T: LengthLimit> LengthLimit for Option<T> {
 
 impl<T: PatternLimit> PatternLimit for Option<T> {}
 
-/// Adds `limits` to a parameter's property schema; they replace what the type says (a
-/// `u8`'s 0 to 255 becomes the 1 to 3 the attribute gives).
+/// Adds `limits` to a parameter's property schema, narrowing what the type says: a `u8`'s
+/// 0 to 255 becomes the 1 to 3 the attribute gives, but a `range(max = 1000)` on a `u8`
+/// keeps 255, since a larger value could not be read into it.
 pub(crate) fn apply(property: &mut schemars::Schema, limits: &[Limit]) {
     for (keyword, value) in limits {
-        property.insert((*keyword).to_owned(), value.to_json());
+        let value = value.to_json();
+        let own = property.get(*keyword).and_then(Value::as_f64);
+        let wider = match (*keyword, own, value.as_f64()) {
+            ("minimum", Some(own), Some(new)) => new < own,
+            ("maximum", Some(own), Some(new)) => new > own,
+            _ => false,
+        };
+        if !wider {
+            property.insert((*keyword).to_owned(), value);
+        }
     }
 }

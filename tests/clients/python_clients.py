@@ -11,7 +11,7 @@ import sys
 import anyio
 from checks import check, finish, free_port, wait_for_port
 import mcp.types as types
-from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, UrlElicitationRequiredError, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 SERVER = sys.argv[1]
@@ -147,7 +147,16 @@ async def on_roots(context):
     return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="project")])
 
 
+completed_pages = []
+
+
+async def on_message(message):
+    if isinstance(message, types.ElicitCompleteNotification):
+        completed_pages.append(message.params.elicitation_id)
+
+
 CALLBACKS = {"elicitation_callback": on_elicit, "sampling_callback": on_sample, "list_roots_callback": on_roots}
+SESSION_CALLBACKS = {**CALLBACKS, "message_handler": on_message}
 
 
 async def exercise_asking(label, client):
@@ -174,25 +183,51 @@ async def exercise_asking(label, client):
     check(f"{label}: a second question after the first answer", text == "Ann likes teal.", text)
 
 
+async def exercise_url_required(label, session, account):
+    """A tool that needs the user at a page first (2025-11-25): its call fails with -32042
+    listing the page, the page tells the client when the user is done
+    (notifications/elicitation/complete), and the call made again goes through."""
+    try:
+        await session.call_tool("list_account_files", {"account": account})
+        check(f"{label}: a page is required first", False, "the call went through")
+        return
+    except MCPError as error:
+        check(f"{label}: a page is required first (-32042)", error.code == -32042, repr(error))
+        required = UrlElicitationRequiredError.from_error(error.error)
+    page = required.elicitations[0]
+    check(f"{label}: the error lists the page",
+          page.url == f"https://example.com/connect?account={account}" and len(page.elicitation_id) == 32,
+          str(page))
+    with anyio.fail_after(5):
+        while page.elicitation_id not in completed_pages:
+            await anyio.sleep(0.02)
+    result = await session.call_tool("list_account_files", {"account": account})
+    text = result.content[0].text if result.content else ""
+    check(f"{label}: once told the user is done, the call made again goes through",
+          text == f"Files of {account}: notes.txt", text)
+
+
 def stdio_params():
     return StdioServerParameters(command=SERVER, args=["serve"])
 
 
 async def session_stdio():
     async with stdio_client(stdio_params()) as (read, write):
-        async with ClientSession(read, write, **CALLBACKS) as session:
+        async with ClientSession(read, write, **SESSION_CALLBACKS) as session:
             init = await session.initialize()
             check("ClientSession/stdio: serverInfo names the program", init.server_info.name == "conformance-server", str(init.server_info))
             await exercise("ClientSession/stdio", session, init.protocol_version, "2025-11-25")
             await exercise_asking("ClientSession/stdio", session)
+            await exercise_url_required("ClientSession/stdio", session, "ann")
 
 
 async def session_http(url):
     async with streamable_http_client(url) as (read, write):
-        async with ClientSession(read, write, **CALLBACKS) as session:
+        async with ClientSession(read, write, **SESSION_CALLBACKS) as session:
             init = await session.initialize()
             await exercise("ClientSession/http", session, init.protocol_version, "2025-11-25")
             await exercise_asking("ClientSession/http", session)
+            await exercise_url_required("ClientSession/http", session, "bea")
 
 
 async def client_stdio():

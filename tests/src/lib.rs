@@ -137,6 +137,8 @@ impl Client {
     /// A client of `connection` (one made for a caller, say).
     pub fn of(connection: Connection) -> Self {
         let (sink, messages) = outbox();
+        // As over stdio, what is sent outside any request comes on the same stream.
+        connection.set_unsolicited(sink.clone());
         Client {
             connection,
             sink,

@@ -6,8 +6,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
+use std::sync::Mutex;
 use std::time::Duration;
-use tool_runtime::ask::{AskError, Elicited, Sampling};
+use tool_runtime::ask::{AskError, ElicitationCompletion, Elicited, Sampling, UrlElicitation};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
@@ -40,10 +41,38 @@ async fn delete_files(count: u32, ctx: CallContext) -> Result<String, AskError> 
 /// Send the user to sign in.
 #[tool]
 async fn sign_in(ctx: CallContext) -> Result<String, AskError> {
-    let answer = ctx
-        .elicit_url("Sign in to continue", "https://example.com/sign-in")
-        .await?;
+    let page = UrlElicitation::new("Sign in to continue", "https://example.com/sign-in");
+    let answer = ctx.elicit_url(page).await?;
     Ok(format!("{answer:?}"))
+}
+
+/// Accounts whose owner finished at the connect page, and the completion of each page sent
+/// (what the server's own web page keeps, to tell the client when the user is done).
+static CONNECTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static PAGES: Mutex<Vec<(String, ElicitationCompletion)>> = Mutex::new(Vec::new());
+
+/// List the files of an Example Co account, once its owner has connected it.
+#[tool(task = "optional")]
+async fn list_files(account: String, ctx: CallContext) -> Result<String, AskError> {
+    if CONNECTED.lock().unwrap().contains(&account) {
+        return Ok(format!("{account}: notes.txt"));
+    }
+    let connect = UrlElicitation::new(
+        format!("Connect {account}"),
+        format!("https://example.com/connect/{account}"),
+    );
+    let completion = ctx.elicitation_completion(&connect);
+    PAGES.lock().unwrap().push((account, completion));
+    Err(ctx.url_elicitation_required([connect]))
+}
+
+/// The owner of `account` finishes at the connect page: the page marks it connected, and
+/// gives the completion of the last page sent for it.
+fn finish_at_page(account: &str) -> ElicitationCompletion {
+    CONNECTED.lock().unwrap().push(account.to_owned());
+    let pages = PAGES.lock().unwrap();
+    let (_, completion) = pages.iter().rev().find(|(a, _)| a == account).unwrap();
+    completion.clone()
 }
 
 /// Summarize with the client's model.
@@ -413,6 +442,130 @@ async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
         .find(|m| m["id"] == 1 && m.get("result").is_some())
         .expect("the call's answer ends the stream");
     assert_eq!(text(&answer), "deleted 2");
+}
+
+#[tokio::test]
+async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_other_is_open() {
+    let app = router(server(), HttpOptions::default());
+    let post = |body: String, session: Option<&str>| {
+        let mut request = Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(Body::from(body)).unwrap()
+    };
+    let opened = app
+        .clone()
+        .oneshot(post(
+            initialize("2025-11-25", json!({"elicitation": {}})),
+            None,
+        ))
+        .await
+        .unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let read = |response: axum::response::Response| async move {
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+
+    // No GET stream is open: the task's question, asked once the call is answered, has
+    // nowhere to go yet.
+    let created = app
+        .clone()
+        .oneshot(post(core_call(1, "careful_job", json!({})), Some(&session)))
+        .await
+        .unwrap();
+    let created = read(created).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let status = loop {
+        let got = app
+            .clone()
+            .oneshot(post(
+                core_request(2, "tasks/get", json!({"taskId": task})),
+                Some(&session),
+            ))
+            .await
+            .unwrap();
+        let got = read(got).await;
+        if got["result"]["status"] != "working" {
+            break got["result"]["status"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status, "input_required");
+
+    // The client sees `input_required` and asks for the result, as the protocol says: the
+    // question comes on that stream, then (once answered) the task's end and its result.
+    let waiting = app
+        .clone()
+        .oneshot(post(
+            core_request(3, "tasks/result", json!({"taskId": task})),
+            Some(&session),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(waiting.headers()["content-type"], "text/event-stream");
+    let mut events = waiting.into_body().into_data_stream();
+    let mut seen = String::new();
+    let question = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("the question within 5 s")
+            .expect("the stream is open")
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+        if let Some(found) = tool_tests::messages(&seen)
+            .into_iter()
+            .find(|m| m["method"] == "elicitation/create")
+        {
+            break found;
+        }
+    };
+    assert_eq!(
+        question["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+    let answered = app
+        .clone()
+        .oneshot(post(
+            respond(
+                &question["id"],
+                json!({"action": "accept", "content": {"confirm": true}}),
+            ),
+            Some(&session),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), StatusCode::ACCEPTED);
+    while let Some(chunk) = events.next().await {
+        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    let messages = tool_tests::messages(&seen);
+    let ended = messages
+        .iter()
+        .position(|m| {
+            m["method"] == "notifications/tasks/status" && m["params"]["status"] == "completed"
+        })
+        .unwrap_or_else(|| panic!("the task's end: {seen}"));
+    let result = messages
+        .iter()
+        .position(|m| m["id"] == 3)
+        .unwrap_or_else(|| panic!("the result: {seen}"));
+    assert!(ended < result, "{seen}");
+    assert_eq!(text(&messages[result]), "went on: true");
 }
 
 const VERSION: &str = "2026-07-28";
@@ -1091,5 +1244,167 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
             status["params"]["status"].clone()
         ),
         (json!(endless), json!("cancelled"))
+    );
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page_says_when_done() {
+    let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
+    let refused = client
+        .call(&call(1, "list_files", json!({"account": "ann"})))
+        .await;
+    let error = &refused["error"];
+    assert_eq!(error["code"], -32042, "{refused}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("URL elicitation required")
+            && message.contains("https://example.com/connect/ann"),
+        "{refused}"
+    );
+    let elicitations = error["data"]["elicitations"].as_array().unwrap();
+    assert_eq!(elicitations.len(), 1, "{refused}");
+    let page = &elicitations[0];
+    let id = page["elicitationId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        page,
+        &json!({"mode": "url", "message": "Connect ann",
+                "url": "https://example.com/connect/ann", "elicitationId": id})
+    );
+    assert_eq!(id.len(), 32, "an unguessable id: {id}");
+
+    // The user finishes at the page, after the call ended: the client is told, once.
+    let completion = finish_at_page("ann");
+    assert_eq!(completion.id(), id);
+    assert!(completion.complete());
+    let told = client.next().await;
+    assert_eq!(
+        told,
+        json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+               "params": {"elicitationId": id}})
+    );
+    assert!(!completion.complete(), "told once");
+    assert!(client.nothing_yet());
+
+    let retried = client
+        .call(&call(2, "list_files", json!({"account": "ann"})))
+        .await;
+    assert_eq!(text(&retried), "ann: notes.txt");
+}
+
+#[tokio::test]
+async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_call_names_it() {
+    let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
+    let refused = form_only
+        .call(&call(1, "list_files", json!({"account": "bob"})))
+        .await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        text(&refused).contains("does not support URL-mode elicitation"),
+        "{refused}"
+    );
+    assert!(
+        !finish_at_page("bob").complete(),
+        "no page was sent, so there is nothing to complete"
+    );
+    assert!(form_only.nothing_yet());
+
+    // Without a client (a call on the registry, as REST and the CLI make), the error names
+    // the page.
+    let registry = Registry::new().unwrap();
+    let result = registry.call("list_files", json!({"account": "cyd"})).await;
+    let error = result.error().unwrap();
+    assert_eq!(error.status(), "url_elicitation_required");
+    assert_eq!(
+        error.to_string(),
+        "tool 'list_files' needs the user to visit Connect cyd \
+         (https://example.com/connect/cyd) first; call it again once they are done"
+    );
+    assert!(!finish_at_page("cyd").complete());
+}
+
+#[tokio::test]
+async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the_user_is_done() {
+    let mut client = Client::new(&server());
+    let capabilities = json!({"elicitation": {"url": {}}});
+    let round = |id: u32, extra: Value| {
+        let mut params = json!({"name": "list_files", "arguments": {"account": "dee"}});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        stateless(id, "tools/call", params, capabilities.clone())
+    };
+    let first = client.call(&round(1, json!({}))).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"],
+        json!({"elicitation-1": {"method": "elicitation/create", "params": {
+            "mode": "url", "message": "Connect dee", "url": "https://example.com/connect/dee"}}}),
+        "no elicitationId at 2026-07-28: {first}"
+    );
+
+    // The client answers (the user agreed to open the page) before the user is done: the
+    // tool asks again.
+    let answered = json!({
+        "inputResponses": {"elicitation-1": {"action": "accept"}},
+        "requestState": result["requestState"],
+    });
+    let again = client.call(&round(2, answered)).await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    let state = again["result"]["requestState"].clone();
+
+    // The page has no notification to send at 2026-07-28; the retry after it runs the tool.
+    assert!(!finish_at_page("dee").complete());
+    let done = client
+        .call(&round(
+            3,
+            json!({"inputResponses": {"elicitation-1": {"action": "accept"}}, "requestState": state}),
+        ))
+        .await;
+    assert_eq!(text(&done), "dee: notes.txt", "{done}");
+
+    // A client without URL elicitation: -32021, naming it.
+    let mut form_only = Client::new(&server());
+    let refused = form_only
+        .call(&stateless(
+            4,
+            "tools/call",
+            json!({"name": "list_files", "arguments": {"account": "eve"}}),
+            json!({"elicitation": {}}),
+        ))
+        .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}})
+    );
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_task_that_needs_a_page_first_ends_with_32042_and_its_pages() {
+    let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
+    let created = client
+        .call(&core_call(1, "list_files", json!({"account": "fay"})))
+        .await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    client.send(&core_request(2, "tasks/result", json!({"taskId": task})));
+    let ended = loop {
+        let message = client.next().await;
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    let error = &ended["error"];
+    assert_eq!(error["code"], -32042, "{ended}");
+    assert_eq!(
+        error["data"]["elicitations"][0]["url"],
+        "https://example.com/connect/fay"
+    );
+    assert_eq!(
+        error["data"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
     );
 }

@@ -137,7 +137,7 @@ mod tests {
                 let a = ctx.elicit::<Confirm>(\"?\").await;
                 let b: Result<Elicited<forms::Choice>, AskError> = ctx.elicit(\"?\").await;
                 let c = ctx.elicit::<Confirm>(\"again\").await;
-                let d: Elicited<()> = ctx.elicit_url(\"?\", \"u\").await.unwrap();
+                let d: Elicited<()> = ctx.elicit_url(page).await.unwrap();
                 struct Local { x: u8 }
                 let e = ctx.elicit::<Local>(\"?\").await;
                 use forms::Other as Renamed;

@@ -265,6 +265,7 @@ pub mod context {
 /// Asking the client while a call runs: the user (a form, or a page to visit), the
 /// client's model, the client's roots. A tool asks through its [`CallContext`]
 /// ([`elicit`](CallContext::elicit), [`elicit_url`](CallContext::elicit_url),
+/// [`url_elicitation_required`](CallContext::url_elicitation_required),
 /// [`sample`](CallContext::sample), [`roots`](CallContext::roots)) and writes it the same
 /// way for every protocol version: in the handshake era the question goes to the client at
 /// once and the call waits for the answer; at 2026-07-28 the call is answered
@@ -272,8 +273,8 @@ pub mod context {
 /// answers (what the tool [`keep`](CallContext::keep)s travels along, sealed).
 pub mod ask {
     pub use crate::call::ask::{
-        Ask, AskError, ClientCapability, ElicitForm, Elicited, Root, Sampled, Sampling, ToolChoice,
-        ToolUse,
+        Ask, AskError, ClientCapability, ElicitForm, ElicitationCompletion, Elicited, Root,
+        Sampled, Sampling, ToolChoice, ToolUse, UrlElicitation,
     };
 }
 

@@ -98,6 +98,15 @@ pub enum CallError {
         /// must ask for them.
         scopes: Vec<String>,
     },
+    /// The tool cannot go on until the user has been to these pages (a sign-in, say); the
+    /// client shows them and calls again once the user is done. Its status is
+    /// `url_elicitation_required`.
+    UrlElicitationRequired {
+        /// The tool called.
+        tool: String,
+        /// The pages.
+        pages: Vec<crate::call::ask::UrlElicitation>,
+    },
     /// A rate limit refused the call: the tool's own (all its callers together), or the
     /// client's. The call did not run; it may be made again after `retry_after`.
     RateLimited {
@@ -115,7 +124,7 @@ pub enum CallError {
 impl CallError {
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
     /// `failed`, `panicked`, `timed_out`, `unavailable`, `insufficient_scope`,
-    /// `rate_limited`, `budget_exceeded`), as audit events and metrics name it and programs
+    /// `url_elicitation_required`, `rate_limited`, `budget_exceeded`), as audit events and metrics name it and programs
     /// can match on.
     pub fn status(&self) -> &'static str {
         match self {
@@ -126,6 +135,7 @@ impl CallError {
             CallError::TimedOut { .. } => "timed_out",
             CallError::Unavailable { .. } => "unavailable",
             CallError::InsufficientScope { .. } => "insufficient_scope",
+            CallError::UrlElicitationRequired { .. } => "url_elicitation_required",
             CallError::RateLimited { .. } => "rate_limited",
             CallError::BudgetExceeded { .. } => "budget_exceeded",
         }
@@ -191,6 +201,16 @@ impl fmt::Display for CallError {
                     "tool '{tool}' requires the {noun} {}; this client's access token does not grant {pronoun}, so the tool was not called. The user must authorize {pronoun} first",
                     scopes.join(" ")
                 )
+            }
+            CallError::UrlElicitationRequired { tool, pages } => {
+                write!(f, "tool '{tool}' needs the user to visit ")?;
+                for (n, page) in pages.iter().enumerate() {
+                    if n > 0 {
+                        f.write_str(" and ")?;
+                    }
+                    write!(f, "{page}")?;
+                }
+                f.write_str(" first; call it again once they are done")
             }
             CallError::RateLimited {
                 tool,

@@ -130,7 +130,7 @@ pub(crate) async fn complete(
         }
         None => invoke::run(invocation, tool.runnable().pace()).await,
     };
-    finish(tool, outcome)
+    needing_pages(tool, finish(tool, outcome), context.scope().map(|s| &**s))
 }
 
 /// Runs a sync tool's work here and now (the caller has made sure that this holds up no
@@ -138,8 +138,29 @@ pub(crate) async fn complete(
 pub(crate) fn complete_in_place(
     tool: &ToolRef,
     work: invoke::BlockingWork,
+    scope: Option<&scope::CallScope>,
 ) -> Result<Answer, CallError> {
-    finish(tool, invoke::run_in_place(work, tool.runnable().pace()))
+    let outcome = finish(tool, invoke::run_in_place(work, tool.runnable().pace()));
+    needing_pages(tool, outcome, scope)
+}
+
+/// A tool that failed after saying the user must visit pages first
+/// ([`CallContext::url_elicitation_required`]) failed for that reason, which the protocol
+/// layer answers as such.
+fn needing_pages(
+    tool: &Tool,
+    outcome: Result<Answer, CallError>,
+    scope: Option<&scope::CallScope>,
+) -> Result<Answer, CallError> {
+    match (outcome, scope) {
+        (Err(CallError::Failed { .. }), Some(scope)) if !scope.required_pages().is_empty() => {
+            Err(CallError::UrlElicitationRequired {
+                tool: tool.name().to_owned(),
+                pages: scope.required_pages(),
+            })
+        }
+        (outcome, _) => outcome,
+    }
 }
 
 /// Turns what the tool did into the call's answer.

@@ -29,6 +29,8 @@ pub(crate) struct CallScope {
     questions: AtomicUsize,
     /// Who made the call.
     pub(crate) caller: super::caller::Caller,
+    /// The pages the user must visit before the call can go on, once the tool said so.
+    required_pages: std::sync::Mutex<Vec<super::ask::UrlElicitation>>,
 }
 
 impl CallScope {
@@ -45,6 +47,7 @@ impl CallScope {
             asker: None,
             questions: AtomicUsize::new(0),
             caller: super::caller::Caller::default(),
+            required_pages: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -64,6 +67,23 @@ impl CallScope {
     pub(crate) fn asking(mut self, asker: Arc<dyn super::ask::Asker>) -> Self {
         self.asker = Some(asker);
         self
+    }
+
+    /// Records that the call cannot go on until the user has been to `pages`.
+    pub(crate) fn require_pages(&self, pages: &[super::ask::UrlElicitation]) {
+        let mut required = self
+            .required_pages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        required.extend(pages.iter().cloned());
+    }
+
+    /// The pages the user must visit before the call can go on, if the tool said so.
+    pub(crate) fn required_pages(&self) -> Vec<super::ask::UrlElicitation> {
+        self.required_pages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The number of the call's next question, from 1.

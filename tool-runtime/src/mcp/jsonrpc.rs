@@ -25,6 +25,9 @@ pub mod code {
     pub const HEADER_MISMATCH: i64 = -32020;
     /// MCP 2026-07-28: the protocol version asked for is not served.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// MCP 2025-11-25: the request cannot go on until the user has been to the URLs listed
+    /// in the error's data (`elicitations`); later versions never send it.
+    pub const URL_ELICITATION_REQUIRED: i64 = -32042;
     /// MCP 2026-07-28: the request needs a capability the client did not declare.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub const MISSING_CAPABILITY: i64 = -32021;

@@ -15,6 +15,7 @@ pub(crate) mod jsonrpc;
 mod outbox;
 mod outputs;
 mod pages;
+mod relay;
 mod session;
 mod surfaces;
 pub(crate) mod tasks;

@@ -51,7 +51,7 @@ pub(super) struct State {
     /// Whether the handshake-era watcher of tool-list changes was handed out.
     watching: std::sync::atomic::AtomicBool,
     /// Fires when the connection closes: ends the work that lasts as long as it.
-    closed: Cancellation,
+    pub(super) closed: Cancellation,
     /// The resources this client subscribed to (handshake era).
     subscribed: Mutex<std::collections::HashSet<String>>,
     /// Whether the watcher of resource updates was handed out.
@@ -67,6 +67,8 @@ pub(super) struct State {
     /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
     /// shows it).
     pub(super) tasks: Mutex<Vec<String>>,
+    /// The relays of this connection's running 2025-11-25 tasks, by task id.
+    pub(super) relays: Mutex<HashMap<String, Arc<super::relay::TaskRelay>>>,
 }
 
 /// A request being worked on.
@@ -106,6 +108,7 @@ impl Connection {
                 questions: Mutex::new(HashMap::new()),
                 next_question: AtomicU64::new(1),
                 tasks: Mutex::new(Vec::new()),
+                relays: Mutex::new(HashMap::new()),
             }),
             caller: Caller::default(),
         }
@@ -910,6 +913,14 @@ impl Connection {
         let caller = caller.clone();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let answer_sink = Arc::clone(&sink);
+        // The task's questions and notifications come on this request's stream while it
+        // waits (its owner's only: to anyone else the task does not exist).
+        let relay = lock(&self.state.relays).get(&task).cloned();
+        if let Some(relay) = relay {
+            if tasks::is_owned_by(&self.shared, &task, &caller) {
+                relay.wait_on(Arc::clone(&sink));
+            }
+        }
         Some(Work::stream(
             async move {
                 let message = tokio::select! {
@@ -1166,6 +1177,14 @@ pub(super) fn answer(
     result: crate::ToolResult,
     stateless: bool,
 ) -> Message {
+    // In the handshake era the protocol has an error of its own for a call that needs the
+    // user at a page first; at 2026-07-28 it is a tool error (the tool's question, had the
+    // client declared URL elicitation, would have made it `input_required`).
+    if !stateless {
+        if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
+            return error_message(Some(id), code, &message, Some(data));
+        }
+    }
     match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
         CallAnswer::Result(body) => result_message(shared, id, body, stateless),
         CallAnswer::UnknownTool(message) => {

@@ -14,7 +14,8 @@ use super::asking::retry::Verdict;
 use super::asking::{missing_capability, missing_message, settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
 use super::pages::typed_result;
-use super::session::{error_message, lock, result_message, send, settled_answer, State};
+use super::relay::{next_of, Relayed};
+use super::session::{error_message, lock, result_message, settled_answer, State};
 use super::tools::{self, CallAnswer};
 use super::work::CallWork;
 use super::{Message, Shared};
@@ -117,11 +118,19 @@ fn detailed_task(task: &Task) -> Map<String, Value> {
         (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
             object.insert("result".to_owned(), result.clone());
         }
-        (TaskStatus::Failed, Some(TaskOutcome::Error { code, message })) => {
-            object.insert(
-                "error".to_owned(),
-                json!({"code": code, "message": message}),
-            );
+        (
+            TaskStatus::Failed,
+            Some(TaskOutcome::Error {
+                code,
+                message,
+                data,
+            }),
+        ) => {
+            let mut error = json!({"code": code, "message": message});
+            if let Some(data) = data {
+                error["data"] = data.clone();
+            }
+            object.insert("error".to_owned(), error);
         }
         _ => {}
     }
@@ -154,8 +163,17 @@ fn ending(
     result: ToolResult,
     plan: TaskPlan,
 ) -> (TaskStatus, TaskOutcome) {
-    let failed =
-        |code: i64, message: String| (TaskStatus::Failed, TaskOutcome::Error { code, message });
+    let failed = |code: i64, message: String| {
+        let data = None;
+        (
+            TaskStatus::Failed,
+            TaskOutcome::Error {
+                code,
+                message,
+                data,
+            },
+        )
+    };
     match verdict {
         Verdict::Complete => {}
         Verdict::Invalid(why) => return failed(code::INVALID_PARAMS, why),
@@ -168,6 +186,20 @@ fn ending(
                 code::INTERNAL_ERROR,
                 "Internal error: the task asked for a retry".to_owned(),
             )
+        }
+    }
+    // 2025-11-25: the task fails as the call would have, with -32042 and its pages.
+    if plan.era() == TaskEra::Core {
+        if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
+            let data = Some(data);
+            return (
+                TaskStatus::Failed,
+                TaskOutcome::Error {
+                    code,
+                    message,
+                    data,
+                },
+            );
         }
     }
     let broke = matches!(
@@ -316,38 +348,47 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         return;
     }
     // 2025-11-25: the call's own stream has ended (over HTTP), so what the task sends from
-    // now on (progress, log lines, questions, its status) goes where the connection's
-    // unsolicited messages go (stdio's output, or the session's GET stream).
-    let core = plan.era() == TaskEra::Core;
-    if core {
-        if let Some(unsolicited) = lock(&guard.state.unsolicited).clone() {
-            *lock(&notifier.sink) = unsolicited;
+    // now on (questions, progress, log lines, its status) goes through its relay: on a
+    // `tasks/result` stream waiting for it, else where the connection's unsolicited
+    // messages go.
+    let mut relayed = match plan.era() {
+        TaskEra::Core => {
+            if let Some(live) = &live {
+                live.attach(Arc::clone(&store), task.id.clone());
+            }
+            Some(Relayed::open(&guard.state, &task.id, &notifier.sink))
         }
-        if let Some(live) = &live {
-            live.attach(Arc::clone(&store), task.id.clone());
-        }
-    }
-    let announce = |ended: Option<Task>| {
-        if let (true, Some(ended)) = (core, ended) {
+        TaskEra::Extension => None,
+    };
+    let announce = |relayed: &mut Option<Relayed>, ended: Option<Task>| {
+        if let (Some(relayed), Some(ended)) = (relayed, ended) {
             let status = Value::Object(task_object(&ended, plan.era()));
             let bytes = jsonrpc::notification("notifications/tasks/status", &status);
-            send(&lock(&notifier.sink), Message::notification(bytes));
+            relayed.send_last(Message::notification(bytes));
         }
     };
     // The call is answered; the tool runs on for the task, until it ends or the task is
     // cancelled.
-    let result = tokio::select! {
-        biased;
-        () = cancelled_in(store.as_ref(), &task.id) => {
-            cancellation.cancel();
-            announce(store.get(&task.id));
-            return;
+    let result = loop {
+        tokio::select! {
+            biased;
+            () = cancelled_in(store.as_ref(), &task.id) => {
+                cancellation.cancel();
+                announce(&mut relayed, store.get(&task.id));
+                return;
+            }
+            result = &mut finish => break result,
+            message = next_of(&mut relayed) => {
+                if let Some(relayed) = &relayed {
+                    relayed.forward(message);
+                }
+            }
         }
-        result = &mut finish => result,
     };
     let verdict = verdict(retry, result.is_error(), result.input());
     let (status, outcome) = ending(&shared, verdict, result, plan);
-    announce(store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone()))));
+    let ended = store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone())));
+    announce(&mut relayed, ended);
 }
 
 /// Says in `message`'s `_meta` (a request's params, or a result) that it belongs to the
@@ -368,7 +409,11 @@ fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
         Some(TaskOutcome::Result(Value::Object(body))) => {
             result_message(shared, id, body.clone(), true)
         }
-        Some(TaskOutcome::Error { code, message }) => error_message(Some(id), *code, message, None),
+        Some(TaskOutcome::Error {
+            code,
+            message,
+            data,
+        }) => error_message(Some(id), *code, message, data.clone()),
         _ => error_message(Some(id), code::INTERNAL_ERROR, "Internal error", None),
     }
 }
@@ -404,6 +449,11 @@ fn owned(store: &dyn TaskStore, task: &str, caller: &Caller) -> Option<Task> {
     store
         .get(task)
         .filter(|found| found.owner.as_deref() == caller.subject())
+}
+
+/// Whether `caller` may reach the task `task` (see [`owned`]).
+pub(super) fn is_owned_by(shared: &Shared, task: &str, caller: &Caller) -> bool {
+    owned(shared.tasks.store.as_ref(), task, caller).is_some()
 }
 
 /// `tasks/get`, `tasks/update` and `tasks/cancel` at 2026-07-28 (the client declared the
@@ -561,8 +611,15 @@ pub(super) async fn result_when_ended(
             mark_related(&mut result, &task);
             Message::result(jsonrpc::response(&id, &result))
         }
-        Some(TaskOutcome::Error { code, message }) => {
-            error_message(Some(&id), code, &message, Some(related))
+        Some(TaskOutcome::Error {
+            code,
+            message,
+            data,
+        }) => {
+            // The error's own data (an object), marked as the task's.
+            let mut data = data.filter(Value::is_object).unwrap_or_else(|| json!({}));
+            mark_related(&mut data, &task);
+            error_message(Some(&id), code, &message, Some(data))
         }
         None => error_message(
             Some(&id),

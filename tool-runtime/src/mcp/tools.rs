@@ -129,6 +129,7 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 CallError::RateLimited { .. }
                     | CallError::BudgetExceeded { .. }
                     | CallError::InsufficientScope { .. }
+                    | CallError::UrlElicitationRequired { .. }
             ) {
                 body.insert("_meta".to_owned(), json!({"status": error.status()}));
             }

@@ -254,7 +254,7 @@ impl CallWork {
         if self.task.is_some() {
             return Placed::Future(Work::call(self));
         }
-        match self.pending.into_in_place() {
+        match self.pending.into_in_place(&self.context) {
             Ok(call) => Placed::InPlace(InPlaceWork {
                 shared: self.shared,
                 guard: self.guard,

@@ -212,12 +212,13 @@ impl PendingCall {
 
     /// The call as work to run in place, when it is a sync tool proven quick; else the call
     /// as it was.
-    pub(crate) fn into_in_place(self) -> Result<InPlaceCall, PendingCall> {
+    pub(crate) fn into_in_place(self, context: &CallContext) -> Result<InPlaceCall, PendingCall> {
         match self.invocation {
             crate::call::Invocation::Blocking(work)
                 if self.tool.runnable().pace().runs_in_place() =>
             {
                 Ok(InPlaceCall {
+                    scope: context.scope().cloned(),
                     limit: self.limit,
                     tool: self.tool,
                     input: self.input,
@@ -237,6 +238,8 @@ pub(crate) struct InPlaceCall {
     work: crate::call::invoke::BlockingWork,
     limit: Option<Duration>,
     watch: CallWatch,
+    /// The call's scope, which says whether the tool asked for pages to be visited.
+    scope: Option<std::sync::Arc<crate::call::scope::CallScope>>,
 }
 
 impl InPlaceCall {
@@ -257,7 +260,7 @@ impl InPlaceCall {
 
     /// Runs the work here and now.
     pub(crate) fn run(self) -> ToolResult {
-        let outcome = crate::call::complete_in_place(&self.tool, self.work);
+        let outcome = crate::call::complete_in_place(&self.tool, self.work, self.scope.as_deref());
         let name = self.tool.name().to_owned();
         let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
         self.watch.finish(&result);

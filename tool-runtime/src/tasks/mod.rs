@@ -68,6 +68,9 @@ pub enum TaskOutcome {
         code: i64,
         /// Its message.
         message: String,
+        /// Its data, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
     },
 }
 

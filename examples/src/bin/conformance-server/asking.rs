@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::ask::{AskError, ClientCapability, Elicited, Sampling};
+use tool_runtime::ask::{AskError, ClientCapability, Elicited, Sampling, UrlElicitation};
 use tool_runtime::result::PromptMessage;
 use tool_runtime::{prompt, tool, CallContext};
 
@@ -351,4 +351,42 @@ async fn test_input_required_result_prompt(
     Ok(vec![PromptMessage::user(format!(
         "Use this context: {context}"
     ))])
+}
+
+/// The Example Co accounts whose owner has finished at the connect page.
+static CONNECTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// List the files of an Example Co account, once its owner has connected it at Example Co's
+/// own page (which the client only shows: the account's password never passes through it).
+/// Here the page is simulated: its owner finishes there a moment after it is sent.
+#[tool]
+async fn list_account_files(
+    /// The account.
+    account: String,
+    ctx: CallContext,
+) -> Result<String, AskError> {
+    let connected = |account: &str| {
+        let connected = CONNECTED.lock().unwrap_or_else(|e| e.into_inner());
+        connected.iter().any(|a| a == account)
+    };
+    if connected(&account) {
+        return Ok(format!("Files of {account}: notes.txt"));
+    }
+    let page = UrlElicitation::new(
+        format!("Connect your Example Co account {account}"),
+        format!("https://example.com/connect?account={account}"),
+    );
+    // What the page's handler does when the owner is done: record it, tell the client.
+    let done = ctx.elicitation_completion(&page);
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        if !connected(&account) {
+            CONNECTED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(account);
+        }
+        done.complete();
+    });
+    Err(ctx.url_elicitation_required([page]))
 }

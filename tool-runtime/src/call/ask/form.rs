@@ -282,16 +282,8 @@ pub(super) fn decode_elicited<T: DeserializeOwned>(answer: Value) -> Result<Elic
     }
 }
 
-/// The answer to a URL elicitation.
-pub(super) fn decode_url_elicited(answer: Value) -> Result<Elicited<()>, String> {
-    Ok(match action(&answer)? {
-        "accept" => Elicited::Accepted(()),
-        "decline" => Elicited::Declined,
-        _ => Elicited::Cancelled,
-    })
-}
-
-fn action(answer: &Value) -> Result<&str, String> {
+/// The action of an elicitation result: `accept`, `decline` or `cancel`.
+pub(super) fn action(answer: &Value) -> Result<&str, String> {
     match answer.get("action").and_then(Value::as_str) {
         Some(action @ ("accept" | "decline" | "cancel")) => Ok(action),
         _ => Err(format!(

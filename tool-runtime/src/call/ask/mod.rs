@@ -6,9 +6,12 @@
 
 mod form;
 mod sampling;
+mod url;
 
 pub use form::ElicitForm;
 pub use sampling::{Sampled, Sampling, ToolChoice, ToolUse};
+pub(crate) use url::Announcer;
+pub use url::{ElicitationCompletion, UrlElicitation};
 
 use super::context::CallContext;
 use super::scope::CallScope;
@@ -111,6 +114,11 @@ pub enum AskError {
     /// the client's retry of the call, which runs the tool again (protocol 2026-07-28).
     /// Return at once: the runtime answers the call with the questions asked.
     InputRequired,
+    /// The call cannot go on until the user has been to these pages (see
+    /// [`CallContext::url_elicitation_required`]). Over MCP the runtime answers the call as
+    /// the protocol says, whatever the tool returns; elsewhere the call fails with a
+    /// message naming the pages.
+    UrlRequired(Vec<UrlElicitation>),
     /// The client answered with an error (for example, the user refused to let the model
     /// be sampled).
     Refused {
@@ -140,6 +148,16 @@ impl fmt::Display for AskError {
             }
             AskError::InputRequired => {
                 f.write_str("waiting for the client's answer, which comes with its retry")
+            }
+            AskError::UrlRequired(pages) => {
+                f.write_str("the user must first visit ")?;
+                for (n, page) in pages.iter().enumerate() {
+                    if n > 0 {
+                        f.write_str(" and ")?;
+                    }
+                    write!(f, "{page}")?;
+                }
+                f.write_str(", then call again")
             }
             AskError::Refused { code, message } => {
                 write!(f, "the client refused: {message} (code {code})")
@@ -211,6 +229,16 @@ pub(crate) trait Asker: Send + Sync {
     fn missing(&self, _capability: ClientCapability) {}
     /// Asks `question`; the client's result, as JSON.
     fn ask(&self, question: Question) -> AnswerFuture;
+    /// Asks `questions` in the call's answer, for the client to answer by calling again,
+    /// whatever earlier rounds answered; false where questions cannot wait for a retry
+    /// (the handshake era).
+    fn ask_on_retry(&self, _questions: Vec<Question>) -> bool {
+        false
+    }
+    /// What reaches the call's client after the call, when anything can.
+    fn announcer(&self) -> Option<Arc<dyn Announcer>> {
+        None
+    }
     /// Records that the answer to `key` does not fit its question.
     fn rejected(&self, _key: &str, _why: &str) {}
     /// Keeps `value` under `key` for the call's next round (2026-07-28 retries).
@@ -308,7 +336,7 @@ impl<T: Send + 'static> IntoFuture for Ask<T> {
 }
 
 impl CallContext {
-    fn asker(&self) -> Option<&Arc<dyn Asker>> {
+    pub(super) fn asker(&self) -> Option<&Arc<dyn Asker>> {
         self.scope().and_then(|scope| scope.asker.as_ref())
     }
 
@@ -345,27 +373,6 @@ impl CallContext {
             ClientCapability::Elicitation,
             params,
             form::decode_elicited::<T>,
-        )
-    }
-
-    /// Sends the user to `url` (a page of yours, for what must not pass through the client:
-    /// a sign-in, a payment, a secret). `Accepted` means the user agreed to open it, not
-    /// that they finished there.
-    pub fn elicit_url(
-        &self,
-        message: impl Into<String>,
-        url: impl Into<String>,
-    ) -> Ask<Elicited<()>> {
-        let params = json!({
-            "mode": "url",
-            "message": message.into(),
-            "url": url.into(),
-        });
-        Ask::new(
-            self.scope().cloned(),
-            ClientCapability::ElicitationUrl,
-            Ok(params),
-            form::decode_url_elicited,
         )
     }
 

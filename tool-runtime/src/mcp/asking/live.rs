@@ -7,14 +7,13 @@ use super::super::outbox::Outgoing;
 use super::super::session::{lock, State};
 use super::super::tasks::TaskQuestion;
 use super::super::Message;
-use crate::call::ask::{AskError, Asker, ClientCapability, Question};
-use crate::call::ids::unguessable_id;
+use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
 use crate::tasks::TaskStore;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::oneshot;
 
 /// A client's response to one of our requests: its result, or its error's code and
@@ -55,6 +54,13 @@ impl Asker for LiveAsker {
         capability.declared_in(&lock(&self.state.client_capabilities))
     }
 
+    fn announcer(&self) -> Option<Arc<dyn Announcer>> {
+        Some(Arc::new(ConnectionAnnouncer {
+            state: Arc::downgrade(&self.state),
+            call: Arc::downgrade(&self.sink),
+        }))
+    }
+
     fn ask(
         &self,
         question: Question,
@@ -67,15 +73,10 @@ impl Asker for LiveAsker {
             state: Arc::clone(&self.state),
             id,
         };
+        // A URL elicitation carries its `elicitationId`, which the server may name later in
+        // `notifications/elicitation/complete`.
         let mut params = question.params;
         let method = question.capability.method();
-        if let (ClientCapability::ElicitationUrl, Some(params)) =
-            (question.capability, params.as_object_mut())
-        {
-            // Handshake-era URL elicitations carry an id the server may later name in
-            // `notifications/elicitation/complete`.
-            params.insert("elicitationId".to_owned(), unguessable_id().into());
-        }
         let task = lock(&self.task).clone();
         let in_task = task.map(|(store, task)| {
             crate::mcp::tasks::mark_related(&mut params, &task);
@@ -96,5 +97,32 @@ impl Asker for LiveAsker {
                 Err(_) => Err(AskError::Closed),
             }
         })
+    }
+}
+
+/// Reaches the client of a call for as long as its connection lasts (it keeps neither
+/// alive): through where the connection's unsolicited messages go (stdio's output, or the
+/// session's GET stream), else through the call's own stream while it is open.
+struct ConnectionAnnouncer {
+    state: Weak<State>,
+    call: Weak<Mutex<Outgoing>>,
+}
+
+impl Announcer for ConnectionAnnouncer {
+    fn announce(&self, method: &str, params: Value) -> bool {
+        let Some(state) = self.state.upgrade() else {
+            return false;
+        };
+        if state.closed.is_cancelled() {
+            return false;
+        }
+        let bytes = jsonrpc::notification(method, &params);
+        let unsolicited = lock(&state.unsolicited).clone();
+        if unsolicited.is_some_and(|sink| sink.send(Message::notification(bytes.clone()))) {
+            return true;
+        }
+        self.call
+            .upgrade()
+            .is_some_and(|call| lock(&call).send(Message::notification(bytes)))
     }
 }

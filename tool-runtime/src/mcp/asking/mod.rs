@@ -10,6 +10,8 @@ pub(crate) mod sealed;
 use super::jsonrpc::{self, code, RequestId};
 use super::session::error_message;
 use super::Message;
+use crate::call::ask::UrlElicitation;
+use crate::call::error::CallError;
 use retry::{RetryAsker, Verdict};
 use serde_json::{json, Value};
 
@@ -35,6 +37,20 @@ pub(crate) fn settle(
         Verdict::Invalid(why) => error_message(Some(id), code::INVALID_PARAMS, &why, None),
         Verdict::Missing(required) => missing_capability(id, &missing_message(&required), required),
     }
+}
+
+/// The -32042 error (code, message, data) a handshake-era call answers when its tool said
+/// the user must visit pages first, listing them as URL elicitations.
+pub(crate) fn url_elicitation_required(result: &crate::ToolResult) -> Option<(i64, String, Value)> {
+    let error @ CallError::UrlElicitationRequired { pages, .. } = result.error()? else {
+        return None;
+    };
+    let elicitations: Vec<Value> = pages.iter().map(UrlElicitation::params).collect();
+    Some((
+        code::URL_ELICITATION_REQUIRED,
+        format!("URL elicitation required: {error}"),
+        json!({"elicitations": elicitations}),
+    ))
 }
 
 /// What -32021 says of `required` (a client capabilities object).

@@ -212,7 +212,7 @@ impl Asker for RetryAsker {
             round.used.insert(question.key, answer.clone());
             return Box::pin(std::future::ready(Ok(answer.clone())));
         }
-        let request = json!({"method": question.capability.method(), "params": question.params});
+        let request = input_request(question.capability, question.params);
         match round.task.clone() {
             // The call is a task now: the question waits in the task for `tasks/update`.
             Some((store, task)) => {
@@ -224,6 +224,20 @@ impl Asker for RetryAsker {
                 Box::pin(std::future::ready(Err(AskError::InputRequired)))
             }
         }
+    }
+
+    fn ask_on_retry(&self, questions: Vec<Question>) -> bool {
+        let mut round = lock(&self.round);
+        // A task's questions wait in the task, answered through `tasks/update`, not by a
+        // retry of the call.
+        if round.task.is_some() {
+            return false;
+        }
+        for question in questions {
+            let request = input_request(question.capability, question.params);
+            round.asked.insert(question.key, request);
+        }
+        true
     }
 
     fn rejected(&self, key: &str, why: &str) {
@@ -241,4 +255,13 @@ impl Asker for RetryAsker {
     fn kept(&self, key: &str) -> Option<Value> {
         lock(&self.round).kept.get(key).cloned()
     }
+}
+
+/// A question as `inputRequests` spells it. At 2026-07-28 a URL elicitation has no
+/// `elicitationId` (the request state correlates the rounds).
+fn input_request(capability: ClientCapability, mut params: Value) -> Value {
+    if let (ClientCapability::ElicitationUrl, Some(params)) = (capability, params.as_object_mut()) {
+        params.remove("elicitationId");
+    }
+    json!({"method": capability.method(), "params": params})
 }

@@ -1025,7 +1025,10 @@ async fn rest_execute(
         .call_for(caller, &request.tool_name, request.parameters)
         .await;
     let status = match result.error() {
-        None | Some(CallError::Failed { .. }) => StatusCode::OK,
+        // A tool that needs the user at a page first says which in its error.
+        None | Some(CallError::Failed { .. } | CallError::UrlElicitationRequired { .. }) => {
+            StatusCode::OK
+        }
         Some(CallError::UnknownTool { .. }) => StatusCode::NOT_FOUND,
         Some(CallError::InvalidArguments { .. }) => StatusCode::BAD_REQUEST,
         Some(CallError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,

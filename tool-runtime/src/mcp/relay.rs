@@ -1,0 +1,146 @@
+//! Where the messages of a 2025-11-25 task go once its call is answered: its questions,
+//! progress and status have no call stream left to travel on (over HTTP the call's
+//! response ended with the task). They go on the stream of a `tasks/result` request
+//! waiting for the task, as the specification suggests, else where the connection's
+//! unsolicited messages go (stdio's output, or the session's GET stream). A question that
+//! finds neither open waits for the next `tasks/result` (which the client sends when it
+//! sees the task `input_required`): it is never lost while the task runs.
+
+use super::outbox::{outbox, Messages, Outgoing};
+use super::session::{lock, State};
+use super::{Message, MessageKind};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// The messages of one task on their way to its client.
+#[derive(Default)]
+pub(crate) struct TaskRelay {
+    inner: Mutex<Relay>,
+}
+
+#[derive(Default)]
+struct Relay {
+    /// The stream of a `tasks/result` request waiting for the task, while there is one.
+    waiting: Option<Arc<Mutex<Outgoing>>>,
+    /// Questions that found no open stream, oldest first.
+    held: VecDeque<Message>,
+}
+
+impl TaskRelay {
+    /// Sends `message` to the task's client: on a waiting `tasks/result` stream, else where
+    /// unsolicited messages go. A question neither takes is held for the next `tasks/result`;
+    /// a notification is dropped (nobody listens, and the task's status says as much).
+    pub(crate) fn send(&self, state: &State, message: Message) {
+        let mut relay = lock(&self.inner);
+        // Order holds: nothing overtakes a held question.
+        if relay.held.is_empty() {
+            let Some(message) = relay.deliver(state, message) else {
+                return;
+            };
+            relay.hold(message);
+        } else {
+            relay.hold(message);
+        }
+    }
+
+    /// A `tasks/result` request is waiting for the task on `stream`: the task's messages go
+    /// there from now on, the held questions first.
+    pub(crate) fn wait_on(&self, stream: Arc<Mutex<Outgoing>>) {
+        let mut relay = lock(&self.inner);
+        relay.waiting = Some(stream);
+        while let Some(message) = relay.held.pop_front() {
+            let waiting = relay.waiting.clone();
+            let sent = waiting.is_some_and(|stream| lock(&stream).send(message.clone()));
+            if !sent {
+                relay.waiting = None;
+                relay.held.push_front(message);
+                return;
+            }
+        }
+    }
+}
+
+impl Relay {
+    /// Sends `message` where it can go now; gives it back when nowhere is open.
+    fn deliver(&mut self, state: &State, message: Message) -> Option<Message> {
+        if let Some(stream) = &self.waiting {
+            if lock(stream).send(message.clone()) {
+                return None;
+            }
+            // That `tasks/result` stream has closed.
+            self.waiting = None;
+        }
+        let unsolicited = lock(&state.unsolicited).clone();
+        match unsolicited {
+            Some(sink) if sink.send(message.clone()) => None,
+            _ => Some(message),
+        }
+    }
+
+    fn hold(&mut self, message: Message) {
+        if message.kind == MessageKind::Request {
+            self.held.push_back(message);
+        }
+    }
+}
+
+/// A running task's end of its relay: what the task sends arrives here (its call's sink is
+/// swapped for this), and goes on through the relay, which the connection keeps under the
+/// task's id (for `tasks/result`) while this lives.
+pub(crate) struct Relayed {
+    state: Arc<State>,
+    task: String,
+    relay: Arc<TaskRelay>,
+    arriving: Messages,
+}
+
+impl Relayed {
+    /// Relays the task `task` of the connection `state`, whose messages went to `sink`.
+    pub(crate) fn open(state: &Arc<State>, task: &str, sink: &Mutex<Outgoing>) -> Relayed {
+        let relay = Arc::new(TaskRelay::default());
+        lock(&state.relays).insert(task.to_owned(), Arc::clone(&relay));
+        let (inbound, arriving) = outbox();
+        *lock(sink) = inbound;
+        Relayed {
+            state: Arc::clone(state),
+            task: task.to_owned(),
+            relay,
+            arriving,
+        }
+    }
+
+    /// The next message the task sends (never, once nothing can send any).
+    pub(crate) async fn next(&mut self) -> Message {
+        match self.arriving.recv().await {
+            Some(message) => message,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Sends what the task sent.
+    pub(crate) fn forward(&self, message: Message) {
+        self.relay.send(&self.state, message);
+    }
+
+    /// Sends `message` after everything the task sent before it.
+    pub(crate) fn send_last(&mut self, message: Message) {
+        while let Some(earlier) = self.arriving.try_recv() {
+            self.forward(earlier);
+        }
+        self.forward(message);
+    }
+}
+
+impl Drop for Relayed {
+    fn drop(&mut self) {
+        lock(&self.state.relays).remove(&self.task);
+    }
+}
+
+/// The next message of a relayed task; never, for a task that is not relayed.
+pub(crate) async fn next_of(relayed: &mut Option<Relayed>) -> Message {
+    match relayed {
+        Some(relayed) => relayed.next().await,
+        None => std::future::pending().await,
+    }
+}

@@ -444,7 +444,7 @@ async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
     assert_eq!(text(&answer), "deleted 2");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_other_is_open() {
     let app = router(server(), HttpOptions::default());
     let post = |body: String, session: Option<&str>| {
@@ -508,7 +508,7 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
     assert_eq!(status, "input_required");
 
     // The client sees `input_required` and asks for the result, as the protocol says: the
-    // question comes on that stream, then (once answered) the task's end and its result.
+    // question comes on that stream, then (once answered) the result.
     let waiting = app
         .clone()
         .oneshot(post(
@@ -554,18 +554,71 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
         seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
     }
     let messages = tool_tests::messages(&seen);
-    let ended = messages
-        .iter()
-        .position(|m| {
-            m["method"] == "notifications/tasks/status" && m["params"]["status"] == "completed"
-        })
-        .unwrap_or_else(|| panic!("the task's end: {seen}"));
     let result = messages
         .iter()
-        .position(|m| m["id"] == 3)
+        .find(|m| m["id"] == 3)
         .unwrap_or_else(|| panic!("the result: {seen}"));
-    assert!(ended < result, "{seen}");
-    assert_eq!(text(&messages[result]), "went on: true");
+    assert_eq!(text(result), "went on: true");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
+    // A task that asks, followed over a connection whose `tasks/result` the client gives
+    // up on: once cancelled, that request is answered by nobody and its stream ends, and
+    // the task's question waits for the next `tasks/result` instead.
+    let server = server();
+    let connection = server.connection();
+    let handle = |text: &str, sink: &tool_runtime::mcp::Outgoing| {
+        let handled = connection.handle(text.as_bytes(), sink);
+        if let Some(work) = handled.into_work() {
+            tokio::spawn(work.run());
+        }
+    };
+    let read = |message: Option<tool_runtime::mcp::Message>| {
+        let message = message.expect("a message");
+        serde_json::from_slice::<Value>(&message.bytes).unwrap()
+    };
+    let (sink, mut messages) = tool_runtime::mcp::outbox();
+    handle(&initialize("2025-11-25", json!({"elicitation": {}})), &sink);
+    assert!(read(messages.recv().await)["result"].is_object());
+    handle(&core_call(1, "careful_job", json!({})), &sink);
+    let created = read(messages.recv().await);
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    drop(sink);
+
+    // The first `tasks/result`, cancelled before the task asks.
+    let (first, mut first_stream) = tool_runtime::mcp::outbox();
+    handle(
+        &core_request(2, "tasks/result", json!({"taskId": task})),
+        &first,
+    );
+    drop(first);
+    let (other, _other_stream) = tool_runtime::mcp::outbox();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 2}});
+    handle(&cancel.to_string(), &other);
+    let ended = tokio::time::timeout(Duration::from_secs(5), first_stream.recv()).await;
+    assert!(
+        matches!(ended, Ok(None)),
+        "the cancelled request's stream ends: {ended:?}"
+    );
+
+    // The question (asked after 100 ms) waits, and comes with the next `tasks/result`.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (second, mut second_stream) = tool_runtime::mcp::outbox();
+    handle(
+        &core_request(3, "tasks/result", json!({"taskId": task})),
+        &second,
+    );
+    drop(second);
+    let question = tokio::time::timeout(Duration::from_secs(5), second_stream.recv())
+        .await
+        .expect("the question within 5 s");
+    let question = read(question);
+    assert_eq!(question["method"], "elicitation/create", "{question}");
 }
 
 const VERSION: &str = "2026-07-28";

@@ -4,13 +4,14 @@
 //! waiting for the task, as the specification suggests, else where the connection's
 //! unsolicited messages go (stdio's output, or the session's GET stream). A question that
 //! finds neither open waits for the next `tasks/result` (which the client sends when it
-//! sees the task `input_required`): it is never lost while the task runs.
+//! sees the task `input_required`). A question already handed to a stream that the client
+//! then closes before reading it is not sent again.
 
 use super::outbox::{outbox, Messages, Outgoing};
 use super::session::{lock, State};
 use super::{Message, MessageKind};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// The messages of one task on their way to its client.
 #[derive(Default)]
@@ -21,7 +22,8 @@ pub(crate) struct TaskRelay {
 #[derive(Default)]
 struct Relay {
     /// The stream of a `tasks/result` request waiting for the task, while there is one.
-    waiting: Option<Arc<Mutex<Outgoing>>>,
+    /// Held weakly: the request's own work owns its stream, which ends with it.
+    waiting: Option<Weak<Mutex<Outgoing>>>,
     /// Questions that found no open stream, oldest first.
     held: VecDeque<Message>,
 }
@@ -45,13 +47,11 @@ impl TaskRelay {
 
     /// A `tasks/result` request is waiting for the task on `stream`: the task's messages go
     /// there from now on, the held questions first.
-    pub(crate) fn wait_on(&self, stream: Arc<Mutex<Outgoing>>) {
+    pub(crate) fn wait_on(&self, stream: &Arc<Mutex<Outgoing>>) {
         let mut relay = lock(&self.inner);
-        relay.waiting = Some(stream);
+        relay.waiting = Some(Arc::downgrade(stream));
         while let Some(message) = relay.held.pop_front() {
-            let waiting = relay.waiting.clone();
-            let sent = waiting.is_some_and(|stream| lock(&stream).send(message.clone()));
-            if !sent {
+            if !lock(stream).send(message.clone()) {
                 relay.waiting = None;
                 relay.held.push_front(message);
                 return;
@@ -63,13 +63,14 @@ impl TaskRelay {
 impl Relay {
     /// Sends `message` where it can go now; gives it back when nowhere is open.
     fn deliver(&mut self, state: &State, message: Message) -> Option<Message> {
-        if let Some(stream) = &self.waiting {
-            if lock(stream).send(message.clone()) {
+        if let Some(stream) = self.waiting.as_ref().and_then(Weak::upgrade) {
+            if lock(&stream).send(message.clone()) {
                 return None;
             }
-            // That `tasks/result` stream has closed.
-            self.waiting = None;
         }
+        // No `tasks/result` request waits any more (it was answered or cancelled, or its
+        // stream closed).
+        self.waiting = None;
         let unsolicited = lock(&state.unsolicited).clone();
         match unsolicited {
             Some(sink) if sink.send(message.clone()) => None,
@@ -122,11 +123,16 @@ impl Relayed {
         self.relay.send(&self.state, message);
     }
 
-    /// Sends `message` after everything the task sent before it.
-    pub(crate) fn send_last(&mut self, message: Message) {
+    /// Sends on everything the task has sent so far.
+    pub(crate) fn flush(&mut self) {
         while let Some(earlier) = self.arriving.try_recv() {
             self.forward(earlier);
         }
+    }
+
+    /// Sends `message` after everything the task sent before it.
+    pub(crate) fn send_last(&mut self, message: Message) {
+        self.flush();
         self.forward(message);
     }
 }

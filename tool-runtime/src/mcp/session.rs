@@ -918,7 +918,7 @@ impl Connection {
         let relay = lock(&self.state.relays).get(&task).cloned();
         if let Some(relay) = relay {
             if tasks::is_owned_by(&self.shared, &task, &caller) {
-                relay.wait_on(Arc::clone(&sink));
+                relay.wait_on(&sink);
             }
         }
         Some(Work::stream(

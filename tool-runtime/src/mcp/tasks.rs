@@ -24,7 +24,7 @@ use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::tasks::{Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// The extension's name, in capabilities.
@@ -343,14 +343,12 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
             task
         }
     };
-    if !guard.answer(sink, || created(&shared, &guard.id, &task, plan)) {
-        store.update(&task.id, &mut |t| t.end(TaskStatus::Cancelled, None));
-        return;
-    }
-    // 2025-11-25: the call's own stream has ended (over HTTP), so what the task sends from
-    // now on (questions, progress, log lines, its status) goes through its relay: on a
-    // `tasks/result` stream waiting for it, else where the connection's unsolicited
-    // messages go.
+    // 2025-11-25: the call's own stream ends with its answer (over HTTP), so what the task
+    // sends from then on (questions, progress, log lines, its status) goes through its
+    // relay: on a `tasks/result` stream waiting for it, else where the connection's
+    // unsolicited messages go. The relay is there before the client learns of the task, so
+    // no `tasks/result` comes too early for it.
+    let call_stream = Mutex::new(lock(sink).clone());
     let mut relayed = match plan.era() {
         TaskEra::Core => {
             if let Some(live) = &live {
@@ -360,6 +358,10 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         }
         TaskEra::Extension => None,
     };
+    if !guard.answer(&call_stream, || created(&shared, &guard.id, &task, plan)) {
+        store.update(&task.id, &mut |t| t.end(TaskStatus::Cancelled, None));
+        return;
+    }
     let announce = |relayed: &mut Option<Relayed>, ended: Option<Task>| {
         if let (Some(relayed), Some(ended)) = (relayed, ended) {
             let status = Value::Object(task_object(&ended, plan.era()));
@@ -385,6 +387,11 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
             }
         }
     };
+    // What the tool sent (its last progress, its log lines) goes before its end is
+    // recorded, which a waiting `tasks/result` answers at once.
+    if let Some(relayed) = &mut relayed {
+        relayed.flush();
+    }
     let verdict = verdict(retry, result.is_error(), result.input());
     let (status, outcome) = ending(&shared, verdict, result, plan);
     let ended = store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone())));

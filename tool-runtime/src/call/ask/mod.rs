@@ -115,9 +115,9 @@ pub enum AskError {
     /// Return at once: the runtime answers the call with the questions asked.
     InputRequired,
     /// The call cannot go on until the user has been to these pages (see
-    /// [`CallContext::url_elicitation_required`]). Over MCP the runtime answers the call as
-    /// the protocol says, whatever the tool returns; elsewhere the call fails with a
-    /// message naming the pages.
+    /// [`CallContext::url_elicitation_required`]). A tool returns it: over MCP the runtime
+    /// then answers the call as the protocol says; elsewhere the call fails with a message
+    /// naming the pages.
     UrlRequired(Vec<UrlElicitation>),
     /// The client answered with an error (for example, the user refused to let the model
     /// be sampled).

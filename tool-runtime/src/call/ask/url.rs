@@ -129,7 +129,8 @@ impl ElicitationCompletion {
     }
 
     /// Tells the client, once: true when the notification went out now (false when it was
-    /// sent before, when there is no client to tell, or when its connection has closed).
+    /// sent before, when there is no client to tell, or when no stream to it is open; a
+    /// later call tries again).
     pub fn complete(&self) -> bool {
         let Some(to) = &self.to else {
             return false;
@@ -137,10 +138,15 @@ impl ElicitationCompletion {
         if self.sent.swap(true, Ordering::AcqRel) {
             return false;
         }
-        to.announce(
+        let sent = to.announce(
             "notifications/elicitation/complete",
             json!({"elicitationId": self.id}),
-        )
+        );
+        if !sent {
+            // Nowhere to send it now (no stream open): a later call may find one.
+            self.sent.store(false, Ordering::Release);
+        }
+        sent
     }
 }
 
@@ -177,12 +183,17 @@ impl CallContext {
     /// client shows the pages and calls again once the user is done, and the tool then
     /// runs from the start (check first whether what the pages are for is done).
     ///
-    /// In the handshake era the call is answered with the error the protocol names for it
-    /// (-32042, URL elicitation required, listing the pages); at 2026-07-28 it is answered
-    /// `input_required` with the pages as questions. A client that did not declare
-    /// URL-mode elicitation gets [`AskError::Unsupported`] instead (which, at 2026-07-28,
-    /// the runtime answers with -32021). A call that did not come over MCP fails with a
-    /// message naming the pages.
+    /// Calling it records the pages for this call: if the tool then returns an error (this
+    /// one, or any other), the call is answered as needing the pages. In the handshake era
+    /// that is the error the protocol names for it (-32042, URL elicitation required,
+    /// listing the pages), for a `tools/call` and for a 2025-11-25 task's result alike; at
+    /// 2026-07-28 the call is answered `input_required` with the pages as questions, asked
+    /// again on every round until the tool stops asking (a 2026-07-28 call that has
+    /// already become a task cannot be retried, so there it fails as a tool error naming
+    /// the pages). A client that did not declare URL-mode elicitation gets
+    /// [`AskError::Unsupported`] instead (which, at 2026-07-28, the runtime answers with
+    /// -32021). A call that did not come over MCP fails with a message naming the pages.
+    /// An empty list is refused with [`AskError::InvalidQuestion`].
     ///
     /// ```
     /// use tool_runtime::ask::{AskError, UrlElicitation};
@@ -208,6 +219,11 @@ impl CallContext {
         pages: impl IntoIterator<Item = UrlElicitation>,
     ) -> AskError {
         let pages: Vec<UrlElicitation> = pages.into_iter().collect();
+        if pages.is_empty() {
+            return AskError::InvalidQuestion(
+                "url_elicitation_required needs at least one page for the user to visit".to_owned(),
+            );
+        }
         let Some(scope) = self.scope() else {
             return AskError::UrlRequired(pages);
         };

@@ -33,14 +33,22 @@ pub fn error_text(result: &ToolResult) -> String {
 /// The `field` of each entry of a list answer's `result[key]` (`names(&list, "prompts",
 /// "name")`).
 pub fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
-    list["result"][key]
+    if !list["result"][key].is_array() {
+        panic!("no {key} list in {list}");
+    }
+    fields(&list["result"][key], field)
+}
+
+/// The `field` of each entry of `entries`, a JSON array (a REST or CLI list).
+pub fn fields(entries: &Value, field: &str) -> Vec<String> {
+    entries
         .as_array()
-        .unwrap_or_else(|| panic!("no {key} list in {list}"))
+        .unwrap_or_else(|| panic!("not a list: {entries}"))
         .iter()
         .map(|entry| {
             entry[field]
                 .as_str()
-                .unwrap_or_else(|| panic!("an entry without a {field} in {list}"))
+                .unwrap_or_else(|| panic!("an entry without a {field} in {entries}"))
                 .to_owned()
         })
         .collect()

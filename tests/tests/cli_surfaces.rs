@@ -22,12 +22,7 @@ fn the_catalog_lists_prompts_and_resources_beside_the_tools() {
     assert!(output.status.success());
     let catalog: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(catalog["count"], 1, "count stays the number of tools");
-    let prompts: Vec<&str> = catalog["prompts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let prompts = tool_tests::fields(&catalog["prompts"], "name");
     assert_eq!(prompts, ["by_tags", "recommend"]);
     let recommend = &catalog["prompts"][1];
     assert_eq!(recommend["description"], "Recommend books of a genre.");

@@ -366,10 +366,29 @@ async fn a_client_without_the_capability_is_never_asked() {
     );
 }
 
-#[tokio::test]
-async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
-    let app = router(server(), HttpOptions::default());
-    let post = |body: String, session: Option<&str>| {
+/// A handshake-era session over Streamable HTTP, driven in process.
+struct HttpSession {
+    app: axum::Router,
+    session: String,
+}
+
+impl HttpSession {
+    /// Opens a session at 2025-11-25 whose client declares `capabilities`.
+    async fn open(capabilities: Value) -> HttpSession {
+        let app = router(server(), HttpOptions::default());
+        let opened = app
+            .clone()
+            .oneshot(Self::request(initialize("2025-11-25", capabilities), None))
+            .await
+            .unwrap();
+        let session = opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        HttpSession { app, session }
+    }
+
+    fn request(body: String, session: Option<&str>) -> Request<Body> {
         let mut request = Request::post("/mcp")
             .header("host", "127.0.0.1:8080")
             .header("content-type", "application/json")
@@ -380,184 +399,133 @@ async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
                 .header("mcp-protocol-version", "2025-11-25");
         }
         request.body(Body::from(body)).unwrap()
-    };
-    let opened = app
-        .clone()
-        .oneshot(post(
-            initialize("2025-11-25", json!({"elicitation": {}})),
-            None,
-        ))
-        .await
-        .unwrap();
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    }
 
-    let response = app
-        .clone()
-        .oneshot(post(
-            call(1, "delete_files", json!({"count": 2})),
-            Some(&session),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut events = response.into_body().into_data_stream();
-    let mut seen = String::new();
-    let question = loop {
-        let chunk = tokio::time::timeout(Duration::from_secs(5), events.next())
+    /// POSTs one message in the session.
+    async fn post(&self, body: String) -> axum::response::Response {
+        let request = Self::request(body, Some(&self.session));
+        self.app.clone().oneshot(request).await.unwrap()
+    }
+
+    /// POSTs a request answered with plain JSON: its answer.
+    async fn answer(&self, body: String) -> Value {
+        let response = self.post(body).await;
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
-            .expect("the question within 5 s")
-            .expect("the stream is open")
             .unwrap();
-        seen.push_str(std::str::from_utf8(&chunk).unwrap());
-        if let Some(found) = tool_tests::messages(&seen)
-            .into_iter()
-            .find(|m| m["method"].is_string())
-        {
-            break found;
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// POSTs a request answered with an event stream.
+    async fn stream(&self, body: String) -> Events {
+        let response = self.post(body).await;
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Events {
+            events: response.into_body().into_data_stream(),
+            seen: String::new(),
         }
-    };
+    }
+}
+
+/// The messages of an event stream, as they come.
+struct Events {
+    events: axum::body::BodyDataStream,
+    seen: String,
+}
+
+impl Events {
+    /// The first message `wanted` picks, waiting 5 s at most.
+    async fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            if let Some(found) = tool_tests::messages(&self.seen).into_iter().find(&wanted) {
+                return found;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), self.events.next())
+                .await
+                .unwrap_or_else(|_| panic!("nothing wanted within 5 s: {}", self.seen))
+                .expect("the stream is open")
+                .unwrap();
+            self.seen.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+
+    /// Every message, once the stream has ended (5 s at most).
+    async fn rest(mut self) -> Vec<Value> {
+        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+            while let Some(chunk) = self.events.next().await {
+                self.seen
+                    .push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the stream ends: {}", self.seen);
+        tool_tests::messages(&self.seen)
+    }
+}
+
+#[tokio::test]
+async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
+    let http = HttpSession::open(json!({"elicitation": {}})).await;
+    let mut events = http
+        .stream(call(1, "delete_files", json!({"count": 2})))
+        .await;
+    let question = events.until(|m| m["method"].is_string()).await;
     assert_eq!(question["method"], "elicitation/create");
 
     // The client's answer is a POST of its own, accepted with 202.
-    let answered = app
-        .clone()
-        .oneshot(post(
-            respond(
-                &question["id"],
-                json!({"action": "accept", "content": {"confirm": true}}),
-            ),
-            Some(&session),
-        ))
-        .await
-        .unwrap();
+    let answer = json!({"action": "accept", "content": {"confirm": true}});
+    let answered = http.post(respond(&question["id"], answer)).await;
     assert_eq!(answered.status(), StatusCode::ACCEPTED);
-    while let Some(chunk) = events.next().await {
-        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
-    }
-    let answer = tool_tests::messages(&seen)
-        .into_iter()
+    let messages = events.rest().await;
+    let answer = messages
+        .iter()
         .find(|m| m["id"] == 1 && m.get("result").is_some())
         .expect("the call's answer ends the stream");
-    assert_eq!(text(&answer), "deleted 2");
+    assert_eq!(text(answer), "deleted 2");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_other_is_open() {
-    let app = router(server(), HttpOptions::default());
-    let post = |body: String, session: Option<&str>| {
-        let mut request = Request::post("/mcp")
-            .header("host", "127.0.0.1:8080")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.body(Body::from(body)).unwrap()
-    };
-    let opened = app
-        .clone()
-        .oneshot(post(
-            initialize("2025-11-25", json!({"elicitation": {}})),
-            None,
-        ))
-        .await
-        .unwrap();
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let read = |response: axum::response::Response| async move {
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        serde_json::from_slice::<Value>(&bytes).unwrap()
-    };
-
     // No GET stream is open: the task's question, asked once the call is answered, has
     // nowhere to go yet.
-    let created = app
-        .clone()
-        .oneshot(post(core_call(1, "careful_job", json!({})), Some(&session)))
-        .await
-        .unwrap();
-    let created = read(created).await;
+    let http = HttpSession::open(json!({"elicitation": {}})).await;
+    let created = http.answer(core_call(1, "careful_job", json!({}))).await;
     let task = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("a task: {created}"))
         .to_owned();
-    let status = loop {
-        let got = app
-            .clone()
-            .oneshot(post(
-                core_request(2, "tasks/get", json!({"taskId": task})),
-                Some(&session),
-            ))
-            .await
-            .unwrap();
-        let got = read(got).await;
-        if got["result"]["status"] != "working" {
-            break got["result"]["status"].clone();
+    let polled = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let got = http
+                .answer(core_request(2, "tasks/get", json!({"taskId": task})))
+                .await;
+            if got["result"]["status"] != "working" {
+                return got["result"]["status"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    assert_eq!(status, "input_required");
+    })
+    .await;
+    assert_eq!(polled.expect("a status within 5 s"), "input_required");
 
     // The client sees `input_required` and asks for the result, as the protocol says: the
     // question comes on that stream, then (once answered) the result.
-    let waiting = app
-        .clone()
-        .oneshot(post(
-            core_request(3, "tasks/result", json!({"taskId": task})),
-            Some(&session),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(waiting.headers()["content-type"], "text/event-stream");
-    let mut events = waiting.into_body().into_data_stream();
-    let mut seen = String::new();
-    let question = loop {
-        let chunk = tokio::time::timeout(Duration::from_secs(5), events.next())
-            .await
-            .expect("the question within 5 s")
-            .expect("the stream is open")
-            .unwrap();
-        seen.push_str(std::str::from_utf8(&chunk).unwrap());
-        if let Some(found) = tool_tests::messages(&seen)
-            .into_iter()
-            .find(|m| m["method"] == "elicitation/create")
-        {
-            break found;
-        }
-    };
+    let mut events = http
+        .stream(core_request(3, "tasks/result", json!({"taskId": task})))
+        .await;
+    let question = events.until(|m| m["method"] == "elicitation/create").await;
     assert_eq!(
         question["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         task.as_str()
     );
-    let answered = app
-        .clone()
-        .oneshot(post(
-            respond(
-                &question["id"],
-                json!({"action": "accept", "content": {"confirm": true}}),
-            ),
-            Some(&session),
-        ))
-        .await
-        .unwrap();
+    let answer = json!({"action": "accept", "content": {"confirm": true}});
+    let answered = http.post(respond(&question["id"], answer)).await;
     assert_eq!(answered.status(), StatusCode::ACCEPTED);
-    while let Some(chunk) = events.next().await {
-        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
-    }
-    let messages = tool_tests::messages(&seen);
+    let messages = events.rest().await;
     let result = messages
         .iter()
         .find(|m| m["id"] == 3)
-        .unwrap_or_else(|| panic!("the result: {seen}"));
+        .expect("the result ends the stream");
     assert_eq!(text(result), "went on: true");
 }
 
@@ -849,12 +817,7 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         (4, "tasks/cancel", json!({"taskId": task})),
     ] {
         let refused = eve.call(&stateless(id, method, params, with_tasks())).await;
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains(&format!("no task {task:?}"))),
-            "{method}: {refused}"
-        );
+        assert_eq!(refused["error"], not_found(&task), "{method}: {refused}");
     }
     assert_eq!(task_status(&mut ada, 5, &task).await["status"], "working");
 
@@ -872,18 +835,18 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         let refused = eve
             .call(&core_request(id, method, json!({"taskId": task})))
             .await;
-        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains(&format!("no task {task:?}"))),
-            "{method}: {refused}"
-        );
+        assert_eq!(refused["error"], not_found(&task), "{method}: {refused}");
     }
     let own = ada
         .call(&core_request(5, "tasks/get", json!({"taskId": task})))
         .await;
     assert_eq!(own["result"]["taskId"], task.as_str(), "{own}");
+}
+
+/// The error of a `tasks/*` request naming a task the caller cannot reach.
+fn not_found(task: &str) -> Value {
+    json!({"code": -32602,
+           "message": format!("Invalid params: no task {task:?} (it never existed, or it expired)")})
 }
 
 async fn task_status(client: &mut Client, id: u32, task: &str) -> Value {
@@ -1308,11 +1271,10 @@ async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page
         .await;
     let error = &refused["error"];
     assert_eq!(error["code"], -32042, "{refused}");
-    let message = error["message"].as_str().unwrap();
-    assert!(
-        message.starts_with("URL elicitation required")
-            && message.contains("https://example.com/connect/ann"),
-        "{refused}"
+    assert_eq!(
+        error["message"],
+        "URL elicitation required: tool 'list_files' needs the user to visit Connect ann \
+         (https://example.com/connect/ann) first; call it again once they are done"
     );
     let elicitations = error["data"]["elicitations"].as_array().unwrap();
     assert_eq!(elicitations.len(), 1, "{refused}");

@@ -149,9 +149,10 @@ fn a_prompt_or_resource_whose_state_is_missing_stops_the_build_naming_it() {
         .build()
         .unwrap_err()
         .to_string();
-    assert!(
-        error.starts_with("resource `library_name` takes State<surfaces::Library>"),
-        "{error}"
+    assert_eq!(
+        error,
+        "resource `library_name` takes State<surfaces::Library>, but no surfaces::Library was \
+         registered; add it with Registry::builder().state(...)"
     );
 }
 

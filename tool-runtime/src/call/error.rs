@@ -202,16 +202,11 @@ impl fmt::Display for CallError {
                     scopes.join(" ")
                 )
             }
-            CallError::UrlElicitationRequired { tool, pages } => {
-                write!(f, "tool '{tool}' needs the user to visit ")?;
-                for (n, page) in pages.iter().enumerate() {
-                    if n > 0 {
-                        f.write_str(" and ")?;
-                    }
-                    write!(f, "{page}")?;
-                }
-                f.write_str(" first; call it again once they are done")
-            }
+            CallError::UrlElicitationRequired { tool, pages } => write!(
+                f,
+                "tool '{tool}' needs the user to visit {} first; call it again once they are done",
+                crate::call::ask::Pages(pages)
+            ),
             CallError::RateLimited {
                 tool,
                 client,

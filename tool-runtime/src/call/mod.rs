@@ -152,15 +152,17 @@ fn needing_pages(
     outcome: Result<Answer, CallError>,
     scope: Option<&scope::CallScope>,
 ) -> Result<Answer, CallError> {
-    match (outcome, scope) {
-        (Err(CallError::Failed { .. }), Some(scope)) if !scope.required_pages().is_empty() => {
-            Err(CallError::UrlElicitationRequired {
-                tool: tool.name().to_owned(),
-                pages: scope.required_pages(),
-            })
-        }
-        (outcome, _) => outcome,
+    let pages = match (&outcome, scope) {
+        (Err(CallError::Failed { .. }), Some(scope)) => scope.required_pages(),
+        _ => return outcome,
+    };
+    if pages.is_empty() {
+        return outcome;
     }
+    Err(CallError::UrlElicitationRequired {
+        tool: tool.name().to_owned(),
+        pages,
+    })
 }
 
 /// Turns what the tool did into the call's answer.

@@ -37,6 +37,12 @@ impl Outgoing {
     pub(crate) fn send(&self, message: Message) -> bool {
         self.sender.send(message).is_ok()
     }
+
+    /// Sends `message`, or hands it back when the receiving end is gone (for a sender
+    /// with somewhere else to try).
+    pub(crate) fn offer(&self, message: Message) -> Result<(), Message> {
+        self.sender.send(message).map_err(|refused| refused.0)
+    }
 }
 
 /// The receiving end of an outbox: the messages to write out, in the order they were sent.

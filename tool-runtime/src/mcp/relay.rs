@@ -35,12 +35,11 @@ impl TaskRelay {
     pub(crate) fn send(&self, state: &State, message: Message) {
         let mut relay = lock(&self.inner);
         // Order holds: nothing overtakes a held question.
-        if relay.held.is_empty() {
-            let Some(message) = relay.deliver(state, message) else {
-                return;
-            };
-            relay.hold(message);
-        } else {
+        let undelivered = match relay.held.is_empty() {
+            true => relay.deliver(state, message),
+            false => Some(message),
+        };
+        if let Some(message) = undelivered {
             relay.hold(message);
         }
     }
@@ -51,7 +50,7 @@ impl TaskRelay {
         let mut relay = lock(&self.inner);
         relay.waiting = Some(Arc::downgrade(stream));
         while let Some(message) = relay.held.pop_front() {
-            if !lock(stream).send(message.clone()) {
+            if let Err(message) = lock(stream).offer(message) {
                 relay.waiting = None;
                 relay.held.push_front(message);
                 return;
@@ -62,10 +61,11 @@ impl TaskRelay {
 
 impl Relay {
     /// Sends `message` where it can go now; gives it back when nowhere is open.
-    fn deliver(&mut self, state: &State, message: Message) -> Option<Message> {
+    fn deliver(&mut self, state: &State, mut message: Message) -> Option<Message> {
         if let Some(stream) = self.waiting.as_ref().and_then(Weak::upgrade) {
-            if lock(&stream).send(message.clone()) {
-                return None;
+            match lock(&stream).offer(message) {
+                Ok(()) => return None,
+                Err(refused) => message = refused,
             }
         }
         // No `tasks/result` request waits any more (it was answered or cancelled, or its
@@ -73,8 +73,8 @@ impl Relay {
         self.waiting = None;
         let unsolicited = lock(&state.unsolicited).clone();
         match unsolicited {
-            Some(sink) if sink.send(message.clone()) => None,
-            _ => Some(message),
+            Some(sink) => sink.offer(message).err(),
+            None => Some(message),
         }
     }
 

@@ -904,29 +904,30 @@ impl Connection {
             Ok(task) => task,
             Err(refusal) => return answered(sink, refusal),
         };
+        // To anyone but its owner the task does not exist.
+        if !tasks::is_owned_by(&self.shared, &task, caller) {
+            return answered(sink, tasks::not_found(&id, &task));
+        }
         let cancellation = Cancellation::new();
         let guard = match self.register(id.clone(), cancellation.clone()) {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
         };
         let shared = Arc::clone(&self.shared);
-        let caller = caller.clone();
         let sink = Arc::new(Mutex::new(sink.clone()));
         let answer_sink = Arc::clone(&sink);
         // The task's questions and notifications come on this request's stream while it
-        // waits (its owner's only: to anyone else the task does not exist).
+        // waits.
         let relay = lock(&self.state.relays).get(&task).cloned();
         if let Some(relay) = relay {
-            if tasks::is_owned_by(&self.shared, &task, &caller) {
-                relay.wait_on(&sink);
-            }
+            relay.wait_on(&sink);
         }
         Some(Work::stream(
             async move {
                 let message = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
-                    message = tasks::result_when_ended(shared, id, task, caller) => message,
+                    message = tasks::result_when_ended(shared, id, task) => message,
                 };
                 guard.answer(&answer_sink, || message);
             },

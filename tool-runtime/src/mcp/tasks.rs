@@ -163,17 +163,15 @@ fn ending(
     result: ToolResult,
     plan: TaskPlan,
 ) -> (TaskStatus, TaskOutcome) {
-    let failed = |code: i64, message: String| {
-        let data = None;
-        (
-            TaskStatus::Failed,
-            TaskOutcome::Error {
-                code,
-                message,
-                data,
-            },
-        )
+    let failed_with = |code: i64, message: String, data: Option<Value>| {
+        let outcome = TaskOutcome::Error {
+            code,
+            message,
+            data,
+        };
+        (TaskStatus::Failed, outcome)
     };
+    let failed = |code: i64, message: String| failed_with(code, message, None);
     match verdict {
         Verdict::Complete => {}
         Verdict::Invalid(why) => return failed(code::INVALID_PARAMS, why),
@@ -191,15 +189,7 @@ fn ending(
     // 2025-11-25: the task fails as the call would have, with -32042 and its pages.
     if plan.era() == TaskEra::Core {
         if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
-            let data = Some(data);
-            return (
-                TaskStatus::Failed,
-                TaskOutcome::Error {
-                    code,
-                    message,
-                    data,
-                },
-            );
+            return failed_with(code, message, Some(data));
         }
     }
     let broke = matches!(
@@ -443,7 +433,7 @@ fn invalid(id: &RequestId, message: &str) -> Message {
     error_message(Some(id), code::INVALID_PARAMS, message, None)
 }
 
-fn not_found(id: &RequestId, task: &str) -> Message {
+pub(super) fn not_found(id: &RequestId, task: &str) -> Message {
     invalid(
         id,
         &format!("Invalid params: no task {task:?} (it never existed, or it expired)"),
@@ -590,18 +580,10 @@ pub(super) fn core_method(
     }
 }
 
-/// 2025-11-25 `tasks/result`: waits until the task ends, then answers what the call would
-/// have answered, marked as the task's (to its owner only: see [`owned`]).
-pub(super) async fn result_when_ended(
-    shared: Arc<Shared>,
-    id: RequestId,
-    task: String,
-    caller: Caller,
-) -> Message {
+/// 2025-11-25 `tasks/result` (of a task the caller owns, see [`is_owned_by`]): waits until
+/// the task ends, then answers what the call would have answered, marked as the task's.
+pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: String) -> Message {
     let store = Arc::clone(&shared.tasks.store);
-    if owned(store.as_ref(), &task, &caller).is_none() {
-        return not_found(&id, &task);
-    }
     let ended = crate::tasks::wait_for(store.as_ref(), &task, |found| match found {
         None => Some(None),
         Some(found) if found.status.is_terminal() => Some(Some(found)),
@@ -611,8 +593,6 @@ pub(super) async fn result_when_ended(
     let Some(ended) = ended else {
         return not_found(&id, &task);
     };
-    let mut related = json!({});
-    mark_related(&mut related, &task);
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {
             mark_related(&mut result, &task);
@@ -628,12 +608,16 @@ pub(super) async fn result_when_ended(
             mark_related(&mut data, &task);
             error_message(Some(&id), code, &message, Some(data))
         }
-        None => error_message(
-            Some(&id),
-            code::INTERNAL_ERROR,
-            "The task was cancelled before it ended; it has no result",
-            Some(related),
-        ),
+        None => {
+            let mut related = json!({});
+            mark_related(&mut related, &task);
+            error_message(
+                Some(&id),
+                code::INTERNAL_ERROR,
+                "The task was cancelled before it ended; it has no result",
+                Some(related),
+            )
+        }
     }
 }
 

@@ -380,12 +380,11 @@ async fn list_account_files(
     let done = ctx.elicitation_completion(&page);
     tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        if !connected(&account) {
-            CONNECTED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(account);
+        let mut connected = CONNECTED.lock().unwrap_or_else(|e| e.into_inner());
+        if !connected.contains(&account) {
+            connected.push(account);
         }
+        drop(connected);
         done.complete();
     });
     Err(ctx.url_elicitation_required([page]))

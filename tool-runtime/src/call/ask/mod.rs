@@ -10,7 +10,7 @@ mod url;
 
 pub use form::ElicitForm;
 pub use sampling::{Sampled, Sampling, ToolChoice, ToolUse};
-pub(crate) use url::Announcer;
+pub(crate) use url::{Announcer, Pages};
 pub use url::{ElicitationCompletion, UrlElicitation};
 
 use super::context::CallContext;
@@ -150,14 +150,11 @@ impl fmt::Display for AskError {
                 f.write_str("waiting for the client's answer, which comes with its retry")
             }
             AskError::UrlRequired(pages) => {
-                f.write_str("the user must first visit ")?;
-                for (n, page) in pages.iter().enumerate() {
-                    if n > 0 {
-                        f.write_str(" and ")?;
-                    }
-                    write!(f, "{page}")?;
-                }
-                f.write_str(", then call again")
+                write!(
+                    f,
+                    "the user must first visit {}, then call again",
+                    Pages(pages)
+                )
             }
             AskError::Refused { code, message } => {
                 write!(f, "the client refused: {message} (code {code})")
@@ -217,6 +214,17 @@ pub(crate) struct Question {
     pub(crate) key: String,
     pub(crate) capability: ClientCapability,
     pub(crate) params: Value,
+}
+
+impl Question {
+    /// The key of the call's next question needing `capability`, unless the tool names
+    /// it: its kind (the method's first word: `elicitation`, `sampling`, `roots`) and its
+    /// place among the call's questions.
+    pub(crate) fn default_key(scope: Option<&CallScope>, capability: ClientCapability) -> String {
+        let number = scope.map_or(1, CallScope::next_question);
+        let kind = capability.method().split('/').next().unwrap_or_default();
+        format!("{kind}-{number}")
+    }
 }
 
 type AnswerFuture = Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>>;
@@ -282,11 +290,9 @@ impl<T> Ask<T> {
         params: Result<Value, AskError>,
         decode: fn(Value) -> Result<T, String>,
     ) -> Ask<T> {
-        let number = scope.as_ref().map_or(1, |scope| scope.next_question());
-        // The method's first word: `elicitation`, `sampling`, `roots`.
-        let kind = capability.method().split('/').next().unwrap_or_default();
+        let key = Question::default_key(scope.as_deref(), capability);
         let question = params.map(|params| Question {
-            key: format!("{kind}-{number}"),
+            key,
             capability,
             params,
         });

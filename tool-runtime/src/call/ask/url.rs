@@ -89,6 +89,21 @@ impl fmt::Display for UrlElicitation {
     }
 }
 
+/// Pages as a message names them: `message (url)`, joined with "and".
+pub(crate) struct Pages<'a>(pub(crate) &'a [UrlElicitation]);
+
+impl fmt::Display for Pages<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (n, page) in self.0.iter().enumerate() {
+            if n > 0 {
+                f.write_str(" and ")?;
+            }
+            write!(f, "{page}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Sends a notification to the client of a call, during the call or after it ended, for
 /// as long as the client's connection lasts.
 pub(crate) trait Announcer: Send + Sync {
@@ -239,7 +254,7 @@ impl CallContext {
         let questions = pages
             .iter()
             .map(|page| Question {
-                key: format!("elicitation-{}", scope.next_question()),
+                key: Question::default_key(Some(scope), ClientCapability::ElicitationUrl),
                 capability: ClientCapability::ElicitationUrl,
                 params: page.params(),
             })

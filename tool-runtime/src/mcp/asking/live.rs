@@ -116,13 +116,17 @@ impl Announcer for ConnectionAnnouncer {
         if state.closed.is_cancelled() {
             return false;
         }
-        let bytes = jsonrpc::notification(method, &params);
+        // A single notification, not a stream of them: it skips the connection's backlog.
+        let mut message = Message::notification(jsonrpc::notification(method, &params));
         let unsolicited = lock(&state.unsolicited).clone();
-        if unsolicited.is_some_and(|sink| sink.send(Message::notification(bytes.clone()))) {
-            return true;
+        if let Some(sink) = unsolicited {
+            match sink.offer(message) {
+                Ok(()) => return true,
+                Err(refused) => message = refused,
+            }
         }
         self.call
             .upgrade()
-            .is_some_and(|call| lock(&call).send(Message::notification(bytes)))
+            .is_some_and(|call| lock(&call).send(message))
     }
 }

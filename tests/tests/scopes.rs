@@ -94,13 +94,10 @@ fn a_token_without_every_scope_is_refused_naming_them_all_and_the_tool_does_not_
     );
 
     let one = call_as(&registry, token(&[]), "read_journal");
-    assert!(
-        one.error()
-            .unwrap()
-            .to_string()
-            .contains("requires the scope journal:read; "),
-        "{:?}",
-        one.error()
+    assert_eq!(
+        one.error().unwrap().to_string(),
+        "tool 'read_journal' requires the scope journal:read; this client's access token does \
+         not grant it, so the tool was not called. The user must authorize it first"
     );
     // A tool that requires nothing is open to any token.
     assert!(call_as(&registry, token(&[]), "clock").error().is_none());
@@ -156,4 +153,14 @@ fn a_run_time_tool_requires_its_scopes_and_refuses_a_scope_a_token_cannot_carry(
             other.map(|t| t.name().to_owned())
         ),
     }
+    // The same rule as `#[tool(scopes = [...])]`: a scope listed twice is refused too.
+    let twice = DynamicTool::new("burn", "Burn it.", |_: Nothing| async {
+        Ok::<_, String>("burnt")
+    })
+    .unwrap()
+    .scopes(["journal:admin", "journal:admin"]);
+    assert_eq!(
+        twice.map(|t| t.name().to_owned()).unwrap_err().to_string(),
+        "tool `burn` cannot require the scope \"journal:admin\": it is listed twice"
+    );
 }

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
 use syn::{LitBool, LitInt, LitStr};
-use tool_rules::{check_scope, parse_duration, parse_rate};
+use tool_rules::{check_scopes, parse_duration, parse_rate};
 
 /// Which attribute is being expanded.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -314,19 +314,14 @@ fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
         else {
             return Err(syn::Error::new_spanned(element, SHAPE));
         };
-        if let Err(reason) = check_scope(&scope.value()) {
-            return Err(syn::Error::new(
-                scope.span(),
-                format!("invalid scope {:?}: {reason}", scope.value()),
-            ));
-        }
-        if scopes.iter().any(|seen| seen.value() == scope.value()) {
-            return Err(syn::Error::new(
-                scope.span(),
-                format!("the scope {:?} is listed twice", scope.value()),
-            ));
-        }
         scopes.push(scope);
+    }
+    let values: Vec<String> = scopes.iter().map(LitStr::value).collect();
+    if let Err((index, reason)) = check_scopes(values.iter().map(String::as_str)) {
+        return Err(syn::Error::new(
+            scopes[index].span(),
+            format!("invalid scope {:?}: {reason}", values[index]),
+        ));
     }
     Ok(scopes)
 }

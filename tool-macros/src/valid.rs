@@ -354,12 +354,9 @@ fn check_example_keys(
                 });
             }
         } else {
-            let suggestion = arguments
-                .iter()
-                .map(|(_, p)| (strsim::jaro_winkler(key, &p.wire_name), &p.wire_name))
-                .filter(|(score, _)| *score >= 0.7)
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, name)| format!("did you mean `{name}`? "))
+            let names = arguments.iter().map(|(_, p)| p.wire_name.as_str());
+            let suggestion = tool_rules::closest(key, names, 0.7)
+                .map(|name| format!("did you mean `{name}`? "))
                 .unwrap_or_default();
             errors.push(syn::Error::new(
                 span,

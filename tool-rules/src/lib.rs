@@ -1,6 +1,6 @@
 //! The rules a catalog is held to both at compile time, by `#[tool]`, and at run time, by
 //! `tool-runtime` (tools made at run time, the command line): tool names, OAuth scopes,
-//! durations and rates. A proc-macro crate cannot share code with the runtime it expands
+//! durations and rates, and which known name a mistyped one was meant to be. A proc-macro crate cannot share code with the runtime it expands
 //! to, so the rules live here, once, and both depend on this crate: what one accepts the
 //! other accepts too, with the same message when it does not.
 //!
@@ -15,17 +15,18 @@
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the intersection of the MCP, OpenAI, Anthropic and
 /// Gemini rules); `Ok` when it follows it.
 pub fn check_name(name: &str) -> Result<(), String> {
+    let allowed = |c: char, first: bool| c.is_ascii() && is_name_byte(c as u8, first);
     let mut chars = name.chars();
     match chars.next() {
         None => return Err("it is empty".to_owned()),
-        Some(first) if !(first.is_ascii_alphabetic() || first == '_') => {
+        Some(first) if !allowed(first, true) => {
             return Err(format!(
                 "it starts with `{first}`; a name starts with a letter or `_`"
             ))
         }
         _ => {}
     }
-    if let Some(bad) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+    if let Some(bad) = chars.find(|c| !allowed(*c, false)) {
         return Err(format!(
             "it contains `{bad}`; use only ASCII letters, digits, `_` and `-`"
         ));
@@ -37,6 +38,45 @@ pub fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether `byte` may stand in a tool name, first (an ASCII letter or `_`) or after the
+/// first (also digits and `-`). A `const fn`, so a name prefix can be checked at compile
+/// time.
+pub const fn is_name_byte(byte: u8, first: bool) -> bool {
+    byte.is_ascii_alphabetic()
+        || byte == b'_'
+        || (!first && (byte.is_ascii_digit() || byte == b'-'))
+}
+
+/// Why `scopes`, the OAuth scopes one tool requires, cannot be: the place of the first
+/// one at fault and why (not a scope, see [`check_scope`], or listed twice); `Ok` when
+/// they can.
+pub fn check_scopes<'a>(scopes: impl IntoIterator<Item = &'a str>) -> Result<(), (usize, String)> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (index, scope) in scopes.into_iter().enumerate() {
+        check_scope(scope).map_err(|reason| (index, reason))?;
+        if seen.contains(&scope) {
+            return Err((index, "it is listed twice".to_owned()));
+        }
+        seen.push(scope);
+    }
+    Ok(())
+}
+
+/// The candidate `wanted` most likely meant, when one is at least `at_least` alike
+/// (Jaro-Winkler similarity, from 0 to 1): the "did you mean" of an unknown name.
+pub fn closest<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    at_least: f64,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|candidate| (strsim::jaro_winkler(wanted, candidate), candidate))
+        .filter(|(score, _)| *score >= at_least)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
 }
 
 /// Why `scope` cannot be an OAuth scope, or `Ok` when it can: a scope is one or more
@@ -141,6 +181,26 @@ mod tests {
         assert!(check_scope("files\"read").unwrap_err().contains("'\"'"));
         assert!(check_scope("files\\read").unwrap_err().contains("'\\\\'"));
         assert!(check_scope("fichiers:lire-é").is_err());
+    }
+
+    #[test]
+    fn scopes_are_refused_at_the_first_fault() {
+        assert_eq!(check_scopes(["a:read", "a:write"]), Ok(()));
+        assert_eq!(
+            check_scopes(["a:read", "a read"]).map_err(|(index, _)| index),
+            Err(1)
+        );
+        assert_eq!(
+            check_scopes(["a:read", "b", "a:read"]),
+            Err((2, "it is listed twice".to_owned()))
+        );
+    }
+
+    #[test]
+    fn the_closest_name_is_offered_only_when_alike() {
+        let names = ["get_weather", "get_time", "plan_trip"];
+        assert_eq!(closest("get_wether", names, 0.7), Some("get_weather"));
+        assert_eq!(closest("zzz", names, 0.7), None);
     }
 
     #[test]

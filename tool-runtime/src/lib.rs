@@ -157,8 +157,9 @@ pub mod __private;
 /// | `title = "..."` | a human-friendly title |
 /// | `description = "..."` | instead of the doc comment's prose |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP hints, each a flag or `= false` |
-/// | `timeout = "5s"` | the call stops with an error result after that long (`ms`, `s`, `m`) |
+/// | `timeout = "5s"` | the call stops with an error result after that long (`ms`, `s`, `m`, `h`, `d`; `1.5s` too) |
 /// | `rate = "10/s"` | how often the tool may be called, by all callers together (`"100/min"`, `"3/10s"`); past it a call is an error result saying when to call again |
+/// | `scopes = ["files:read", ...]` | the OAuth scopes a caller's access token must grant; without them the call is refused (HTTP 403 over HTTP) |
 /// | `task = "optional"`, `"required"`, `"forbidden"` | whether a call can (or must) run as a task |
 /// | `large_output = "resource"` or `"cut"` | a large output answered as a link to it, or cut at the server's limit |
 ///

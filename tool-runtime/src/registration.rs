@@ -256,18 +256,14 @@ macro_rules! __register_namespace {
 #[doc(hidden)]
 pub const fn namespace_prefix_is_valid(prefix: &str) -> bool {
     let bytes = prefix.as_bytes();
-    if bytes.is_empty() || !(bytes[0].is_ascii_alphabetic() || bytes[0] == b'_') {
-        return false;
-    }
-    let mut index = 1;
+    let mut index = 0;
     while index < bytes.len() {
-        let byte = bytes[index];
-        if !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-') {
+        if !tool_rules::is_name_byte(bytes[index], index == 0) {
             return false;
         }
         index += 1;
     }
-    true
+    !bytes.is_empty()
 }
 
 /// Puts every `#[tool]` of this module, and of the modules inside it, under a prefix:

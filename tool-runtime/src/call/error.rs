@@ -213,9 +213,7 @@ impl fmt::Display for CallError {
                 rate,
                 retry_after,
             } => {
-                let wait = crate::catalog::time::show_duration(
-                    *retry_after.max(&std::time::Duration::from_millis(1)),
-                );
+                let wait = crate::catalog::time::show_duration(*retry_after);
                 let calls = rate.of("calls");
                 if *client {
                     write!(f, "too many calls: this client may make {calls}; call '{tool}' again in {wait}")

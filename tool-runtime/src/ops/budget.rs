@@ -106,11 +106,18 @@ impl Budgets {
         if self.admissions.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             spent.retain(|_, usage| now.duration_since(usage.last) < FORGET_AFTER);
         }
-        let usage = spent.entry(key.to_owned()).or_insert(Usage {
-            calls: 0,
-            output_tokens: 0,
-            last: now,
-        });
+        // A client seen before costs no copy of its key.
+        if !spent.contains_key(key) {
+            let usage = Usage {
+                calls: 0,
+                output_tokens: 0,
+                last: now,
+            };
+            spent.insert(key.to_owned(), usage);
+        }
+        let Some(usage) = spent.get_mut(key) else {
+            unreachable!("inserted above")
+        };
         usage.last = now;
         if let Some(limit) = self
             .budget

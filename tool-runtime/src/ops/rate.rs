@@ -30,9 +30,7 @@ impl Limiter {
 
     /// Passes one, or says how long until one would pass.
     pub(crate) fn check(&self) -> Result<(), Duration> {
-        self.limiter
-            .check()
-            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+        self.limiter.check().map_err(wait)
     }
 }
 
@@ -67,9 +65,7 @@ impl ClientLimiter {
             self.limiter.retain_recent();
             self.limiter.shrink_to_fit();
         }
-        self.limiter
-            .check_key(key)
-            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+        self.limiter.check_key(key).map_err(wait)
     }
 }
 
@@ -79,6 +75,14 @@ impl fmt::Debug for ClientLimiter {
             .field("rate", &self.rate)
             .finish_non_exhaustive()
     }
+}
+
+/// How long until a refused request would pass: at least a millisecond, so that a wait
+/// shown in words is never "0ms".
+fn wait(not_until: governor::NotUntil<<DefaultClock as Clock>::Instant>) -> Duration {
+    not_until
+        .wait_time_from(DefaultClock::default().now())
+        .max(Duration::from_millis(1))
 }
 
 /// The GCRA quota of `rate`: one every period / count, up to `count` at once.

@@ -44,32 +44,46 @@ const UNKNOWN_TOOL: &str = "(unknown)";
 
 impl Observer {
     /// Starts watching a call of `tool` (`known`: whether the registry has it) with
-    /// `input`, made by `caller`, whose output tokens count against `budgets` if they are
-    /// counted. Watches nothing when nothing would be recorded.
+    /// `input`, made by `caller`, whose output tokens count against the budgets given with
+    /// the client's key, if they count tokens. Watches nothing when nothing would be
+    /// recorded.
     pub(crate) fn watch(
         &self,
         tool: &str,
         known: bool,
         input: &Value,
         caller: &Caller,
-        budgets: Option<&Arc<Budgets>>,
+        budgets: Option<(&Arc<Budgets>, String)>,
     ) -> CallWatch {
         let audit = tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO);
-        // The client's key is worked out here once, for the charge at the end.
         let budgets = budgets
-            .filter(|budgets| budgets.counts_tokens())
-            .map(|budgets| (Arc::clone(budgets), caller.key()));
+            .filter(|(budgets, _)| budgets.counts_tokens())
+            .map(|(budgets, key)| (Arc::clone(budgets), key));
         if !audit && !self.metrics && budgets.is_none() {
             return CallWatch(None);
         }
-        let label = if known { tool } else { UNKNOWN_TOOL };
-        if self.metrics {
-            metrics::gauge!(names::IN_FLIGHT, "tool" => label.to_owned()).increment(1.0);
-        }
+        // One shared string for every metric of the call: each label is a reference to it.
+        let label = self.metrics.then(|| {
+            let label = metrics::SharedString::from(std::sync::Arc::<str>::from(if known {
+                tool
+            } else {
+                UNKNOWN_TOOL
+            }));
+            metrics::gauge!(names::IN_FLIGHT, "tool" => label.clone()).increment(1.0);
+            label
+        });
         CallWatch(Some(Arc::new(Watching {
-            tool: tool.to_owned(),
-            label: label.to_owned(),
-            caller: caller.clone(),
+            tool: if audit {
+                tool.to_owned()
+            } else {
+                String::new()
+            },
+            label,
+            caller: if audit {
+                caller.clone()
+            } else {
+                Caller::default()
+            },
             started: Instant::now(),
             argument_bytes: if audit {
                 crate::schema::json_len(input)
@@ -78,7 +92,6 @@ impl Observer {
             },
             arguments: (audit && self.audit_arguments).then(|| input.clone()),
             audit,
-            metrics: self.metrics,
             budgets,
             settled: AtomicBool::new(false),
         })))
@@ -91,14 +104,15 @@ impl Observer {
 pub(crate) struct CallWatch(Option<Arc<Watching>>);
 
 struct Watching {
+    /// The tool's name and the caller, for the audit event (empty without one).
     tool: String,
-    label: String,
     caller: Caller,
+    /// The `tool` label of the call's metrics, when they are counted.
+    label: Option<metrics::SharedString>,
     started: Instant,
     argument_bytes: usize,
     arguments: Option<Value>,
     audit: bool,
-    metrics: bool,
     /// Where the output's tokens are counted, and for which client, when they are.
     budgets: Option<(Arc<Budgets>, String)>,
     /// Whether the call's end was recorded (it is, once).
@@ -130,15 +144,15 @@ impl Watching {
             return false;
         }
         let elapsed = self.started.elapsed();
-        if self.metrics {
-            let tool = self.label.clone();
+        if let Some(tool) = &self.label {
             metrics::gauge!(names::IN_FLIGHT, "tool" => tool.clone()).decrement(1.0);
             metrics::counter!(names::CALLS, "tool" => tool.clone(), "outcome" => outcome)
                 .increment(1);
             if outcome != "ok" {
                 metrics::counter!(names::ERRORS, "tool" => tool.clone()).increment(1);
             }
-            metrics::histogram!(names::DURATION, "tool" => tool).record(elapsed.as_secs_f64());
+            metrics::histogram!(names::DURATION, "tool" => tool.clone())
+                .record(elapsed.as_secs_f64());
         }
         if self.audit {
             let caller = &self.caller;

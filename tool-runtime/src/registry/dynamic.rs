@@ -85,20 +85,18 @@ impl DynamicTool {
 
     /// The OAuth scopes a caller's access token must grant to call the tool (what
     /// `#[tool(scopes = [...])]` says). Fails on a scope that is empty or holds a space, a
-    /// quote or a backslash (which a token's `scope` cannot carry).
+    /// quote or a backslash (which a token's `scope` cannot carry), or is listed twice.
     pub fn scopes(
         mut self,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Result<Self, RegistryError> {
         let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
-        for scope in &scopes {
-            if let Err(reason) = crate::catalog::names::check_scope(scope) {
-                return Err(RegistryError::InvalidScope {
-                    tool: self.tool.name().to_owned(),
-                    scope: scope.clone(),
-                    reason,
-                });
-            }
+        if let Err((index, reason)) = tool_rules::check_scopes(scopes.iter().map(String::as_str)) {
+            return Err(RegistryError::InvalidScope {
+                tool: self.tool.name().to_owned(),
+                scope: scopes[index].clone(),
+                reason,
+            });
         }
         self.tool.set_scopes(scopes);
         Ok(self)

@@ -757,7 +757,7 @@ impl Registry {
     /// Refuses a call its caller's token does not permit, or that its tool's rate limit, or
     /// its client's, does not let through. Scopes come first: a refused call spends no
     /// allowance.
-    fn admit(&self, tool: &Tool, caller: &Caller) -> Result<(), CallError> {
+    fn admit(&self, tool: &Tool, caller: &Caller, key: Option<&String>) -> Result<(), CallError> {
         if let Some(refusal) = caller.scope_refusal(tool) {
             return Err(refusal);
         }
@@ -767,13 +767,11 @@ impl Registry {
             rate,
             retry_after,
         };
-        // Worked out once, and only when a limit per client needs it.
         let client_limiter = self
             .client_limiter
             .as_ref()
             .filter(|_| !caller.rate_checked());
-        let key = (client_limiter.is_some() || self.budgets.is_some()).then(|| caller.key());
-        if let (Some(limiter), Some(key)) = (client_limiter, &key) {
+        if let (Some(limiter), Some(key)) = (client_limiter, key) {
             limiter
                 .check(key)
                 .map_err(|wait| refused(true, limiter.rate(), wait))?;
@@ -788,7 +786,7 @@ impl Registry {
                 .map_err(|wait| refused(false, limiter.rate(), wait))?;
         }
         drop(limits);
-        if let (Some(budgets), Some(key)) = (&self.budgets, &key) {
+        if let (Some(budgets), Some(key)) = (&self.budgets, key) {
             budgets
                 .admit(key)
                 .map_err(|(spent, used, limit)| CallError::BudgetExceeded {
@@ -890,15 +888,9 @@ impl Registry {
         input: Value,
         context: &CallContext,
     ) -> Result<ToolResult, PendingCall> {
-        let tool = self.get(name);
-        let watch = self.observer.watch(
-            name,
-            tool.is_some(),
-            &input,
-            context.caller(),
-            self.budgets.as_ref(),
-        );
-        let Some(tool) = tool else {
+        let caller = context.caller();
+        let Some(tool) = self.get(name) else {
+            let watch = self.observer.watch(name, false, &input, caller, None);
             let outcome = Err(CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
@@ -907,7 +899,15 @@ impl Registry {
             watch.finish(&result);
             return Ok(result);
         };
-        let started = match self.admit(&tool, context.caller()) {
+        // The client's key, worked out once and only when a limit or a budget per client
+        // needs it: admission checks it, and the watch charges the output to it.
+        let per_client =
+            self.budgets.is_some() || (self.client_limiter.is_some() && !caller.rate_checked());
+        let key = per_client.then(|| caller.key());
+        let admitted = self.admit(&tool, caller, key.as_ref());
+        let charged = self.budgets.as_ref().zip(key);
+        let watch = self.observer.watch(name, true, &input, caller, charged);
+        let started = match admitted {
             Ok(()) => crate::call::start(&tool, &input, context),
             Err(refusal) => crate::call::Started::Finished(Err(refusal)),
         };
@@ -928,16 +928,7 @@ impl Registry {
     }
 
     fn closest_name(&self, name: &str) -> Option<String> {
-        self.tools()
-            .iter()
-            .map(|tool| {
-                (
-                    strsim::jaro_winkler(name, tool.name()),
-                    tool.name().to_owned(),
-                )
-            })
-            .filter(|(score, _)| *score >= 0.7)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, name)| name)
+        let tools = self.tools();
+        tool_rules::closest(name, tools.iter().map(|tool| tool.name()), 0.7).map(str::to_owned)
     }
 }

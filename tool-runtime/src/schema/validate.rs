@@ -232,12 +232,7 @@ fn without_nulls(arguments: &Map<String, Value>) -> Value {
 }
 
 fn unexpected_parameter(key: &str, properties: &Map<String, Value>) -> Problem {
-    let closest = properties
-        .keys()
-        .map(|name| (strsim::jaro_winkler(key, name), name))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, name)| name);
+    let closest = tool_rules::closest(key, properties.keys().map(String::as_str), 0.8);
     let message = match closest {
         Some(name) => format!("unexpected parameter '{key}'; did you mean '{name}'?"),
         None if properties.is_empty() => {

@@ -555,7 +555,7 @@ fn too_many_requests(rate: crate::ops::Rate, wait: Duration) -> Response {
     let text = format!(
         "too many requests: this client may make {}; retry in {}",
         rate.of("requests"),
-        crate::catalog::time::show_duration(wait.max(Duration::from_millis(1)))
+        crate::catalog::time::show_duration(wait)
     );
     let mut response = (StatusCode::TOO_MANY_REQUESTS, text).into_response();
     response

@@ -308,18 +308,18 @@ pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)])
 pub struct HttpReply {
     /// The status code.
     pub status: u16,
-    /// The status line and headers, lowercased.
+    /// The status line and headers, as sent.
     pub head: String,
     /// The body (chunked bodies are left as sent).
     pub body: String,
 }
 
 impl HttpReply {
-    /// The value of header `name` (lowercase), if sent.
+    /// The value of header `name` (in any case, as header names are), if sent.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().find_map(|line| {
             let (key, value) = line.split_once(':')?;
-            (key.trim() == name).then(|| value.trim())
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
         })
     }
 }
@@ -360,7 +360,7 @@ pub fn http(
             .nth(1)
             .and_then(|code| code.parse().ok())
             .unwrap_or(0),
-        head: head.to_lowercase(),
+        head: head.to_owned(),
         body: body.to_owned(),
     }
 }

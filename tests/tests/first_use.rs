@@ -127,20 +127,19 @@ fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess 
     spawn_http(env!("CARGO_BIN_EXE_travel-tools"), host, args, env)
 }
 
-/// Sends an `initialize` to `/mcp` and gives the status code and the response head.
-fn post(port: u16, headers: &[(&str, &str)]) -> (u16, String) {
+/// Sends an `initialize` to `/mcp`.
+fn post(port: u16, headers: &[(&str, &str)]) -> tool_tests::HttpReply {
     let headers: Vec<(&str, &str)> = JSON_POST.iter().chain(headers).copied().collect();
-    let reply = http(port, "POST", "/mcp", &headers, INITIALIZE);
-    (reply.status, reply.head)
+    http(port, "POST", "/mcp", &headers, INITIALIZE)
 }
 
 #[test]
 fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour() {
     // A host name with a port, the way people write it.
     let mut server = serve_http("localhost", &[], &[]);
-    assert_eq!(post(server.port, &[]).0, 200);
+    assert_eq!(post(server.port, &[]).status, 200);
     assert_eq!(
-        post(server.port, &[("Host", "evil.example")]).0,
+        post(server.port, &[("Host", "evil.example")]).status,
         403,
         "a loopback server answers only loopback names"
     );
@@ -153,13 +152,13 @@ fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour(
 
     // The token from the environment, never from a flag.
     let server = serve_http("127.0.0.1", &[], &[("MCP_BEARER_TOKEN", "s3cret")]);
-    assert_eq!(post(server.port, &[]).0, 401);
+    assert_eq!(post(server.port, &[]).status, 401);
     assert_eq!(
-        post(server.port, &[("Authorization", "Bearer wrong")]).0,
+        post(server.port, &[("Authorization", "Bearer wrong")]).status,
         401
     );
     assert_eq!(
-        post(server.port, &[("Authorization", "Bearer s3cret")]).0,
+        post(server.port, &[("Authorization", "Bearer s3cret")]).status,
         200
     );
     drop(server);
@@ -180,17 +179,20 @@ fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour(
         &[],
     );
     let token = ("Authorization", "Bearer from-a-file");
-    assert_eq!(post(server.port, &[("Host", "tools.example.com")]).0, 401);
     assert_eq!(
-        post(server.port, &[token, ("Host", "tools.example.com")]).0,
+        post(server.port, &[("Host", "tools.example.com")]).status,
+        401
+    );
+    assert_eq!(
+        post(server.port, &[token, ("Host", "tools.example.com")]).status,
         200
     );
     assert_eq!(
-        post(server.port, &[token]).0,
+        post(server.port, &[token]).status,
         403,
         "only the allowed hosts are answered"
     );
-    let (status, head) = post(
+    let reply = post(
         server.port,
         &[
             token,
@@ -198,10 +200,11 @@ fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour(
             ("Origin", "https://app.example.com"),
         ],
     );
-    assert_eq!(status, 200);
-    assert!(
-        head.contains("access-control-allow-origin: https://app.example.com"),
-        "{head}"
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("access-control-allow-origin"),
+        Some("https://app.example.com"),
+        "{reply:?}"
     );
     drop(server);
     std::fs::remove_file(&file).unwrap();
@@ -212,8 +215,8 @@ fn serve_http_takes_host_names_tokens_hosts_and_origins_and_logs_without_colour(
         &[],
         &[("MCP_ALLOWED_HOSTS", "a.example,b.example")],
     );
-    assert_eq!(post(server.port, &[("Host", "b.example")]).0, 200);
-    assert_eq!(post(server.port, &[]).0, 403);
+    assert_eq!(post(server.port, &[("Host", "b.example")]).status, 200);
+    assert_eq!(post(server.port, &[]).status, 403);
 }
 
 #[test]

@@ -164,3 +164,46 @@ fn a_run_time_tool_requires_its_scopes_and_refuses_a_scope_a_token_cannot_carry(
         "tool `burn` cannot require the scope \"journal:admin\": it is listed twice"
     );
 }
+
+#[tokio::test]
+async fn a_list_cut_to_each_token_follows_its_scopes_and_the_tools_added_later() {
+    let server = tool_runtime::mcp::McpServer::with_options(
+        Registry::new().unwrap(),
+        tool_runtime::mcp::ServerInfo::new("scopes", "1"),
+        tool_runtime::mcp::ServerOptions::default().list_only_permitted_tools(true),
+    );
+    let listed = |scopes: &'static [&'static str]| {
+        let server = server.clone();
+        async move {
+            let caller = token(scopes);
+            let mut client =
+                tool_tests::Client::of(server.connection().called_by(caller)).past_handshake();
+            let list = client
+                .call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+                .await;
+            let mut names = tool_tests::names(&list, "tools", "name");
+            names.sort();
+            names
+        }
+    };
+    let reader = ["clock", "read_journal"];
+    let writer = ["clock", "read_journal", "write_journal"];
+    assert_eq!(listed(&["journal:read"]).await, reader);
+    assert_eq!(listed(&["journal:read", "journal:write"]).await, writer);
+    // The same scopes again: the same list (kept, not built again, but the same).
+    assert_eq!(listed(&["journal:read"]).await, reader);
+
+    // A tool added later is listed to the tokens that may call it, and only to them.
+    let shred = DynamicTool::new("shred", "Shred the journal.", |_: Nothing| async {
+        Ok::<_, String>("shredded")
+    })
+    .unwrap()
+    .scopes(["journal:read"])
+    .unwrap();
+    server.registry().add_tool(shred).unwrap();
+    assert_eq!(
+        listed(&["journal:read"]).await,
+        ["clock", "read_journal", "shred"]
+    );
+    assert_eq!(listed(&["journal:erase"]).await, ["clock", "erase_journal"]);
+}

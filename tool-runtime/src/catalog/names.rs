@@ -3,4 +3,4 @@
 //! scopes a tool may require: the same functions `#[tool]` checks at compile time, from the
 //! `tool-rules` crate both depend on.
 
-pub(crate) use tool_rules::{check_name, check_scope};
+pub(crate) use tool_rules::check_name;

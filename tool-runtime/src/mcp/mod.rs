@@ -360,10 +360,26 @@ impl McpServer {
         self.shared.max_output_bytes
     }
 
-    /// Whether lists show a caller with a token only the tools it may call.
+    /// Whether lists show `tool` to `caller`: every tool, unless the server lists a caller
+    /// with a token only the tools it may call.
     #[cfg(feature = "http")]
-    pub(crate) fn lists_only_permitted_tools(&self) -> bool {
-        self.shared.list_only_permitted_tools
+    pub(crate) fn lists_to(
+        &self,
+        caller: &crate::call::caller::Caller,
+        tool: &crate::catalog::Tool,
+    ) -> bool {
+        self.shared.lists_to(caller, tool)
+    }
+}
+
+impl Shared {
+    /// See [`McpServer::lists_to`].
+    pub(crate) fn lists_to(
+        &self,
+        caller: &crate::call::caller::Caller,
+        tool: &crate::catalog::Tool,
+    ) -> bool {
+        !self.list_only_permitted_tools || caller.may_call(tool)
     }
 }
 

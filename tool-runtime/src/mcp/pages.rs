@@ -3,9 +3,11 @@
 
 use super::{CacheScope, ServerInfo, Shared};
 use crate::call::caller::Caller;
+use crate::call::runnable::ToolRef;
 use crate::catalog::Tool;
 use crate::export::{mcp_prompt, mcp_resource, mcp_tool};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The result bodies of every page, for each era.
@@ -13,7 +15,16 @@ pub(crate) struct PageSet {
     version: u64,
     handshake: Vec<String>,
     stateless: Vec<String>,
+    /// For the tools list: its tools and their entries, for the lists a caller whose
+    /// token does not permit every tool sees (built from them, never exported again).
+    tools: Vec<(ToolRef, Entry)>,
+    /// Those lists, by which tools they hold (few: one per set of scopes the tools
+    /// require that tokens grant), as long as this version lasts.
+    permitted: Mutex<HashMap<Vec<bool>, Arc<PageSet>>>,
 }
+
+/// At most this many permitted lists are kept per version of the tools list.
+const PERMITTED_KEPT: usize = 64;
 
 /// The pages of each list, as of the last version of it asked for (built on first use).
 #[derive(Default)]
@@ -86,10 +97,8 @@ impl Pages {
         stateless: bool,
         caller: &Caller,
     ) -> Result<String, String> {
-        let set = match permitted_tools(shared, list, caller) {
-            Some(set) => Arc::new(set),
-            None => self.current_set(shared, list),
-        };
+        let set = self.current_set(shared, list);
+        let set = permitted_tools(shared, &set, list, caller).unwrap_or(set);
         let index = match cursor {
             None => 0,
             Some(cursor) => {
@@ -124,36 +133,76 @@ impl Pages {
         }
         // A list that can change is not cached by clients for long.
         let hints = shared.cache.list_hints(can_change);
-        let set = Arc::new(paginate(
-            shared,
-            list,
-            &entries(shared, list),
-            hints,
-            version,
-        ));
+        let set = match list {
+            List::Tools => {
+                let tools: Vec<(ToolRef, Entry)> = shared
+                    .registry
+                    .tools()
+                    .into_iter()
+                    .map(|tool| {
+                        let entry = tool_entry(&tool);
+                        (tool, entry)
+                    })
+                    .collect();
+                let entries: Vec<&Entry> = tools.iter().map(|(_, entry)| entry).collect();
+                let mut set = paginate(shared, list, &entries, hints, version);
+                set.tools = tools;
+                set
+            }
+            _ => {
+                let entries = entries(shared, list);
+                paginate(
+                    shared,
+                    list,
+                    &entries.iter().collect::<Vec<_>>(),
+                    hints,
+                    version,
+                )
+            }
+        };
+        let set = Arc::new(set);
         *current = Some(Arc::clone(&set));
         set
     }
 }
 
-/// The tools `caller` may call, when the server lists only those to a caller with a token
-/// (`None` otherwise: the shared pages serve). Built for the request, never cached, and
-/// marked private, even when it holds every tool: a shared cache must not hand one token's
-/// list to another.
-fn permitted_tools(shared: &Shared, list: List, caller: &Caller) -> Option<PageSet> {
+/// The tools list as `caller` sees it, when the server lists a caller with a token only
+/// the tools it may call and `set` (the whole list) holds some it may not (`None`
+/// otherwise: `set` serves). Marked private, even when it holds every tool: a shared cache
+/// must not hand one token's list to another.
+fn permitted_tools(
+    shared: &Shared,
+    set: &PageSet,
+    list: List,
+    caller: &Caller,
+) -> Option<Arc<PageSet>> {
     if list != List::Tools || !shared.list_only_permitted_tools || caller.scopes().is_none() {
         return None;
     }
-    let (version, can_change) = list.version(shared);
-    let tools = shared.registry.tools();
-    let entries: Vec<Entry> = tools
+    let shown: Vec<bool> = set
+        .tools
         .iter()
-        .filter(|tool| caller.may_call(tool))
-        .map(|tool| tool_entry(tool))
+        .map(|(tool, _)| shared.lists_to(caller, tool))
         .collect();
-    let (ttl_ms, _) = shared.cache.list_hints(can_change);
+    let mut kept = set.permitted.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(permitted) = kept.get(&shown) {
+        return Some(Arc::clone(permitted));
+    }
+    let entries: Vec<&Entry> = set
+        .tools
+        .iter()
+        .zip(&shown)
+        .filter(|(_, shown)| **shown)
+        .map(|((_, entry), _)| entry)
+        .collect();
+    let (ttl_ms, _) = shared.cache.list_hints(list.version(shared).1);
     let hints = (ttl_ms, CacheScope::Private.as_str());
-    Some(paginate(shared, list, &entries, hints, version))
+    let permitted = Arc::new(paginate(shared, list, &entries, hints, set.version));
+    if kept.len() >= PERMITTED_KEPT {
+        kept.clear();
+    }
+    kept.insert(shown, Arc::clone(&permitted));
+    Some(permitted)
 }
 
 /// A tool as both eras list it.
@@ -198,11 +247,11 @@ fn entries(shared: &Shared, list: List) -> Vec<Entry> {
 fn paginate(
     shared: &Shared,
     list: List,
-    items: &[Entry],
+    items: &[&Entry],
     (ttl_ms, scope): (u64, &'static str),
     version: u64,
 ) -> PageSet {
-    let chunks: Vec<&[Entry]> = if items.is_empty() {
+    let chunks: Vec<&[&Entry]> = if items.is_empty() {
         vec![&[]]
     } else {
         items.chunks(shared.page_size).collect()
@@ -240,6 +289,8 @@ fn paginate(
         version,
         handshake,
         stateless,
+        tools: Vec::new(),
+        permitted: Mutex::new(HashMap::new()),
     }
 }
 

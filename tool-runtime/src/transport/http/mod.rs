@@ -308,7 +308,10 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &app.options.oauth {
         for path in oauth.metadata_routes() {
-            router = router.route(&path, get(resource_metadata));
+            let oauth = oauth.clone();
+            let metadata =
+                move |State(app): State<Arc<App>>| async move { resource_metadata(&app, &oauth) };
+            router = router.route(&path, get(metadata));
         }
     }
     if let Some(metrics) = app.options.metrics.clone() {
@@ -495,14 +498,9 @@ fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
 /// The protected-resource metadata (RFC 9728), open to every client: it says where to get
 /// the token every other request needs.
 #[cfg(feature = "oauth")]
-async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
-    match &app.options.oauth {
-        Some(oauth) => {
-            let name = app.server.info().name();
-            axum::Json(oauth.metadata(tool_scopes(&app), name)).into_response()
-        }
-        None => StatusCode::NOT_FOUND.into_response(),
-    }
+fn resource_metadata(app: &App, oauth: &OAuth) -> Response {
+    let name = app.server.info().name();
+    axum::Json(oauth.metadata(tool_scopes(app), name)).into_response()
 }
 
 /// A tool call the caller's token does not permit, refused before it is handled: 403 with
@@ -976,7 +974,7 @@ async fn rest_discover(
         .registry()
         .tools()
         .iter()
-        .filter(|tool| listed_to(&app, &caller, tool))
+        .filter(|tool| app.server.lists_to(&caller, tool))
         .map(|tool| {
             json!({
                 "name": tool.name(),
@@ -1057,7 +1055,7 @@ async fn rpc_tools_list(
     let tools: Vec<&Tool> = tools
         .iter()
         .map(|tool| &**tool)
-        .filter(|tool| listed_to(&app, &caller, tool))
+        .filter(|tool| app.server.lists_to(&caller, tool))
         .collect();
     let body = format!(
         "{{\"jsonrpc\":\"2.0\",\"result\":{{\"tools\":{}}}}}",
@@ -1130,12 +1128,6 @@ async fn rpc_tools_call(
         }
     };
     json_response(StatusCode::OK, bytes)
-}
-
-/// Whether a list shows `tool` to `caller`: every tool, unless the server lists only the
-/// tools a caller's token permits.
-fn listed_to(app: &App, caller: &Caller, tool: &Tool) -> bool {
-    !app.server.lists_only_permitted_tools() || caller.may_call(tool)
 }
 
 /// Whether an `Accept` header lists `media_type` (or `*/*`), ignoring parameters.

@@ -373,11 +373,9 @@ impl OAuth {
         let broader = broader.into();
         let narrower: Vec<String> = narrower.into_iter().map(Into::into).collect();
         for scope in std::iter::once(&broader).chain(&narrower) {
-            crate::catalog::names::check_scope(scope).map_err(|reason| {
-                OAuthError::InvalidScope {
-                    scope: scope.clone(),
-                    reason,
-                }
+            tool_rules::check_scope(scope).map_err(|reason| OAuthError::InvalidScope {
+                scope: scope.clone(),
+                reason,
             })?;
         }
         self.implied.push((broader, narrower));

@@ -3,18 +3,17 @@
 
 use serde_json::{json, Value};
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_travel-tools"))
+    tool_tests::command(env!("CARGO_BIN_EXE_travel-tools"))
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
 
 fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_travel-tools"))
+    let mut child = tool_tests::command(env!("CARGO_BIN_EXE_travel-tools"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -2,12 +2,11 @@
 //! real binary (`library-tools`: a tool, two prompts, a resource template).
 
 use serde_json::{json, Value};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_library-tools"))
+    tool_tests::command(env!("CARGO_BIN_EXE_library-tools"))
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

@@ -125,6 +125,16 @@ pub async fn with_standard_headers(
     axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
 }
 
+/// A request at protocol 2026-07-28, whose `_meta` names the version and the client's
+/// `capabilities` (each request carries them; there is no handshake).
+pub fn per_request(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
 /// A client of one connection, driving the protocol layer as a transport does: each
 /// message's work is spawned on the current runtime, and answers are read off the outbox.
 pub struct Client {

@@ -13,7 +13,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
-use tool_tests::Client;
+use tool_tests::{per_request as stateless, Client};
 use tower::ServiceExt;
 
 /// Whether to go ahead.
@@ -587,16 +587,6 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
         .expect("the question within 5 s");
     let question = read(question);
     assert_eq!(question["method"], "elicitation/create", "{question}");
-}
-
-const VERSION: &str = "2026-07-28";
-
-fn stateless(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 #[tokio::test]

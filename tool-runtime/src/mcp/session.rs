@@ -19,6 +19,7 @@ use crate::registry::{ListsChanged, Update};
 use serde_json::{json, Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -315,7 +316,7 @@ impl Connection {
                 if self.shared.offered.tasks
                     && self.negotiated_version() == Some(TASKS_CORE_VERSION) =>
             {
-                self.core_task_request(id, method, params.as_ref(), caller, sink)
+                self.core_task_request(id, method, params, caller, sink)
             }
             "logging/setLevel" => {
                 match params.as_ref().and_then(|p| p.get("level")).and_then(Value::as_str).and_then(LogLevel::from_name) {
@@ -749,12 +750,11 @@ impl Connection {
                 // Only a request that declares the extension may use it, whatever it asks.
                 let declared =
                     tasks::declares_extension(meta.and_then(|m| m.get(META_CAPABILITIES)));
-                let message = if declared {
-                    tasks::extension_method(&self.shared, &id, method, params.as_ref(), caller)
-                } else {
-                    tasks::extension_required(&id, method)
-                };
-                answered(sink, message)
+                if !declared {
+                    return answered(sink, tasks::extension_required(&id, method));
+                }
+                let request = self.task_request(&id, method, params, caller);
+                self.answer_from_store(id, tasks::extension_method(request), sink)
             }
             other => error(
                 code::METHOD_NOT_FOUND,
@@ -891,43 +891,94 @@ impl Connection {
         &self,
         id: RequestId,
         method: &str,
-        params: Option<&Map<String, Value>>,
+        params: Option<Map<String, Value>>,
         caller: &Caller,
         sink: &Outgoing,
     ) -> Option<Work> {
+        let request = self.task_request(&id, method, params, caller);
         if method != "tasks/result" {
-            let message =
-                tasks::core_method(&self.shared, &self.state, &id, method, params, caller);
-            return answered(sink, message);
-        }
-        let task = match tasks::task_id(&id, params) {
-            Ok(task) => task,
-            Err(refusal) => return answered(sink, refusal),
-        };
-        // To anyone but its owner the task does not exist.
-        if !tasks::is_owned_by(&self.shared, &task, caller) {
-            return answered(sink, tasks::not_found(&id, &task));
+            let state = Arc::clone(&self.state);
+            return self.answer_from_store(id, tasks::core_method(request, state), sink);
         }
         let cancellation = Cancellation::new();
-        let guard = match self.register(id.clone(), cancellation.clone()) {
+        let guard = match self.register(id, cancellation.clone()) {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
         };
-        let shared = Arc::clone(&self.shared);
         let sink = Arc::new(Mutex::new(sink.clone()));
         let answer_sink = Arc::clone(&sink);
+        let stream = Arc::clone(&sink);
+        let state = Arc::clone(&self.state);
         // The task's questions and notifications come on this request's stream while it
-        // waits.
-        let relay = lock(&self.state.relays).get(&task).cloned();
-        if let Some(relay) = relay {
-            relay.wait_on(&sink);
-        }
+        // waits: attached once the task is found to be the caller's (to anyone else it
+        // does not exist).
+        let attach = move |task: &str| {
+            let relay = lock(&state.relays).get(task).cloned();
+            if let Some(relay) = relay {
+                relay.wait_on(&stream);
+            }
+        };
         Some(Work::stream(
             async move {
                 let message = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
-                    message = tasks::result_when_ended(shared, id, task) => message,
+                    message = tasks::result_when_ended(request, attach) => message,
+                };
+                guard.answer(&answer_sink, || message);
+            },
+            Some(sink),
+        ))
+    }
+
+    /// A `tasks/*` request, as its handler takes it.
+    fn task_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        caller: &Caller,
+    ) -> tasks::TaskRequest {
+        tasks::TaskRequest {
+            shared: Arc::clone(&self.shared),
+            id: id.clone(),
+            method: method.to_owned(),
+            params,
+            caller: caller.clone(),
+        }
+    }
+
+    /// Answers a request whose answer comes from the task store: here and now when the
+    /// store answers at once (the in-memory one always does), else as work registered in
+    /// flight, which its cancellation stops.
+    fn answer_from_store(
+        &self,
+        id: RequestId,
+        answer: impl Future<Output = Message> + Send + 'static,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        let mut answer = Box::pin(answer);
+        // Polled here only on a runtime's thread: a store's future may need the runtime's
+        // timers or sockets, which a transport's own threads do not have.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(message) = answer.as_mut().poll(&mut context) {
+                return answered(sink, message);
+            }
+        }
+        let cancellation = Cancellation::new();
+        let guard = match self.register(id, cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        let sink = Arc::new(Mutex::new(sink.clone()));
+        let answer_sink = Arc::clone(&sink);
+        Some(Work::stream(
+            async move {
+                let message = tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return,
+                    message = answer => message,
                 };
                 guard.answer(&answer_sink, || message);
             },

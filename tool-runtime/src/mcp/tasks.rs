@@ -22,10 +22,11 @@ use super::{Message, Shared};
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
-use crate::tasks::{Task, TaskOutcome, TaskStatus, TaskStore};
+use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
 
 /// The extension's name, in capabilities.
 pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -234,6 +235,41 @@ fn no_room(id: &RequestId) -> Message {
     )
 }
 
+/// The answer to a request the task store failed (the reason is logged, not sent).
+pub(super) fn store_failed(id: &RequestId, error: &StoreError) -> Message {
+    tracing::error!(%error, "a task request failed");
+    error_message(
+        Some(id),
+        code::INTERNAL_ERROR,
+        "Internal error: the server could not reach its task store; try again",
+        None,
+    )
+}
+
+/// Keeps a new task: whether the store took it.
+fn inserted<'a>(
+    store: &'a dyn TaskStore,
+    task: &Task,
+) -> crate::tasks::StoreFuture<'a, Result<bool, StoreError>> {
+    store.insert(task.clone())
+}
+
+/// Records a change of the running task `id`; a store that fails is logged (the tool goes
+/// on, and the task shows what the store last kept).
+async fn record(
+    store: &dyn TaskStore,
+    id: &str,
+    change: &mut (dyn FnMut(&mut Task) + Send),
+) -> Option<Task> {
+    match store.update(id, change).await {
+        Ok(updated) => updated,
+        Err(error) => {
+            tracing::error!(task = id, %error, "could not record a task's change");
+            None
+        }
+    }
+}
+
 /// Runs a `tools/call` that may become a task, and answers it.
 pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let CallWork {
@@ -264,6 +300,11 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         task.owner = context.caller().subject().map(str::to_owned);
         task
     };
+    // Questions the tool stops waiting for without closing them are forgotten here.
+    let (abandoned, mut forgotten) = mpsc::unbounded_channel();
+    let mut to_trim = None;
+    // What the tool answered while its task was being kept, if it ended that soon.
+    let mut ended_meanwhile = None;
 
     let task = match plan {
         TaskPlan::Extension { required } => {
@@ -277,37 +318,75 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 // Ended before becoming a task: answered as any call, except that a tool
                 // that runs only as a task answers with a task already ended (when the
                 // store has room for it).
-                guard.answer(sink, || {
-                    let verdict = verdict(retry, result.is_error(), result.input());
-                    if !(required && matches!(verdict, Verdict::Complete)) {
-                        return settle(&guard.id, verdict, || {
+                let verdict = verdict(retry, result.is_error(), result.input());
+                if !(required && matches!(verdict, Verdict::Complete)) {
+                    guard.answer(sink, || {
+                        settle(&guard.id, verdict, || {
                             super::session::answer(&shared, &guard.id, result, stateless)
-                        });
-                    }
-                    let mut task = new_task(options.ttl);
-                    let (status, outcome) = ending(&shared, verdict, result, plan);
-                    task.end(status, Some(outcome));
-                    if store.insert(task.clone()) {
-                        created(&shared, &guard.id, &task, plan)
-                    } else {
+                        })
+                    });
+                    return;
+                }
+                if !guard.in_flight() {
+                    return;
+                }
+                let mut task = new_task(options.ttl);
+                let (status, outcome) = ending(&shared, verdict, result, plan);
+                task.end(status, Some(outcome));
+                let kept = inserted(store.as_ref(), &task).await;
+                guard.answer(sink, || match kept {
+                    Ok(true) => created(&shared, &guard.id, &task, plan),
+                    Ok(false) => ended_as_call(&shared, &guard.id, &task),
+                    Err(error) => {
+                        tracing::error!(%error, "could not keep a task; answered as a call");
                         ended_as_call(&shared, &guard.id, &task)
                     }
                 });
                 return;
             }
             let task = new_task(options.ttl);
-            let insert = || store.insert(task.clone());
-            let promoted = match retry {
-                Some(retry) => retry.promote(&store, &task.id, insert),
-                None => insert(),
+            let link = TaskLink {
+                store: Arc::clone(&store),
+                id: task.id.clone(),
+                abandoned: abandoned.clone(),
             };
+            let promotion = retry.map(|retry| (retry, retry.promoting()));
+            // It asked questions before the moment passed: it returns at once, and its
+            // answer asks them.
+            let promoted = !matches!(promotion, Some((_, None)))
+                && {
+                    // The tool runs on while the store keeps the task: a slow store does not
+                    // stall it, and a question it asks meanwhile waits for the promotion.
+                    let mut keep = inserted(store.as_ref(), &task);
+                    let kept = loop {
+                        tokio::select! {
+                            biased;
+                            () = cancellation.cancelled() => {
+                                if kept_or_logged(keep.await) {
+                                    record(store.as_ref(), &task.id, &mut |t| t.end(TaskStatus::Cancelled, None)).await;
+                                }
+                                return;
+                            }
+                            kept = &mut keep => break kept_or_logged(kept),
+                            result = &mut finish, if ended_meanwhile.is_none() => {
+                                ended_meanwhile = Some(result);
+                            }
+                        }
+                    };
+                    if let Some((retry, Some(promotion))) = promotion {
+                        retry.promoted(promotion, kept.then_some(link));
+                    }
+                    kept
+                };
             if !promoted {
-                // It asked questions before the moment passed (it returns at once, and its
-                // answer asks them), or the store has no room: it stays a call.
-                let result = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    result = &mut finish => result,
+                // It stays a call.
+                let result = match ended_meanwhile {
+                    Some(result) => result,
+                    None => tokio::select! {
+                        biased;
+                        () = cancellation.cancelled() => return,
+                        result = &mut finish => result,
+                    },
                 };
                 guard.answer(sink, || {
                     settled_answer(&shared, &guard.id, retry, result, stateless)
@@ -318,18 +397,19 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         }
         TaskPlan::Core { ttl } => {
             let task = new_task(ttl);
-            if !store.insert(task.clone()) {
-                guard.answer(sink, || no_room(&guard.id));
-                return;
+            match inserted(store.as_ref(), &task).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    guard.answer(sink, || no_room(&guard.id));
+                    return;
+                }
+                Err(error) => {
+                    guard.answer(sink, || store_failed(&guard.id, &error));
+                    return;
+                }
             }
-            let mut own = lock(&guard.state.tasks);
-            // Forget the connection's tasks the store no longer keeps, now and then (each
-            // time the list doubles), so a long connection's list stays as long as its
-            // live tasks, at a constant cost per task.
-            if own.len() >= 64 && own.len().is_power_of_two() {
-                own.retain(|id| store.contains(id));
-            }
-            own.push(task.id.clone());
+            // Listed before the client learns of it.
+            to_trim = listed(&guard.state, &task.id);
             task
         }
     };
@@ -342,15 +422,26 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let mut relayed = match plan.era() {
         TaskEra::Core => {
             if let Some(live) = &live {
-                live.attach(Arc::clone(&store), task.id.clone());
+                live.attach(TaskLink {
+                    store: Arc::clone(&store),
+                    id: task.id.clone(),
+                    abandoned: abandoned.clone(),
+                });
             }
             Some(Relayed::open(&guard.state, &task.id, &notifier.sink))
         }
         TaskEra::Extension => None,
     };
+    drop(abandoned);
     if !guard.answer(&call_stream, || created(&shared, &guard.id, &task, plan)) {
-        store.update(&task.id, &mut |t| t.end(TaskStatus::Cancelled, None));
+        record(store.as_ref(), &task.id, &mut |t| {
+            t.end(TaskStatus::Cancelled, None)
+        })
+        .await;
         return;
+    }
+    if let Some(to_trim) = to_trim {
+        forget_gone(&guard.state, store.as_ref(), to_trim).await;
     }
     let announce = |relayed: &mut Option<Relayed>, ended: Option<Task>| {
         if let (Some(relayed), Some(ended)) = (relayed, ended) {
@@ -361,21 +452,28 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     };
     // The call is answered; the tool runs on for the task, until it ends or the task is
     // cancelled.
-    let result = loop {
-        tokio::select! {
-            biased;
-            () = cancelled_in(store.as_ref(), &task.id) => {
-                cancellation.cancel();
-                announce(&mut relayed, store.get(&task.id));
-                return;
-            }
-            result = &mut finish => break result,
-            message = next_of(&mut relayed) => {
-                if let Some(relayed) = &relayed {
-                    relayed.forward(message);
+    let result = match ended_meanwhile {
+        Some(result) => result,
+        None => loop {
+            tokio::select! {
+                biased;
+                () = cancelled_in(store.as_ref(), &task.id) => {
+                    cancellation.cancel();
+                    let ended = store.get(&task.id).await.ok().flatten();
+                    announce(&mut relayed, ended);
+                    return;
+                }
+                result = &mut finish => break result,
+                message = next_of(&mut relayed) => {
+                    if let Some(relayed) = &relayed {
+                        relayed.forward(message);
+                    }
+                }
+                Some(key) = forgotten.recv() => {
+                    record(store.as_ref(), &task.id, &mut |t| t.forget(&key)).await;
                 }
             }
-        }
+        },
     };
     // What the tool sent (its last progress, its log lines) goes before its end is
     // recorded, which a waiting `tasks/result` answers at once.
@@ -384,8 +482,42 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     }
     let verdict = verdict(retry, result.is_error(), result.input());
     let (status, outcome) = ending(&shared, verdict, result, plan);
-    let ended = store.update(&task.id, &mut |t| t.end(status, Some(outcome.clone())));
+    let ended = record(store.as_ref(), &task.id, &mut |t| {
+        t.end(status, Some(outcome.clone()))
+    })
+    .await;
     announce(&mut relayed, ended);
+}
+
+/// Whether a task was kept; a store that failed is logged (the call goes on as a call).
+fn kept_or_logged(kept: Result<bool, StoreError>) -> bool {
+    kept.unwrap_or_else(|error| {
+        tracing::error!(%error, "could not keep a task; the call goes on as a call");
+        false
+    })
+}
+
+/// Adds a 2025-11-25 task to its connection's list (`tasks/list`). Now and then (each
+/// time the list doubles) it gives the list, whose tasks the store no longer keeps are to
+/// be forgotten ([`forget_gone`]), so a long connection's list stays as long as its live
+/// tasks, at a constant cost per task.
+fn listed(state: &State, task: &str) -> Option<Vec<String>> {
+    let mut own = lock(&state.tasks);
+    let before = own.len();
+    own.push(task.to_owned());
+    (before >= 64 && before.is_power_of_two()).then(|| own.clone())
+}
+
+/// Forgets those of `listed` the store no longer keeps (one it cannot say anything of
+/// stays).
+async fn forget_gone(state: &State, store: &dyn TaskStore, listed: Vec<String>) {
+    let mut gone = std::collections::HashSet::new();
+    for id in listed {
+        if let Ok(false) = store.contains(&id).await {
+            gone.insert(id);
+        }
+    }
+    lock(&state.tasks).retain(|id| !gone.contains(id));
 }
 
 /// Says in `message`'s `_meta` (a request's params, or a result) that it belongs to the
@@ -442,39 +574,67 @@ pub(super) fn not_found(id: &RequestId, task: &str) -> Message {
 
 /// The task `task` if `caller` may reach it: a task started with an access token belongs
 /// to that token's subject, and to anyone else it does not exist.
-fn owned(store: &dyn TaskStore, task: &str, caller: &Caller) -> Option<Task> {
-    store
+async fn owned(
+    store: &dyn TaskStore,
+    task: &str,
+    caller: &Caller,
+) -> Result<Option<Task>, StoreError> {
+    Ok(store
         .get(task)
-        .filter(|found| found.owner.as_deref() == caller.subject())
+        .await?
+        .filter(|found| found.owner.as_deref() == caller.subject()))
 }
 
-/// Whether `caller` may reach the task `task` (see [`owned`]).
-pub(super) fn is_owned_by(shared: &Shared, task: &str, caller: &Caller) -> bool {
-    owned(shared.tasks.store.as_ref(), task, caller).is_some()
+/// A `tasks/*` request, as its handler takes it.
+pub(super) struct TaskRequest {
+    pub(super) shared: Arc<Shared>,
+    pub(super) id: RequestId,
+    pub(super) method: String,
+    pub(super) params: Option<Map<String, Value>>,
+    pub(super) caller: Caller,
+}
+
+impl TaskRequest {
+    /// The task the request names and its caller may reach; else its answer.
+    async fn reached(&self) -> Result<(String, Task), Message> {
+        let task = task_id(&self.id, self.params.as_ref())?;
+        match owned(self.shared.tasks.store.as_ref(), &task, &self.caller).await {
+            Ok(Some(found)) => Ok((task, found)),
+            Ok(None) => Err(not_found(&self.id, &task)),
+            Err(error) => Err(store_failed(&self.id, &error)),
+        }
+    }
+
+    /// Applies `change` to the task `task`; the task after it, else the answer.
+    async fn update(
+        &self,
+        task: &str,
+        change: &mut (dyn FnMut(&mut Task) + Send),
+    ) -> Result<Task, Message> {
+        match self.shared.tasks.store.update(task, change).await {
+            Ok(Some(updated)) => Ok(updated),
+            Ok(None) => Err(not_found(&self.id, task)),
+            Err(error) => Err(store_failed(&self.id, &error)),
+        }
+    }
 }
 
 /// `tasks/get`, `tasks/update` and `tasks/cancel` at 2026-07-28 (the client declared the
-/// extension), for `caller`.
-pub(super) fn extension_method(
-    shared: &Shared,
-    id: &RequestId,
-    method: &str,
-    params: Option<&Map<String, Value>>,
-    caller: &Caller,
-) -> Message {
-    let store = &shared.tasks.store;
-    let task = match task_id(id, params) {
-        Ok(task) => task,
-        Err(refusal) => return refusal,
+/// extension).
+pub(super) async fn extension_method(request: TaskRequest) -> Message {
+    let id = &request.id;
+    let (task, found) = match request.reached().await {
+        Ok(reached) => reached,
+        Err(answer) => return answer,
     };
-    let Some(found) = owned(store.as_ref(), &task, caller) else {
-        return not_found(id, &task);
-    };
-    let complete = |body: Map<String, Value>| result_message(shared, id, body, true);
-    match method {
-        "tasks/get" => complete(detailed_task(&found)),
+    let complete = |body: Map<String, Value>| result_message(&request.shared, id, body, true);
+    let updated = match request.method.as_str() {
+        "tasks/get" => return complete(detailed_task(&found)),
         "tasks/update" => {
-            let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses"))
+            let Some(Value::Object(responses)) = request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("inputResponses"))
             else {
                 return invalid(
                     id,
@@ -482,108 +642,125 @@ pub(super) fn extension_method(
                 );
             };
             // Answers to questions the task is not waiting for are ignored.
-            let updated = store.update(&task, &mut |t| {
-                for (key, answer) in responses {
-                    t.answer(key, answer);
-                }
-            });
-            match updated {
-                Some(_) => complete(Map::new()),
-                None => not_found(id, &task),
-            }
+            request
+                .update(&task, &mut |t| {
+                    for (key, answer) in responses {
+                        t.answer(key, answer);
+                    }
+                })
+                .await
         }
-        _ => match store.update(&task, &mut |t| t.end(TaskStatus::Cancelled, None)) {
-            // Cancelling an ended task is acknowledged too: it stays as it ended.
-            Some(_) => complete(Map::new()),
-            None => not_found(id, &task),
-        },
+        // Cancelling an ended task is acknowledged too: it stays as it ended.
+        _ => {
+            request
+                .update(&task, &mut |t| t.end(TaskStatus::Cancelled, None))
+                .await
+        }
+    };
+    match updated {
+        Ok(_) => complete(Map::new()),
+        Err(answer) => answer,
     }
 }
 
 /// `tasks/get`, `tasks/list` and `tasks/cancel` of 2025-11-25 (`tasks/result` waits, see
-/// [`result_when_ended`]), for `caller`. `tasks/list` lists the tasks of the asking
-/// connection only.
-pub(super) fn core_method(
-    shared: &Shared,
-    state: &State,
-    id: &RequestId,
-    method: &str,
-    params: Option<&Map<String, Value>>,
-    caller: &Caller,
-) -> Message {
-    let store = &shared.tasks.store;
-    if method == "tasks/list" {
-        // The connection's tasks still kept, oldest first.
-        let own: Vec<Task> = {
-            let mut ids = lock(&state.tasks);
-            let own: Vec<Task> = ids.iter().filter_map(|task| store.get(task)).collect();
-            *ids = own.iter().map(|task| task.id.clone()).collect();
-            own
-        };
-        let start = match params.and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(cursor)) => match own.iter().position(|task| &task.id == cursor) {
-                Some(index) => index + 1,
-                None => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
-            },
-            Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
-        };
-        let page: Vec<&Task> = own.iter().skip(start).take(shared.page_size).collect();
-        let shown: Vec<Value> = page
-            .iter()
-            .map(|task| Value::Object(task_object(task, TaskEra::Core)))
-            .collect();
-        let mut body = json!({"tasks": shown});
-        if start + page.len() < own.len() {
-            if let Some(last) = page.last() {
-                body["nextCursor"] = last.id.clone().into();
-            }
-        }
-        return Message::result(jsonrpc::response(id, &body));
+/// [`result_when_ended`]) on the connection whose state is `state`. `tasks/list` lists the
+/// tasks of that connection only.
+pub(super) async fn core_method(request: TaskRequest, state: Arc<State>) -> Message {
+    let id = &request.id;
+    if request.method == "tasks/list" {
+        return list(&request, &state).await;
     }
-    let task = match task_id(id, params) {
-        Ok(task) => task,
-        Err(refusal) => return refusal,
-    };
     let shown = |found: &Task| {
         Message::result(jsonrpc::response(
             id,
             &Value::Object(task_object(found, TaskEra::Core)),
         ))
     };
-    let Some(found) = owned(store.as_ref(), &task, caller) else {
-        return not_found(id, &task);
+    let (task, found) = match request.reached().await {
+        Ok(reached) => reached,
+        Err(answer) => return answer,
     };
-    match method {
-        "tasks/get" => shown(&found),
-        _ => {
-            let mut ended_before = None;
-            let updated = store.update(&task, &mut |t| {
-                if t.status.is_terminal() {
-                    ended_before = Some(t.status);
-                } else {
-                    t.end(TaskStatus::Cancelled, None);
-                }
-            });
-            match (updated, ended_before) {
-                (None, _) => not_found(id, &task),
-                (Some(_), Some(status)) => invalid(
-                    id,
-                    &format!(
-                        "Invalid params: cannot cancel task {task:?}: it has already ended ({})",
-                        status.as_str()
-                    ),
-                ),
-                (Some(cancelled), None) => shown(&cancelled),
-            }
-        }
+    if request.method == "tasks/get" {
+        return shown(&found);
+    }
+    let mut ended_before = None;
+    let updated = request
+        .update(&task, &mut |t| {
+            ended_before = t.status.is_terminal().then_some(t.status);
+            t.end(TaskStatus::Cancelled, None);
+        })
+        .await;
+    match (updated, ended_before) {
+        (Err(answer), _) => answer,
+        (Ok(_), Some(status)) => invalid(
+            id,
+            &format!(
+                "Invalid params: cannot cancel task {task:?}: it has already ended ({})",
+                status.as_str()
+            ),
+        ),
+        (Ok(cancelled), None) => shown(&cancelled),
     }
 }
 
-/// 2025-11-25 `tasks/result` (of a task the caller owns, see [`is_owned_by`]): waits until
-/// the task ends, then answers what the call would have answered, marked as the task's.
-pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: String) -> Message {
-    let store = Arc::clone(&shared.tasks.store);
+/// 2025-11-25 `tasks/list`: the connection's tasks still kept, oldest first.
+async fn list(request: &TaskRequest, state: &State) -> Message {
+    let id = &request.id;
+    let store = &request.shared.tasks.store;
+    let listed = lock(&state.tasks).clone();
+    let mut own = Vec::with_capacity(listed.len());
+    let mut gone = std::collections::HashSet::new();
+    for task in listed {
+        match store.get(&task).await {
+            Ok(Some(found)) => own.push(found),
+            Ok(None) => {
+                gone.insert(task);
+            }
+            Err(error) => return store_failed(id, &error),
+        }
+    }
+    if !gone.is_empty() {
+        lock(&state.tasks).retain(|task| !gone.contains(task));
+    }
+    let start = match request.params.as_ref().and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => match own.iter().position(|task| &task.id == cursor) {
+            Some(index) => index + 1,
+            None => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
+        },
+        Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
+    };
+    let page: Vec<&Task> = own
+        .iter()
+        .skip(start)
+        .take(request.shared.page_size)
+        .collect();
+    let shown: Vec<Value> = page
+        .iter()
+        .map(|task| Value::Object(task_object(task, TaskEra::Core)))
+        .collect();
+    let mut body = json!({"tasks": shown});
+    if start + page.len() < own.len() {
+        if let Some(last) = page.last() {
+            body["nextCursor"] = last.id.clone().into();
+        }
+    }
+    Message::result(jsonrpc::response(id, &body))
+}
+
+/// 2025-11-25 `tasks/result`: once the task is found to be the caller's, `attach` is
+/// called (the task's messages go to the request's stream from then on); then it waits
+/// until the task ends, and answers what the call would have answered, marked as the
+/// task's.
+pub(super) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(&str)) -> Message {
+    let (task, _) = match request.reached().await {
+        Ok(reached) => reached,
+        Err(answer) => return answer,
+    };
+    attach(&task);
+    let id = request.id;
+    let store = Arc::clone(&request.shared.tasks.store);
     let ended = crate::tasks::wait_for(store.as_ref(), &task, |found| match found {
         None => Some(None),
         Some(found) if found.status.is_terminal() => Some(Some(found)),
@@ -621,40 +798,80 @@ pub(super) async fn result_when_ended(shared: Arc<Shared>, id: RequestId, task: 
     }
 }
 
-/// A question of a task, open while this lives: the task waits `input_required` with it,
-/// and forgets it when the tool stops waiting, answered or not.
-pub(crate) struct TaskQuestion {
+/// A running task as the askers of its call reach it: where the call's questions go once
+/// it has become the task.
+#[derive(Clone)]
+pub(crate) struct TaskLink {
     store: Arc<dyn TaskStore>,
-    task: String,
+    id: String,
+    /// Where a question the tool stopped waiting for without closing it (its wait was
+    /// dropped) is sent, for the task's run to forget it.
+    abandoned: mpsc::UnboundedSender<String>,
+}
+
+impl TaskLink {
+    /// The task's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A question of a task, open until [`close`](TaskQuestion::close)d: the task waits
+/// `input_required` with it. A question dropped without being closed (the tool stopped
+/// waiting for it) is forgotten by the task's run, since dropping cannot wait for the store.
+pub(crate) struct TaskQuestion {
+    link: TaskLink,
     key: String,
+    open: bool,
 }
 
 impl TaskQuestion {
-    /// Opens the question `key` (`request`, as MCP spells it) in `task`.
-    pub(crate) fn open(
-        store: Arc<dyn TaskStore>,
-        task: String,
+    /// Opens the question `key` (`request`, as MCP spells it) in the task; `Err` when the
+    /// store failed, so the task does not show the question.
+    pub(crate) async fn open(
+        link: TaskLink,
         key: String,
         request: &Value,
-    ) -> TaskQuestion {
-        store.update(&task, &mut |t| t.ask(&key, request));
-        TaskQuestion { store, task, key }
+    ) -> Result<TaskQuestion, StoreError> {
+        // Made first, so a wait dropped while the store works still forgets it.
+        let question = TaskQuestion {
+            link,
+            key,
+            open: true,
+        };
+        let (store, task, key) = (&question.link.store, &question.link.id, &question.key);
+        store.update(task, &mut |t| t.ask(key, request)).await?;
+        Ok(question)
     }
 
     /// 2026-07-28: waits for the client's answer through `tasks/update`; `None` once the
     /// task has ended or is gone.
     pub(crate) async fn answered(&self) -> Option<Value> {
-        crate::tasks::wait_for(self.store.as_ref(), &self.task, |found| match found {
-            None => Some(None),
-            Some(found) if found.status.is_terminal() => Some(None),
-            Some(mut found) => found.input_responses.remove(&self.key).map(Some),
-        })
+        crate::tasks::wait_for(
+            self.link.store.as_ref(),
+            &self.link.id,
+            |found| match found {
+                None => Some(None),
+                Some(found) if found.status.is_terminal() => Some(None),
+                Some(mut found) => found.input_responses.remove(&self.key).map(Some),
+            },
+        )
         .await
+    }
+
+    /// The tool stopped waiting (answered or not): the task forgets the question.
+    pub(crate) async fn close(mut self) {
+        self.open = false;
+        let (store, task, key) = (&self.link.store, &self.link.id, &self.key);
+        record(store.as_ref(), task, &mut |t| t.forget(key)).await;
     }
 }
 
 impl Drop for TaskQuestion {
     fn drop(&mut self) {
-        self.store.update(&self.task, &mut |t| t.forget(&self.key));
+        if self.open {
+            // The run has ended when nobody receives it, and the task with it.
+            let _ = self.link.abandoned.send(std::mem::take(&mut self.key));
+        }
     }
 }

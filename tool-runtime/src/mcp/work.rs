@@ -198,6 +198,12 @@ pub(super) struct InFlightGuard {
 }
 
 impl InFlightGuard {
+    /// Whether the request is still waiting for its answer (neither answered nor
+    /// cancelled).
+    pub(super) fn in_flight(&self) -> bool {
+        lock(&self.state.in_flight).contains_key(&self.id)
+    }
+
     /// Answers the request on `sink` with `message()`, unless it was answered or cancelled
     /// meanwhile; whether it was.
     pub(super) fn answer(

@@ -1,7 +1,7 @@
 //! The default task store: tasks in this process's memory, dropped after their time to
 //! live, at most a fixed number at once.
 
-use super::{StoreFuture, Task, TaskStore};
+use super::{StoreError, StoreFuture, Task, TaskStore};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -79,8 +79,9 @@ impl Inner {
     }
 }
 
-impl TaskStore for InMemoryTasks {
-    fn insert(&self, task: Task) -> bool {
+// The store's work, done at once under its lock; the trait wraps each in a ready future.
+impl InMemoryTasks {
+    fn insert_now(&self, task: Task) -> bool {
         let mut inner = lock(&self.inner);
         inner.sweep(SystemTime::now());
         if inner.tasks.len() >= MOST_TASKS {
@@ -108,13 +109,13 @@ impl TaskStore for InMemoryTasks {
         true
     }
 
-    fn get(&self, id: &str) -> Option<Task> {
+    fn get_now(&self, id: &str) -> Option<Task> {
         let inner = lock(&self.inner);
         let stored = inner.tasks.get(id)?;
         (!stored.task.is_expired(SystemTime::now())).then(|| stored.task.clone())
     }
 
-    fn contains(&self, id: &str) -> bool {
+    fn contains_now(&self, id: &str) -> bool {
         let inner = lock(&self.inner);
         inner
             .tasks
@@ -122,7 +123,7 @@ impl TaskStore for InMemoryTasks {
             .is_some_and(|stored| !stored.task.is_expired(SystemTime::now()))
     }
 
-    fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task> {
+    fn update_now(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task> {
         let mut inner = lock(&self.inner);
         let stored = inner.tasks.get_mut(id)?;
         if stored.task.is_expired(SystemTime::now()) {
@@ -141,8 +142,30 @@ impl TaskStore for InMemoryTasks {
         }
         Some(task)
     }
+}
 
-    fn changed(&self, id: &str) -> StoreFuture {
+impl TaskStore for InMemoryTasks {
+    fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.insert_now(task))))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.get_now(id))))
+    }
+
+    fn contains<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.contains_now(id))))
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a mut (dyn FnMut(&mut Task) + Send),
+    ) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.update_now(id, change))))
+    }
+
+    fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
         // Subscribed now, not when first polled: a change between this call and the
         // first poll is not missed.
         let receiver = lock(&self.inner)
@@ -169,11 +192,11 @@ mod tests {
     #[test]
     fn expired_tasks_go_and_running_ones_are_never_pushed_out() {
         let store = InMemoryTasks::default();
-        assert!(store.insert(task("short", Duration::ZERO)));
+        assert!(store.insert_now(task("short", Duration::ZERO)));
         std::thread::sleep(Duration::from_millis(5));
-        assert!(store.get("short").is_none(), "past its time to live");
-        assert!(!store.contains("short") && !store.contains("unknown"));
-        assert!(store.insert(task("kept", Duration::from_secs(60))));
+        assert!(store.get_now("short").is_none(), "past its time to live");
+        assert!(!store.contains_now("short") && !store.contains_now("unknown"));
+        assert!(store.insert_now(task("kept", Duration::from_secs(60))));
         assert_eq!(
             lock(&store.inner).tasks.len(),
             1,
@@ -182,19 +205,19 @@ mod tests {
 
         // Full of running tasks: a new one is refused; once one ends, it makes room.
         for n in 1..MOST_TASKS {
-            assert!(store.insert(task(&format!("t{n}"), Duration::from_secs(60))));
+            assert!(store.insert_now(task(&format!("t{n}"), Duration::from_secs(60))));
         }
-        assert!(!store.insert(task("one too many", Duration::from_secs(60))));
-        store.update("t5", &mut |t| t.end(TaskStatus::Completed, None));
-        assert!(store.insert(task("room", Duration::from_secs(60))));
-        assert!(store.get("t5").is_none() && store.get("kept").is_some());
-        assert!(!store.contains("t5") && store.contains("kept"));
+        assert!(!store.insert_now(task("one too many", Duration::from_secs(60))));
+        store.update_now("t5", &mut |t| t.end(TaskStatus::Completed, None));
+        assert!(store.insert_now(task("room", Duration::from_secs(60))));
+        assert!(store.get_now("t5").is_none() && store.get_now("kept").is_some());
+        assert!(!store.contains_now("t5") && store.contains_now("kept"));
         // An ended task stays as it ended.
         assert!(store
-            .update("room", &mut |t| t.end(TaskStatus::Cancelled, None))
+            .update_now("room", &mut |t| t.end(TaskStatus::Cancelled, None))
             .is_some());
         let ended = store
-            .update("room", &mut |t| t.end(TaskStatus::Completed, None))
+            .update_now("room", &mut |t| t.end(TaskStatus::Completed, None))
             .unwrap();
         assert_eq!(ended.status, TaskStatus::Cancelled);
     }

@@ -189,46 +189,157 @@ impl Task {
     }
 }
 
-/// A future a store returns.
-pub type StoreFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// A future a [`TaskStore`] returns, borrowing the store and the arguments it was given.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where tasks are kept.
+/// A task store that could not do what it was asked: its database unreachable, a write
+/// refused. The request that needed it is answered with an internal error (the reason is
+/// logged, never sent to the client), and a running task's tool goes on.
+///
+/// ```
+/// use tool_runtime::tasks::StoreError;
+///
+/// let error = StoreError::new("connection refused");
+/// assert_eq!(error.to_string(), "the task store failed: connection refused");
+/// ```
+#[derive(Debug)]
+pub struct StoreError {
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl StoreError {
+    /// The store failed because of `source`.
+    pub fn new(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+        StoreError {
+            source: source.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the task store failed: {}", self.source)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Where tasks are kept. Every method is asynchronous, so a store can live in a database
+/// or a cache that several servers share, and every one but
+/// [`changed`](TaskStore::changed) can fail with a [`StoreError`].
 ///
 /// Several servers can serve one task (the replica that runs the tool, and any that a
 /// client's `tasks/get`, `tasks/update` or `tasks/cancel` reaches) when they share a store
 /// that guarantees:
 ///
 /// - **read-your-writes**: a task [`insert`](TaskStore::insert)ed is visible to
-///   [`get`](TaskStore::get) on every replica before `insert` returns (the client is told
-///   of the task only then);
+///   [`get`](TaskStore::get) on every replica once `insert` has resolved (the client is
+///   told of the task only then);
 /// - **atomic changes**: [`update`](TaskStore::update) applies its change to the latest
 ///   version of the task, with no other change in between (answers and cancellations
-///   arrive while the tool's replica records its progress);
+///   arrive while the tool's replica records its progress). A store that writes with
+///   compare-and-swap may call the change again on a newer version after a conflict: the
+///   changes the server makes depend only on the task they are given;
 /// - **change signals**: [`changed`](TaskStore::changed) resolves on every replica once
 ///   the task changes after the call (the tool's replica waits on it for answers and for
 ///   cancellation), or at the latest after a short poll interval;
 /// - **retention**: a task is kept at least for its [`ttl`](Task::ttl) from its creation,
 ///   and may be dropped after.
+///
+/// A store of your own implements each method as a boxed future. This one counts the
+/// tasks it is given and keeps them in memory:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
+///
+/// #[derive(Default)]
+/// struct Counted {
+///     tasks: InMemoryTasks,
+///     inserted: AtomicUsize,
+/// }
+///
+/// impl TaskStore for Counted {
+///     fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
+///         self.inserted.fetch_add(1, Ordering::Relaxed);
+///         self.tasks.insert(task)
+///     }
+///     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+///         self.tasks.get(id)
+///     }
+///     fn update<'a>(
+///         &'a self,
+///         id: &'a str,
+///         change: &'a mut (dyn FnMut(&mut Task) + Send),
+///     ) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+///         self.tasks.update(id, change)
+///     }
+///     fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
+///         self.tasks.changed(id)
+///     }
+/// }
+///
+/// let options = TaskOptions::default().store(Counted::default());
+/// # let _ = options;
+/// ```
 pub trait TaskStore: Send + Sync + 'static {
-    /// Keeps a new task; false when the store has no room for it (the call then runs
-    /// without one, or is refused).
-    fn insert(&self, task: Task) -> bool;
+    /// Keeps a new task; `Ok(false)` when the store has no room for it (the call then
+    /// runs without one, or is refused).
+    fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>>;
     /// The task `id`, unless unknown or expired.
-    fn get(&self, id: &str) -> Option<Task>;
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>>;
     /// Whether the task `id` is kept (known and not expired); a store can say it without
     /// reading the task.
-    fn contains(&self, id: &str) -> bool {
-        self.get(id).is_some()
+    fn contains<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move { Ok(self.get(id).await?.is_some()) })
     }
     /// Applies `change` to the task `id` atomically; the task after it, or `None` if
     /// unknown or expired.
-    fn update(&self, id: &str, change: &mut dyn FnMut(&mut Task)) -> Option<Task>;
-    /// Resolves once the task `id` changes after this call (or is dropped).
-    fn changed(&self, id: &str) -> StoreFuture;
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a mut (dyn FnMut(&mut Task) + Send),
+    ) -> StoreFuture<'a, Result<Option<Task>, StoreError>>;
+    /// Resolves once the task `id` changes after this call (or is dropped). The change is
+    /// watched from the call on, not from the first poll of the future.
+    fn changed(&self, id: &str) -> StoreFuture<'static, ()>;
 }
 
+/// One store shared by several servers (replicas in one process, or a test's): each gets
+/// a clone of the `Arc`.
+impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
+    fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
+        (**self).insert(task)
+    }
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        (**self).get(id)
+    }
+    fn contains<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<bool, StoreError>> {
+        (**self).contains(id)
+    }
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a mut (dyn FnMut(&mut Task) + Send),
+    ) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        (**self).update(id, change)
+    }
+    fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
+        (**self).changed(id)
+    }
+}
+
+/// How long a waiter whose read failed waits before it reads again, unless the task
+/// changes sooner.
+const RETRY_FAILED_READ: Duration = Duration::from_millis(500);
+
 /// Waits until `decide` makes something of the task `id` as the store holds it (`None`
-/// when it is unknown or expired), reading it again each time it changes.
+/// when it is unknown or expired), reading it again each time it changes. A read that
+/// fails is logged and tried again.
 pub(crate) async fn wait_for<T>(
     store: &dyn TaskStore,
     id: &str,
@@ -237,10 +348,18 @@ pub(crate) async fn wait_for<T>(
     loop {
         // Asked for before reading, so no change between the two is missed.
         let change = store.changed(id);
-        if let Some(decided) = decide(store.get(id)) {
-            return decided;
+        match store.get(id).await {
+            Ok(found) => {
+                if let Some(decided) = decide(found) {
+                    return decided;
+                }
+                change.await;
+            }
+            Err(error) => {
+                tracing::warn!(task = id, %error, "could not read a task; trying again");
+                let _ = tokio::time::timeout(RETRY_FAILED_READ, change).await;
+            }
         }
-        change.await;
     }
 }
 

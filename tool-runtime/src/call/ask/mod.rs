@@ -134,6 +134,9 @@ pub enum AskError {
     InvalidQuestion(String),
     /// The connection closed, or the call was cancelled, before the client answered.
     Closed,
+    /// The question could not reach the client: the task it waits in could not be
+    /// updated (its store failed). Calling again may succeed.
+    Undelivered,
 }
 
 impl fmt::Display for AskError {
@@ -162,6 +165,10 @@ impl fmt::Display for AskError {
             AskError::InvalidAnswer(why) => write!(f, "the client's answer is not valid: {why}"),
             AskError::InvalidQuestion(why) => write!(f, "the question cannot be asked: {why}"),
             AskError::Closed => f.write_str("the connection closed before the client answered"),
+            AskError::Undelivered => f.write_str(
+                "the question could not reach the client: the server could not record it in \
+                 the task; call the tool again",
+            ),
         }
     }
 }

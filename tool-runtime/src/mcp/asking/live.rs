@@ -5,10 +5,9 @@
 use super::super::jsonrpc::{self, RequestId};
 use super::super::outbox::Outgoing;
 use super::super::session::{lock, State};
-use super::super::tasks::TaskQuestion;
+use super::super::tasks::{TaskLink, TaskQuestion};
 use super::super::Message;
 use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
-use crate::tasks::TaskStore;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -27,13 +26,13 @@ pub(crate) struct LiveAsker {
     pub(in crate::mcp) sink: Arc<Mutex<Outgoing>>,
     /// The task the call became (2025-11-25), once it has: its questions then say so, and
     /// the task waits `input_required` while they are open.
-    pub(in crate::mcp) task: Mutex<Option<(Arc<dyn TaskStore>, String)>>,
+    pub(in crate::mcp) task: Mutex<Option<TaskLink>>,
 }
 
 impl LiveAsker {
-    /// From now on the call is the task `id` in `store`.
-    pub(in crate::mcp) fn attach(&self, store: Arc<dyn TaskStore>, id: String) {
-        *lock(&self.task) = Some((store, id));
+    /// From now on the call is `task`.
+    pub(in crate::mcp) fn attach(&self, task: TaskLink) {
+        *lock(&self.task) = Some(task);
     }
 }
 
@@ -78,24 +77,35 @@ impl Asker for LiveAsker {
         let mut params = question.params;
         let method = question.capability.method();
         let task = lock(&self.task).clone();
-        let in_task = task.map(|(store, task)| {
-            crate::mcp::tasks::mark_related(&mut params, &task);
-            let request = json!({"method": method, "params": params});
-            TaskQuestion::open(store, task, question.key, &request)
-        });
-        let bytes = jsonrpc::request(number, method, &params);
-        let sent = lock(&self.sink).send(Message::request(bytes));
+        let key = question.key;
+        let sink = Arc::clone(&self.sink);
         Box::pin(async move {
             let _waiting = waiting;
-            let _in_task = in_task;
-            if !sent {
-                return Err(AskError::Closed);
+            // A task's question is marked as the task's, and the task waits
+            // `input_required` while it is open (when the store could record it).
+            let mut in_task = None;
+            if let Some(task) = task {
+                crate::mcp::tasks::mark_related(&mut params, task.id());
+                let request = json!({"method": method, "params": params});
+                match TaskQuestion::open(task, key, &request).await {
+                    Ok(question) => in_task = Some(question),
+                    Err(error) => tracing::error!(%error, "could not record a task's question"),
+                }
             }
-            match answered.await {
-                Ok(Ok(result)) => Ok(result),
-                Ok(Err((code, message))) => Err(AskError::Refused { code, message }),
-                Err(_) => Err(AskError::Closed),
+            let bytes = jsonrpc::request(number, method, &params);
+            let sent = lock(&sink).send(Message::request(bytes));
+            let answer = match sent {
+                false => Err(AskError::Closed),
+                true => match answered.await {
+                    Ok(Ok(result)) => Ok(result),
+                    Ok(Err((code, message))) => Err(AskError::Refused { code, message }),
+                    Err(_) => Err(AskError::Closed),
+                },
+            };
+            if let Some(question) = in_task {
+                question.close().await;
             }
+            answer
         })
     }
 }

@@ -5,14 +5,14 @@
 //! request state. The tool runs again, from the start, on the next retry.
 
 use super::super::session::lock;
-use super::super::tasks::TaskQuestion;
+use super::super::tasks::{TaskLink, TaskQuestion};
 use super::sealed::{Bound, SealingKey};
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
-use crate::tasks::TaskStore;
 use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
 
 /// The asker of one round of a call.
 pub(crate) struct RetryAsker {
@@ -20,7 +20,8 @@ pub(crate) struct RetryAsker {
     /// The answers this round can use: earlier rounds' (sealed, so they stand), then the
     /// retry's for questions not answered before.
     answers: Map<String, Value>,
-    round: Mutex<Round>,
+    /// Shared with the questions that wait for the call to become a task.
+    round: Arc<Mutex<Round>>,
     key: SealingKey,
     method: String,
     target: String,
@@ -41,7 +42,24 @@ struct Round {
     /// An answer that does not fit its question: a protocol error of the retry.
     invalid: Option<String>,
     /// Once the call became a task: where its questions go now.
-    task: Option<(Arc<dyn TaskStore>, String)>,
+    task: Option<TaskLink>,
+    /// While the call is becoming a task (the store keeping it): what tells the questions
+    /// asked meanwhile where they go.
+    promoting: Option<Arc<Notify>>,
+}
+
+/// A call on its way to becoming a task (see [`RetryAsker::promoting`]); once dropped, the
+/// questions waiting for it go where the round says.
+pub(crate) struct Promotion {
+    round: Arc<Mutex<Round>>,
+    settled: Arc<Notify>,
+}
+
+impl Drop for Promotion {
+    fn drop(&mut self) {
+        lock(&self.round).promoting = None;
+        self.settled.notify_waiters();
+    }
 }
 
 /// How a round ends.
@@ -108,10 +126,10 @@ impl RetryAsker {
         Ok(RetryAsker {
             capabilities,
             answers,
-            round: Mutex::new(Round {
+            round: Arc::new(Mutex::new(Round {
                 kept,
                 ..Round::default()
-            }),
+            })),
             key: key.clone(),
             method: method.to_owned(),
             target: target.to_owned(),
@@ -119,22 +137,28 @@ impl RetryAsker {
         })
     }
 
-    /// Makes the call a task whose questions go through `store`, unless it has asked
-    /// questions of this round already (then it is about to answer them, and stays a
-    /// call) or `insert` finds no room for it. `insert` stores the task, under the same
-    /// lock as questions are asked, so no question falls between the two.
-    pub(crate) fn promote(
-        &self,
-        store: &Arc<dyn TaskStore>,
-        task: &str,
-        insert: impl FnOnce() -> bool,
-    ) -> bool {
+    /// Starts making the call a task, unless it has asked questions of this round already
+    /// (then it is about to answer them, and stays a call). Questions asked from now on
+    /// wait until [`promoted`](RetryAsker::promoted) says where they go, so none falls
+    /// between the call and its task while the store keeps the task.
+    pub(crate) fn promoting(&self) -> Option<Promotion> {
         let mut round = lock(&self.round);
-        if !round.asked.is_empty() || !insert() {
-            return false;
+        if !round.asked.is_empty() {
+            return None;
         }
-        round.task = Some((Arc::clone(store), task.to_owned()));
-        true
+        let settled = Arc::new(Notify::new());
+        round.promoting = Some(Arc::clone(&settled));
+        Some(Promotion {
+            round: Arc::clone(&self.round),
+            settled,
+        })
+    }
+
+    /// The promotion ended: the call is the task `task` from now on, or stays a call
+    /// (`None`: the store had no room, or failed).
+    pub(crate) fn promoted(&self, promotion: Promotion, task: Option<TaskLink>) {
+        lock(&self.round).task = task;
+        drop(promotion);
     }
 
     /// How the round ends, given whether the tool's own answer is a failure, and the
@@ -213,24 +237,40 @@ impl Asker for RetryAsker {
             return Box::pin(std::future::ready(Ok(answer.clone())));
         }
         let request = input_request(question.capability, question.params);
-        match round.task.clone() {
-            // The call is a task now: the question waits in the task for `tasks/update`.
-            Some((store, task)) => {
-                let open = TaskQuestion::open(store, task, question.key, &request);
-                Box::pin(async move { open.answered().await.ok_or(AskError::Closed) })
-            }
-            None => {
-                round.asked.insert(question.key, request);
-                Box::pin(std::future::ready(Err(AskError::InputRequired)))
-            }
+        let key = question.key;
+        // The call is a task now: the question waits in the task for `tasks/update`.
+        if let Some(task) = round.task.clone() {
+            return Box::pin(ask_in_task(task, key, request));
         }
+        // The call is becoming a task: the question goes where that ends.
+        if let Some(settled) = round.promoting.clone() {
+            // Registered now, under the lock: the promotion's end cannot be missed.
+            let settled = settled.notified_owned();
+            let round = Arc::clone(&self.round);
+            return Box::pin(async move {
+                settled.await;
+                let task = {
+                    let mut round = lock(&round);
+                    if round.task.is_none() {
+                        round.asked.insert(key.clone(), request.clone());
+                    }
+                    round.task.clone()
+                };
+                match task {
+                    Some(task) => ask_in_task(task, key, request).await,
+                    None => Err(AskError::InputRequired),
+                }
+            });
+        }
+        round.asked.insert(key, request);
+        Box::pin(std::future::ready(Err(AskError::InputRequired)))
     }
 
     fn ask_on_retry(&self, questions: Vec<Question>) -> bool {
         let mut round = lock(&self.round);
         // A task's questions wait in the task, answered through `tasks/update`, not by a
-        // retry of the call.
-        if round.task.is_some() {
+        // retry of the call (one becoming a task most likely will be one).
+        if round.task.is_some() || round.promoting.is_some() {
             return false;
         }
         for question in questions {
@@ -255,6 +295,20 @@ impl Asker for RetryAsker {
     fn kept(&self, key: &str) -> Option<Value> {
         lock(&self.round).kept.get(key).cloned()
     }
+}
+
+/// Asks `request` under `key` through the task: it waits there for the client's answer
+/// (through `tasks/update`).
+async fn ask_in_task(task: TaskLink, key: String, request: Value) -> Result<Value, AskError> {
+    let question = TaskQuestion::open(task, key, &request)
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, "could not ask a question through its task");
+            AskError::Undelivered
+        })?;
+    let answer = question.answered().await;
+    question.close().await;
+    answer.ok_or(AskError::Closed)
 }
 
 /// A question as `inputRequests` spells it. At 2026-07-28 a URL elicitation has no

@@ -1,0 +1,388 @@
+//! Task stores of a user's own, as a database would be: every operation takes a moment,
+//! several servers share one, and it can fail. Tasks still run, ask, answer and cancel.
+
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tool_runtime::ask::{AskError, Elicited};
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
+use tool_runtime::{tool, CallContext, Registry};
+use tool_tests::{per_request, Client};
+
+/// Whether to go ahead.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Go ahead?
+    confirm: bool,
+}
+
+/// Works a moment, then asks whether to go on.
+#[tool(task = "optional")]
+async fn ask_later(ctx: CallContext) -> Result<String, AskError> {
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    went_on(&ctx).await
+}
+
+/// Asks whether to go on, saying so first (see `Remote::gate`).
+#[tool(task = "optional")]
+async fn ask_while_kept(ctx: CallContext) -> Result<String, AskError> {
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    ASKING.notify_one();
+    went_on(&ctx).await
+}
+
+async fn went_on(ctx: &CallContext) -> Result<String, AskError> {
+    let answer = ctx.elicit::<Confirm>("Go on?").key("go").await?;
+    let yes = matches!(answer, Elicited::Accepted(Confirm { confirm: true }));
+    Ok(format!("went on: {yes}"))
+}
+
+/// Asks, stops waiting for the answer after a moment, and works on.
+#[tool(task = "optional")]
+async fn impatient(ctx: CallContext) -> String {
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let question = ctx.elicit::<Confirm>("Quick, go on?").key("quick");
+    let waited = tokio::time::timeout(Duration::from_millis(300), question).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    format!("gave up: {}", waited.is_err())
+}
+
+/// Works for a while.
+#[tool(task = "optional")]
+async fn long_job(seconds: f64) -> String {
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    format!("slept {seconds}")
+}
+
+/// Whether `endless_job` is running (its future not dropped).
+static ENDLESS_RUNNING: AtomicBool = AtomicBool::new(false);
+
+struct Running;
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        ENDLESS_RUNNING.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Never ends by itself.
+#[tool(task = "optional")]
+async fn endless_job() -> String {
+    ENDLESS_RUNNING.store(true, Ordering::SeqCst);
+    let _running = Running;
+    std::future::pending::<()>().await;
+    String::new()
+}
+
+/// Told by `ask_while_kept` as it asks.
+static ASKING: Notify = Notify::const_new();
+
+/// A store as a database would be: each operation waits a moment first (so its future is
+/// pending when first polled), keeping a task may wait for a gate, and it can be down.
+struct Remote {
+    tasks: InMemoryTasks,
+    delay: Duration,
+    /// When set, keeping a task waits until `ask_while_kept` is about to ask.
+    gate: bool,
+    down: AtomicBool,
+}
+
+impl Remote {
+    fn new(delay: Duration) -> Arc<Remote> {
+        Arc::new(Remote {
+            tasks: InMemoryTasks::default(),
+            delay,
+            gate: false,
+            down: AtomicBool::new(false),
+        })
+    }
+
+    fn gated() -> Arc<Remote> {
+        Arc::new(Remote {
+            gate: true,
+            ..Arc::into_inner(Remote::new(Duration::ZERO)).unwrap()
+        })
+    }
+
+    async fn reach(&self) -> Result<(), StoreError> {
+        tokio::time::sleep(self.delay).await;
+        match self.down.load(Ordering::SeqCst) {
+            true => Err(StoreError::new("connection refused by 10.0.0.9:6379")),
+            false => Ok(()),
+        }
+    }
+}
+
+impl TaskStore for Remote {
+    fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async move {
+            if self.gate {
+                ASKING.notified().await;
+            }
+            self.reach().await?;
+            self.tasks.insert(task).await
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        Box::pin(async move {
+            self.reach().await?;
+            self.tasks.get(id).await
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a mut (dyn FnMut(&mut Task) + Send),
+    ) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
+        Box::pin(async move {
+            self.reach().await?;
+            self.tasks.update(id, change).await
+        })
+    }
+
+    fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
+        self.tasks.changed(id)
+    }
+}
+
+fn server(store: &Arc<Remote>) -> McpServer {
+    let tasks = TaskOptions::default()
+        .store(Arc::clone(store))
+        .promote_after(Duration::from_millis(20));
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("stores", "1"),
+        ServerOptions::default().tasks(tasks),
+    )
+}
+
+fn with_tasks() -> Value {
+    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// Starts the 2026-07-28 call of `name` that becomes a task; the task's id.
+async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
+    let created = client
+        .call(&per_request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+/// A 2026-07-28 task method's answer.
+async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
+    client
+        .call(&per_request(id, method, params, with_tasks()))
+        .await
+}
+
+/// Polls `tasks/get` (ids from `first` on) until the task is `status`; the task then.
+async fn until(client: &mut Client, first: u32, task: &str, status: &str) -> Value {
+    let mut seen = Value::Null;
+    for attempt in 0..200 {
+        let got = task_method(
+            client,
+            first + attempt,
+            "tasks/get",
+            json!({"taskId": task}),
+        )
+        .await;
+        seen = got["result"].clone();
+        if seen["status"] == status {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {task} never became {status}; last seen: {seen}");
+}
+
+#[tokio::test]
+async fn servers_sharing_a_store_serve_each_others_tasks() {
+    let store = Remote::new(Duration::from_millis(5));
+    let (a, b) = (server(&store), server(&store));
+    let (mut on_a, mut on_b) = (Client::new(&a), Client::new(&b));
+
+    // Started on A; B sees its question, B's answer reaches the tool running on A, and B
+    // reads its result.
+    let task = start_task(&mut on_a, 1, "ask_later", json!({})).await;
+    let asking = until(&mut on_b, 100, &task, "input_required").await;
+    assert_eq!(
+        asking["inputRequests"]["go"]["params"]["message"], "Go on?",
+        "{asking}"
+    );
+    let answer = json!({"go": {"action": "accept", "content": {"confirm": true}}});
+    let ack = task_method(
+        &mut on_b,
+        2,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = until(&mut on_b, 300, &task, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "went on: true",
+        "{done}"
+    );
+
+    // Cancelled through B: the tool running on A stops.
+    let task = start_task(&mut on_a, 3, "endless_job", json!({})).await;
+    assert!(ENDLESS_RUNNING.load(Ordering::SeqCst));
+    let ack = task_method(&mut on_b, 4, "tasks/cancel", json!({"taskId": task})).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    until(&mut on_a, 500, &task, "cancelled").await;
+    for _ in 0..100 {
+        if !ENDLESS_RUNNING.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !ENDLESS_RUNNING.load(Ordering::SeqCst),
+        "the tool on A was stopped"
+    );
+}
+
+#[tokio::test]
+async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
+    // The store keeps the task only once the tool asks: the tool runs on meanwhile, and its
+    // question goes to the task, not to a retry the client would never send.
+    let store = Remote::gated();
+    let mut client = Client::new(&server(&store));
+    let task = start_task(&mut client, 1, "ask_while_kept", json!({})).await;
+    let asking = until(&mut client, 100, &task, "input_required").await;
+    assert_eq!(
+        asking["inputRequests"]["go"]["method"], "elicitation/create",
+        "{asking}"
+    );
+    let answer = json!({"go": {"action": "accept", "content": {"confirm": false}}});
+    task_method(
+        &mut client,
+        2,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": answer}),
+    )
+    .await;
+    let done = until(&mut client, 300, &task, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "went on: false",
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
+    let store = Remote::new(Duration::from_millis(2));
+    let mut client = Client::new(&server(&store));
+    let task = start_task(&mut client, 1, "impatient", json!({})).await;
+    let asking = until(&mut client, 100, &task, "input_required").await;
+    assert_eq!(
+        asking["inputRequests"]["quick"]["params"]["message"], "Quick, go on?",
+        "{asking}"
+    );
+    // The tool gave up on it and works on: the task no longer asks.
+    let working = until(&mut client, 300, &task, "working").await;
+    assert!(working.get("inputRequests").is_none(), "{working}");
+    let cancelled = task_method(&mut client, 2, "tasks/cancel", json!({"taskId": task})).await;
+    assert_eq!(cancelled["result"]["resultType"], "complete", "{cancelled}");
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
+    let store = Remote::new(Duration::from_millis(5));
+    let mut client = Client::new(&server(&store)).past_handshake();
+    let core = |id: u32, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let created = client
+        .call(&core(
+            1,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 0.1}, "task": {}}),
+        ))
+        .await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let listed = client.call(&core(2, "tasks/list", json!({}))).await;
+    assert_eq!(
+        tool_tests::fields(&listed["result"]["tasks"], "taskId"),
+        vec![task.as_str()],
+        "{listed}"
+    );
+    client.send(&core(3, "tasks/result", json!({"taskId": task})));
+    // Its status may come first, where the connection's unsolicited messages go.
+    let mut result = client.next().await;
+    while result.get("id").is_none() {
+        result = client.next().await;
+    }
+    assert_eq!(
+        result["result"]["content"][0]["text"], "slept 0.1",
+        "{result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+}
+
+#[tokio::test]
+async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
+    let store = Remote::new(Duration::ZERO);
+    let mut client = Client::new(&server(&store));
+    let task = start_task(&mut client, 1, "long_job", json!({"seconds": 30})).await;
+    store.down.store(true, Ordering::SeqCst);
+    let expected = json!({"code": -32603,
+        "message": "Internal error: the server could not reach its task store; try again"});
+    for (id, method, params) in [
+        (2, "tasks/get", json!({"taskId": task})),
+        (
+            3,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": {}}),
+        ),
+        (4, "tasks/cancel", json!({"taskId": task})),
+    ] {
+        let failed = task_method(&mut client, id, method, params).await;
+        assert_eq!(failed["error"], expected, "{method}: {failed}");
+    }
+    // A call that would become a task goes on as a call.
+    let call = task_method(
+        &mut client,
+        5,
+        "tools/call",
+        json!({"name": "long_job", "arguments": {"seconds": 0.1}}),
+    )
+    .await;
+    assert_eq!(call["result"]["content"][0]["text"], "slept 0.1", "{call}");
+
+    // 2025-11-25: a call that asks for a task the store cannot keep is refused.
+    let mut client = Client::new(&server(&store)).past_handshake();
+    let refused = client
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+                "name": "long_job", "arguments": {"seconds": 30}, "task": {}}})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(refused["error"], expected, "{refused}");
+    let listed = client
+        .call(r#"{"jsonrpc":"2.0","id":7,"method":"tasks/list","params":{}}"#)
+        .await;
+    assert_eq!(
+        listed["result"]["tasks"],
+        json!([]),
+        "none was kept: {listed}"
+    );
+}

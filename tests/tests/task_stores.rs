@@ -40,6 +40,19 @@ async fn went_on(ctx: &CallContext) -> Result<String, AskError> {
     Ok(format!("went on: {yes}"))
 }
 
+/// Asks, stops waiting for the answer, then asks again under the same key and waits.
+#[tool(task = "optional")]
+async fn ask_twice(ctx: CallContext) -> Result<String, AskError> {
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let first = ctx.elicit::<Confirm>("Go on?").key("go");
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), first)
+        .await
+        .is_err();
+    let answer = ctx.elicit::<Confirm>("Go on, really?").key("go").await?;
+    let yes = matches!(answer, Elicited::Accepted(Confirm { confirm: true }));
+    Ok(format!("gave up once: {gave_up}; then went on: {yes}"))
+}
+
 /// Asks, stops waiting for the answer after a moment, and works on.
 #[tool(task = "optional")]
 async fn impatient(ctx: CallContext) -> String {
@@ -81,13 +94,16 @@ async fn endless_job() -> String {
 static ASKING: Notify = Notify::const_new();
 
 /// A store as a database would be: each operation waits a moment first (so its future is
-/// pending when first polled), keeping a task may wait for a gate, and it can be down.
+/// pending when first polled), a change is seen by polling (no replica is told of
+/// another's writes), keeping a task may wait for a gate, and it can be down or full.
 struct Remote {
     tasks: InMemoryTasks,
     delay: Duration,
     /// When set, keeping a task waits until `ask_while_kept` is about to ask.
     gate: bool,
     down: AtomicBool,
+    /// When set, it has no room for a new task.
+    full: AtomicBool,
 }
 
 impl Remote {
@@ -97,6 +113,7 @@ impl Remote {
             delay,
             gate: false,
             down: AtomicBool::new(false),
+            full: AtomicBool::new(false),
         })
     }
 
@@ -123,6 +140,9 @@ impl TaskStore for Remote {
                 ASKING.notified().await;
             }
             self.reach().await?;
+            if self.full.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
             self.tasks.insert(task).await
         })
     }
@@ -145,8 +165,8 @@ impl TaskStore for Remote {
         })
     }
 
-    fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
-        self.tasks.changed(id)
+    fn changed(&self, _id: &str) -> StoreFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(25)))
     }
 }
 
@@ -154,6 +174,16 @@ fn server(store: &Arc<Remote>) -> McpServer {
     let tasks = TaskOptions::default()
         .store(Arc::clone(store))
         .promote_after(Duration::from_millis(20));
+    McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("stores", "1"),
+        ServerOptions::default().tasks(tasks),
+    )
+}
+
+/// A server with the default store, whose changes wake their waiters at once.
+fn server_in_memory() -> McpServer {
+    let tasks = TaskOptions::default().promote_after(Duration::from_millis(20));
     McpServer::with_options(
         Registry::new().unwrap(),
         ServerInfo::new("stores", "1"),
@@ -281,6 +311,66 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
 }
 
 #[tokio::test]
+async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retry() {
+    // The store has no room: the call stays a call, and the question asked while it
+    // decided goes back with the answer, for the client's retry.
+    let store = Remote::gated();
+    store.full.store(true, Ordering::SeqCst);
+    let mut client = Client::new(&server(&store));
+    let answer = task_method(
+        &mut client,
+        1,
+        "tools/call",
+        json!({"name": "ask_while_kept", "arguments": {}}),
+    )
+    .await;
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    assert_eq!(
+        result["inputRequests"]["go"]["params"]["message"], "Go on?",
+        "{answer}"
+    );
+    assert!(result["requestState"].is_string(), "{answer}");
+}
+
+#[tokio::test]
+async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
+    let mut client = Client::new(&server_in_memory());
+    let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
+    let mut seen = Value::Null;
+    for attempt in 0..200 {
+        seen = task_method(
+            &mut client,
+            100 + attempt,
+            "tasks/get",
+            json!({"taskId": task}),
+        )
+        .await;
+        if seen["result"]["inputRequests"]["go"]["params"]["message"] == "Go on, really?" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        seen["result"]["inputRequests"]["go"]["params"]["message"], "Go on, really?",
+        "{seen}"
+    );
+    let answer = json!({"go": {"action": "accept", "content": {"confirm": true}}});
+    task_method(
+        &mut client,
+        2,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": answer}),
+    )
+    .await;
+    let done = until(&mut client, 300, &task, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "gave up once: true; then went on: true",
+        "{done}"
+    );
+}
+
+#[tokio::test]
 async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     let store = Remote::new(Duration::from_millis(2));
     let mut client = Client::new(&server(&store));
@@ -367,22 +457,51 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     .await;
     assert_eq!(call["result"]["content"][0]["text"], "slept 0.1", "{call}");
 
-    // 2025-11-25: a call that asks for a task the store cannot keep is refused.
+    // 2025-11-25: a call that asks for a task the store cannot keep is refused, a list
+    // that cannot be read is refused, and a `tasks/result` that cannot read its task is
+    // answered after a few tries.
+    store.down.store(false, Ordering::SeqCst);
     let mut client = Client::new(&server(&store)).past_handshake();
+    let core = |id: u32, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let kept = client
+        .call(&core(
+            6,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 30}, "task": {}}),
+        ))
+        .await;
+    let kept = kept["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    store.down.store(true, Ordering::SeqCst);
     let refused = client
-        .call(
-            &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
-                "name": "long_job", "arguments": {"seconds": 30}, "task": {}}})
-            .to_string(),
-        )
+        .call(&core(
+            7,
+            "tools/call",
+            json!({"name": "long_job", "arguments": {"seconds": 30}, "task": {}}),
+        ))
         .await;
     assert_eq!(refused["error"], expected, "{refused}");
-    let listed = client
-        .call(r#"{"jsonrpc":"2.0","id":7,"method":"tasks/list","params":{}}"#)
-        .await;
+    let listed = client.call(&core(8, "tasks/list", json!({}))).await;
+    assert_eq!(listed["error"], expected, "{listed}");
+    // A `tasks/result` already waiting when the store goes down.
+    store.down.store(false, Ordering::SeqCst);
+    client.send(&core(9, "tasks/result", json!({"taskId": kept})));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(client.nothing_yet(), "it waits for the task");
+    store.down.store(true, Ordering::SeqCst);
+    let result = client.next().await;
+    assert_eq!(result["id"], 9, "{result}");
+    assert_eq!(result["error"], expected, "{result}");
+    // Back up: only the task it kept is listed.
+    store.down.store(false, Ordering::SeqCst);
+    let listed = client.call(&core(10, "tasks/list", json!({}))).await;
     assert_eq!(
-        listed["result"]["tasks"],
-        json!([]),
-        "none was kept: {listed}"
+        tool_tests::fields(&listed["result"]["tasks"], "taskId"),
+        vec![kept.as_str()],
+        "{listed}"
     );
 }

@@ -948,30 +948,33 @@ impl Connection {
         }
     }
 
-    /// Answers a request whose answer comes from the task store: here and now when the
-    /// store answers at once (the in-memory one always does), else as work registered in
-    /// flight, which its cancellation stops.
+    /// Answers a request whose answer comes from the task store: registered in flight
+    /// first (so the connection's limits and a duplicate id refuse it before the store
+    /// is touched), then here and now when the store answers at once (the in-memory one
+    /// always does), else as work, which the request's cancellation stops.
     fn answer_from_store(
         &self,
         id: RequestId,
         answer: impl Future<Output = Message> + Send + 'static,
         sink: &Outgoing,
     ) -> Option<Work> {
-        let mut answer = Box::pin(answer);
-        // Polled here only on a runtime's thread: a store's future may need the runtime's
-        // timers or sockets, which a transport's own threads do not have.
-        if tokio::runtime::Handle::try_current().is_ok() {
-            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-            if let std::task::Poll::Ready(message) = answer.as_mut().poll(&mut context) {
-                return answered(sink, message);
-            }
-        }
         let cancellation = Cancellation::new();
         let guard = match self.register(id, cancellation.clone()) {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
         };
         let sink = Arc::new(Mutex::new(sink.clone()));
+        let mut answer = Box::pin(answer);
+        // Polled here only on a runtime's thread: a store's future may need the runtime's
+        // timers or sockets, which a transport's own threads do not have. The work polls
+        // it again with its own waker.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(message) = answer.as_mut().poll(&mut context) {
+                guard.answer(&sink, || message);
+                return None;
+            }
+        }
         let answer_sink = Arc::clone(&sink);
         Some(Work::stream(
             async move {

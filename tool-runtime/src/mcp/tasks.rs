@@ -21,6 +21,7 @@ use super::work::CallWork;
 use super::{Message, Shared};
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
+use crate::call::ids::unguessable_id;
 use crate::call::result::ToolResult;
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};
@@ -270,6 +271,14 @@ async fn record(
     }
 }
 
+/// How many reads of a task in a row may fail before a waiting `tasks/result` is answered
+/// that the store failed.
+const RESULT_READS: u32 = 3;
+
+/// How long a cancelled call waits for the store to say whether it kept the call's task
+/// (to record it cancelled) before it lets go.
+const STORE_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Runs a `tools/call` that may become a task, and answers it.
 pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let CallWork {
@@ -291,17 +300,12 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     // Each answer is made only for a request still in flight: a cancelled one costs nothing
     // (no verdict sealed, no output stored, no task kept).
     let sink = &notifier.sink;
+    let (link, mut abandoned) = TaskLink::new(Arc::clone(&store), unguessable_id());
     let new_task = |ttl: Duration| {
-        let mut task = Task::new(
-            crate::call::ids::unguessable_id(),
-            ttl,
-            options.poll_interval,
-        );
+        let mut task = Task::new(link.id.clone(), ttl, options.poll_interval);
         task.owner = context.caller().subject().map(str::to_owned);
         task
     };
-    // Questions the tool stops waiting for without closing them are forgotten here.
-    let (abandoned, mut forgotten) = mpsc::unbounded_channel();
     let mut to_trim = None;
     // What the tool answered while its task was being kept, if it ended that soon.
     let mut ended_meanwhile = None;
@@ -345,11 +349,6 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 return;
             }
             let task = new_task(options.ttl);
-            let link = TaskLink {
-                store: Arc::clone(&store),
-                id: task.id.clone(),
-                abandoned: abandoned.clone(),
-            };
             let promotion = retry.map(|retry| (retry, retry.promoting()));
             // It asked questions before the moment passed: it returns at once, and its
             // answer asks them.
@@ -362,7 +361,8 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                         tokio::select! {
                             biased;
                             () = cancellation.cancelled() => {
-                                if kept_or_logged(keep.await) {
+                                // A task kept all the same is recorded cancelled.
+                                if let Ok(Ok(true)) = tokio::time::timeout(STORE_PATIENCE, keep).await {
                                     record(store.as_ref(), &task.id, &mut |t| t.end(TaskStatus::Cancelled, None)).await;
                                 }
                                 return;
@@ -374,7 +374,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                         }
                     };
                     if let Some((retry, Some(promotion))) = promotion {
-                        retry.promoted(promotion, kept.then_some(link));
+                        retry.promoted(promotion, kept.then(|| link.clone()));
                     }
                     kept
                 };
@@ -422,71 +422,82 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let mut relayed = match plan.era() {
         TaskEra::Core => {
             if let Some(live) = &live {
-                live.attach(TaskLink {
-                    store: Arc::clone(&store),
-                    id: task.id.clone(),
-                    abandoned: abandoned.clone(),
-                });
+                live.attach(link.clone());
             }
             Some(Relayed::open(&guard.state, &task.id, &notifier.sink))
         }
         TaskEra::Extension => None,
     };
-    drop(abandoned);
-    if !guard.answer(&call_stream, || created(&shared, &guard.id, &task, plan)) {
-        record(store.as_ref(), &task.id, &mut |t| {
-            t.end(TaskStatus::Cancelled, None)
-        })
-        .await;
-        return;
+    let answered = guard.answer(&call_stream, || created(&shared, &guard.id, &task, plan));
+    let ended = match (answered, ended_meanwhile) {
+        // Cancelled before it was answered: the client never learns of the task.
+        (false, _) => Ended::Cancelled,
+        (true, Some(result)) => Ended::Tool(result),
+        // The call is answered; the tool runs on for the task, until it ends or the task
+        // is cancelled.
+        (true, None) => {
+            let cancelled = cancelled_in(store.as_ref(), &task.id);
+            tokio::pin!(cancelled);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut cancelled => break Ended::Cancelled,
+                    result = &mut finish => break Ended::Tool(result),
+                    message = next_of(&mut relayed) => {
+                        if let Some(relayed) = &relayed {
+                            relayed.forward(message);
+                        }
+                    }
+                    Some((key, number)) = abandoned.recv() => {
+                        link.forget(&key, number).await;
+                    }
+                }
+            }
+        }
+    };
+    let recorded = match ended {
+        Ended::Cancelled => {
+            cancellation.cancel();
+            drop(finish);
+            let cancel = &mut |t: &mut Task| t.end(TaskStatus::Cancelled, None);
+            record(store.as_ref(), &task.id, cancel).await
+        }
+        Ended::Tool(result) => {
+            // What the tool sent (its last progress, its log lines) goes before its end is
+            // recorded, which a waiting `tasks/result` answers at once.
+            if let Some(relayed) = &mut relayed {
+                relayed.flush();
+            }
+            let verdict = verdict(retry, result.is_error(), result.input());
+            let (status, outcome) = ending(&shared, verdict, result, plan);
+            let end = &mut |t: &mut Task| t.end(status, Some(outcome.clone()));
+            record(store.as_ref(), &task.id, end).await
+        }
+    };
+    if answered {
+        announce(&mut relayed, recorded, plan);
     }
+    // Last, so the tool never waited on it.
     if let Some(to_trim) = to_trim {
         forget_gone(&guard.state, store.as_ref(), to_trim).await;
     }
-    let announce = |relayed: &mut Option<Relayed>, ended: Option<Task>| {
-        if let (Some(relayed), Some(ended)) = (relayed, ended) {
-            let status = Value::Object(task_object(&ended, plan.era()));
-            let bytes = jsonrpc::notification("notifications/tasks/status", &status);
-            relayed.send_last(Message::notification(bytes));
-        }
-    };
-    // The call is answered; the tool runs on for the task, until it ends or the task is
-    // cancelled.
-    let result = match ended_meanwhile {
-        Some(result) => result,
-        None => loop {
-            tokio::select! {
-                biased;
-                () = cancelled_in(store.as_ref(), &task.id) => {
-                    cancellation.cancel();
-                    let ended = store.get(&task.id).await.ok().flatten();
-                    announce(&mut relayed, ended);
-                    return;
-                }
-                result = &mut finish => break result,
-                message = next_of(&mut relayed) => {
-                    if let Some(relayed) = &relayed {
-                        relayed.forward(message);
-                    }
-                }
-                Some(key) = forgotten.recv() => {
-                    record(store.as_ref(), &task.id, &mut |t| t.forget(&key)).await;
-                }
-            }
-        },
-    };
-    // What the tool sent (its last progress, its log lines) goes before its end is
-    // recorded, which a waiting `tasks/result` answers at once.
-    if let Some(relayed) = &mut relayed {
-        relayed.flush();
+}
+
+/// How the run of a task ended.
+enum Ended {
+    /// The task was cancelled (or its call, before it was answered).
+    Cancelled,
+    /// The tool returned.
+    Tool(ToolResult),
+}
+
+/// Tells a 2025-11-25 task's client its status, once it has ended.
+fn announce(relayed: &mut Option<Relayed>, ended: Option<Task>, plan: TaskPlan) {
+    if let (Some(relayed), Some(ended)) = (relayed, ended) {
+        let status = Value::Object(task_object(&ended, plan.era()));
+        let bytes = jsonrpc::notification("notifications/tasks/status", &status);
+        relayed.send_last(Message::notification(bytes));
     }
-    let verdict = verdict(retry, result.is_error(), result.input());
-    let (status, outcome) = ending(&shared, verdict, result, plan);
-    let ended = record(store.as_ref(), &task.id, &mut |t| {
-        t.end(status, Some(outcome.clone()))
-    })
-    .await;
-    announce(&mut relayed, ended);
 }
 
 /// Whether a task was kept; a store that failed is logged (the call goes on as a call).
@@ -761,14 +772,21 @@ pub(super) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(
     attach(&task);
     let id = request.id;
     let store = Arc::clone(&request.shared.tasks.store);
-    let ended = crate::tasks::wait_for(store.as_ref(), &task, |found| match found {
-        None => Some(None),
-        Some(found) if found.status.is_terminal() => Some(Some(found)),
-        Some(_) => None,
-    })
+    let ended = crate::tasks::wait_within(
+        store.as_ref(),
+        &task,
+        |found| match found {
+            None => Some(None),
+            Some(found) if found.status.is_terminal() => Some(Some(found)),
+            Some(_) => None,
+        },
+        Some(RESULT_READS),
+    )
     .await;
-    let Some(ended) = ended else {
-        return not_found(&id, &task);
+    let ended = match ended {
+        Ok(Some(ended)) => ended,
+        Ok(None) => return not_found(&id, &task),
+        Err(error) => return store_failed(&id, &error),
     };
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {
@@ -804,15 +822,68 @@ pub(super) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(
 pub(crate) struct TaskLink {
     store: Arc<dyn TaskStore>,
     id: String,
+    asked: Arc<Mutex<Asked>>,
     /// Where a question the tool stopped waiting for without closing it (its wait was
-    /// dropped) is sent, for the task's run to forget it.
-    abandoned: mpsc::UnboundedSender<String>,
+    /// dropped) goes, for the task's run to forget it.
+    abandoned: mpsc::UnboundedSender<(String, u64)>,
+}
+
+/// The questions of a task asked in this process: the number of the latest asked under
+/// each key. A question is forgotten only while it is the latest under its key, so one
+/// asked again under the same key is never forgotten for the one before. (Questions open
+/// at the same time need keys of their own, as the retries of 2026-07-28 need them.)
+#[derive(Default)]
+struct Asked {
+    next: u64,
+    latest: std::collections::HashMap<String, u64>,
 }
 
 impl TaskLink {
+    /// The link to the task `id` in `store`, and where its abandoned questions arrive.
+    fn new(
+        store: Arc<dyn TaskStore>,
+        id: String,
+    ) -> (TaskLink, mpsc::UnboundedReceiver<(String, u64)>) {
+        let (abandoned, arrive) = mpsc::unbounded_channel();
+        let link = TaskLink {
+            store,
+            id,
+            asked: Arc::default(),
+            abandoned,
+        };
+        (link, arrive)
+    }
+
     /// The task's id.
     pub(crate) fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Numbers a question asked under `key`: the latest under it from now on.
+    fn number(&self, key: &str) -> u64 {
+        let mut asked = lock(&self.asked);
+        asked.next += 1;
+        let number = asked.next;
+        asked.latest.insert(key.to_owned(), number);
+        number
+    }
+
+    /// Forgets the question `number` under `key` in the task, unless another was asked
+    /// under that key since; false when the store failed (the question stays).
+    async fn forget(&self, key: &str, number: u64) -> bool {
+        let is_latest = |asked: &Asked| asked.latest.get(key) == Some(&number);
+        if !is_latest(&lock(&self.asked)) {
+            return true;
+        }
+        if let Err(error) = self.store.update(&self.id, &mut |t| t.forget(key)).await {
+            tracing::error!(task = self.id, %error, "could not forget a task's question");
+            return false;
+        }
+        let mut asked = lock(&self.asked);
+        if is_latest(&asked) {
+            asked.latest.remove(key);
+        }
+        true
     }
 }
 
@@ -822,6 +893,7 @@ impl TaskLink {
 pub(crate) struct TaskQuestion {
     link: TaskLink,
     key: String,
+    number: u64,
     open: bool,
 }
 
@@ -835,6 +907,7 @@ impl TaskQuestion {
     ) -> Result<TaskQuestion, StoreError> {
         // Made first, so a wait dropped while the store works still forgets it.
         let question = TaskQuestion {
+            number: link.number(&key),
             link,
             key,
             open: true,
@@ -859,19 +932,21 @@ impl TaskQuestion {
         .await
     }
 
-    /// The tool stopped waiting (answered or not): the task forgets the question.
+    /// The tool stopped waiting (answered or not): the task forgets the question. Should
+    /// the store fail, or this be dropped before it is done, the task's run tries again.
     pub(crate) async fn close(mut self) {
-        self.open = false;
-        let (store, task, key) = (&self.link.store, &self.link.id, &self.key);
-        record(store.as_ref(), task, &mut |t| t.forget(key)).await;
+        if self.link.forget(&self.key, self.number).await {
+            self.open = false;
+        }
     }
 }
 
 impl Drop for TaskQuestion {
     fn drop(&mut self) {
         if self.open {
-            // The run has ended when nobody receives it, and the task with it.
-            let _ = self.link.abandoned.send(std::mem::take(&mut self.key));
+            // Nobody receives it once the run has ended, and the task with it.
+            let key = std::mem::take(&mut self.key);
+            let _ = self.link.abandoned.send((key, self.number));
         }
     }
 }

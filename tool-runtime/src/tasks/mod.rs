@@ -333,31 +333,54 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     }
 }
 
-/// How long a waiter whose read failed waits before it reads again, unless the task
-/// changes sooner.
+/// How long a waiter whose read failed waits before it reads again.
 const RETRY_FAILED_READ: Duration = Duration::from_millis(500);
 
 /// Waits until `decide` makes something of the task `id` as the store holds it (`None`
 /// when it is unknown or expired), reading it again each time it changes. A read that
-/// fails is logged and tried again.
+/// fails is logged and tried again after a pause, for as long as it takes: the tool's own
+/// waits (its answers, its cancellation) outlast a store that is down for a while.
 pub(crate) async fn wait_for<T>(
     store: &dyn TaskStore,
     id: &str,
     mut decide: impl FnMut(Option<Task>) -> Option<T>,
 ) -> T {
     loop {
+        // Without a most, it never gives up: this runs once.
+        if let Ok(decided) = wait_within(store, id, &mut decide, None).await {
+            return decided;
+        }
+    }
+}
+
+/// As [`wait_for`], giving up with the last error once `most_failures` reads in a row
+/// have failed, when given (a client's request is answered rather than left waiting on a
+/// store that is down).
+pub(crate) async fn wait_within<T>(
+    store: &dyn TaskStore,
+    id: &str,
+    mut decide: impl FnMut(Option<Task>) -> Option<T>,
+    most_failures: Option<u32>,
+) -> Result<T, StoreError> {
+    let mut failures = 0_u32;
+    loop {
         // Asked for before reading, so no change between the two is missed.
         let change = store.changed(id);
         match store.get(id).await {
             Ok(found) => {
+                failures = 0;
                 if let Some(decided) = decide(found) {
-                    return decided;
+                    return Ok(decided);
                 }
                 change.await;
             }
             Err(error) => {
+                failures += 1;
+                if most_failures.is_some_and(|most| failures >= most) {
+                    return Err(error);
+                }
                 tracing::warn!(task = id, %error, "could not read a task; trying again");
-                let _ = tokio::time::timeout(RETRY_FAILED_READ, change).await;
+                tokio::time::sleep(RETRY_FAILED_READ).await;
             }
         }
     }

@@ -135,6 +135,27 @@ pub fn per_request(id: u32, method: &str, mut params: Value, capabilities: Value
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
+/// The capabilities of a 2026-07-28 client that answers forms and follows tasks (the
+/// `io.modelcontextprotocol/tasks` extension).
+pub fn with_tasks() -> Value {
+    serde_json::json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// Starts the 2026-07-28 call of `name` that becomes a task (the client declares
+/// [`with_tasks`]); the task's id.
+pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
+    let created = client
+        .call(&per_request(
+            id,
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": arguments}),
+            with_tasks(),
+        ))
+        .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
 /// A client of one connection, driving the protocol layer as a transport does: each
 /// message's work is spawned on the current runtime, and answers are read off the outbox.
 pub struct Client {

@@ -13,7 +13,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
-use tool_tests::{per_request as stateless, Client};
+use tool_tests::{per_request as stateless, start_task, with_tasks, Client};
 use tower::ServiceExt;
 
 /// Whether to go ahead.
@@ -730,22 +730,6 @@ fn as_subject(server: &McpServer, subject: &str) -> Client {
     Client::of(server.connection().called_by(caller))
 }
 
-/// Starts the 2026-07-28 call of `name` that becomes a task; the task's id.
-async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
-    let created = client
-        .call(&stateless(
-            id,
-            "tools/call",
-            json!({"name": name, "arguments": arguments}),
-            with_tasks(),
-        ))
-        .await;
-    created["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned()
-}
-
 #[tokio::test]
 async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to() {
     let server = server();
@@ -785,10 +769,6 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
         carried_on["result"]["inputRequests"]["color"]["params"]["message"], "Color?",
         "{carried_on}"
     );
-}
-
-fn with_tasks() -> Value {
-    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
 }
 
 #[tokio::test]

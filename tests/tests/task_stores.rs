@@ -10,7 +10,7 @@ use tool_runtime::ask::{AskError, Elicited};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
-use tool_tests::{per_request, Client};
+use tool_tests::{per_request, start_task, with_tasks, Client};
 
 /// Whether to go ahead.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -191,24 +191,6 @@ fn server_in_memory() -> McpServer {
     )
 }
 
-fn with_tasks() -> Value {
-    json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-}
-
-/// Starts the 2026-07-28 call of `name` that becomes a task; the task's id.
-async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
-    let created = client
-        .call(&per_request(
-            id,
-            "tools/call",
-            json!({"name": name, "arguments": arguments}),
-            with_tasks(),
-        ))
-        .await;
-    assert_eq!(created["result"]["resultType"], "task", "{created}");
-    created["result"]["taskId"].as_str().unwrap().to_owned()
-}
-
 /// A 2026-07-28 task method's answer.
 async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
     client
@@ -218,7 +200,19 @@ async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) 
 
 /// Polls `tasks/get` (ids from `first` on) until the task is `status`; the task then.
 async fn until(client: &mut Client, first: u32, task: &str, status: &str) -> Value {
-    let mut seen = Value::Null;
+    until_seen(client, first, task, status, |seen| seen["status"] == status).await
+}
+
+/// Polls `tasks/get` (ids from `first` on) until `seen` holds of the task (which is then
+/// `what`); the task then.
+async fn until_seen(
+    client: &mut Client,
+    first: u32,
+    task: &str,
+    what: &str,
+    seen: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut last = Value::Null;
     for attempt in 0..200 {
         let got = task_method(
             client,
@@ -227,13 +221,32 @@ async fn until(client: &mut Client, first: u32, task: &str, status: &str) -> Val
             json!({"taskId": task}),
         )
         .await;
-        seen = got["result"].clone();
-        if seen["status"] == status {
-            return seen;
+        last = got["result"].clone();
+        if seen(&last) {
+            return last;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    panic!("task {task} never became {status}; last seen: {seen}");
+    panic!("task {task} never became {what}; last seen: {last}");
+}
+
+/// Answers the task's question `go` with `confirm` (through `client`, with the request
+/// id `id`), and waits for the task to complete; the text it answered.
+async fn answer_go(client: &mut Client, id: u32, task: &str, confirm: bool) -> String {
+    let answer = json!({"go": {"action": "accept", "content": {"confirm": confirm}}});
+    let ack = task_method(
+        client,
+        id,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = until(client, id + 1, task, "completed").await;
+    done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text: {done}"))
+        .to_owned()
 }
 
 #[tokio::test]
@@ -250,20 +263,7 @@ async fn servers_sharing_a_store_serve_each_others_tasks() {
         asking["inputRequests"]["go"]["params"]["message"], "Go on?",
         "{asking}"
     );
-    let answer = json!({"go": {"action": "accept", "content": {"confirm": true}}});
-    let ack = task_method(
-        &mut on_b,
-        2,
-        "tasks/update",
-        json!({"taskId": task, "inputResponses": answer}),
-    )
-    .await;
-    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-    let done = until(&mut on_b, 300, &task, "completed").await;
-    assert_eq!(
-        done["result"]["content"][0]["text"], "went on: true",
-        "{done}"
-    );
+    assert_eq!(answer_go(&mut on_b, 2, &task, true).await, "went on: true");
 
     // Cancelled through B: the tool running on A stops.
     let task = start_task(&mut on_a, 3, "endless_job", json!({})).await;
@@ -295,18 +295,9 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
         asking["inputRequests"]["go"]["method"], "elicitation/create",
         "{asking}"
     );
-    let answer = json!({"go": {"action": "accept", "content": {"confirm": false}}});
-    task_method(
-        &mut client,
-        2,
-        "tasks/update",
-        json!({"taskId": task, "inputResponses": answer}),
-    )
-    .await;
-    let done = until(&mut client, 300, &task, "completed").await;
     assert_eq!(
-        done["result"]["content"][0]["text"], "went on: false",
-        "{done}"
+        answer_go(&mut client, 2, &task, false).await,
+        "went on: false"
     );
 }
 
@@ -337,36 +328,15 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
 async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
     let mut client = Client::new(&server_in_memory());
     let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
-    let mut seen = Value::Null;
-    for attempt in 0..200 {
-        seen = task_method(
-            &mut client,
-            100 + attempt,
-            "tasks/get",
-            json!({"taskId": task}),
-        )
-        .await;
-        if seen["result"]["inputRequests"]["go"]["params"]["message"] == "Go on, really?" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(
-        seen["result"]["inputRequests"]["go"]["params"]["message"], "Go on, really?",
-        "{seen}"
-    );
-    let answer = json!({"go": {"action": "accept", "content": {"confirm": true}}});
-    task_method(
-        &mut client,
-        2,
-        "tasks/update",
-        json!({"taskId": task, "inputResponses": answer}),
-    )
+    let message = |seen: &Value| seen["inputRequests"]["go"]["params"]["message"].clone();
+    let asking = until_seen(&mut client, 100, &task, "asking again", |seen| {
+        message(seen) == "Go on, really?"
+    })
     .await;
-    let done = until(&mut client, 300, &task, "completed").await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
     assert_eq!(
-        done["result"]["content"][0]["text"], "gave up once: true; then went on: true",
-        "{done}"
+        answer_go(&mut client, 2, &task, true).await,
+        "gave up once: true; then went on: true"
     );
 }
 

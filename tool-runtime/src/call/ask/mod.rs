@@ -310,7 +310,10 @@ impl<T> Ask<T> {
         }
     }
 
-    /// Names the question: its answer comes back under `key` on a retry of the call.
+    /// Names the question: its answer comes back under `key` on a retry of the call (or,
+    /// in a task, through `tasks/update`). Questions a call keeps open at the same time need
+    /// keys of their own; asking again under a key once the question before is over (a
+    /// timeout gave up on it, say) is fine.
     pub fn key(mut self, key: impl Into<String>) -> Self {
         if let Ok(question) = &mut self.question {
             question.key = key.into();

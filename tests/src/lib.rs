@@ -156,6 +156,26 @@ pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Val
     created["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
+/// A handshake-era request (the connection is past `initialize`).
+pub fn core_request(id: u32, method: &str, params: Value) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// A 2025-11-25 `tools/call` of `name` that asks for a task.
+pub fn core_call(id: u32, name: &str, arguments: Value) -> String {
+    let params = serde_json::json!({"name": name, "arguments": arguments, "task": {}});
+    core_request(id, "tools/call", params)
+}
+
+/// Starts the 2025-11-25 call of `name` as a task; the task's id.
+pub async fn start_core_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
+    let created = client.call(&core_call(id, name, arguments)).await;
+    created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned()
+}
+
 /// A client of one connection, driving the protocol layer as a transport does: each
 /// message's work is spawned on the current runtime, and answers are read off the outbox.
 pub struct Client {

@@ -13,7 +13,10 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
-use tool_tests::{per_request as stateless, start_task, with_tasks, Client};
+use tool_tests::{
+    core_call, core_request, per_request as stateless, start_core_task, start_task, with_tasks,
+    Client,
+};
 use tower::ServiceExt;
 
 /// Whether to go ahead.
@@ -319,8 +322,9 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
     // Form mode only (`elicitation: {}`): never asked for a URL.
     let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
     let refused = form_only.call(&call(2, "sign_in", json!({}))).await;
-    assert!(
-        text(&refused).contains("does not support URL-mode elicitation"),
+    assert_eq!(
+        text(&refused),
+        "the client does not support URL-mode elicitation (it did not declare the capability)",
         "{refused}"
     );
 
@@ -757,11 +761,10 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
     // Another token's subject cannot carry on ada's call, with ada's answers in its state.
     let stolen = eve.call(&retry(2)).await;
     assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
-    assert!(
-        stolen["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("issued to another client"),
+    assert_eq!(
+        stolen["error"]["message"],
+        "Invalid params: \"requestState\" was issued to another client (another access \
+         token's subject); call again without it",
         "{stolen}"
     );
     let carried_on = ada.call(&retry(3)).await;
@@ -794,13 +797,7 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     // 2025-11-25: tasks/get and tasks/result of another subject's task find nothing.
     let mut ada = as_subject(&server, "ada").past_handshake();
     let mut eve = as_subject(&server, "eve").past_handshake();
-    let created = ada
-        .call(&core_call(2, "long_job", json!({"seconds": 0.1})))
-        .await;
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    let task = start_core_task(&mut ada, 2, "long_job", json!({"seconds": 0.1})).await;
     for (id, method) in [(3, "tasks/get"), (4, "tasks/result")] {
         let refused = eve
             .call(&core_request(id, method, json!({"taskId": task})))
@@ -1057,17 +1054,7 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
 #[tokio::test]
 async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
-    let created = client
-        .call(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "careful_job", "arguments": {}, "task": {}}})
-            .to_string(),
-        )
-        .await;
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{created}"))
-        .to_owned();
+    let id = start_core_task(&mut client, 1, "careful_job", json!({})).await;
     let question = client.next().await;
     assert_eq!(question["method"], "elicitation/create", "{question}");
     assert_eq!(
@@ -1147,35 +1134,13 @@ async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_
     );
 }
 
-fn core_call(id: u32, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": arguments, "task": {}}})
-    .to_string()
-}
-
-fn core_request(id: u32, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
 #[tokio::test]
 async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
     let server = server_with(ServerOptions::default().page_size(1));
     let mut client = Client::initialized(&server);
 
-    let failed = client
-        .call(&core_call(1, "instant_failure", json!({})))
-        .await;
-    let failing = failed["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let running = client
-        .call(&core_call(2, "long_job", json!({"seconds": 30})))
-        .await;
-    let endless = running["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let failing = start_core_task(&mut client, 1, "instant_failure", json!({})).await;
+    let endless = start_core_task(&mut client, 2, "long_job", json!({"seconds": 30})).await;
 
     // The failure is announced, and tasks/result gives the call's own error result.
     let status = client.next().await;
@@ -1283,8 +1248,9 @@ async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_c
         .call(&call(1, "list_files", json!({"account": "bob"})))
         .await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
-    assert!(
-        text(&refused).contains("does not support URL-mode elicitation"),
+    assert_eq!(
+        text(&refused),
+        "the client does not support URL-mode elicitation (it did not declare the capability)",
         "{refused}"
     );
     assert!(
@@ -1368,13 +1334,7 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
 #[tokio::test]
 async fn at_2025_11_25_a_task_that_needs_a_page_first_ends_with_32042_and_its_pages() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
-    let created = client
-        .call(&core_call(1, "list_files", json!({"account": "fay"})))
-        .await;
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    let task = start_core_task(&mut client, 1, "list_files", json!({"account": "fay"})).await;
     client.send(&core_request(2, "tasks/result", json!({"taskId": task})));
     let ended = loop {
         let message = client.next().await;

@@ -10,7 +10,9 @@ use tool_runtime::ask::{AskError, Elicited};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
-use tool_tests::{per_request, start_task, with_tasks, Client};
+use tool_tests::{
+    core_call, core_request, per_request, start_core_task, start_task, with_tasks, Client,
+};
 
 /// Whether to go ahead.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -26,12 +28,24 @@ async fn ask_later(ctx: CallContext) -> Result<String, AskError> {
     went_on(&ctx).await
 }
 
-/// Asks whether to go on, saying so first (see `Remote::gate`).
+/// Asks whether to go on, telling `KEPT_GATE` first.
 #[tool(task = "optional")]
 async fn ask_while_kept(ctx: CallContext) -> Result<String, AskError> {
+    ask_through(&KEPT_GATE, &ctx).await
+}
+
+/// Asks whether to go on, telling `REFUSED_GATE` first.
+#[tool(task = "optional")]
+async fn ask_while_refused(ctx: CallContext) -> Result<String, AskError> {
+    ask_through(&REFUSED_GATE, &ctx).await
+}
+
+/// Works a moment, then asks whether to go on, telling `gate` as it asks (a gated store
+/// keeps the task only then, so the question comes while it does).
+async fn ask_through(gate: &Notify, ctx: &CallContext) -> Result<String, AskError> {
     tokio::time::sleep(Duration::from_millis(40)).await;
-    ASKING.notify_one();
-    went_on(&ctx).await
+    gate.notify_one();
+    went_on(ctx).await
 }
 
 async fn went_on(ctx: &CallContext) -> Result<String, AskError> {
@@ -90,8 +104,11 @@ async fn endless_job() -> String {
     String::new()
 }
 
-/// Told by `ask_while_kept` as it asks.
-static ASKING: Notify = Notify::const_new();
+/// Told by `ask_while_kept` as it asks (each gated test has a gate of its own, since the
+/// tests run at once).
+static KEPT_GATE: Notify = Notify::const_new();
+/// Told by `ask_while_refused` as it asks.
+static REFUSED_GATE: Notify = Notify::const_new();
 
 /// A store as a database would be: each operation waits a moment first (so its future is
 /// pending when first polled), a change is seen by polling (no replica is told of
@@ -99,29 +116,30 @@ static ASKING: Notify = Notify::const_new();
 struct Remote {
     tasks: InMemoryTasks,
     delay: Duration,
-    /// When set, keeping a task waits until `ask_while_kept` is about to ask.
-    gate: bool,
+    /// When set, keeping a task waits until this gate is told.
+    gate: Option<&'static Notify>,
     down: AtomicBool,
     /// When set, it has no room for a new task.
     full: AtomicBool,
 }
 
 impl Remote {
-    fn new(delay: Duration) -> Arc<Remote> {
-        Arc::new(Remote {
+    fn new(delay: Duration) -> Remote {
+        Remote {
             tasks: InMemoryTasks::default(),
             delay,
-            gate: false,
+            gate: None,
             down: AtomicBool::new(false),
             full: AtomicBool::new(false),
-        })
+        }
     }
 
-    fn gated() -> Arc<Remote> {
-        Arc::new(Remote {
-            gate: true,
-            ..Arc::into_inner(Remote::new(Duration::ZERO)).unwrap()
-        })
+    /// A store that keeps a task only once `gate` is told.
+    fn gated(gate: &'static Notify) -> Remote {
+        Remote {
+            gate: Some(gate),
+            ..Remote::new(Duration::ZERO)
+        }
     }
 
     async fn reach(&self) -> Result<(), StoreError> {
@@ -136,8 +154,8 @@ impl Remote {
 impl TaskStore for Remote {
     fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
         Box::pin(async move {
-            if self.gate {
-                ASKING.notified().await;
+            if let Some(gate) = self.gate {
+                gate.notified().await;
             }
             self.reach().await?;
             if self.full.load(Ordering::SeqCst) {
@@ -170,20 +188,12 @@ impl TaskStore for Remote {
     }
 }
 
-fn server(store: &Arc<Remote>) -> McpServer {
-    let tasks = TaskOptions::default()
-        .store(Arc::clone(store))
-        .promote_after(Duration::from_millis(20));
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("stores", "1"),
-        ServerOptions::default().tasks(tasks),
-    )
-}
-
-/// A server with the default store, whose changes wake their waiters at once.
-fn server_in_memory() -> McpServer {
-    let tasks = TaskOptions::default().promote_after(Duration::from_millis(20));
+/// A server keeping its tasks in `store` (the default, in memory, when `None`).
+fn server(store: Option<&Arc<Remote>>) -> McpServer {
+    let mut tasks = TaskOptions::default().promote_after(Duration::from_millis(20));
+    if let Some(store) = store {
+        tasks = tasks.store(Arc::clone(store));
+    }
     McpServer::with_options(
         Registry::new().unwrap(),
         ServerInfo::new("stores", "1"),
@@ -251,8 +261,8 @@ async fn answer_go(client: &mut Client, id: u32, task: &str, confirm: bool) -> S
 
 #[tokio::test]
 async fn servers_sharing_a_store_serve_each_others_tasks() {
-    let store = Remote::new(Duration::from_millis(5));
-    let (a, b) = (server(&store), server(&store));
+    let store = Arc::new(Remote::new(Duration::from_millis(5)));
+    let (a, b) = (server(Some(&store)), server(Some(&store)));
     let (mut on_a, mut on_b) = (Client::new(&a), Client::new(&b));
 
     // Started on A; B sees its question, B's answer reaches the tool running on A, and B
@@ -287,8 +297,8 @@ async fn servers_sharing_a_store_serve_each_others_tasks() {
 async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     // The store keeps the task only once the tool asks: the tool runs on meanwhile, and its
     // question goes to the task, not to a retry the client would never send.
-    let store = Remote::gated();
-    let mut client = Client::new(&server(&store));
+    let store = Arc::new(Remote::gated(&KEPT_GATE));
+    let mut client = Client::new(&server(Some(&store)));
     let task = start_task(&mut client, 1, "ask_while_kept", json!({})).await;
     let asking = until(&mut client, 100, &task, "input_required").await;
     assert_eq!(
@@ -305,14 +315,14 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
 async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retry() {
     // The store has no room: the call stays a call, and the question asked while it
     // decided goes back with the answer, for the client's retry.
-    let store = Remote::gated();
+    let store = Arc::new(Remote::gated(&REFUSED_GATE));
     store.full.store(true, Ordering::SeqCst);
-    let mut client = Client::new(&server(&store));
+    let mut client = Client::new(&server(Some(&store)));
     let answer = task_method(
         &mut client,
         1,
         "tools/call",
-        json!({"name": "ask_while_kept", "arguments": {}}),
+        json!({"name": "ask_while_refused", "arguments": {}}),
     )
     .await;
     let result = &answer["result"];
@@ -326,7 +336,7 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
 
 #[tokio::test]
 async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
-    let mut client = Client::new(&server_in_memory());
+    let mut client = Client::new(&server(None));
     let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
     let message = |seen: &Value| seen["inputRequests"]["go"]["params"]["message"].clone();
     let asking = until_seen(&mut client, 100, &task, "asking again", |seen| {
@@ -342,8 +352,8 @@ async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_befor
 
 #[tokio::test]
 async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
-    let store = Remote::new(Duration::from_millis(2));
-    let mut client = Client::new(&server(&store));
+    let store = Arc::new(Remote::new(Duration::from_millis(2)));
+    let mut client = Client::new(&server(Some(&store)));
     let task = start_task(&mut client, 1, "impatient", json!({})).await;
     let asking = until(&mut client, 100, &task, "input_required").await;
     assert_eq!(
@@ -359,29 +369,16 @@ async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
 
 #[tokio::test]
 async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
-    let store = Remote::new(Duration::from_millis(5));
-    let mut client = Client::new(&server(&store)).past_handshake();
-    let core = |id: u32, method: &str, params: Value| {
-        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-    };
-    let created = client
-        .call(&core(
-            1,
-            "tools/call",
-            json!({"name": "long_job", "arguments": {"seconds": 0.1}, "task": {}}),
-        ))
-        .await;
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
-    let listed = client.call(&core(2, "tasks/list", json!({}))).await;
+    let store = Arc::new(Remote::new(Duration::from_millis(5)));
+    let mut client = Client::new(&server(Some(&store))).past_handshake();
+    let task = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.1})).await;
+    let listed = client.call(&core_request(2, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),
         vec![task.as_str()],
         "{listed}"
     );
-    client.send(&core(3, "tasks/result", json!({"taskId": task})));
+    client.send(&core_request(3, "tasks/result", json!({"taskId": task})));
     // Its status may come first, where the connection's unsolicited messages go.
     let mut result = client.next().await;
     while result.get("id").is_none() {
@@ -399,8 +396,8 @@ async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
 
 #[tokio::test]
 async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
-    let store = Remote::new(Duration::ZERO);
-    let mut client = Client::new(&server(&store));
+    let store = Arc::new(Remote::new(Duration::ZERO));
+    let mut client = Client::new(&server(Some(&store)));
     let task = start_task(&mut client, 1, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let expected = json!({"code": -32603,
@@ -431,35 +428,18 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     // that cannot be read is refused, and a `tasks/result` that cannot read its task is
     // answered after a few tries.
     store.down.store(false, Ordering::SeqCst);
-    let mut client = Client::new(&server(&store)).past_handshake();
-    let core = |id: u32, method: &str, params: Value| {
-        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-    };
-    let kept = client
-        .call(&core(
-            6,
-            "tools/call",
-            json!({"name": "long_job", "arguments": {"seconds": 30}, "task": {}}),
-        ))
-        .await;
-    let kept = kept["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let mut client = Client::new(&server(Some(&store))).past_handshake();
+    let kept = start_core_task(&mut client, 6, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let refused = client
-        .call(&core(
-            7,
-            "tools/call",
-            json!({"name": "long_job", "arguments": {"seconds": 30}, "task": {}}),
-        ))
+        .call(&core_call(7, "long_job", json!({"seconds": 30})))
         .await;
     assert_eq!(refused["error"], expected, "{refused}");
-    let listed = client.call(&core(8, "tasks/list", json!({}))).await;
+    let listed = client.call(&core_request(8, "tasks/list", json!({}))).await;
     assert_eq!(listed["error"], expected, "{listed}");
     // A `tasks/result` already waiting when the store goes down.
     store.down.store(false, Ordering::SeqCst);
-    client.send(&core(9, "tasks/result", json!({"taskId": kept})));
+    client.send(&core_request(9, "tasks/result", json!({"taskId": kept})));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(client.nothing_yet(), "it waits for the task");
     store.down.store(true, Ordering::SeqCst);
@@ -468,7 +448,9 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     assert_eq!(result["error"], expected, "{result}");
     // Back up: only the task it kept is listed.
     store.down.store(false, Ordering::SeqCst);
-    let listed = client.call(&core(10, "tasks/list", json!({}))).await;
+    let listed = client
+        .call(&core_request(10, "tasks/list", json!({})))
+        .await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),
         vec![kept.as_str()],

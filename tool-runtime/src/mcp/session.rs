@@ -754,7 +754,7 @@ impl Connection {
                     return answered(sink, tasks::extension_required(&id, method));
                 }
                 let request = self.task_request(&id, method, params, caller);
-                self.answer_from_store(id, tasks::extension_method(request), sink)
+                self.answer_from_store(id, |_| tasks::extension_method(request), sink)
             }
             other => error(
                 code::METHOD_NOT_FOUND,
@@ -886,7 +886,7 @@ impl Connection {
         }
     }
 
-    /// The task methods of 2025-11-25; `tasks/result` waits for its task to end, as work.
+    /// The task methods of 2025-11-25; `tasks/result` waits for its task to end.
     fn core_task_request(
         &self,
         id: RequestId,
@@ -896,39 +896,24 @@ impl Connection {
         sink: &Outgoing,
     ) -> Option<Work> {
         let request = self.task_request(&id, method, params, caller);
-        if method != "tasks/result" {
-            let state = Arc::clone(&self.state);
-            return self.answer_from_store(id, tasks::core_method(request, state), sink);
-        }
-        let cancellation = Cancellation::new();
-        let guard = match self.register(id, cancellation.clone()) {
-            Ok(guard) => guard,
-            Err(refusal) => return answered(sink, refusal),
-        };
-        let sink = Arc::new(Mutex::new(sink.clone()));
-        let answer_sink = Arc::clone(&sink);
-        let stream = Arc::clone(&sink);
         let state = Arc::clone(&self.state);
+        if method != "tasks/result" {
+            return self.answer_from_store(id, |_| tasks::core_method(request, state), sink);
+        }
         // The task's questions and notifications come on this request's stream while it
         // waits: attached once the task is found to be the caller's (to anyone else it
         // does not exist).
-        let attach = move |task: &str| {
-            let relay = lock(&state.relays).get(task).cloned();
-            if let Some(relay) = relay {
-                relay.wait_on(&stream);
-            }
+        let waiting = |stream: &Arc<Mutex<Outgoing>>| {
+            let stream = Arc::clone(stream);
+            let attach = move |task: &str| {
+                let relay = lock(&state.relays).get(task).cloned();
+                if let Some(relay) = relay {
+                    relay.wait_on(&stream);
+                }
+            };
+            tasks::result_when_ended(request, attach)
         };
-        Some(Work::stream(
-            async move {
-                let message = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    message = tasks::result_when_ended(request, attach) => message,
-                };
-                guard.answer(&answer_sink, || message);
-            },
-            Some(sink),
-        ))
+        self.answer_from_store(id, waiting, sink)
     }
 
     /// A `tasks/*` request, as its handler takes it.
@@ -948,14 +933,15 @@ impl Connection {
         }
     }
 
-    /// Answers a request whose answer comes from the task store: registered in flight
-    /// first (so the connection's limits and a duplicate id refuse it before the store
-    /// is touched), then here and now when the store answers at once (the in-memory one
-    /// always does), else as work, which the request's cancellation stops.
-    fn answer_from_store(
+    /// Answers a request whose answer comes from the task store (`answer`, given the
+    /// request's stream): registered in flight first (so the connection's limits and a
+    /// duplicate id refuse it before the store is touched), then here and now when the
+    /// store answers at once (the in-memory one always does), else as work, which the
+    /// request's cancellation stops.
+    fn answer_from_store<F: Future<Output = Message> + Send + 'static>(
         &self,
         id: RequestId,
-        answer: impl Future<Output = Message> + Send + 'static,
+        answer: impl FnOnce(&Arc<Mutex<Outgoing>>) -> F,
         sink: &Outgoing,
     ) -> Option<Work> {
         let cancellation = Cancellation::new();
@@ -964,7 +950,7 @@ impl Connection {
             Err(refusal) => return answered(sink, refusal),
         };
         let sink = Arc::new(Mutex::new(sink.clone()));
-        let mut answer = Box::pin(answer);
+        let mut answer = Box::pin(answer(&sink));
         // Polled here only on a runtime's thread: a store's future may need the runtime's
         // timers or sockets, which a transport's own threads do not have. The work polls
         // it again with its own waker.

@@ -10,7 +10,7 @@
 //!   questions waiting (`inputRequests`); `tasks/update` answers them; `tasks/cancel`
 //!   acknowledges; a tool error ends the task `completed` (its result says `isError`).
 
-use super::asking::retry::Verdict;
+use super::asking::retry::{RetryAsker, Verdict};
 use super::asking::{missing_capability, missing_message, settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
 use super::pages::typed_result;
@@ -23,8 +23,12 @@ use crate::call::caller::Caller;
 use crate::call::error::CallError;
 use crate::call::ids::unguessable_id;
 use crate::call::result::ToolResult;
+use crate::call::scope::Cancellation;
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
@@ -247,14 +251,6 @@ pub(super) fn store_failed(id: &RequestId, error: &StoreError) -> Message {
     )
 }
 
-/// Keeps a new task: whether the store took it.
-fn inserted<'a>(
-    store: &'a dyn TaskStore,
-    task: &Task,
-) -> crate::tasks::StoreFuture<'a, Result<bool, StoreError>> {
-    store.insert(task.clone())
-}
-
 /// Records a change of the running task `id`; a store that fails is logged (the tool goes
 /// on, and the task shows what the store last kept).
 async fn record(
@@ -337,47 +333,39 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 let mut task = new_task(options.ttl);
                 let (status, outcome) = ending(&shared, verdict, result, plan);
                 task.end(status, Some(outcome));
-                let kept = inserted(store.as_ref(), &task).await;
+                let kept = kept_or_logged(store.insert(task.clone()).await);
                 guard.answer(sink, || match kept {
-                    Ok(true) => created(&shared, &guard.id, &task, plan),
-                    Ok(false) => ended_as_call(&shared, &guard.id, &task),
-                    Err(error) => {
-                        tracing::error!(%error, "could not keep a task; answered as a call");
-                        ended_as_call(&shared, &guard.id, &task)
-                    }
+                    true => created(&shared, &guard.id, &task, plan),
+                    false => ended_as_call(&shared, &guard.id, &task),
                 });
                 return;
             }
             let task = new_task(options.ttl);
-            let promotion = retry.map(|retry| (retry, retry.promoting()));
-            // It asked questions before the moment passed: it returns at once, and its
-            // answer asks them.
-            let promoted = !matches!(promotion, Some((_, None)))
-                && {
-                    // The tool runs on while the store keeps the task: a slow store does not
-                    // stall it, and a question it asks meanwhile waits for the promotion.
-                    let mut keep = inserted(store.as_ref(), &task);
-                    let kept = loop {
-                        tokio::select! {
-                            biased;
-                            () = cancellation.cancelled() => {
-                                // A task kept all the same is recorded cancelled.
-                                if let Ok(Ok(true)) = tokio::time::timeout(STORE_PATIENCE, keep).await {
-                                    record(store.as_ref(), &task.id, &mut |t| t.end(TaskStatus::Cancelled, None)).await;
-                                }
-                                return;
-                            }
-                            kept = &mut keep => break kept_or_logged(kept),
-                            result = &mut finish, if ended_meanwhile.is_none() => {
-                                ended_meanwhile = Some(result);
-                            }
-                        }
+            // `None` when it asked questions before the moment passed: it returns at once,
+            // and its answer asks them.
+            let promotion = match retry.map(RetryAsker::promoting) {
+                Some(None) => None,
+                promotion => Some(promotion.flatten()),
+            };
+            let promoted = match promotion {
+                None => false,
+                Some(promotion) => {
+                    let kept = keep_running(
+                        store.as_ref(),
+                        &task,
+                        &cancellation,
+                        &mut finish,
+                        &mut ended_meanwhile,
+                    );
+                    let Some(kept) = kept.await else {
+                        return;
                     };
-                    if let Some((retry, Some(promotion))) = promotion {
-                        retry.promoted(promotion, kept.then(|| link.clone()));
+                    if let Some(promotion) = promotion {
+                        promotion.settle(kept.then(|| link.clone()));
                     }
                     kept
-                };
+                }
+            };
             if !promoted {
                 // It stays a call.
                 let result = match ended_meanwhile {
@@ -397,7 +385,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         }
         TaskPlan::Core { ttl } => {
             let task = new_task(ttl);
-            match inserted(store.as_ref(), &task).await {
+            match store.insert(task.clone()).await {
                 Ok(true) => {}
                 Ok(false) => {
                     guard.answer(sink, || no_room(&guard.id));
@@ -500,6 +488,34 @@ fn announce(relayed: &mut Option<Relayed>, ended: Option<Task>, plan: TaskPlan) 
     }
 }
 
+/// Keeps `task` while its tool runs on (a slow store does not stall it, and a question
+/// it asks meanwhile waits for the promotion); what the tool answered meanwhile, if it
+/// ended that soon, goes to `ended`. Whether the store kept it; `None` once the call was
+/// cancelled (a task kept all the same is recorded cancelled).
+async fn keep_running<F: Future<Output = ToolResult>>(
+    store: &dyn TaskStore,
+    task: &Task,
+    cancellation: &Cancellation,
+    finish: &mut Pin<Box<F>>,
+    ended: &mut Option<ToolResult>,
+) -> Option<bool> {
+    let mut keep = store.insert(task.clone());
+    loop {
+        tokio::select! {
+            biased;
+            () = cancellation.cancelled() => {
+                if let Ok(Ok(true)) = tokio::time::timeout(STORE_PATIENCE, keep).await {
+                    let cancel = &mut |t: &mut Task| t.end(TaskStatus::Cancelled, None);
+                    record(store, &task.id, cancel).await;
+                }
+                return None;
+            }
+            kept = &mut keep => return Some(kept_or_logged(kept)),
+            result = finish.as_mut(), if ended.is_none() => *ended = Some(result),
+        }
+    }
+}
+
 /// Whether a task was kept; a store that failed is logged (the call goes on as a call).
 fn kept_or_logged(kept: Result<bool, StoreError>) -> bool {
     kept.unwrap_or_else(|error| {
@@ -522,13 +538,20 @@ fn listed(state: &State, task: &str) -> Option<Vec<String>> {
 /// Forgets those of `listed` the store no longer keeps (one it cannot say anything of
 /// stays).
 async fn forget_gone(state: &State, store: &dyn TaskStore, listed: Vec<String>) {
-    let mut gone = std::collections::HashSet::new();
+    let mut gone = HashSet::new();
     for id in listed {
         if let Ok(false) = store.contains(&id).await {
             gone.insert(id);
         }
     }
-    lock(&state.tasks).retain(|id| !gone.contains(id));
+    unlist(state, &gone);
+}
+
+/// Takes the tasks in `gone`, which the store no longer keeps, off the connection's list.
+fn unlist(state: &State, gone: &HashSet<String>) {
+    if !gone.is_empty() {
+        lock(&state.tasks).retain(|task| !gone.contains(task));
+    }
 }
 
 /// Says in `message`'s `_meta` (a request's params, or a result) that it belongs to the
@@ -720,42 +743,41 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     let id = &request.id;
     let store = &request.shared.tasks.store;
     let listed = lock(&state.tasks).clone();
-    let mut own = Vec::with_capacity(listed.len());
-    let mut gone = std::collections::HashSet::new();
-    for task in listed {
-        match store.get(&task).await {
-            Ok(Some(found)) => own.push(found),
-            Ok(None) => {
-                gone.insert(task);
-            }
-            Err(error) => return store_failed(id, &error),
-        }
-    }
-    if !gone.is_empty() {
-        lock(&state.tasks).retain(|task| !gone.contains(task));
-    }
+    // A cursor is the id of the last task of the page before (kept or not since).
     let start = match request.params.as_ref().and_then(|p| p.get("cursor")) {
         None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => match own.iter().position(|task| &task.id == cursor) {
+        Some(Value::String(cursor)) => match listed.iter().position(|task| task == cursor) {
             Some(index) => index + 1,
             None => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
         },
         Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
     };
-    let page: Vec<&Task> = own
-        .iter()
-        .skip(start)
-        .take(request.shared.page_size)
-        .collect();
+    // Read only as far as the page goes, and one kept task past it (there is a next page).
+    let most = request.shared.page_size;
+    let mut page = Vec::with_capacity(most);
+    let mut more = false;
+    let mut gone = HashSet::new();
+    for task in &listed[start..] {
+        match store.get(task).await {
+            Ok(Some(_)) if page.len() == most => {
+                more = true;
+                break;
+            }
+            Ok(Some(found)) => page.push(found),
+            Ok(None) => {
+                gone.insert(task.clone());
+            }
+            Err(error) => return store_failed(id, &error),
+        }
+    }
+    unlist(state, &gone);
     let shown: Vec<Value> = page
         .iter()
         .map(|task| Value::Object(task_object(task, TaskEra::Core)))
         .collect();
     let mut body = json!({"tasks": shown});
-    if start + page.len() < own.len() {
-        if let Some(last) = page.last() {
-            body["nextCursor"] = last.id.clone().into();
-        }
+    if let (true, Some(last)) = (more, page.last()) {
+        body["nextCursor"] = last.id.clone().into();
     }
     Message::result(jsonrpc::response(id, &body))
 }
@@ -771,9 +793,8 @@ pub(super) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(
     };
     attach(&task);
     let id = request.id;
-    let store = Arc::clone(&request.shared.tasks.store);
     let ended = crate::tasks::wait_within(
-        store.as_ref(),
+        request.shared.tasks.store.as_ref(),
         &task,
         |found| match found {
             None => Some(None),

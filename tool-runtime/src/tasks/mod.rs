@@ -343,13 +343,11 @@ const RETRY_FAILED_READ: Duration = Duration::from_millis(500);
 pub(crate) async fn wait_for<T>(
     store: &dyn TaskStore,
     id: &str,
-    mut decide: impl FnMut(Option<Task>) -> Option<T>,
+    decide: impl FnMut(Option<Task>) -> Option<T>,
 ) -> T {
-    loop {
-        // Without a most, it never gives up: this runs once.
-        if let Ok(decided) = wait_within(store, id, &mut decide, None).await {
-            return decided;
-        }
+    match wait_within(store, id, decide, None).await {
+        Ok(decided) => decided,
+        Err(_) => unreachable!("without a most, a failed read is tried again"),
     }
 }
 

@@ -55,6 +55,14 @@ pub(crate) struct Promotion {
     settled: Arc<Notify>,
 }
 
+impl Promotion {
+    /// The promotion ended: the call is the task `task` from now on, or stays a call
+    /// (`None`: the store had no room, or failed).
+    pub(crate) fn settle(self, task: Option<TaskLink>) {
+        lock(&self.round).task = task;
+    }
+}
+
 impl Drop for Promotion {
     fn drop(&mut self) {
         lock(&self.round).promoting = None;
@@ -139,7 +147,7 @@ impl RetryAsker {
 
     /// Starts making the call a task, unless it has asked questions of this round already
     /// (then it is about to answer them, and stays a call). Questions asked from now on
-    /// wait until [`promoted`](RetryAsker::promoted) says where they go, so none falls
+    /// wait until [`settle`](Promotion::settle) says where they go, so none falls
     /// between the call and its task while the store keeps the task.
     pub(crate) fn promoting(&self) -> Option<Promotion> {
         let mut round = lock(&self.round);
@@ -152,13 +160,6 @@ impl RetryAsker {
             round: Arc::clone(&self.round),
             settled,
         })
-    }
-
-    /// The promotion ended: the call is the task `task` from now on, or stays a call
-    /// (`None`: the store had no room, or failed).
-    pub(crate) fn promoted(&self, promotion: Promotion, task: Option<TaskLink>) {
-        lock(&self.round).task = task;
-        drop(promotion);
     }
 
     /// How the round ends, given whether the tool's own answer is a failure, and the

@@ -18,6 +18,24 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// How long a request state can be used: a client answers within it, or starts again.
 const LIFETIME: Duration = Duration::from_secs(60 * 60);
 
+/// Why a request state that was altered, or sealed with another key, is refused.
+const ALTERED: &str = "\"requestState\" failed its integrity check: it was altered, or \
+                       issued by a server with another key; call again without it";
+/// Why a request state issued to another token's subject is refused.
+const OTHER_CLIENT: &str = "\"requestState\" was issued to another client (another access \
+                            token's subject); call again without it";
+/// Why an expired request state is refused.
+const EXPIRED: &str = "\"requestState\" has expired; call again without it";
+
+/// Why a request state issued for another request (`method`, another target or other
+/// arguments) is refused.
+fn other_request(method: &str) -> String {
+    format!(
+        "\"requestState\" was issued for another request; send it back only with the {method} \
+         request it came with, unchanged"
+    )
+}
+
 /// The key request states are sealed with. Servers that continue each other's calls (the
 /// replicas behind one address) need the same key; a server without one makes its own at
 /// start, so its states are good only until it restarts.
@@ -149,8 +167,6 @@ impl SealingKey {
 
     /// Opens a state a client sent back for `bound`; why not, in words for the client.
     pub(crate) fn open(&self, sealed: &str, bound: &Bound<'_>) -> Result<RoundState, String> {
-        const ALTERED: &str = "\"requestState\" failed its integrity check: it was altered, or \
-                               issued by a server with another key; call again without it";
         let (body, tag) = sealed.split_once('.').ok_or(ALTERED)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| ALTERED)?;
         let mut mac = self.mac();
@@ -165,21 +181,13 @@ impl SealingKey {
             || state.target != bound.target
             || state.digest != bound.digest()
         {
-            return Err(format!(
-                "\"requestState\" was issued for another request; send it back only with the \
-                 {} request it came with, unchanged",
-                bound.method
-            ));
+            return Err(other_request(bound.method));
         }
         if state.subject.as_deref() != bound.subject {
-            return Err(
-                "\"requestState\" was issued to another client (another access token's \
-                 subject); call again without it"
-                    .to_owned(),
-            );
+            return Err(OTHER_CLIENT.to_owned());
         }
         if state.expires < now() {
-            return Err("\"requestState\" has expired; call again without it".to_owned());
+            return Err(EXPIRED.to_owned());
         }
         Ok(state)
     }
@@ -222,33 +230,25 @@ mod tests {
         );
 
         let tampered = format!("{sealed}-TAMPERED");
-        assert!(key
-            .open(&tampered, &bound)
-            .unwrap_err()
-            .contains("integrity"));
-        assert!(SealingKey::random()
-            .open(&sealed, &bound)
-            .unwrap_err()
-            .contains("integrity"));
+        assert_eq!(key.open(&tampered, &bound).unwrap_err(), ALTERED);
+        assert_eq!(
+            SealingKey::random().open(&sealed, &bound).unwrap_err(),
+            ALTERED
+        );
         let other = json!({"b": 2, "a": [true]});
         let elsewhere = Bound {
             arguments: &other,
             ..bound
         };
-        assert!(key
-            .open(&sealed, &elsewhere)
-            .unwrap_err()
-            .contains("another request"));
+        let another_request = other_request(bound.method);
+        assert_eq!(key.open(&sealed, &elsewhere).unwrap_err(), another_request);
         let expired = key.seal_until(now() - 1, &bound, Map::new(), Map::new());
-        assert!(key.open(&expired, &bound).unwrap_err().contains("expired"));
+        assert_eq!(key.open(&expired, &bound).unwrap_err(), EXPIRED);
         let other_tool = Bound {
             target: "u",
             ..bound
         };
-        assert!(key
-            .open(&sealed, &other_tool)
-            .unwrap_err()
-            .contains("another request"));
+        assert_eq!(key.open(&sealed, &other_tool).unwrap_err(), another_request);
 
         // A state issued to one token's subject opens only for that subject.
         let ada = Bound {
@@ -267,10 +267,7 @@ mod tests {
                 subject: other,
                 ..bound
             };
-            assert!(key
-                .open(state, &caller)
-                .unwrap_err()
-                .contains("another client"));
+            assert_eq!(key.open(state, &caller).unwrap_err(), OTHER_CLIENT);
         }
     }
 }

@@ -199,10 +199,10 @@ fn tokens_that_do_not_check_out_are_refused_saying_why() {
             Some(challenge("invalid_token", reason).as_str()),
             "{case}"
         );
-        assert!(
-            reply.body.contains(reason),
-            "{case}: the body says why too: {}",
-            reply.body
+        assert_eq!(
+            reply.body,
+            format!("unauthorized: {reason}"),
+            "{case}: the body says why too"
         );
     }
     let basic = http(
@@ -223,7 +223,7 @@ fn tokens_that_do_not_check_out_are_refused_saying_why() {
         Some(challenge("invalid_request", why).as_str()),
         "not a token at all: the request is at fault (RFC 6750)"
     );
-    assert!(basic.body.contains(why), "{basic:?}");
+    assert_eq!(basic.body, format!("unauthorized: {why}"), "{basic:?}");
 }
 
 /// The challenge of a 401 whose token (or header) did not check out: `error`, why, and
@@ -267,7 +267,7 @@ fn a_valid_token_calls_and_the_tool_sees_its_subject_and_scopes() {
 fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires() {
     let key = SigningKey::ed25519("k1");
     let keys = KeyFile::new("forbidden", &[&key]);
-    let server = serve(&keys, &[]);
+    let mut server = serve(&keys, &["--log-format", "json"]);
     let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
     let session = initialize(server.port, &reader);
 
@@ -315,6 +315,20 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
     assert_eq!(
         structured_call(server.port, &writer, &session, "write_notes", line),
         json!({"result": 14})
+    );
+
+    // Each refusal is in the audit trail as a refused call, whichever way it came.
+    let logs = server.stop_and_read_logs();
+    let outcomes: Vec<String> = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["target"] == "tool_runtime::audit" && event["tool"] == "write_notes")
+        .map(|event| event["outcome"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["insufficient_scope", "insufficient_scope", "ok"],
+        "{logs}"
     );
 }
 
@@ -579,7 +593,11 @@ fn the_command_line_refuses_oauth_settings_it_cannot_use() {
     };
     let (code, stderr) = run(&with("http://tools.example.test/mcp", keys.path()), &[]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("must use https"), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: the resource URI `http://tools.example.test/mcp` cannot be used: it must use \
+         https (http is accepted only for localhost)\n"
+    );
 
     let (code, stderr) = run(&with(RESOURCE, "/no/such/keys.json"), &[]);
     assert_eq!(code, Some(2), "{stderr}");
@@ -590,7 +608,11 @@ fn the_command_line_refuses_oauth_settings_it_cannot_use() {
         &[("MCP_BEARER_TOKEN", "s3cret")],
     );
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("both a bearer token and OAuth"), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: both a bearer token and OAuth are configured; choose one (with OAuth, clients \
+         present access tokens and the static token would be ignored)\n"
+    );
 
     let (code, stderr) = run(&["--list-permitted-tools"], &[]);
     assert_eq!(code, Some(2), "{stderr}");

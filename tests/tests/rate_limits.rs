@@ -95,6 +95,17 @@ fn the_builder_limits_any_tool_and_refuses_a_name_it_does_not_know() {
     for _ in 0..3 {
         assert!(call(&registry, "hello", json!({})).error().is_none());
     }
+    // A limit the builder set stays with the name: the tool added again keeps it.
+    let registry = Registry::builder()
+        .tool(hello_tool())
+        .rate_limit("hello", per_minute(1))
+        .build()
+        .unwrap();
+    assert!(registry.remove_tool("hello"));
+    registry.add_tool(hello_tool()).unwrap();
+    assert!(call(&registry, "hello", json!({})).error().is_none());
+    let refused = call(&registry, "hello", json!({}));
+    assert_eq!(refused.error().map(|e| e.status()), Some("rate_limited"));
 
     let error = Registry::builder()
         .rate_limit("fre", per_minute(2))

@@ -148,10 +148,11 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
         ));
     }
     let period = period.trim();
-    let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
-        parse_duration(period)?
-    } else {
+    // A unit alone is one of it; anything else ("10s", ".5s") is a duration of its own.
+    let period = if period.starts_with(|c: char| c.is_ascii_alphabetic()) {
         parse_duration(&format!("1{period}"))?
+    } else {
+        parse_duration(period)?
     };
     Ok((count, period))
 }
@@ -165,22 +166,40 @@ mod tests {
         assert!(check_name("get_weather").is_ok());
         assert!(check_name("_x-1").is_ok());
         assert!(check_name(&"a".repeat(64)).is_ok());
-        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("64"));
-        assert!(check_name("1abc").unwrap_err().contains("starts with `1`"));
-        assert!(check_name("get.weather").unwrap_err().contains("`.`"));
-        assert!(check_name("").is_err());
-        assert!(check_name("café").is_err());
+        let refused = |why: &str| Err(why.to_owned());
+        assert_eq!(
+            check_name(&"a".repeat(65)),
+            refused("it is 65 characters long; the limit is 64")
+        );
+        assert_eq!(
+            check_name("1abc"),
+            refused("it starts with `1`; a name starts with a letter or `_`")
+        );
+        let dot = "it contains `.`; use only ASCII letters, digits, `_` and `-`";
+        assert_eq!(check_name("get.weather"), refused(dot));
+        assert_eq!(check_name(""), refused("it is empty"));
+        let accent = "it contains `é`; use only ASCII letters, digits, `_` and `-`";
+        assert_eq!(check_name("café"), refused(accent));
     }
 
     #[test]
     fn scopes_are_printable_ascii_without_space_quote_or_backslash() {
         assert!(check_scope("files:read").is_ok());
         assert!(check_scope("https://api.example.com/files.read").is_ok());
-        assert!(check_scope("").unwrap_err().contains("empty"));
-        assert!(check_scope("files read").unwrap_err().contains("space"));
-        assert!(check_scope("files\"read").unwrap_err().contains("'\"'"));
-        assert!(check_scope("files\\read").unwrap_err().contains("'\\\\'"));
-        assert!(check_scope("fichiers:lire-é").is_err());
+        let refused = |why: &str| Err(why.to_owned());
+        let unprintable = |c: &str| {
+            refused(&format!(
+                "it contains {c}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
+            ))
+        };
+        assert_eq!(check_scope(""), refused("it is empty"));
+        assert_eq!(
+            check_scope("files read"),
+            refused("it contains a space; a token's scopes are separated by spaces, so each scope is its own string")
+        );
+        assert_eq!(check_scope("files\"read"), unprintable("'\"'"));
+        assert_eq!(check_scope("files\\read"), unprintable("'\\\\'"));
+        assert_eq!(check_scope("fichiers:lire-é"), unprintable("'é'"));
     }
 
     #[test]
@@ -210,11 +229,18 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(1_500));
         assert_eq!(parse_duration("2m"), Ok(120_000));
         assert_eq!(parse_duration("1d"), Ok(86_400_000));
-        assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("5 fortnights")
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!(parse_duration("0s").is_err());
+        assert_eq!(
+            parse_duration("5"),
+            Err("`5` has no unit; write it like \"500ms\", \"5s\" or \"2m\"".to_owned())
+        );
+        assert_eq!(
+            parse_duration("5 fortnights"),
+            Err("unknown unit `fortnights`; use ms, s, m, h or d".to_owned())
+        );
+        assert_eq!(
+            parse_duration("0s"),
+            Err("`0s` is shorter than a millisecond".to_owned())
+        );
     }
 
     #[test]
@@ -224,11 +250,22 @@ mod tests {
         assert_eq!(parse_rate("5/hour"), Ok((5, 3_600_000)));
         assert_eq!(parse_rate("3/10s"), Ok((3, 10_000)));
         assert_eq!(parse_rate("3/1.5s"), Ok((3, 1_500)));
-        assert!(parse_rate("10").unwrap_err().contains("slash"));
-        assert!(parse_rate("ten/s").unwrap_err().contains("ten/s"));
-        assert!(parse_rate("0/s").unwrap_err().contains("at least one"));
-        assert!(parse_rate("5/fortnight")
-            .unwrap_err()
-            .contains("unknown unit"));
+        // A period without a leading digit is still a number of units.
+        assert_eq!(parse_rate("3/.5s"), Ok((3, 500)));
+        let shape = |text: &str| {
+            Err(format!(
+                "`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\""
+            ))
+        };
+        assert_eq!(parse_rate("10"), shape("10"));
+        assert_eq!(parse_rate("ten/s"), shape("ten/s"));
+        assert_eq!(
+            parse_rate("0/s"),
+            Err("`0/s` allows no call at all; a rate counts at least one".to_owned())
+        );
+        assert_eq!(
+            parse_rate("5/fortnight"),
+            Err("unknown unit `fortnight`; use ms, s, m, h or d".to_owned())
+        );
     }
 }

@@ -515,19 +515,21 @@ impl Cli {
                                 return ExitCode::from(2);
                             }
                         };
+                        // Told before any key file is read, so a bad one does not hide
+                        // this mistake.
+                        #[cfg(feature = "oauth")]
+                        if token.is_some() && oauth.configured() {
+                            eprintln!(
+                                "error: both a bearer token and OAuth are configured; \
+                                 choose one (with OAuth, clients present access tokens \
+                                 and the static token would be ignored)"
+                            );
+                            return ExitCode::from(2);
+                        }
                         #[cfg(feature = "oauth")]
                         let oauth = match oauth.settings() {
-                            Ok(Some(_)) if token.is_some() => {
-                                eprintln!(
-                                    "error: both a bearer token and OAuth are configured; \
-                                     choose one (with OAuth, clients present access tokens \
-                                     and the static token would be ignored)"
-                                );
-                                return ExitCode::from(2);
-                            }
                             Ok(settings) => {
-                                server_options = server_options
-                                    .list_only_permitted_tools(oauth.list_permitted_tools());
+                                server_options = oauth.apply(server_options);
                                 settings
                             }
                             Err(message) => {

@@ -1,5 +1,6 @@
 //! `serve`'s OAuth flags: the server as an OAuth 2.1 resource server over HTTP.
 
+use crate::mcp::ServerOptions;
 use crate::transport::http::{Jwks, OAuth};
 use std::path::PathBuf;
 
@@ -45,9 +46,18 @@ pub(super) struct OAuthFlags {
 }
 
 impl OAuthFlags {
-    /// Whether lists are cut to what each token permits.
-    pub(super) fn list_permitted_tools(&self) -> bool {
-        self.list_permitted_tools
+    /// Whether OAuth is asked for (`--oauth-resource`).
+    pub(super) fn configured(&self) -> bool {
+        self.oauth_resource.is_some()
+    }
+
+    /// `options` with what the flags change in them: lists cut to each token's scopes when
+    /// `--list-permitted-tools` is given (and as the program set them otherwise).
+    pub(super) fn apply(&self, options: ServerOptions) -> ServerOptions {
+        match self.list_permitted_tools {
+            true => options.list_only_permitted_tools(true),
+            false => options,
+        }
     }
 
     /// The resource server the flags describe; `None` without `--oauth-resource`.
@@ -72,5 +82,47 @@ impl OAuthFlags {
                 .map_err(|error| format!("--oauth-scope-implies {rule:?}: {error}"))?;
         }
         Ok(Some(oauth))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[arg(long)]
+        http: Option<String>,
+        #[command(flatten)]
+        oauth: OAuthFlags,
+    }
+
+    fn flags(args: &[&str]) -> OAuthFlags {
+        Flags::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .unwrap()
+            .oauth
+    }
+
+    #[test]
+    fn the_list_flag_turns_cut_lists_on_and_never_off() {
+        let cut = |options: ServerOptions| options.list_only_permitted_tools;
+        let on = ServerOptions::default().list_only_permitted_tools(true);
+        // Without the flag, what the program set stands.
+        assert!(cut(flags(&[]).apply(on.clone())));
+        assert!(!cut(flags(&[]).apply(ServerOptions::default())));
+        let with_flag = flags(&[
+            "--http",
+            "127.0.0.1:0",
+            "--oauth-resource",
+            "https://tools.example.com/mcp",
+            "--oauth-issuer",
+            "https://auth.example.com",
+            "--oauth-jwks-file",
+            "keys.json",
+            "--list-permitted-tools",
+        ]);
+        assert!(with_flag.configured() && !flags(&[]).configured());
+        assert!(cut(with_flag.apply(ServerOptions::default())));
     }
 }

@@ -473,6 +473,12 @@ impl RegistryBuilder {
 
     fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
         let (sender, _) = watch::channel(Versions::default());
+        let names: Vec<String> = self
+            .rate_limits
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect();
+        let rate_overrides: HashMap<String, Rate> = self.rate_limits.into_iter().collect();
         let registry = Registry {
             default_timeout: self.default_timeout,
             observer: self.observer,
@@ -482,10 +488,12 @@ impl RegistryBuilder {
                     .tools()
                     .iter()
                     .filter_map(|tool| {
-                        Some((tool.name().to_owned(), Arc::new(Limiter::new(tool.rate()?))))
+                        let rate = rate_overrides.get(tool.name()).copied().or(tool.rate())?;
+                        Some((tool.name().to_owned(), Arc::new(Limiter::new(rate))))
                     })
                     .collect(),
             ),
+            rate_overrides,
             client_limiter: self.client_rate.map(ClientLimiter::new),
             budgets: self
                 .budget
@@ -510,11 +518,9 @@ impl RegistryBuilder {
         for resource in self.resources {
             registry.add_resource(resource)?;
         }
-        for (name, rate) in self.rate_limits {
-            if registry.get(&name).is_none() {
-                return Err(RegistryError::UnknownTool { name });
-            }
-            registry.set_rate_limit(&name, Some(rate));
+        // Each tool took its limit as it came in; a limit must name a tool.
+        if let Some(name) = names.into_iter().find(|name| registry.get(name).is_none()) {
+            return Err(RegistryError::UnknownTool { name });
         }
         Ok(registry)
     }
@@ -545,6 +551,9 @@ pub struct Registry {
     observer: Observer,
     /// The rate limits of tools, by name.
     rate_limits: RwLock<HashMap<String, Arc<Limiter>>>,
+    /// The limits the builder set in place of tools' own (`RegistryBuilder::rate_limit`),
+    /// kept so a tool removed and added again keeps its.
+    rate_overrides: HashMap<String, Rate>,
     /// The rate limit of each client, when there is one.
     client_limiter: Option<ClientLimiter>,
     /// What each client may spend, and has spent, when there is a budget.
@@ -678,7 +687,8 @@ impl Registry {
             }
         }
         for DynamicTool { tool, handler } in tools {
-            self.set_rate_limit(tool.name(), tool.rate());
+            let rate = self.rate_overrides.get(tool.name()).copied();
+            self.set_rate_limit(tool.name(), rate.or(tool.rate()));
             let runnable = Runnable::dynamic(tool.name(), handler);
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
@@ -754,9 +764,34 @@ impl Registry {
         self.client_limiter.as_ref()
     }
 
-    /// Refuses a call its caller's token does not permit, or that its tool's rate limit, or
-    /// its client's, does not let through. Scopes come first: a refused call spends no
-    /// allowance.
+    /// The refusal of a call of `name` with `input` that `caller`'s token does not permit,
+    /// recorded as any refused call is (its audit event, its metrics); `None` when it is
+    /// permitted, or names no tool (the call itself then says so). For a transport that
+    /// answers such a call before handling it, as HTTP does with 403.
+    #[cfg(feature = "http")]
+    pub(crate) fn scope_refusal(
+        &self,
+        name: &str,
+        input: &Value,
+        caller: &Caller,
+    ) -> Option<CallError> {
+        let tool = self.get(name)?;
+        let refusal = caller.scope_refusal(&tool)?;
+        let watch = self.observer.watch(name, true, input, caller, None);
+        let outcome = Err(refusal.clone());
+        watch.finish(&ToolResult::new(
+            name.to_owned(),
+            input.clone(),
+            Some(tool),
+            outcome,
+        ));
+        Some(refusal)
+    }
+
+    /// Refuses a call its caller's token does not permit, or that its client's rate limit,
+    /// its tool's, or its client's budget does not let through, checked in that order.
+    /// Scopes come first, so a call its token does not permit spends no allowance; one each
+    /// limit lets through has spent that limit's allowance even when a later one refuses it.
     fn admit(&self, tool: &Tool, caller: &Caller, key: Option<&String>) -> Result<(), CallError> {
         if let Some(refusal) = caller.scope_refusal(tool) {
             return Err(refusal);

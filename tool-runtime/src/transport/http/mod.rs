@@ -454,15 +454,13 @@ fn authenticate(app: &App, request: &Request, caller: Caller) -> Result<Caller, 
                          (Authorization: Bearer <token>); its metadata says where to get one"
                         .to_owned(),
                 };
-                let challenge = oauth.unauthorized_challenge(problem.as_ref(), tool_scopes(app));
+                let challenge = oauth.unauthorized_challenge(problem.as_ref(), || tool_scopes(app));
                 let response = (StatusCode::UNAUTHORIZED, text).into_response();
                 Box::new(with_challenge(response, &challenge))
             });
     }
     if let Some(token) = &options.bearer_token {
-        let given = authorization
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .unwrap_or("");
+        let given = authorization.and_then(bearer).unwrap_or("");
         if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
             let response = plain(
                 StatusCode::UNAUTHORIZED,
@@ -472,6 +470,13 @@ fn authenticate(app: &App, request: &Request, caller: Caller) -> Result<Caller, 
         }
     }
     Ok(caller)
+}
+
+/// The token of an `Authorization: Bearer <token>` header value; `None` for another scheme
+/// (the scheme's name is matched in any case, as HTTP says).
+fn bearer(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// `response` with a `WWW-Authenticate` challenge.
@@ -500,12 +505,12 @@ fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
 #[cfg(feature = "oauth")]
 fn resource_metadata(app: &App, oauth: &OAuth) -> Response {
     let name = app.server.info().name();
-    axum::Json(oauth.metadata(tool_scopes(app), name)).into_response()
+    axum::Json(oauth.metadata(|| tool_scopes(app), name)).into_response()
 }
 
-/// A tool call the caller's token does not permit, refused before it is handled: 403 with
-/// the `insufficient_scope` challenge naming every scope the tool requires, and a JSON-RPC
-/// error that says the same to the client.
+/// A tool call the caller's token does not permit, refused before it is handled (and
+/// recorded as a refused call): 403 with the `insufficient_scope` challenge naming every
+/// scope the tool requires, and a JSON-RPC error that says the same to the client.
 fn refuse_out_of_scope(
     app: &App,
     caller: &Caller,
@@ -516,9 +521,13 @@ fn refuse_out_of_scope(
     if method != Some("tools/call") || caller.scopes().is_none() {
         return None;
     }
-    let name = params?.get("name")?.as_str()?;
-    let tool = app.server.registry().get(name)?;
-    let error = caller.scope_refusal(&tool)?;
+    let params = params?;
+    let name = params.get("name")?.as_str()?;
+    let arguments = params.get("arguments").unwrap_or(&Value::Null);
+    let error = app
+        .server
+        .registry()
+        .scope_refusal(name, arguments, caller)?;
     Some(forbidden_rpc(app, id, &error))
 }
 

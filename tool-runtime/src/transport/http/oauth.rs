@@ -305,6 +305,8 @@ fn parse_keys(json: &str, source: &str) -> Result<Arc<[Key]>, OAuthError> {
 #[derive(Debug, Clone)]
 pub struct OAuth {
     resource: String,
+    /// Where the metadata is, worked out once from the resource (every challenge names it).
+    metadata_url: String,
     /// Each trusted issuer with the keys it signs with: a key checks only its own
     /// issuer's tokens.
     authorization_servers: Vec<(String, Jwks)>,
@@ -325,7 +327,9 @@ impl OAuth {
     ) -> Result<OAuth, OAuthError> {
         let resource = checked_uri("resource", resource.into())?;
         let issuer = checked_uri("authorization server", authorization_server.into())?;
+        let (origin, path) = split_uri(&resource);
         Ok(OAuth {
+            metadata_url: format!("{origin}{METADATA_PATH}{path}"),
             resource,
             authorization_servers: vec![(issuer, keys)],
             scopes_supported: None,
@@ -396,9 +400,8 @@ impl OAuth {
 
     /// Where the protected-resource metadata is: the well-known path on the resource's
     /// host, followed by the resource's path (RFC 9728, section 3.1).
-    pub fn metadata_url(&self) -> String {
-        let (origin, path) = split_uri(&self.resource);
-        format!("{origin}{METADATA_PATH}{path}")
+    pub fn metadata_url(&self) -> &str {
+        &self.metadata_url
     }
 
     /// The paths the router serves the metadata at: the well-known path with the
@@ -414,7 +417,11 @@ impl OAuth {
 
     /// The protected-resource metadata document; `tool_scopes` are the scopes the server's
     /// tools require, listed when no `scopes_supported` was given.
-    pub(super) fn metadata(&self, tool_scopes: BTreeSet<String>, name: &str) -> serde_json::Value {
+    pub(super) fn metadata(
+        &self,
+        tool_scopes: impl FnOnce() -> BTreeSet<String>,
+        name: &str,
+    ) -> serde_json::Value {
         let issuers: Vec<&str> = self
             .authorization_servers
             .iter()
@@ -433,10 +440,12 @@ impl OAuth {
         document
     }
 
-    fn advertised_scopes(&self, tool_scopes: BTreeSet<String>) -> Vec<String> {
+    /// The scopes to advertise: those set with [`scopes_supported`](Self::scopes_supported),
+    /// else every scope some tool requires (`tool_scopes`, worked out only then).
+    fn advertised_scopes(&self, tool_scopes: impl FnOnce() -> BTreeSet<String>) -> Vec<String> {
         match &self.scopes_supported {
             Some(scopes) => scopes.clone(),
-            None => tool_scopes.into_iter().collect(),
+            None => tool_scopes().into_iter().collect(),
         }
     }
 
@@ -445,7 +454,7 @@ impl OAuth {
     pub(super) fn unauthorized_challenge(
         &self,
         problem: Option<&TokenProblem>,
-        tool_scopes: BTreeSet<String>,
+        tool_scopes: impl FnOnce() -> BTreeSet<String>,
     ) -> String {
         let mut challenge = String::from("Bearer");
         let mut params: Vec<(&str, String)> = Vec::new();
@@ -457,7 +466,7 @@ impl OAuth {
             params.push(("error", code.to_owned()));
             params.push(("error_description", problem.to_string()));
         }
-        params.push(("resource_metadata", self.metadata_url()));
+        params.push(("resource_metadata", self.metadata_url.clone()));
         let scopes = self.advertised_scopes(tool_scopes);
         if !scopes.is_empty() {
             params.push(("scope", scopes.join(" ")));
@@ -476,7 +485,7 @@ impl OAuth {
         let params = [
             ("error", "insufficient_scope".to_owned()),
             ("scope", scopes.join(" ")),
-            ("resource_metadata", self.metadata_url()),
+            ("resource_metadata", self.metadata_url.clone()),
             ("error_description", description.to_owned()),
         ];
         push_params(&mut challenge, &params);
@@ -491,10 +500,7 @@ impl OAuth {
     ) -> Result<Caller, Option<TokenProblem>> {
         let token = match authorization {
             None => return Err(None),
-            Some(value) => match value.split_once(' ') {
-                Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-                _ => return Err(Some(TokenProblem::NotBearer)),
-            },
+            Some(value) => super::bearer(value).ok_or(Some(TokenProblem::NotBearer))?,
         };
         let (issuer, claims) = self.verify(token).map_err(Some)?;
         // A client's own token (no `sub`) is told apart from a user of the same name.
@@ -727,13 +733,6 @@ fn checked_uri(what: &'static str, uri: String) -> Result<String, OAuthError> {
         ));
     };
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let name = host.rsplit_once(':').map_or(host, |(name, port)| {
-        if port.chars().all(|c| c.is_ascii_digit()) {
-            name
-        } else {
-            host
-        }
-    });
     if host.is_empty() {
         return Err(invalid("it names no host"));
     }
@@ -742,7 +741,8 @@ fn checked_uri(what: &'static str, uri: String) -> Result<String, OAuthError> {
             "it has a fragment (#...), which an OAuth resource cannot have",
         ));
     }
-    let loopback = matches!(name, "localhost" | "127.0.0.1" | "[::1]");
+    // The same loopback names a server on a loopback address accepts in `Host`.
+    let loopback = super::host_allowed(host, &super::loopback_hosts());
     match scheme {
         "https" => Ok(uri),
         "http" if loopback => Ok(uri),
@@ -790,11 +790,23 @@ mod tests {
         assert!(checked_uri("resource", "https://tools.example.com/mcp".into()).is_ok());
         assert!(checked_uri("resource", "http://localhost:8080/mcp".into()).is_ok());
         assert!(checked_uri("resource", "http://127.0.0.1:8080/mcp".into()).is_ok());
+        assert!(checked_uri("resource", "http://[::1]:8080/mcp".into()).is_ok());
+        assert!(checked_uri("resource", "http://LOCALHOST/mcp".into()).is_ok());
         let plain = checked_uri("resource", "http://tools.example.com/mcp".into()).unwrap_err();
-        assert!(plain.to_string().contains("must use https"), "{plain}");
+        assert_eq!(
+            plain.to_string(),
+            "the resource URI `http://tools.example.com/mcp` cannot be used: it must use https \
+             (http is accepted only for localhost)"
+        );
+        // A loopback name as a subdomain is not loopback.
+        assert!(checked_uri("resource", "http://localhost.example.com/mcp".into()).is_err());
         let fragment =
             checked_uri("resource", "https://tools.example.com/mcp#x".into()).unwrap_err();
-        assert!(fragment.to_string().contains("fragment"), "{fragment}");
+        assert_eq!(
+            fragment.to_string(),
+            "the resource URI `https://tools.example.com/mcp#x` cannot be used: it has a \
+             fragment (#...), which an OAuth resource cannot have"
+        );
         assert!(checked_uri("resource", "https:///mcp".into()).is_err());
     }
 
@@ -817,8 +829,19 @@ mod tests {
     fn key_sets_without_a_public_signing_key_are_refused() {
         let secret = r#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#;
         let error = Jwks::from_json(secret).unwrap_err();
-        assert!(error.to_string().contains("no public key"), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "the keys in the JWKS document cannot be used: it holds no public key for \
+             signatures (RSA, EC or Ed25519)"
+        );
         let error = Jwks::from_json("{}").unwrap_err();
-        assert!(error.to_string().contains("not a JWKS document"), "{error}");
+        // The rest is the JSON parser's own words.
+        let said = error.to_string();
+        assert!(
+            said.starts_with(
+                "the keys in the JWKS document cannot be used: it is not a JWKS document: "
+            ),
+            "{said}"
+        );
     }
 }

@@ -324,6 +324,27 @@ pub fn command(binary: &str) -> std::process::Command {
     command
 }
 
+/// Runs `command` (one of [`command`]) with `stdin` on its standard input, to its end;
+/// what it wrote is captured.
+pub fn run_with_stdin(command: &mut std::process::Command, stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Dropped once written: the end of input ends the session.
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Starts `binary serve --http host:port` with `args` and `env` (the deployment variables
 /// of the test's own environment removed), and waits until it listens.
 pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {

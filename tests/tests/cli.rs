@@ -2,8 +2,7 @@
 //! fixture catalog).
 
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
     tool_tests::command(env!("CARGO_BIN_EXE_travel-tools"))
@@ -13,20 +12,8 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
-    let mut child = tool_tests::command(env!("CARGO_BIN_EXE_travel-tools"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let binary = env!("CARGO_BIN_EXE_travel-tools");
+    tool_tests::run_with_stdin(tool_tests::command(binary).args(args), stdin)
 }
 
 fn stdout(output: &Output) -> String {

@@ -2,8 +2,7 @@
 //! trail (`--log-format json`, `--audit-arguments`) and metrics (`--metrics`).
 
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::Stdio;
+
 use tool_tests::{http, messages, spawn_http, INITIALIZE, JSON_POST};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -26,21 +25,9 @@ fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
 
 /// [`stdio_session`] with the environment variables `env`.
 fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (String, String) {
-    let mut child = tool_tests::command(BINARY)
-        .arg("serve")
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let mut stdin = child.stdin.take().unwrap();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
+    let mut command = tool_tests::command(BINARY);
+    command.arg("serve").args(args).envs(env.iter().copied());
+    let output = tool_tests::run_with_stdin(&mut command, &(requests.join("\n") + "\n"));
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -50,16 +37,17 @@ fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (
 const CALL_ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"private words"}}}"#;
 const CALL_UNKNOWN: &str =
     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"made_up","arguments":{}}}"#;
+const CALL_WAIT: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{"ms":30}}}"#;
 
 #[test]
 fn every_call_is_one_audit_event_as_a_json_line() {
     let (stdout, stderr) = stdio_session(
         &["--log-format", "json"],
-        &[INITIALIZE, CALL_ECHO, CALL_UNKNOWN],
+        &[INITIALIZE, CALL_ECHO, CALL_UNKNOWN, CALL_WAIT],
     );
-    assert_eq!(stdout.lines().count(), 3, "three answers: {stdout}");
+    assert_eq!(stdout.lines().count(), 4, "four answers: {stdout}");
     let events = audit_events(&stderr);
-    assert_eq!(events.len(), 2, "one event per call: {stderr}");
+    assert_eq!(events.len(), 3, "one event per call: {stderr}");
 
     let event_of = |tool: &str| {
         events
@@ -78,9 +66,12 @@ fn every_call_is_one_audit_event_as_a_json_line() {
         echo["output_bytes"],
         json!({"result": "private words"}).to_string().len()
     );
+    assert!(echo["duration_ms"].is_f64(), "{echo}");
+    // The duration is the call's: a 30 ms wait takes at least that.
+    let waited = event_of("wait");
     assert!(
-        echo["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
-        "{echo}"
+        waited["duration_ms"].as_f64().is_some_and(|ms| ms >= 30.0),
+        "{waited}"
     );
     assert!(
         !stderr.contains("private words"),
@@ -274,7 +265,9 @@ fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touchi
                 refused += 1;
                 retry_after = reply.header("retry-after").map(str::to_owned);
                 assert!(
-                    reply.body.contains("20 requests per second"),
+                    reply.body.starts_with(
+                        "too many requests: this client may make 20 requests per second; retry in "
+                    ),
                     "{}",
                     reply.body
                 );

@@ -368,18 +368,7 @@ impl McpServer {
         caller: &crate::call::caller::Caller,
         tool: &crate::catalog::Tool,
     ) -> bool {
-        self.shared.lists_to(caller, tool)
-    }
-}
-
-impl Shared {
-    /// See [`McpServer::lists_to`].
-    pub(crate) fn lists_to(
-        &self,
-        caller: &crate::call::caller::Caller,
-        tool: &crate::catalog::Tool,
-    ) -> bool {
-        !self.list_only_permitted_tools || caller.may_call(tool)
+        !self.shared.list_only_permitted_tools || caller.may_call(tool)
     }
 }
 

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 /// The result bodies of every page, for each era.
 pub(crate) struct PageSet {
     version: u64,
+    /// How long clients may cache the pages (the lists cut to a token keep it).
+    ttl_ms: u64,
     handshake: Vec<String>,
     stateless: Vec<String>,
     /// For the tools list: its tools and their entries, for the lists a caller whose
@@ -133,33 +135,18 @@ impl Pages {
         }
         // A list that can change is not cached by clients for long.
         let hints = shared.cache.list_hints(can_change);
-        let set = match list {
-            List::Tools => {
-                let tools: Vec<(ToolRef, Entry)> = shared
-                    .registry
-                    .tools()
-                    .into_iter()
-                    .map(|tool| {
-                        let entry = tool_entry(&tool);
-                        (tool, entry)
-                    })
-                    .collect();
-                let entries: Vec<&Entry> = tools.iter().map(|(_, entry)| entry).collect();
-                let mut set = paginate(shared, list, &entries, hints, version);
-                set.tools = tools;
-                set
-            }
-            _ => {
-                let entries = entries(shared, list);
-                paginate(
-                    shared,
-                    list,
-                    &entries.iter().collect::<Vec<_>>(),
-                    hints,
-                    version,
-                )
-            }
-        };
+        let (tools, entries) = entries(shared, list);
+        let mut set = paginate(
+            shared,
+            list,
+            &entries.iter().collect::<Vec<_>>(),
+            hints,
+            version,
+        );
+        // Kept only where lists are cut to each token's tools, which are built from them.
+        if shared.list_only_permitted_tools {
+            set.tools = tools.into_iter().zip(entries).collect();
+        }
         let set = Arc::new(set);
         *current = Some(Arc::clone(&set));
         set
@@ -182,7 +169,7 @@ fn permitted_tools(
     let shown: Vec<bool> = set
         .tools
         .iter()
-        .map(|(tool, _)| shared.lists_to(caller, tool))
+        .map(|(tool, _)| caller.may_call(tool))
         .collect();
     let mut kept = set.permitted.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(permitted) = kept.get(&shown) {
@@ -195,8 +182,7 @@ fn permitted_tools(
         .filter(|(_, shown)| **shown)
         .map(|((_, entry), _)| entry)
         .collect();
-    let (ttl_ms, _) = shared.cache.list_hints(list.version(shared).1);
-    let hints = (ttl_ms, CacheScope::Private.as_str());
+    let hints = (set.ttl_ms, CacheScope::Private.as_str());
     let permitted = Arc::new(paginate(shared, list, &entries, hints, set.version));
     if kept.len() >= PERMITTED_KEPT {
         kept.clear();
@@ -219,26 +205,33 @@ fn tool_entry(tool: &Tool) -> Entry {
 /// the server decides per call).
 type Entry = (Value, Option<Value>);
 
-/// Every entry of `list`, from one reading of the registry.
-fn entries(shared: &Shared, list: List) -> Vec<Entry> {
+/// Every entry of `list`, from one reading of the registry, and for the tools list the
+/// tools they are of.
+fn entries(shared: &Shared, list: List) -> (Vec<ToolRef>, Vec<Entry>) {
     let registry = &shared.registry;
     match list {
-        List::Tools => registry
-            .tools()
-            .iter()
-            .map(|tool| tool_entry(tool))
-            .collect(),
-        List::Prompts => registry
-            .prompts()
-            .iter()
-            .map(|prompt| (mcp_prompt(prompt), None))
-            .collect(),
-        List::Resources | List::ResourceTemplates => registry
-            .resources()
-            .iter()
-            .filter(|resource| resource.is_template() == (list == List::ResourceTemplates))
-            .map(|resource| (mcp_resource(resource), None))
-            .collect(),
+        List::Tools => {
+            let tools = registry.tools();
+            let entries = tools.iter().map(|tool| tool_entry(tool)).collect();
+            (tools, entries)
+        }
+        List::Prompts => {
+            let prompts = registry.prompts();
+            let entries = prompts
+                .iter()
+                .map(|prompt| (mcp_prompt(prompt), None))
+                .collect();
+            (Vec::new(), entries)
+        }
+        List::Resources | List::ResourceTemplates => {
+            let entries = registry
+                .resources()
+                .iter()
+                .filter(|resource| resource.is_template() == (list == List::ResourceTemplates))
+                .map(|resource| (mcp_resource(resource), None))
+                .collect();
+            (Vec::new(), entries)
+        }
     }
 }
 
@@ -287,6 +280,7 @@ fn paginate(
     }
     PageSet {
         version,
+        ttl_ms,
         handshake,
         stateless,
         tools: Vec::new(),

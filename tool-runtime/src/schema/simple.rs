@@ -12,6 +12,7 @@
 use super::describe::{self, PathSegment};
 use super::validate::Problem;
 use serde_json::{Map, Value};
+use std::cmp::Ordering;
 
 /// Keywords that carry no constraint.
 const ANNOTATIONS: [&str; 6] = [
@@ -71,6 +72,213 @@ fn simple(schema: &Value) -> bool {
         }),
         _ => false,
     }
+}
+
+/// A root schema of simple parameters read once into rules, so that the common case (the
+/// arguments fit) reads no keyword by name and allocates nothing. Arguments that do not fit
+/// are then checked again by [`check`], which words the problems.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    /// Each parameter's rule, sorted by name.
+    properties: Vec<(Box<str>, Rule)>,
+    required: Vec<Box<str>>,
+    /// Whether names the schema does not list are refused (`additionalProperties: false`).
+    closed: bool,
+}
+
+/// What one schema allows.
+#[derive(Debug)]
+enum Rule {
+    Any,
+    Never,
+    Checks(Box<Checks>),
+}
+
+/// The keywords of one schema object, each read once; a keyword whose value has the wrong
+/// JSON type is ignored, as [`fits`] ignores it.
+#[derive(Debug, Default)]
+struct Checks {
+    /// The types allowed, as bits of [`type_bit`]; `None` when `type` is absent.
+    types: Option<u8>,
+    options: Option<Vec<Value>>,
+    constant: Option<Value>,
+    minimum: Option<serde_json::Number>,
+    maximum: Option<serde_json::Number>,
+    exclusive_minimum: Option<serde_json::Number>,
+    exclusive_maximum: Option<serde_json::Number>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    unique_items: bool,
+    items: Option<Rule>,
+    /// `additionalProperties`: the rule of every entry of a map.
+    values: Option<Rule>,
+}
+
+const TYPES: [&str; 7] = [
+    "null", "boolean", "string", "array", "object", "number", "integer",
+];
+
+fn type_bit(kind: &str) -> u8 {
+    TYPES
+        .iter()
+        .position(|known| *known == kind)
+        .map_or(0, |index| 1 << index)
+}
+
+impl Compiled {
+    /// The rules of `root`, a schema [`is_simple`] accepts.
+    pub(crate) fn new(root: &Value) -> Compiled {
+        let mut properties: Vec<(Box<str>, Rule)> = root
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(name, schema)| (name.as_str().into(), Rule::new(schema)))
+            .collect();
+        properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let required = root
+            .as_object()
+            .map(super::required)
+            .unwrap_or_default()
+            .into_iter()
+            .map(Box::from)
+            .collect();
+        Compiled {
+            properties,
+            required,
+            closed: root.get("additionalProperties") == Some(&Value::Bool(false)),
+        }
+    }
+
+    /// Whether `arguments` fit: required names present and not `null`, no unknown name
+    /// when the schema is closed, and every value not `null` allowed by its parameter.
+    pub(crate) fn accepts(&self, arguments: &Map<String, Value>) -> bool {
+        if self
+            .required
+            .iter()
+            .any(|name| arguments.get(&**name).is_none_or(Value::is_null))
+        {
+            return false;
+        }
+        arguments.iter().all(|(name, value)| {
+            match self
+                .properties
+                .binary_search_by(|(known, _)| (**known).cmp(name.as_str()))
+            {
+                Ok(index) => value.is_null() || self.properties[index].1.accepts(value),
+                Err(_) => !self.closed,
+            }
+        })
+    }
+}
+
+impl Rule {
+    fn new(schema: &Value) -> Rule {
+        let Value::Object(map) = schema else {
+            return if schema == &Value::Bool(false) {
+                Rule::Never
+            } else {
+                Rule::Any
+            };
+        };
+        let number = |keyword: &str| map.get(keyword).and_then(Value::as_number).cloned();
+        let count = |keyword: &str| map.get(keyword).and_then(Value::as_u64);
+        let types = map.get("type").map(|kind| match kind {
+            Value::Array(kinds) => kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .fold(0, |bits, kind| bits | type_bit(kind)),
+            kind => kind.as_str().map_or(0, type_bit),
+        });
+        Rule::Checks(Box::new(Checks {
+            types,
+            options: map.get("enum").and_then(Value::as_array).cloned(),
+            constant: map.get("const").cloned(),
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            exclusive_minimum: number("exclusiveMinimum"),
+            exclusive_maximum: number("exclusiveMaximum"),
+            min_length: count("minLength"),
+            max_length: count("maxLength"),
+            min_items: count("minItems"),
+            max_items: count("maxItems"),
+            unique_items: map.get("uniqueItems") == Some(&Value::Bool(true)),
+            items: map.get("items").map(Rule::new),
+            values: map.get("additionalProperties").map(Rule::new),
+        }))
+    }
+
+    /// Whether `value` breaks none of the rule, its items' and its entries' (what [`check`]
+    /// finds no problem with).
+    fn accepts(&self, value: &Value) -> bool {
+        let checks = match self {
+            Rule::Any => return true,
+            Rule::Never => return false,
+            Rule::Checks(checks) => checks,
+        };
+        if let Some(types) = checks.types {
+            if !TYPES
+                .iter()
+                .enumerate()
+                .any(|(index, kind)| types & (1 << index) != 0 && is_type(value, kind))
+            {
+                return false;
+            }
+        }
+        if checks
+            .options
+            .as_ref()
+            .is_some_and(|options| !options.iter().any(|option| equal(option, value)))
+            || checks
+                .constant
+                .as_ref()
+                .is_some_and(|constant| !equal(constant, value))
+        {
+            return false;
+        }
+        match value {
+            Value::Number(number) => {
+                let beyond = |bound: &Option<serde_json::Number>, out: fn(Ordering) -> bool| {
+                    bound
+                        .as_ref()
+                        .is_some_and(|bound| out(compare(number, bound)))
+                };
+                !(beyond(&checks.minimum, Ordering::is_lt)
+                    || beyond(&checks.maximum, Ordering::is_gt)
+                    || beyond(&checks.exclusive_minimum, Ordering::is_le)
+                    || beyond(&checks.exclusive_maximum, Ordering::is_ge))
+            }
+            Value::String(text) => {
+                if checks.min_length.is_none() && checks.max_length.is_none() {
+                    return true;
+                }
+                let length = text.chars().count() as u64;
+                within(length, checks.min_length, checks.max_length)
+            }
+            Value::Array(items) => {
+                within(items.len() as u64, checks.min_items, checks.max_items)
+                    && !(checks.unique_items
+                        && items.iter().enumerate().any(|(index, item)| {
+                            items[..index].iter().any(|earlier| equal(earlier, item))
+                        }))
+                    && checks
+                        .items
+                        .as_ref()
+                        .is_none_or(|rule| items.iter().all(|item| rule.accepts(item)))
+            }
+            Value::Object(entries) => checks
+                .values
+                .as_ref()
+                .is_none_or(|rule| entries.values().all(|entry| rule.accepts(entry))),
+            Value::Null | Value::Bool(_) => true,
+        }
+    }
+}
+
+fn within(count: u64, min: Option<u64>, max: Option<u64>) -> bool {
+    min.is_none_or(|min| count >= min) && max.is_none_or(|max| count <= max)
 }
 
 /// Adds a problem for each way `value` at `path` breaks `schema`.
@@ -268,6 +476,126 @@ mod tests {
             &mut found,
         );
         found.into_iter().map(|p| p.message).collect()
+    }
+
+    /// The compiled rules accept exactly what `check` finds no problem with.
+    #[test]
+    fn compiled_rules_agree_with_the_check() {
+        let cases = [
+            (
+                json!({"type": "integer", "minimum": 0, "maximum": 255}),
+                vec![
+                    json!(0),
+                    json!(255),
+                    json!(255.0),
+                    json!(256),
+                    json!(-1),
+                    json!(1.5),
+                    json!("1"),
+                ],
+            ),
+            (
+                json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}),
+                vec![json!(0), json!(0.5), json!(1), json!(u64::MAX)],
+            ),
+            (
+                json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
+                vec![json!(u64::MAX), json!(-1), json!(i64::MIN)],
+            ),
+            (
+                json!({"type": "string", "minLength": 1, "maxLength": 1}),
+                vec![json!("é"), json!(""), json!("ab"), json!(1)],
+            ),
+            (
+                json!({"type": "string", "minLength": "x", "maxLength": -1}),
+                vec![json!(""), json!("long")],
+            ),
+            (
+                json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true, "minItems": 1, "maxItems": 2}),
+                vec![
+                    json!([]),
+                    json!(["a"]),
+                    json!(["a", "a"]),
+                    json!(["a", 1]),
+                    json!(["a", "b", "c"]),
+                ],
+            ),
+            (
+                json!({"type": "array", "items": false}),
+                vec![json!([]), json!([1])],
+            ),
+            (
+                json!({"type": "object", "additionalProperties": {"type": "boolean"}}),
+                vec![
+                    json!({}),
+                    json!({"k": true}),
+                    json!({"k": "no"}),
+                    json!([true]),
+                ],
+            ),
+            (
+                json!({"type": "string", "enum": ["metric", "imperial"]}),
+                vec![json!("metric"), json!("kelvin")],
+            ),
+            (
+                json!({"enum": [1, "one"]}),
+                vec![json!(1.0), json!("one"), json!(2)],
+            ),
+            (
+                json!({"const": {"a": [1, 2]}}),
+                vec![json!({"a": [1.0, 2]}), json!({"a": [2, 1]})],
+            ),
+            (
+                json!({"type": ["string", "null"]}),
+                vec![json!(null), json!("s"), json!(1)],
+            ),
+            (
+                json!({"type": ["whatever", "integer"]}),
+                vec![json!(1), json!("s")],
+            ),
+            (json!({"type": 7}), vec![json!(1), json!(null)]),
+            (
+                json!({"enum": "not a list", "minimum": "zero"}),
+                vec![json!(-5), json!("x")],
+            ),
+            (json!({"type": "boolean"}), vec![json!(true), json!(0)]),
+            (json!(true), vec![json!({"any": "thing"}), json!(null)]),
+            (json!(false), vec![json!(1), json!(null)]),
+        ];
+        for (schema, values) in cases {
+            let rule = Rule::new(&schema);
+            for value in values {
+                assert_eq!(
+                    rule.accepts(&value),
+                    problems(schema.clone(), value.clone()).is_empty(),
+                    "{schema} and {value}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn compiled_roots_check_names_and_treat_null_as_absent() {
+        let root = json!({
+            "type": "object",
+            "properties": {"b": {"type": "integer"}, "a": {"type": "string"}},
+            "required": ["a"],
+            "additionalProperties": false
+        });
+        let compiled = Compiled::new(&root);
+        let accepts = |arguments: Value| compiled.accepts(arguments.as_object().unwrap());
+        assert!(accepts(json!({"a": "x"})));
+        assert!(accepts(json!({"a": "x", "b": 2})));
+        assert!(accepts(json!({"a": "x", "b": null})), "null is absent");
+        assert!(!accepts(json!({"b": 2})), "a is required");
+        assert!(
+            !accepts(json!({"a": null})),
+            "a null required parameter is missing"
+        );
+        assert!(!accepts(json!({"a": "x", "b": "2"})));
+        assert!(!accepts(json!({"a": "x", "c": 1})), "the schema is closed");
+        let open = Compiled::new(&json!({"properties": {"a": {"type": "string"}}}));
+        assert!(open.accepts(json!({"c": 1}).as_object().unwrap()));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 /// How arguments are checked against one root schema, decided once per schema.
 pub(crate) enum Validator {
     /// Every parameter has a simple schema: checked by [`simple`](super::simple).
-    Simple,
+    Simple(super::simple::Compiled),
     /// Anything else: a compiled `jsonschema` validator.
     Full(Box<jsonschema::Validator>),
     /// The schema did not compile (a bug, logged by the caller): only names are checked.
@@ -45,7 +45,7 @@ impl Validator {
     /// The validator for a root object schema; `Err` says why the schema does not compile.
     pub(crate) fn for_schema(schema: &Value) -> Result<Validator, String> {
         if super::simple::is_simple(schema) {
-            return Ok(Validator::Simple);
+            return Ok(Validator::Simple(super::simple::Compiled::new(schema)));
         }
         jsonschema::validator_for(schema)
             .map(|validator| Validator::Full(Box::new(validator)))
@@ -57,6 +57,11 @@ impl Validator {
     pub(crate) fn problems(&self, schema: &Value, input: &Value) -> Vec<Problem> {
         let empty = Map::new();
         let arguments = input.as_object().unwrap_or(&empty);
+        if let Validator::Simple(compiled) = self {
+            if compiled.accepts(arguments) {
+                return Vec::new();
+            }
+        }
         let properties = schema
             .get("properties")
             .and_then(Value::as_object)
@@ -87,7 +92,7 @@ impl Validator {
         let validator = match self {
             Validator::Full(validator) => validator,
             Validator::Unchecked => return problems,
-            Validator::Simple => {
+            Validator::Simple(_) => {
                 for (key, value) in arguments {
                     if let (false, Some(property)) = (value.is_null(), properties.get(key)) {
                         let mut path = vec![PathSegment::Key(key.clone())];

@@ -449,6 +449,31 @@ pub(crate) fn constant(schema: &Value) -> Option<&Value> {
         })
 }
 
+/// A bound on the length of an object's compact JSON text, worked out without writing it
+/// (a string's length is known, an escape takes at most six bytes, an integer at most 20),
+/// so that a small answer is known to fit a limit without being written twice.
+pub(crate) fn json_len_at_most(object: &Map<String, Value>) -> usize {
+    fn string(text: &str) -> usize {
+        2 + 6 * text.len()
+    }
+    fn bound(value: &Value) -> usize {
+        match value {
+            Value::Null | Value::Bool(_) => 5,
+            // Other numbers are written out: with serde_json's `arbitrary_precision`,
+            // which any crate of a build may turn on, their text has no fixed bound.
+            Value::Number(number) if number.is_i64() || number.is_u64() => 20,
+            Value::Number(number) => number.to_string().len(),
+            Value::String(text) => string(text),
+            Value::Array(items) => 2 + items.iter().map(|item| bound(item) + 1).sum::<usize>(),
+            Value::Object(entries) => json_len_at_most(entries),
+        }
+    }
+    2 + object
+        .iter()
+        .map(|(key, entry)| string(key) + bound(entry) + 2)
+        .sum::<usize>()
+}
+
 /// The length of `value` as JSON text, counted without building the text.
 pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     struct Counter(usize);
@@ -485,6 +510,22 @@ pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_length_bound_is_never_below_the_length() {
+        let values = [
+            serde_json::json!({}),
+            serde_json::json!({"a": null, "b": [true, false, []], "c": {"d": {}}}),
+            serde_json::json!({"n": [-1.2345678901234567e-308, u64::MAX, i64::MIN, 0.1]}),
+            serde_json::json!({"s": "\u{1}\u{1f}\"\\\n", "é": "naïve ☃", "": ""}),
+        ];
+        for value in values {
+            let object = value.as_object().unwrap();
+            let length = serde_json::to_string(object).unwrap().len();
+            assert!(json_len_at_most(object) >= length, "{value}");
+            assert_eq!(json_len(object), length, "{value}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -161,10 +161,11 @@ impl Shared {
         match placed {
             None => {}
             Some(Placed::InPlace(work)) => {
-                self.last_run.store(self.now(), Ordering::Relaxed);
+                let since = Instant::now();
+                self.last_run.store(self.nanos_at(since), Ordering::Relaxed);
                 lock(&self.running).push(Running {
                     reader: me,
-                    since: Instant::now(),
+                    since,
                     watched: work.watch(&self.sink),
                     timed_out: false,
                     handed_over: false,
@@ -240,7 +241,7 @@ impl Shared {
     fn watch(self: Arc<Self>) {
         while !self.finished.load(Ordering::SeqCst) {
             let since_run = self
-                .now()
+                .nanos_at(Instant::now())
                 .saturating_sub(self.last_run.load(Ordering::Relaxed));
             let busy = since_run < u64::try_from(BUSY_FOR.as_nanos()).unwrap_or(u64::MAX);
             std::thread::sleep(if busy { WATCH_BUSY } else { WATCH_QUIET });
@@ -275,8 +276,9 @@ impl Shared {
         }
     }
 
-    fn now(&self) -> u64 {
-        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    /// `at` in nanoseconds after `base`.
+    fn nanos_at(&self, at: Instant) -> u64 {
+        u64::try_from(at.duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
     }
 }
 

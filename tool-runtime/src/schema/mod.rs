@@ -170,6 +170,10 @@ pub(crate) fn publishable(schema: &mut Value) {
         let Value::Object(map) = node else {
             return;
         };
+        if !walk::holds_schemas(map) {
+            split_nullable_type(map);
+            return;
+        }
         // Children first, so that a nullable type split below copies rewritten children
         // into its branches.
         for (keyword, child) in map.iter_mut() {

@@ -74,9 +74,8 @@ fn simple(schema: &Value) -> bool {
     }
 }
 
-/// A root schema of simple parameters read once into rules, so that the common case (the
-/// arguments fit) reads no keyword by name and allocates nothing. Arguments that do not fit
-/// are then checked again by [`check`], which words the problems.
+/// A root schema of simple parameters read once into rules, so that a check reads no
+/// keyword by name, and arguments that fit cost no allocation.
 #[derive(Debug)]
 pub(crate) struct Compiled {
     /// Each parameter's rule, sorted by name.
@@ -95,7 +94,7 @@ enum Rule {
 }
 
 /// The keywords of one schema object, each read once; a keyword whose value has the wrong
-/// JSON type is ignored, as [`fits`] ignores it.
+/// JSON type constrains nothing.
 #[derive(Debug, Default)]
 struct Checks {
     /// The types allowed, as bits of [`type_bit`]; `None` when `type` is absent.
@@ -152,6 +151,13 @@ impl Compiled {
         }
     }
 
+    fn rule(&self, name: &str) -> Option<&Rule> {
+        self.properties
+            .binary_search_by(|(known, _)| (**known).cmp(name))
+            .ok()
+            .map(|index| &self.properties[index].1)
+    }
+
     /// Whether `arguments` fit: required names present and not `null`, no unknown name
     /// when the schema is closed, and every value not `null` allowed by its parameter.
     pub(crate) fn accepts(&self, arguments: &Map<String, Value>) -> bool {
@@ -162,15 +168,29 @@ impl Compiled {
         {
             return false;
         }
-        arguments.iter().all(|(name, value)| {
-            match self
-                .properties
-                .binary_search_by(|(known, _)| (**known).cmp(name.as_str()))
-            {
-                Ok(index) => value.is_null() || self.properties[index].1.accepts(value),
-                Err(_) => !self.closed,
-            }
+        arguments.iter().all(|(name, value)| match self.rule(name) {
+            Some(rule) => value.is_null() || rule.accepts(value),
+            None => !self.closed,
         })
+    }
+
+    /// Adds a problem for each value not `null` that its parameter refuses, in the words of
+    /// the parameter's schema in `root` (the schema these rules were read from).
+    pub(crate) fn check_values(
+        &self,
+        arguments: &Map<String, Value>,
+        root: &Value,
+        problems: &mut Vec<Problem>,
+    ) {
+        let schemas = root.get("properties").and_then(Value::as_object);
+        for (key, value) in arguments.iter().filter(|(_, value)| !value.is_null()) {
+            let rule = self.rule(key);
+            let schema = schemas.and_then(|schemas| schemas.get(key));
+            if let (Some(rule), Some(schema)) = (rule, schema) {
+                let mut path = vec![PathSegment::Key(key.clone())];
+                check(rule, schema, value, &mut path, root, problems);
+            }
+        }
     }
 }
 
@@ -210,9 +230,36 @@ impl Rule {
         }))
     }
 
-    /// Whether `value` breaks none of the rule, its items' and its entries' (what [`check`]
-    /// finds no problem with).
+    /// Whether `value` breaks none of the rule, its items' and its entries'.
     fn accepts(&self, value: &Value) -> bool {
+        self.fits(value)
+            && match value {
+                Value::Array(items) => self
+                    .items()
+                    .is_none_or(|rule| items.iter().all(|item| rule.accepts(item))),
+                Value::Object(entries) => self
+                    .values()
+                    .is_none_or(|rule| entries.values().all(|entry| rule.accepts(entry))),
+                _ => true,
+            }
+    }
+
+    fn items(&self) -> Option<&Rule> {
+        match self {
+            Rule::Checks(checks) => checks.items.as_ref(),
+            _ => None,
+        }
+    }
+
+    fn values(&self) -> Option<&Rule> {
+        match self {
+            Rule::Checks(checks) => checks.values.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether `value` itself meets the rule (not its items or entries).
+    fn fits(&self, value: &Value) -> bool {
         let checks = match self {
             Rule::Any => return true,
             Rule::Never => return false,
@@ -263,16 +310,8 @@ impl Rule {
                         && items.iter().enumerate().any(|(index, item)| {
                             items[..index].iter().any(|earlier| equal(earlier, item))
                         }))
-                    && checks
-                        .items
-                        .as_ref()
-                        .is_none_or(|rule| items.iter().all(|item| rule.accepts(item)))
             }
-            Value::Object(entries) => checks
-                .values
-                .as_ref()
-                .is_none_or(|rule| entries.values().all(|entry| rule.accepts(entry))),
-            Value::Null | Value::Bool(_) => true,
+            Value::Null | Value::Bool(_) | Value::Object(_) => true,
         }
     }
 }
@@ -281,39 +320,36 @@ fn within(count: u64, min: Option<u64>, max: Option<u64>) -> bool {
     min.is_none_or(|min| count >= min) && max.is_none_or(|max| count <= max)
 }
 
-/// Adds a problem for each way `value` at `path` breaks `schema`.
-pub(crate) fn check(
+/// Adds a problem for each way `value` at `path` breaks `rule`, read from `schema`, whose
+/// words the problem uses.
+fn check(
+    rule: &Rule,
     schema: &Value,
     value: &Value,
     path: &mut Vec<PathSegment>,
     root: &Value,
     problems: &mut Vec<Problem>,
 ) {
-    let Value::Object(map) = schema else {
-        if schema == &Value::Bool(false) {
-            fail(schema, value, path, root, problems);
-        }
-        return;
-    };
-    if !fits(map, value) {
+    if !rule.fits(value) {
         fail(schema, value, path, root, problems);
         return;
     }
     match value {
         Value::Array(items) => {
-            if let Some(item_schema) = map.get("items") {
+            if let (Some(rule), Some(schema)) = (rule.items(), schema.get("items")) {
                 for (index, item) in items.iter().enumerate() {
                     path.push(PathSegment::Index(index));
-                    check(item_schema, item, path, root, problems);
+                    check(rule, schema, item, path, root, problems);
                     path.pop();
                 }
             }
         }
         Value::Object(entries) => {
-            if let Some(value_schema) = map.get("additionalProperties") {
+            if let (Some(rule), Some(schema)) = (rule.values(), schema.get("additionalProperties"))
+            {
                 for (key, entry) in entries {
                     path.push(PathSegment::Key(key.clone()));
-                    check(value_schema, entry, path, root, problems);
+                    check(rule, schema, entry, path, root, problems);
                     path.pop();
                 }
             }
@@ -338,76 +374,6 @@ fn fail(
             describe::compact(value)
         ),
     ));
-}
-
-/// The constraints of one schema on one value (not its items or entries).
-fn fits(schema: &Map<String, Value>, value: &Value) -> bool {
-    if let Some(kind) = schema.get("type") {
-        let matches = |kind: &Value| kind.as_str().is_some_and(|kind| is_type(value, kind));
-        let ok = match kind {
-            Value::Array(kinds) => kinds.iter().any(matches),
-            kind => matches(kind),
-        };
-        if !ok {
-            return false;
-        }
-    }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
-        if !options.iter().any(|option| equal(option, value)) {
-            return false;
-        }
-    }
-    if let Some(constant) = schema.get("const") {
-        if !equal(constant, value) {
-            return false;
-        }
-    }
-    if let Value::Number(number) = value {
-        let bound = |keyword: &str| schema.get(keyword).and_then(Value::as_number);
-        if bound("minimum").is_some_and(|min| compare(number, min).is_lt())
-            || bound("maximum").is_some_and(|max| compare(number, max).is_gt())
-            || bound("exclusiveMinimum").is_some_and(|min| compare(number, min).is_le())
-            || bound("exclusiveMaximum").is_some_and(|max| compare(number, max).is_ge())
-        {
-            return false;
-        }
-    }
-    if let Value::String(text) = value {
-        let length = text.chars().count() as u64;
-        if schema
-            .get("minLength")
-            .and_then(Value::as_u64)
-            .is_some_and(|min| length < min)
-            || schema
-                .get("maxLength")
-                .and_then(Value::as_u64)
-                .is_some_and(|max| length > max)
-        {
-            return false;
-        }
-    }
-    if let Value::Array(items) = value {
-        let count = items.len() as u64;
-        if schema
-            .get("minItems")
-            .and_then(Value::as_u64)
-            .is_some_and(|min| count < min)
-            || schema
-                .get("maxItems")
-                .and_then(Value::as_u64)
-                .is_some_and(|max| count > max)
-        {
-            return false;
-        }
-        if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
-            for (index, item) in items.iter().enumerate() {
-                if items[..index].iter().any(|earlier| equal(earlier, item)) {
-                    return false;
-                }
-            }
-        }
-    }
-    true
 }
 
 fn is_type(value: &Value, kind: &str) -> bool {
@@ -469,6 +435,7 @@ mod tests {
     fn problems(schema: Value, value: Value) -> Vec<String> {
         let mut found = Vec::new();
         check(
+            &Rule::new(&schema),
             &schema,
             &value,
             &mut vec![PathSegment::Key("x".into())],
@@ -478,43 +445,47 @@ mod tests {
         found.into_iter().map(|p| p.message).collect()
     }
 
-    /// The compiled rules accept exactly what `check` finds no problem with.
+    /// What a schema accepts and refuses, as JSON Schema 2020-12 says; the verdict and the
+    /// worded check agree on each.
     #[test]
-    fn compiled_rules_agree_with_the_check() {
+    fn rules_accept_what_json_schema_accepts() {
         let cases = [
             (
                 json!({"type": "integer", "minimum": 0, "maximum": 255}),
-                vec![
-                    json!(0),
-                    json!(255),
-                    json!(255.0),
-                    json!(256),
-                    json!(-1),
-                    json!(1.5),
-                    json!("1"),
-                ],
+                vec![json!(0), json!(255), json!(255.0)],
+                vec![json!(256), json!(-1), json!(1.5), json!("1")],
             ),
             (
                 json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}),
-                vec![json!(0), json!(0.5), json!(1), json!(u64::MAX)],
+                vec![json!(0.5)],
+                vec![json!(0), json!(1), json!(u64::MAX)],
             ),
             (
                 json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
-                vec![json!(u64::MAX), json!(-1), json!(i64::MIN)],
+                vec![json!(u64::MAX)],
+                vec![json!(-1), json!(i64::MIN)],
             ),
             (
                 json!({"type": "string", "minLength": 1, "maxLength": 1}),
-                vec![json!("é"), json!(""), json!("ab"), json!(1)],
+                vec![json!("é")],
+                vec![json!(""), json!("ab"), json!(1)],
             ),
+            // Keywords whose values have the wrong type constrain nothing.
             (
                 json!({"type": "string", "minLength": "x", "maxLength": -1}),
                 vec![json!(""), json!("long")],
+                vec![],
+            ),
+            (
+                json!({"enum": "not a list", "minimum": "zero"}),
+                vec![json!(-5), json!("x")],
+                vec![],
             ),
             (
                 json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true, "minItems": 1, "maxItems": 2}),
+                vec![json!(["a"]), json!(["a", "b"])],
                 vec![
                     json!([]),
-                    json!(["a"]),
                     json!(["a", "a"]),
                     json!(["a", 1]),
                     json!(["a", "b", "c"]),
@@ -522,54 +493,63 @@ mod tests {
             ),
             (
                 json!({"type": "array", "items": false}),
-                vec![json!([]), json!([1])],
+                vec![json!([])],
+                vec![json!([1])],
             ),
             (
                 json!({"type": "object", "additionalProperties": {"type": "boolean"}}),
-                vec![
-                    json!({}),
-                    json!({"k": true}),
-                    json!({"k": "no"}),
-                    json!([true]),
-                ],
+                vec![json!({}), json!({"k": true})],
+                vec![json!({"k": "no"}), json!([true])],
             ),
             (
                 json!({"type": "string", "enum": ["metric", "imperial"]}),
-                vec![json!("metric"), json!("kelvin")],
+                vec![json!("metric")],
+                vec![json!("kelvin")],
             ),
             (
                 json!({"enum": [1, "one"]}),
-                vec![json!(1.0), json!("one"), json!(2)],
+                vec![json!(1.0), json!("one")],
+                vec![json!(2)],
             ),
             (
                 json!({"const": {"a": [1, 2]}}),
-                vec![json!({"a": [1.0, 2]}), json!({"a": [2, 1]})],
+                vec![json!({"a": [1.0, 2]})],
+                vec![json!({"a": [2, 1]})],
             ),
             (
                 json!({"type": ["string", "null"]}),
-                vec![json!(null), json!("s"), json!(1)],
+                vec![json!(null), json!("s")],
+                vec![json!(1)],
             ),
             (
                 json!({"type": ["whatever", "integer"]}),
-                vec![json!(1), json!("s")],
+                vec![json!(1)],
+                vec![json!("s")],
             ),
-            (json!({"type": 7}), vec![json!(1), json!(null)]),
+            (json!({"type": 7}), vec![], vec![json!(1), json!(null)]),
             (
-                json!({"enum": "not a list", "minimum": "zero"}),
-                vec![json!(-5), json!("x")],
+                json!({"type": "boolean"}),
+                vec![json!(true)],
+                vec![json!(0)],
             ),
-            (json!({"type": "boolean"}), vec![json!(true), json!(0)]),
-            (json!(true), vec![json!({"any": "thing"}), json!(null)]),
-            (json!(false), vec![json!(1), json!(null)]),
+            (
+                json!(true),
+                vec![json!({"any": "thing"}), json!(null)],
+                vec![],
+            ),
+            (json!(false), vec![], vec![json!(1), json!(null)]),
         ];
-        for (schema, values) in cases {
+        for (schema, accepted, refused) in cases {
             let rule = Rule::new(&schema);
-            for value in values {
-                assert_eq!(
-                    rule.accepts(&value),
-                    problems(schema.clone(), value.clone()).is_empty(),
-                    "{schema} and {value}"
-                );
+            for value in accepted {
+                assert!(rule.accepts(&value), "{schema} accepts {value}");
+                let found = problems(schema.clone(), value.clone());
+                assert!(found.is_empty(), "{schema} accepts {value}: {found:?}");
+            }
+            for value in refused {
+                assert!(!rule.accepts(&value), "{schema} refuses {value}");
+                let found = problems(schema.clone(), value.clone());
+                assert_eq!(found.len(), 1, "{schema} refuses {value}: {found:?}");
             }
         }
     }

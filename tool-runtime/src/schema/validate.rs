@@ -92,13 +92,8 @@ impl Validator {
         let validator = match self {
             Validator::Full(validator) => validator,
             Validator::Unchecked => return problems,
-            Validator::Simple(_) => {
-                for (key, value) in arguments {
-                    if let (false, Some(property)) = (value.is_null(), properties.get(key)) {
-                        let mut path = vec![PathSegment::Key(key.clone())];
-                        super::simple::check(property, value, &mut path, schema, &mut problems);
-                    }
-                }
+            Validator::Simple(compiled) => {
+                compiled.check_values(arguments, schema, &mut problems);
                 return problems;
             }
         };

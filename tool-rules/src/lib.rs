@@ -148,6 +148,9 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
         ));
     }
     let period = period.trim();
+    if period.is_empty() {
+        return Err(shape());
+    }
     // A unit alone is one of it; anything else ("10s", ".5s") is a duration of its own.
     let period = if period.starts_with(|c: char| c.is_ascii_alphabetic()) {
         parse_duration(&format!("1{period}"))?
@@ -161,12 +164,16 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
 mod tests {
     use super::*;
 
+    /// A refusal, as the parsers and checks give one.
+    fn refused<T>(why: &str) -> Result<T, String> {
+        Err(why.to_owned())
+    }
+
     #[test]
     fn names_follow_the_shared_provider_rule() {
         assert!(check_name("get_weather").is_ok());
         assert!(check_name("_x-1").is_ok());
         assert!(check_name(&"a".repeat(64)).is_ok());
-        let refused = |why: &str| Err(why.to_owned());
         assert_eq!(
             check_name(&"a".repeat(65)),
             refused("it is 65 characters long; the limit is 64")
@@ -186,7 +193,6 @@ mod tests {
     fn scopes_are_printable_ascii_without_space_quote_or_backslash() {
         assert!(check_scope("files:read").is_ok());
         assert!(check_scope("https://api.example.com/files.read").is_ok());
-        let refused = |why: &str| Err(why.to_owned());
         let unprintable = |c: &str| {
             refused(&format!(
                 "it contains {c}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
@@ -231,15 +237,15 @@ mod tests {
         assert_eq!(parse_duration("1d"), Ok(86_400_000));
         assert_eq!(
             parse_duration("5"),
-            Err("`5` has no unit; write it like \"500ms\", \"5s\" or \"2m\"".to_owned())
+            refused("`5` has no unit; write it like \"500ms\", \"5s\" or \"2m\"")
         );
         assert_eq!(
             parse_duration("5 fortnights"),
-            Err("unknown unit `fortnights`; use ms, s, m, h or d".to_owned())
+            refused("unknown unit `fortnights`; use ms, s, m, h or d")
         );
         assert_eq!(
             parse_duration("0s"),
-            Err("`0s` is shorter than a millisecond".to_owned())
+            refused("`0s` is shorter than a millisecond")
         );
     }
 
@@ -253,19 +259,20 @@ mod tests {
         // A period without a leading digit is still a number of units.
         assert_eq!(parse_rate("3/.5s"), Ok((3, 500)));
         let shape = |text: &str| {
-            Err(format!(
+            refused(&format!(
                 "`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\""
             ))
         };
         assert_eq!(parse_rate("10"), shape("10"));
         assert_eq!(parse_rate("ten/s"), shape("ten/s"));
+        assert_eq!(parse_rate("3/ "), shape("3/ "));
         assert_eq!(
             parse_rate("0/s"),
-            Err("`0/s` allows no call at all; a rate counts at least one".to_owned())
+            refused("`0/s` allows no call at all; a rate counts at least one")
         );
         assert_eq!(
             parse_rate("5/fortnight"),
-            Err("unknown unit `fortnight`; use ms, s, m, h or d".to_owned())
+            refused("unknown unit `fortnight`; use ms, s, m, h or d")
         );
     }
 }

@@ -64,33 +64,23 @@ impl Observer {
         }
         // One shared string for every metric of the call: each label is a reference to it.
         let label = self.metrics.then(|| {
-            let label = metrics::SharedString::from(std::sync::Arc::<str>::from(if known {
-                tool
+            let label = if known {
+                metrics::SharedString::from(Arc::<str>::from(tool))
             } else {
-                UNKNOWN_TOOL
-            }));
+                metrics::SharedString::const_str(UNKNOWN_TOOL)
+            };
             metrics::gauge!(names::IN_FLIGHT, "tool" => label.clone()).increment(1.0);
             label
         });
+        let audit = audit.then(|| Audit {
+            tool: tool.to_owned(),
+            caller: caller.clone(),
+            argument_bytes: crate::schema::json_len(input),
+            arguments: self.audit_arguments.then(|| input.clone()),
+        });
         CallWatch(Some(Arc::new(Watching {
-            tool: if audit {
-                tool.to_owned()
-            } else {
-                String::new()
-            },
             label,
-            caller: if audit {
-                caller.clone()
-            } else {
-                Caller::default()
-            },
             started: Instant::now(),
-            argument_bytes: if audit {
-                crate::schema::json_len(input)
-            } else {
-                0
-            },
-            arguments: (audit && self.audit_arguments).then(|| input.clone()),
             audit,
             budgets,
             settled: AtomicBool::new(false),
@@ -104,27 +94,32 @@ impl Observer {
 pub(crate) struct CallWatch(Option<Arc<Watching>>);
 
 struct Watching {
-    /// The tool's name and the caller, for the audit event (empty without one).
-    tool: String,
-    caller: Caller,
     /// The `tool` label of the call's metrics, when they are counted.
     label: Option<metrics::SharedString>,
     started: Instant,
-    argument_bytes: usize,
-    arguments: Option<Value>,
-    audit: bool,
+    /// What the audit event says of the call, when audit events are written.
+    audit: Option<Audit>,
     /// Where the output's tokens are counted, and for which client, when they are.
     budgets: Option<(Arc<Budgets>, String)>,
     /// Whether the call's end was recorded (it is, once).
     settled: AtomicBool,
 }
 
+/// The call as its audit event tells it.
+struct Audit {
+    tool: String,
+    caller: Caller,
+    argument_bytes: usize,
+    /// The arguments themselves, when the registry was told to record them.
+    arguments: Option<Value>,
+}
+
 impl CallWatch {
     /// Records the call's end as `result` says, unless it was recorded already.
     pub(crate) fn finish(&self, result: &ToolResult) {
         let Some(watching) = &self.0 else { return };
-        let output_bytes = match (watching.audit, result.output()) {
-            (true, Some(output)) => crate::schema::json_len(output),
+        let output_bytes = match (&watching.audit, result.output()) {
+            (Some(_), Some(output)) => crate::schema::json_len(output),
             _ => 0,
         };
         if watching.settle(outcome(result.error()), output_bytes) {
@@ -154,19 +149,19 @@ impl Watching {
             metrics::histogram!(names::DURATION, "tool" => tool.clone())
                 .record(elapsed.as_secs_f64());
         }
-        if self.audit {
-            let caller = &self.caller;
-            let arguments = self.arguments.as_ref().map(|value| value.to_string());
+        if let Some(audit) = &self.audit {
+            let caller = &audit.caller;
+            let arguments = audit.arguments.as_ref().map(|value| value.to_string());
             tracing::info!(
                 target: AUDIT_TARGET,
-                tool = %self.tool,
+                tool = %audit.tool,
                 outcome,
                 duration_ms = elapsed.as_secs_f64() * 1000.0,
                 transport = caller.transport(),
                 session = caller.session(),
                 subject = caller.subject(),
                 peer = caller.peer().map(tracing::field::display),
-                argument_bytes = self.argument_bytes,
+                argument_bytes = audit.argument_bytes,
                 output_bytes,
                 arguments,
                 "tool call"

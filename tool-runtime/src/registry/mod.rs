@@ -777,22 +777,35 @@ impl Registry {
     ) -> Option<CallError> {
         let tool = self.get(name)?;
         let refusal = caller.scope_refusal(&tool)?;
-        let watch = self.observer.watch(name, true, input, caller, None);
-        let outcome = Err(refusal.clone());
-        watch.finish(&ToolResult::new(
-            name.to_owned(),
-            input.clone(),
-            Some(tool),
-            outcome,
-        ));
+        self.refused(name, Some(tool), input.clone(), caller, refusal.clone());
         Some(refusal)
+    }
+
+    /// A call refused before it started (`tool` is `None` when the name is unknown),
+    /// recorded as every call is.
+    fn refused(
+        &self,
+        name: &str,
+        tool: Option<ToolRef>,
+        input: Value,
+        caller: &Caller,
+        error: CallError,
+    ) -> ToolResult {
+        let watch = self
+            .observer
+            .watch(name, tool.is_some(), &input, caller, None);
+        let result = ToolResult::new(name.to_owned(), input, tool, Err(error));
+        watch.finish(&result);
+        result
     }
 
     /// Refuses a call its caller's token does not permit, or that its client's rate limit,
     /// its tool's, or its client's budget does not let through, checked in that order.
     /// Scopes come first, so a call its token does not permit spends no allowance; one each
     /// limit lets through has spent that limit's allowance even when a later one refuses it.
-    fn admit(&self, tool: &Tool, caller: &Caller, key: Option<&String>) -> Result<(), CallError> {
+    /// Admitted, it gives the client's key when a limit or a budget per client needs it
+    /// (worked out once: the call's output is charged to it).
+    fn admit(&self, tool: &Tool, caller: &Caller) -> Result<Option<String>, CallError> {
         if let Some(refusal) = caller.scope_refusal(tool) {
             return Err(refusal);
         }
@@ -806,7 +819,8 @@ impl Registry {
             .client_limiter
             .as_ref()
             .filter(|_| !caller.rate_checked());
-        if let (Some(limiter), Some(key)) = (client_limiter, key) {
+        let key = (client_limiter.is_some() || self.budgets.is_some()).then(|| caller.key());
+        if let (Some(limiter), Some(key)) = (client_limiter, &key) {
             limiter
                 .check(key)
                 .map_err(|wait| refused(true, limiter.rate(), wait))?;
@@ -821,7 +835,7 @@ impl Registry {
                 .map_err(|wait| refused(false, limiter.rate(), wait))?;
         }
         drop(limits);
-        if let (Some(budgets), Some(key)) = (&self.budgets, key) {
+        if let (Some(budgets), Some(key)) = (&self.budgets, &key) {
             budgets
                 .admit(key)
                 .map_err(|(spent, used, limit)| CallError::BudgetExceeded {
@@ -831,7 +845,7 @@ impl Registry {
                     limit,
                 })?;
         }
-        Ok(())
+        Ok(key)
     }
 
     /// The context calls run with.
@@ -925,28 +939,19 @@ impl Registry {
     ) -> Result<ToolResult, PendingCall> {
         let caller = context.caller();
         let Some(tool) = self.get(name) else {
-            let watch = self.observer.watch(name, false, &input, caller, None);
-            let outcome = Err(CallError::UnknownTool {
+            let unknown = CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
-            });
-            let result = ToolResult::new(name.to_owned(), input, None, outcome);
-            watch.finish(&result);
-            return Ok(result);
+            };
+            return Ok(self.refused(name, None, input, caller, unknown));
         };
-        // The client's key, worked out once and only when a limit or a budget per client
-        // needs it: admission checks it, and the watch charges the output to it.
-        let per_client =
-            self.budgets.is_some() || (self.client_limiter.is_some() && !caller.rate_checked());
-        let key = per_client.then(|| caller.key());
-        let admitted = self.admit(&tool, caller, key.as_ref());
+        let key = match self.admit(&tool, caller) {
+            Ok(key) => key,
+            Err(refusal) => return Ok(self.refused(name, Some(tool), input, caller, refusal)),
+        };
         let charged = self.budgets.as_ref().zip(key);
         let watch = self.observer.watch(name, true, &input, caller, charged);
-        let started = match admitted {
-            Ok(()) => crate::call::start(&tool, &input, context),
-            Err(refusal) => crate::call::Started::Finished(Err(refusal)),
-        };
-        match started {
+        match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
                 let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
                 watch.finish(&result);

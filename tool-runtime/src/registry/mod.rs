@@ -473,27 +473,11 @@ impl RegistryBuilder {
 
     fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
         let (sender, _) = watch::channel(Versions::default());
-        let names: Vec<String> = self
-            .rate_limits
-            .iter()
-            .map(|(name, _)| name.clone())
-            .collect();
-        let rate_overrides: HashMap<String, Rate> = self.rate_limits.into_iter().collect();
         let registry = Registry {
             default_timeout: self.default_timeout,
             observer: self.observer,
-            rate_limits: RwLock::new(
-                statics
-                    .catalog
-                    .tools()
-                    .iter()
-                    .filter_map(|tool| {
-                        let rate = rate_overrides.get(tool.name()).copied().or(tool.rate())?;
-                        Some((tool.name().to_owned(), Arc::new(Limiter::new(rate))))
-                    })
-                    .collect(),
-            ),
-            rate_overrides,
+            rate_limits: RwLock::default(),
+            rate_overrides: self.rate_limits.into_iter().collect(),
             client_limiter: self.client_rate.map(ClientLimiter::new),
             budgets: self
                 .budget
@@ -506,6 +490,9 @@ impl RegistryBuilder {
             changes: sender,
             resource_updates: self.resource_updates,
         };
+        for tool in statics.catalog.tools() {
+            registry.set_rate_limit(tool.name(), registry.rate_for(tool));
+        }
         for tool in self.tools {
             registry.add_tool(tool)?;
         }
@@ -519,8 +506,12 @@ impl RegistryBuilder {
             registry.add_resource(resource)?;
         }
         // Each tool took its limit as it came in; a limit must name a tool.
-        if let Some(name) = names.into_iter().find(|name| registry.get(name).is_none()) {
-            return Err(RegistryError::UnknownTool { name });
+        let unknown = registry
+            .rate_overrides
+            .keys()
+            .find(|name| registry.get(name).is_none());
+        if let Some(name) = unknown {
+            return Err(RegistryError::UnknownTool { name: name.clone() });
         }
         Ok(registry)
     }
@@ -553,7 +544,7 @@ pub struct Registry {
     rate_limits: RwLock<HashMap<String, Arc<Limiter>>>,
     /// The limits the builder set in place of tools' own (`RegistryBuilder::rate_limit`),
     /// kept so a tool removed and added again keeps its.
-    rate_overrides: HashMap<String, Rate>,
+    rate_overrides: BTreeMap<String, Rate>,
     /// The rate limit of each client, when there is one.
     client_limiter: Option<ClientLimiter>,
     /// What each client may spend, and has spent, when there is a budget.
@@ -687,8 +678,7 @@ impl Registry {
             }
         }
         for DynamicTool { tool, handler } in tools {
-            let rate = self.rate_overrides.get(tool.name()).copied();
-            self.set_rate_limit(tool.name(), rate.or(tool.rate()));
+            self.set_rate_limit(tool.name(), self.rate_for(&tool));
             let runnable = Runnable::dynamic(tool.name(), handler);
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
@@ -744,6 +734,14 @@ impl Registry {
     /// ```
     pub fn changes(&self) -> Changes {
         Changes::new(self.changes.subscribe())
+    }
+
+    /// A tool's rate limit: the one set on the builder, else the tool's own.
+    fn rate_for(&self, tool: &Tool) -> Option<Rate> {
+        self.rate_overrides
+            .get(tool.name())
+            .copied()
+            .or(tool.rate())
     }
 
     /// Limits the tool `name` to `rate`, or lifts its limit.

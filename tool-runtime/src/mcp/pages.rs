@@ -154,9 +154,9 @@ impl Pages {
 }
 
 /// The tools list as `caller` sees it, when the server lists a caller with a token only
-/// the tools it may call and `set` (the whole list) holds some it may not (`None`
-/// otherwise: `set` serves). Marked private, even when it holds every tool: a shared cache
-/// must not hand one token's list to another.
+/// the tools it may call (`None` otherwise: `set`, the whole list, serves). Marked private,
+/// even when it holds every tool: a shared cache must not hand one token's list to another.
+/// A list not kept yet is built outside the lock, so other tokens' lists are not held up.
 fn permitted_tools(
     shared: &Shared,
     set: &PageSet,
@@ -171,8 +171,8 @@ fn permitted_tools(
         .iter()
         .map(|(tool, _)| caller.may_call(tool))
         .collect();
-    let mut kept = set.permitted.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(permitted) = kept.get(&shown) {
+    let kept = || set.permitted.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(permitted) = kept().get(&shown) {
         return Some(Arc::clone(permitted));
     }
     let entries: Vec<&Entry> = set
@@ -184,9 +184,11 @@ fn permitted_tools(
         .collect();
     let hints = (set.ttl_ms, CacheScope::Private.as_str());
     let permitted = Arc::new(paginate(shared, list, &entries, hints, set.version));
+    let mut kept = kept();
     if kept.len() >= PERMITTED_KEPT {
         kept.clear();
     }
+    // Built meanwhile by another request of the same tools: either serves.
     kept.insert(shown, Arc::clone(&permitted));
     Some(permitted)
 }

@@ -308,10 +308,7 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &app.options.oauth {
         for path in oauth.metadata_routes() {
-            let oauth = oauth.clone();
-            let metadata =
-                move |State(app): State<Arc<App>>| async move { resource_metadata(&app, &oauth) };
-            router = router.route(&path, get(metadata));
+            router = router.route(&path, get(resource_metadata));
         }
     }
     if let Some(metrics) = app.options.metrics.clone() {
@@ -503,9 +500,13 @@ fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
 /// The protected-resource metadata (RFC 9728), open to every client: it says where to get
 /// the token every other request needs.
 #[cfg(feature = "oauth")]
-fn resource_metadata(app: &App, oauth: &OAuth) -> Response {
+async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
+    // Routed only when the server is a resource server.
+    let Some(oauth) = &app.options.oauth else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
     let name = app.server.info().name();
-    axum::Json(oauth.metadata(|| tool_scopes(app), name)).into_response()
+    axum::Json(oauth.metadata(|| tool_scopes(&app), name)).into_response()
 }
 
 /// A tool call the caller's token does not permit, refused before it is handled (and

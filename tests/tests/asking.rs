@@ -420,6 +420,14 @@ impl HttpSession {
         serde_json::from_slice(&bytes).unwrap()
     }
 
+    /// The client accepts `question` (an elicitation) with `content`: its answer is a POST
+    /// of its own, accepted with 202.
+    async fn accept(&self, question: &Value, content: Value) {
+        let answer = json!({"action": "accept", "content": content});
+        let answered = self.post(respond(&question["id"], answer)).await;
+        assert_eq!(answered.status(), StatusCode::ACCEPTED);
+    }
+
     /// POSTs a request answered with an event stream.
     async fn stream(&self, body: String) -> Events {
         let response = self.post(body).await;
@@ -453,6 +461,15 @@ impl Events {
         }
     }
 
+    /// The answer to request `id`, which ends the stream (within 5 s).
+    async fn answer_to(self, id: u32) -> Value {
+        let messages = self.rest().await;
+        messages
+            .into_iter()
+            .find(|m| m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
+            .unwrap_or_else(|| panic!("the answer to {id} ends the stream"))
+    }
+
     /// Every message, once the stream has ended (5 s at most).
     async fn rest(mut self) -> Vec<Value> {
         let ended = tokio::time::timeout(Duration::from_secs(5), async {
@@ -476,16 +493,8 @@ async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
     let question = events.until(|m| m["method"].is_string()).await;
     assert_eq!(question["method"], "elicitation/create");
 
-    // The client's answer is a POST of its own, accepted with 202.
-    let answer = json!({"action": "accept", "content": {"confirm": true}});
-    let answered = http.post(respond(&question["id"], answer)).await;
-    assert_eq!(answered.status(), StatusCode::ACCEPTED);
-    let messages = events.rest().await;
-    let answer = messages
-        .iter()
-        .find(|m| m["id"] == 1 && m.get("result").is_some())
-        .expect("the call's answer ends the stream");
-    assert_eq!(text(answer), "deleted 2");
+    http.accept(&question, json!({"confirm": true})).await;
+    assert_eq!(text(&events.answer_to(1).await), "deleted 2");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -522,15 +531,8 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
         question["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         task.as_str()
     );
-    let answer = json!({"action": "accept", "content": {"confirm": true}});
-    let answered = http.post(respond(&question["id"], answer)).await;
-    assert_eq!(answered.status(), StatusCode::ACCEPTED);
-    let messages = events.rest().await;
-    let result = messages
-        .iter()
-        .find(|m| m["id"] == 3)
-        .expect("the result ends the stream");
-    assert_eq!(text(result), "went on: true");
+    http.accept(&question, json!({"confirm": true})).await;
+    assert_eq!(text(&events.answer_to(3).await), "went on: true");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

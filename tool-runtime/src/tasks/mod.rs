@@ -156,6 +156,9 @@ impl Task {
         if self.status.is_terminal() {
             return;
         }
+        // An answer left from an earlier question under the key (one the tool gave up on
+        // before it was forgotten) does not answer this one.
+        self.input_responses.remove(key);
         self.input_requests.insert(key.to_owned(), request.clone());
         self.status = TaskStatus::InputRequired;
         self.touch();
@@ -452,5 +455,22 @@ impl TaskOptions {
     pub fn promote_after(mut self, after: Duration) -> Self {
         self.promote_after = after;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_question_asked_again_under_its_key_waits_for_a_new_answer() {
+        let mut task = Task::new("t".into(), Duration::from_secs(60), Duration::from_secs(1));
+        task.ask("confirm", &json!({"message": "first"}));
+        task.answer("confirm", &json!({"action": "accept"}));
+        assert_eq!(task.input_responses.len(), 1);
+        task.ask("confirm", &json!({"message": "second"}));
+        assert!(task.input_responses.is_empty(), "{:?}", task.input_responses);
+        assert_eq!(task.status, TaskStatus::InputRequired);
     }
 }

@@ -2,8 +2,9 @@
 //! several servers share one, and it can fail. Tasks still run, ask, answer and cancel.
 
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tool_runtime::ask::{AskError, Elicited};
@@ -121,6 +122,8 @@ struct Remote {
     down: AtomicBool,
     /// When set, it has no room for a new task.
     full: AtomicBool,
+    /// Tasks it no longer keeps, as if they had expired.
+    lost: Mutex<HashSet<String>>,
 }
 
 impl Remote {
@@ -131,7 +134,12 @@ impl Remote {
             gate: None,
             down: AtomicBool::new(false),
             full: AtomicBool::new(false),
+            lost: Mutex::default(),
         }
+    }
+
+    fn has_lost(&self, id: &str) -> bool {
+        self.lost.lock().unwrap().contains(id)
     }
 
     /// A store that keeps a task only once `gate` is told.
@@ -168,6 +176,9 @@ impl TaskStore for Remote {
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
         Box::pin(async move {
             self.reach().await?;
+            if self.has_lost(id) {
+                return Ok(None);
+            }
             self.tasks.get(id).await
         })
     }
@@ -179,6 +190,9 @@ impl TaskStore for Remote {
     ) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
         Box::pin(async move {
             self.reach().await?;
+            if self.has_lost(id) {
+                return Ok(None);
+            }
             self.tasks.update(id, change).await
         })
     }
@@ -391,6 +405,43 @@ async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     assert_eq!(
         result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         task.as_str()
+    );
+}
+
+#[tokio::test]
+async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
+    let store = Arc::new(Remote::new(Duration::ZERO));
+    let tasks = TaskOptions::default().store(Arc::clone(&store));
+    let server = McpServer::with_options(
+        Registry::new().unwrap(),
+        ServerInfo::new("stores", "1"),
+        ServerOptions::default().tasks(tasks).page_size(1),
+    );
+    let mut client = Client::new(&server).past_handshake();
+    let first = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.01})).await;
+    let second = start_core_task(&mut client, 2, "long_job", json!({"seconds": 0.01})).await;
+    let page = client.call(&core_request(3, "tasks/list", json!({}))).await;
+    assert_eq!(
+        tool_tests::fields(&page["result"]["tasks"], "taskId"),
+        vec![first.as_str()],
+        "{page}"
+    );
+    let cursor = page["result"]["nextCursor"].clone();
+    // The first task expires, and a listing from the start takes it off the list.
+    store.lost.lock().unwrap().insert(first.clone());
+    let again = client.call(&core_request(4, "tasks/list", json!({}))).await;
+    assert_eq!(
+        tool_tests::fields(&again["result"]["tasks"], "taskId"),
+        vec![second.as_str()],
+        "{again}"
+    );
+    let next = client
+        .call(&core_request(5, "tasks/list", json!({"cursor": cursor})))
+        .await;
+    assert_eq!(
+        tool_tests::fields(&next["result"]["tasks"], "taskId"),
+        vec![second.as_str()],
+        "{next}"
     );
 }
 

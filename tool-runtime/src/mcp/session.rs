@@ -67,7 +67,7 @@ pub(super) struct State {
     pub(super) next_question: AtomicU64,
     /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
     /// shows it).
-    pub(super) tasks: Mutex<Vec<String>>,
+    pub(super) tasks: Mutex<super::tasks::ListedTasks>,
     /// The relays of this connection's running 2025-11-25 tasks, by task id.
     pub(super) relays: Mutex<HashMap<String, Arc<super::relay::TaskRelay>>>,
 }
@@ -108,7 +108,7 @@ impl Connection {
                 client_capabilities: Mutex::new(Value::Object(Map::new())),
                 questions: Mutex::new(HashMap::new()),
                 next_question: AtomicU64::new(1),
-                tasks: Mutex::new(Vec::new()),
+                tasks: Mutex::default(),
                 relays: Mutex::new(HashMap::new()),
             }),
             caller: Caller::default(),

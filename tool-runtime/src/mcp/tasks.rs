@@ -524,15 +524,33 @@ fn kept_or_logged(kept: Result<bool, StoreError>) -> bool {
     })
 }
 
+/// A connection's 2025-11-25 tasks, oldest first, each numbered in the order it was added.
+/// A `tasks/list` cursor is the number of the last task of the page before, so it keeps
+/// its place when that task is gone since.
+#[derive(Default)]
+pub(super) struct ListedTasks {
+    tasks: Vec<(u64, String)>,
+    added: u64,
+}
+
+impl ListedTasks {
+    /// The ids of the tasks listed, oldest first.
+    fn ids(&self) -> Vec<String> {
+        self.tasks.iter().map(|(_, id)| id.clone()).collect()
+    }
+}
+
 /// Adds a 2025-11-25 task to its connection's list (`tasks/list`). Now and then (each
 /// time the list doubles) it gives the list, whose tasks the store no longer keeps are to
 /// be forgotten ([`forget_gone`]), so a long connection's list stays as long as its live
 /// tasks, at a constant cost per task.
 fn listed(state: &State, task: &str) -> Option<Vec<String>> {
     let mut own = lock(&state.tasks);
-    let before = own.len();
-    own.push(task.to_owned());
-    (before >= 64 && before.is_power_of_two()).then(|| own.clone())
+    let before = own.tasks.len();
+    let number = own.added;
+    own.added += 1;
+    own.tasks.push((number, task.to_owned()));
+    (before >= 64 && before.is_power_of_two()).then(|| own.ids())
 }
 
 /// Forgets those of `listed` the store no longer keeps (one it cannot say anything of
@@ -550,7 +568,9 @@ async fn forget_gone(state: &State, store: &dyn TaskStore, listed: Vec<String>) 
 /// Takes the tasks in `gone`, which the store no longer keeps, off the connection's list.
 fn unlist(state: &State, gone: &HashSet<String>) {
     if !gone.is_empty() {
-        lock(&state.tasks).retain(|task| !gone.contains(task));
+        lock(&state.tasks)
+            .tasks
+            .retain(|(_, task)| !gone.contains(task));
     }
 }
 
@@ -742,13 +762,13 @@ pub(super) async fn core_method(request: TaskRequest, state: Arc<State>) -> Mess
 async fn list(request: &TaskRequest, state: &State) -> Message {
     let id = &request.id;
     let store = &request.shared.tasks.store;
-    let listed = lock(&state.tasks).clone();
-    // A cursor is the id of the last task of the page before (kept or not since).
+    let listed = lock(&state.tasks).tasks.clone();
+    // A cursor is the number of the last task of the page before (kept or not since).
     let start = match request.params.as_ref().and_then(|p| p.get("cursor")) {
         None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => match listed.iter().position(|task| task == cursor) {
-            Some(index) => index + 1,
-            None => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
+        Some(Value::String(cursor)) => match cursor.parse::<u64>() {
+            Ok(last) => listed.partition_point(|(number, _)| *number <= last),
+            Err(_) => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
         },
         Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
     };
@@ -757,13 +777,13 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     let mut page = Vec::with_capacity(most);
     let mut more = false;
     let mut gone = HashSet::new();
-    for task in &listed[start..] {
+    for (number, task) in &listed[start..] {
         match store.get(task).await {
             Ok(Some(_)) if page.len() == most => {
                 more = true;
                 break;
             }
-            Ok(Some(found)) => page.push(found),
+            Ok(Some(found)) => page.push((*number, found)),
             Ok(None) => {
                 gone.insert(task.clone());
             }
@@ -773,11 +793,11 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     unlist(state, &gone);
     let shown: Vec<Value> = page
         .iter()
-        .map(|task| Value::Object(task_object(task, TaskEra::Core)))
+        .map(|(_, task)| Value::Object(task_object(task, TaskEra::Core)))
         .collect();
     let mut body = json!({"tasks": shown});
-    if let (true, Some(last)) = (more, page.last()) {
-        body["nextCursor"] = last.id.clone().into();
+    if let (true, Some((last, _))) = (more, page.last()) {
+        body["nextCursor"] = last.to_string().into();
     }
     Message::result(jsonrpc::response(id, &body))
 }

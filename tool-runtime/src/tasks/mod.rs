@@ -470,7 +470,11 @@ mod tests {
         task.answer("confirm", &json!({"action": "accept"}));
         assert_eq!(task.input_responses.len(), 1);
         task.ask("confirm", &json!({"message": "second"}));
-        assert!(task.input_responses.is_empty(), "{:?}", task.input_responses);
+        assert!(
+            task.input_responses.is_empty(),
+            "{:?}",
+            task.input_responses
+        );
         assert_eq!(task.status, TaskStatus::InputRequired);
     }
 }

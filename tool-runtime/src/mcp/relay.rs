@@ -71,11 +71,7 @@ impl Relay {
         // No `tasks/result` request waits any more (it was answered or cancelled, or its
         // stream closed).
         self.waiting = None;
-        let unsolicited = lock(&state.unsolicited).clone();
-        match unsolicited {
-            Some(sink) => sink.offer(message).err(),
-            None => Some(message),
-        }
+        state.offer_unsolicited(message).err()
     }
 
     fn hold(&mut self, message: Message) {

@@ -91,6 +91,17 @@ impl Drop for Connection {
     }
 }
 
+impl State {
+    /// Sends `message` on the connection's stream of messages unrelated to a request;
+    /// gives it back when there is none open (for a sender with somewhere else to try).
+    pub(super) fn offer_unsolicited(&self, message: Message) -> Result<(), Message> {
+        match lock(&self.unsolicited).as_ref() {
+            Some(sink) => sink.offer(message),
+            None => Err(message),
+        }
+    }
+}
+
 impl Connection {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Connection {

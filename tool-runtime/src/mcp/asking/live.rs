@@ -127,16 +127,13 @@ impl Announcer for ConnectionAnnouncer {
             return false;
         }
         // A single notification, not a stream of them: it skips the connection's backlog.
-        let mut message = Message::notification(jsonrpc::notification(method, &params));
-        let unsolicited = lock(&state.unsolicited).clone();
-        if let Some(sink) = unsolicited {
-            match sink.offer(message) {
-                Ok(()) => return true,
-                Err(refused) => message = refused,
-            }
+        let message = Message::notification(jsonrpc::notification(method, &params));
+        match state.offer_unsolicited(message) {
+            Ok(()) => true,
+            Err(message) => self
+                .call
+                .upgrade()
+                .is_some_and(|call| lock(&call).send(message)),
         }
-        self.call
-            .upgrade()
-            .is_some_and(|call| lock(&call).send(message))
     }
 }

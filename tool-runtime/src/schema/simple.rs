@@ -93,8 +93,8 @@ enum Rule {
     Checks(Box<Checks>),
 }
 
-/// The keywords of one schema object, each read once; a keyword whose value has the wrong
-/// JSON type constrains nothing.
+/// The keywords of one schema object, each read once. A keyword whose value has the wrong
+/// JSON type constrains nothing, except `type`, which then allows no type.
 #[derive(Debug, Default)]
 struct Checks {
     /// The types allowed, as bits of [`type_bit`]; `None` when `type` is absent.
@@ -115,15 +115,29 @@ struct Checks {
     values: Option<Rule>,
 }
 
-const TYPES: [&str; 7] = [
-    "null", "boolean", "string", "array", "object", "number", "integer",
-];
+/// The JSON Schema types, one bit each.
+mod types {
+    pub(super) const NULL: u8 = 1;
+    pub(super) const BOOLEAN: u8 = 1 << 1;
+    pub(super) const STRING: u8 = 1 << 2;
+    pub(super) const ARRAY: u8 = 1 << 3;
+    pub(super) const OBJECT: u8 = 1 << 4;
+    pub(super) const NUMBER: u8 = 1 << 5;
+    pub(super) const INTEGER: u8 = 1 << 6;
+}
 
+/// The bit of a type named in a schema (none for a name JSON Schema does not have).
 fn type_bit(kind: &str) -> u8 {
-    TYPES
-        .iter()
-        .position(|known| *known == kind)
-        .map_or(0, |index| 1 << index)
+    match kind {
+        "null" => types::NULL,
+        "boolean" => types::BOOLEAN,
+        "string" => types::STRING,
+        "array" => types::ARRAY,
+        "object" => types::OBJECT,
+        "number" => types::NUMBER,
+        "integer" => types::INTEGER,
+        _ => 0,
+    }
 }
 
 impl Compiled {
@@ -266,11 +280,7 @@ impl Rule {
             Rule::Checks(checks) => checks,
         };
         if let Some(types) = checks.types {
-            if !TYPES
-                .iter()
-                .enumerate()
-                .any(|(index, kind)| types & (1 << index) != 0 && is_type(value, kind))
-            {
+            if types & type_bits(value) == 0 {
                 return false;
             }
         }
@@ -376,21 +386,21 @@ fn fail(
     ));
 }
 
-fn is_type(value: &Value, kind: &str) -> bool {
-    match kind {
-        "null" => value.is_null(),
-        "boolean" => value.is_boolean(),
-        "string" => value.is_string(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        "number" => value.is_number(),
-        "integer" => match value {
-            Value::Number(n) => {
-                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-            }
-            _ => false,
-        },
-        _ => false,
+/// The types `value` is, as bits of [`type_bit`]: a number with no fraction is an integer
+/// too.
+fn type_bits(value: &Value) -> u8 {
+    match value {
+        Value::Null => types::NULL,
+        Value::Bool(_) => types::BOOLEAN,
+        Value::String(_) => types::STRING,
+        Value::Array(_) => types::ARRAY,
+        Value::Object(_) => types::OBJECT,
+        Value::Number(n)
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) =>
+        {
+            types::NUMBER | types::INTEGER
+        }
+        Value::Number(_) => types::NUMBER,
     }
 }
 

@@ -169,7 +169,11 @@ pub fn core_call(id: u32, name: &str, arguments: Value) -> String {
 
 /// Starts the 2025-11-25 call of `name` as a task; the task's id.
 pub async fn start_core_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
-    let created = client.call(&core_call(id, name, arguments)).await;
+    core_task_id(&client.call(&core_call(id, name, arguments)).await)
+}
+
+/// The id of the task a 2025-11-25 call that became one was answered with.
+pub fn core_task_id(created: &Value) -> String {
     created["result"]["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("a task: {created}"))
@@ -423,8 +427,15 @@ pub fn http(
     request.push_str("\r\n");
     request.push_str(body);
     stream.write_all(request.as_bytes()).unwrap();
+    // A reply that never ends (an event stream opened by mistake) fails the test, not
+    // hangs it.
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
     let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
+    if let Err(error) = stream.read_to_string(&mut response) {
+        panic!("{method} {path}: no whole reply within 10 s ({error}): {response}");
+    }
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     HttpReply {
         status: head

@@ -8,14 +8,15 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::Duration;
+use tokio::sync::Notify;
 use tool_runtime::ask::{AskError, ElicitationCompletion, Elicited, Sampling, UrlElicitation};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, per_request as stateless, start_core_task, start_task, with_tasks,
-    Client,
+    core_call, core_request, core_task_id, per_request as stateless, start_core_task, start_task,
+    with_tasks, Client,
 };
 use tower::ServiceExt;
 
@@ -134,6 +135,20 @@ async fn long_job(seconds: f64) -> String {
 #[tool(task = "required")]
 async fn careful_job(ctx: CallContext) -> Result<String, AskError> {
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = ctx.elicit::<Confirm>("Go on?").key("go").await?;
+    Ok(format!(
+        "went on: {}",
+        matches!(answer, Elicited::Accepted(Confirm { confirm: true }))
+    ))
+}
+
+/// Lets `gated_careful_job` ask.
+static ASK_GATE: Notify = Notify::const_new();
+
+/// Work that runs only as a task, and asks once the test lets it.
+#[tool(task = "required")]
+async fn gated_careful_job(ctx: CallContext) -> Result<String, AskError> {
+    ASK_GATE.notified().await;
     let answer = ctx.elicit::<Confirm>("Go on?").key("go").await?;
     Ok(format!(
         "went on: {}",
@@ -502,11 +517,7 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
     // No GET stream is open: the task's question, asked once the call is answered, has
     // nowhere to go yet.
     let http = HttpSession::open(json!({"elicitation": {}})).await;
-    let created = http.answer(core_call(1, "careful_job", json!({}))).await;
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    let task = core_task_id(&http.answer(core_call(1, "careful_job", json!({}))).await);
     let polled = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
             let got = http
@@ -555,12 +566,8 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     let (sink, mut messages) = tool_runtime::mcp::outbox();
     handle(&initialize("2025-11-25", json!({"elicitation": {}})), &sink);
     assert!(read(messages.recv().await)["result"].is_object());
-    handle(&core_call(1, "careful_job", json!({})), &sink);
-    let created = read(messages.recv().await);
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    handle(&core_call(1, "gated_careful_job", json!({})), &sink);
+    let task = core_task_id(&read(messages.recv().await));
     drop(sink);
 
     // The first `tasks/result`, cancelled before the task asks.
@@ -580,8 +587,24 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
         "the cancelled request's stream ends: {ended:?}"
     );
 
-    // The question (asked after 100 ms) waits, and comes with the next `tasks/result`.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Now the task asks; its question waits, and comes with the next `tasks/result`.
+    ASK_GATE.notify_one();
+    let asked = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let (polling, mut polled) = tool_runtime::mcp::outbox();
+            handle(
+                &core_request(4, "tasks/get", json!({"taskId": task})),
+                &polling,
+            );
+            drop(polling);
+            if read(polled.recv().await)["result"]["status"] == "input_required" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(asked.is_ok(), "the task asks within 5 s");
     let (second, mut second_stream) = tool_runtime::mcp::outbox();
     handle(
         &core_request(3, "tasks/result", json!({"taskId": task})),
@@ -631,10 +654,11 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
         ))
         .await;
     assert_eq!(tampered["error"]["code"], -32602, "{tampered}");
-    assert!(tampered["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("integrity"));
+    assert_eq!(
+        tampered["error"]["message"],
+        "Invalid params: \"requestState\" failed its integrity check: it was altered, or \
+         issued by a server with another key; call again without it"
+    );
     let elsewhere = client
         .call(&stateless(
             3,
@@ -645,12 +669,10 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
         ))
         .await;
     assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
-    assert!(
-        elsewhere["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("another request"),
-        "{elsewhere}"
+    assert_eq!(
+        elsewhere["error"]["message"],
+        "Invalid params: \"requestState\" was issued for another request; send it back only \
+         with the tools/call request it came with, unchanged"
     );
 
     // Round two: the name answered, the color asked, with a new state.
@@ -699,10 +721,11 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
         ))
         .await;
     assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
-    assert!(invalid["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("inputResponses[\"confirm\"]"));
+    assert_eq!(
+        invalid["error"]["message"],
+        "Invalid params: inputResponses[\"confirm\"] does not answer its question: an \
+         elicitation result needs \"action\": \"accept\", \"decline\" or \"cancel\"; got 12345"
+    );
     let not_an_object = client
         .call(&stateless(
             7,

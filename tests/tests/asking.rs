@@ -819,11 +819,12 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     }
     assert_eq!(task_status(&mut ada, 5, &task).await["status"], "working");
 
-    // 2025-11-25: tasks/get and tasks/result of another subject's task find nothing.
+    // 2025-11-25: tasks/get, tasks/result and tasks/cancel of another subject's task find
+    // nothing.
     let mut ada = as_subject(&server, "ada").past_handshake();
     let mut eve = as_subject(&server, "eve").past_handshake();
-    let task = start_core_task(&mut ada, 2, "long_job", json!({"seconds": 0.1})).await;
-    for (id, method) in [(3, "tasks/get"), (4, "tasks/result")] {
+    let task = start_core_task(&mut ada, 2, "long_job", json!({"seconds": 30})).await;
+    for (id, method) in [(3, "tasks/get"), (4, "tasks/result"), (6, "tasks/cancel")] {
         let refused = eve
             .call(&core_request(id, method, json!({"taskId": task})))
             .await;
@@ -833,6 +834,14 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         .call(&core_request(5, "tasks/get", json!({"taskId": task})))
         .await;
     assert_eq!(own["result"]["taskId"], task.as_str(), "{own}");
+    assert_eq!(
+        own["result"]["status"], "working",
+        "eve's cancel left it running: {own}"
+    );
+    let cancelled = ada
+        .call(&core_request(7, "tasks/cancel", json!({"taskId": task})))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
 }
 
 /// The error of a `tasks/*` request naming a task the caller cannot reach.

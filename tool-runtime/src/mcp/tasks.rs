@@ -649,9 +649,14 @@ pub(super) struct TaskRequest {
 }
 
 impl TaskRequest {
+    /// The id of the task the request names; else its answer.
+    fn task(&self) -> Result<String, Message> {
+        task_id(&self.id, self.params.as_ref())
+    }
+
     /// The task the request names and its caller may reach; else its answer.
     async fn reached(&self) -> Result<(String, Task), Message> {
-        let task = task_id(&self.id, self.params.as_ref())?;
+        let task = self.task()?;
         match owned(self.shared.tasks.store.as_ref(), &task, &self.caller).await {
             Ok(Some(found)) => Ok((task, found)),
             Ok(None) => Err(not_found(&self.id, &task)),
@@ -659,15 +664,26 @@ impl TaskRequest {
         }
     }
 
-    /// Applies `change` to the task `task`; the task after it, else the answer.
-    async fn update(
-        &self,
-        task: &str,
-        change: &mut (dyn FnMut(&mut Task) + Send),
-    ) -> Result<Task, Message> {
-        match self.shared.tasks.store.update(task, change).await {
-            Ok(Some(updated)) => Ok(updated),
-            Ok(None) => Err(not_found(&self.id, task)),
+    /// Applies `change` to the task the request names, if its caller may reach it (in the
+    /// same store operation, so a change costs one); the task after it, else the answer.
+    async fn update(&self, change: &mut (dyn FnMut(&mut Task) + Send)) -> Result<Task, Message> {
+        let task = self.task()?;
+        let subject = self.caller.subject();
+        let mut reached = false;
+        let updated = self
+            .shared
+            .tasks
+            .store
+            .update(&task, &mut |found| {
+                reached = found.owner.as_deref() == subject;
+                if reached {
+                    change(found);
+                }
+            })
+            .await;
+        match updated {
+            Ok(Some(updated)) if reached => Ok(updated),
+            Ok(_) => Err(not_found(&self.id, &task)),
             Err(error) => Err(store_failed(&self.id, &error)),
         }
     }
@@ -677,13 +693,14 @@ impl TaskRequest {
 /// extension).
 pub(super) async fn extension_method(request: TaskRequest) -> Message {
     let id = &request.id;
-    let (task, found) = match request.reached().await {
-        Ok(reached) => reached,
-        Err(answer) => return answer,
-    };
     let complete = |body: Map<String, Value>| result_message(&request.shared, id, body, true);
     let updated = match request.method.as_str() {
-        "tasks/get" => return complete(detailed_task(&found)),
+        "tasks/get" => {
+            return match request.reached().await {
+                Ok((_, found)) => complete(detailed_task(&found)),
+                Err(answer) => answer,
+            }
+        }
         "tasks/update" => {
             let Some(Value::Object(responses)) = request
                 .params
@@ -697,7 +714,7 @@ pub(super) async fn extension_method(request: TaskRequest) -> Message {
             };
             // Answers to questions the task is not waiting for are ignored.
             request
-                .update(&task, &mut |t| {
+                .update(&mut |t| {
                     for (key, answer) in responses {
                         t.answer(key, answer);
                     }
@@ -707,7 +724,7 @@ pub(super) async fn extension_method(request: TaskRequest) -> Message {
         // Cancelling an ended task is acknowledged too: it stays as it ended.
         _ => {
             request
-                .update(&task, &mut |t| t.end(TaskStatus::Cancelled, None))
+                .update(&mut |t| t.end(TaskStatus::Cancelled, None))
                 .await
         }
     };
@@ -731,26 +748,26 @@ pub(super) async fn core_method(request: TaskRequest, state: Arc<State>) -> Mess
             &Value::Object(task_object(found, TaskEra::Core)),
         ))
     };
-    let (task, found) = match request.reached().await {
-        Ok(reached) => reached,
-        Err(answer) => return answer,
-    };
     if request.method == "tasks/get" {
-        return shown(&found);
+        return match request.reached().await {
+            Ok((_, found)) => shown(&found),
+            Err(answer) => answer,
+        };
     }
     let mut ended_before = None;
     let updated = request
-        .update(&task, &mut |t| {
+        .update(&mut |t| {
             ended_before = t.status.is_terminal().then_some(t.status);
             t.end(TaskStatus::Cancelled, None);
         })
         .await;
     match (updated, ended_before) {
         (Err(answer), _) => answer,
-        (Ok(_), Some(status)) => invalid(
+        (Ok(ended), Some(status)) => invalid(
             id,
             &format!(
-                "Invalid params: cannot cancel task {task:?}: it has already ended ({})",
+                "Invalid params: cannot cancel task {:?}: it has already ended ({})",
+                ended.id,
                 status.as_str()
             ),
         ),
@@ -807,27 +824,32 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
 /// until the task ends, and answers what the call would have answered, marked as the
 /// task's.
 pub(super) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(&str)) -> Message {
-    let (task, _) = match request.reached().await {
+    let (task, found) = match request.reached().await {
         Ok(reached) => reached,
         Err(answer) => return answer,
     };
     attach(&task);
     let id = request.id;
-    let ended = crate::tasks::wait_within(
-        request.shared.tasks.store.as_ref(),
-        &task,
-        |found| match found {
-            None => Some(None),
-            Some(found) if found.status.is_terminal() => Some(Some(found)),
-            Some(_) => None,
-        },
-        Some(RESULT_READS),
-    )
-    .await;
-    let ended = match ended {
-        Ok(Some(ended)) => ended,
-        Ok(None) => return not_found(&id, &task),
-        Err(error) => return store_failed(&id, &error),
+    // A task that has ended is answered from the read that found it.
+    let ended = if found.status.is_terminal() {
+        found
+    } else {
+        let ended = crate::tasks::wait_within(
+            request.shared.tasks.store.as_ref(),
+            &task,
+            |found| match found {
+                None => Some(None),
+                Some(found) if found.status.is_terminal() => Some(Some(found)),
+                Some(_) => None,
+            },
+            Some(RESULT_READS),
+        )
+        .await;
+        match ended {
+            Ok(Some(ended)) => ended,
+            Ok(None) => return not_found(&id, &task),
+            Err(error) => return store_failed(&id, &error),
+        }
     };
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {

@@ -153,7 +153,7 @@ fn needing_pages(
     scope: Option<&scope::CallScope>,
 ) -> Result<Answer, CallError> {
     let pages = match (&outcome, scope) {
-        (Err(CallError::Failed { .. }), Some(scope)) => scope.required_pages(),
+        (Err(CallError::Failed { .. }), Some(scope)) => scope.take_required_pages(),
         _ => return outcome,
     };
     if pages.is_empty() {

@@ -78,12 +78,15 @@ impl CallScope {
         required.extend(pages.iter().cloned());
     }
 
-    /// The pages the user must visit before the call can go on, if the tool said so.
-    pub(crate) fn required_pages(&self) -> Vec<super::ask::UrlElicitation> {
-        self.required_pages
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+    /// The pages the user must visit before the call can go on, if the tool said so; taken
+    /// once the call has ended.
+    pub(crate) fn take_required_pages(&self) -> Vec<super::ask::UrlElicitation> {
+        std::mem::take(
+            &mut self
+                .required_pages
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// The number of the call's next question, from 1.

@@ -10,7 +10,7 @@
 //!   questions waiting (`inputRequests`); `tasks/update` answers them; `tasks/cancel`
 //!   acknowledges; a tool error ends the task `completed` (its result says `isError`).
 
-use super::asking::retry::{RetryAsker, Verdict};
+use super::asking::retry::Verdict;
 use super::asking::{missing_capability, missing_message, settle, verdict};
 use super::jsonrpc::{self, code, RequestId};
 use super::pages::typed_result;
@@ -341,11 +341,12 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 return;
             }
             let task = new_task(options.ttl);
-            // `None` when it asked questions before the moment passed: it returns at once,
-            // and its answer asks them.
-            let promotion = match retry.map(RetryAsker::promoting) {
-                Some(None) => None,
-                promotion => Some(promotion.flatten()),
+            // Whether it becomes a task, with the round's promotion to settle if it has a
+            // round: `None` when it asked questions before the moment passed (it returns at
+            // once, and its answer asks them).
+            let promotion = match retry {
+                None => Some(None),
+                Some(retry) => retry.promoting().map(Some),
             };
             let promoted = match promotion {
                 None => false,

@@ -1232,16 +1232,14 @@ pub(super) fn answer(
     // In the handshake era the protocol has an error of its own for a call that needs the
     // user at a page first; at 2026-07-28 it is a tool error (the tool's question, had the
     // client declared URL elicitation, would have made it `input_required`).
-    if !stateless {
-        if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
-            return error_message(Some(id), code, &message, Some(data));
-        }
-    }
-    match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
+    let outputs = Some(&shared.outputs);
+    match tools::answer(result, shared.max_output_bytes, outputs, !stateless) {
         CallAnswer::Result(body) => result_message(shared, id, body, stateless),
-        CallAnswer::UnknownTool(message) => {
-            error_message(Some(id), code::INVALID_PARAMS, &message, None)
-        }
+        CallAnswer::Error {
+            code,
+            message,
+            data,
+        } => error_message(Some(id), code, &message, data),
     }
 }
 

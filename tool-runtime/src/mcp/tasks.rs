@@ -192,12 +192,6 @@ fn ending(
             )
         }
     }
-    // 2025-11-25: the task fails as the call would have, with -32042 and its pages.
-    if plan.era() == TaskEra::Core {
-        if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
-            return failed_with(code, message, Some(data));
-        }
-    }
     let broke = matches!(
         result.error(),
         Some(CallError::Panicked { .. } | CallError::Unavailable { .. })
@@ -208,7 +202,15 @@ fn ending(
             "Internal error: the tool failed unexpectedly".to_owned(),
         );
     }
-    match tools::answer(result, shared.max_output_bytes, Some(&shared.outputs)) {
+    // 2025-11-25: a task that needs the user at pages fails as the call would have, with
+    // -32042 and its pages.
+    let pages_as_error = plan.era() == TaskEra::Core;
+    match tools::answer(
+        result,
+        shared.max_output_bytes,
+        Some(&shared.outputs),
+        pages_as_error,
+    ) {
         CallAnswer::Result(body) => {
             let is_error = body.get("isError") == Some(&Value::Bool(true));
             let status = match plan {
@@ -217,7 +219,11 @@ fn ending(
             };
             (status, TaskOutcome::Result(Value::Object(body)))
         }
-        CallAnswer::UnknownTool(message) => failed(code::INVALID_PARAMS, message),
+        CallAnswer::Error {
+            code,
+            message,
+            data,
+        } => failed_with(code, message, data),
     }
 }
 

@@ -10,18 +10,35 @@ use serde_json::{json, Map, Value};
 /// What a `tools/call` answers: a result body, or a protocol error.
 pub(crate) enum CallAnswer {
     Result(Map<String, Value>),
-    /// An unknown tool is a protocol error (-32602), not a tool result.
-    UnknownTool(String),
+    /// A protocol error, not a tool result: an unknown tool (-32602), or, where the
+    /// protocol has the error, a tool that needs the user at pages first (-32042).
+    Error {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
 }
 
-/// The answer to `result`. With a store, a large output of a tool marked
-/// `large_output = "resource"` is stored there and answered as a preview and a link; any
-/// answer over `max_output_bytes` is then cut.
+/// The answer to `result`; `pages_as_error` when the protocol answers a tool that needs
+/// the user at pages first with its own error (the handshake era's -32042). With a store, a
+/// large output of a tool marked `large_output = "resource"` is stored there and answered
+/// as a preview and a link; any answer over `max_output_bytes` is then cut.
 pub(crate) fn answer(
     result: ToolResult,
     max_output_bytes: usize,
     outputs: Option<&OutputStore>,
+    pages_as_error: bool,
 ) -> CallAnswer {
+    if pages_as_error {
+        if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
+            let data = Some(data);
+            return CallAnswer::Error {
+                code,
+                message,
+                data,
+            };
+        }
+    }
     let answer = full_answer(result, outputs);
     match answer {
         CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
@@ -117,7 +134,11 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
             }
         }
         (Err(error @ CallError::UnknownTool { .. }), _) => {
-            return CallAnswer::UnknownTool(error.to_string());
+            return CallAnswer::Error {
+                code: super::jsonrpc::code::INVALID_PARAMS,
+                message: error.to_string(),
+                data: None,
+            };
         }
         (Err(error), _) => {
             body.insert(

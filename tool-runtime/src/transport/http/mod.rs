@@ -1131,11 +1131,13 @@ async fn rpc_tools_call(
         return rpc_error(StatusCode::OK, Some(&id), code::INVALID_PARAMS, &message);
     }
     // A REST caller cannot read resources: its outputs are never links.
-    let bytes = match tools::answer(result, app.server.max_output_bytes(), None) {
+    let bytes = match tools::answer(result, app.server.max_output_bytes(), None, false) {
         CallAnswer::Result(body) => jsonrpc::response(&id, &body),
-        CallAnswer::UnknownTool(message) => {
-            jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message, None)
-        }
+        CallAnswer::Error {
+            code,
+            message,
+            data,
+        } => jsonrpc::error_response(Some(&id), code, &message, data),
     };
     json_response(StatusCode::OK, bytes)
 }

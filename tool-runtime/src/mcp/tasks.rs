@@ -444,6 +444,8 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                         }
                     }
                     Some((key, number)) = abandoned.recv() => {
+                        // Awaited here, not beside the tool: while it runs, the tool cannot
+                        // ask again under the key, which `forget` checks before writing.
                         link.forget(&key, number).await;
                     }
                 }
@@ -1003,7 +1005,9 @@ impl TaskQuestion {
     }
 
     /// The tool stopped waiting (answered or not): the task forgets the question. Should
-    /// the store fail, or this be dropped before it is done, the task's run tries again.
+    /// the store fail, or this be dropped before it is done, the task's run tries once more
+    /// (a question it cannot forget either stays listed until the task ends, and an answer
+    /// left with it answers no later question: asking again under the key clears it).
     pub(crate) async fn close(mut self) {
         if self.link.forget(&self.key, self.number).await {
             self.open = false;

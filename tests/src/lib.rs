@@ -156,6 +156,41 @@ pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Val
     created["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
+/// A 2026-07-28 `tasks/*` request of a client that declares [`with_tasks`]: its answer.
+pub async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
+    client
+        .call(&per_request(id, method, params, with_tasks()))
+        .await
+}
+
+/// Polls the 2026-07-28 task `task` (request ids from `first`) until its status is
+/// `status`; the task as then seen.
+pub async fn until(client: &mut Client, first: u32, task: &str, status: &str) -> Value {
+    until_seen(client, first, task, status, |seen| seen["status"] == status).await
+}
+
+/// Polls the 2026-07-28 task `task` (request ids from `first`, every 20 ms, for 4 s at
+/// most) until `seen` picks it (`what` says what was awaited); the task as then seen.
+pub async fn until_seen(
+    client: &mut Client,
+    first: u32,
+    task: &str,
+    what: &str,
+    seen: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut last = Value::Null;
+    for attempt in 0..200 {
+        let params = serde_json::json!({"taskId": task});
+        let got = task_method(client, first + attempt, "tasks/get", params).await;
+        last = got["result"].clone();
+        if seen(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {task} never became {what}; last seen: {last}");
+}
+
 /// A handshake-era request (the connection is past `initialize`).
 pub fn core_request(id: u32, method: &str, params: Value) -> String {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()

@@ -16,7 +16,7 @@ use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
     core_call, core_request, core_task_id, per_request as stateless, start_core_task, start_task,
-    with_tasks, Client,
+    task_method, until, with_tasks, Client,
 };
 use tower::ServiceExt;
 
@@ -817,7 +817,7 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         let refused = eve.call(&stateless(id, method, params, with_tasks())).await;
         assert_eq!(refused["error"], not_found(&task), "{method}: {refused}");
     }
-    assert_eq!(task_status(&mut ada, 5, &task).await["status"], "working");
+    assert_eq!(tasks_get(&mut ada, 5, &task).await["status"], "working");
 
     // 2025-11-25: tasks/get, tasks/result and tasks/cancel of another subject's task find
     // nothing.
@@ -850,16 +850,9 @@ fn not_found(task: &str) -> Value {
            "message": format!("Invalid params: no task {task:?} (it never existed, or it expired)")})
 }
 
-async fn task_status(client: &mut Client, id: u32, task: &str) -> Value {
-    client
-        .call(&stateless(
-            id,
-            "tasks/get",
-            json!({"taskId": task}),
-            with_tasks(),
-        ))
-        .await["result"]
-        .clone()
+/// The 2026-07-28 task `task`, as `tasks/get` shows it.
+async fn tasks_get(client: &mut Client, id: u32, task: &str) -> Value {
+    task_method(client, id, "tasks/get", json!({"taskId": task})).await["result"].clone()
 }
 
 #[tokio::test]
@@ -880,10 +873,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
     let task = result["taskId"].as_str().unwrap().to_owned();
     assert_eq!(task.len(), 32, "an unguessable id");
 
-    assert_eq!(
-        task_status(&mut client, 2, &task).await["status"],
-        "working"
-    );
+    assert_eq!(tasks_get(&mut client, 2, &task).await["status"], "working");
     let ack = client
         .call(&stateless(
             3,
@@ -898,7 +888,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         "an acknowledgement only"
     );
     assert_eq!(
-        task_status(&mut client, 4, &task).await["status"],
+        tasks_get(&mut client, 4, &task).await["status"],
         "cancelled"
     );
     let again = client
@@ -960,14 +950,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
 async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     let mut client = Client::new(&server());
     let task = start_task(&mut client, 1, "careful_job", json!({})).await;
-    let mut status = Value::Null;
-    for attempt in 0..100 {
-        status = task_status(&mut client, 10 + attempt, &task).await;
-        if status["status"] == "input_required" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let status = until(&mut client, 10, &task, "input_required").await;
     assert_eq!(
         status["inputRequests"]["go"]["method"], "elicitation/create",
         "{status}"
@@ -983,13 +966,7 @@ async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
         ))
         .await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-    for attempt in 0..100 {
-        status = task_status(&mut client, 300 + attempt, &task).await;
-        if status["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let status = until(&mut client, 300, &task, "completed").await;
     assert_eq!(
         status["result"]["content"][0]["text"], "went on: true",
         "{status}"
@@ -1159,7 +1136,7 @@ async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_
         "a tool error completes the task"
     );
     let task = ended["result"]["taskId"].as_str().unwrap().to_owned();
-    let status = task_status(&mut client, 4, &task).await;
+    let status = tasks_get(&mut client, 4, &task).await;
     assert_eq!(status["result"]["isError"], true, "{status}");
     assert_eq!(status["result"]["content"][0]["text"], "it always fails");
     assert!(

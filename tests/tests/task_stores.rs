@@ -12,7 +12,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, per_request, start_core_task, start_task, with_tasks, Client,
+    core_call, core_request, start_core_task, start_task, task_method, until, until_seen, Client,
 };
 
 /// Whether to go ahead.
@@ -213,45 +213,6 @@ fn server(store: Option<&Arc<Remote>>) -> McpServer {
         ServerInfo::new("stores", "1"),
         ServerOptions::default().tasks(tasks),
     )
-}
-
-/// A 2026-07-28 task method's answer.
-async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
-    client
-        .call(&per_request(id, method, params, with_tasks()))
-        .await
-}
-
-/// Polls `tasks/get` (ids from `first` on) until the task is `status`; the task then.
-async fn until(client: &mut Client, first: u32, task: &str, status: &str) -> Value {
-    until_seen(client, first, task, status, |seen| seen["status"] == status).await
-}
-
-/// Polls `tasks/get` (ids from `first` on) until `seen` holds of the task (which is then
-/// `what`); the task then.
-async fn until_seen(
-    client: &mut Client,
-    first: u32,
-    task: &str,
-    what: &str,
-    seen: impl Fn(&Value) -> bool,
-) -> Value {
-    let mut last = Value::Null;
-    for attempt in 0..200 {
-        let got = task_method(
-            client,
-            first + attempt,
-            "tasks/get",
-            json!({"taskId": task}),
-        )
-        .await;
-        last = got["result"].clone();
-        if seen(&last) {
-            return last;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("task {task} never became {what}; last seen: {last}");
 }
 
 /// Answers the task's question `go` with `confirm` (through `client`, with the request

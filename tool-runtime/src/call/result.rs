@@ -79,11 +79,6 @@ impl ToolResult {
         ToolResult::new(name, Value::Null, None, Err(error))
     }
 
-    /// The tool that ran; `None` when no tool had the name asked for.
-    pub(crate) fn tool(&self) -> Option<&ToolRef> {
-        self.tool.as_ref()
-    }
-
     /// The content blocks, when the tool answered with content (text, images, audio,
     /// resources) rather than data; `output()` then holds the same blocks as JSON.
     pub fn content(&self) -> Option<&[Content]> {
@@ -122,8 +117,9 @@ impl ToolResult {
         };
         Some(match shown {
             Value::String(text) => (std::borrow::Cow::Borrowed(text.as_str()), "text/plain"),
+            // `to_string` starts with room for a short value; `Display` grows from none.
             other => (
-                std::borrow::Cow::Owned(other.to_string()),
+                std::borrow::Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
                 "application/json",
             ),
         })
@@ -158,6 +154,17 @@ impl ToolResult {
     /// The outcome, taken apart.
     pub fn into_outcome(self) -> Result<Value, CallError> {
         self.outcome
+    }
+
+    /// The outcome, the content blocks and the tool that ran, taken apart.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        Result<Value, CallError>,
+        Option<Vec<Content>>,
+        Option<ToolRef>,
+    ) {
+        (self.outcome, self.content, self.tool)
     }
 }
 

@@ -267,10 +267,17 @@ fn short(error: &serde_json::Error) -> String {
     }
 }
 
-/// A success response with a result serialized by serde.
+/// A success response with a result serialized by serde, written where it goes.
 pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Vec<u8> {
-    match serde_json::to_string(result) {
-        Ok(result) => response_raw(id, &result),
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.0.as_bytes());
+    out.extend_from_slice(b",\"result\":");
+    match serde_json::to_writer(&mut out, result) {
+        Ok(()) => {
+            out.push(b'}');
+            out
+        }
         Err(error) => {
             tracing::error!(%error, "a response could not be serialized");
             error_response(Some(id), code::INTERNAL_ERROR, "Internal error", None)

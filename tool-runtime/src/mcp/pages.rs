@@ -291,6 +291,9 @@ fn paginate(
 }
 
 /// Adds what every 2026-07-28 result carries: `resultType` and the server's identity.
+/// The `_meta` key under which a 2026-07-28 result names the server.
+pub(crate) const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
 pub(crate) fn stateless_result(body: Map<String, Value>, info: &ServerInfo) -> Value {
     typed_result(body, "complete", info)
 }
@@ -307,13 +310,10 @@ pub(crate) fn typed_result(
     match body.get_mut("_meta").and_then(Value::as_object_mut) {
         // The result's own `_meta` keeps what it says.
         Some(meta) => {
-            meta.insert("io.modelcontextprotocol/serverInfo".to_owned(), server_info);
+            meta.insert(SERVER_INFO_META.to_owned(), server_info);
         }
         None => {
-            body.insert(
-                "_meta".to_owned(),
-                json!({"io.modelcontextprotocol/serverInfo": server_info}),
-            );
+            body.insert("_meta".to_owned(), json!({SERVER_INFO_META: server_info}));
         }
     }
     Value::Object(body)

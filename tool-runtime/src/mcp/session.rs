@@ -1234,7 +1234,10 @@ pub(super) fn answer(
     // client declared URL elicitation, would have made it `input_required`).
     let outputs = Some(&shared.outputs);
     match tools::answer(result, shared.max_output_bytes, outputs, !stateless) {
-        CallAnswer::Result(body) => result_message(shared, id, body, stateless),
+        CallAnswer::Result(body) => {
+            let info = stateless.then_some(&shared.info);
+            Message::result(jsonrpc::response(id, &body.framed(info)))
+        }
         CallAnswer::Error {
             code,
             message,

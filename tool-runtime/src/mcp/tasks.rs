@@ -212,12 +212,11 @@ fn ending(
         pages_as_error,
     ) {
         CallAnswer::Result(body) => {
-            let is_error = body.get("isError") == Some(&Value::Bool(true));
             let status = match plan {
-                TaskPlan::Core { .. } if is_error => TaskStatus::Failed,
+                TaskPlan::Core { .. } if body.is_error() => TaskStatus::Failed,
                 _ => TaskStatus::Completed,
             };
-            (status, TaskOutcome::Result(Value::Object(body)))
+            (status, TaskOutcome::Result(Value::Object(body.into_map())))
         }
         CallAnswer::Error {
             code,

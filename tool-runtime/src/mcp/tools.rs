@@ -3,13 +3,16 @@
 //! preview with a link in place of a large output (for tools that allow it).
 
 use super::outputs::{Link, OutputStore};
+use super::ServerInfo;
+use crate::call::content::Content;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Map, Value};
 
 /// What a `tools/call` answers: a result body, or a protocol error.
 pub(crate) enum CallAnswer {
-    Result(Map<String, Value>),
+    Result(CallBody),
     /// A protocol error, not a tool result: an unknown tool (-32602), or, where the
     /// protocol has the error, a tool that needs the user at pages first (-32042).
     Error {
@@ -17,6 +20,198 @@ pub(crate) enum CallAnswer {
         message: String,
         data: Option<Value>,
     },
+}
+
+/// A `tools/call` result body. It is written straight into the response (see
+/// [`CallBody::framed`]) rather than built as a JSON tree first: a call's answer is the
+/// one message every call sends, and the tree costs a dozen allocations and a second pass.
+#[derive(Debug)]
+pub(crate) struct CallBody {
+    content: Blocks,
+    /// The output, for a tool with an output schema.
+    structured: Option<Value>,
+    is_error: bool,
+    /// `_meta.status`: what a refusal an agent's loop acts on (wait, or stop) is, where a
+    /// program reads it without parsing the text.
+    status: Option<&'static str>,
+}
+
+#[derive(Debug)]
+enum Blocks {
+    /// One text block.
+    Text(String),
+    /// The tool's own content blocks.
+    Own(Vec<Content>),
+    /// A stored output's preview and link.
+    Linked(Value),
+}
+
+impl CallBody {
+    fn text(text: String) -> Self {
+        CallBody {
+            content: Blocks::Text(text),
+            structured: None,
+            is_error: false,
+            status: None,
+        }
+    }
+
+    /// Whether the body reports a failure (`isError`).
+    pub(crate) fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// The body as the `result` of a response; at 2026-07-28 (`info` given) with the
+    /// fields every result carries there: `resultType` and the server's identity.
+    pub(crate) fn framed<'a>(&'a self, info: Option<&'a ServerInfo>) -> impl Serialize + 'a {
+        Framed { body: self, info }
+    }
+
+    /// The body as a JSON object, for a task's stored outcome.
+    pub(crate) fn into_map(self) -> Map<String, Value> {
+        match serde_json::to_value(self.framed(None)) {
+            Ok(Value::Object(map)) => map,
+            // A body is a map of strings, content blocks and the tool's own JSON.
+            _ => Map::new(),
+        }
+    }
+
+    /// A bound on the length of the body as JSON, worked out without writing it, so that
+    /// a small answer is known to fit a limit without being written twice. Generous by a
+    /// few bytes for the fields' names.
+    fn len_at_most(&self) -> usize {
+        const FIELDS: usize = 96;
+        let content = match &self.content {
+            Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
+            Blocks::Own(blocks) => crate::schema::json_len(blocks),
+            Blocks::Linked(blocks) => crate::schema::json_len_at_most(blocks),
+        };
+        let structured = self
+            .structured
+            .as_ref()
+            .map_or(0, crate::schema::json_len_at_most);
+        FIELDS.saturating_add(content).saturating_add(structured)
+    }
+
+    /// The text a model reads in the body's content, for a cut answer.
+    fn into_text(self) -> String {
+        fn shown(text: Option<&str>, block: impl FnOnce() -> String, into: &mut String) {
+            match text {
+                Some(text) => into.push_str(text),
+                None => into.push_str(&block()),
+            }
+        }
+        let mut text = String::new();
+        match self.content {
+            Blocks::Text(only) => text = only,
+            Blocks::Own(blocks) => {
+                for block in &blocks {
+                    let own = match block {
+                        Content::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    };
+                    shown(own, || json!(block).to_string(), &mut text);
+                }
+            }
+            Blocks::Linked(blocks) => {
+                for block in blocks.as_array().into_iter().flatten() {
+                    let own = block.get("text").and_then(Value::as_str);
+                    shown(own, || block.to_string(), &mut text);
+                }
+            }
+        }
+        text
+    }
+}
+
+/// A body with the fields of its era, in the order serde_json's own maps keep.
+struct Framed<'a> {
+    body: &'a CallBody,
+    info: Option<&'a ServerInfo>,
+}
+
+impl Serialize for Framed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let body = self.body;
+        let mut map = serializer.serialize_map(None)?;
+        if body.status.is_some() || self.info.is_some() {
+            map.serialize_entry(
+                "_meta",
+                &Meta {
+                    info: self.info,
+                    status: body.status,
+                },
+            )?;
+        }
+        map.serialize_entry("content", &body.content)?;
+        if body.is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        if self.info.is_some() {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        if let Some(structured) = &body.structured {
+            map.serialize_entry("structuredContent", structured)?;
+        }
+        map.end()
+    }
+}
+
+struct Meta<'a> {
+    info: Option<&'a ServerInfo>,
+    status: Option<&'static str>,
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(info) = self.info {
+            map.serialize_entry(super::pages::SERVER_INFO_META, &Identity(info))?;
+        }
+        if let Some(status) = self.status {
+            map.serialize_entry("status", status)?;
+        }
+        map.end()
+    }
+}
+
+/// `{"name", "version"}` of the server.
+struct Identity<'a>(&'a ServerInfo);
+
+impl Serialize for Identity<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("name", self.0.name())?;
+        map.serialize_entry("version", self.0.version())?;
+        map.end()
+    }
+}
+
+impl Serialize for Blocks {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Blocks::Text(text) => {
+                let mut blocks = serializer.serialize_seq(Some(1))?;
+                blocks.serialize_element(&TextBlock { text })?;
+                blocks.end()
+            }
+            Blocks::Own(blocks) => blocks.serialize(serializer),
+            Blocks::Linked(blocks) => blocks.serialize(serializer),
+        }
+    }
+}
+
+struct TextBlock<'a> {
+    text: &'a str,
+}
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("text", self.text)?;
+        map.serialize_entry("type", "text")?;
+        map.end()
+    }
 }
 
 /// The answer to `result`; `pages_as_error` when the protocol answers a tool that needs
@@ -39,8 +234,7 @@ pub(crate) fn answer(
             };
         }
     }
-    let answer = full_answer(result, outputs);
-    match answer {
+    match full_answer(result, outputs) {
         CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
         other => other,
     }
@@ -50,26 +244,15 @@ pub(crate) fn answer(
 /// saying how much there was. Structured content cannot be cut and stay valid, so a cut
 /// answer carries none and is flagged `isError` (clients then skip checking it against the
 /// output schema).
-fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
-    if crate::schema::json_len_at_most(&body) <= limit {
+fn limited(body: CallBody, limit: usize) -> CallBody {
+    if body.len_at_most() <= limit {
         return body;
     }
-    let size = crate::schema::json_len(&body);
+    let size = crate::schema::json_len(&body.framed(None));
     if size <= limit {
         return body;
     }
-    let mut text = String::new();
-    for block in body
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        match block.get("text").and_then(Value::as_str) {
-            Some(part) => text.push_str(part),
-            None => text.push_str(&block.to_string()),
-        }
-    }
+    let mut text = body.into_text();
     let mut cut = limit.min(text.len());
     while !text.is_char_boundary(cut) {
         cut -= 1;
@@ -78,33 +261,28 @@ fn limited(mut body: Map<String, Value>, limit: usize) -> Map<String, Value> {
     text.push_str(&format!(
         "\n[output truncated: the result was {size} bytes; the limit is {limit} bytes. Ask for less.]"
     ));
-    body.clear();
-    body.insert(
-        "content".to_owned(),
-        json!([{"type": "text", "text": text}]),
-    );
-    body.insert("isError".to_owned(), true.into());
-    body
+    CallBody {
+        is_error: true,
+        ..CallBody::text(text)
+    }
 }
 
 fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer {
-    let mut body = Map::new();
     // Content blocks come only with a success.
-    if let Some(content) = result.content() {
-        body.insert(
-            "content".to_owned(),
-            serde_json::to_value(content).unwrap_or_default(),
-        );
-        return CallAnswer::Result(body);
-    }
-    let tool = result.tool().cloned();
-    // The text block shows the value itself: a string as it is, anything else as compact
-    // JSON (without the `{"result": ...}` wrapper).
     let shown = result
         .shown_text()
         .map(|(text, mime_type)| (text.into_owned(), mime_type));
-    match (result.into_outcome(), shown) {
-        (Ok(output), shown) => {
+    let (outcome, content, tool) = result.into_parts();
+    if let Some(content) = content {
+        return CallAnswer::Result(CallBody {
+            content: Blocks::Own(content),
+            ..CallBody::text(String::new())
+        });
+    }
+    // The text block shows the value itself: a string as it is, anything else as compact
+    // JSON (without the `{"result": ...}` wrapper).
+    match outcome {
+        Ok(output) => {
             // Without a text of its own only content blocks, answered above.
             let (mut text, mime_type) =
                 shown.unwrap_or_else(|| (output.to_string(), "application/json"));
@@ -115,51 +293,42 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 let size = text.len();
                 match store.store(tool.name(), text, mime_type) {
                     Ok(link) => {
-                        body.insert(
-                            "content".to_owned(),
-                            linked(tool.name(), link, size, mime_type),
-                        );
-                        return CallAnswer::Result(body);
+                        return CallAnswer::Result(CallBody {
+                            content: Blocks::Linked(linked(tool.name(), link, size, mime_type)),
+                            ..CallBody::text(String::new())
+                        });
                     }
                     // Too big to keep at all: answered whole, then cut to the limit.
                     Err(whole) => text = whole,
                 }
             }
-            body.insert(
-                "content".to_owned(),
-                json!([{"type": "text", "text": text}]),
-            );
-            if has_schema {
-                body.insert("structuredContent".to_owned(), output);
-            }
+            CallAnswer::Result(CallBody {
+                structured: has_schema.then_some(output),
+                ..CallBody::text(text)
+            })
         }
-        (Err(error @ CallError::UnknownTool { .. }), _) => {
-            return CallAnswer::Error {
-                code: super::jsonrpc::code::INVALID_PARAMS,
-                message: error.to_string(),
-                data: None,
-            };
-        }
-        (Err(error), _) => {
-            body.insert(
-                "content".to_owned(),
-                json!([{"type": "text", "text": error.to_string()}]),
-            );
-            body.insert("isError".to_owned(), true.into());
-            // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`, where
-            // a program reads it without parsing the text.
-            if matches!(
+        Err(error @ CallError::UnknownTool { .. }) => CallAnswer::Error {
+            code: super::jsonrpc::code::INVALID_PARAMS,
+            message: error.to_string(),
+            data: None,
+        },
+        Err(error) => {
+            // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`.
+            let status = matches!(
                 error,
                 CallError::RateLimited { .. }
                     | CallError::BudgetExceeded { .. }
                     | CallError::InsufficientScope { .. }
                     | CallError::UrlElicitationRequired { .. }
-            ) {
-                body.insert("_meta".to_owned(), json!({"status": error.status()}));
-            }
+            )
+            .then(|| error.status());
+            CallAnswer::Result(CallBody {
+                is_error: true,
+                status,
+                ..CallBody::text(error.to_string())
+            })
         }
     }
-    CallAnswer::Result(body)
 }
 
 /// The content that stands for a stored output: its preview, and a link to the whole.
@@ -175,4 +344,178 @@ fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Value {
             "description": format!("The whole output of {tool}, {size} bytes."),
         },
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DynamicTool, Registry};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Word {
+        word: String,
+    }
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Counted {
+        word: String,
+        letters: usize,
+    }
+
+    fn registry() -> Registry {
+        let count = DynamicTool::new("count", "Count letters.", |args: Word| async move {
+            Ok::<_, String>(Counted {
+                letters: args.word.chars().count(),
+                word: args.word,
+            })
+        })
+        .unwrap();
+        let shout = DynamicTool::new("shout", "Shout.", |args: Word| async move {
+            if args.word.is_empty() {
+                return Err("there is nothing to shout".to_owned());
+            }
+            Ok(args.word.to_uppercase())
+        })
+        .unwrap();
+        Registry::builder().tool(count).tool(shout).build().unwrap()
+    }
+
+    fn body_of(name: &str, word: &str, limit: usize) -> CallBody {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let result = runtime.block_on(registry().call(name, json!({"word": word})));
+        match answer(result, limit, None, true) {
+            CallAnswer::Result(body) => body,
+            CallAnswer::Error { message, .. } => panic!("a protocol error: {message}"),
+        }
+    }
+
+    fn written(body: &CallBody, info: Option<&ServerInfo>) -> Value {
+        serde_json::from_slice(&serde_json::to_vec(&body.framed(info)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_object_output_is_shown_as_json_text_and_given_as_structured_content() {
+        let body = body_of("count", "naïve \"quoted\"", 10_000);
+        assert_eq!(
+            written(&body, None),
+            json!({
+                "content": [{"type": "text", "text": r#"{"letters":14,"word":"naïve \"quoted\""}"#}],
+                "structuredContent": {"word": "naïve \"quoted\"", "letters": 14},
+            })
+        );
+        assert!(!body.is_error());
+    }
+
+    #[test]
+    fn a_wrapped_string_output_is_shown_as_it_is() {
+        let body = body_of("shout", "hey\n", 10_000);
+        assert_eq!(
+            written(&body, None),
+            json!({
+                "content": [{"type": "text", "text": "HEY\n"}],
+                "structuredContent": {"result": "HEY\n"},
+            })
+        );
+    }
+
+    #[test]
+    fn a_failure_is_a_text_flagged_as_an_error_without_structured_content() {
+        let body = body_of("shout", "", 10_000);
+        let written = written(&body, None);
+        assert_eq!(written["isError"], true);
+        assert!(written.get("structuredContent").is_none(), "{written}");
+        let text = written["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("there is nothing to shout"), "{text}");
+        assert!(body.is_error());
+    }
+
+    #[test]
+    fn at_2026_07_28_a_status_shares_meta_with_the_server_identity() {
+        let body = CallBody {
+            is_error: true,
+            status: Some("rate_limited"),
+            ..CallBody::text("wait a second".to_owned())
+        };
+        let info = ServerInfo::new("counter", "1.0.0");
+        assert_eq!(
+            written(&body, Some(&info)),
+            json!({
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {"name": "counter", "version": "1.0.0"},
+                    "status": "rate_limited",
+                },
+                "content": [{"type": "text", "text": "wait a second"}],
+                "isError": true,
+                "resultType": "complete",
+            })
+        );
+        // In a task's stored outcome the era's fields are added later.
+        assert_eq!(
+            Value::Object(body.into_map()),
+            json!({
+                "_meta": {"status": "rate_limited"},
+                "content": [{"type": "text", "text": "wait a second"}],
+                "isError": true,
+            })
+        );
+    }
+
+    #[test]
+    fn the_limit_counts_the_body_and_a_cut_keeps_only_text() {
+        let word = "é".repeat(40);
+        let whole = body_of("shout", &word, 10_000);
+        let size = serde_json::to_vec(&whole.framed(None)).unwrap().len();
+        // Exactly at the limit: whole.
+        let fits = body_of("shout", &word, size);
+        assert_eq!(written(&fits, None), written(&whole, None));
+        // One byte under: cut, the whole text kept (it is under the limit), with the sizes.
+        let cut = written(&body_of("shout", &word, size - 1), None);
+        assert_eq!(
+            cut["content"][0]["text"],
+            format!(
+                "{}\n[output truncated: the result was {size} bytes; the limit is {} bytes. \
+                 Ask for less.]",
+                "É".repeat(40),
+                size - 1
+            )
+        );
+        assert_eq!(cut["isError"], true);
+        assert!(cut.get("structuredContent").is_none(), "{cut}");
+        // A limit inside a character cuts the text before it.
+        let cut = written(&body_of("shout", &word, 41), None);
+        let text = cut["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!("{}\n[", "É".repeat(20))),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cut_of_content_blocks_keeps_their_texts_and_shows_the_others_as_json() {
+        let body = CallBody {
+            content: Blocks::Own(vec![
+                Content::text("a pixel: "),
+                Content::image([0u8, 1, 2], "image/png"),
+            ]),
+            ..CallBody::text(String::new())
+        };
+        let cut = written(&limited(body, 1_000_000), None);
+        assert_eq!(cut["content"][1]["mimeType"], "image/png", "{cut}");
+        let body = CallBody {
+            content: Blocks::Own(vec![
+                Content::text("a pixel: "),
+                Content::image([0u8, 1, 2], "image/png"),
+            ]),
+            ..CallBody::text(String::new())
+        };
+        let cut = written(&limited(body, 80), None);
+        assert_eq!(
+            cut["content"][0]["text"],
+            "a pixel: {\"data\":\"AAEC\",\"mimeType\":\"image/png\",\"type\":\"image\"}\n\
+             [output truncated: the result was 102 bytes; the limit is 80 bytes. Ask for less.]"
+        );
+    }
 }

@@ -453,39 +453,41 @@ pub(crate) fn constant(schema: &Value) -> Option<&Value> {
         })
 }
 
-/// A bound on the length of an object's compact JSON text, worked out without serializing
+/// A bound on the length of a value's compact JSON text, worked out without serializing
 /// it (a string's escapes are counted, at six bytes for a control character, and an
 /// integer takes at most 20), so that a small answer is known to fit a limit without being
 /// written twice. Only a number with a fraction is written out to be measured.
-pub(crate) fn json_len_at_most(object: &Map<String, Value>) -> usize {
-    fn string(text: &str) -> usize {
-        let escapes = text.bytes().fold(0usize, |escapes, byte| match byte {
-            b'"' | b'\\' => escapes.saturating_add(1),
-            0..0x20 => escapes.saturating_add(5),
-            _ => escapes,
-        });
-        text.len().saturating_add(escapes).saturating_add(2)
+pub(crate) fn json_len_at_most(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        // Other numbers are written out: with serde_json's `arbitrary_precision`, which
+        // any crate of a build may turn on, their text has no fixed bound.
+        Value::Number(number) if number.is_i64() || number.is_u64() => 20,
+        Value::Number(number) => number.to_string().len(),
+        Value::String(text) => json_str_len_at_most(text),
+        Value::Array(items) => items.iter().fold(2usize, |total, item| {
+            total
+                .saturating_add(json_len_at_most(item))
+                .saturating_add(1)
+        }),
+        Value::Object(entries) => entries.iter().fold(2usize, |total, (key, entry)| {
+            total
+                .saturating_add(json_str_len_at_most(key))
+                .saturating_add(json_len_at_most(entry))
+                .saturating_add(2)
+        }),
     }
-    fn bound(value: &Value) -> usize {
-        match value {
-            Value::Null | Value::Bool(_) => 5,
-            // Other numbers are written out: with serde_json's `arbitrary_precision`,
-            // which any crate of a build may turn on, their text has no fixed bound.
-            Value::Number(number) if number.is_i64() || number.is_u64() => 20,
-            Value::Number(number) => number.to_string().len(),
-            Value::String(text) => string(text),
-            Value::Array(items) => items.iter().fold(2usize, |total, item| {
-                total.saturating_add(bound(item)).saturating_add(1)
-            }),
-            Value::Object(entries) => json_len_at_most(entries),
-        }
-    }
-    object.iter().fold(2usize, |total, (key, entry)| {
-        total
-            .saturating_add(string(key))
-            .saturating_add(bound(entry))
-            .saturating_add(2)
-    })
+}
+
+/// A bound on the length of `text` as a JSON string, quotes included: exact but for
+/// control characters, counted at six bytes each.
+pub(crate) fn json_str_len_at_most(text: &str) -> usize {
+    let escapes = text.bytes().fold(0usize, |escapes, byte| match byte {
+        b'"' | b'\\' => escapes.saturating_add(1),
+        0..0x20 => escapes.saturating_add(5),
+        _ => escapes,
+    });
+    text.len().saturating_add(escapes).saturating_add(2)
 }
 
 /// The length of `value` as JSON text, counted without building the text.
@@ -536,18 +538,16 @@ mod tests {
             json!({"s": "\u{1}\u{1f}\"\\\n", "é": "naïve ☃", "": ""}),
         ];
         for value in values {
-            let object = value.as_object().unwrap();
-            let length = serde_json::to_string(object).unwrap().len();
-            let bound = json_len_at_most(object);
+            let length = serde_json::to_string(&value).unwrap().len();
+            let bound = json_len_at_most(&value);
             assert!(bound >= length, "{value}: {bound} < {length}");
-            assert_eq!(json_len(object), length, "{value}");
+            assert_eq!(json_len(&value), length, "{value}");
         }
         // Text without control characters is counted exactly (the one byte over is the
         // comma the bound counts after every entry).
         let text = json!({"text": "say \"hi\" \\ naïve ☃ ".repeat(100)});
-        let object = text.as_object().unwrap();
-        let length = serde_json::to_string(object).unwrap().len();
-        assert_eq!(json_len_at_most(object), length + 1);
+        let length = serde_json::to_string(&text).unwrap().len();
+        assert_eq!(json_len_at_most(&text), length + 1);
     }
 
     #[test]

@@ -1132,7 +1132,7 @@ async fn rpc_tools_call(
     }
     // A REST caller cannot read resources: its outputs are never links.
     let bytes = match tools::answer(result, app.server.max_output_bytes(), None, false) {
-        CallAnswer::Result(body) => jsonrpc::response(&id, &body),
+        CallAnswer::Result(body) => jsonrpc::response(&id, &body.framed(None)),
         CallAnswer::Error {
             code,
             message,

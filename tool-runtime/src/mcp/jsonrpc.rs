@@ -33,14 +33,23 @@ pub mod code {
     pub const MISSING_CAPABILITY: i64 = -32021;
 }
 
-/// A request id: a string or a number, kept as the client wrote it.
+/// A request id: a string or a number, kept as the client wrote it. Shared, not copied:
+/// a request's id is kept by its registration, its watchdog and its answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct RequestId(pub(crate) String);
+pub struct RequestId(pub(crate) std::sync::Arc<str>);
 
 impl RequestId {
     /// An id from its JSON value (a string or a number).
     pub fn from_value(value: &Value) -> Self {
-        RequestId(value.to_string())
+        // Most ids are short: written on the stack, they are allocated once, in the `Arc`.
+        let mut short = std::io::Cursor::new([0u8; 64]);
+        if serde_json::to_writer(&mut short, value).is_ok() {
+            let written = short.position() as usize;
+            if let Ok(text) = std::str::from_utf8(&short.get_ref()[..written]) {
+                return RequestId(text.into());
+            }
+        }
+        RequestId(value.to_string().into())
     }
 }
 
@@ -333,11 +342,24 @@ pub fn notification(method: &str, params: &Value) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn rejected_code(text: &str) -> (i64, Option<String>) {
         match parse(text.as_bytes()) {
-            Err(rejected) => (rejected.code, rejected.id.map(|id| id.0)),
+            Err(rejected) => (rejected.code, rejected.id.map(|id| id.0.to_string())),
             Ok(other) => panic!("{text} was accepted as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_id_is_kept_as_json_text_whatever_its_length() {
+        for id in [
+            json!(7),
+            json!(-1.5),
+            json!("a\"b\u{1}"),
+            json!("é".repeat(100)),
+        ] {
+            assert_eq!(RequestId::from_value(&id).as_json(), id.to_string());
         }
     }
 
@@ -345,16 +367,13 @@ mod tests {
     fn requests_and_notifications_are_read() {
         match parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() {
             Incoming::Request { id, method, params } => {
-                assert_eq!(
-                    (id.0.as_str(), method.as_str(), params),
-                    ("7", "ping", None)
-                );
+                assert_eq!((&*id.0, method.as_str(), params), ("7", "ping", None));
             }
             other => panic!("{other:?}"),
         }
         match parse(br#" {"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"k":1}} "#).unwrap() {
             Incoming::Request { id, params, .. } => {
-                assert_eq!(id.0, r#""a\"b""#);
+                assert_eq!(&*id.0, r#""a\"b""#);
                 assert_eq!(params.unwrap()["k"], 1);
             }
             other => panic!("{other:?}"),

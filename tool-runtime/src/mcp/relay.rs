@@ -9,6 +9,7 @@
 
 use super::outbox::{outbox, Messages, Outgoing};
 use super::session::{lock, State};
+use super::work::RequestSink;
 use super::{Message, MessageKind};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -23,7 +24,7 @@ pub(crate) struct TaskRelay {
 struct Relay {
     /// The stream of a `tasks/result` request waiting for the task, while there is one.
     /// Held weakly: the request's own work owns its stream, which ends with it.
-    waiting: Option<Weak<Mutex<Outgoing>>>,
+    waiting: Option<Weak<RequestSink>>,
     /// Questions that found no open stream, oldest first.
     held: VecDeque<Message>,
 }
@@ -46,11 +47,11 @@ impl TaskRelay {
 
     /// A `tasks/result` request is waiting for the task on `stream`: the task's messages go
     /// there from now on, the held questions first.
-    pub(crate) fn wait_on(&self, stream: &Arc<Mutex<Outgoing>>) {
+    pub(crate) fn wait_on(&self, stream: &Arc<RequestSink>) {
         let mut relay = lock(&self.inner);
         relay.waiting = Some(Arc::downgrade(stream));
         while let Some(message) = relay.held.pop_front() {
-            if let Err(message) = lock(stream).offer(message) {
+            if let Err(message) = lock(&stream.sink).offer(message) {
                 relay.waiting = None;
                 relay.held.push_front(message);
                 return;
@@ -63,7 +64,7 @@ impl Relay {
     /// Sends `message` where it can go now; gives it back when nowhere is open.
     fn deliver(&mut self, state: &State, mut message: Message) -> Option<Message> {
         if let Some(stream) = self.waiting.as_ref().and_then(Weak::upgrade) {
-            match lock(&stream).offer(message) {
+            match lock(&stream.sink).offer(message) {
                 Ok(()) => return None,
                 Err(refused) => message = refused,
             }

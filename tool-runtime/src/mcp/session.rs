@@ -1,7 +1,7 @@
 //! One connection's protocol state, and what each method does. No I/O: messages come in as
 //! bytes and go out on channels.
 
-use super::asking::live::{ClientAnswer, LiveAsker};
+use super::asking::live::ClientAnswer;
 use super::asking::retry::RetryAsker;
 use super::backlog::Backlog;
 use super::era::{self, Era};
@@ -11,7 +11,7 @@ use super::pages::{stateless_result, List};
 use super::surfaces;
 use super::tasks;
 use super::tools::{self, CallAnswer};
-use super::work::{notify_within, CallWork, Handled, InFlightGuard, SinkNotifier, Work};
+use super::work::{notify_within, CallWork, Handled, InFlightGuard, RequestSink, Work};
 use super::{Message, Shared, HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 use crate::call::caller::Caller;
 use crate::call::scope::{CallScope, Cancellation, LogLevel, Notifier};
@@ -58,7 +58,7 @@ pub(super) struct State {
     /// Whether the watcher of resource updates was handed out.
     watching_resources: std::sync::atomic::AtomicBool,
     /// Notifications sent by this connection's calls and not yet written out.
-    backlog: Arc<Backlog>,
+    pub(super) backlog: Arc<Backlog>,
     /// The capabilities the client declared at `initialize` (handshake era).
     pub(super) client_capabilities: Mutex<Value>,
     /// Questions of calls to the client, waiting for its response, by our request id.
@@ -246,7 +246,7 @@ impl Connection {
                     .and_then(|p| p.get("requestId"))
                     .filter(|id| id.is_string() || id.is_number())
                 {
-                    self.cancel(&RequestId(id.to_string()));
+                    self.cancel(&RequestId::from_value(id));
                 }
             }
             "notifications/initialized" => {}
@@ -823,7 +823,6 @@ impl Connection {
             notifier: scope.notifier,
             stateless,
             retry: scope.retry,
-            live: scope.live,
             task,
         }))
     }
@@ -914,7 +913,7 @@ impl Connection {
         // The task's questions and notifications come on this request's stream while it
         // waits: attached once the task is found to be the caller's (to anyone else it
         // does not exist).
-        let waiting = |stream: &Arc<Mutex<Outgoing>>| {
+        let waiting = |stream: &Arc<RequestSink>| {
             let stream = Arc::clone(stream);
             let attach = move |task: &str| {
                 let relay = lock(&state.relays).get(task).cloned();
@@ -952,7 +951,7 @@ impl Connection {
     fn answer_from_store<F: Future<Output = Message> + Send + 'static>(
         &self,
         id: RequestId,
-        answer: impl FnOnce(&Arc<Mutex<Outgoing>>) -> F,
+        answer: impl FnOnce(&Arc<RequestSink>) -> F,
         sink: &Outgoing,
     ) -> Option<Work> {
         let cancellation = Cancellation::new();
@@ -960,7 +959,7 @@ impl Connection {
             Ok(guard) => guard,
             Err(refusal) => return answered(sink, refusal),
         };
-        let sink = Arc::new(Mutex::new(sink.clone()));
+        let sink = RequestSink::new(&self.state, sink);
         let mut answer = Box::pin(answer(&sink));
         // Polled here only on a runtime's thread: a store's future may need the runtime's
         // timers or sockets, which a transport's own threads do not have. The work polls
@@ -968,7 +967,7 @@ impl Connection {
         if tokio::runtime::Handle::try_current().is_ok() {
             let mut context = std::task::Context::from_waker(std::task::Waker::noop());
             if let std::task::Poll::Ready(message) = answer.as_mut().poll(&mut context) {
-                guard.answer(&sink, || message);
+                guard.answer(&sink.sink, || message);
                 return None;
             }
         }
@@ -980,7 +979,7 @@ impl Connection {
                     () = cancellation.cancelled() => return,
                     message = answer => message,
                 };
-                guard.answer(&answer_sink, || message);
+                guard.answer(&answer_sink.sink, || message);
             },
             Some(sink),
         ))
@@ -1000,31 +999,22 @@ impl Connection {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let notifier = Arc::new(SinkNotifier {
-            sink: Arc::new(Mutex::new(sink.clone())),
-            backlog: Arc::clone(&self.state.backlog),
-        });
+        let notifier = RequestSink::new(&self.state, sink);
         let scope = CallScope::new(
             progress_token,
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
             origin.log_level,
         )
         .called_by(origin.caller.clone());
-        let (scope, retry, live) = match asking {
-            Asking::Nobody => (scope, None, None),
+        let (scope, retry) = match asking {
+            Asking::Nobody => (scope, None),
             Asking::Live => {
-                let asker = Arc::new(LiveAsker {
-                    state: Arc::clone(&self.state),
-                    sink: Arc::clone(&notifier.sink),
-                    task: Mutex::new(None),
-                });
-                let shared = Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>;
-                (scope.asking(shared), None, Some(asker))
+                let asker = Arc::clone(&notifier) as Arc<dyn crate::call::ask::Asker>;
+                (scope.asking(asker), None)
             }
             Asking::Retry(asker) => (
                 scope.asking(Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>),
                 Some(asker),
-                None,
             ),
         };
         let scope = Arc::new(scope);
@@ -1033,7 +1023,6 @@ impl Connection {
             context: self.shared.registry.context().with_scope(scope),
             notifier,
             retry,
-            live,
         }
     }
 
@@ -1158,9 +1147,8 @@ impl Connection {
         // when there is nothing to send on it.
         let watch_lists = lists.any();
         let watch_updates = !watched.is_empty();
-        let sink = Arc::new(Mutex::new(sink.clone()));
+        let sink = RequestSink::new(&self.state, sink);
         let stream_sink = Arc::clone(&sink);
-        let backlog = Arc::clone(&self.state.backlog);
         let work = async move {
             let _registered = guard;
             let meta = json!({META_SUBSCRIPTION: subscription});
@@ -1187,7 +1175,8 @@ impl Connection {
                     },
                 };
                 for (method, params) in notifications {
-                    if !notify_within(&backlog, &lock(&stream_sink), method, &params) {
+                    let backlog = &stream_sink.state.backlog;
+                    if !notify_within(backlog, &lock(&stream_sink.sink), method, &params) {
                         return;
                     }
                 }
@@ -1318,11 +1307,9 @@ impl<'a> Origin<'a> {
 struct RequestScope {
     context: crate::call::context::CallContext,
     cancellation: Cancellation,
-    notifier: Arc<SinkNotifier>,
+    notifier: Arc<RequestSink>,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     retry: Option<Arc<RetryAsker>>,
-    /// In the handshake era, the asker (a call that becomes a task tells it so).
-    live: Option<Arc<LiveAsker>>,
 }
 
 /// How a request asks its client (see [`Connection::asking`]).

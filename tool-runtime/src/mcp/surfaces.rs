@@ -6,7 +6,7 @@ use super::asking::{settle, verdict};
 use super::jsonrpc::{code, RequestId};
 use super::outputs::OutputStore;
 use super::session::{error_message, result_message};
-use super::work::{InFlightGuard, SinkNotifier, Work};
+use super::work::{InFlightGuard, RequestSink, Work};
 use super::{Message, Shared};
 use crate::call::complete::CompletionContext;
 use crate::call::context::CallContext;
@@ -47,7 +47,7 @@ pub(super) struct Request {
     pub(super) context: CallContext,
     pub(super) cancellation: crate::call::scope::Cancellation,
     /// Where its notifications and its answer go.
-    pub(super) notifier: Arc<SinkNotifier>,
+    pub(super) notifier: Arc<RequestSink>,
     pub(super) stateless: bool,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
@@ -139,7 +139,7 @@ impl Request {
         F: FnOnce(Arc<Shared>, CallContext, bool) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Map<String, Value>, SurfaceError>> + Send + 'static,
     {
-        let sink = Arc::clone(&self.notifier.sink);
+        let sink = Arc::clone(&self.notifier);
         Work::stream(
             async move {
                 let Request {

@@ -291,7 +291,6 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         notifier,
         stateless,
         retry,
-        live,
         ..
     } = work;
     let options = &shared.tasks;
@@ -415,9 +414,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     let call_stream = Mutex::new(lock(sink).clone());
     let mut relayed = match plan.era() {
         TaskEra::Core => {
-            if let Some(live) = &live {
-                live.attach(link.clone());
-            }
+            notifier.attach(link.clone());
             Some(Relayed::open(&guard.state, &task.id, &notifier.sink))
         }
         TaskEra::Extension => None,

@@ -87,7 +87,7 @@ enum Kind {
     /// A stream of notifications, sent to `sink` (which a transport may change).
     Stream {
         future: BoxFuture,
-        sink: Option<Arc<Mutex<Outgoing>>>,
+        sink: Option<Arc<RequestSink>>,
     },
 }
 
@@ -111,7 +111,7 @@ impl Work {
     /// the future so that [`redirect`](Work::redirect) reaches it.
     pub(crate) fn stream(
         future: impl Future<Output = ()> + Send + 'static,
-        sink: Option<Arc<Mutex<Outgoing>>>,
+        sink: Option<Arc<RequestSink>>,
     ) -> Work {
         Work {
             kind: Kind::Stream {
@@ -136,7 +136,7 @@ impl Work {
             Kind::Call(work) => work.redirect(to),
             Kind::Stream {
                 sink: Some(sink), ..
-            } => *lock(sink) = to.clone(),
+            } => *lock(&sink.sink) = to.clone(),
             Kind::Stream { sink: None, .. } => {}
         }
     }
@@ -162,16 +162,36 @@ impl IntoFuture for Work {
 }
 
 /// A request's one sink: its notifications go there (within the connection's bounded
-/// backlog), and so does its answer. A transport may change it before the work starts (see
-/// [`Work::redirect`]); shared, so the work's copy moves with it.
-pub(super) struct SinkNotifier {
-    pub(super) sink: Arc<Mutex<Outgoing>>,
-    pub(super) backlog: Arc<super::backlog::Backlog>,
+/// backlog), and so does its answer; in the handshake era its questions to the client too
+/// (it is the call's asker: see `asking::live`). A transport may change it before the work
+/// starts (see [`Work::redirect`]); shared, so the work's copy moves with it. One object
+/// for the three, because every call makes one.
+pub(crate) struct RequestSink {
+    pub(super) sink: Mutex<Outgoing>,
+    pub(super) state: Arc<State>,
+    /// The task the call became (2025-11-25), once it has: its questions then say so, and
+    /// the task waits `input_required` while they are open.
+    pub(super) task: Mutex<Option<super::tasks::TaskLink>>,
 }
 
-impl crate::call::scope::Notifier for SinkNotifier {
+impl RequestSink {
+    pub(super) fn new(state: &Arc<State>, sink: &Outgoing) -> Arc<RequestSink> {
+        Arc::new(RequestSink {
+            sink: Mutex::new(sink.clone()),
+            state: Arc::clone(state),
+            task: Mutex::new(None),
+        })
+    }
+
+    /// From now on the call is `task`.
+    pub(super) fn attach(&self, task: super::tasks::TaskLink) {
+        *lock(&self.task) = Some(task);
+    }
+}
+
+impl crate::call::scope::Notifier for RequestSink {
     fn notify(&self, method: &str, params: serde_json::Value) {
-        notify_within(&self.backlog, &lock(&self.sink), method, &params);
+        notify_within(&self.state.backlog, &lock(&self.sink), method, &params);
     }
 }
 
@@ -237,12 +257,10 @@ pub(crate) struct CallWork {
     pub(super) context: crate::call::context::CallContext,
     pub(super) cancellation: Cancellation,
     /// Where the call's notifications and its answer go.
-    pub(super) notifier: Arc<SinkNotifier>,
+    pub(super) notifier: Arc<RequestSink>,
     pub(super) stateless: bool,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
-    /// In the handshake era, how the call asks its client.
-    pub(super) live: Option<Arc<super::asking::live::LiveAsker>>,
     /// Whether, and how, the call may become a task.
     pub(super) task: Option<super::tasks::TaskPlan>,
 }
@@ -287,7 +305,6 @@ impl CallWork {
             notifier,
             stateless,
             retry,
-            live: _,
             task: _,
         } = self;
         let result = tokio::select! {

@@ -243,7 +243,7 @@ pub(crate) trait Asker: Send + Sync {
     /// Records that the call needed `capability`, which the client did not declare.
     fn missing(&self, _capability: ClientCapability) {}
     /// Asks `question`; the client's result, as JSON.
-    fn ask(&self, question: Question) -> AnswerFuture;
+    fn ask(self: Arc<Self>, question: Question) -> AnswerFuture;
     /// Asks `questions` in the call's answer, for the client to answer by calling again,
     /// whatever earlier rounds answered; false where questions cannot wait for a retry
     /// (the handshake era).
@@ -251,7 +251,7 @@ pub(crate) trait Asker: Send + Sync {
         false
     }
     /// What reaches the call's client after the call, when anything can.
-    fn announcer(&self) -> Option<Arc<dyn Announcer>> {
+    fn announcer(self: Arc<Self>) -> Option<Arc<dyn Announcer>> {
         None
     }
     /// Records that the answer to `key` does not fit its question.
@@ -342,7 +342,7 @@ impl<T: Send + 'static> IntoFuture for Ask<T> {
                 return Err(AskError::Unsupported(question.capability));
             }
             let key = question.key.clone();
-            let answer = asker.ask(question).await?;
+            let answer = Arc::clone(&asker).ask(question).await?;
             decode(answer).map_err(|why| {
                 asker.rejected(&key, &why);
                 AskError::InvalidAnswer(why)

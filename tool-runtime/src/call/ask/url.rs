@@ -275,7 +275,7 @@ impl CallContext {
             to: self
                 .asker()
                 .filter(|asker| asker.supports(ClientCapability::ElicitationUrl))
-                .and_then(|asker| asker.announcer()),
+                .and_then(|asker| Arc::clone(asker).announcer()),
             sent: Arc::new(AtomicBool::new(false)),
         }
     }

@@ -3,38 +3,21 @@
 //! call waits for the client's response, which the connection routes back by id.
 
 use super::super::jsonrpc::{self, RequestId};
-use super::super::outbox::Outgoing;
 use super::super::session::{lock, State};
-use super::super::tasks::{TaskLink, TaskQuestion};
+use super::super::tasks::TaskQuestion;
+use super::super::work::RequestSink;
 use super::super::Message;
 use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use tokio::sync::oneshot;
 
 /// A client's response to one of our requests: its result, or its error's code and
 /// message.
 pub(crate) type ClientAnswer = Result<Value, (i64, String)>;
-
-/// The asker of one call on a handshake-era connection.
-pub(crate) struct LiveAsker {
-    pub(in crate::mcp) state: Arc<State>,
-    /// The call's sink (shared, so a transport's redirect reaches it).
-    pub(in crate::mcp) sink: Arc<Mutex<Outgoing>>,
-    /// The task the call became (2025-11-25), once it has: its questions then say so, and
-    /// the task waits `input_required` while they are open.
-    pub(in crate::mcp) task: Mutex<Option<TaskLink>>,
-}
-
-impl LiveAsker {
-    /// From now on the call is `task`.
-    pub(in crate::mcp) fn attach(&self, task: TaskLink) {
-        *lock(&self.task) = Some(task);
-    }
-}
 
 /// Forgets a question whose call stopped waiting.
 struct Waiting {
@@ -48,20 +31,21 @@ impl Drop for Waiting {
     }
 }
 
-impl Asker for LiveAsker {
+/// The asker of one call on a handshake-era connection is the call's own sink.
+impl Asker for RequestSink {
     fn supports(&self, capability: ClientCapability) -> bool {
         capability.declared_in(&lock(&self.state.client_capabilities))
     }
 
-    fn announcer(&self) -> Option<Arc<dyn Announcer>> {
+    fn announcer(self: Arc<Self>) -> Option<Arc<dyn Announcer>> {
         Some(Arc::new(ConnectionAnnouncer {
             state: Arc::downgrade(&self.state),
-            call: Arc::downgrade(&self.sink),
+            call: Arc::downgrade(&self),
         }))
     }
 
     fn ask(
-        &self,
+        self: Arc<Self>,
         question: Question,
     ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
         let number = self.state.next_question.fetch_add(1, Ordering::Relaxed);
@@ -78,7 +62,6 @@ impl Asker for LiveAsker {
         let method = question.capability.method();
         let task = lock(&self.task).clone();
         let key = question.key;
-        let sink = Arc::clone(&self.sink);
         Box::pin(async move {
             let _waiting = waiting;
             // A task's question is marked as the task's, and the task waits
@@ -93,7 +76,7 @@ impl Asker for LiveAsker {
                 }
             }
             let bytes = jsonrpc::request(number, method, &params);
-            let sent = lock(&sink).send(Message::request(bytes));
+            let sent = lock(&self.sink).send(Message::request(bytes));
             let answer = match sent {
                 false => Err(AskError::Closed),
                 true => match answered.await {
@@ -115,7 +98,7 @@ impl Asker for LiveAsker {
 /// session's GET stream), else through the call's own stream while it is open.
 struct ConnectionAnnouncer {
     state: Weak<State>,
-    call: Weak<Mutex<Outgoing>>,
+    call: Weak<RequestSink>,
 }
 
 impl Announcer for ConnectionAnnouncer {
@@ -133,7 +116,7 @@ impl Announcer for ConnectionAnnouncer {
             Err(message) => self
                 .call
                 .upgrade()
-                .is_some_and(|call| lock(&call).send(message)),
+                .is_some_and(|call| lock(&call.sink).send(message)),
         }
     }
 }

@@ -229,7 +229,7 @@ impl Asker for RetryAsker {
     }
 
     fn ask(
-        &self,
+        self: Arc<Self>,
         question: Question,
     ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
         let mut round = lock(&self.round);

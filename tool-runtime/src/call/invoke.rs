@@ -120,17 +120,22 @@ impl Pace {
 
 /// Runs a sync tool's work here and now, on a thread whose stalling holds up no one (the
 /// stdio transport's reader, which hands its role to another thread when a run takes long).
-pub(crate) fn run_in_place(work: BlockingWork, pace: &Pace) -> Result<Produced, RunFailure> {
-    settle(run_timed(work, pace))
+pub(crate) fn run_in_place(
+    work: BlockingWork,
+    pace: &Pace,
+    started: Instant,
+) -> Result<Produced, RunFailure> {
+    settle(run_timed(work, pace, started))
 }
 
-/// Runs sync work, catching a panic, and records how long it took: a tool that turned slow
-/// goes back to the pool.
+/// Runs sync work, catching a panic, and records how long it took since `started` (just
+/// before; the caller's own reading of the clock, where it has one): a tool that turned
+/// slow goes back to the pool.
 fn run_timed(
     work: BlockingWork,
     pace: &Pace,
+    started: Instant,
 ) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
-    let started = Instant::now();
     let outcome = catch_unwind(AssertUnwindSafe(work));
     pace.record_in_place(started.elapsed());
     outcome
@@ -145,7 +150,7 @@ async fn run_on_lane(
 ) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
     let (answer, answered) = tokio::sync::oneshot::channel();
     super::lanes::submit(Box::new(move || {
-        let _ = answer.send(run_timed(work, &pace));
+        let _ = answer.send(run_timed(work, &pace, Instant::now()));
     }));
     match answered.await {
         Ok(outcome) => outcome,

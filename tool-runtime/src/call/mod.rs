@@ -139,8 +139,10 @@ pub(crate) fn complete_in_place(
     tool: &ToolRef,
     work: invoke::BlockingWork,
     scope: Option<&scope::CallScope>,
+    started: std::time::Instant,
 ) -> Result<Answer, CallError> {
-    let outcome = finish(tool, invoke::run_in_place(work, tool.runnable().pace()));
+    let pace = tool.runnable().pace();
+    let outcome = finish(tool, invoke::run_in_place(work, pace, started));
     needing_pages(tool, outcome, scope)
 }
 

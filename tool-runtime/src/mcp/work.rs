@@ -353,10 +353,11 @@ impl InPlaceWork {
         }
     }
 
-    /// Runs the work here and now; the answer, unless the call was cancelled or answered
+    /// Runs the work here and now, from `started` (the transport's reading of the clock,
+    /// which its watchdog times too); the answer, unless the call was cancelled or answered
     /// (timed out) meanwhile.
-    pub(crate) fn run(self) -> Option<super::Message> {
-        let result = self.call.run();
+    pub(crate) fn run(self, started: std::time::Instant) -> Option<super::Message> {
+        let result = self.call.run(started);
         lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
         Some(settled_answer(
             &self.shared,

@@ -258,9 +258,10 @@ impl InPlaceCall {
         &self.watch
     }
 
-    /// Runs the work here and now.
-    pub(crate) fn run(self) -> ToolResult {
-        let outcome = crate::call::complete_in_place(&self.tool, self.work, self.scope.as_deref());
+    /// Runs the work here and now; `started` is the time it starts at.
+    pub(crate) fn run(self, started: std::time::Instant) -> ToolResult {
+        let scope = self.scope.as_deref();
+        let outcome = crate::call::complete_in_place(&self.tool, self.work, scope, started);
         let name = self.tool.name().to_owned();
         let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
         self.watch.finish(&result);

@@ -171,7 +171,7 @@ impl Shared {
                     handed_over: false,
                     pending: std::mem::take(out),
                 });
-                let answer = work.run();
+                let answer = work.run(since);
                 {
                     let mut running = lock(&self.running);
                     if let Some(index) = running.iter().position(|run| run.reader == me) {

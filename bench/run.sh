@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every server in release mode and prints one table: ours, rmcp as its examples
-# show it, rmcp tuned, and the serde_json floor. Medians of ROUNDS interleaved rounds
+# show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP). Medians of ROUNDS interleaved rounds
 # (default 3). Server CPU per request comes from /proc (user + system over all threads).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,11 +39,13 @@ for round in $(seq 1 "$rounds"); do
         # shellcheck disable=SC2086
         record "$server" "stdio tools/list, 64 in flight" stdio pipelined 20000 list -- ${stdio[$server]}
     done
-    for server in ours rmcp-tuned rmcp-example; do
+    for server in ours rmcp-tuned rmcp-example floor; do
         for concurrency in 1 16; do
             p="$(port)"
             case "$server" in
                 ours) command=(target/release/bench-ours serve --http "127.0.0.1:$p") ;;
+                # hyper alone, answering each POST with the stdio floor's code.
+                floor) command=(target/release/bench-floor --http "127.0.0.1:$p") ;;
                 # rmcp's stateful mode holds each answer's SSE stream open for tens of
                 # milliseconds; its stateless JSON mode is what a careful user would pick.
                 *) command=("target/release/$server" --http "127.0.0.1:$p" --stateless --json-response) ;;

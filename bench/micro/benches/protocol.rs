@@ -1,8 +1,8 @@
 //! The protocol layer without I/O: request bytes in, response bytes out.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use tool_runtime::mcp::{outbox, Connection, McpServer, Outgoing, ServerInfo, ServerOptions};
 use tool_runtime::catalog::Catalog;
+use tool_runtime::mcp::{outbox, Connection, McpServer, Outgoing, ServerInfo, ServerOptions};
 use tool_runtime::Registry;
 
 fn server() -> McpServer {
@@ -26,7 +26,12 @@ fn initialized(server: &McpServer) -> Connection {
 }
 
 /// Handles one message and runs the work it leaves to its end, as a transport would.
-fn handle(runtime: &tokio::runtime::Runtime, connection: &Connection, bytes: &[u8], sink: &Outgoing) {
+fn handle(
+    runtime: &tokio::runtime::Runtime,
+    connection: &Connection,
+    bytes: &[u8],
+    sink: &Outgoing,
+) {
     if let Some(work) = connection.handle(bytes, sink).into_work() {
         runtime.block_on(work.run());
     }

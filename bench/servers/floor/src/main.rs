@@ -3,6 +3,10 @@
 //! single-threaded: read a line (BufReader), parse it into a serde_json::Value,
 //! answer it into a locked BufWriter, flush after each response.
 //!
+//! With `--http ADDR`, the same answers over HTTP/1.1 with nothing but hyper: one
+//! current-thread runtime, a POST's body answered as one JSON response, no sessions (the
+//! floor of a framework on hyper; see `http.rs`).
+//!
 //! Answers `initialize`, `ping`, `tools/list`, `tools/call`; notifications
 //! (including `notifications/initialized`) get no answer. Results are shaped
 //! like rmcp 3.9.0's for a client that negotiated a pre-2026-07-28 protocol
@@ -22,6 +26,8 @@ use std::{
 };
 
 use serde_json::{json, Map, Value};
+
+mod http;
 
 const SERVER_NAME: &str = "floor";
 const SERVER_VERSION: &str = "0.1.0";
@@ -45,6 +51,12 @@ type RpcResult<'a> = Result<Cow<'a, str>, (i64, String)>;
 
 fn main() -> io::Result<()> {
     let tools_list = tools_list_result();
+    let mut args = std::env::args().skip(1);
+    if let (Some(flag), Some(address)) = (args.next(), args.next()) {
+        if flag == "--http" {
+            return http::serve(&address, tools_list);
+        }
+    }
 
     let mut reader = BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -55,32 +67,37 @@ fn main() -> io::Result<()> {
         if reader.read_line(&mut line)? == 0 {
             break; // EOF
         }
-        let text = line.trim();
-        if text.is_empty() {
-            continue;
+        if answer(line.as_bytes(), &tools_list, &mut out)? {
+            out.write_all(b"\n")?;
+            out.flush()?;
         }
-        // Like rmcp's stdio transport: unparsable input is ignored (no reply).
-        let Ok(msg) = serde_json::from_str::<Value>(text) else {
-            continue;
-        };
-        let Some(method) = msg.get("method").and_then(Value::as_str) else {
-            continue; // a response from the client, or junk: nothing to answer
-        };
-        let Some(id) = msg.get("id") else {
-            continue; // notification (e.g. notifications/initialized): no answer
-        };
-        let params = msg.get("params");
-        let result = match method {
-            "initialize" => Ok(Cow::Owned(initialize(params))),
-            "ping" => Ok(Cow::Borrowed("{}")),
-            "tools/list" => Ok(Cow::Borrowed(tools_list.as_str())),
-            "tools/call" => call_tool(params),
-            _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
-        };
-        write_response(&mut out, id, result)?;
-        out.flush()?;
     }
     out.flush()
+}
+
+/// Writes the response to one message to `out` (without a line end); false when the
+/// message gets none (a notification, a response, or junk).
+fn answer<W: Write>(message: &[u8], tools_list: &str, out: &mut W) -> io::Result<bool> {
+    // Like rmcp's stdio transport: unparsable input is ignored (no reply).
+    let Ok(msg) = serde_json::from_slice::<Value>(message) else {
+        return Ok(false);
+    };
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        return Ok(false); // a response from the client, or junk: nothing to answer
+    };
+    let Some(id) = msg.get("id") else {
+        return Ok(false); // notification (e.g. notifications/initialized): no answer
+    };
+    let params = msg.get("params");
+    let result = match method {
+        "initialize" => Ok(Cow::Owned(initialize(params))),
+        "ping" => Ok(Cow::Borrowed("{}")),
+        "tools/list" => Ok(Cow::Borrowed(tools_list)),
+        "tools/call" => call_tool(params),
+        _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+    };
+    write_response(out, id, result)?;
+    Ok(true)
 }
 
 fn write_response<W: Write>(out: &mut W, id: &Value, result: RpcResult<'_>) -> io::Result<()> {
@@ -97,7 +114,7 @@ fn write_response<W: Write>(out: &mut W, id: &Value, result: RpcResult<'_>) -> i
             out.write_all(b"}")?;
         }
     }
-    out.write_all(b"}\n")
+    out.write_all(b"}")
 }
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every server in release mode and prints one table: ours, rmcp as its examples
-# show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP). Medians of ROUNDS interleaved rounds
-# (default 3). Server CPU per request comes from /proc (user + system over all threads).
+# show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP). Medians
+# of ROUNDS interleaved rounds (default 3). Server CPU per request comes from /proc (user +
+# system over all threads).
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds="${ROUNDS:-3}"

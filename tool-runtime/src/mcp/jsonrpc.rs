@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Standard JSON-RPC error codes, and the MCP ones we send.
 pub mod code {
@@ -64,18 +65,19 @@ impl RequestId {
     }
 }
 
-/// One message from the client.
+/// One message from the client. Its method is borrowed from the message's bytes when it
+/// has no escapes (as every method name does).
 #[derive(Debug)]
-pub enum Incoming {
+pub enum Incoming<'a> {
     /// A request: it gets exactly one response.
     Request {
         id: RequestId,
-        method: String,
+        method: Cow<'a, str>,
         params: Option<Map<String, Value>>,
     },
     /// A notification: never answered.
     Notification {
-        method: String,
+        method: Cow<'a, str>,
         params: Option<Map<String, Value>>,
     },
     /// A response to a request of ours (a question to the client): its id (`None` when it
@@ -103,7 +105,8 @@ struct Envelope<'a> {
     /// `Some(None)` is an id that is present and `null` (invalid), `None` an absent one.
     #[serde(default, deserialize_with = "present")]
     id: Option<Option<Value>>,
-    method: Option<String>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
     /// `Some(None)` is `"params": null`, which is invalid (params are structured).
     #[serde(default, deserialize_with = "present")]
     params: Option<Option<Value>>,
@@ -114,7 +117,7 @@ struct Envelope<'a> {
 }
 
 /// Reads one message.
-pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejected> {
+pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
     let trimmed = trim(bytes);
     if trimmed.first() == Some(&b'[') {
         // Batches were removed from MCP in 2025-06-18; a valid array is still a batch.
@@ -367,7 +370,7 @@ mod tests {
     fn requests_and_notifications_are_read() {
         match parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() {
             Incoming::Request { id, method, params } => {
-                assert_eq!((&*id.0, method.as_str(), params), ("7", "ping", None));
+                assert_eq!((&*id.0, &*method, params), ("7", "ping", None));
             }
             other => panic!("{other:?}"),
         }
@@ -382,6 +385,11 @@ mod tests {
             parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
             Incoming::Notification { .. }
         ));
+        // A method with an escape is read as what it says.
+        match parse(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list"}"#).unwrap() {
+            Incoming::Request { method, .. } => assert_eq!(method, "tools/list"),
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
             Incoming::Response { outcome: Ok(_), .. }

@@ -613,11 +613,9 @@ async fn mcp_post(
     let parsed = jsonrpc::parse(&body);
     let (method, request_id, params) = match &parsed {
         Ok(Incoming::Request { id, method, params }) => {
-            (Some(method.as_str()), Some(id), params.as_ref())
+            (Some(&**method), Some(id), params.as_ref())
         }
-        Ok(Incoming::Notification { method, params }) => {
-            (Some(method.as_str()), None, params.as_ref())
-        }
+        Ok(Incoming::Notification { method, params }) => (Some(&**method), None, params.as_ref()),
         _ => (None, None, None),
     };
     let claimed = header_str(&headers, VERSION_HEADER);

@@ -1175,7 +1175,7 @@ impl Connection {
                     },
                 };
                 for (method, params) in notifications {
-                    let backlog = &stream_sink.state.backlog;
+                    let backlog = &stream_sink.backlog;
                     if !notify_within(backlog, &lock(&stream_sink.sink), method, &params) {
                         return;
                     }

@@ -168,7 +168,10 @@ impl IntoFuture for Work {
 /// for the three, because every call makes one.
 pub(crate) struct RequestSink {
     pub(super) sink: Mutex<Outgoing>,
-    pub(super) state: Arc<State>,
+    pub(super) backlog: Arc<super::backlog::Backlog>,
+    /// The connection, held weakly: a tool may keep its call's context (a progress handle,
+    /// say) after the call, which must not keep a closed connection alive.
+    pub(super) state: std::sync::Weak<State>,
     /// The task the call became (2025-11-25), once it has: its questions then say so, and
     /// the task waits `input_required` while they are open.
     pub(super) task: Mutex<Option<super::tasks::TaskLink>>,
@@ -178,7 +181,8 @@ impl RequestSink {
     pub(super) fn new(state: &Arc<State>, sink: &Outgoing) -> Arc<RequestSink> {
         Arc::new(RequestSink {
             sink: Mutex::new(sink.clone()),
-            state: Arc::clone(state),
+            backlog: Arc::clone(&state.backlog),
+            state: Arc::downgrade(state),
             task: Mutex::new(None),
         })
     }
@@ -191,7 +195,7 @@ impl RequestSink {
 
 impl crate::call::scope::Notifier for RequestSink {
     fn notify(&self, method: &str, params: serde_json::Value) {
-        notify_within(&self.state.backlog, &lock(&self.sink), method, &params);
+        notify_within(&self.backlog, &lock(&self.sink), method, &params);
     }
 }
 

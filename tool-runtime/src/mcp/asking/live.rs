@@ -34,12 +34,15 @@ impl Drop for Waiting {
 /// The asker of one call on a handshake-era connection is the call's own sink.
 impl Asker for RequestSink {
     fn supports(&self, capability: ClientCapability) -> bool {
-        capability.declared_in(&lock(&self.state.client_capabilities))
+        // A connection that is gone takes no questions.
+        self.state
+            .upgrade()
+            .is_some_and(|state| capability.declared_in(&lock(&state.client_capabilities)))
     }
 
     fn announcer(self: Arc<Self>) -> Option<Arc<dyn Announcer>> {
         Some(Arc::new(ConnectionAnnouncer {
-            state: Arc::downgrade(&self.state),
+            state: Weak::clone(&self.state),
             call: Arc::downgrade(&self),
         }))
     }
@@ -48,14 +51,14 @@ impl Asker for RequestSink {
         self: Arc<Self>,
         question: Question,
     ) -> Pin<Box<dyn Future<Output = Result<Value, AskError>> + Send>> {
-        let number = self.state.next_question.fetch_add(1, Ordering::Relaxed);
+        let Some(state) = self.state.upgrade() else {
+            return Box::pin(std::future::ready(Err(AskError::Closed)));
+        };
+        let number = state.next_question.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::from_value(&Value::from(number));
         let (answer, answered) = oneshot::channel();
-        lock(&self.state.questions).insert(id.clone(), answer);
-        let waiting = Waiting {
-            state: Arc::clone(&self.state),
-            id,
-        };
+        lock(&state.questions).insert(id.clone(), answer);
+        let waiting = Waiting { state, id };
         // A URL elicitation carries its `elicitationId`, which the server may name later in
         // `notifications/elicitation/complete`.
         let mut params = question.params;

@@ -731,11 +731,16 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
             7,
             "tools/call",
             json!({"name": "delete_files", "arguments": {"count": 1},
-            "inputResponses": null}),
+            "inputResponses": [12345]}),
             capabilities,
         ))
         .await;
     assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+    assert_eq!(
+        not_an_object["error"]["message"],
+        "Invalid params: \"inputResponses\" (answers, keyed as the inputRequests they answer) \
+         must be an object; got an array"
+    );
 
     // A capability the tool needs and the client lacks: -32021, naming it.
     let missing = client

@@ -82,6 +82,50 @@ fn no_layer_names_a_layer_above_it() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
+/// What the protocol layer must not name: it spawns nothing and waits on no timer of the
+/// runtime's, so that a transport decides where and when work runs.
+const RUNTIME_NAMES: &[&str] = &[
+    "tokio::spawn",
+    "spawn_blocking",
+    "runtime::Handle",
+    "Handle::current",
+    "Handle::try_current",
+    "tokio::time",
+    "std::thread::spawn",
+    "std::thread::sleep",
+];
+
+/// The lines of `text`, outside comments, that name one of `names`.
+fn naming(text: &str, names: &[&str]) -> Vec<String> {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .filter(|code| names.iter().any(|name| code.contains(name)))
+        .map(|code| code.trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_protocol_layer_spawns_nothing_and_waits_on_no_timer() {
+    let mut files = Vec::new();
+    rust_files(&source_dir().join("mcp"), &mut files);
+    assert!(!files.is_empty());
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in naming(&text, RUNTIME_NAMES) {
+            found.push(format!("{}: {line}", file.display()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_runtime_check_sees_a_spawn_and_not_a_comment() {
+    let text =
+        "let t = tokio::spawn(work);\n// tokio::time::sleep in a comment\nHandled::request(None)";
+    assert_eq!(naming(text, RUNTIME_NAMES), ["let t = tokio::spawn(work);"]);
+}
+
 #[test]
 fn the_check_sees_an_upward_import() {
     let text = "use crate::registry::ToolRef; // an upward import\n// crate::mcp in a comment";

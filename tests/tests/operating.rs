@@ -232,8 +232,32 @@ fn echo_in(port: u16, session: &str) -> tool_tests::HttpReply {
     http(port, "POST", "/mcp", &headers, body)
 }
 
+/// Whether an MCP answer over HTTP refused its call for the client's rate (the model reads
+/// when to call again).
+fn refused_for_rate(reply: &tool_tests::HttpReply) -> bool {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let answer = &messages(&reply.body)[0];
+    if answer["result"]["_meta"]["status"] != "rate_limited" {
+        assert_eq!(
+            answer["result"]["structuredContent"]["result"], "x",
+            "{answer}"
+        );
+        return false;
+    }
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with(
+            "too many calls: this client may make 20 calls per second; call 'echo' again in "
+        ),
+        "{text}"
+    );
+    true
+}
+
 #[test]
-fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touching_others() {
+fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touching_others() {
     const RATE: f64 = 20.0;
     let server = spawn_http(BINARY, "127.0.0.1", &["--rate-limit", "20/s"], &[]);
     let port = server.port;
@@ -246,38 +270,25 @@ fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touchi
     let modest_calls = {
         let stop = std::sync::Arc::clone(&stop);
         std::thread::spawn(move || {
-            let mut statuses = Vec::new();
+            let mut refusals = Vec::new();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                statuses.push(echo_in(port, &modest).status);
+                refusals.push(refused_for_rate(&echo_in(port, &modest)));
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
-            statuses
+            refusals
         })
     };
     let started = std::time::Instant::now();
     let (mut passed, mut refused) = (0u32, 0u32);
-    let mut retry_after = None;
     while started.elapsed() < std::time::Duration::from_millis(1500) {
-        let reply = echo_in(port, &greedy);
-        match reply.status {
-            200 => passed += 1,
-            429 => {
-                refused += 1;
-                retry_after = reply.header("retry-after").map(str::to_owned);
-                assert!(
-                    reply.body.starts_with(
-                        "too many requests: this client may make 20 requests per second; retry in "
-                    ),
-                    "{}",
-                    reply.body
-                );
-            }
-            other => panic!("unexpected status {other}: {reply:?}"),
+        match refused_for_rate(&echo_in(port, &greedy)) {
+            false => passed += 1,
+            true => refused += 1,
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let modest_statuses = modest_calls.join().unwrap();
+    let modest_refusals = modest_calls.join().unwrap();
 
     // A full allowance at the start, then the rate: within 10% of that.
     let expected = RATE + RATE * elapsed;
@@ -287,11 +298,38 @@ fn a_client_past_its_rate_gets_429_and_the_limit_holds_under_load_without_touchi
         "{passed} passed in {elapsed:.2} s; the limit allows {expected:.1}"
     );
     assert!(refused > 0, "the greedy client went past its limit");
-    assert_eq!(retry_after.as_deref(), Some("1"));
-    assert!(modest_statuses.len() >= 10, "{modest_statuses:?}");
+    assert!(modest_refusals.len() >= 10, "{modest_refusals:?}");
     assert!(
-        modest_statuses.iter().all(|status| *status == 200),
-        "the other client is unaffected: {modest_statuses:?}"
+        modest_refusals.iter().all(|refused| !refused),
+        "the other client is unaffected: {modest_refusals:?}"
+    );
+
+    // Over REST, the refusal is 429 with when to retry; the client there is its address,
+    // which has not called yet.
+    let execute = r#"{"toolName": "echo", "parameters": {"text": "x"}}"#;
+    let rest = |_| {
+        http(
+            port,
+            "POST",
+            "/api/tools/execute",
+            &[("Content-Type", "application/json")],
+            execute,
+        )
+    };
+    let replies: Vec<tool_tests::HttpReply> = (0..30).map(rest).collect();
+    let too_many = replies
+        .iter()
+        .find(|reply| reply.status == 429)
+        .expect("a refusal");
+    assert_eq!(too_many.header("retry-after"), Some("1"), "{too_many:?}");
+    let body: Value = serde_json::from_str(&too_many.body).unwrap();
+    assert_eq!(body["name"], "echo");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("too many calls: "),
+        "{body}"
     );
 }
 

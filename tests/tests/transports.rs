@@ -670,9 +670,10 @@ async fn seed_003_rest_endpoints() {
     let error = json_of(&body)["error"].clone();
     assert_eq!(error["code"], -32602);
     assert!(
-        error["message"].as_str().unwrap().starts_with(
-            "Invalid params: invalid arguments for add: missing required parameter 'b'"
-        ),
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid arguments for add: missing required parameter 'b'"),
         "{error}"
     );
     let (_, _, body) = send(

@@ -29,8 +29,6 @@ pub struct Caller {
     peer: Option<SocketAddr>,
     /// The scopes granted to the caller's token, when the server checks tokens.
     scopes: Option<Arc<[String]>>,
-    /// Whether its transport already held this request to the client's rate limit.
-    rate_checked: bool,
 }
 
 impl Default for Caller {
@@ -51,7 +49,6 @@ impl Caller {
             subject: None,
             peer: None,
             scopes: None,
-            rate_checked: false,
         }
     }
 
@@ -131,19 +128,6 @@ impl Caller {
             tool: tool.name().to_owned(),
             scopes: tool.scopes().to_vec(),
         })
-    }
-
-    /// Whether its transport held this request to the client's rate limit already (so the
-    /// call is not counted twice).
-    pub(crate) fn rate_checked(&self) -> bool {
-        self.rate_checked
-    }
-
-    /// The same caller, whose request its transport held to the client's rate limit.
-    #[cfg(feature = "http")]
-    pub(crate) fn with_rate_checked(mut self) -> Self {
-        self.rate_checked = true;
-        self
     }
 
     /// What limits and budgets per client are kept by: the authenticated subject, else the

@@ -224,3 +224,23 @@ impl Future for CatchUnwind {
         }
     }
 }
+
+/// Runs a sync function of user code that is not a tool's (a completion function, say)
+/// where such code runs: on the blocking pool, so it never holds up the executor; in place
+/// outside a runtime. `Err` when it panicked (the panic is logged, as a tool's is).
+pub(crate) async fn run_sync<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ()> {
+    let outcome = match tokio::runtime::Handle::try_current() {
+        Ok(_) => match tokio::task::spawn_blocking(work).await {
+            Ok(value) => Ok(value),
+            Err(join_error) if join_error.is_panic() => Err(join_error.into_panic()),
+            // Cancelled only when the runtime shuts down under us.
+            Err(_) => return Err(()),
+        },
+        Err(_) => catch_unwind(AssertUnwindSafe(work)),
+    };
+    outcome.map_err(|payload| {
+        tracing::error!(panic = %panic_message(payload.as_ref()), "user code panicked");
+    })
+}

@@ -4,6 +4,7 @@
 pub(crate) mod arguments;
 pub(crate) mod ask;
 pub(crate) mod caller;
+pub(crate) mod clock;
 pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;
@@ -113,10 +114,9 @@ pub(crate) async fn complete(
 ) -> Result<Answer, CallError> {
     let outcome = match limit {
         Some(limit) => {
-            match tokio::time::timeout(limit, invoke::run(invocation, tool.runnable().pace())).await
-            {
-                Ok(outcome) => outcome,
-                Err(_) => {
+            match clock::within(limit, invoke::run(invocation, tool.runnable().pace())).await {
+                Some(outcome) => outcome,
+                None => {
                     // The future is dropped here; a sync tool sees its Cancellation fire.
                     if let Some(scope) = context.scope() {
                         scope.cancellation.cancel();

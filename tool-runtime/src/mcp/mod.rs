@@ -10,23 +10,29 @@
 
 pub(crate) mod asking;
 mod backlog;
+pub(crate) mod connection;
 pub(crate) mod era;
 pub(crate) mod jsonrpc;
 mod outbox;
 mod outputs;
 mod pages;
+pub(crate) mod params;
 mod relay;
-mod session;
+pub(crate) mod responses;
+#[cfg(feature = "http")]
+mod rest;
 mod surfaces;
 pub(crate) mod tasks;
 pub(crate) mod tools;
 mod work;
 
 pub use asking::sealed::SealingKey;
+pub use connection::Connection;
+#[cfg(feature = "http")]
+pub(crate) use connection::Read;
 pub use jsonrpc::RequestId;
 pub use outbox::{outbox, Messages, Outgoing};
 pub use outputs::LargeOutputs;
-pub use session::Connection;
 pub use work::{Handled, Work};
 pub(crate) use work::{Placed, Watched};
 
@@ -69,6 +75,8 @@ pub struct Message {
     /// Held only to be dropped with the message, which gives the place back.
     #[allow(dead_code)]
     place: Option<Arc<backlog::Place>>,
+    /// Why the request was refused, when a transport may have a status of its own for it.
+    refusal: Option<Box<Refusal>>,
 }
 
 /// Two messages are equal when they say the same.
@@ -100,6 +108,7 @@ impl Message {
             bytes,
             kind: MessageKind::Notification,
             place: None,
+            refusal: None,
         }
     }
 
@@ -109,6 +118,7 @@ impl Message {
             bytes,
             kind: MessageKind::Notification,
             place: Some(Arc::new(place)),
+            refusal: None,
         }
     }
 
@@ -117,6 +127,7 @@ impl Message {
             bytes,
             kind: MessageKind::Request,
             place: None,
+            refusal: None,
         }
     }
 
@@ -125,6 +136,7 @@ impl Message {
             bytes,
             kind: MessageKind::Result,
             place: None,
+            refusal: None,
         }
     }
 
@@ -133,6 +145,7 @@ impl Message {
             bytes,
             kind: MessageKind::Error(code),
             place: None,
+            refusal: None,
         }
     }
 
@@ -140,6 +153,46 @@ impl Message {
     pub fn is_response(&self) -> bool {
         matches!(self.kind, MessageKind::Result | MessageKind::Error(_))
     }
+
+    /// Why the request this message answers was refused, when the protocol layer knows a
+    /// reason a transport may have a status of its own for (HTTP: 403, 429, 404...).
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.refusal.as_deref()
+    }
+
+    /// The same message, answering a request refused for `refusal`.
+    pub(crate) fn refused(mut self, refusal: Option<Refusal>) -> Message {
+        self.refusal = refusal.map(Box::new);
+        self
+    }
+}
+
+/// Why a request was refused (or its call did not run to a result of the tool's), where a
+/// transport may have a status of its own for it: HTTP answers 403 with an
+/// `insufficient_scope` challenge, 429 with `Retry-After`, 404, 400, 504 or 500.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The caller's access token does not grant these scopes, every one the tool needs.
+    InsufficientScope {
+        /// The scopes to ask for.
+        scopes: Vec<String>,
+        /// Why, in words (for a challenge's `error_description`).
+        description: String,
+    },
+    /// Past a rate limit or a budget; when a retry would pass, if it ever would.
+    RateLimited {
+        /// How long until a retry would pass; `None` for a budget spent.
+        retry_after: Option<std::time::Duration>,
+    },
+    /// It names nothing the server has.
+    NotFound,
+    /// Its arguments do not fit.
+    Invalid,
+    /// It ran out of time.
+    TimedOut,
+    /// It failed on the server's side.
+    Internal,
 }
 
 /// Who the server says it is, to clients: its name, its version, and instructions for
@@ -359,7 +412,9 @@ impl McpServer {
     pub fn max_output_bytes(&self) -> usize {
         self.shared.max_output_bytes
     }
+}
 
+impl Shared {
     /// Whether lists show `tool` to `caller`: every tool, unless the server lists a caller
     /// with a token only the tools it may call.
     #[cfg(feature = "http")]
@@ -368,7 +423,7 @@ impl McpServer {
         caller: &crate::call::caller::Caller,
         tool: &crate::catalog::Tool,
     ) -> bool {
-        !self.shared.list_only_permitted_tools || caller.may_call(tool)
+        !self.list_only_permitted_tools || caller.may_call(tool)
     }
 }
 

@@ -1,6 +1,7 @@
 //! List pages (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`),
 //! serialized once per version of their list and served as bytes.
 
+use super::era::Era;
 use super::{CacheScope, ServerInfo, Shared};
 use crate::call::caller::Caller;
 use crate::call::runnable::ToolRef;
@@ -96,7 +97,7 @@ impl Pages {
         shared: &Shared,
         list: List,
         cursor: Option<&str>,
-        stateless: bool,
+        era: Era,
         caller: &Caller,
     ) -> Result<String, String> {
         let set = self.current_set(shared, list);
@@ -112,10 +113,9 @@ impl Pages {
                 offset / shared.page_size
             }
         };
-        let pages = if stateless {
-            &set.stateless
-        } else {
-            &set.handshake
+        let pages = match era {
+            Era::PerRequest => &set.stateless,
+            Era::Handshake => &set.handshake,
         };
         pages.get(index).cloned().ok_or_else(|| {
             format!(

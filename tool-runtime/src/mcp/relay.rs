@@ -7,8 +7,8 @@
 //! sees the task `input_required`). A question already handed to a stream that the client
 //! then closes before reading it is not sent again.
 
+use super::connection::{lock, State};
 use super::outbox::{outbox, Messages, Outgoing};
-use super::session::{lock, State};
 use super::work::RequestSink;
 use super::{Message, MessageKind};
 use std::collections::VecDeque;

@@ -3,9 +3,11 @@
 
 use super::asking::retry::RetryAsker;
 use super::asking::{settle, verdict};
+use super::era::Era;
 use super::jsonrpc::{code, RequestId};
 use super::outputs::OutputStore;
-use super::session::{error_message, result_message};
+use super::params::{CompleteParams, Reference};
+use super::responses::{error_message, result_message};
 use super::work::{InFlightGuard, RequestSink, Work};
 use super::{Message, Shared};
 use crate::call::complete::CompletionContext;
@@ -15,29 +17,13 @@ use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::sync::Arc;
 
-/// What a request names: a prompt, a resource, or an argument to complete.
-pub(super) enum Target {
-    /// `prompts/get`: the prompt's name.
-    Prompt(String),
-    /// `resources/read`: the resource's URI.
-    Resource(String),
-    /// `completion/complete`.
-    Completion(CompletionAsked),
-}
-
 /// What `completion/complete` asks: which argument of which prompt or template, the text
 /// typed so far, and the arguments already given.
-pub(super) struct CompletionAsked {
-    of: OwnedTarget,
+pub(crate) struct CompletionAsked {
+    of: Reference,
     argument: String,
     typed: String,
     context: CompletionContext,
-}
-
-/// A [`CompletionTarget`] that owns its name, so it can move into work.
-enum OwnedTarget {
-    Prompt(String),
-    Resource(String),
 }
 
 /// What a request for a prompt, a resource or a completion needs to run as work.
@@ -48,7 +34,7 @@ pub(super) struct Request {
     pub(super) cancellation: crate::call::scope::Cancellation,
     /// Where its notifications and its answer go.
     pub(super) notifier: Arc<RequestSink>,
-    pub(super) stateless: bool,
+    pub(super) era: Era,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
 }
@@ -74,7 +60,7 @@ impl Request {
 
     /// `resources/read`, as work.
     pub(super) fn read_resource(self, uri: String) -> Work {
-        self.into_work(Value::Null, |shared, context, stateless| async move {
+        self.into_work(Value::Null, |shared, context, era| async move {
             let contents = if OutputStore::owns(&uri) {
                 let stored = shared.outputs.read(&uri);
                 vec![json!(stored.ok_or_else(|| {
@@ -85,7 +71,7 @@ impl Request {
             };
             let mut body = Map::new();
             body.insert("contents".to_owned(), Value::Array(contents));
-            if stateless {
+            if era == Era::PerRequest {
                 let (ttl, scope) = shared.cache.read_hints();
                 body.insert("ttlMs".to_owned(), ttl.into());
                 body.insert("cacheScope".to_owned(), scope.into());
@@ -104,17 +90,17 @@ impl Request {
                 typed,
                 context,
             } = asked;
-            let completion = tokio::task::spawn_blocking(move || {
+            let completion = crate::call::invoke::run_sync(move || {
                 let target = match &of {
-                    OwnedTarget::Prompt(name) => CompletionTarget::Prompt(name),
-                    OwnedTarget::Resource(uri) => CompletionTarget::Resource(uri),
+                    Reference::Prompt { name } => CompletionTarget::Prompt(name),
+                    Reference::Resource { uri } => CompletionTarget::Resource(uri),
                 };
                 shared
                     .registry
                     .complete(target, &argument, &typed, &context)
             })
             .await
-            .map_err(|_| {
+            .map_err(|()| {
                 SurfaceError::Internal("Internal error: the completion failed".to_owned())
             })??;
             let mut body = Map::new();
@@ -136,7 +122,7 @@ impl Request {
     /// method and the target.
     fn into_work<F, Fut>(self, bound: Value, produce: F) -> Work
     where
-        F: FnOnce(Arc<Shared>, CallContext, bool) -> Fut + Send + 'static,
+        F: FnOnce(Arc<Shared>, CallContext, Era) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Map<String, Value>, SurfaceError>> + Send + 'static,
     {
         let sink = Arc::clone(&self.notifier);
@@ -148,10 +134,10 @@ impl Request {
                     context,
                     cancellation,
                     notifier,
-                    stateless,
+                    era,
                     retry,
                 } = self;
-                let produced = produce(Arc::clone(&shared), context, stateless);
+                let produced = produce(Arc::clone(&shared), context, era);
                 let outcome = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
@@ -160,8 +146,8 @@ impl Request {
                 guard.answer(&notifier.sink, || {
                     let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
                     settle(&guard.id, verdict, || match outcome {
-                        Ok(body) => result_message(&shared, &guard.id, body, stateless),
-                        Err(error) => surface_error(&guard.id, &error, stateless),
+                        Ok(body) => result_message(&shared, &guard.id, body, era),
+                        Err(error) => surface_error(&guard.id, &error, era),
                     })
                 });
             },
@@ -170,73 +156,27 @@ impl Request {
     }
 }
 
-/// Reads what `completion/complete` asks for; else the -32602 answer saying what is wrong.
-pub(super) fn completion_of(
-    id: &RequestId,
-    params: &Map<String, Value>,
-) -> Result<CompletionAsked, Message> {
-    let invalid = |message: &str| error_message(Some(id), code::INVALID_PARAMS, message, None);
-    let reference = params.get("ref");
-    let name_of = |key: &str| reference.and_then(|r| r.get(key)).and_then(Value::as_str);
-    let of = match name_of("type") {
-        Some("ref/prompt") => match name_of("name") {
-            Some(name) => OwnedTarget::Prompt(name.to_owned()),
-            None => {
-                return Err(invalid(
-                    "Invalid params: \"ref.name\" (the prompt's name) is missing",
-                ))
-            }
-        },
-        Some("ref/resource") => match name_of("uri") {
-            Some(uri) => OwnedTarget::Resource(uri.to_owned()),
-            None => {
-                return Err(invalid(
-                    "Invalid params: \"ref.uri\" (the resource template) is missing",
-                ))
-            }
-        },
-        _ => {
-            return Err(invalid(
-                "Invalid params: \"ref\" must be {\"type\": \"ref/prompt\", \"name\": ...} or \
-                 {\"type\": \"ref/resource\", \"uri\": ...}",
-            ))
+impl From<CompleteParams> for CompletionAsked {
+    fn from(params: CompleteParams) -> Self {
+        let arguments = params.context.and_then(|context| context.arguments);
+        CompletionAsked {
+            of: params.reference,
+            argument: params.argument.name,
+            typed: params.argument.value,
+            context: crate::registry::completion_context(arguments.as_ref()),
         }
-    };
-    let argument = params.get("argument");
-    let (Some(name), Some(typed)) = (
-        argument.and_then(|a| a.get("name")).and_then(Value::as_str),
-        argument
-            .and_then(|a| a.get("value"))
-            .and_then(Value::as_str),
-    ) else {
-        return Err(invalid(
-            "Invalid params: \"argument\" must be {\"name\": <the argument>, \"value\": <the text typed so far>}",
-        ));
-    };
-    let context = crate::registry::completion_context(
-        params
-            .get("context")
-            .and_then(|c| c.get("arguments"))
-            .and_then(Value::as_object),
-    );
-    Ok(CompletionAsked {
-        of,
-        argument: name.to_owned(),
-        typed: typed.to_owned(),
-        context,
-    })
+    }
 }
 
 /// The JSON-RPC error for a prompt or resource that could not be served. A resource not
 /// found is -32602 at 2026-07-28 (which requires it) and -32002 before (as earlier
 /// versions recommend); both carry the URI.
-fn surface_error(id: &RequestId, error: &SurfaceError, stateless: bool) -> Message {
+fn surface_error(id: &RequestId, error: &SurfaceError, era: Era) -> Message {
     let (code, data) = match error {
         SurfaceError::UnknownResource { uri } => (
-            if stateless {
-                code::INVALID_PARAMS
-            } else {
-                code::RESOURCE_NOT_FOUND
+            match era {
+                Era::PerRequest => code::INVALID_PARAMS,
+                Era::Handshake => code::RESOURCE_NOT_FOUND,
             },
             Some(json!({"uri": uri})),
         ),

@@ -12,14 +12,18 @@
 
 use super::asking::retry::Verdict;
 use super::asking::{missing_capability, missing_message, settle, verdict};
+use super::connection::{lock, State};
+use super::era::Era;
 use super::jsonrpc::{self, code, RequestId};
 use super::pages::typed_result;
+use super::params::{self, ListParams, Method, TaskParams, UpdateTaskParams};
 use super::relay::{next_of, Relayed};
-use super::session::{error_message, lock, result_message, settled_answer, State};
+use super::responses::{answer, error_message, result_message, settled_answer};
 use super::tools::{self, CallAnswer};
 use super::work::CallWork;
 use super::{Message, Shared};
 use crate::call::caller::Caller;
+use crate::call::clock;
 use crate::call::error::CallError;
 use crate::call::ids::unguessable_id;
 use crate::call::result::ToolResult;
@@ -48,26 +52,20 @@ pub(crate) enum TaskPlan {
     Core { ttl: Duration },
 }
 
-/// Which protocol's tasks these are: the shape of their objects and results.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum TaskEra {
-    /// The 2026-07-28 extension (`io.modelcontextprotocol/tasks`).
-    Extension,
-    /// The 2025-11-25 experimental core.
-    Core,
-}
-
 impl TaskPlan {
-    fn era(self) -> TaskEra {
+    /// The era whose tasks these are: the 2026-07-28 extension's
+    /// (`io.modelcontextprotocol/tasks`), or the 2025-11-25 core's. It decides the shape of
+    /// their objects and results.
+    fn era(self) -> Era {
         match self {
-            TaskPlan::Extension { .. } => TaskEra::Extension,
-            TaskPlan::Core { .. } => TaskEra::Core,
+            TaskPlan::Extension { .. } => Era::PerRequest,
+            TaskPlan::Core { .. } => Era::Handshake,
         }
     }
 }
 
 /// Whether the request's capabilities (2026-07-28 `_meta`) declare the tasks extension.
-pub(crate) fn declares_extension(capabilities: Option<&Value>) -> bool {
+pub(crate) fn declares_extension(capabilities: Option<&Map<String, Value>>) -> bool {
     capabilities
         .and_then(|c| c.get("extensions"))
         .and_then(|e| e.get(EXTENSION))
@@ -89,10 +87,10 @@ fn timestamp(time: SystemTime) -> String {
 
 /// The task as its era shows it: the same fields, named `ttlMs` and `pollIntervalMs` at
 /// 2026-07-28 and `ttl` and `pollInterval` at 2025-11-25.
-fn task_object(task: &Task, era: TaskEra) -> Map<String, Value> {
+fn task_object(task: &Task, era: Era) -> Map<String, Value> {
     let (ttl, poll) = match era {
-        TaskEra::Extension => ("ttlMs", "pollIntervalMs"),
-        TaskEra::Core => ("ttl", "pollInterval"),
+        Era::PerRequest => ("ttlMs", "pollIntervalMs"),
+        Era::Handshake => ("ttl", "pollInterval"),
     };
     let mut object = Map::new();
     object.insert("taskId".to_owned(), task.id.clone().into());
@@ -113,7 +111,7 @@ fn task_object(task: &Task, era: TaskEra) -> Map<String, Value> {
 /// 2026-07-28 `tasks/get`: the task with what its status adds (the questions waiting, the
 /// result, or the error).
 fn detailed_task(task: &Task) -> Map<String, Value> {
-    let mut object = task_object(task, TaskEra::Extension);
+    let mut object = task_object(task, Era::PerRequest);
     match (&task.status, &task.outcome) {
         (TaskStatus::InputRequired, _) => {
             object.insert(
@@ -196,7 +194,7 @@ fn ending(
         result.error(),
         Some(CallError::Panicked { .. } | CallError::Unavailable { .. })
     );
-    if broke && plan.era() == TaskEra::Extension {
+    if broke && plan.era() == Era::PerRequest {
         return failed(
             code::INTERNAL_ERROR,
             "Internal error: the tool failed unexpectedly".to_owned(),
@@ -204,7 +202,7 @@ fn ending(
     }
     // 2025-11-25: a task that needs the user at pages fails as the call would have, with
     // -32042 and its pages.
-    let pages_as_error = plan.era() == TaskEra::Core;
+    let pages_as_error = plan.era().has_url_elicitation_error();
     match tools::answer(
         result,
         shared.max_output_bytes,
@@ -289,7 +287,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
         context,
         cancellation,
         notifier,
-        stateless,
+        dialect,
         retry,
         ..
     } = work;
@@ -316,7 +314,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 biased;
                 () = cancellation.cancelled() => return,
                 result = &mut finish => Some(result),
-                () = tokio::time::sleep(options.promote_after) => None,
+                () = clock::sleep(options.promote_after) => None,
             };
             if let Some(result) = early {
                 // Ended before becoming a task: answered as any call, except that a tool
@@ -326,7 +324,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                 if !(required && matches!(verdict, Verdict::Complete)) {
                     guard.answer(sink, || {
                         settle(&guard.id, verdict, || {
-                            super::session::answer(&shared, &guard.id, result, stateless)
+                            answer(&shared, &guard.id, result, dialect)
                         })
                     });
                     return;
@@ -382,7 +380,7 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
                     },
                 };
                 guard.answer(sink, || {
-                    settled_answer(&shared, &guard.id, retry, result, stateless)
+                    settled_answer(&shared, &guard.id, retry, result, dialect)
                 });
                 return;
             }
@@ -413,11 +411,11 @@ pub(super) async fn run(work: CallWork, plan: TaskPlan) {
     // no `tasks/result` comes too early for it.
     let call_stream = Mutex::new(lock(sink).clone());
     let mut relayed = match plan.era() {
-        TaskEra::Core => {
+        Era::Handshake => {
             notifier.attach(link.clone());
             Some(Relayed::open(&guard.state, &task.id, &notifier.sink))
         }
-        TaskEra::Extension => None,
+        Era::PerRequest => None,
     };
     let answered = guard.answer(&call_stream, || created(&shared, &guard.id, &task, plan));
     let ended = match (answered, ended_meanwhile) {
@@ -509,7 +507,7 @@ async fn keep_running<F: Future<Output = ToolResult>>(
         tokio::select! {
             biased;
             () = cancellation.cancelled() => {
-                if let Ok(Ok(true)) = tokio::time::timeout(STORE_PATIENCE, keep).await {
+                if let Some(Ok(true)) = clock::within(STORE_PATIENCE, keep).await {
                     let cancel = &mut |t: &mut Task| t.end(TaskStatus::Cancelled, None);
                     record(store, &task.id, cancel).await;
                 }
@@ -533,7 +531,7 @@ fn kept_or_logged(kept: Result<bool, StoreError>) -> bool {
 /// A `tasks/list` cursor is the number of the last task of the page before, so it keeps
 /// its place when that task is gone since.
 #[derive(Default)]
-pub(super) struct ListedTasks {
+pub(crate) struct ListedTasks {
     tasks: Vec<(u64, String)>,
     added: u64,
 }
@@ -595,7 +593,7 @@ pub(super) fn mark_related(message: &mut Value, task: &str) {
 fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
     match &task.outcome {
         Some(TaskOutcome::Result(Value::Object(body))) => {
-            result_message(shared, id, body.clone(), true)
+            result_message(shared, id, body.clone(), Era::PerRequest)
         }
         Some(TaskOutcome::Error {
             code,
@@ -603,20 +601,6 @@ fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
             data,
         }) => error_message(Some(id), *code, message, data.clone()),
         _ => error_message(Some(id), code::INTERNAL_ERROR, "Internal error", None),
-    }
-}
-
-/// The `taskId` of a `tasks/*` request, or its -32602 answer.
-pub(super) fn task_id(
-    id: &RequestId,
-    params: Option<&Map<String, Value>>,
-) -> Result<String, Message> {
-    match params.and_then(|p| p.get("taskId")) {
-        Some(Value::String(task)) => Ok(task.clone()),
-        _ => Err(invalid(
-            id,
-            "Invalid params: \"taskId\" (the task's id, a string) is missing",
-        )),
     }
 }
 
@@ -648,15 +632,22 @@ async fn owned(
 pub(super) struct TaskRequest {
     pub(super) shared: Arc<Shared>,
     pub(super) id: RequestId,
-    pub(super) method: String,
+    pub(super) method: Method,
     pub(super) params: Option<Map<String, Value>>,
     pub(super) caller: Caller,
 }
 
 impl TaskRequest {
+    /// The request's params as `T`; else its -32602 answer.
+    fn read<T: params::Params>(&self) -> Result<T, Message> {
+        let empty = Map::new();
+        params::read_ref(self.params.as_ref().unwrap_or(&empty))
+            .map_err(|message| invalid(&self.id, &message))
+    }
+
     /// The id of the task the request names; else its answer.
     fn task(&self) -> Result<String, Message> {
-        task_id(&self.id, self.params.as_ref())
+        self.read::<TaskParams>().map(|params| params.task_id)
     }
 
     /// The task the request names and its caller may reach; else its answer.
@@ -698,29 +689,24 @@ impl TaskRequest {
 /// extension).
 pub(super) async fn extension_method(request: TaskRequest) -> Message {
     let id = &request.id;
-    let complete = |body: Map<String, Value>| result_message(&request.shared, id, body, true);
-    let updated = match request.method.as_str() {
-        "tasks/get" => {
+    let complete =
+        |body: Map<String, Value>| result_message(&request.shared, id, body, Era::PerRequest);
+    let updated = match request.method {
+        Method::GetTask => {
             return match request.reached().await {
                 Ok((_, found)) => complete(detailed_task(&found)),
                 Err(answer) => answer,
             }
         }
-        "tasks/update" => {
-            let Some(Value::Object(responses)) = request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("inputResponses"))
-            else {
-                return invalid(
-                    id,
-                    "Invalid params: \"inputResponses\" must be an object of answers, keyed as the task's inputRequests",
-                );
+        Method::UpdateTask => {
+            let responses = match request.read::<UpdateTaskParams>() {
+                Ok(params) => params.input_responses,
+                Err(answer) => return answer,
             };
             // Answers to questions the task is not waiting for are ignored.
             request
                 .update(&mut |t| {
-                    for (key, answer) in responses {
+                    for (key, answer) in &responses {
                         t.answer(key, answer);
                     }
                 })
@@ -744,16 +730,16 @@ pub(super) async fn extension_method(request: TaskRequest) -> Message {
 /// tasks of that connection only.
 pub(super) async fn core_method(request: TaskRequest, state: Arc<State>) -> Message {
     let id = &request.id;
-    if request.method == "tasks/list" {
+    if request.method == Method::ListTasks {
         return list(&request, &state).await;
     }
     let shown = |found: &Task| {
         Message::result(jsonrpc::response(
             id,
-            &Value::Object(task_object(found, TaskEra::Core)),
+            &Value::Object(task_object(found, Era::Handshake)),
         ))
     };
-    if request.method == "tasks/get" {
+    if request.method == Method::GetTask {
         return match request.reached().await {
             Ok((_, found)) => shown(&found),
             Err(answer) => answer,
@@ -786,13 +772,16 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     let store = &request.shared.tasks.store;
     let listed = lock(&state.tasks).tasks.clone();
     // A cursor is the number of the last task of the page before (kept or not since).
-    let start = match request.params.as_ref().and_then(|p| p.get("cursor")) {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => match cursor.parse::<u64>() {
+    let cursor = match request.read::<ListParams>() {
+        Ok(params) => params.cursor,
+        Err(answer) => return answer,
+    };
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => match cursor.parse::<u64>() {
             Ok(last) => listed.partition_point(|(number, _)| *number <= last),
             Err(_) => return invalid(id, &format!("Invalid params: unknown cursor {cursor:?}")),
         },
-        Some(_) => return invalid(id, "Invalid params: \"cursor\" must be a string"),
     };
     // Read only as far as the page goes, and one kept task past it (there is a next page).
     let most = request.shared.page_size;
@@ -815,7 +804,7 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     unlist(state, &gone);
     let shown: Vec<Value> = page
         .iter()
-        .map(|(_, task)| Value::Object(task_object(task, TaskEra::Core)))
+        .map(|(_, task)| Value::Object(task_object(task, Era::Handshake)))
         .collect();
     let mut body = json!({"tasks": shown});
     if let (true, Some((last, _))) = (more, page.last()) {

@@ -312,13 +312,19 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
             message: error.to_string(),
             data: None,
         },
+        // The caller must be authorized anew before any call of the tool can pass: a
+        // refusal of the request, which HTTP answers 403 with the scopes to ask for.
+        Err(error @ CallError::InsufficientScope { .. }) => CallAnswer::Error {
+            code: super::jsonrpc::code::INVALID_REQUEST,
+            message: error.to_string(),
+            data: None,
+        },
         Err(error) => {
             // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`.
             let status = matches!(
                 error,
                 CallError::RateLimited { .. }
                     | CallError::BudgetExceeded { .. }
-                    | CallError::InsufficientScope { .. }
                     | CallError::UrlElicitationRequired { .. }
             )
             .then(|| error.status());

@@ -3,8 +3,9 @@
 //! protocol layer itself spawns nothing.
 
 use super::asking::retry::RetryAsker;
+use super::connection::{lock, State};
 use super::outbox::Outgoing;
-use super::session::{answer, lock, send, settled_answer, State};
+use super::responses::{answer, settled_answer, Dialect};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
 use std::fmt;
@@ -216,7 +217,7 @@ pub(super) fn notify_within(
 
 /// Ends a request's registration when its work ends, however it ends: a work dropped
 /// before it answered cancels its request.
-pub(super) struct InFlightGuard {
+pub(crate) struct InFlightGuard {
     pub(super) state: Arc<State>,
     pub(super) id: RequestId,
 }
@@ -225,7 +226,7 @@ impl InFlightGuard {
     /// Whether the request is still waiting for its answer (neither answered nor
     /// cancelled).
     pub(super) fn in_flight(&self) -> bool {
-        lock(&self.state.in_flight).contains_key(&self.id)
+        self.state.is_in_flight(&self.id)
     }
 
     /// Answers the request on `sink` with `message()`, unless it was answered or cancelled
@@ -235,17 +236,17 @@ impl InFlightGuard {
         sink: &Mutex<Outgoing>,
         message: impl FnOnce() -> super::Message,
     ) -> bool {
-        if lock(&self.state.in_flight).remove(&self.id).is_none() {
+        if self.state.finish(&self.id).is_none() {
             return false;
         }
-        send(&lock(sink), message());
+        lock(sink).send(message());
         true
     }
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        if let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) {
+        if let Some(in_flight) = self.state.finish(&self.id) {
             in_flight.stop();
         }
     }
@@ -262,7 +263,8 @@ pub(crate) struct CallWork {
     pub(super) cancellation: Cancellation,
     /// Where the call's notifications and its answer go.
     pub(super) notifier: Arc<RequestSink>,
-    pub(super) stateless: bool,
+    /// The shape its answer takes.
+    pub(super) dialect: Dialect,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
     /// Whether, and how, the call may become a task.
@@ -287,7 +289,7 @@ impl CallWork {
                 shared: self.shared,
                 guard: self.guard,
                 call,
-                stateless: self.stateless,
+                dialect: self.dialect,
                 retry: self.retry,
             }),
             Err(pending) => Placed::Future(Work::call(CallWork { pending, ..self })),
@@ -307,7 +309,7 @@ impl CallWork {
             context,
             cancellation,
             notifier,
-            stateless,
+            dialect,
             retry,
             task: _,
         } = self;
@@ -318,7 +320,7 @@ impl CallWork {
         };
         // Only a request still in flight is answered: a cancelled one gets nothing.
         guard.answer(&notifier.sink, || {
-            settled_answer(&shared, &guard.id, retry.as_deref(), result, stateless)
+            settled_answer(&shared, &guard.id, retry.as_deref(), result, dialect)
         });
     }
 }
@@ -336,7 +338,7 @@ pub(crate) struct InPlaceWork {
     shared: Arc<Shared>,
     guard: InFlightGuard,
     call: crate::registry::InPlaceCall,
-    stateless: bool,
+    dialect: Dialect,
     retry: Option<Arc<RetryAsker>>,
 }
 
@@ -353,7 +355,7 @@ impl InPlaceWork {
             limit: self.call.limit(),
             watch: self.call.watch().clone(),
             sink: sink.clone(),
-            stateless: self.stateless,
+            dialect: self.dialect,
         }
     }
 
@@ -362,13 +364,13 @@ impl InPlaceWork {
     /// (timed out) meanwhile.
     pub(crate) fn run(self, started: std::time::Instant) -> Option<super::Message> {
         let result = self.call.run(started);
-        lock(&self.guard.state.in_flight).remove(&self.guard.id)?;
+        self.guard.state.finish(&self.guard.id)?;
         Some(settled_answer(
             &self.shared,
             &self.guard.id,
             self.retry.as_deref(),
             result,
-            self.stateless,
+            self.dialect,
         ))
     }
 }
@@ -383,7 +385,7 @@ pub(crate) struct Watched {
     /// Records the call's end: the watchdog's answer is the one the client gets.
     watch: crate::ops::watch::CallWatch,
     sink: Outgoing,
-    stateless: bool,
+    dialect: Dialect,
 }
 
 impl Watched {
@@ -403,15 +405,13 @@ impl Watched {
         let Some(limit) = self.limit else {
             return;
         };
-        let Some(in_flight) = lock(&self.state.in_flight).remove(&self.id) else {
+        let Some(in_flight) = self.state.finish(&self.id) else {
             return;
         };
         in_flight.stop();
         let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
         self.watch.finish(&result);
-        send(
-            &self.sink,
-            answer(&self.shared, &self.id, result, self.stateless),
-        );
+        self.sink
+            .send(answer(&self.shared, &self.id, result, self.dialect));
     }
 }

@@ -189,6 +189,13 @@ impl From<CatalogError> for RegistryError {
     }
 }
 
+/// How a call started: it ended at once (an unknown tool, a refusal, an argument error),
+/// or it runs, with its work still to be awaited.
+pub(crate) enum CallStart {
+    Ended(ToolResult),
+    Running(PendingCall),
+}
+
 /// A started call whose work is still to be awaited; it owns everything it needs, so it can
 /// move into a task.
 pub(crate) struct PendingCall {
@@ -757,29 +764,6 @@ impl Registry {
         };
     }
 
-    /// The limit each client is held to, for a transport that holds requests to it itself.
-    #[cfg(feature = "http")]
-    pub(crate) fn client_limiter(&self) -> Option<&ClientLimiter> {
-        self.client_limiter.as_ref()
-    }
-
-    /// The refusal of a call of `name` with `input` that `caller`'s token does not permit,
-    /// recorded as any refused call is (its audit event, its metrics); `None` when it is
-    /// permitted, or names no tool (the call itself then says so). For a transport that
-    /// answers such a call before handling it, as HTTP does with 403.
-    #[cfg(feature = "http")]
-    pub(crate) fn scope_refusal(
-        &self,
-        name: &str,
-        input: &Value,
-        caller: &Caller,
-    ) -> Option<CallError> {
-        let tool = self.get(name)?;
-        let refusal = caller.scope_refusal(&tool)?;
-        self.refused(name, Some(tool), input.clone(), caller, refusal.clone());
-        Some(refusal)
-    }
-
     /// A call refused before it started (`tool` is `None` when the name is unknown),
     /// recorded as every call is.
     fn refused(
@@ -814,10 +798,7 @@ impl Registry {
             rate,
             retry_after,
         };
-        let client_limiter = self
-            .client_limiter
-            .as_ref()
-            .filter(|_| !caller.rate_checked());
+        let client_limiter = self.client_limiter.as_ref();
         let key = (client_limiter.is_some() || self.budgets.is_some()).then(|| caller.key());
         if let (Some(limiter), Some(key)) = (client_limiter, &key) {
             limiter
@@ -923,30 +904,33 @@ impl Registry {
         context: &CallContext,
     ) -> ToolResult {
         match self.start_call(name, input, context) {
-            Ok(result) => result,
-            Err(pending) => pending.finish(context).await,
+            CallStart::Ended(result) => result,
+            CallStart::Running(pending) => pending.finish(context).await,
         }
     }
 
-    /// Starts a call: the result when it is ready without waiting (an unknown tool, an
-    /// argument error, a quick sync tool), else the work to await.
-    pub(crate) fn start_call(
-        &self,
-        name: &str,
-        input: Value,
-        context: &CallContext,
-    ) -> Result<ToolResult, PendingCall> {
+    /// The context of a call made through a protocol, which gives it `scope` (its
+    /// progress, logging, cancellation and caller).
+    pub(crate) fn call_context(&self, scope: Arc<crate::call::scope::CallScope>) -> CallContext {
+        self.context.with_scope(scope)
+    }
+
+    /// Starts a call: its result when it ended without running (an unknown tool, a
+    /// refusal, an argument error), else the work to await.
+    pub(crate) fn start_call(&self, name: &str, input: Value, context: &CallContext) -> CallStart {
         let caller = context.caller();
         let Some(tool) = self.get(name) else {
             let unknown = CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
             };
-            return Ok(self.refused(name, None, input, caller, unknown));
+            return CallStart::Ended(self.refused(name, None, input, caller, unknown));
         };
         let key = match self.admit(&tool, caller) {
             Ok(key) => key,
-            Err(refusal) => return Ok(self.refused(name, Some(tool), input, caller, refusal)),
+            Err(refusal) => {
+                return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
+            }
         };
         let charged = self.budgets.as_ref().zip(key);
         let watch = self.observer.watch(name, true, &input, caller, charged);
@@ -954,9 +938,9 @@ impl Registry {
             crate::call::Started::Finished(outcome) => {
                 let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
                 watch.finish(&result);
-                Ok(result)
+                CallStart::Ended(result)
             }
-            crate::call::Started::Pending(invocation) => Err(PendingCall {
+            crate::call::Started::Pending(invocation) => CallStart::Running(PendingCall {
                 limit: self.limit_for(&tool),
                 tool,
                 input,

@@ -2,8 +2,8 @@
 //! the call's own stream (stdio's output, or the call's HTTP response stream), and the
 //! call waits for the client's response, which the connection routes back by id.
 
+use super::super::connection::{lock, State};
 use super::super::jsonrpc::{self, RequestId};
-use super::super::session::{lock, State};
 use super::super::tasks::TaskQuestion;
 use super::super::work::RequestSink;
 use super::super::Message;

@@ -8,7 +8,7 @@ pub(crate) mod retry;
 pub(crate) mod sealed;
 
 use super::jsonrpc::{self, code, RequestId};
-use super::session::error_message;
+use super::responses::error_message;
 use super::Message;
 use crate::call::ask::UrlElicitation;
 use crate::call::error::CallError;

@@ -4,7 +4,7 @@
 //! tool returns the call is answered `input_required` with every question noted and a new
 //! request state. The tool runs again, from the start, on the next retry.
 
-use super::super::session::lock;
+use super::super::connection::lock;
 use super::super::tasks::{TaskLink, TaskQuestion};
 use super::sealed::{Bound, SealingKey};
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
@@ -85,44 +85,29 @@ pub(crate) enum Verdict {
 
 impl RetryAsker {
     /// The asker of a request (its method, what it names, and its caller's token subject)
-    /// whose `params` may carry `inputResponses` and `requestState` (both taken out); `Err`
-    /// is why the retry is refused (-32602).
+    /// whose retry may bring `responses` (the `inputResponses`) and `sealed` (the
+    /// `requestState`), bound to the request's `arguments`; `Err` is why the retry is
+    /// refused (-32602).
     pub(crate) fn of_request(
         key: &SealingKey,
         (method, target, subject): (&str, &str, Option<&str>),
-        params: &mut Map<String, Value>,
+        (responses, sealed): (Option<Map<String, Value>>, Option<String>),
+        arguments: &Value,
         capabilities: Value,
     ) -> Result<RetryAsker, String> {
-        let responses = match params.remove("inputResponses") {
-            None => Map::new(),
-            Some(Value::Object(responses)) => responses,
-            Some(_) => {
-                return Err(
-                    "Invalid params: \"inputResponses\" must be an object of answers, \
-                            keyed as the \"inputRequests\" they answer"
-                        .to_owned(),
-                )
-            }
-        };
-        let sealed = params.remove("requestState");
+        let responses = responses.unwrap_or_default();
         let state = match sealed {
             None => None,
-            Some(Value::String(sealed)) => {
+            Some(sealed) => {
                 let bound = Bound {
                     method,
                     target,
                     subject,
-                    arguments: params.get("arguments").unwrap_or(&Value::Null),
+                    arguments,
                 };
                 Some(
                     key.open(&sealed, &bound)
                         .map_err(|why| format!("Invalid params: {why}"))?,
-                )
-            }
-            Some(_) => {
-                return Err(
-                    "Invalid params: \"requestState\" must be the string the server sent"
-                        .to_owned(),
                 )
             }
         };

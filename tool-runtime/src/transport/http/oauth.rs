@@ -742,7 +742,7 @@ fn checked_uri(what: &'static str, uri: String) -> Result<String, OAuthError> {
         ));
     }
     // The same loopback names a server on a loopback address accepts in `Host`.
-    let loopback = super::host_allowed(host, &super::loopback_hosts());
+    let loopback = super::guard::host_allowed(host, &super::options::loopback_hosts());
     match scheme {
         "https" => Ok(uri),
         "http" if loopback => Ok(uri),

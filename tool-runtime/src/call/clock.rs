@@ -1,0 +1,17 @@
+//! Waiting for time to pass: the one place work waits on the runtime's timers (a call's
+//! time limit, a moment before a call becomes a task, patience with a slow store), so the
+//! layers above never name the runtime.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// Resolves once `duration` has passed.
+pub(crate) async fn sleep(duration: Duration) {
+    tokio::time::sleep(duration).await;
+}
+
+/// What `work` gives, if it gives it within `limit`; `None` once the limit has passed (the
+/// work is then dropped).
+pub(crate) async fn within<F: Future>(limit: Duration, work: F) -> Option<F::Output> {
+    tokio::time::timeout(limit, work).await.ok()
+}

@@ -1,0 +1,177 @@
+//! What one connection keeps between its messages: the handshake it made, the requests in
+//! flight (registered under one lock, so a duplicate id or a connection at its limit is
+//! refused), its questions to the client, its subscriptions and its 2025-11-25 tasks.
+
+use super::super::asking::live::ClientAnswer;
+use super::super::backlog::Backlog;
+use super::super::jsonrpc::{code, RequestId};
+use super::super::outbox::Outgoing;
+use super::super::responses::error_message;
+use super::super::work::InFlightGuard;
+use super::super::Message;
+use crate::call::scope::{Cancellation, LogLevel};
+use serde_json::{Map, Value};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{oneshot, Notify};
+
+pub(crate) struct State {
+    /// The negotiated handshake-era version, once `initialize` is answered.
+    pub(crate) handshake: Mutex<Option<&'static str>>,
+    /// `logging/setLevel` of the handshake era; everything until a client says otherwise.
+    pub(crate) log_level: Arc<AtomicU8>,
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    /// Told when the last request in flight ends, for [`Connection::drain`].
+    ///
+    /// [`Connection::drain`]: super::Connection::drain
+    pub(crate) drained: Notify,
+    /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
+    pub(crate) unsolicited: Mutex<Option<Outgoing>>,
+    /// Whether the handshake-era watcher of list changes was handed out.
+    pub(crate) watching: AtomicBool,
+    /// Fires when the connection closes: ends the work that lasts as long as it.
+    pub(crate) closed: Cancellation,
+    /// The resources this client subscribed to (handshake era).
+    pub(crate) subscribed: Mutex<HashSet<String>>,
+    /// Whether the watcher of resource updates was handed out.
+    pub(crate) watching_resources: AtomicBool,
+    /// Notifications sent by this connection's calls and not yet written out.
+    pub(crate) backlog: Arc<Backlog>,
+    /// The capabilities the client declared at `initialize` (handshake era).
+    pub(crate) client_capabilities: Mutex<Value>,
+    /// Questions of calls to the client, waiting for its response, by our request id.
+    pub(crate) questions: Mutex<HashMap<RequestId, oneshot::Sender<ClientAnswer>>>,
+    /// The id of our next question.
+    pub(crate) next_question: AtomicU64,
+    /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
+    /// shows it).
+    pub(crate) tasks: Mutex<super::super::tasks::ListedTasks>,
+    /// The relays of this connection's running 2025-11-25 tasks, by task id.
+    pub(crate) relays: Mutex<HashMap<String, Arc<super::super::relay::TaskRelay>>>,
+}
+
+/// A request being worked on.
+pub(crate) struct InFlight {
+    cancellation: Cancellation,
+}
+
+impl InFlight {
+    /// Cancels the request's work: its tool sees the cancellation, and its work (a future)
+    /// ends the next time it is polled.
+    pub(crate) fn stop(self) {
+        self.cancellation.cancel();
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            handshake: Mutex::new(None),
+            log_level: Arc::new(AtomicU8::new(LogLevel::Debug as u8)),
+            in_flight: Mutex::new(HashMap::new()),
+            drained: Notify::new(),
+            unsolicited: Mutex::new(None),
+            watching: AtomicBool::new(false),
+            closed: Cancellation::new(),
+            subscribed: Mutex::new(HashSet::new()),
+            watching_resources: AtomicBool::new(false),
+            backlog: Arc::new(Backlog::default()),
+            client_capabilities: Mutex::new(Value::Object(Map::new())),
+            questions: Mutex::new(HashMap::new()),
+            next_question: AtomicU64::new(1),
+            tasks: Mutex::default(),
+            relays: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl State {
+    /// Sends `message` on the connection's stream of messages unrelated to a request;
+    /// gives it back when there is none open (for a sender with somewhere else to try).
+    pub(crate) fn offer_unsolicited(&self, message: Message) -> Result<(), Message> {
+        match lock(&self.unsolicited).as_ref() {
+            Some(sink) => sink.offer(message),
+            None => Err(message),
+        }
+    }
+
+    /// How many requests are in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        lock(&self.in_flight).len()
+    }
+
+    /// Whether the request `id` is in flight.
+    pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
+        lock(&self.in_flight).contains_key(id)
+    }
+
+    /// Ends the request `id`'s registration (it is answered, cancelled or timed out); its
+    /// registration, if it was still in flight. The last one to end wakes a drain.
+    pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
+        let mut in_flight = lock(&self.in_flight);
+        let ended = in_flight.remove(id);
+        if ended.is_some() && in_flight.is_empty() {
+            self.drained.notify_waiters();
+        }
+        ended
+    }
+
+    /// Ends every request's registration, for a connection that closes.
+    pub(crate) fn finish_all(&self) -> Vec<InFlight> {
+        let ended: Vec<InFlight> = lock(&self.in_flight).drain().map(|(_, f)| f).collect();
+        self.drained.notify_waiters();
+        ended
+    }
+
+    /// Records a request as in flight, under one lock so two requests racing with the same
+    /// id cannot both pass; refuses a used id and a connection at its limit (`most`
+    /// requests). The guard ends the registration with the request's work.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        id: RequestId,
+        cancellation: Cancellation,
+        most: usize,
+    ) -> Result<InFlightGuard, Message> {
+        let mut in_flight = lock(&self.in_flight);
+        let refusal = if in_flight.len() >= most {
+            format!(
+                "Invalid Request: {most} requests are already running on this connection (the \
+                 limit); wait for answers before sending more"
+            )
+        } else {
+            match in_flight.entry(id.clone()) {
+                Entry::Occupied(_) => duplicate_id(&id),
+                Entry::Vacant(slot) => {
+                    slot.insert(InFlight { cancellation });
+                    drop(in_flight);
+                    return Ok(InFlightGuard {
+                        state: Arc::clone(self),
+                        id,
+                    });
+                }
+            }
+        };
+        Err(error_message(
+            Some(&id),
+            code::INVALID_REQUEST,
+            &refusal,
+            None,
+        ))
+    }
+}
+
+/// What a request whose id is in use is told.
+pub(crate) fn duplicate_id(id: &RequestId) -> String {
+    format!(
+        "Invalid Request: id {} is already used by a request that has not been answered",
+        id.as_json()
+    )
+}
+
+/// Locks `mutex`, whether or not a thread panicked while holding it: what it guards stays
+/// consistent at every step, and one broken call must not break the connection.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}

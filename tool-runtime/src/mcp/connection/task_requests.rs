@@ -1,0 +1,115 @@
+//! The `tasks/*` requests of both eras, answered from the task store: registered in flight
+//! first (so the connection's limits and a duplicate id refuse them before the store is
+//! touched), then handed back as work, which the request's cancellation stops. A store's
+//! future may need a runtime's timers or sockets, which only the transport's runtime has.
+
+use super::super::jsonrpc::RequestId;
+use super::super::outbox::Outgoing;
+use super::super::params::Method;
+use super::super::responses::answered;
+use super::super::tasks::{self, TaskRequest};
+use super::super::work::{RequestSink, Work};
+use super::super::Message;
+use super::calls::Origin;
+use super::{lock, Connection};
+use crate::call::caller::Caller;
+use crate::call::scope::Cancellation;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::sync::Arc;
+
+impl Connection {
+    /// The task methods of 2025-11-25; `tasks/result` waits for its task to end.
+    pub(super) fn core_task_request(
+        &self,
+        id: RequestId,
+        method: Method,
+        params: Option<Map<String, Value>>,
+        caller: &Caller,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        let request = self.task_request(&id, method, params, caller);
+        let state = Arc::clone(&self.state);
+        if method != Method::TaskResult {
+            return self.answer_from_store(id, |_| tasks::core_method(request, state), sink);
+        }
+        // The task's questions and notifications come on this request's stream while it
+        // waits: attached once the task is found to be the caller's (to anyone else it
+        // does not exist).
+        let waiting = |stream: &Arc<RequestSink>| {
+            let stream = Arc::clone(stream);
+            let attach = move |task: &str| {
+                let relay = lock(&state.relays).get(task).cloned();
+                if let Some(relay) = relay {
+                    relay.wait_on(&stream);
+                }
+            };
+            tasks::result_when_ended(request, attach)
+        };
+        self.answer_from_store(id, waiting, sink)
+    }
+
+    /// The task methods of the 2026-07-28 extension, which only a request that declares
+    /// the extension may use, whatever it asks.
+    pub(super) fn extension_task_request(
+        &self,
+        id: RequestId,
+        method: Method,
+        name: &str,
+        params: Option<Map<String, Value>>,
+        origin: &Origin<'_>,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        if !origin.declares_tasks() {
+            return answered(sink, tasks::extension_required(&id, name));
+        }
+        let request = self.task_request(&id, method, params, origin.caller);
+        self.answer_from_store(id, |_| tasks::extension_method(request), sink)
+    }
+
+    /// A `tasks/*` request, as its handler takes it.
+    fn task_request(
+        &self,
+        id: &RequestId,
+        method: Method,
+        params: Option<Map<String, Value>>,
+        caller: &Caller,
+    ) -> TaskRequest {
+        TaskRequest {
+            shared: Arc::clone(&self.shared),
+            id: id.clone(),
+            method,
+            params,
+            caller: caller.clone(),
+        }
+    }
+
+    /// Answers a request whose answer comes from the task store (`answer`, given the
+    /// request's stream), as registered work.
+    fn answer_from_store<F: Future<Output = Message> + Send + 'static>(
+        &self,
+        id: RequestId,
+        answer: impl FnOnce(&Arc<RequestSink>) -> F,
+        sink: &Outgoing,
+    ) -> Option<Work> {
+        let cancellation = Cancellation::new();
+        let guard = match self.register(id, cancellation.clone()) {
+            Ok(guard) => guard,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        let sink = RequestSink::new(&self.state, sink);
+        let answer = answer(&sink);
+        let answer_sink = Arc::clone(&sink);
+        Some(Work::stream(
+            async move {
+                let message = tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => return,
+                    message = answer => message,
+                };
+                guard.answer(&answer_sink.sink, || message);
+            },
+            Some(sink),
+        ))
+    }
+}

@@ -1,0 +1,168 @@
+//! The door every request passes: the `Host` and `Origin` checks (a web page must not reach
+//! a local server through DNS rebinding), then the bearer token or the OAuth access token.
+//! A request that passes carries its [`Caller`] for the handlers.
+
+use super::reply::{header_str, plain, with_challenge};
+use super::{App, Cors};
+use crate::call::caller::Caller;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+#[cfg(feature = "oauth")]
+use axum::response::IntoResponse;
+use axum::response::Response;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Host, Origin and token checks for every request, which then carries its [`Caller`].
+pub(super) async fn guard(
+    State(app): State<Arc<App>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if let Err(refusal) = check_host_and_origin(&app, &request) {
+        return *refusal;
+    }
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|info| info.0);
+    let caller = match authenticate(&app, &request, Caller::http(peer)) {
+        Ok(caller) => caller,
+        Err(refusal) => return *refusal,
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// Refuses (403) a `Host` the server does not answer for, and an `Origin` it does not
+/// accept requests from.
+fn check_host_and_origin(app: &App, request: &Request) -> Result<(), Box<Response>> {
+    let options = &app.options;
+    if options.allowed_hosts.is_empty() {
+        return Ok(());
+    }
+    let headers = request.headers();
+    let host = header_str(headers, header::HOST.as_str()).unwrap_or("");
+    if !host_allowed(host, &options.allowed_hosts) {
+        return Err(Box::new(plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: this server does not answer for that Host",
+        )));
+    }
+    if options.cors == Cors::Any {
+        return Ok(());
+    }
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("");
+    let listed = match &options.cors {
+        Cors::Origins(list) => list.iter().any(|o| o == origin),
+        _ => false,
+    };
+    let same_host =
+        origin_host(origin).is_some_and(|host| host_allowed(host, &options.allowed_hosts));
+    if listed || same_host {
+        Ok(())
+    } else {
+        Err(Box::new(plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: requests from that Origin are not accepted",
+        )))
+    }
+}
+
+/// Who the request is from, once its credentials check out: the OAuth access token when the
+/// server is a resource server (its metadata is open to all), else the static bearer token
+/// when there is one; the refusal (401) otherwise.
+fn authenticate(app: &App, request: &Request, caller: Caller) -> Result<Caller, Box<Response>> {
+    let options = &app.options;
+    let authorization = header_str(request.headers(), header::AUTHORIZATION.as_str());
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &options.oauth {
+        if request
+            .uri()
+            .path()
+            .starts_with(super::oauth::METADATA_PATH)
+        {
+            return Ok(caller);
+        }
+        return oauth
+            .authenticate(authorization, caller)
+            .map_err(|problem| {
+                if let Some(problem) = &problem {
+                    tracing::debug!(%problem, "refused an access token");
+                }
+                let text = match &problem {
+                    Some(problem) => format!("unauthorized: {problem}"),
+                    None => "unauthorized: this server requires an OAuth access token \
+                         (Authorization: Bearer <token>); its metadata says where to get one"
+                        .to_owned(),
+                };
+                let challenge = oauth.unauthorized_challenge(problem.as_ref(), || tool_scopes(app));
+                let response = (StatusCode::UNAUTHORIZED, text).into_response();
+                Box::new(with_challenge(response, &challenge))
+            });
+    }
+    if let Some(token) = &options.bearer_token {
+        let given = authorization.and_then(bearer).unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            let response = plain(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: a valid bearer token is required",
+            );
+            return Err(Box::new(with_challenge(response, "Bearer")));
+        }
+    }
+    Ok(caller)
+}
+
+/// The token of an `Authorization: Bearer <token>` header value; `None` for another scheme
+/// (the scheme's name is matched in any case, as HTTP says).
+pub(super) fn bearer(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Every scope some tool requires, in order.
+#[cfg(feature = "oauth")]
+pub(super) fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
+    app.server
+        .registry()
+        .tools()
+        .iter()
+        .flat_map(|tool| tool.scopes().iter().cloned())
+        .collect()
+}
+
+/// The protected-resource metadata (RFC 9728), open to every client: it says where to get
+/// the token every other request needs.
+#[cfg(feature = "oauth")]
+pub(super) async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
+    // Routed only when the server is a resource server.
+    let Some(oauth) = &app.options.oauth else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let name = app.server.info().name();
+    axum::Json(oauth.metadata(|| tool_scopes(&app), name)).into_response()
+}
+
+/// `Host` is `name` or `name:port`, with IPv6 addresses in brackets.
+pub(super) fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let name = if host.starts_with('[') {
+        host.split_inclusive(']').next().unwrap_or(host)
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+fn origin_host(origin: &str) -> Option<&str> {
+    let rest = origin.split_once("://")?.1;
+    Some(rest.split('/').next().unwrap_or(rest))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,173 @@
+//! How the HTTP side behaves: the endpoint's path, who may call it (hosts, tokens, browser
+//! origins), request sizes, session lifetimes, and what is served beside MCP.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[cfg(feature = "oauth")]
+use super::OAuth;
+
+/// Which cross-origin browser requests are allowed (CORS).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Cors {
+    /// No CORS headers: browsers on other origins cannot read responses.
+    #[default]
+    None,
+    /// Any origin (`Access-Control-Allow-Origin: *`), as a public REST API sets it. This also turns
+    /// off the `Origin` check; the `Host` check stays.
+    Any,
+    /// These origins only (for example `https://app.example.com`).
+    Origins(Vec<String>),
+}
+
+/// How the HTTP side behaves: the endpoint's path, who may call it (hosts, a bearer
+/// token, browser origins), how large a request may be, how long idle sessions live, and
+/// whether the REST endpoints are served too. Start from [`HttpOptions::default`] (loopback
+/// hosts only) or [`HttpOptions::for_address`] and change what differs.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::transport::http::{Cors, HttpOptions};
+///
+/// let options = HttpOptions::default()
+///     .allowed_hosts(["tools.example.com"])
+///     .cors(Cors::Origins(vec!["https://app.example.com".into()]))
+///     .bearer_token(std::env::var("MCP_BEARER_TOKEN").unwrap_or_else(|_| "dev-token".into()))
+///     .body_limit(1024 * 1024)
+///     .session_idle_timeout(Duration::from_secs(600))
+///     .rest(true);
+/// assert_eq!(options.endpoint, "/mcp");
+/// assert_eq!(options.allowed_hosts, ["tools.example.com"]);
+///
+/// // Bound to every interface, any Host is accepted unless hosts are named.
+/// let public = HttpOptions::for_address("0.0.0.0:8080".parse().unwrap());
+/// assert!(public.allowed_hosts.is_empty());
+/// ```
+///
+/// [`router`](super::router) turns the options and a server into an axum `Router` to nest
+/// in an app; [`serve`](super::serve) binds and serves it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The MCP endpoint's path.
+    pub endpoint: String,
+    /// Host names (without port) requests may name in `Host`, and origins may have.
+    /// Empty: any host (use only behind a proxy that checks it).
+    pub allowed_hosts: Vec<String>,
+    /// A token every request must present as `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// Access tokens checked as an OAuth 2.1 resource server (see [`OAuth`]); when set, it
+    /// decides who may call and `bearer_token` is not used.
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<OAuth>,
+    /// The largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Cross-origin browser access.
+    pub cors: Cors,
+    /// Whether to serve the REST endpoints too (`GET /api/tools/discover`,
+    /// `POST /api/tools/execute`, `GET /mcp/tools/list`, `POST /mcp/tools/call`). Off by
+    /// default, so a service that embeds the router exposes only the MCP endpoint unless it
+    /// asks; the standard command line's `serve --http` turns them on.
+    pub rest: bool,
+    /// How long a handshake-era session may go without a request (and with nothing in
+    /// flight) before the server ends it; its client then gets 404 and initializes again.
+    pub session_idle_timeout: Duration,
+    /// The metrics served as Prometheus text at `GET /metrics`; none by default.
+    pub metrics: Option<crate::ops::Prometheus>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            endpoint: "/mcp".to_owned(),
+            allowed_hosts: loopback_hosts(),
+            bearer_token: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
+            body_limit: 4 * 1024 * 1024,
+            cors: Cors::None,
+            rest: false,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            metrics: None,
+        }
+    }
+}
+
+pub(super) fn loopback_hosts() -> Vec<String> {
+    ["localhost", "127.0.0.1", "[::1]", "::1"]
+        .iter()
+        .map(|h| (*h).to_owned())
+        .collect()
+}
+
+impl HttpOptions {
+    /// Options for a server bound to `address`: loopback-only hosts when it is a loopback
+    /// address, any host otherwise.
+    pub fn for_address(address: SocketAddr) -> Self {
+        let mut options = HttpOptions::default();
+        if !address.ip().is_loopback() {
+            options.allowed_hosts.clear();
+        }
+        options
+    }
+
+    /// Requires `Authorization: Bearer <token>`.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Serves as an OAuth 2.1 resource server: every request must present an access token
+    /// `oauth` accepts, and the protected-resource metadata is served at
+    /// `/.well-known/oauth-protected-resource` (and that path followed by the resource's
+    /// path). Replaces a [`bearer_token`](Self::bearer_token).
+    ///
+    /// Clients look for the metadata at the root of the resource's host
+    /// ([`OAuth::metadata_url`]). A router [nested](axum::Router::nest) under a path serves
+    /// it under that path instead, so an app that nests it routes the well-known paths at its
+    /// root to the same router, or merges the router at the root.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self.bearer_token = None;
+        self
+    }
+
+    /// Sets the CORS policy.
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.cors = cors;
+        self
+    }
+
+    /// Sets the largest request body, in bytes.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Ends sessions that go `timeout` without a request (30 minutes by default).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Serves the REST endpoints beside the MCP endpoint (or not).
+    pub fn rest(mut self, on: bool) -> Self {
+        self.rest = on;
+        self
+    }
+
+    /// Serves `metrics` as Prometheus text at `GET /metrics`, behind the same host and
+    /// token checks as the MCP endpoint.
+    pub fn metrics(mut self, metrics: crate::ops::Prometheus) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Sets the hosts requests may name.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+}

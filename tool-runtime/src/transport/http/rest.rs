@@ -1,0 +1,81 @@
+//! The REST endpoints beside MCP (`GET /api/tools/discover`, `POST /api/tools/execute`,
+//! `GET /mcp/tools/list`, `POST /mcp/tools/call`): framing only. Each request goes to a
+//! connection of its own, which answers it in the REST dialect; a call's work runs here, so
+//! a client that goes away cancels it.
+
+use super::reply::{answer, rpc_error};
+use super::streamable::next_response;
+use super::App;
+use crate::call::caller::Caller;
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::code;
+use crate::mcp::{outbox, Connection, Handled, Messages};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::Extension;
+use std::sync::Arc;
+
+/// A connection for one REST request of `caller`.
+fn connection(app: &App, caller: Caller) -> Connection {
+    app.server.connection().called_by(caller)
+}
+
+pub(super) async fn discover(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let listed = connection(&app, caller).rest_discover();
+    answer(&app, listed, Era::Handshake)
+}
+
+pub(super) async fn execute(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let connection = connection(&app, caller);
+    let (sink, outgoing) = outbox();
+    let handled = connection.rest_execute(&body, &sink);
+    drop(sink);
+    finish(&app, handled, outgoing).await
+}
+
+pub(super) async fn rpc_list(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let listed = connection(&app, caller).rest_rpc_list();
+    answer(&app, listed, Era::Handshake)
+}
+
+pub(super) async fn rpc_call(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let connection = connection(&app, caller);
+    let (sink, outgoing) = outbox();
+    let handled = connection.rest_rpc_call(&body, &sink);
+    drop(sink);
+    finish(&app, handled, outgoing).await
+}
+
+/// Runs a REST request's work here (dropped with the request when its client goes away),
+/// then answers with its response.
+async fn finish(app: &App, handled: Handled, mut outgoing: Messages) -> Response {
+    if let Some(work) = handled.into_work() {
+        work.await;
+    }
+    match next_response(&mut outgoing).await {
+        Some(message) => answer(app, message, Era::Handshake),
+        // Its connection lives until here, so nothing cancels the work before it answers.
+        None => rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            None,
+            code::INTERNAL_ERROR,
+            "The request ended without an answer",
+        ),
+    }
+}

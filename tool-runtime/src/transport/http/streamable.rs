@@ -1,0 +1,404 @@
+//! Streamable HTTP on the MCP endpoint: POST carries one JSON-RPC message, answered with
+//! JSON or an SSE stream as `Accept` allows (a notification gets 202); in the handshake era
+//! a session per `Mcp-Session-Id`, a GET stream for what belongs to no request, DELETE to
+//! end it; at 2026-07-28 no session, and the standard headers must agree with the body.
+
+use super::reply::{accept_includes, answer, header_str, plain, rpc_error};
+use super::{param_headers, App};
+use super::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
+use crate::call::caller::Caller;
+use crate::mcp::era::{Decision, Era};
+use crate::mcp::jsonrpc::{code, RequestId};
+use crate::mcp::{outbox, Connection, Message, MessageKind, Messages, Read};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use futures_util::stream::{self, Stream};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// Which connection a POST goes to, in which era.
+struct Routed {
+    connection: Arc<Connection>,
+    era: Era,
+    /// The session an `initialize` opens, once it succeeds.
+    opens: Option<String>,
+    /// The session the request belongs to, when it belongs to one.
+    session: Option<String>,
+}
+
+pub(super) async fn mcp_post(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // The body is read once, and its era decided once, here; the connection is handed both.
+    let read = Read::new(&body, header_str(&headers, VERSION_HEADER));
+    let routed = match route(&app, &headers, &read, &caller) {
+        Ok(routed) => routed,
+        Err(refusal) => return *refusal,
+    };
+    let caller = match routed.session.as_deref() {
+        Some(session) if caller.session().is_none() => caller.with_session(session),
+        _ => caller,
+    };
+    let request_id = read.id().cloned();
+    let (sink, outgoing) = outbox();
+    let handled = routed.connection.handle_read(read, &caller, &sink);
+    // From here only the request's work holds a sender, so however the work ends (answered,
+    // cancelled, its session closed) every wait below ends with it.
+    drop(sink);
+    if !handled.is_request() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    if let Some(work) = handled.into_work() {
+        // On its own task: a client that goes away mid-call (in the handshake era) does not
+        // cancel it; `CancelOnDrop` decides when it does.
+        tokio::spawn(work.run());
+    }
+    respond(&app, routed, &caller, request_id, &headers, outgoing).await
+}
+
+/// The connection a POST goes to: a new one for a request of no session (2026-07-28, or
+/// one the protocol layer refuses), a new session's for `initialize`, else the session the
+/// request names; a refusal when the standard headers disagree with the body, or the
+/// session is missing or unknown.
+fn route(
+    app: &App,
+    headers: &HeaderMap,
+    read: &Read<'_>,
+    caller: &Caller,
+) -> Result<Routed, Box<Response>> {
+    let fresh = |era| Routed {
+        connection: Arc::new(app.server.connection()),
+        era,
+        opens: None,
+        session: None,
+    };
+    let request_id = read.id();
+    match &read.decision {
+        Decision::PerRequest(_) | Decision::UnsupportedVersion(_) => {
+            let checked = check_standard_headers(headers, &read.decision, read).and_then(|()| {
+                match read.method() {
+                    Some("tools/call") => {
+                        param_headers::check(headers, app.server.registry(), read.params())
+                    }
+                    _ => Ok(()),
+                }
+            });
+            match checked {
+                Ok(()) => Ok(fresh(Era::PerRequest)),
+                Err(problem) => Err(Box::new(rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    request_id,
+                    code::HEADER_MISMATCH,
+                    &format!("Header mismatch: {problem}"),
+                ))),
+            }
+        }
+        // The protocol layer answers with the precise error.
+        Decision::MissingMeta => Ok(fresh(Era::PerRequest)),
+        Decision::UnsupportedClaim(_) => Ok(fresh(Era::Handshake)),
+        Decision::Handshake => session_of(app, headers, read, caller, fresh),
+    }
+}
+
+/// The handshake-era session a POST belongs to (a new one for `initialize`).
+fn session_of(
+    app: &App,
+    headers: &HeaderMap,
+    read: &Read<'_>,
+    caller: &Caller,
+    fresh: impl Fn(Era) -> Routed,
+) -> Result<Routed, Box<Response>> {
+    if read.method() == Some("initialize") {
+        let id = crate::call::ids::unguessable_id();
+        return Ok(Routed {
+            opens: Some(id.clone()),
+            session: Some(id),
+            ..fresh(Era::Handshake)
+        });
+    }
+    if let Some(session) = header_str(headers, SESSION_HEADER) {
+        return match app.sessions.get(session, caller) {
+            Some(connection) => Ok(Routed {
+                connection,
+                era: Era::Handshake,
+                opens: None,
+                session: Some(session.to_owned()),
+            }),
+            None => Err(Box::new(rpc_error(
+                StatusCode::NOT_FOUND,
+                read.id(),
+                code::INVALID_REQUEST,
+                "Session not found: initialize again",
+            ))),
+        };
+    }
+    if !read.is_valid() {
+        // Not a valid message: the protocol layer gives the precise error.
+        return Ok(fresh(Era::PerRequest));
+    }
+    Err(Box::new(rpc_error(
+        StatusCode::BAD_REQUEST,
+        read.id(),
+        code::INVALID_REQUEST,
+        "Bad Request: missing Mcp-Session-Id; send initialize first, or name the protocol \
+         version in the request's _meta (2026-07-28)",
+    )))
+}
+
+/// The answer to a POSTed request: JSON when it is ready at once, or when the client takes
+/// JSON and no notification comes first; else a stream.
+async fn respond(
+    app: &App,
+    routed: Routed,
+    caller: &Caller,
+    request_id: Option<RequestId>,
+    headers: &HeaderMap,
+    mut outgoing: Messages,
+) -> Response {
+    let era = routed.era;
+    if let Some(first) = outgoing.try_recv() {
+        if !first.is_response() {
+            // A notification came first (a subscription's acknowledgement): stream.
+            return sse(routed.connection, request_id, era, Some(first), outgoing);
+        }
+        let opened = first.kind == MessageKind::Result;
+        let mut response = answer(app, first, era);
+        // Only an `initialize` that succeeded opens a session.
+        if let (Some(id), true) = (routed.opens, opened) {
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                response.headers_mut().insert(SESSION_HEADER, value);
+                app.sessions.open(id, routed.connection, caller);
+            }
+        }
+        return response;
+    }
+    let accept = header_str(headers, header::ACCEPT.as_str()).unwrap_or("*/*");
+    let takes_sse = accept_includes(accept, "text/event-stream");
+    let takes_json = accept_includes(accept, "application/json");
+    if takes_sse && !takes_json {
+        return sse(routed.connection, request_id, era, None, outgoing);
+    }
+    // A 2026-07-28 client that goes away while waiting cancels the request, as it would
+    // by closing a stream.
+    let mut waiting = CancelOnDrop {
+        connection: Arc::clone(&routed.connection),
+        id: (era == Era::PerRequest)
+            .then(|| request_id.clone())
+            .flatten(),
+    };
+    let first = match takes_sse {
+        // Either will do: a plain JSON answer unless a notification (progress, a log line)
+        // comes before it, which only a stream can carry. A stream costs more on both
+        // sides, so it is opened only when needed.
+        true => outgoing.recv().await,
+        // JSON only: notifications cannot be delivered and are dropped.
+        false => next_response(&mut outgoing).await,
+    };
+    waiting.id = None;
+    match first {
+        Some(first) if first.is_response() => answer(app, first, era),
+        Some(first) => sse(routed.connection, request_id, era, Some(first), outgoing),
+        None => rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            request_id.as_ref(),
+            code::INTERNAL_ERROR,
+            "The request ended without an answer: it was cancelled, or its session was closed \
+             while it ran",
+        ),
+    }
+}
+
+/// The next response among `outgoing`, dropping the notifications before it.
+pub(super) async fn next_response(outgoing: &mut Messages) -> Option<Message> {
+    while let Some(message) = outgoing.recv().await {
+        if message.is_response() {
+            return Some(message);
+        }
+    }
+    None
+}
+
+/// Checks the standard headers of a request at a per-request protocol version:
+/// `MCP-Protocol-Version` must name the version `_meta` names, `Mcp-Method` the method,
+/// and `Mcp-Name` the tool, prompt or resource the body names. Header names are matched
+/// case-insensitively (the `http` crate does that); values exactly, once the whitespace
+/// around them is trimmed, as HTTP requires.
+fn check_standard_headers(
+    headers: &HeaderMap,
+    decision: &Decision,
+    read: &Read<'_>,
+) -> Result<(), String> {
+    // A version that is not even a string is the protocol layer's to refuse (-32022).
+    let Some(version) = decision.named_version() else {
+        return Ok(());
+    };
+    let expect = |name, shown, expected: &str, body_says| {
+        expect_header(headers, name, shown, expected, body_says)
+    };
+    expect(
+        VERSION_HEADER,
+        "MCP-Protocol-Version",
+        version,
+        "_meta names",
+    )?;
+    let Some(method) = read.method() else {
+        return Ok(());
+    };
+    expect(
+        METHOD_HEADER,
+        "Mcp-Method",
+        method,
+        "the request's method is",
+    )?;
+    let params = read.params();
+    let named = match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+        "resources/read" => params.and_then(|p| p.get("uri")),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
+        _ => None,
+    };
+    if let Some(serde_json::Value::String(named)) = named {
+        expect(NAME_HEADER, "Mcp-Name", named, "the request names")?;
+    }
+    Ok(())
+}
+
+/// Checks that header `name` (shown as `shown`) is present and says `expected`; the error
+/// says what came and what the body says (`body_says` introduces the body's value).
+fn expect_header(
+    headers: &HeaderMap,
+    name: &str,
+    shown: &str,
+    expected: &str,
+    body_says: &str,
+) -> Result<(), String> {
+    match header_str(headers, name) {
+        Some(claimed) if claimed == expected => Ok(()),
+        Some(claimed) => Err(format!(
+            "{shown} is {claimed:?} but {body_says} {expected:?}"
+        )),
+        None => Err(format!("{shown} is missing; {body_says} {expected:?}")),
+    }
+}
+
+/// Cancels a 2026-07-28 request whose stream the client closed before the answer.
+struct CancelOnDrop {
+    connection: Arc<Connection>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.connection.cancel(&id);
+        }
+    }
+}
+
+fn sse(
+    connection: Arc<Connection>,
+    id: Option<RequestId>,
+    era: Era,
+    first: Option<Message>,
+    outgoing: Messages,
+) -> Response {
+    // In the handshake era a dropped stream is not a cancellation (the client cancels with
+    // notifications/cancelled); in 2026-07-28 it is.
+    let cancel = CancelOnDrop {
+        id: id.filter(|_| era == Era::PerRequest),
+        connection,
+    };
+    let state = (first, outgoing, cancel, false);
+    let events = stream::unfold(
+        state,
+        |(first, mut outgoing, mut cancel, done)| async move {
+            if done {
+                return None;
+            }
+            let message = match first {
+                Some(message) => message,
+                None => outgoing.recv().await?,
+            };
+            let finished = message.is_response();
+            if finished {
+                cancel.id = None;
+            }
+            let event = Event::default().data(String::from_utf8_lossy(&message.bytes));
+            Some((
+                Ok::<Event, Infallible>(event),
+                (None, outgoing, cancel, finished),
+            ))
+        },
+    );
+    sse_response(events)
+}
+
+fn sse_response(
+    events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+pub(super) async fn mcp_get(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
+    // GET only ever opens an event stream; a client that cannot take one gets nothing else.
+    let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("");
+    if !accept_includes(accept, "text/event-stream") {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "not acceptable: GET opens a stream of server-sent events; send Accept: \
+             text/event-stream",
+        );
+    }
+    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: GET needs an Mcp-Session-Id",
+        );
+    };
+    let Some(connection) = app.sessions.get(session_id, &caller) else {
+        return plain(StatusCode::NOT_FOUND, "session not found");
+    };
+    let (sink, outgoing) = outbox();
+    connection.set_unsolicited(sink);
+    let events = stream::unfold(outgoing, |mut outgoing| async move {
+        let message = outgoing.recv().await?;
+        let event = Event::default().data(String::from_utf8_lossy(&message.bytes));
+        Some((Ok::<Event, Infallible>(event), outgoing))
+    });
+    sse_response(events)
+}
+
+pub(super) async fn mcp_delete(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: DELETE needs an Mcp-Session-Id",
+        );
+    };
+    if app.sessions.remove(session_id, &caller) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        plain(StatusCode::NOT_FOUND, "session not found")
+    }
+}

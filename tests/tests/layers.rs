@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     &["mcp"],
     &["transport"],
-    &["cli.rs", "cli"],
+    &["cli"],
 ];
 
 /// A module's name as code names it (`crate::<name>`).

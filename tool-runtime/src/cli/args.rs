@@ -1,0 +1,192 @@
+//! The command line's arguments, as clap reads them.
+
+use crate::export::Format;
+use crate::registry::RegistryBuilder;
+use clap::{Parser, Subcommand};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+#[cfg(feature = "oauth")]
+use super::oauth;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Tools for LLMs: serve them over MCP, list them for providers, call and check them.",
+    disable_version_flag = true
+)]
+pub(super) struct Arguments {
+    #[command(subcommand)]
+    pub(super) command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+// Parsed once per process: `serve`'s many flags cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Command {
+    /// Serve the tools over MCP: stdio by default, Streamable HTTP with --http.
+    #[command(
+        after_help = "Over HTTP, every request must present `Authorization: Bearer \
+        <token>` when the environment variable MCP_BEARER_TOKEN (or the file named by \
+        --bearer-token-file) holds a token. No flag takes the token itself: the command \
+        line is visible to every user of the machine."
+    )]
+    Serve(ServeArgs),
+    /// Print the catalog, or one provider's form of it, on stdout.
+    List {
+        /// catalog (tools, prompts and resources), mcp, openai, openai-strict, openai-responses, anthropic, gemini,
+        /// gemini-legacy, or prompt (the plain-text list for models without function calling).
+        #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
+        format: Format,
+        /// Export the tools the format can express and name the others on stderr, instead
+        /// of refusing the whole export.
+        #[arg(long)]
+        skip_inexpressible: bool,
+    },
+    /// Call one tool and print its result (name, input, output or error) as JSON.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments as a JSON object; read from stdin when left out and stdin is not a
+        /// terminal.
+        json: Option<String>,
+    },
+    /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
+    Check,
+    /// Compare the catalog with a saved `list --format catalog` file; fails on breaking changes.
+    Diff {
+        /// The saved catalog artefact.
+        old: PathBuf,
+    },
+}
+
+/// What `serve` records of calls and holds them to: the registry's settings.
+#[derive(clap::Args, Debug)]
+pub(super) struct Operating {
+    /// Write the arguments' values into each call's audit event (only their size
+    /// otherwise).
+    #[arg(long)]
+    audit_arguments: bool,
+    /// Hold each client to this many tool calls, e.g. 100/s, 600/min; past it a call is
+    /// an error result saying when to call again (REST: 429 with Retry-After). A client is
+    /// its token's subject, else its session, else its address.
+    #[arg(long, value_name = "RATE", env = "MCP_RATE_LIMIT")]
+    rate_limit: Option<crate::ops::Rate>,
+    /// The most tool calls one client (a session, a token's subject) may make; past it,
+    /// calls are answered an error result whose status is budget_exceeded.
+    #[arg(long, value_name = "N", env = "MCP_MAX_CALLS")]
+    max_calls: Option<u64>,
+    /// The most tokens of tool output one client may receive; past it, calls are answered
+    /// an error result whose status is budget_exceeded.
+    #[arg(long, value_name = "N", env = "MCP_MAX_OUTPUT_TOKENS")]
+    max_output_tokens: Option<u64>,
+    /// Count calls, errors, calls in flight and durations per tool, and serve them as
+    /// Prometheus text at GET /metrics (needs --http).
+    #[arg(long, requires = "http")]
+    pub(super) metrics: bool,
+}
+
+impl Operating {
+    /// The registry these settings make.
+    pub(super) fn apply(&self, builder: RegistryBuilder) -> RegistryBuilder {
+        let mut budget = crate::ops::Budget::default();
+        if let Some(calls) = self.max_calls {
+            budget = budget.calls(calls);
+        }
+        if let Some(tokens) = self.max_output_tokens {
+            budget = budget.output_tokens(tokens);
+        }
+        let builder = builder
+            .metrics(self.metrics)
+            .audit_arguments(self.audit_arguments)
+            .budget(budget);
+        match self.rate_limit {
+            Some(rate) => builder.client_rate(rate),
+            None => builder,
+        }
+    }
+}
+
+/// How `serve` writes its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum LogFormat {
+    /// Lines for people; audit events only when `RUST_LOG` asks for them.
+    Text,
+    /// One JSON object per line, audit events included.
+    Json,
+}
+
+fn parse_format(name: &str) -> Result<Format, String> {
+    name.parse()
+}
+
+/// A socket address, or a host name with a port resolved to one (IPv4 first: `localhost`
+/// then serves the clients that try 127.0.0.1, the most common).
+fn parse_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = text.parse() {
+        return Ok(address);
+    }
+    if text.rsplit_once(':').is_none() {
+        return Err(format!(
+            "`{text}` has no port; write HOST:PORT, e.g. 127.0.0.1:8080"
+        ));
+    }
+    let addresses: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|error| format!("cannot resolve `{text}`: {error}"))?
+        .collect();
+    addresses
+        .iter()
+        .find(|address| address.is_ipv4())
+        .or_else(|| addresses.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
+/// `serve`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct ServeArgs {
+    /// Serve Streamable HTTP (and the REST endpoints) on this address: a socket address
+    /// or a host name with a port, e.g. 127.0.0.1:8080 or localhost:8080.
+    #[arg(long, value_name = "ADDR", value_parser = parse_address)]
+    pub(super) http: Option<SocketAddr>,
+    /// Threads running async tools and the protocol (sync tools have their own pool).
+    /// One avoids cross-thread wake-ups; more help async tools that compute.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(super) threads: u16,
+    /// A host name requests may name in `Host` (repeatable). Default: loopback names
+    /// for a loopback address, any host otherwise.
+    #[arg(
+        long = "allowed-host",
+        value_name = "HOST",
+        env = "MCP_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub(super) allowed_hosts: Vec<String>,
+    /// A browser origin allowed to call the server (CORS; repeatable), e.g.
+    /// https://app.example.com; `*` allows any origin.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "MCP_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub(super) cors_origins: Vec<String>,
+    /// A file whose content (trimmed) is the bearer token every HTTP request must
+    /// present.
+    #[arg(long, value_name = "PATH", env = "MCP_BEARER_TOKEN_FILE")]
+    pub(super) bearer_token_file: Option<PathBuf>,
+    /// How logs are written on stderr: `text` for people, or `json` (one JSON object
+    /// per line, with an audit event for every tool call).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        env = "MCP_LOG_FORMAT"
+    )]
+    pub(super) log_format: LogFormat,
+    #[command(flatten)]
+    pub(super) operating: Operating,
+    #[cfg(feature = "oauth")]
+    #[command(flatten)]
+    pub(super) oauth: oauth::OAuthFlags,
+}

@@ -1,0 +1,214 @@
+//! The commands that describe and check the catalog (`list`, `check`, `diff`) or call one
+//! tool (`call`), and how the command line reports: one line on stderr, the exit code.
+
+use super::EMPTY_CATALOG;
+use crate::catalog::{Prompt, Resource, Tool};
+use crate::export::{self, CatalogArtefact, Format};
+use crate::registry::Registry;
+use serde_json::Value;
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+/// Help and version go to stdout with success; every other parse error is one line on
+/// stderr with exit code 2.
+pub(super) fn usage_failure(error: clap::Error, name: &str) -> ExitCode {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            // The first line, and the arguments clap lists under it (which required
+            // argument is missing), on one line.
+            let rendered = error.render().to_string();
+            let mut lines = rendered.lines();
+            let mut message = lines.next().unwrap_or("error: invalid usage").to_owned();
+            for listed in lines.take_while(|line| line.starts_with("  ")) {
+                message.push(' ');
+                message.push_str(listed.trim());
+            }
+            eprintln!("{message} (see `{name} --help`)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+pub(super) fn failure(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+pub(super) fn print(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| {
+            if text.ends_with('\n') {
+                Ok(())
+            } else {
+                stdout.write_all(b"\n")
+            }
+        })
+        .and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not an error of ours.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => failure(&format!("cannot write the output: {error}")),
+    }
+}
+
+/// The registry's tools, prompts and resources, borrowed the way exporters and checks
+/// take them.
+pub(super) struct Items<'a> {
+    tools: &'a [&'a Tool],
+    prompts: &'a [&'a Prompt],
+    resources: &'a [&'a Resource],
+}
+
+/// Runs `f` over the registry's items.
+pub(super) fn with_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R) -> R {
+    let tool_refs = registry.tools();
+    let prompt_refs = registry.prompts();
+    let resource_refs = registry.resources();
+    let tools: Vec<&Tool> = tool_refs.iter().map(|tool| &**tool).collect();
+    let prompts: Vec<&Prompt> = prompt_refs.iter().map(|prompt| &**prompt).collect();
+    let resources: Vec<&Resource> = resource_refs.iter().map(|resource| &**resource).collect();
+    f(&Items {
+        tools: &tools,
+        prompts: &prompts,
+        resources: &resources,
+    })
+}
+
+impl Items<'_> {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
+    }
+
+    fn artefact(&self) -> CatalogArtefact {
+        export::catalog_artefact_all(self.tools, self.prompts, self.resources)
+    }
+}
+
+/// The catalog artefact carries prompts and resources too; the other formats are tool
+/// formats (function calling), so they carry the tools.
+pub(super) fn list(items: &Items<'_>, format: Format, skip_inexpressible: bool) -> ExitCode {
+    if items.is_empty() {
+        eprintln!("warning: {EMPTY_CATALOG}");
+    }
+    if format == Format::Catalog {
+        return print(&items.artefact().to_json_pretty());
+    }
+    let exported = if skip_inexpressible {
+        export::export_expressible(format, items.tools)
+    } else {
+        export::export(format, items.tools)
+    };
+    match exported {
+        Ok((text, warnings)) => {
+            for warning in warnings {
+                eprintln!("warning: {warning}");
+            }
+            print(&text)
+        }
+        Err(error) => failure(&error.to_string()),
+    }
+}
+
+pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+    let text = match json {
+        Some(text) => text,
+        None if std::io::stdin().is_terminal() => String::new(),
+        None => {
+            let mut text = String::new();
+            if let Err(error) = std::io::stdin().read_to_string(&mut text) {
+                return failure(&format!("cannot read the arguments from stdin: {error}"));
+            }
+            text
+        }
+    };
+    let input: Value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_str(&text) {
+            Ok(input) => input,
+            Err(error) => {
+                eprintln!("error: the arguments are not valid JSON: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
+    };
+    let result = runtime.block_on(registry.call(name, input));
+    // A sync tool past its time limit has seen its cancellation fire; it gets a moment to
+    // stop, and is not waited for beyond that (as `serve` does).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let code = print(&serde_json::to_string_pretty(&result).unwrap_or_default());
+    if result.is_error() {
+        ExitCode::FAILURE
+    } else {
+        code
+    }
+}
+
+pub(super) fn check(items: &Items<'_>) -> ExitCode {
+    let report = crate::check::check_all(items.tools, items.prompts, items.resources);
+    let mut text = report.to_string();
+    let empty = items.is_empty();
+    if empty {
+        text.insert_str(0, &format!("error: {EMPTY_CATALOG}\n"));
+    }
+    let code = print(&text);
+    if report.is_ok() && !empty {
+        code
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+pub(super) fn diff(items: &Items<'_>, old: &std::path::Path) -> ExitCode {
+    let text = match std::fs::read_to_string(old) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("error: cannot read {}: {error}", old.display());
+            return ExitCode::from(2);
+        }
+    };
+    let old_artefact: CatalogArtefact = match serde_json::from_str(&text) {
+        Ok(artefact) => artefact,
+        Err(error) => {
+            eprintln!(
+                "error: {} is not a catalog artefact (`list --format catalog`): {error}",
+                old.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let new_artefact = items.artefact();
+    let changes = crate::diff::diff(&old_artefact, &new_artefact);
+    let breaking = changes
+        .iter()
+        .filter(|c| c.impact == crate::diff::Impact::Breaking)
+        .count();
+    let mut text: String = changes.iter().map(|c| format!("{c}\n")).collect();
+    text.push_str(&format!(
+        "{} changes, {breaking} breaking ({} -> {})\n",
+        changes.len(),
+        old_artefact.version,
+        new_artefact.version
+    ));
+    let code = print(&text);
+    if breaking > 0 {
+        ExitCode::FAILURE
+    } else {
+        code
+    }
+}

@@ -1,0 +1,253 @@
+//! `serve`: the registry served over MCP on stdio, or over Streamable HTTP with the REST
+//! endpoints, with its logs on stderr.
+
+use super::args::{LogFormat, ServeArgs};
+use super::commands::failure;
+use super::EMPTY_CATALOG;
+use crate::mcp::{McpServer, ServerInfo, ServerOptions};
+use crate::registry::Registry;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+/// The environment variable holding the bearer token `serve --http` requires.
+const BEARER_TOKEN_VARIABLE: &str = "MCP_BEARER_TOKEN";
+
+/// `serve`, as its flags say: over stdio, or over HTTP with what the flags configure.
+pub(super) fn serve_command(
+    args: ServeArgs,
+    registry: Registry,
+    #[allow(unused_mut)] mut server_options: ServerOptions,
+    name: &str,
+    version: Option<&str>,
+) -> ExitCode {
+    let transport = match args.http {
+        None => Transport::Stdio,
+        Some(address) => {
+            let settings = http_settings(address, &args, &mut server_options);
+            match settings {
+                Ok(settings) => Transport::Http(Box::new(settings)),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    serve(
+        registry,
+        server_options,
+        name,
+        version,
+        transport,
+        args.threads,
+        args.log_format,
+    )
+}
+
+/// What `serve --http ADDR` was told, checked: a bearer token or OAuth (never both), whose
+/// settings also change `options`.
+fn http_settings(
+    address: SocketAddr,
+    args: &ServeArgs,
+    #[allow(unused_variables)] options: &mut ServerOptions,
+) -> Result<HttpSettings, String> {
+    let token = bearer_token(args.bearer_token_file.as_deref())?;
+    // Told before any key file is read, so a bad one does not hide this mistake.
+    #[cfg(feature = "oauth")]
+    if token.is_some() && args.oauth.configured() {
+        return Err(
+            "both a bearer token and OAuth are configured; choose one (with OAuth, \
+                    clients present access tokens and the static token would be ignored)"
+                .to_owned(),
+        );
+    }
+    #[cfg(feature = "oauth")]
+    let oauth = {
+        let settings = args.oauth.settings()?;
+        *options = args.oauth.apply(options.clone());
+        settings
+    };
+    Ok(HttpSettings {
+        address,
+        allowed_hosts: args.allowed_hosts.clone(),
+        cors_origins: args.cors_origins.clone(),
+        bearer_token: token,
+        metrics: args.operating.metrics,
+        #[cfg(feature = "oauth")]
+        oauth,
+    })
+}
+
+/// Where `serve` serves.
+pub(super) enum Transport {
+    Stdio,
+    Http(Box<HttpSettings>),
+}
+
+/// What `serve --http` was told.
+pub(super) struct HttpSettings {
+    address: SocketAddr,
+    allowed_hosts: Vec<String>,
+    cors_origins: Vec<String>,
+    bearer_token: Option<String>,
+    /// Whether to serve `GET /metrics`.
+    metrics: bool,
+    /// Access tokens checked as an OAuth resource server.
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::transport::http::OAuth>,
+}
+
+/// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
+/// neither is set. An empty token is refused: it would be a lock anyone opens.
+pub(super) fn bearer_token(file: Option<&std::path::Path>) -> Result<Option<String>, String> {
+    let (token, source) = match file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, format!("the file {}", path.display())),
+            Err(error) => {
+                return Err(format!(
+                    "cannot read the bearer token from {}: {error}",
+                    path.display()
+                ))
+            }
+        },
+        None => match std::env::var(BEARER_TOKEN_VARIABLE) {
+            Ok(token) => (token, BEARER_TOKEN_VARIABLE.to_owned()),
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(format!("{BEARER_TOKEN_VARIABLE} is not valid UTF-8"))
+            }
+        },
+    };
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(format!("the bearer token in {source} is empty"));
+    }
+    Ok(Some(token.to_owned()))
+}
+
+pub(super) fn serve(
+    registry: Registry,
+    options: ServerOptions,
+    name: &str,
+    version: Option<&str>,
+    transport: Transport,
+    threads: u16,
+    log_format: LogFormat,
+) -> ExitCode {
+    init_logs(log_format);
+    // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it with
+    // Cli::version.
+    let version = version
+        .map(str::to_owned)
+        .or_else(|| std::env::var("CARGO_PKG_VERSION").ok())
+        .unwrap_or_else(|| "0.0.0".to_owned());
+    if registry.tools().is_empty()
+        && registry.prompts().is_empty()
+        && registry.resources().is_empty()
+    {
+        tracing::warn!("{EMPTY_CATALOG}");
+    }
+    let info = ServerInfo::new(name, version);
+    let server = McpServer::with_options(registry, info, options);
+    // One thread by default: no cross-thread wake-ups per message (the costliest part of a
+    // call once the work itself is small); sync tools still get the blocking pool.
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(threads))
+            .enable_all()
+            .build()
+    };
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
+    };
+    let outcome = runtime.block_on(async {
+        match transport {
+            Transport::Stdio => crate::transport::stdio::serve_stdio(&server).await,
+            #[cfg(feature = "http")]
+            Transport::Http(settings) => {
+                let address = settings.address;
+                let options = http_options(*settings).map_err(std::io::Error::other)?;
+                crate::transport::http::serve(server, address, options).await
+            }
+            #[cfg(not(feature = "http"))]
+            Transport::Http(_) => Err(std::io::Error::other(
+                "this build has no HTTP support (the `http` feature is off)",
+            )),
+        }
+    });
+    // Tools still running (a sync tool ignoring cancellation) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => failure(&format!("the server stopped: {error}")),
+    }
+}
+
+/// Logs go to stderr, never to stdout (which carries the protocol on stdio). Text has
+/// colour only for a person at a terminal (https://no-color.org) and leaves out the audit
+/// trail unless `RUST_LOG` names it; JSON lines are for machines and carry it.
+fn init_logs(format: LogFormat) {
+    use crate::ops::AUDIT_TARGET;
+    let default_filter = match format {
+        LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
+        LogFormat::Json => "info".to_owned(),
+    };
+    let directives = match (format, std::env::var("RUST_LOG").ok()) {
+        (_, None) => default_filter.clone(),
+        // A level for people (RUST_LOG=debug, say) does not turn the audit trail on in
+        // text; naming its target does.
+        (LogFormat::Text, Some(asked)) if !asked.contains(AUDIT_TARGET) => {
+            format!("{asked},{AUDIT_TARGET}=off")
+        }
+        (_, Some(asked)) => asked,
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(directives)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Text => {
+            let colour = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+            logs.with_ansi(colour).try_init()
+        }
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init(),
+    };
+}
+
+/// The HTTP options `serve --http` was given; the REST endpoints are on.
+#[cfg(feature = "http")]
+fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOptions, String> {
+    use crate::transport::http::{Cors, HttpOptions};
+    let mut options = HttpOptions::for_address(settings.address).rest(true);
+    if settings.metrics {
+        options = options.metrics(crate::ops::Prometheus::install()?);
+    }
+    if !settings.allowed_hosts.is_empty() {
+        options = options.allowed_hosts(settings.allowed_hosts);
+    }
+    if settings.cors_origins.iter().any(|origin| origin == "*") {
+        options = options.cors(Cors::Any);
+    } else if !settings.cors_origins.is_empty() {
+        options = options.cors(Cors::Origins(settings.cors_origins));
+    }
+    if let Some(token) = settings.bearer_token {
+        options = options.bearer_token(token);
+    }
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = settings.oauth {
+        options = options.oauth(oauth);
+    }
+    Ok(options)
+}

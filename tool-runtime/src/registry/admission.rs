@@ -1,0 +1,101 @@
+//! Whether a call may run: its caller's token must permit the tool, and the client's rate
+//! limit, the tool's own and the client's budget must let it through. One step, with one
+//! owner: every way a call comes (a protocol, REST, a direct call) is admitted here.
+
+use super::Registry;
+use crate::call::caller::Caller;
+use crate::call::error::CallError;
+use crate::call::result::ToolResult;
+use crate::call::runnable::ToolRef;
+use crate::catalog::time::Rate;
+use crate::catalog::Tool;
+use crate::ops::rate::Limiter;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Registry {
+    /// A tool's rate limit: the one set on the builder, else the tool's own.
+    pub(super) fn rate_for(&self, tool: &Tool) -> Option<Rate> {
+        self.rate_overrides
+            .get(tool.name())
+            .copied()
+            .or(tool.rate())
+    }
+
+    /// Limits the tool `name` to `rate`, or lifts its limit.
+    pub(super) fn set_rate_limit(&self, name: &str, rate: Option<Rate>) {
+        let mut limits = self
+            .rate_limits
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match rate {
+            Some(rate) => limits.insert(name.to_owned(), Arc::new(Limiter::new(rate))),
+            None => limits.remove(name),
+        };
+    }
+
+    /// A call refused before it started (`tool` is `None` when the name is unknown),
+    /// recorded as every call is.
+    pub(super) fn refused(
+        &self,
+        name: &str,
+        tool: Option<ToolRef>,
+        input: Value,
+        caller: &Caller,
+        error: CallError,
+    ) -> ToolResult {
+        let watch = self
+            .observer
+            .watch(name, tool.is_some(), &input, caller, None);
+        let result = ToolResult::new(name.to_owned(), input, tool, Err(error));
+        watch.finish(&result);
+        result
+    }
+
+    /// Refuses a call its caller's token does not permit, or that its client's rate limit,
+    /// its tool's, or its client's budget does not let through, checked in that order.
+    /// Scopes come first, so a call its token does not permit spends no allowance; one each
+    /// limit lets through has spent that limit's allowance even when a later one refuses it.
+    /// Admitted, it gives the client's key when a limit or a budget per client needs it
+    /// (worked out once: the call's output is charged to it).
+    pub(super) fn admit(&self, tool: &Tool, caller: &Caller) -> Result<Option<String>, CallError> {
+        if let Some(refusal) = caller.scope_refusal(tool) {
+            return Err(refusal);
+        }
+        let refused = |client: bool, rate: Rate, retry_after: Duration| CallError::RateLimited {
+            tool: tool.name().to_owned(),
+            client,
+            rate,
+            retry_after,
+        };
+        let client_limiter = self.client_limiter.as_ref();
+        let key = (client_limiter.is_some() || self.budgets.is_some()).then(|| caller.key());
+        if let (Some(limiter), Some(key)) = (client_limiter, &key) {
+            limiter
+                .check(key)
+                .map_err(|wait| refused(true, limiter.rate(), wait))?;
+        }
+        let limits = self
+            .rate_limits
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if let Some(limiter) = limits.get(tool.name()) {
+            limiter
+                .check()
+                .map_err(|wait| refused(false, limiter.rate(), wait))?;
+        }
+        drop(limits);
+        if let (Some(budgets), Some(key)) = (&self.budgets, &key) {
+            budgets
+                .admit(key)
+                .map_err(|(spent, used, limit)| CallError::BudgetExceeded {
+                    tool: tool.name().to_owned(),
+                    spent,
+                    used,
+                    limit,
+                })?;
+        }
+        Ok(key)
+    }
+}

@@ -1,0 +1,269 @@
+//! Building a registry: the binary's static catalog, the state its tools take, limits, and
+//! what is made at run time, checked once (a tool whose state is missing stops the build).
+
+use super::changes::Versions;
+use super::surfaces;
+use super::{
+    DynamicPrompt, DynamicResource, DynamicTool, Registry, RegistryError, ResourceUpdates,
+};
+use crate::call::context::{CallContext, StateMap};
+use crate::catalog::time::Rate;
+use crate::catalog::ItemKind;
+use crate::ops::budget::{Budget, Budgets};
+use crate::ops::rate::ClientLimiter;
+use crate::ops::watch::Observer;
+use crate::registration::StaticTools;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Builds a [`Registry`]: the binary's static catalog, plus the state its tools take, a
+/// default time limit, and tools, prompts and resources made at run time.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::{tool, DynamicTool, Registry, State};
+///
+/// struct Prices { apple: u32 }
+///
+/// /// The price of an apple, in cents.
+/// #[tool]
+/// fn apple_price(prices: State<Prices>) -> u32 {
+///     prices.apple
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Name { name: String }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let hello = DynamicTool::new("hello", "Say hello.", |args: Name| async move {
+///     Ok::<_, String>(format!("hello {}", args.name))
+/// })
+/// .unwrap();
+/// let registry = Registry::builder()
+///     .state(Prices { apple: 40 })
+///     .default_timeout(Duration::from_secs(30))
+///     .group("greetings", [hello])
+///     .build()
+///     .unwrap();
+///
+/// let price = registry.call("apple_price", serde_json::json!({})).await;
+/// assert_eq!(price.output(), Some(&serde_json::json!({"result": 40})));
+/// let hello = registry.call("greetings_hello", serde_json::json!({"name": "Ana"})).await;
+/// assert_eq!(hello.output(), Some(&serde_json::json!({"result": "hello Ana"})));
+///
+/// // A tool whose state is missing stops the build, naming both.
+/// let error = Registry::builder().build().unwrap_err().to_string();
+/// assert!(error.contains("apple_price") && error.contains("Prices"), "{error}");
+/// # });
+/// ```
+#[derive(Default)]
+pub struct RegistryBuilder {
+    default_timeout: Option<Duration>,
+    observer: Observer,
+    /// Rate limits set here, by tool name, over what the tools say themselves.
+    rate_limits: Vec<(String, Rate)>,
+    client_rate: Option<Rate>,
+    budget: Budget,
+    state: StateMap,
+    tools: Vec<DynamicTool>,
+    groups: Vec<(String, Vec<DynamicTool>)>,
+    prompts: Vec<DynamicPrompt>,
+    resources: Vec<DynamicResource>,
+    resource_updates: ResourceUpdates,
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("state", &self.state)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegistryBuilder {
+    /// Registers shared state, handed to every tool with a `State<T>` parameter.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Stops calls to tools without their own `timeout` after `limit`.
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default_timeout = Some(limit);
+        self
+    }
+
+    /// Adds a tool made at run time.
+    pub fn tool(mut self, tool: DynamicTool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Limits how often the tool `name` may be called, by all its callers together; it
+    /// replaces the tool's own `#[tool(rate = "...")]`. Past the limit a call is refused
+    /// with an error result that says the limit and when to call again. Building fails when
+    /// no tool has that name.
+    pub fn rate_limit(mut self, name: impl Into<String>, rate: Rate) -> Self {
+        self.rate_limits.push((name.into(), rate));
+        self
+    }
+
+    /// Limits how often each client may call tools (by its [`Caller::key`](crate::context::Caller::key):
+    /// its token's subject, its session, or its address). Over HTTP a client past it gets
+    /// `429 Too Many Requests` with `Retry-After` for any request; elsewhere its calls are
+    /// refused with an error result that says when to call again.
+    pub fn client_rate(mut self, rate: Rate) -> Self {
+        self.client_rate = Some(rate);
+        self
+    }
+
+    /// Limits what each client may spend: calls and tokens of tool output (see
+    /// [`Budget`]). Past it, a call is an error result whose status is `budget_exceeded`.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Writes the arguments' values into each call's audit event (their size only, by
+    /// default: arguments may hold what the audit trail should not keep). Audit events are
+    /// `tracing` events of the target [`AUDIT_TARGET`](crate::ops::AUDIT_TARGET).
+    pub fn audit_arguments(mut self, on: bool) -> Self {
+        self.observer.audit_arguments = on;
+        self
+    }
+
+    /// Counts calls through the [`metrics`](https://docs.rs/metrics) facade, for whatever
+    /// recorder the program installs (see [`Prometheus`](crate::ops::Prometheus)): calls
+    /// and errors per tool, calls in flight, and a histogram of their duration. Off by
+    /// default.
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.observer.metrics = on;
+        self
+    }
+
+    /// Adds tools under a prefix: a tool `list` in group `github` is called `github_list`.
+    pub fn group(
+        mut self,
+        prefix: impl Into<String>,
+        tools: impl IntoIterator<Item = DynamicTool>,
+    ) -> Self {
+        self.groups
+            .push((prefix.into(), tools.into_iter().collect()));
+        self
+    }
+
+    /// Adds a prompt made at run time.
+    pub fn prompt(mut self, prompt: DynamicPrompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds a resource (or resource template) made at run time.
+    pub fn resource(mut self, resource: DynamicResource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// The handle that tells subscribed clients a resource changed, for the state of the
+    /// code that changes resources (the registry built from here uses the same one).
+    pub fn resource_updates(&self) -> ResourceUpdates {
+        self.resource_updates.clone()
+    }
+
+    /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
+    /// clash, or a `State<T>` parameter whose state was not registered.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let statics = StaticTools::global()?;
+        self.check_states(statics)?;
+        self.assemble(statics)
+    }
+
+    /// Builds a registry that describes the tools (lists, checks, exports) but may lack the
+    /// state some need to run: a call of one of those answers the missing-state error.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn build_for_description(self) -> Result<Registry, RegistryError> {
+        self.assemble(StaticTools::global()?)
+    }
+
+    /// Refuses a `State<T>` parameter, of a tool, a prompt or a resource, whose state was
+    /// not registered.
+    fn check_states(&self, statics: &StaticTools) -> Result<(), RegistryError> {
+        let catalog = &statics.catalog;
+        let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));
+        let prompts = catalog
+            .prompts()
+            .iter()
+            .map(|p| (ItemKind::Prompt, p.about()));
+        let resources = catalog
+            .resources()
+            .iter()
+            .map(|r| (ItemKind::Resource, r.about()));
+        let runnables = statics
+            .runnables
+            .iter()
+            .chain(&statics.prompt_runnables)
+            .chain(&statics.resource_runnables);
+        for ((what, about), runnable) in tools.chain(prompts).chain(resources).zip(runnables) {
+            if let Some(requirement) = runnable
+                .requirements()
+                .find(|requirement| !self.state.contains(requirement.type_id))
+            {
+                return Err(RegistryError::MissingState {
+                    what,
+                    tool: about.name().to_owned(),
+                    type_name: requirement.type_name,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
+        let (sender, _) = watch::channel(Versions::default());
+        let registry = Registry {
+            default_timeout: self.default_timeout,
+            observer: self.observer,
+            rate_limits: RwLock::default(),
+            rate_overrides: self.rate_limits.into_iter().collect(),
+            client_limiter: self.client_rate.map(ClientLimiter::new),
+            budgets: self
+                .budget
+                .limits()
+                .then(|| Arc::new(Budgets::new(self.budget))),
+            statics,
+            dynamic: RwLock::new(BTreeMap::new()),
+            surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
+            context: CallContext::new(Arc::new(self.state)),
+            changes: sender,
+            resource_updates: self.resource_updates,
+        };
+        for tool in statics.catalog.tools() {
+            registry.set_rate_limit(tool.name(), registry.rate_for(tool));
+        }
+        for tool in self.tools {
+            registry.add_tool(tool)?;
+        }
+        for (prefix, tools) in self.groups {
+            registry.add_group(&prefix, tools)?;
+        }
+        for prompt in self.prompts {
+            registry.add_prompt(prompt)?;
+        }
+        for resource in self.resources {
+            registry.add_resource(resource)?;
+        }
+        // Each tool took its limit as it came in; a limit must name a tool.
+        let unknown = registry
+            .rate_overrides
+            .keys()
+            .find(|name| registry.get(name).is_none());
+        if let Some(name) = unknown {
+            return Err(RegistryError::UnknownTool { name: name.clone() });
+        }
+        Ok(registry)
+    }
+}

@@ -1,0 +1,230 @@
+//! Calling a tool: the one entry point every caller goes through (a protocol's connection,
+//! REST, a direct call), and the call once started, whose work is still to run.
+
+use super::Registry;
+use crate::call::caller::Caller;
+use crate::call::context::CallContext;
+use crate::call::error::CallError;
+use crate::call::result::ToolResult;
+use crate::call::runnable::ToolRef;
+use crate::catalog::Tool;
+use crate::ops::watch::CallWatch;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a call started: it ended at once (an unknown tool, a refusal, an argument error),
+/// or it runs, with its work still to be awaited.
+pub(crate) enum CallStart {
+    Ended(ToolResult),
+    Running(PendingCall),
+}
+
+/// A started call whose work is still to be awaited; it owns everything it needs, so it can
+/// move into a task.
+pub(crate) struct PendingCall {
+    tool: ToolRef,
+    input: Value,
+    invocation: crate::call::Invocation,
+    /// The tool's own time limit, else the registry's default.
+    limit: Option<Duration>,
+    watch: CallWatch,
+}
+
+impl PendingCall {
+    /// Awaits the work and gives the result.
+    pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
+        let outcome = crate::call::complete(&self.tool, self.invocation, context, self.limit).await;
+        let name = self.tool.name().to_owned();
+        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
+        self.watch.finish(&result);
+        result
+    }
+
+    /// The call as work to run in place, when it is a sync tool proven quick; else the call
+    /// as it was.
+    pub(crate) fn into_in_place(self, context: &CallContext) -> Result<InPlaceCall, PendingCall> {
+        match self.invocation {
+            crate::call::Invocation::Blocking(work)
+                if self.tool.runnable().pace().runs_in_place() =>
+            {
+                Ok(InPlaceCall {
+                    scope: context.scope().cloned(),
+                    limit: self.limit,
+                    tool: self.tool,
+                    input: self.input,
+                    work,
+                    watch: self.watch,
+                })
+            }
+            invocation => Err(PendingCall { invocation, ..self }),
+        }
+    }
+}
+
+/// A started call of a sync tool proven quick, which a transport may run in place.
+pub(crate) struct InPlaceCall {
+    tool: ToolRef,
+    input: Value,
+    work: crate::call::invoke::BlockingWork,
+    limit: Option<Duration>,
+    watch: CallWatch,
+    /// The call's scope, which says whether the tool asked for pages to be visited.
+    scope: Option<std::sync::Arc<crate::call::scope::CallScope>>,
+}
+
+impl InPlaceCall {
+    /// The time limit of the call, if any.
+    pub(crate) fn limit(&self) -> Option<Duration> {
+        self.limit
+    }
+
+    /// The tool that runs.
+    pub(crate) fn tool(&self) -> &ToolRef {
+        &self.tool
+    }
+
+    /// What records the call's end, for a watchdog that may end it first.
+    pub(crate) fn watch(&self) -> &CallWatch {
+        &self.watch
+    }
+
+    /// Runs the work here and now; `started` is the time it starts at.
+    pub(crate) fn run(self, started: std::time::Instant) -> ToolResult {
+        let scope = self.scope.as_deref();
+        let outcome = crate::call::complete_in_place(&self.tool, self.work, scope, started);
+        let name = self.tool.name().to_owned();
+        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
+        self.watch.finish(&result);
+        result
+    }
+}
+
+impl Registry {
+    /// The context calls run with.
+    pub fn context(&self) -> &CallContext {
+        &self.context
+    }
+
+    /// Calls the tool `name` with `input` (a JSON object of arguments, or `null`).
+    ///
+    /// Never panics, whatever the input or the tool does: every failure is in the result.
+    /// Past its time limit the call answers the timeout error at once and the tool's
+    /// [`Cancellation`](crate::Cancellation) fires; a sync tool that keeps running is not
+    /// waited for.
+    pub async fn call(&self, name: &str, input: Value) -> ToolResult {
+        self.call_in(name, input, &self.direct_context()).await
+    }
+
+    /// Calls a tool on behalf of `caller`, as a transport of your own would: as
+    /// [`Registry::call`], with the caller's permissions (the scopes of its token), rate
+    /// limit and budget, and the caller named in the audit trail.
+    ///
+    /// ```
+    /// use tool_runtime::context::Caller;
+    /// use tool_runtime::{tool, Registry};
+    ///
+    /// /// Read the shared notes.
+    /// #[tool(scopes = ["notes:read"])]
+    /// fn read_notes() -> &'static str {
+    ///     "remember the milk"
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new().unwrap();
+    /// let reader = Caller::http(None).with_subject("ada", ["notes:read"]);
+    /// let result = registry.call_for(reader, "read_notes", serde_json::json!({})).await;
+    /// assert!(result.error().is_none());
+    ///
+    /// let stranger = Caller::http(None).with_subject("eve", ["profile"]);
+    /// let result = registry.call_for(stranger, "read_notes", serde_json::json!({})).await;
+    /// assert_eq!(result.error().unwrap().status(), "insufficient_scope");
+    /// # });
+    /// ```
+    pub async fn call_for(
+        &self,
+        caller: crate::call::caller::Caller,
+        name: &str,
+        input: Value,
+    ) -> ToolResult {
+        self.call_in(name, input, &self.direct_context_for(caller))
+            .await
+    }
+
+    /// The context of one call made directly on the registry (not through a protocol): its
+    /// own scope, so a timeout cancels this call and no other.
+    pub(crate) fn direct_context(&self) -> CallContext {
+        self.direct_context_for(Caller::DIRECT)
+    }
+
+    /// [`direct_context`](Registry::direct_context), made on behalf of `caller`.
+    pub(super) fn direct_context_for(&self, caller: Caller) -> CallContext {
+        let scope = crate::call::scope::CallScope::detached().called_by(caller);
+        self.context.with_scope(Arc::new(scope))
+    }
+
+    /// A tool's time limit: its own, else the registry's default.
+    pub(crate) fn limit_for(&self, tool: &Tool) -> Option<Duration> {
+        tool.timeout().or(self.default_timeout)
+    }
+
+    /// Calls a tool with a context of the caller's making (the protocol layer gives each
+    /// call its own scope: progress, logging, cancellation).
+    pub(crate) async fn call_in(
+        &self,
+        name: &str,
+        input: Value,
+        context: &CallContext,
+    ) -> ToolResult {
+        match self.start_call(name, input, context) {
+            CallStart::Ended(result) => result,
+            CallStart::Running(pending) => pending.finish(context).await,
+        }
+    }
+
+    /// The context of a call made through a protocol, which gives it `scope` (its
+    /// progress, logging, cancellation and caller).
+    pub(crate) fn call_context(&self, scope: Arc<crate::call::scope::CallScope>) -> CallContext {
+        self.context.with_scope(scope)
+    }
+
+    /// Starts a call: its result when it ended without running (an unknown tool, a
+    /// refusal, an argument error), else the work to await.
+    pub(crate) fn start_call(&self, name: &str, input: Value, context: &CallContext) -> CallStart {
+        let caller = context.caller();
+        let Some(tool) = self.get(name) else {
+            let unknown = CallError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: self.closest_name(name),
+            };
+            return CallStart::Ended(self.refused(name, None, input, caller, unknown));
+        };
+        let key = match self.admit(&tool, caller) {
+            Ok(key) => key,
+            Err(refusal) => {
+                return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
+            }
+        };
+        let charged = self.budgets.as_ref().zip(key);
+        let watch = self.observer.watch(name, true, &input, caller, charged);
+        match crate::call::start(&tool, &input, context) {
+            crate::call::Started::Finished(outcome) => {
+                let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
+                watch.finish(&result);
+                CallStart::Ended(result)
+            }
+            crate::call::Started::Pending(invocation) => CallStart::Running(PendingCall {
+                limit: self.limit_for(&tool),
+                tool,
+                input,
+                invocation,
+                watch,
+            }),
+        }
+    }
+
+    pub(super) fn closest_name(&self, name: &str) -> Option<String> {
+        let tools = self.tools();
+        tool_rules::closest(name, tools.iter().map(|tool| tool.name()), 0.7).map(str::to_owned)
+    }
+}

@@ -1,0 +1,155 @@
+//! Why a registry could not be built or changed, in words that name both sides of a clash.
+
+use crate::catalog::{CatalogError, ItemKind};
+use std::fmt;
+
+/// Why a registry could not be built or changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The static catalog could not be built.
+    Catalog(CatalogError),
+    /// A tool or prompt with this name, or a resource with this URI, exists already.
+    AlreadyExists {
+        /// What was added.
+        what: ItemKind,
+        /// The name (the URI, for a resource).
+        name: String,
+        /// What holds the name now: a `#[tool]` and where, or a tool added at run time.
+        existing: String,
+    },
+    /// The name breaks the naming rule.
+    InvalidName {
+        /// What was made.
+        what: ItemKind,
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A run-time tool's (prompt's, resource's) argument type does not describe an object.
+    InvalidSchema {
+        /// What was made.
+        what: ItemKind,
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A run-time resource's URI or template is refused.
+    InvalidResource {
+        /// The URI or URI template.
+        uri: String,
+        /// Why.
+        reason: String,
+    },
+    /// A rate limit ([`RegistryBuilder::rate_limit`]) names a tool the registry does not
+    /// have.
+    UnknownTool {
+        /// The name given.
+        name: String,
+    },
+    /// A run-time tool's OAuth scope ([`DynamicTool::scopes`]) cannot be one.
+    InvalidScope {
+        /// The tool.
+        tool: String,
+        /// The scope given.
+        scope: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tool, prompt or resource takes `State<T>` but no `T` was registered.
+    MissingState {
+        /// What takes it.
+        what: ItemKind,
+        /// Its name.
+        tool: String,
+        /// The state's type.
+        type_name: &'static str,
+    },
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Catalog(error) => error.fmt(f),
+            RegistryError::AlreadyExists {
+                what: ItemKind::Resource,
+                name,
+                existing,
+            } => write!(
+                f,
+                "a resource with URI `{name}` already exists ({existing})"
+            ),
+            RegistryError::AlreadyExists {
+                what,
+                name,
+                existing,
+            } => write!(f, "a {what} named `{name}` already exists ({existing})"),
+            RegistryError::InvalidResource { uri, reason } => {
+                write!(f, "resource `{uri}` cannot be built: {reason}")
+            }
+            RegistryError::InvalidName { what, name, reason } => {
+                write!(f, "`{name}` is not a valid {what} name: {reason}")
+            }
+            RegistryError::InvalidSchema { what, name, reason } => {
+                write!(f, "{what} `{name}` cannot be built: {reason}")
+            }
+            RegistryError::UnknownTool { name } => {
+                write!(
+                    f,
+                    "a rate limit names the tool `{name}`, but no tool has that name"
+                )
+            }
+            RegistryError::InvalidScope {
+                tool,
+                scope,
+                reason,
+            } => write!(
+                f,
+                "tool `{tool}` cannot require the scope {scope:?}: {reason}"
+            ),
+            RegistryError::MissingState {
+                what,
+                tool,
+                type_name,
+            } => write!(
+                f,
+                "{what} `{tool}` takes State<{type_name}>, but no {type_name} was registered; add \
+                 it with Registry::builder().state(...)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// What holds a name (or URI) already.
+pub(crate) enum Holder {
+    /// One of the binary's own, written where it says.
+    Static(Option<crate::catalog::SourceLocation>),
+    /// One added at run time.
+    RunTime,
+}
+
+impl RegistryError {
+    /// The name of a `what` clashes with what `holder` is.
+    pub(crate) fn already_exists(what: ItemKind, name: String, holder: Holder) -> RegistryError {
+        let existing = match holder {
+            Holder::Static(Some(location)) => format!("a #[{what}] at {location}"),
+            Holder::Static(None) => format!("a #[{what}]"),
+            Holder::RunTime => format!("a {what} added at run time"),
+        };
+        RegistryError::AlreadyExists {
+            what,
+            name,
+            existing,
+        }
+    }
+}
+
+impl From<CatalogError> for RegistryError {
+    fn from(error: CatalogError) -> Self {
+        RegistryError::Catalog(error)
+    }
+}

@@ -246,6 +246,35 @@ pub fn strip_param_attributes(mut item: ItemFn) -> ItemFn {
     item
 }
 
+/// A parameter's type is owned and concrete: arguments are read from JSON that is gone
+/// once the function runs, and a schema needs a type to describe.
+fn check_parameter_type(ty: &Type, kind: Kind, errors: &mut Vec<syn::Error>) {
+    if let Some(borrowed) = borrowed_part(ty) {
+        let owned = match borrowed {
+            Type::Reference(reference) => owned_suggestion(&reference.elem),
+            _ => "an owned type".to_owned(),
+        };
+        errors.push(syn::Error::new_spanned(
+            borrowed,
+            format!(
+                "a {} parameter cannot borrow: arguments are read from JSON that is gone when \
+                 the {} runs; take {owned} instead",
+                kind.attribute(),
+                kind.noun()
+            ),
+        ));
+    } else if contains_impl_trait(ty) {
+        errors.push(syn::Error::new_spanned(
+            ty,
+            format!(
+                "a {} parameter cannot be `impl Trait`: name a concrete type that implements \
+                 serde::Deserialize and schemars::JsonSchema",
+                kind.attribute()
+            ),
+        ));
+    }
+}
+
 impl Param {
     fn from_syn(input: &FnArg, kind: Kind, errors: &mut Vec<syn::Error>) -> Option<Param> {
         let pat_type = match input {
@@ -254,7 +283,7 @@ impl Param {
                     receiver,
                     format!(
                         "a {} function cannot take `self`: write a free function, and reach \
-                     shared data through a `State<T>` parameter",
+                         shared data through a `State<T>` parameter",
                         kind.attribute()
                     ),
                 ));
@@ -269,7 +298,7 @@ impl Param {
                     other,
                     format!(
                         "a {} parameter must be a plain name: its name is the argument's name \
-                     in the schema",
+                         in the schema",
                         kind.attribute()
                     ),
                 ));
@@ -277,31 +306,7 @@ impl Param {
             }
         };
         let ty = (*pat_type.ty).clone();
-        if let Some(borrowed) = borrowed_part(&ty) {
-            let owned = match borrowed {
-                Type::Reference(reference) => owned_suggestion(&reference.elem),
-                _ => "an owned type".to_owned(),
-            };
-            errors.push(syn::Error::new_spanned(
-                borrowed,
-                format!(
-                    "a {} parameter cannot borrow: arguments are read from JSON that is \
-                     gone when the {} runs; take {owned} instead",
-                    kind.attribute(),
-                    kind.noun()
-                ),
-            ));
-        } else if contains_impl_trait(&ty) {
-            errors.push(syn::Error::new_spanned(
-                &ty,
-                format!(
-                    "a {} parameter cannot be `impl Trait`: name a concrete type that \
-                 implements serde::Deserialize and schemars::JsonSchema",
-                    kind.attribute()
-                ),
-            ));
-        }
-
+        check_parameter_type(&ty, kind, errors);
         let mut param = Param {
             wire_name: ident.to_string().trim_start_matches("r#").to_owned(),
             wire_span: ident.span(),
@@ -317,35 +322,46 @@ impl Param {
             length: None,
             pattern: None,
         };
+        param.read_attributes(&pat_type.attrs, kind, errors);
+        param.check_injected(errors);
+        Some(param)
+    }
+
+    /// Reads the parameter's doc comment and its `#[arg(...)]`.
+    fn read_attributes(&mut self, attrs: &[Attribute], kind: Kind, errors: &mut Vec<syn::Error>) {
         let mut doc_lines = Vec::new();
-        for attr in &pat_type.attrs {
+        for attr in attrs {
             if attr.path().is_ident("doc") {
                 if let Some(text) = doc_string(attr, kind, errors) {
                     doc_lines.extend(doc::split_attribute(&text, 0));
                 }
             } else if attr.path().is_ident("arg") {
-                param.read_arg_attribute(attr, errors);
+                self.read_arg_attribute(attr, errors);
             }
         }
         if !doc_lines.is_empty() {
             let texts: Vec<&str> = doc_lines.iter().map(|l| l.text.as_str()).collect();
-            param.doc = Some(texts.join("\n").trim().to_owned());
+            self.doc = Some(texts.join("\n").trim().to_owned());
         }
-        if param.injected
-            && (param.range.is_some() || param.length.is_some() || param.pattern.is_some())
-        {
+    }
+
+    /// A parameter the runtime fills in takes neither limits nor a default.
+    fn check_injected(&self, errors: &mut Vec<syn::Error>) {
+        if !self.injected {
+            return;
+        }
+        if self.range.is_some() || self.length.is_some() || self.pattern.is_some() {
             errors.push(syn::Error::new_spanned(
-                &param.ty,
+                &self.ty,
                 "a parameter filled in by the runtime takes no limits: callers never give it",
             ));
         }
-        if param.injected && !matches!(param.default, ParamDefault::None) {
+        if !matches!(self.default, ParamDefault::None) {
             errors.push(syn::Error::new_spanned(
-                &param.ty,
+                &self.ty,
                 "a parameter filled in by the runtime cannot have a default",
             ));
         }
-        Some(param)
     }
 
     fn read_arg_attribute(&mut self, attr: &Attribute, errors: &mut Vec<syn::Error>) {

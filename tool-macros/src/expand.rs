@@ -9,11 +9,84 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
+/// The path generated code reaches the runtime through.
+fn runtime() -> TokenStream {
+    quote!(::tool_runtime::__private)
+}
+
 pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     let item = tool.stripped_item();
-    let rt = quote!(::tool_runtime::__private);
-    let ident = &tool.ident;
+    let rt = runtime();
+    let invoke = invoke_fn(args.kind, tool);
+    let output_schema = output_schema_fn(args.kind, tool);
+    let defaults = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter_map(|(index, param)| default_fn(param, index));
+    let deferred = checked
+        .deferred
+        .iter()
+        .map(|check| deferred_check(&tool.params[check.param], check));
+    let resource_checks = resource_checks(args, tool);
+    let completer_fns = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter_map(|(index, param)| completer_fn(param, index));
+    let params = tool
+        .params
+        .iter()
+        .zip(&checked.param_docs)
+        .enumerate()
+        .map(|(index, (param, doc))| param_spec(param, doc.as_deref(), index));
+    let param_count = tool.params.len();
+    let about = description(args, tool, checked);
+    let surface = surface(args);
+    let requirements = tool.params.iter().map(|param| {
+        let ty = &param.ty;
+        quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::requirement)
+    });
+    let completers = completers(tool);
 
+    quote! {
+        #item
+
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all, non_snake_case)]
+        const _: () = {
+            #invoke
+
+            #output_schema
+
+            #(#defaults)*
+
+            #(#deferred)*
+
+            #(#resource_checks)*
+
+            #(#completer_fns)*
+
+            static __TOOL_PARAMS: [#rt::ParamSpec; #param_count] = [#(#params),*];
+
+            #rt::register_tool! {
+                #rt::ToolRegistration {
+                    about: #about,
+                    surface: #surface,
+                    invoke: __tool_invoke,
+                    requirements: &[#(#requirements),*],
+                    completers: &[#(#completers),*],
+                }
+            }
+        };
+    }
+}
+
+/// `__tool_invoke`: reads each parameter (compile-time checks first), and gives the work
+/// that calls the function and converts its output as its kind says.
+fn invoke_fn(kind: Kind, tool: &ToolFn) -> TokenStream {
+    let rt = runtime();
+    let ident = &tool.ident;
     let values: Vec<_> = (0..tool.params.len())
         .map(|i| format_ident!("__tool_p{}", i))
         .collect();
@@ -32,104 +105,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             None
         }
     });
-    let deferred = checked
-        .deferred
-        .iter()
-        .map(|check| deferred_check(&tool.params[check.param], check));
-    let requirements = tool.params.iter().map(|param| {
-        let ty = &param.ty;
-        quote_spanned!(ty.span()=> <#ty as #rt::ToolParam>::requirement)
-    });
-
-    let output_ty = match &tool.output {
-        Some(ty) => quote!(#ty),
-        None => quote!(()),
-    };
-    let output_span = tool.output.as_ref().map_or(ident.span(), |ty| ty.span());
-    let convert = match args.kind {
-        Kind::Tool => quote_spanned! {output_span=>
-            #[allow(unused_imports)]
-            use #rt::{ViaContentResult as _, ViaContent as _, ViaResult as _, ViaSerialize as _};
-            (&&&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
-        },
-        Kind::Prompt => quote_spanned! {output_span=>
-            #rt::prompt_output::<#output_ty>(__tool_output)
-        },
-        Kind::Resource => quote_spanned! {output_span=>
-            #rt::resource_output::<#output_ty>(__tool_output)
-        },
-    };
-    let output_schema = match args.kind {
-        Kind::Tool => quote! {
-            #[allow(unused_imports)]
-            use #rt::{
-                OutputSchemaViaResult as _, OutputSchemaNoneForResult as _,
-                OutputSchemaViaType as _, OutputSchemaNone as _,
-            };
-            (&&&&#rt::OutputProbe::<#output_ty>::new()).output_schema(__tool_generator)
-        },
-        Kind::Prompt | Kind::Resource => quote! {
-            let _ = __tool_generator;
-            ::core::option::Option::None
-        },
-    };
-    let surface = match args.kind {
-        Kind::Tool => quote!(#rt::Surface::Tool),
-        Kind::Prompt => quote!(#rt::Surface::Prompt),
-        Kind::Resource => {
-            let uri = args.uri.as_ref().map(|uri| uri.value()).unwrap_or_default();
-            let mime_type = option_str(args.mime_type.as_ref().map(|m| m.value()).as_deref());
-            let size = match args.size {
-                Some(size) => quote!(::core::option::Option::Some(#size)),
-                None => quote!(::core::option::Option::None),
-            };
-            quote!(#rt::Surface::Resource(#rt::ResourceSpec {
-                uri: #uri,
-                mime_type: #mime_type,
-                size: #size,
-            }))
-        }
-    };
-    let completer_fns = tool
-        .params
-        .iter()
-        .enumerate()
-        .filter_map(|(index, param)| completer_fn(param, index));
-    let completers = tool.params.iter().enumerate().map(|(index, param)| {
-        if param.complete.is_some() {
-            let name = format_ident!("__tool_complete_{}", index);
-            quote!(::core::option::Option::Some(#name as #rt::CompleteFn))
-        } else {
-            quote!(::core::option::Option::None)
-        }
-    });
-    let resource_checks = if args.kind == Kind::Resource {
-        let variables = args
-            .uri
-            .as_ref()
-            .and_then(|uri| crate::valid::template_variables(&uri.value()).ok())
-            .unwrap_or_default();
-        tool.params
-            .iter()
-            .filter(|param| {
-                !param.injected
-                    && !param.surely_an_argument()
-                    && !variables.contains(&param.wire_name)
-            })
-            .map(|param| {
-                let ty = &param.ty;
-                let message = format!(
-                    "parameter `{}` is not a variable of the URI template; add `{{{{{}}}}}` to it (a resource's arguments all come from its URI)",
-                    param.wire_name, param.wire_name
-                );
-                quote_spanned! {ty.span()=>
-                    const _: () = ::core::assert!(<#ty as #rt::ToolParam>::INJECTED, #message);
-                }
-            })
-            .collect::<Vec<_>>()
-    } else {
-        Vec::new()
-    };
+    let convert = output_conversion(kind, tool);
     let invocation = if tool.is_async {
         quote! {
             #rt::Invocation::Async(::std::boxed::Box::pin(async move {
@@ -145,20 +121,147 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             }))
         }
     };
+    quote! {
+        fn __tool_invoke(
+            __tool_args: &mut #rt::Arguments<'_>,
+        ) -> ::core::option::Option<#rt::Invocation> {
+            #(#checks)*
+            #(let #values = #extractions;)*
+            let (#(#values,)*) = match (#(#values,)*) {
+                (#(::core::option::Option::Some(#values),)*) => (#(#values,)*),
+                #[allow(unreachable_patterns)]
+                _ => return ::core::option::Option::None,
+            };
+            ::core::option::Option::Some(#invocation)
+        }
+    }
+}
 
-    let params = tool
-        .params
-        .iter()
-        .zip(&checked.param_docs)
-        .enumerate()
-        .map(|(index, (param, doc))| param_spec(param, doc.as_deref(), index));
-    let defaults = tool
-        .params
-        .iter()
-        .enumerate()
-        .filter_map(|(index, param)| default_fn(param, index));
-    let param_count = tool.params.len();
+/// The type the function returns (`()` when it returns nothing), and where to report it.
+fn output_type(tool: &ToolFn) -> (TokenStream, proc_macro2::Span) {
+    match &tool.output {
+        Some(ty) => (quote!(#ty), ty.span()),
+        None => (quote!(()), tool.ident.span()),
+    }
+}
 
+/// The conversion of `__tool_output` into what a call of this kind answers, spanned on the
+/// output type so a trait error lands there.
+fn output_conversion(kind: Kind, tool: &ToolFn) -> TokenStream {
+    let rt = runtime();
+    let (output_ty, output_span) = output_type(tool);
+    match kind {
+        Kind::Tool => quote_spanned! {output_span=>
+            #[allow(unused_imports)]
+            use #rt::{ViaContentResult as _, ViaContent as _, ViaResult as _, ViaSerialize as _};
+            (&&&&#rt::OutputProbe::<#output_ty>::new()).tool_output_kind().convert(__tool_output)
+        },
+        Kind::Prompt => quote_spanned! {output_span=>
+            #rt::prompt_output::<#output_ty>(__tool_output)
+        },
+        Kind::Resource => quote_spanned! {output_span=>
+            #rt::resource_output::<#output_ty>(__tool_output)
+        },
+    }
+}
+
+/// `__tool_output_schema`: a tool's output schema when its type has one; prompts and
+/// resources have none.
+fn output_schema_fn(kind: Kind, tool: &ToolFn) -> TokenStream {
+    let rt = runtime();
+    let (output_ty, _) = output_type(tool);
+    let body = match kind {
+        Kind::Tool => quote! {
+            #[allow(unused_imports)]
+            use #rt::{
+                OutputSchemaViaResult as _, OutputSchemaNoneForResult as _,
+                OutputSchemaViaType as _, OutputSchemaNone as _,
+            };
+            (&&&&#rt::OutputProbe::<#output_ty>::new()).output_schema(__tool_generator)
+        },
+        Kind::Prompt | Kind::Resource => quote! {
+            let _ = __tool_generator;
+            ::core::option::Option::None
+        },
+    };
+    quote! {
+        fn __tool_output_schema(
+            __tool_generator: &mut #rt::SchemaGenerator,
+        ) -> ::core::option::Option<#rt::Schema> {
+            #body
+        }
+    }
+}
+
+/// What the registration is: a tool, a prompt, or a resource with its URI.
+fn surface(args: &ToolArgs) -> TokenStream {
+    let rt = runtime();
+    match args.kind {
+        Kind::Tool => quote!(#rt::Surface::Tool),
+        Kind::Prompt => quote!(#rt::Surface::Prompt),
+        Kind::Resource => {
+            let uri = args.uri.as_ref().map(|uri| uri.value()).unwrap_or_default();
+            let mime_type = option_str(args.mime_type.as_ref().map(|m| m.value()).as_deref());
+            let size = match args.size {
+                Some(size) => quote!(::core::option::Option::Some(#size)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#rt::Surface::Resource(#rt::ResourceSpec {
+                uri: #uri,
+                mime_type: #mime_type,
+                size: #size,
+            }))
+        }
+    }
+}
+
+/// The completion function of each parameter, or none.
+fn completers(tool: &ToolFn) -> Vec<TokenStream> {
+    let rt = runtime();
+    let completer = |(index, param): (usize, &Param)| match param.complete.is_some() {
+        true => {
+            let name = format_ident!("__tool_complete_{}", index);
+            quote!(::core::option::Option::Some(#name as #rt::CompleteFn))
+        }
+        false => quote!(::core::option::Option::None),
+    };
+    tool.params.iter().enumerate().map(completer).collect()
+}
+
+/// A resource's checks that every parameter not in its URI template is filled in by the
+/// runtime (what only the compiler can tell, through aliases).
+fn resource_checks(args: &ToolArgs, tool: &ToolFn) -> Vec<TokenStream> {
+    if args.kind != Kind::Resource {
+        return Vec::new();
+    }
+    let rt = runtime();
+    let variables = args
+        .uri
+        .as_ref()
+        .and_then(|uri| crate::valid::template_variables(&uri.value()).ok())
+        .unwrap_or_default();
+    tool.params
+        .iter()
+        .filter(|param| {
+            !param.injected && !param.surely_an_argument() && !variables.contains(&param.wire_name)
+        })
+        .map(|param| {
+            let ty = &param.ty;
+            let message = format!(
+                "parameter `{}` is not a variable of the URI template; add `{{{{{}}}}}` to it \
+                 (a resource's arguments all come from its URI)",
+                param.wire_name, param.wire_name
+            );
+            quote_spanned! {ty.span()=>
+                const _: () = ::core::assert!(<#ty as #rt::ToolParam>::INJECTED, #message);
+            }
+        })
+        .collect()
+}
+
+/// The `ToolDescription`: names, docs, examples, hints and limits.
+fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream {
+    let rt = runtime();
     let name = &checked.name;
     let title = option_str(checked.title.as_deref());
     let summary = &checked.summary;
@@ -167,10 +270,8 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
         CheckedExample::Arguments(json) => quote!(#rt::Example::Arguments(#json)),
         CheckedExample::Text(text) => quote!(#rt::Example::Text(#text)),
     });
-    let read_only = hint(args.read_only);
-    let destructive = hint(args.destructive);
-    let idempotent = hint(args.idempotent);
-    let open_world = hint(args.open_world);
+    let (read_only, destructive) = (hint(args.read_only), hint(args.destructive));
+    let (idempotent, open_world) = (hint(args.idempotent), hint(args.open_world));
     let timeout = match args.timeout_ms {
         Some(millis) => {
             quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
@@ -185,17 +286,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
     };
     let scopes = args.scopes.iter().flatten();
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
-    let forms = crate::forms::forms_in(&tool.item).into_iter().map(|ty| {
-        let shown = quote::ToTokens::to_token_stream(&ty)
-            .to_string()
-            .replace(' ', "");
-        quote_spanned! {ty.span()=>
-            #rt::FormSpec {
-                name: #shown,
-                schema: <#ty as #rt::ElicitForm>::requested_schema,
-            }
-        }
-    });
+    let forms = forms(tool);
     let task = match args.task {
         Some(crate::args::Task::Optional) => quote!(#rt::TaskSupport::Optional),
         Some(crate::args::Task::Required) => quote!(#rt::TaskSupport::Required),
@@ -208,74 +299,49 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             module_path: ::core::module_path!(),
         }
     };
-
     quote! {
-        #item
+        #rt::ToolDescription {
+            name: #name,
+            title: #title,
+            summary: #summary,
+            description: #description,
+            examples: &[#(#examples),*],
+            params: &__TOOL_PARAMS,
+            annotations: #rt::Annotations {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            },
+            timeout: #timeout,
+            rate: #rate,
+            scopes: &[#(#scopes),*],
+            large_output_as_resource: #large_output_as_resource,
+            task: #task,
+            forms: &[#(#forms),*],
+            output_schema: __tool_output_schema,
+            location: #location,
+        }
+    }
+}
 
-        #[doc(hidden)]
-        #[allow(unused_qualifications, clippy::all, non_snake_case)]
-        const _: () = {
-            fn __tool_invoke(
-                __tool_args: &mut #rt::Arguments<'_>,
-            ) -> ::core::option::Option<#rt::Invocation> {
-                #(#checks)*
-                #(let #values = #extractions;)*
-                let (#(#values,)*) = match (#(#values,)*) {
-                    (#(::core::option::Option::Some(#values),)*) => (#(#values,)*),
-                    #[allow(unreachable_patterns)]
-                    _ => return ::core::option::Option::None,
-                };
-                ::core::option::Option::Some(#invocation)
-            }
-
-            fn __tool_output_schema(
-                __tool_generator: &mut #rt::SchemaGenerator,
-            ) -> ::core::option::Option<#rt::Schema> {
-                #output_schema
-            }
-
-            #(#defaults)*
-
-            #(#deferred)*
-
-            #(#resource_checks)*
-
-            #(#completer_fns)*
-
-            static __TOOL_PARAMS: [#rt::ParamSpec; #param_count] = [#(#params),*];
-
-            #rt::register_tool! {
-                #rt::ToolRegistration {
-                    about: #rt::ToolDescription {
-                        name: #name,
-                        title: #title,
-                        summary: #summary,
-                        description: #description,
-                        examples: &[#(#examples),*],
-                        params: &__TOOL_PARAMS,
-                        annotations: #rt::Annotations {
-                            read_only: #read_only,
-                            destructive: #destructive,
-                            idempotent: #idempotent,
-                            open_world: #open_world,
-                        },
-                        timeout: #timeout,
-                        rate: #rate,
-                        scopes: &[#(#scopes),*],
-                        large_output_as_resource: #large_output_as_resource,
-                        task: #task,
-                        forms: &[#(#forms),*],
-                        output_schema: __tool_output_schema,
-                        location: #location,
-                    },
-                    surface: #surface,
-                    invoke: __tool_invoke,
-                    requirements: &[#(#requirements),*],
-                    completers: &[#(#completers),*],
+/// The forms the function's body elicits, each with the schema its type gives.
+fn forms(tool: &ToolFn) -> Vec<TokenStream> {
+    let rt = runtime();
+    crate::forms::forms_in(&tool.item)
+        .into_iter()
+        .map(|ty| {
+            let shown = quote::ToTokens::to_token_stream(&ty)
+                .to_string()
+                .replace(' ', "");
+            quote_spanned! {ty.span()=>
+                #rt::FormSpec {
+                    name: #shown,
+                    schema: <#ty as #rt::ElicitForm>::requested_schema,
                 }
             }
-        };
-    }
+        })
+        .collect()
 }
 
 /// The expression that produces one parameter's value, spanned on its type so a trait error

@@ -50,109 +50,21 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
             tool.ident.span(),
         ),
     };
-    let kind = args.kind;
-    if kind == Kind::Resource {
-        if name.trim().is_empty() {
-            errors.push(syn::Error::new(
-                name_span,
-                "a resource's name cannot be empty",
-            ));
-        }
-    } else if let Err(reason) = check_name(&name) {
-        errors.push(syn::Error::new(
-            name_span,
-            format!("`{name}` is not a valid {} name: {reason}", kind.noun()),
-        ));
-    }
-    match kind {
-        Kind::Tool => {
-            for param in &tool.params {
-                if let Some(path) = &param.complete {
-                    errors.push(syn::Error::new_spanned(
-                        path,
-                        "`complete` is for the arguments of a #[prompt] and the variables of a #[resource] template: clients ask to complete those, not tool arguments",
-                    ));
-                }
-            }
-        }
+    check_name_of(args.kind, &name, name_span, errors);
+    match args.kind {
+        Kind::Tool => check_no_completions(tool, errors),
         Kind::Resource => check_template(args, tool, errors),
         Kind::Prompt => {}
     }
-    check_headers(kind, tool, errors);
+    check_headers(args.kind, tool, errors);
 
     let doc = doc::parse(&tool.doc_lines);
     let span_of = |origin: usize| tool.doc_spans.get(origin).copied().unwrap_or(name_span);
     for error in &doc.errors {
         errors.push(syn::Error::new(span_of(error.origin), &error.message));
     }
-
-    let (summary, description) = match &args.description {
-        Some(lit) => {
-            let text = lit.value().trim().to_owned();
-            if text.is_empty() {
-                errors.push(syn::Error::new(lit.span(), "the description is empty"));
-            }
-            (doc::first_paragraph(&text), text)
-        }
-        None => {
-            if doc.description.trim().is_empty() {
-                errors.push(syn::Error::new(
-                    tool.ident.span(),
-                    match kind {
-                        Kind::Tool => format!(
-                            "tool `{name}` has no description: add a doc comment (`/// What it \
-                             does.`) or #[tool(description = \"...\")]; the model reads it to \
-                             decide when to call the tool"
-                        ),
-                        _ => format!(
-                            "{} `{name}` has no description: add a doc comment (`/// What it \
-                             is.`) or {}(description = \"...\")]; clients show it to the user",
-                            kind.noun(),
-                            kind.attribute().trim_end_matches(']')
-                        ),
-                    },
-                ));
-            }
-            (doc.summary.clone(), doc.description.clone())
-        }
-    };
-
-    let mut param_docs: Vec<Option<String>> = tool.params.iter().map(|p| p.doc.clone()).collect();
-    for section_doc in &doc.params {
-        let found = tool
-            .params
-            .iter()
-            .position(|p| p.wire_name == section_doc.name || p.ident == section_doc.name);
-        match found {
-            Some(index) if tool.params[index].injected => errors.push(syn::Error::new(
-                span_of(section_doc.origin),
-                format!(
-                    "`{}` is filled in by the runtime and is not shown to callers; remove its \
-                     documentation from the arguments section",
-                    section_doc.name
-                ),
-            )),
-            Some(index) if param_docs[index].is_some() => errors.push(syn::Error::new(
-                span_of(section_doc.origin),
-                format!(
-                    "parameter `{}` is documented twice: on the parameter and in the \
-                     arguments section",
-                    section_doc.name
-                ),
-            )),
-            Some(index) => param_docs[index] = Some(section_doc.text.clone()),
-            None => errors.push(syn::Error::new(
-                span_of(section_doc.origin),
-                format!(
-                    "this documents `{}`, which is not a parameter of `{}`; parameters: {}",
-                    section_doc.name,
-                    tool.ident,
-                    argument_list(tool)
-                ),
-            )),
-        }
-    }
-
+    let (summary, description) = descriptions(args, tool, &name, &doc, errors);
+    let param_docs = param_docs(tool, &doc, &span_of, errors);
     let mut examples = Vec::new();
     let mut deferred = Vec::new();
     for example in &doc.examples {
@@ -180,6 +92,115 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
         examples,
         deferred,
     }
+}
+
+/// A tool's or prompt's name follows the naming rule; a resource's is not empty.
+fn check_name_of(kind: Kind, name: &str, span: Span, errors: &mut Vec<syn::Error>) {
+    if kind == Kind::Resource {
+        if name.trim().is_empty() {
+            errors.push(syn::Error::new(span, "a resource's name cannot be empty"));
+        }
+    } else if let Err(reason) = check_name(name) {
+        errors.push(syn::Error::new(
+            span,
+            format!("`{name}` is not a valid {} name: {reason}", kind.noun()),
+        ));
+    }
+}
+
+/// A tool's arguments are not completed: clients complete prompt arguments and template
+/// variables only.
+fn check_no_completions(tool: &ToolFn, errors: &mut Vec<syn::Error>) {
+    for param in &tool.params {
+        if let Some(path) = &param.complete {
+            errors.push(syn::Error::new_spanned(
+                path,
+                "`complete` is for the arguments of a #[prompt] and the variables of a \
+                 #[resource] template: clients ask to complete those, not tool arguments",
+            ));
+        }
+    }
+}
+
+/// The summary and the description: the attribute's, else the doc comment's; one of them
+/// must say something.
+fn descriptions(
+    args: &ToolArgs,
+    tool: &ToolFn,
+    name: &str,
+    doc: &doc::ToolDoc,
+    errors: &mut Vec<syn::Error>,
+) -> (String, String) {
+    if let Some(lit) = &args.description {
+        let text = lit.value().trim().to_owned();
+        if text.is_empty() {
+            errors.push(syn::Error::new(lit.span(), "the description is empty"));
+        }
+        return (doc::first_paragraph(&text), text);
+    }
+    if doc.description.trim().is_empty() {
+        let kind = args.kind;
+        let message = match kind {
+            Kind::Tool => format!(
+                "tool `{name}` has no description: add a doc comment (`/// What it does.`) or \
+                 #[tool(description = \"...\")]; the model reads it to decide when to call \
+                 the tool"
+            ),
+            _ => format!(
+                "{} `{name}` has no description: add a doc comment (`/// What it is.`) or \
+                 {}(description = \"...\")]; clients show it to the user",
+                kind.noun(),
+                kind.attribute().trim_end_matches(']')
+            ),
+        };
+        errors.push(syn::Error::new(tool.ident.span(), message));
+    }
+    (doc.summary.clone(), doc.description.clone())
+}
+
+/// Each parameter's doc: from `///` on the parameter, or from the doc comment's arguments
+/// section (never both, and never for a parameter the runtime fills in).
+fn param_docs(
+    tool: &ToolFn,
+    doc: &doc::ToolDoc,
+    span_of: &dyn Fn(usize) -> Span,
+    errors: &mut Vec<syn::Error>,
+) -> Vec<Option<String>> {
+    let mut param_docs: Vec<Option<String>> = tool.params.iter().map(|p| p.doc.clone()).collect();
+    for section_doc in &doc.params {
+        let found = tool
+            .params
+            .iter()
+            .position(|p| p.wire_name == section_doc.name || p.ident == section_doc.name);
+        let span = span_of(section_doc.origin);
+        let name = &section_doc.name;
+        match found {
+            Some(index) if tool.params[index].injected => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "`{name}` is filled in by the runtime and is not shown to callers; remove \
+                     its documentation from the arguments section"
+                ),
+            )),
+            Some(index) if param_docs[index].is_some() => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "parameter `{name}` is documented twice: on the parameter and in the \
+                     arguments section"
+                ),
+            )),
+            Some(index) => param_docs[index] = Some(section_doc.text.clone()),
+            None => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "this documents `{name}`, which is not a parameter of `{}`; parameters: {}",
+                    tool.ident,
+                    argument_list(tool)
+                ),
+            )),
+        }
+    }
+    param_docs
 }
 
 /// A resource's URI template and the function agree: every variable is a parameter, and

@@ -151,84 +151,77 @@ fn legacy_schema(
         }
     };
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-        let name = reference.rsplit('/').next().unwrap_or(reference).to_owned();
-        if inlining.contains(&name) {
-            return Err(format!(
-                "type `{name}` contains itself, and the legacy form has no references to \
-                 describe a recursive type; use the `gemini` (parametersJsonSchema) export"
-            ));
-        }
-        let target = reference
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
-            .ok_or_else(|| format!("reference `{reference}` does not resolve"))?;
-        inlining.push(name);
-        let mut inlined = legacy_schema(target, root, inlining)?;
-        inlining.pop();
-        if let (Some(description), Value::Object(out)) = (map.get("description"), &mut inlined) {
-            out.insert("description".to_owned(), description.clone());
-        }
-        return Ok(inlined);
+        return inline(map, reference, root, inlining);
     }
-
-    let mut out = Map::new();
-    let mut nullable = false;
+    let mut legacy = Legacy {
+        root,
+        inlining,
+        out: Map::new(),
+        nullable: false,
+    };
     for (keyword, value) in map {
-        match keyword.as_str() {
-            "type" => match value {
-                Value::String(kind) => {
-                    out.insert("type".to_owned(), upper(kind).into());
-                }
-                Value::Array(kinds) => {
-                    let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
-                    nullable = named.contains(&"null");
-                    let rest: Vec<&str> = named.into_iter().filter(|k| *k != "null").collect();
-                    match rest.as_slice() {
-                        [one] => {
-                            out.insert("type".to_owned(), upper(one).into());
-                        }
-                        _ => {
-                            let branches: Vec<Value> =
-                                rest.iter().map(|k| json!({"type": upper(k)})).collect();
-                            out.insert("anyOf".to_owned(), Value::Array(branches));
-                        }
-                    }
-                }
-                _ => {}
-            },
-            "anyOf" | "oneOf" => {
-                let branches = value.as_array().cloned().unwrap_or_default();
-                let mut kept = Vec::new();
-                for branch in &branches {
-                    if branch.get("type").and_then(Value::as_str) == Some("null") {
-                        nullable = true;
-                    } else {
-                        kept.push(legacy_schema(branch, root, inlining)?);
-                    }
-                }
-                if kept.len() == 1 {
-                    if let Some(Value::Object(only)) = kept.pop() {
-                        for (key, value) in only {
-                            out.entry(key).or_insert(value);
-                        }
-                    }
-                } else {
-                    out.insert("anyOf".to_owned(), Value::Array(kept));
-                }
-            }
+        legacy.keyword(keyword, value)?;
+    }
+    legacy.finish()
+}
+
+/// The schema a `$ref` points to, in the legacy form, keeping the description given beside
+/// the reference.
+fn inline(
+    map: &Map<String, Value>,
+    reference: &str,
+    root: &Value,
+    inlining: &mut Vec<String>,
+) -> Result<Value, String> {
+    let name = reference.rsplit('/').next().unwrap_or(reference).to_owned();
+    if inlining.contains(&name) {
+        return Err(format!(
+            "type `{name}` contains itself, and the legacy form has no references to \
+             describe a recursive type; use the `gemini` (parametersJsonSchema) export"
+        ));
+    }
+    let target = reference
+        .strip_prefix('#')
+        .and_then(|pointer| root.pointer(pointer))
+        .ok_or_else(|| format!("reference `{reference}` does not resolve"))?;
+    inlining.push(name);
+    let mut inlined = legacy_schema(target, root, inlining)?;
+    inlining.pop();
+    if let (Some(description), Value::Object(out)) = (map.get("description"), &mut inlined) {
+        out.insert("description".to_owned(), description.clone());
+    }
+    Ok(inlined)
+}
+
+/// One schema object being rewritten in the legacy form, keyword by keyword.
+struct Legacy<'a> {
+    root: &'a Value,
+    inlining: &'a mut Vec<String>,
+    out: Map<String, Value>,
+    /// Whether `null` is one of the values (the legacy form says so with `nullable`).
+    nullable: bool,
+}
+
+impl Legacy<'_> {
+    /// Rewrites `keyword`; a keyword the legacy form has no way to say is an error, one it
+    /// does not know is left out.
+    fn keyword(&mut self, keyword: &str, value: &Value) -> Result<(), String> {
+        match keyword {
+            "type" => self.types(value),
+            "anyOf" | "oneOf" => self.branches(value)?,
             "properties" => {
                 let mut properties = Map::new();
                 for (name, property) in value.as_object().into_iter().flatten() {
-                    properties.insert(
-                        name.clone(),
-                        legacy_schema(property, root, inlining)
-                            .map_err(|reason| format!("parameter `{name}`: {reason}"))?,
-                    );
+                    let property = legacy_schema(property, self.root, self.inlining)
+                        .map_err(|reason| format!("parameter `{name}`: {reason}"))?;
+                    properties.insert(name.clone(), property);
                 }
-                out.insert("properties".to_owned(), Value::Object(properties));
+                self.out
+                    .insert("properties".to_owned(), Value::Object(properties));
             }
             "items" => {
-                out.insert("items".to_owned(), legacy_schema(value, root, inlining)?);
+                let items = legacy_schema(value, self.root, self.inlining)?;
+                self.out.insert("items".to_owned(), items);
             }
             "additionalProperties" if value.is_object() || value == &Value::Bool(true) => {
                 return Err(
@@ -237,47 +230,103 @@ fn legacy_schema(
                 );
             }
             "const" => {
-                out.insert("enum".to_owned(), json!([value]));
+                self.out.insert("enum".to_owned(), json!([value]));
             }
-            "enum" => {
-                let options: Vec<&Value> = value.as_array().into_iter().flatten().collect();
-                if options.iter().any(|o| o.is_null()) {
-                    nullable = true;
-                }
-                let strings: Vec<Value> = options
-                    .into_iter()
-                    .filter(|o| o.is_string())
-                    .cloned()
-                    .collect();
-                // The legacy form only has string enums.
-                if !strings.is_empty() {
-                    out.insert("enum".to_owned(), Value::Array(strings));
-                }
-            }
-            "$defs" => {}
+            "enum" => self.enumeration(value),
             other if LEGACY_KEYWORDS.contains(&other) => {
-                out.insert(other.to_owned(), value.clone());
+                self.out.insert(other.to_owned(), value.clone());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `type`: upper case; a list of types becomes `nullable` and an `anyOf`.
+    fn types(&mut self, value: &Value) {
+        match value {
+            Value::String(kind) => {
+                self.out.insert("type".to_owned(), upper(kind).into());
+            }
+            Value::Array(kinds) => {
+                let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
+                self.nullable = named.contains(&"null");
+                let rest: Vec<&str> = named.into_iter().filter(|k| *k != "null").collect();
+                match rest.as_slice() {
+                    [one] => {
+                        self.out.insert("type".to_owned(), upper(one).into());
+                    }
+                    _ => {
+                        let branches: Vec<Value> =
+                            rest.iter().map(|k| json!({"type": upper(k)})).collect();
+                        self.out.insert("anyOf".to_owned(), Value::Array(branches));
+                    }
+                }
             }
             _ => {}
         }
     }
-    if nullable {
-        out.insert("nullable".to_owned(), true.into());
+
+    /// `anyOf` or `oneOf`: a `null` branch becomes `nullable`, and one branch left stands
+    /// for itself.
+    fn branches(&mut self, value: &Value) -> Result<(), String> {
+        let mut kept = Vec::new();
+        for branch in value.as_array().into_iter().flatten() {
+            if branch.get("type").and_then(Value::as_str) == Some("null") {
+                self.nullable = true;
+            } else {
+                kept.push(legacy_schema(branch, self.root, self.inlining)?);
+            }
+        }
+        if kept.len() == 1 {
+            if let Some(Value::Object(only)) = kept.pop() {
+                for (key, value) in only {
+                    self.out.entry(key).or_insert(value);
+                }
+            }
+        } else {
+            self.out.insert("anyOf".to_owned(), Value::Array(kept));
+        }
+        Ok(())
     }
-    if out.get("type").and_then(Value::as_str) == Some("OBJECT")
-        && out
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty)
-    {
-        return Err("an object without named fields, which the legacy form rejects".to_owned());
+
+    /// `enum`: the legacy form only has string enums; a `null` option is `nullable`.
+    fn enumeration(&mut self, value: &Value) {
+        let options: Vec<&Value> = value.as_array().into_iter().flatten().collect();
+        if options.iter().any(|o| o.is_null()) {
+            self.nullable = true;
+        }
+        let strings: Vec<Value> = options
+            .into_iter()
+            .filter(|o| o.is_string())
+            .cloned()
+            .collect();
+        if !strings.is_empty() {
+            self.out.insert("enum".to_owned(), Value::Array(strings));
+        }
     }
-    if out.contains_key("enum") {
-        out.insert("format".to_owned(), "enum".into());
-    } else {
-        keep_known_format(&mut out);
+
+    /// The rewritten schema, refused when it is an object without named fields (which the
+    /// legacy form rejects).
+    fn finish(mut self) -> Result<Value, String> {
+        let out = &mut self.out;
+        if self.nullable {
+            out.insert("nullable".to_owned(), true.into());
+        }
+        if out.get("type").and_then(Value::as_str) == Some("OBJECT")
+            && out
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_none_or(Map::is_empty)
+        {
+            return Err("an object without named fields, which the legacy form rejects".to_owned());
+        }
+        if out.contains_key("enum") {
+            out.insert("format".to_owned(), "enum".into());
+        } else {
+            keep_known_format(out);
+        }
+        Ok(Value::Object(self.out))
     }
-    Ok(Value::Object(out))
 }
 
 fn upper(kind: &str) -> String {

@@ -120,21 +120,7 @@ struct Envelope<'a> {
 pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
     let trimmed = trim(bytes);
     if trimmed.first() == Some(&b'[') {
-        // Batches were removed from MCP in 2025-06-18; a valid array is still a batch.
-        return Err(
-            match serde_json::from_slice::<serde::de::IgnoredAny>(trimmed) {
-                Ok(_) => rejected(
-                    None,
-                    code::INVALID_REQUEST,
-                    "Invalid Request: batches are not supported; send one message at a time",
-                ),
-                Err(error) => rejected(
-                    None,
-                    code::PARSE_ERROR,
-                    &format!("Parse error: {}", short(&error)),
-                ),
-            },
-        );
+        return Err(batch(trimmed));
     }
     let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
         Ok(envelope) => envelope,
@@ -146,98 +132,91 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
             };
             return Err(rejected(None, code::INVALID_REQUEST, &message));
         }
-
         Err(error) => {
-            return Err(rejected(
-                None,
-                code::PARSE_ERROR,
-                &format!("Parse error: {}", short(&error)),
-            ))
+            let message = format!("Parse error: {}", short(&error));
+            return Err(rejected(None, code::PARSE_ERROR, &message));
         }
     };
-    let id = match envelope.id {
-        None => None,
-        // Re-serialized, so the same id always has the same text (for cancellation).
-        Some(Some(value @ (Value::String(_) | Value::Number(_)))) => {
-            Some(RequestId::from_value(&value))
-        }
-        Some(None) => {
-            return Err(rejected(
-                None,
-                code::INVALID_REQUEST,
-                "Invalid Request: the id must not be null",
-            ))
-        }
-        Some(Some(_)) => {
-            return Err(rejected(
-                None,
-                code::INVALID_REQUEST,
-                "Invalid Request: the id must be a string or a number",
-            ))
-        }
-    };
-    match envelope.jsonrpc.map(RawValue::get) {
-        Some("\"2.0\"") => {}
-        _ => {
-            return Err(rejected(
-                id,
-                code::INVALID_REQUEST,
-                "Invalid Request: \"jsonrpc\" must be \"2.0\"",
-            ))
-        }
+    let id = id_of(envelope.id)?;
+    if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        let message = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+        return Err(rejected(id, code::INVALID_REQUEST, message));
     }
     if envelope.result.is_some() || envelope.error.is_some() {
-        return if envelope.method.is_none() {
-            let outcome = match (envelope.result, envelope.error) {
-                (Some(result), _) => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
-                (None, error) => {
-                    let error: Value = error
-                        .and_then(|e| serde_json::from_str(e.get()).ok())
-                        .unwrap_or(Value::Null);
-                    Err((
-                        error
-                            .get("code")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(code::INTERNAL_ERROR),
-                        error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("the client sent an error without a message")
-                            .to_owned(),
-                    ))
-                }
-            };
-            Ok(Incoming::Response { id, outcome })
-        } else {
-            Err(rejected(
-                id,
-                code::INVALID_REQUEST,
-                "Invalid Request: a request has no result or error",
-            ))
-        };
+        if envelope.method.is_some() {
+            let message = "Invalid Request: a request has no result or error";
+            return Err(rejected(id, code::INVALID_REQUEST, message));
+        }
+        let outcome = outcome_of(envelope.result, envelope.error);
+        return Ok(Incoming::Response { id, outcome });
     }
     let Some(method) = envelope.method else {
-        return Err(rejected(
-            id,
-            code::INVALID_REQUEST,
-            "Invalid Request: \"method\" is missing",
-        ));
+        let message = "Invalid Request: \"method\" is missing";
+        return Err(rejected(id, code::INVALID_REQUEST, message));
     };
     let params = match envelope.params {
         None => None,
         Some(Some(Value::Object(map))) => Some(map),
         Some(_) => {
-            return Err(rejected(
-                id,
-                code::INVALID_REQUEST,
-                "Invalid Request: \"params\" must be an object",
-            ))
+            let message = "Invalid Request: \"params\" must be an object";
+            return Err(rejected(id, code::INVALID_REQUEST, message));
         }
     };
     Ok(match id {
         Some(id) => Incoming::Request { id, method, params },
         None => Incoming::Notification { method, params },
     })
+}
+
+/// Why an array is refused: batches were removed from MCP in 2025-06-18, though a valid
+/// array is still a batch.
+fn batch(array: &[u8]) -> Rejected {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(array) {
+        Ok(_) => rejected(
+            None,
+            code::INVALID_REQUEST,
+            "Invalid Request: batches are not supported; send one message at a time",
+        ),
+        Err(error) => rejected(
+            None,
+            code::PARSE_ERROR,
+            &format!("Parse error: {}", short(&error)),
+        ),
+    }
+}
+
+/// The message's id: a string or a number, or none (a notification); `null` and other
+/// values are refused.
+fn id_of(id: Option<Option<Value>>) -> Result<Option<RequestId>, Rejected> {
+    let message = match id {
+        None => return Ok(None),
+        // Re-serialized, so the same id always has the same text (for cancellation).
+        Some(Some(value @ (Value::String(_) | Value::Number(_)))) => {
+            return Ok(Some(RequestId::from_value(&value)))
+        }
+        Some(None) => "Invalid Request: the id must not be null",
+        Some(Some(_)) => "Invalid Request: the id must be a string or a number",
+    };
+    Err(rejected(None, code::INVALID_REQUEST, message))
+}
+
+/// What a response of the client's says: its result, or its error's code and message.
+fn outcome_of(result: Option<&RawValue>, error: Option<&RawValue>) -> Result<Value, (i64, String)> {
+    if let Some(result) = result {
+        return Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null));
+    }
+    let error: Value = error
+        .and_then(|e| serde_json::from_str(e.get()).ok())
+        .unwrap_or(Value::Null);
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .unwrap_or(code::INTERNAL_ERROR);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the client sent an error without a message");
+    Err((code, message.to_owned()))
 }
 
 /// Reads a field that is present (even as `null`) as `Some`.

@@ -62,33 +62,8 @@ impl Validator {
                 return Vec::new();
             }
         }
-        let properties = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let mut problems = Vec::new();
-
-        // A schema of our own making is closed; one written by hand may leave it open.
-        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-        for key in arguments.keys() {
-            if closed && !properties.contains_key(key) {
-                problems.push(unexpected_parameter(key, properties));
-            }
-        }
-        let required: Vec<&str> = schema.as_object().map(super::required).unwrap_or_default();
-        for &name in &required {
-            if arguments.get(name).is_none_or(Value::is_null) {
-                let expected = properties
-                    .get(name)
-                    .map(|property| describe::describe(property, schema))
-                    .unwrap_or_default();
-                problems.push(Problem::new(
-                    name,
-                    format!("missing required parameter '{name}' ({expected})"),
-                ));
-            }
-        }
-
+        let root = Root::of(schema, &empty);
+        let mut problems = root.name_problems(arguments);
         let validator = match self {
             Validator::Full(validator) => validator,
             Validator::Unchecked => return problems,
@@ -104,9 +79,70 @@ impl Validator {
         } else {
             input
         };
-        if validator.is_valid(instance) {
-            return problems;
+        if !validator.is_valid(instance) {
+            root.value_problems(validator, instance, &mut problems);
         }
+        problems
+    }
+}
+
+/// A root object schema, as the checks of arguments read it.
+struct Root<'a> {
+    schema: &'a Value,
+    properties: &'a Map<String, Value>,
+    required: Vec<&'a str>,
+    /// A schema of our own making is closed; one written by hand may leave it open.
+    closed: bool,
+}
+
+impl<'a> Root<'a> {
+    fn of(schema: &'a Value, empty: &'a Map<String, Value>) -> Root<'a> {
+        Root {
+            schema,
+            properties: schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(empty),
+            required: schema.as_object().map(super::required).unwrap_or_default(),
+            closed: schema.get("additionalProperties") == Some(&Value::Bool(false)),
+        }
+    }
+
+    /// The problems with the names of the arguments: unknown ones (of a closed schema),
+    /// and required ones missing (or `null`, which counts as absent).
+    fn name_problems(&self, arguments: &Map<String, Value>) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        for key in arguments.keys() {
+            if self.closed && !self.properties.contains_key(key) {
+                problems.push(unexpected_parameter(key, self.properties));
+            }
+        }
+        for &name in &self.required {
+            if arguments.get(name).is_none_or(Value::is_null) {
+                let expected = self.described(name).unwrap_or_default();
+                problems.push(Problem::new(
+                    name,
+                    format!("missing required parameter '{name}' ({expected})"),
+                ));
+            }
+        }
+        problems
+    }
+
+    /// The parameter `name`, described in words.
+    fn described(&self, name: &str) -> Option<String> {
+        let property = self.properties.get(name)?;
+        Some(describe::describe(property, self.schema))
+    }
+
+    /// The problems the full validator finds in `instance`, one per place, added to
+    /// `problems`; never none (the validator refused the arguments).
+    fn value_problems(
+        &self,
+        validator: &jsonschema::Validator,
+        instance: &Value,
+        problems: &mut Vec<Problem>,
+    ) {
         let mut seen_paths: Vec<String> = Vec::new();
         let mut first_error = None;
         for error in validator.iter_errors(instance) {
@@ -120,79 +156,10 @@ impl Validator {
                 })
                 .collect();
             let shown = describe::format_path(&path);
-            let problem = match error.kind() {
-                // Names at the top level were checked above, with better messages: the
-                // root's own `required` list, and unknown names of a closed schema.
-                ValidationErrorKind::Required { property }
-                    if path.is_empty()
-                        && property.as_str().is_some_and(|p| required.contains(&p)) =>
-                {
-                    continue
-                }
-                ValidationErrorKind::AdditionalProperties { .. } if path.is_empty() && closed => {
-                    continue
-                }
-                // Required by a condition or a composition of the root (`if`/`then`,
-                // `allOf`, `anyOf`): said with the parameter's description.
-                ValidationErrorKind::Required { property } if path.is_empty() => {
-                    let name = property
-                        .as_str()
-                        .map_or_else(|| property.to_string(), str::to_owned);
-                    let expected = properties
-                        .get(&name)
-                        .map(|p| format!(" ({})", describe::describe(p, schema)))
-                        .unwrap_or_default();
-                    format!("missing required parameter '{name}'{expected}, which the schema requires given the other arguments")
-                }
-                ValidationErrorKind::Required { property } => {
-                    let field = property
-                        .as_str()
-                        .map_or_else(|| property.to_string(), str::to_owned);
-                    let mut field_path = path.clone();
-                    field_path.push(PathSegment::Key(field.clone()));
-                    let expected = describe::subschema_at(schema, &field_path)
-                        .map(|s| format!(" ({})", describe::describe(s, schema)))
-                        .unwrap_or_default();
-                    format!("'{shown}' is missing required field '{field}'{expected}")
-                }
-                ValidationErrorKind::AdditionalProperties { unexpected } => {
-                    let fields: Vec<String> = unexpected.iter().map(|f| format!("'{f}'")).collect();
-                    let expected = describe::subschema_at(schema, &path)
-                        .map(|s| format!("; expected {}", describe::describe(s, schema)))
-                        .unwrap_or_default();
-                    format!(
-                        "'{shown}' has unexpected field {}{expected}",
-                        fields.join(", ")
-                    )
-                }
-                // A rule of the whole object (a composition, a condition): the
-                // validator's own words name it.
-                _ if path.is_empty() => {
-                    format!("the arguments break a rule of the schema: {error}")
-                }
-                _ => {
-                    if seen_paths.contains(&shown) {
-                        continue;
-                    }
-                    let at = describe::subschema_at(schema, &path);
-                    // A union told apart by a tag is judged by the tag the value gives.
-                    let tagged = at
-                        .and_then(|s| super::tagged::Tagged::of(s, schema))
-                        .and_then(|t| t.problem(&shown, error.instance(), schema));
-                    tagged.unwrap_or_else(|| {
-                        let expected = at.map_or_else(
-                            || "a value of the documented shape".to_owned(),
-                            |s| describe::describe(s, schema),
-                        );
-                        format!(
-                            "'{shown}' must be {expected}; got {}",
-                            describe::compact(error.instance())
-                        )
-                    })
-                }
-            };
-            seen_paths.push(shown.clone());
-            problems.push(Problem::new(shown, problem));
+            if let Some(problem) = self.problem(&error, &path, &shown, &seen_paths) {
+                seen_paths.push(shown.clone());
+                problems.push(Problem::new(shown, problem));
+            }
         }
         // The validator refused the arguments: never let them through with no problem said.
         if problems.is_empty() {
@@ -202,7 +169,95 @@ impl Validator {
                 format!("the arguments break a rule of the schema: {why}"),
             ));
         }
-        problems
+    }
+
+    /// One validator error, in words, at `path` (shown as `shown`); `None` for what was
+    /// said already (names at the top level, a place with a problem told).
+    fn problem(
+        &self,
+        error: &jsonschema::ValidationError<'_>,
+        path: &[PathSegment],
+        shown: &str,
+        seen_paths: &[String],
+    ) -> Option<String> {
+        let schema = self.schema;
+        Some(match error.kind() {
+            // Names at the top level were checked first, with better messages: the root's
+            // own `required` list, and unknown names of a closed schema.
+            ValidationErrorKind::Required { property }
+                if path.is_empty()
+                    && property
+                        .as_str()
+                        .is_some_and(|p| self.required.contains(&p)) =>
+            {
+                return None
+            }
+            ValidationErrorKind::AdditionalProperties { .. } if path.is_empty() && self.closed => {
+                return None
+            }
+            // Required by a condition or a composition of the root (`if`/`then`, `allOf`,
+            // `anyOf`): said with the parameter's description.
+            ValidationErrorKind::Required { property } if path.is_empty() => {
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned);
+                let expected = self
+                    .described(&name)
+                    .map(|described| format!(" ({described})"))
+                    .unwrap_or_default();
+                format!(
+                    "missing required parameter '{name}'{expected}, which the schema requires \
+                     given the other arguments"
+                )
+            }
+            ValidationErrorKind::Required { property } => {
+                let field = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned);
+                let mut field_path = path.to_vec();
+                field_path.push(PathSegment::Key(field.clone()));
+                let expected = describe::subschema_at(schema, &field_path)
+                    .map(|s| format!(" ({})", describe::describe(s, schema)))
+                    .unwrap_or_default();
+                format!("'{shown}' is missing required field '{field}'{expected}")
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let fields: Vec<String> = unexpected.iter().map(|f| format!("'{f}'")).collect();
+                let expected = describe::subschema_at(schema, path)
+                    .map(|s| format!("; expected {}", describe::describe(s, schema)))
+                    .unwrap_or_default();
+                format!(
+                    "'{shown}' has unexpected field {}{expected}",
+                    fields.join(", ")
+                )
+            }
+            // A rule of the whole object (a composition, a condition): the validator's own
+            // words name it.
+            _ if path.is_empty() => format!("the arguments break a rule of the schema: {error}"),
+            _ if seen_paths.iter().any(|seen| seen == shown) => return None,
+            _ => self.value_problem(path, shown, error.instance()),
+        })
+    }
+
+    /// A value at `path` (shown as `shown`) that does not fit its schema: what was expected
+    /// and what came.
+    fn value_problem(&self, path: &[PathSegment], shown: &str, value: &Value) -> String {
+        let schema = self.schema;
+        let at = describe::subschema_at(schema, path);
+        // A union told apart by a tag is judged by the tag the value gives.
+        let tagged = at
+            .and_then(|s| super::tagged::Tagged::of(s, schema))
+            .and_then(|t| t.problem(shown, value, schema));
+        tagged.unwrap_or_else(|| {
+            let expected = at.map_or_else(
+                || "a value of the documented shape".to_owned(),
+                |s| describe::describe(s, schema),
+            );
+            format!(
+                "'{shown}' must be {expected}; got {}",
+                describe::compact(value)
+            )
+        })
     }
 }
 

@@ -131,13 +131,7 @@ impl Routed<'_> {
                 _,
             ) => {
                 let params: ListParams = self.read()?;
-                let list = match method {
-                    Method::ListPrompts => List::Prompts,
-                    Method::ListResources => List::Resources,
-                    Method::ListResourceTemplates => List::ResourceTemplates,
-                    _ => List::Tools,
-                };
-                let page = connection.list(&self.id, list, params.cursor.as_deref(), &origin);
+                let page = connection.list(&self.id, method, params.cursor.as_deref(), &origin);
                 answered(self.sink, page)
             }
             (Method::CallTool, _) => {
@@ -215,10 +209,16 @@ impl Connection {
     fn list(
         &self,
         id: &RequestId,
-        list: List,
+        method: Method,
         cursor: Option<&str>,
         origin: &Origin<'_>,
     ) -> Message {
+        let list = match method {
+            Method::ListPrompts => List::Prompts,
+            Method::ListResources => List::Resources,
+            Method::ListResourceTemplates => List::ResourceTemplates,
+            _ => List::Tools,
+        };
         let shared = &self.shared;
         match shared
             .pages

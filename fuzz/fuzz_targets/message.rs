@@ -5,7 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use tool_runtime::mcp::{outbox, Connection, McpServer, Messages, Outgoing, ServerInfo};
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::mcp::connection::{outbox, Connection, OutboxReader, Outbox};
 use tool_runtime::{tool, Registry};
 
 /// Add two integers.
@@ -23,8 +24,8 @@ fn fail(reason: String) -> Result<u8, String> {
 struct Harness {
     runtime: tokio::runtime::Runtime,
     connection: Connection,
-    sink: Outgoing,
-    messages: std::sync::Mutex<Messages>,
+    sink: Outbox,
+    messages: std::sync::Mutex<OutboxReader>,
 }
 
 fn harness() -> &'static Harness {

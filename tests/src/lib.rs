@@ -5,7 +5,8 @@ pub mod oauth;
 
 use serde_json::Value;
 use std::time::Duration;
-use tool_runtime::mcp::{outbox, Connection, McpServer, Messages, Outgoing};
+use tool_runtime::mcp::connection::{outbox, Connection, Outbox, OutboxReader};
+use tool_runtime::mcp::McpServer;
 use tool_runtime::{Registry, ToolResult};
 
 /// Runs one call on a fresh multi-thread runtime.
@@ -221,9 +222,9 @@ pub struct Client {
     /// The connection served.
     pub connection: Connection,
     /// Where the connection sends its messages.
-    pub sink: Outgoing,
+    pub sink: Outbox,
     /// What it sent.
-    pub messages: Messages,
+    pub messages: OutboxReader,
 }
 
 impl Client {

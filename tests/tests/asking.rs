@@ -553,17 +553,17 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     // the task's question waits for the next `tasks/result` instead.
     let server = server();
     let connection = server.connection();
-    let handle = |text: &str, sink: &tool_runtime::mcp::Outgoing| {
+    let handle = |text: &str, sink: &tool_runtime::mcp::connection::Outbox| {
         let handled = connection.handle(text.as_bytes(), sink);
         if let Some(work) = handled.into_work() {
             tokio::spawn(work.run());
         }
     };
-    let read = |message: Option<tool_runtime::mcp::Message>| {
+    let read = |message: Option<tool_runtime::mcp::connection::ServerMessage>| {
         let message = message.expect("a message");
         serde_json::from_slice::<Value>(&message.bytes).unwrap()
     };
-    let (sink, mut messages) = tool_runtime::mcp::outbox();
+    let (sink, mut messages) = tool_runtime::mcp::connection::outbox();
     handle(&initialize("2025-11-25", json!({"elicitation": {}})), &sink);
     assert!(read(messages.recv().await)["result"].is_object());
     handle(&core_call(1, "gated_careful_job", json!({})), &sink);
@@ -571,13 +571,13 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     drop(sink);
 
     // The first `tasks/result`, cancelled before the task asks.
-    let (first, mut first_stream) = tool_runtime::mcp::outbox();
+    let (first, mut first_stream) = tool_runtime::mcp::connection::outbox();
     handle(
         &core_request(2, "tasks/result", json!({"taskId": task})),
         &first,
     );
     drop(first);
-    let (other, _other_stream) = tool_runtime::mcp::outbox();
+    let (other, _other_stream) = tool_runtime::mcp::connection::outbox();
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 2}});
     handle(&cancel.to_string(), &other);
@@ -591,7 +591,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     ASK_GATE.notify_one();
     let asked = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            let (polling, mut polled) = tool_runtime::mcp::outbox();
+            let (polling, mut polled) = tool_runtime::mcp::connection::outbox();
             handle(
                 &core_request(4, "tasks/get", json!({"taskId": task})),
                 &polling,
@@ -605,7 +605,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     })
     .await;
     assert!(asked.is_ok(), "the task asks within 5 s");
-    let (second, mut second_stream) = tool_runtime::mcp::outbox();
+    let (second, mut second_stream) = tool_runtime::mcp::connection::outbox();
     handle(
         &core_request(3, "tasks/result", json!({"taskId": task})),
         &second,

@@ -5,7 +5,8 @@
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::catalog::ItemKind;
-use tool_runtime::mcp::{outbox, McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::connection::outbox;
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::registry::{
     CompletionTarget, DynamicPrompt, DynamicResource, RegistryError, ResourceUpdates,
 };

@@ -203,7 +203,7 @@ async fn sixteen_http_clients_at_once() {
 async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
     let server = server(ServerOptions::default().max_in_flight(3));
     let connection = server.connection();
-    let (sink, mut messages) = tool_runtime::mcp::outbox();
+    let (sink, mut messages) = tool_runtime::mcp::connection::outbox();
     let _ = connection.handle(INITIALIZE.as_bytes(), &sink);
     messages.recv().await.unwrap();
     for id in 1..=4 {

@@ -5,7 +5,8 @@
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tool_runtime::mcp::{outbox, McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::connection::outbox;
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Cancellation, Content, DynamicTool, Logger, Progress, Registry};
 use tool_tests::{Client, INITIALIZE};
 

@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
-use tool_runtime::mcp::{outbox, CacheScope, McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::connection::outbox;
+use tool_runtime::mcp::{CacheScope, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::registry::ResourceUpdates;
 use tool_runtime::result::PromptMessage;
 use tool_runtime::{prompt, resource, Registry, State};

@@ -72,7 +72,7 @@ pub fn expand(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream 
             #rt::register_tool! {
                 #rt::ToolRegistration {
                     about: #about,
-                    surface: #surface,
+                    registered: #surface,
                     invoke: __tool_invoke,
                     requirements: &[#(#requirements),*],
                     completers: &[#(#completers),*],
@@ -197,8 +197,8 @@ fn output_schema_fn(kind: Kind, tool: &ToolFn) -> TokenStream {
 fn surface(args: &ToolArgs) -> TokenStream {
     let rt = runtime();
     match args.kind {
-        Kind::Tool => quote!(#rt::Surface::Tool),
-        Kind::Prompt => quote!(#rt::Surface::Prompt),
+        Kind::Tool => quote!(#rt::Registered::Tool),
+        Kind::Prompt => quote!(#rt::Registered::Prompt),
         Kind::Resource => {
             let uri = args.uri.as_ref().map(|uri| uri.value()).unwrap_or_default();
             let mime_type = option_str(args.mime_type.as_ref().map(|m| m.value()).as_deref());
@@ -206,7 +206,7 @@ fn surface(args: &ToolArgs) -> TokenStream {
                 Some(size) => quote!(::core::option::Option::Some(#size)),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(#rt::Surface::Resource(#rt::ResourceSpec {
+            quote!(#rt::Registered::Resource(#rt::ResourceSpec {
                 uri: #uri,
                 mime_type: #mime_type,
                 size: #size,

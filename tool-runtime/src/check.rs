@@ -409,10 +409,11 @@ fn describe_kind(schema: &Value) -> &'static str {
     }
 }
 
-/// Checks this binary's static catalog and panics with the whole report on any error.
-/// Meant for one test that guards a catalog: `tool_runtime::assert_catalog_ok!();`.
+/// Checks this binary's static catalog and panics with the whole report on any error: what
+/// [`assert_catalog_ok!`](crate::assert_catalog_ok) runs.
+#[doc(hidden)]
 #[track_caller]
-pub fn assert_catalog_ok() {
+pub fn __assert_catalog_ok() {
     let catalog = match crate::catalog::Catalog::global() {
         Ok(catalog) => catalog,
         Err(error) => panic!("the tool catalog does not build: {error}"),
@@ -442,6 +443,6 @@ pub fn assert_catalog_ok() {
 #[macro_export]
 macro_rules! assert_catalog_ok {
     () => {
-        $crate::check::assert_catalog_ok()
+        $crate::check::__assert_catalog_ok()
     };
 }

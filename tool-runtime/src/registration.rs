@@ -7,7 +7,7 @@
 
 use crate::call::complete::CompleteFn;
 use crate::call::runnable::{InvokeFn, RequirementFn, Runnable};
-use crate::catalog::contract::{Surface, ToolDescription};
+use crate::catalog::contract::{Registered, ToolDescription};
 use crate::catalog::{Catalog, CatalogError};
 use std::sync::OnceLock;
 
@@ -19,7 +19,7 @@ pub struct ToolRegistration {
     /// What callers see of the function.
     pub about: ToolDescription,
     /// Whether it is a tool, a prompt or a resource.
-    pub surface: Surface,
+    pub registered: Registered,
     /// The call shim.
     pub invoke: InvokeFn,
     /// For each parameter, in order, the registered state it needs (`None` for most).
@@ -131,8 +131,8 @@ impl StaticTools {
         let mut prompts = Vec::new();
         let mut resources = Vec::new();
         for registration in registrations() {
-            match &registration.surface {
-                Surface::Tool => tools.push((
+            match &registration.registered {
+                Registered::Tool => tools.push((
                     name_under_namespace(
                         &namespaces,
                         registration.about.location.module_path,
@@ -140,8 +140,8 @@ impl StaticTools {
                     ),
                     registration,
                 )),
-                Surface::Prompt => prompts.push(registration),
-                Surface::Resource(spec) => resources.push((registration, spec)),
+                Registered::Prompt => prompts.push(registration),
+                Registered::Resource(spec) => resources.push((registration, spec)),
             }
         }
         // The catalog's orders, so that runnables line up with its lists.

@@ -2,7 +2,8 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tool_runtime::catalog::Catalog;
-use tool_runtime::mcp::{outbox, Connection, McpServer, Outgoing, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::connection::{outbox, Connection, Outbox};
 use tool_runtime::Registry;
 
 fn server() -> McpServer {
@@ -30,7 +31,7 @@ fn handle(
     runtime: &tokio::runtime::Runtime,
     connection: &Connection,
     bytes: &[u8],
-    sink: &Outgoing,
+    sink: &Outbox,
 ) {
     if let Some(work) = connection.handle(bytes, sink).into_work() {
         runtime.block_on(work.run());

@@ -45,7 +45,7 @@ pub struct FormSpec {
 /// What a registration is: a tool, a prompt, or a resource (or resource template).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub enum Surface {
+pub enum Registered {
     /// `#[tool]`: called by the model with JSON arguments.
     Tool,
     /// `#[prompt]`: messages a user picks, with string arguments.

@@ -340,7 +340,7 @@ impl Tool {
     }
 
     /// The OAuth scopes a caller's access token must grant to call the tool, all of them
-    /// (`#[tool(scopes = [...])]` or [`DynamicTool::scopes`](crate::DynamicTool::scopes));
+    /// (`#[tool(scopes = [...])]` or [`DynamicTool::scopes`](super::DynamicTool::scopes)(crate::DynamicTool::scopes));
     /// empty when any caller may. Checked for callers that present a token: over HTTP
     /// with OAuth, a caller without them is refused before the tool runs.
     pub fn scopes(&self) -> &[String] {

@@ -6,7 +6,8 @@ use super::ParamInfo;
 use crate::schema;
 use serde_json::{Map, Value};
 
-/// The schema keyword that says an argument is mirrored in an HTTP header (SEP-2243).
+/// The schema keyword that says an argument is mirrored in an HTTP header (`Mcp-Param-*`),
+/// so gateways can route on it without reading the body.
 pub(crate) const HEADER_KEYWORD: &str = "x-mcp-header";
 
 /// The input schema of a macro-registered tool, and what it says of each parameter.

@@ -7,64 +7,64 @@
 //! backlog (see the `backlog` module). Bounding the channel itself would make a protocol
 //! step wait on the transport, which the protocol layer never does.
 
-use super::Message;
+use super::ServerMessage;
 use tokio::sync::mpsc;
 
-/// A new outbox: the [`Outgoing`] end a connection sends to, and the [`Messages`] a
+/// A new outbox: the [`Outbox`] end a connection sends to, and the [`OutboxReader`] a
 /// transport writes out.
 ///
 /// ```
-/// use tool_runtime::mcp::outbox;
+/// use tool_runtime::mcp::connection::outbox;
 ///
 /// let (sink, mut messages) = outbox();
 /// drop(sink);
 /// assert!(messages.try_recv().is_none());
 /// ```
-pub fn outbox() -> (Outgoing, Messages) {
+pub fn outbox() -> (Outbox, OutboxReader) {
     let (sender, receiver) = mpsc::unbounded_channel();
-    (Outgoing { sender }, Messages { receiver })
+    (Outbox { sender }, OutboxReader { receiver })
 }
 
 /// Where a connection sends the messages a request causes (its answer, its notifications).
-/// Cheap to clone; the [`Messages`] end ends once every clone is dropped.
+/// Cheap to clone; the [`OutboxReader`] end ends once every clone is dropped.
 #[derive(Debug, Clone)]
-pub struct Outgoing {
-    sender: mpsc::UnboundedSender<Message>,
+pub struct Outbox {
+    sender: mpsc::UnboundedSender<ServerMessage>,
 }
 
-impl Outgoing {
+impl Outbox {
     /// Sends `message`; false when the receiving end is gone.
-    pub(crate) fn send(&self, message: Message) -> bool {
+    pub(crate) fn send(&self, message: ServerMessage) -> bool {
         self.sender.send(message).is_ok()
     }
 
     /// Sends `message`, or hands it back when the receiving end is gone (for a sender
     /// with somewhere else to try).
-    pub(crate) fn offer(&self, message: Message) -> Result<(), Message> {
+    pub(crate) fn offer(&self, message: ServerMessage) -> Result<(), ServerMessage> {
         self.sender.send(message).map_err(|refused| refused.0)
     }
 }
 
 /// The receiving end of an outbox: the messages to write out, in the order they were sent.
 #[derive(Debug)]
-pub struct Messages {
-    receiver: mpsc::UnboundedReceiver<Message>,
+pub struct OutboxReader {
+    receiver: mpsc::UnboundedReceiver<ServerMessage>,
 }
 
-impl Messages {
-    /// The next message; `None` once every [`Outgoing`] is dropped and nothing is left.
-    pub async fn recv(&mut self) -> Option<Message> {
+impl OutboxReader {
+    /// The next message; `None` once every [`Outbox`] is dropped and nothing is left.
+    pub async fn recv(&mut self) -> Option<ServerMessage> {
         self.receiver.recv().await
     }
 
     /// The next message if one is ready, without waiting.
-    pub fn try_recv(&mut self) -> Option<Message> {
+    pub fn try_recv(&mut self) -> Option<ServerMessage> {
         self.receiver.try_recv().ok()
     }
 
     /// The next message, blocking this thread (for a transport's own writer thread; never
     /// call it on an async runtime's thread).
-    pub(crate) fn blocking_recv(&mut self) -> Option<Message> {
+    pub(crate) fn blocking_recv(&mut self) -> Option<ServerMessage> {
         self.receiver.blocking_recv()
     }
 }

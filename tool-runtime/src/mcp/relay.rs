@@ -8,9 +8,9 @@
 //! then closes before reading it is not sent again.
 
 use super::connection::{lock, State};
-use super::outbox::{outbox, Messages, Outgoing};
+use super::connection::{ServerMessage, ServerMessageKind};
+use super::outbox::{outbox, Outbox, OutboxReader};
 use super::work::RequestSink;
-use super::{Message, MessageKind};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -26,14 +26,14 @@ struct Relay {
     /// Held weakly: the request's own work owns its stream, which ends with it.
     waiting: Option<Weak<RequestSink>>,
     /// Questions that found no open stream, oldest first.
-    held: VecDeque<Message>,
+    held: VecDeque<ServerMessage>,
 }
 
 impl TaskRelay {
     /// Sends `message` to the task's client: on a waiting `tasks/result` stream, else where
     /// unsolicited messages go. A question neither takes is held for the next `tasks/result`;
     /// a notification is dropped (nobody listens, and the task's status says as much).
-    pub(crate) fn send(&self, state: &State, message: Message) {
+    pub(crate) fn send(&self, state: &State, message: ServerMessage) {
         let mut relay = lock(&self.inner);
         // Order holds: nothing overtakes a held question.
         let undelivered = match relay.held.is_empty() {
@@ -62,7 +62,7 @@ impl TaskRelay {
 
 impl Relay {
     /// Sends `message` where it can go now; gives it back when nowhere is open.
-    fn deliver(&mut self, state: &State, mut message: Message) -> Option<Message> {
+    fn deliver(&mut self, state: &State, mut message: ServerMessage) -> Option<ServerMessage> {
         if let Some(stream) = self.waiting.as_ref().and_then(Weak::upgrade) {
             match lock(&stream.sink).offer(message) {
                 Ok(()) => return None,
@@ -75,8 +75,8 @@ impl Relay {
         state.offer_unsolicited(message).err()
     }
 
-    fn hold(&mut self, message: Message) {
-        if message.kind == MessageKind::Request {
+    fn hold(&mut self, message: ServerMessage) {
+        if message.kind == ServerMessageKind::Request {
             self.held.push_back(message);
         }
     }
@@ -89,12 +89,12 @@ pub(crate) struct Relayed {
     state: Arc<State>,
     task: String,
     relay: Arc<TaskRelay>,
-    arriving: Messages,
+    arriving: OutboxReader,
 }
 
 impl Relayed {
     /// Relays the task `task` of the connection `state`, whose messages went to `sink`.
-    pub(crate) fn open(state: &Arc<State>, task: &str, sink: &Mutex<Outgoing>) -> Relayed {
+    pub(crate) fn open(state: &Arc<State>, task: &str, sink: &Mutex<Outbox>) -> Relayed {
         let relay = Arc::new(TaskRelay::default());
         lock(&state.relays).insert(task.to_owned(), Arc::clone(&relay));
         let (inbound, arriving) = outbox();
@@ -108,7 +108,7 @@ impl Relayed {
     }
 
     /// The next message the task sends (never, once nothing can send any).
-    pub(crate) async fn next(&mut self) -> Message {
+    pub(crate) async fn next(&mut self) -> ServerMessage {
         match self.arriving.recv().await {
             Some(message) => message,
             None => std::future::pending().await,
@@ -116,7 +116,7 @@ impl Relayed {
     }
 
     /// Sends what the task sent.
-    pub(crate) fn forward(&self, message: Message) {
+    pub(crate) fn forward(&self, message: ServerMessage) {
         self.relay.send(&self.state, message);
     }
 
@@ -128,7 +128,7 @@ impl Relayed {
     }
 
     /// Sends `message` after everything the task sent before it.
-    pub(crate) fn send_last(&mut self, message: Message) {
+    pub(crate) fn send_last(&mut self, message: ServerMessage) {
         self.flush();
         self.forward(message);
     }
@@ -141,7 +141,7 @@ impl Drop for Relayed {
 }
 
 /// The next message of a relayed task; never, for a task that is not relayed.
-pub(crate) async fn next_of(relayed: &mut Option<Relayed>) -> Message {
+pub(crate) async fn next_of(relayed: &mut Option<Relayed>) -> ServerMessage {
     match relayed {
         Some(relayed) => relayed.next().await,
         None => std::future::pending().await,

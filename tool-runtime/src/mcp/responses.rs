@@ -5,11 +5,11 @@
 use super::asking::retry::RetryAsker;
 use super::era::Era;
 use super::jsonrpc::{self, RequestId};
-use super::outbox::Outgoing;
+use super::outbox::Outbox;
 use super::pages::stateless_result;
 use super::tools::{self, CallAnswer};
 use super::work::Work;
-use super::{Message, Refusal, Shared};
+use super::{Refusal, ServerMessage, Shared};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use serde_json::{Map, Value};
@@ -37,8 +37,8 @@ pub(crate) fn error_message(
     code: i64,
     message: &str,
     data: Option<Value>,
-) -> Message {
-    Message::error(code, jsonrpc::error_response(id, code, message, data))
+) -> ServerMessage {
+    ServerMessage::error(code, jsonrpc::error_response(id, code, message, data))
 }
 
 /// A result body as the answer to `id`; at 2026-07-28 with the fields every result carries.
@@ -47,21 +47,21 @@ pub(crate) fn result_message(
     id: &RequestId,
     body: Map<String, Value>,
     era: Era,
-) -> Message {
+) -> ServerMessage {
     let body = match era {
         Era::PerRequest => stateless_result(body, &shared.info),
         Era::Handshake => Value::Object(body),
     };
-    Message::result(jsonrpc::response(id, &body))
+    ServerMessage::result(jsonrpc::response(id, &body))
 }
 
 /// An empty result (`{}`), as `ping` and the acknowledgements answer.
-pub(crate) fn empty_result(id: &RequestId) -> Message {
-    Message::result(jsonrpc::response_raw(id, "{}"))
+pub(crate) fn empty_result(id: &RequestId) -> ServerMessage {
+    ServerMessage::result(jsonrpc::response_raw(id, "{}"))
 }
 
 /// A request answered where it was handled: it leaves no work.
-pub(crate) fn answered(sink: &Outgoing, message: Message) -> Option<Work> {
+pub(crate) fn answered(sink: &Outbox, message: ServerMessage) -> Option<Work> {
     sink.send(message);
     None
 }
@@ -72,7 +72,7 @@ pub(crate) fn answer(
     id: &RequestId,
     result: ToolResult,
     dialect: Dialect,
-) -> Message {
+) -> ServerMessage {
     match dialect {
         #[cfg(feature = "http")]
         Dialect::Rest => rest_answer(&result),
@@ -94,7 +94,12 @@ pub(crate) fn answer(
 
 /// The answer to a finished call in MCP (`era`), or REST's JSON-RPC endpoint (`None`),
 /// which never links an output.
-fn mcp_answer(shared: &Shared, id: &RequestId, result: ToolResult, era: Option<Era>) -> Message {
+fn mcp_answer(
+    shared: &Shared,
+    id: &RequestId,
+    result: ToolResult,
+    era: Option<Era>,
+) -> ServerMessage {
     // In the handshake era the protocol has an error of its own for a call that needs the
     // user at a page first; at 2026-07-28 it is a tool error (the tool's question, had the
     // client declared URL elicitation, would have made it `input_required`).
@@ -112,7 +117,7 @@ fn mcp_answer(shared: &Shared, id: &RequestId, result: ToolResult, era: Option<E
     match tools::answer(result, shared.max_output_bytes, outputs, pages_as_error) {
         CallAnswer::Result(body) => {
             let info = era.filter(|era| era.types_results()).map(|_| &shared.info);
-            Message::result(jsonrpc::response(id, &body.framed(info)))
+            ServerMessage::result(jsonrpc::response(id, &body.framed(info)))
         }
         CallAnswer::Error {
             code,
@@ -125,7 +130,7 @@ fn mcp_answer(shared: &Shared, id: &RequestId, result: ToolResult, era: Option<E
 /// REST's answer: the result as it serializes, refused (for a status of the transport's)
 /// when the call did not run to a result of the tool's.
 #[cfg(feature = "http")]
-fn rest_answer(result: &ToolResult) -> Message {
+fn rest_answer(result: &ToolResult) -> ServerMessage {
     let refusal = match result.error() {
         None | Some(CallError::Failed { .. } | CallError::UrlElicitationRequired { .. }) => None,
         Some(CallError::UnknownTool { .. }) => Some(Refusal::NotFound),
@@ -147,7 +152,7 @@ fn rest_answer(result: &ToolResult) -> Message {
         tracing::error!(%error, "a result could not be serialized");
         br#"{"error":"Internal error"}"#.to_vec()
     });
-    Message::result(bytes).refused(refusal)
+    ServerMessage::result(bytes).refused(refusal)
 }
 
 /// The answer to a call once it ended: settled by the round's verdict at 2026-07-28 (an
@@ -158,7 +163,7 @@ pub(crate) fn settled_answer(
     retry: Option<&RetryAsker>,
     result: ToolResult,
     dialect: Dialect,
-) -> Message {
+) -> ServerMessage {
     let verdict = super::asking::verdict(retry, result.is_error(), result.input());
     super::asking::settle(id, verdict, || answer(shared, id, result, dialect))
 }

@@ -14,11 +14,11 @@
 
 use super::connection::Connection;
 use super::jsonrpc::{self, code, Incoming, RequestId};
-use super::outbox::Outgoing;
+use super::outbox::Outbox;
 use super::params::{self, CallParams};
 use super::responses::{answered, error_message, Dialect};
 use super::work::Handled;
-use super::{Message, Refusal};
+use super::{Refusal, ServerMessage};
 use crate::catalog::Tool;
 use serde_json::{json, Value};
 
@@ -46,7 +46,7 @@ impl Connection {
     }
 
     /// REST discover: every tool the caller is shown, as REST clients read them.
-    pub(crate) fn rest_discover(&self) -> Message {
+    pub(crate) fn rest_discover(&self) -> ServerMessage {
         let tools: Vec<Value> = self
             .listed_tools()
             .iter()
@@ -61,11 +61,11 @@ impl Connection {
             .collect();
         let count = tools.len();
         let body = json!({"tools": tools, "totalCount": count});
-        Message::result(body.to_string().into_bytes())
+        ServerMessage::result(body.to_string().into_bytes())
     }
 
     /// REST execute: the call of a tool, answered with its result.
-    pub(crate) fn rest_execute(&self, body: &[u8], sink: &Outgoing) -> Handled {
+    pub(crate) fn rest_execute(&self, body: &[u8], sink: &Outbox) -> Handled {
         let request: ExecuteRequest = match serde_json::from_slice(body) {
             Ok(request) => request,
             Err(error) => {
@@ -74,7 +74,7 @@ impl Connection {
                     error.to_string().split(" at line ").next().unwrap_or("")
                 );
                 let body = json!({"error": message}).to_string().into_bytes();
-                sink.send(Message::result(body).refused(Some(Refusal::Invalid)));
+                sink.send(ServerMessage::result(body).refused(Some(Refusal::Invalid)));
                 return Handled::request(None);
             }
         };
@@ -90,18 +90,18 @@ impl Connection {
 
     /// The JSON-RPC list beside REST: `tools/list`'s result with every tool the caller is
     /// shown, on one page, in an envelope without an id (it answers a GET).
-    pub(crate) fn rest_rpc_list(&self) -> Message {
+    pub(crate) fn rest_rpc_list(&self) -> ServerMessage {
         let tools = self.listed_tools();
         let tools: Vec<&Tool> = tools.iter().map(|tool| &**tool).collect();
         let body = json!({
             "jsonrpc": "2.0",
             "result": {"tools": crate::export::mcp_tools(&tools)},
         });
-        Message::result(body.to_string().into_bytes())
+        ServerMessage::result(body.to_string().into_bytes())
     }
 
     /// The JSON-RPC call beside REST: a `tools/call` request, answered as its dialect says.
-    pub(crate) fn rest_rpc_call(&self, body: &[u8], sink: &Outgoing) -> Handled {
+    pub(crate) fn rest_rpc_call(&self, body: &[u8], sink: &Outbox) -> Handled {
         let (id, method, params) = match jsonrpc::parse(body) {
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
             Ok(_) => {

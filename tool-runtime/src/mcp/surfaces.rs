@@ -9,7 +9,7 @@ use super::outputs::OutputStore;
 use super::params::{CompleteParams, Reference};
 use super::responses::{error_message, result_message};
 use super::work::{InFlightGuard, RequestSink, Work};
-use super::{Message, Shared};
+use super::{ServerMessage, Shared};
 use crate::call::complete::CompletionContext;
 use crate::call::context::CallContext;
 use crate::registry::{CompletionTarget, SurfaceError};
@@ -171,7 +171,7 @@ impl From<CompleteParams> for CompletionAsked {
 /// The JSON-RPC error for a prompt or resource that could not be served. A resource not
 /// found is -32602 at 2026-07-28 (which requires it) and -32002 before (as earlier
 /// versions recommend); both carry the URI.
-fn surface_error(id: &RequestId, error: &SurfaceError, era: Era) -> Message {
+fn surface_error(id: &RequestId, error: &SurfaceError, era: Era) -> ServerMessage {
     let (code, data) = match error {
         SurfaceError::UnknownResource { uri } => (
             match era {

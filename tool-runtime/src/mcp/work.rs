@@ -4,7 +4,7 @@
 
 use super::asking::retry::RetryAsker;
 use super::connection::{lock, State};
-use super::outbox::Outgoing;
+use super::outbox::Outbox;
 use super::responses::{answer, settled_answer, Dialect};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
@@ -17,7 +17,7 @@ type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// What became of one incoming message, and the work it left, if any.
 ///
-/// A request is answered through the [`Outgoing`] it was handled with; when
+/// A request is answered through the [`Outbox`] it was handled with; when
 /// [`into_work`](Handled::into_work) gives work, the answer comes once that work is run.
 #[must_use = "a request's work must be run (spawned or awaited) for the request to be answered"]
 #[derive(Debug)]
@@ -59,7 +59,8 @@ impl Handled {
 /// it ([`run`](Work::run) gives the future); dropping it cancels the request.
 ///
 /// ```
-/// use tool_runtime::mcp::{outbox, McpServer, ServerInfo};
+/// use tool_runtime::mcp::connection::outbox;
+/// use tool_runtime::mcp::{McpServer, ServerInfo};
 /// use tool_runtime::{tool, Registry};
 ///
 /// /// Add two integers.
@@ -132,7 +133,7 @@ impl Work {
     }
 
     /// Sends the work's messages to `sink` instead of the one its request came with.
-    pub(crate) fn redirect(&mut self, to: &Outgoing) {
+    pub(crate) fn redirect(&mut self, to: &Outbox) {
         match &mut self.kind {
             Kind::Call(work) => work.redirect(to),
             Kind::Stream {
@@ -168,7 +169,7 @@ impl IntoFuture for Work {
 /// starts (see [`Work::redirect`]); shared, so the work's copy moves with it. One object
 /// for the three, because every call makes one.
 pub(crate) struct RequestSink {
-    pub(super) sink: Mutex<Outgoing>,
+    pub(super) sink: Mutex<Outbox>,
     pub(super) backlog: Arc<super::backlog::Backlog>,
     /// The connection, held weakly: a tool may keep its call's context (a progress handle,
     /// say) after the call, which must not keep a closed connection alive.
@@ -179,7 +180,7 @@ pub(crate) struct RequestSink {
 }
 
 impl RequestSink {
-    pub(super) fn new(state: &Arc<State>, sink: &Outgoing) -> Arc<RequestSink> {
+    pub(super) fn new(state: &Arc<State>, sink: &Outbox) -> Arc<RequestSink> {
         Arc::new(RequestSink {
             sink: Mutex::new(sink.clone()),
             backlog: Arc::clone(&state.backlog),
@@ -204,7 +205,7 @@ impl crate::call::scope::Notifier for RequestSink {
 /// as the backlog says); false once the sink is closed.
 pub(super) fn notify_within(
     backlog: &super::backlog::Backlog,
-    sink: &Outgoing,
+    sink: &Outbox,
     method: &str,
     params: &serde_json::Value,
 ) -> bool {
@@ -212,7 +213,7 @@ pub(super) fn notify_within(
         return true;
     };
     let bytes = super::jsonrpc::notification(method, params);
-    sink.send(super::Message::queued_notification(bytes, place))
+    sink.send(super::ServerMessage::queued_notification(bytes, place))
 }
 
 /// Ends a request's registration when its work ends, however it ends: a work dropped
@@ -233,8 +234,8 @@ impl InFlightGuard {
     /// meanwhile; whether it was.
     pub(super) fn answer(
         &self,
-        sink: &Mutex<Outgoing>,
-        message: impl FnOnce() -> super::Message,
+        sink: &Mutex<Outbox>,
+        message: impl FnOnce() -> super::ServerMessage,
     ) -> bool {
         if self.state.finish(&self.id).is_none() {
             return false;
@@ -273,7 +274,7 @@ pub(crate) struct CallWork {
 
 impl CallWork {
     /// Sends the call's notifications and answer to `sink` instead of the one it came with.
-    pub(crate) fn redirect(&mut self, sink: &Outgoing) {
+    pub(crate) fn redirect(&mut self, sink: &Outbox) {
         *lock(&self.notifier.sink) = sink.clone();
     }
 
@@ -346,7 +347,7 @@ impl InPlaceWork {
     /// What a watchdog needs to answer the call when its time is up (through `sink`: the
     /// call's own may be a reader's that nobody drains while it is stuck), and to send the
     /// tool back to the pool.
-    pub(crate) fn watch(&self, sink: &Outgoing) -> Watched {
+    pub(crate) fn watch(&self, sink: &Outbox) -> Watched {
         Watched {
             shared: Arc::clone(&self.shared),
             state: Arc::clone(&self.guard.state),
@@ -362,7 +363,7 @@ impl InPlaceWork {
     /// Runs the work here and now, from `started` (the transport's reading of the clock,
     /// which its watchdog times too); the answer, unless the call was cancelled or answered
     /// (timed out) meanwhile.
-    pub(crate) fn run(self, started: std::time::Instant) -> Option<super::Message> {
+    pub(crate) fn run(self, started: std::time::Instant) -> Option<super::ServerMessage> {
         let result = self.call.run(started);
         self.guard.state.finish(&self.guard.id)?;
         Some(settled_answer(
@@ -384,7 +385,7 @@ pub(crate) struct Watched {
     limit: Option<std::time::Duration>,
     /// Records the call's end: the watchdog's answer is the one the client gets.
     watch: crate::ops::watch::CallWatch,
-    sink: Outgoing,
+    sink: Outbox,
     dialect: Dialect,
 }
 

@@ -101,11 +101,6 @@ impl InPlaceCall {
 }
 
 impl Registry {
-    /// The context calls run with.
-    pub fn context(&self) -> &CallContext {
-        &self.context
-    }
-
     /// Calls the tool `name` with `input` (a JSON object of arguments, or `null`).
     ///
     /// Never panics, whatever the input or the tool does: every failure is in the result.

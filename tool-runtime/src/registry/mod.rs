@@ -25,7 +25,9 @@ pub(crate) use error::Holder;
 pub use error::RegistryError;
 pub(crate) use surfaces::completion_context;
 pub(crate) use surfaces::Update;
-pub use surfaces::{Completion, CompletionTarget, ResourceUpdates, SurfaceError, SurfaceRef};
+pub use surfaces::{
+    Completion, CompletionTarget, PromptRef, ResourceRef, ResourceUpdates, SurfaceError, SurfaceRef,
+};
 
 use crate::call::context::CallContext;
 use crate::call::runnable::{Entry, Runnable};
@@ -150,7 +152,7 @@ impl Registry {
     }
 
     /// Whether tools can change while the registry runs (any were added at run time).
-    pub fn has_dynamic_tools(&self) -> bool {
+    pub(crate) fn has_dynamic_tools(&self) -> bool {
         !self
             .dynamic
             .read()
@@ -225,11 +227,6 @@ impl Registry {
             self.changes.send_modify(|versions| versions.tools += 1);
         }
         removed
-    }
-
-    /// A number that grows each time the set of tools changes.
-    pub fn version(&self) -> u64 {
-        self.changes.borrow().tools
     }
 
     /// How many times each list (tools, prompts, resources) has changed.

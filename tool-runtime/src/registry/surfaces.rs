@@ -18,7 +18,9 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// Why a prompt could not be got or a resource read.
+/// Why a prompt could not be got or a resource read. (A *surface*, in this crate's names,
+/// is a prompt or a resource: what a client shows its user, beside the tools a model
+/// calls.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SurfaceError {
@@ -149,10 +151,17 @@ pub enum CompletionTarget<'a> {
     Resource(&'a str),
 }
 
-/// A prompt or a resource the registry holds: one of the binary's `#[prompt]`s or
-/// `#[resource]`s, or one added at run time. Cheap to clone; dereferences to the
-/// [`Prompt`] or [`Resource`].
+/// A surface (a prompt or a resource) the registry holds: one of the binary's `#[prompt]`s
+/// or `#[resource]`s, or one added at run time. Cheap to clone; dereferences to the
+/// [`Prompt`] or [`Resource`]. Named [`PromptRef`] and [`ResourceRef`], as a tool the
+/// registry holds is a [`ToolRef`](super::ToolRef).
 pub struct SurfaceRef<T: 'static>(Held<T>);
+
+/// A prompt the registry holds.
+pub type PromptRef = SurfaceRef<Prompt>;
+
+/// A resource (or resource template) the registry holds.
+pub type ResourceRef = SurfaceRef<Resource>;
 
 enum Held<T: 'static> {
     Static(&'static T, &'static Runnable),
@@ -222,7 +231,7 @@ impl Registry {
     }
 
     /// Every prompt, sorted by name.
-    pub fn prompts(&self) -> Vec<SurfaceRef<Prompt>> {
+    pub fn prompts(&self) -> Vec<PromptRef> {
         let statics = self.statics;
         merged(
             statics.catalog.prompts(),
@@ -232,7 +241,7 @@ impl Registry {
     }
 
     /// Every resource and resource template, sorted by URI.
-    pub fn resources(&self) -> Vec<SurfaceRef<Resource>> {
+    pub fn resources(&self) -> Vec<ResourceRef> {
         let statics = self.statics;
         merged(
             statics.catalog.resources(),
@@ -242,7 +251,7 @@ impl Registry {
     }
 
     /// The prompt called `name`.
-    pub fn prompt(&self, name: &str) -> Option<SurfaceRef<Prompt>> {
+    pub fn prompt(&self, name: &str) -> Option<PromptRef> {
         let statics = self.statics;
         if let Some(index) = statics.catalog.prompt_position(name) {
             return Some(SurfaceRef(Held::Static(
@@ -256,12 +265,12 @@ impl Registry {
     }
 
     /// Whether prompts were added at run time (so the list can change).
-    pub fn has_dynamic_prompts(&self) -> bool {
+    pub(crate) fn has_dynamic_prompts(&self) -> bool {
         !self.dynamic_surfaces().prompts.is_empty()
     }
 
     /// Whether resources were added at run time (so the list can change).
-    pub fn has_dynamic_resources(&self) -> bool {
+    pub(crate) fn has_dynamic_resources(&self) -> bool {
         !self.dynamic_surfaces().resources.is_empty()
     }
 
@@ -372,7 +381,7 @@ impl Registry {
     }
 
     /// The resource or template whose URI (or URI template) is exactly `uri`.
-    fn resource_at(&self, uri: &str) -> Option<SurfaceRef<Resource>> {
+    fn resource_at(&self, uri: &str) -> Option<ResourceRef> {
         let statics = self.statics;
         if let Some(index) = statics.catalog.resource_position(uri) {
             return Some(SurfaceRef(Held::Static(

@@ -6,7 +6,7 @@ use super::super::connection::{lock, State};
 use super::super::jsonrpc::{self, RequestId};
 use super::super::tasks::TaskQuestion;
 use super::super::work::RequestSink;
-use super::super::Message;
+use super::super::ServerMessage;
 use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -79,7 +79,7 @@ impl Asker for RequestSink {
                 }
             }
             let bytes = jsonrpc::request(number, method, &params);
-            let sent = lock(&self.sink).send(Message::request(bytes));
+            let sent = lock(&self.sink).send(ServerMessage::request(bytes));
             let answer = match sent {
                 false => Err(AskError::Closed),
                 true => match answered.await {
@@ -113,7 +113,7 @@ impl Announcer for ConnectionAnnouncer {
             return false;
         }
         // A single notification, not a stream of them: it skips the connection's backlog.
-        let message = Message::notification(jsonrpc::notification(method, &params));
+        let message = ServerMessage::notification(jsonrpc::notification(method, &params));
         match state.offer_unsolicited(message) {
             Ok(()) => true,
             Err(message) => self

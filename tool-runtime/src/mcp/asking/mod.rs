@@ -9,7 +9,7 @@ pub(crate) mod sealed;
 
 use super::jsonrpc::{self, code, RequestId};
 use super::responses::error_message;
-use super::Message;
+use super::ServerMessage;
 use crate::call::ask::UrlElicitation;
 use crate::call::error::CallError;
 use retry::{RetryAsker, Verdict};
@@ -27,12 +27,12 @@ pub(crate) fn verdict(retry: Option<&RetryAsker>, failed: bool, arguments: &Valu
 pub(crate) fn settle(
     id: &RequestId,
     verdict: Verdict,
-    complete: impl FnOnce() -> Message,
-) -> Message {
+    complete: impl FnOnce() -> ServerMessage,
+) -> ServerMessage {
     match verdict {
         Verdict::Complete => complete(),
         Verdict::InputRequired(body) => {
-            Message::result(jsonrpc::response(id, &Value::Object(body)))
+            ServerMessage::result(jsonrpc::response(id, &Value::Object(body)))
         }
         Verdict::Invalid(why) => error_message(Some(id), code::INVALID_PARAMS, &why, None),
         Verdict::Missing(required) => missing_capability(id, &missing_message(&required), required),
@@ -69,7 +69,7 @@ pub(crate) fn missing_message(required: &Value) -> String {
 
 /// The -32021 error of a request that needs `required` (a client capabilities object),
 /// which the client did not declare.
-pub(crate) fn missing_capability(id: &RequestId, message: &str, required: Value) -> Message {
+pub(crate) fn missing_capability(id: &RequestId, message: &str, required: Value) -> ServerMessage {
     error_message(
         Some(id),
         code::MISSING_CAPABILITY,

@@ -6,7 +6,7 @@
 use super::super::asking::retry::RetryAsker;
 use super::super::era::Era;
 use super::super::jsonrpc::RequestId;
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::params::{
     CallParams, CompleteParams, GetPromptParams, ReadResourceParams, TaskAsked,
 };
@@ -14,7 +14,7 @@ use super::super::responses::{answer, answered, error_message, Dialect};
 use super::super::surfaces;
 use super::super::tasks::{self, TaskPlan};
 use super::super::work::{CallWork, InFlightGuard, RequestSink, Work};
-use super::super::Message;
+use super::super::ServerMessage;
 #[cfg(feature = "http")]
 use super::per_request::NO_LOGS;
 use super::route::invalid;
@@ -115,7 +115,7 @@ impl Connection {
         id: RequestId,
         params: CallParams,
         origin: Origin<'_>,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let CallParams {
             name,
@@ -154,7 +154,7 @@ impl Connection {
         arguments: Value,
         dialect: Dialect,
         id: RequestId,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let scope = self.request_scope(None, Origin::rest(&self.caller), Asking::Nobody, sink);
         self.start_call(id, name, arguments, scope, None, dialect, sink)
@@ -171,7 +171,7 @@ impl Connection {
         scope: RequestScope,
         task: Option<TaskPlan>,
         dialect: Dialect,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let registry = &self.shared.registry;
         let pending = match registry.start_call(name, arguments, &scope.context) {
@@ -204,7 +204,7 @@ impl Connection {
         id: RequestId,
         params: GetPromptParams,
         origin: Origin<'_>,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let GetPromptParams {
             name,
@@ -234,7 +234,7 @@ impl Connection {
         id: RequestId,
         params: ReadResourceParams,
         origin: Origin<'_>,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let ReadResourceParams {
             uri,
@@ -263,7 +263,7 @@ impl Connection {
         id: RequestId,
         mut params: CompleteParams,
         origin: Origin<'_>,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let progress_token = params.meta.progress_token();
         let scope = self.request_scope(progress_token, origin, Asking::Nobody, sink);
@@ -281,8 +281,8 @@ impl Connection {
         asked: Asked<'_>,
         progress_token: Option<Value>,
         origin: Origin<'_>,
-        sink: &Outgoing,
-    ) -> Result<surfaces::Request, Message> {
+        sink: &Outbox,
+    ) -> Result<surfaces::Request, ServerMessage> {
         let asking = self
             .asking(asked, &origin)
             .map_err(|why| invalid(id, &why))?;
@@ -295,7 +295,7 @@ impl Connection {
         &self,
         id: RequestId,
         scope: RequestScope,
-    ) -> Result<surfaces::Request, Message> {
+    ) -> Result<surfaces::Request, ServerMessage> {
         let era = scope.era;
         let guard = self.register(id, scope.cancellation.clone())?;
         Ok(surfaces::Request {
@@ -314,7 +314,7 @@ impl Connection {
         &self,
         id: RequestId,
         cancellation: Cancellation,
-    ) -> Result<InFlightGuard, Message> {
+    ) -> Result<InFlightGuard, ServerMessage> {
         self.state
             .register(id, cancellation, self.shared.max_in_flight)
     }
@@ -326,7 +326,7 @@ impl Connection {
         progress_token: Option<Value>,
         origin: Origin<'_>,
         asking: Asking,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> RequestScope {
         let notifier = RequestSink::new(&self.state, sink);
         let scope = CallScope::new(
@@ -387,7 +387,7 @@ impl Connection {
         name: &str,
         asked: Option<TaskAsked>,
         origin: &Origin<'_>,
-    ) -> Result<Option<TaskPlan>, Message> {
+    ) -> Result<Option<TaskPlan>, ServerMessage> {
         use crate::catalog::TaskSupport;
         // A server that announced no tasks runs none, even for a tool added later that
         // allows them: its clients were never told it could.

@@ -2,11 +2,11 @@
 //! the session), `logging/setLevel`, and subscriptions to resources.
 
 use super::super::jsonrpc::{self, code, RequestId};
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::params::{InitializeParams, SetLevelParams, SubscribeParams};
 use super::super::responses::{answered, empty_result, error_message};
 use super::super::work::Work;
-use super::super::{Message, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
+use super::super::{ServerMessage, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
 use super::route::{invalid, TASKS_CORE_VERSION};
 use super::{lock, Connection};
 use crate::call::scope::LogLevel;
@@ -20,7 +20,7 @@ impl Connection {
         &self,
         id: &RequestId,
         params: InitializeParams,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let version = HANDSHAKE_VERSIONS
             .iter()
@@ -46,12 +46,12 @@ impl Connection {
         } else {
             None
         };
-        sink.send(Message::result(jsonrpc::response(id, &result)));
+        sink.send(ServerMessage::result(jsonrpc::response(id, &result)));
         watcher
     }
 
     /// `logging/setLevel`: the lowest level of log messages sent from now on.
-    pub(super) fn set_log_level(&self, id: &RequestId, params: SetLevelParams) -> Message {
+    pub(super) fn set_log_level(&self, id: &RequestId, params: SetLevelParams) -> ServerMessage {
         match LogLevel::from_name(&params.level) {
             Some(level) => {
                 self.state.log_level.store(level as u8, Ordering::Relaxed);
@@ -119,7 +119,7 @@ impl Connection {
         id: &RequestId,
         subscribe: bool,
         params: SubscribeParams,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let uri = params.uri;
         if !subscribe {

@@ -1,16 +1,47 @@
-//! One client's connection (a stdio process, or an HTTP session): it takes the client's
-//! messages and sends the messages they cause to an [`Outgoing`]. No I/O: a transport
-//! moves the bytes, and runs the [`Work`] a request leaves where it chooses.
+//! Writing a transport of your own: everything a transport needs to serve MCP over any
+//! byte stream (a WebSocket, a message queue, a test harness), beside the stdio and HTTP
+//! transports this crate has.
 //!
-//! - `state`: what the connection keeps between messages.
-//! - `route`: the one router, from a request's method (in either era) to what does it.
-//! - `handshake`: `initialize` and what only the handshake era has (log levels,
-//!   resource subscriptions, the list-changed watcher).
-//! - `per_request`: what a 2026-07-28 request says of itself, `server/discover` and
-//!   `subscriptions/listen`.
-//! - `calls`: the requests that run user code (`tools/call`, `prompts/get`,
-//!   `resources/read`, `completion/complete`), the REST endpoints' calls too.
-//! - `task_requests`: the `tasks/*` methods, answered from the task store.
+//! A [`Connection`] is one client's protocol state (a stdio process, or an HTTP session).
+//! The transport hands it each message the client sent ([`Connection::handle`]) with the
+//! [`Outbox`] the server's messages for that client go to, and writes out what arrives at
+//! the matching [`OutboxReader`] ([`outbox`] makes the pair). Handling a request may leave
+//! [`Work`] (a tool call, a stream of notifications): the transport runs it where it
+//! chooses (spawned, or awaited), and dropping it cancels the request. Every
+//! [`ServerMessage`] says what it is ([`ServerMessageKind`]: a notification, a response
+//! that ends its request, or a request of the server's), and a response may carry the
+//! [`Refusal`] a transport with statuses of its own answers with.
+//!
+//! ```
+//! use tool_runtime::mcp::connection::outbox;
+//! use tool_runtime::mcp::{McpServer, ServerInfo};
+//! use tool_runtime::{tool, Registry};
+//!
+//! /// Add two integers.
+//! #[tool]
+//! fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("calc", "1.0.0"));
+//! let connection = server.connection();
+//! let (to_client, mut from_server) = outbox();
+//! let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! if let Some(work) = connection.handle(request, &to_client).into_work() {
+//!     tokio::spawn(work.run());
+//! }
+//! let answer = from_server.recv().await.unwrap();
+//! assert!(answer.is_response());
+//! let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
+//! assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));
+//! # });
+//! ```
+
+// Inside: `state` (what the connection keeps between messages), `route` (the one router,
+// from a request's method in either era to what does it), `handshake` (`initialize` and
+// what only the handshake era has), `per_request` (what a 2026-07-28 request says of
+// itself, `server/discover`, `subscriptions/listen`), `calls` (the requests that run user
+// code, the REST endpoints' calls too), `task_requests` (`tasks/*`), `watch` (list and
+// resource notifications).
 
 mod calls;
 mod handshake;
@@ -22,11 +53,13 @@ mod watch;
 
 use super::asking::live::ClientAnswer;
 use super::era::{self, Decision};
-use super::jsonrpc::{self, Incoming, Rejected, RequestId};
-use super::outbox::Outgoing;
+pub use super::jsonrpc::RequestId;
+use super::jsonrpc::{self, Incoming, Rejected};
+pub use super::message::{Refusal, ServerMessage, ServerMessageKind};
+pub use super::outbox::{outbox, Outbox, OutboxReader};
 use super::params::{self, CancelledParams};
 use super::responses::error_message;
-use super::work::Handled;
+pub use super::work::{Handled, Work};
 use super::Shared;
 use crate::call::caller::Caller;
 use serde_json::{Map, Value};
@@ -137,7 +170,7 @@ impl Connection {
 
     /// Sets where notifications unrelated to a request go (`notifications/tools/list_changed`
     /// in the handshake era).
-    pub fn set_unsolicited(&self, sink: Outgoing) {
+    pub fn set_unsolicited(&self, sink: Outbox) {
         *lock(&self.state.unsolicited) = Some(sink);
     }
 
@@ -185,12 +218,12 @@ impl Connection {
 
     /// Handles one incoming message; every message it causes goes to `sink`, the messages
     /// of the work it leaves too (run that work for the request to be answered).
-    pub fn handle(&self, bytes: &[u8], sink: &Outgoing) -> Handled {
+    pub fn handle(&self, bytes: &[u8], sink: &Outbox) -> Handled {
         self.handle_read(Read::new(bytes, None), &self.caller, sink)
     }
 
     /// Handles one message a transport has already read, sent by `caller`.
-    pub(crate) fn handle_read(&self, read: Read<'_>, caller: &Caller, sink: &Outgoing) -> Handled {
+    pub(crate) fn handle_read(&self, read: Read<'_>, caller: &Caller, sink: &Outbox) -> Handled {
         match read.message {
             Err(rejected) => {
                 sink.send(error_message(

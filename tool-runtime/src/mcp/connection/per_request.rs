@@ -3,11 +3,11 @@
 //! server speaks, and `subscriptions/listen` opens a stream of notifications.
 
 use super::super::jsonrpc::{self, RequestId};
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::pages::stateless_result;
 use super::super::params::{self, ListenParams, PerRequestMeta};
 use super::super::work::Work;
-use super::super::{Message, SUPPORTED_VERSIONS};
+use super::super::{ServerMessage, SUPPORTED_VERSIONS};
 use super::calls::Origin;
 use super::watch::Listening;
 use super::Connection;
@@ -46,7 +46,7 @@ impl Connection {
 
     /// `server/discover`: the versions this server speaks, what it offers at 2026-07-28,
     /// and who it is.
-    pub(super) fn discover(&self, id: &RequestId) -> Message {
+    pub(super) fn discover(&self, id: &RequestId) -> ServerMessage {
         let info = &self.shared.info;
         let mut body = Map::new();
         body.insert("supportedVersions".to_owned(), json!(SUPPORTED_VERSIONS));
@@ -61,7 +61,7 @@ impl Connection {
         }
         body.insert("ttlMs".to_owned(), 3_600_000.into());
         body.insert("cacheScope".to_owned(), "public".into());
-        Message::result(jsonrpc::response(id, &stateless_result(body, info)))
+        ServerMessage::result(jsonrpc::response(id, &stateless_result(body, info)))
     }
 
     /// `subscriptions/listen`: honors what it can of what the client asked (list changes of
@@ -71,7 +71,7 @@ impl Connection {
         &self,
         id: RequestId,
         params: ListenParams,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let wanted = params.notifications;
         let lists = ListsChanged::from_flags([wanted.tools, wanted.prompts, wanted.resources])

@@ -4,12 +4,12 @@
 
 use super::super::era::{Decision, Era};
 use super::super::jsonrpc::{code, RequestId};
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::pages::List;
 use super::super::params::{self, Capability, ListParams, Method, Params};
 use super::super::responses::{answered, empty_result, error_message};
 use super::super::work::Work;
-use super::super::Message;
+use super::super::ServerMessage;
 use super::calls::Origin;
 use super::state::duplicate_id;
 use super::Connection;
@@ -28,7 +28,7 @@ impl Connection {
         params: Option<Map<String, Value>>,
         decision: &Decision,
         caller: &Caller,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let refuse = |code: i64, message: &str, data: Option<Value>| {
             answered(sink, error_message(Some(&id), code, message, data))
@@ -98,7 +98,7 @@ struct Routed<'a> {
     connection: &'a Connection,
     id: RequestId,
     params: Option<Map<String, Value>>,
-    sink: &'a Outgoing,
+    sink: &'a Outbox,
 }
 
 impl Routed<'_> {
@@ -199,7 +199,7 @@ impl Routed<'_> {
 }
 
 /// A -32602 answer.
-pub(super) fn invalid(id: &RequestId, message: &str) -> Message {
+pub(super) fn invalid(id: &RequestId, message: &str) -> ServerMessage {
     error_message(Some(id), code::INVALID_PARAMS, message, None)
 }
 
@@ -212,7 +212,7 @@ impl Connection {
         method: Method,
         cursor: Option<&str>,
         origin: &Origin<'_>,
-    ) -> Message {
+    ) -> ServerMessage {
         let list = match method {
             Method::ListPrompts => List::Prompts,
             Method::ListResources => List::Resources,
@@ -224,7 +224,7 @@ impl Connection {
             .pages
             .page(shared, list, cursor, origin.era, origin.caller)
         {
-            Ok(page) => Message::result(super::super::jsonrpc::response_raw(id, &page)),
+            Ok(page) => ServerMessage::result(super::super::jsonrpc::response_raw(id, &page)),
             Err(message) => invalid(id, &message),
         }
     }

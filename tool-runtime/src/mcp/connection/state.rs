@@ -5,10 +5,10 @@
 use super::super::asking::live::ClientAnswer;
 use super::super::backlog::Backlog;
 use super::super::jsonrpc::{code, RequestId};
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::responses::error_message;
 use super::super::work::InFlightGuard;
-use super::super::Message;
+use super::super::ServerMessage;
 use crate::call::scope::{Cancellation, LogLevel};
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
@@ -28,7 +28,7 @@ pub(crate) struct State {
     /// [`Connection::drain`]: super::Connection::drain
     pub(crate) drained: Notify,
     /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
-    pub(crate) unsolicited: Mutex<Option<Outgoing>>,
+    pub(crate) unsolicited: Mutex<Option<Outbox>>,
     /// Whether the handshake-era watcher of list changes was handed out.
     pub(crate) watching: AtomicBool,
     /// Fires when the connection closes: ends the work that lasts as long as it.
@@ -90,7 +90,7 @@ impl Default for State {
 impl State {
     /// Sends `message` on the connection's stream of messages unrelated to a request;
     /// gives it back when there is none open (for a sender with somewhere else to try).
-    pub(crate) fn offer_unsolicited(&self, message: Message) -> Result<(), Message> {
+    pub(crate) fn offer_unsolicited(&self, message: ServerMessage) -> Result<(), ServerMessage> {
         match lock(&self.unsolicited).as_ref() {
             Some(sink) => sink.offer(message),
             None => Err(message),
@@ -133,7 +133,7 @@ impl State {
         id: RequestId,
         cancellation: Cancellation,
         most: usize,
-    ) -> Result<InFlightGuard, Message> {
+    ) -> Result<InFlightGuard, ServerMessage> {
         let mut in_flight = lock(&self.in_flight);
         let refusal = if in_flight.len() >= most {
             format!(

@@ -4,12 +4,12 @@
 //! future may need a runtime's timers or sockets, which only the transport's runtime has.
 
 use super::super::jsonrpc::RequestId;
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::params::Method;
 use super::super::responses::answered;
 use super::super::tasks::{self, TaskRequest};
 use super::super::work::{RequestSink, Work};
-use super::super::Message;
+use super::super::ServerMessage;
 use super::calls::Origin;
 use super::{lock, Connection};
 use crate::call::caller::Caller;
@@ -26,7 +26,7 @@ impl Connection {
         method: Method,
         params: Option<Map<String, Value>>,
         caller: &Caller,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let request = self.task_request(&id, method, params, caller);
         let state = Arc::clone(&self.state);
@@ -58,7 +58,7 @@ impl Connection {
         name: &str,
         params: Option<Map<String, Value>>,
         origin: &Origin<'_>,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         if !origin.declares_tasks() {
             return answered(sink, tasks::extension_required(&id, name));
@@ -86,11 +86,11 @@ impl Connection {
 
     /// Answers a request whose answer comes from the task store (`answer`, given the
     /// request's stream), as registered work.
-    fn answer_from_store<F: Future<Output = Message> + Send + 'static>(
+    fn answer_from_store<F: Future<Output = ServerMessage> + Send + 'static>(
         &self,
         id: RequestId,
         answer: impl FnOnce(&Arc<RequestSink>) -> F,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let cancellation = Cancellation::new();
         let guard = match self.register(id, cancellation.clone()) {

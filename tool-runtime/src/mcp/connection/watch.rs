@@ -3,10 +3,10 @@
 //! `subscriptions/listen` stream lasts at 2026-07-28.
 
 use super::super::jsonrpc::{self, RequestId};
-use super::super::outbox::Outgoing;
+use super::super::outbox::Outbox;
 use super::super::responses::answered;
 use super::super::work::{notify_within, RequestSink, Work};
-use super::super::Message;
+use super::super::ServerMessage;
 use super::{lock, Connection};
 use crate::call::scope::Cancellation;
 use crate::registry::{ListsChanged, Update};
@@ -121,7 +121,7 @@ impl Connection {
         &self,
         id: RequestId,
         listening: Listening,
-        sink: &Outgoing,
+        sink: &Outbox,
     ) -> Option<Work> {
         let Listening { lists, resources } = listening;
         let mut honored = serde_json::Map::new();
@@ -147,7 +147,7 @@ impl Connection {
         };
         let acknowledged =
             json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored});
-        sink.send(Message::notification(jsonrpc::notification(
+        sink.send(ServerMessage::notification(jsonrpc::notification(
             "notifications/subscriptions/acknowledged",
             &acknowledged,
         )));

@@ -6,7 +6,7 @@ use super::super::era::Era;
 use super::super::jsonrpc::{self, code, RequestId};
 use super::super::params::{self, ListParams, Method, TaskParams, UpdateTaskParams};
 use super::super::responses::{error_message, result_message};
-use super::super::{Message, Shared};
+use super::super::{ServerMessage, Shared};
 use super::listed::unlist;
 use super::wire::{detailed_task, invalid, mark_related, not_found, store_failed, task_object};
 use crate::call::caller::Caller;
@@ -43,19 +43,19 @@ pub(crate) struct TaskRequest {
 
 impl TaskRequest {
     /// The request's params as `T`; else its -32602 answer.
-    fn read<T: params::Params>(&self) -> Result<T, Message> {
+    fn read<T: params::Params>(&self) -> Result<T, ServerMessage> {
         let empty = Map::new();
         params::read_ref(self.params.as_ref().unwrap_or(&empty))
             .map_err(|message| invalid(&self.id, &message))
     }
 
     /// The id of the task the request names; else its answer.
-    fn task(&self) -> Result<String, Message> {
+    fn task(&self) -> Result<String, ServerMessage> {
         self.read::<TaskParams>().map(|params| params.task_id)
     }
 
     /// The task the request names and its caller may reach; else its answer.
-    async fn reached(&self) -> Result<(String, Task), Message> {
+    async fn reached(&self) -> Result<(String, Task), ServerMessage> {
         let task = self.task()?;
         match owned(self.shared.tasks.store.as_ref(), &task, &self.caller).await {
             Ok(Some(found)) => Ok((task, found)),
@@ -66,7 +66,10 @@ impl TaskRequest {
 
     /// Applies `change` to the task the request names, if its caller may reach it (in the
     /// same store operation, so a change costs one); the task after it, else the answer.
-    async fn update(&self, change: &mut (dyn FnMut(&mut Task) + Send)) -> Result<Task, Message> {
+    async fn update(
+        &self,
+        change: &mut (dyn FnMut(&mut Task) + Send),
+    ) -> Result<Task, ServerMessage> {
         let task = self.task()?;
         let subject = self.caller.subject();
         let mut reached = false;
@@ -91,7 +94,7 @@ impl TaskRequest {
 
 /// `tasks/get`, `tasks/update` and `tasks/cancel` at 2026-07-28 (the client declared the
 /// extension).
-pub(crate) async fn extension_method(request: TaskRequest) -> Message {
+pub(crate) async fn extension_method(request: TaskRequest) -> ServerMessage {
     let id = &request.id;
     let complete =
         |body: Map<String, Value>| result_message(&request.shared, id, body, Era::PerRequest);
@@ -132,13 +135,13 @@ pub(crate) async fn extension_method(request: TaskRequest) -> Message {
 /// `tasks/get`, `tasks/list` and `tasks/cancel` of 2025-11-25 (`tasks/result` waits, see
 /// [`result_when_ended`]) on the connection whose state is `state`. `tasks/list` lists the
 /// tasks of that connection only.
-pub(crate) async fn core_method(request: TaskRequest, state: Arc<State>) -> Message {
+pub(crate) async fn core_method(request: TaskRequest, state: Arc<State>) -> ServerMessage {
     let id = &request.id;
     if request.method == Method::ListTasks {
         return list(&request, &state).await;
     }
     let shown = |found: &Task| {
-        Message::result(jsonrpc::response(
+        ServerMessage::result(jsonrpc::response(
             id,
             &Value::Object(task_object(found, Era::Handshake)),
         ))
@@ -171,7 +174,7 @@ pub(crate) async fn core_method(request: TaskRequest, state: Arc<State>) -> Mess
 }
 
 /// 2025-11-25 `tasks/list`: the connection's tasks still kept, oldest first.
-async fn list(request: &TaskRequest, state: &State) -> Message {
+async fn list(request: &TaskRequest, state: &State) -> ServerMessage {
     let id = &request.id;
     let store = &request.shared.tasks.store;
     let listed = lock(&state.tasks).tasks.clone();
@@ -214,14 +217,17 @@ async fn list(request: &TaskRequest, state: &State) -> Message {
     if let (true, Some((last, _))) = (more, page.last()) {
         body["nextCursor"] = last.to_string().into();
     }
-    Message::result(jsonrpc::response(id, &body))
+    ServerMessage::result(jsonrpc::response(id, &body))
 }
 
 /// 2025-11-25 `tasks/result`: once the task is found to be the caller's, `attach` is
 /// called (the task's messages go to the request's stream from then on); then it waits
 /// until the task ends, and answers what the call would have answered, marked as the
 /// task's.
-pub(crate) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(&str)) -> Message {
+pub(crate) async fn result_when_ended(
+    request: TaskRequest,
+    attach: impl FnOnce(&str),
+) -> ServerMessage {
     let (task, found) = match request.reached().await {
         Ok(reached) => reached,
         Err(answer) => return answer,
@@ -252,7 +258,7 @@ pub(crate) async fn result_when_ended(request: TaskRequest, attach: impl FnOnce(
     match ended.outcome {
         Some(TaskOutcome::Result(mut result)) => {
             mark_related(&mut result, &task);
-            Message::result(jsonrpc::response(&id, &result))
+            ServerMessage::result(jsonrpc::response(&id, &result))
         }
         Some(TaskOutcome::Error {
             code,

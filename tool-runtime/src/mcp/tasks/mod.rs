@@ -31,7 +31,7 @@ pub(crate) use wire::mark_related;
 use super::asking::missing_capability;
 use super::era::Era;
 use super::jsonrpc::RequestId;
-use super::Message;
+use super::ServerMessage;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ pub(crate) fn declares_extension(capabilities: Option<&Map<String, Value>>) -> b
 }
 
 /// The -32021 error of a request that needs the tasks extension.
-pub(crate) fn extension_required(id: &RequestId, what: &str) -> Message {
+pub(crate) fn extension_required(id: &RequestId, what: &str) -> ServerMessage {
     let message = format!(
         "Missing required client capability: {what} needs the tasks extension ({EXTENSION}); \
          declare it in _meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions"

@@ -12,7 +12,7 @@ use super::super::relay::{next_of, Relayed};
 use super::super::responses::{answer, settled_answer, Dialect};
 use super::super::tools::{self, CallAnswer};
 use super::super::work::{CallWork, InFlightGuard, RequestSink};
-use super::super::{Message, Shared};
+use super::super::{ServerMessage, Shared};
 use super::listed::{forget_gone, listed};
 use super::questions::TaskLink;
 use super::wire::{created, ended_as_call, no_room, store_failed, task_object};
@@ -435,7 +435,7 @@ fn announce(relayed: &mut Option<Relayed>, ended: Option<Task>, plan: TaskPlan) 
     if let (Some(relayed), Some(ended)) = (relayed, ended) {
         let status = Value::Object(task_object(&ended, plan.era()));
         let bytes = jsonrpc::notification("notifications/tasks/status", &status);
-        relayed.send_last(Message::notification(bytes));
+        relayed.send_last(ServerMessage::notification(bytes));
     }
 }
 

@@ -6,7 +6,7 @@ use super::super::era::Era;
 use super::super::jsonrpc::{self, code, RequestId};
 use super::super::pages::typed_result;
 use super::super::responses::{error_message, result_message};
-use super::super::{Message, Shared};
+use super::super::{ServerMessage, Shared};
 use super::{TaskPlan, RELATED_TASK};
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus};
 use serde_json::{json, Map, Value};
@@ -76,7 +76,12 @@ pub(super) fn detailed_task(task: &Task) -> Map<String, Value> {
 }
 
 /// The answer that creates a task.
-pub(super) fn created(shared: &Shared, id: &RequestId, task: &Task, plan: TaskPlan) -> Message {
+pub(super) fn created(
+    shared: &Shared,
+    id: &RequestId,
+    task: &Task,
+    plan: TaskPlan,
+) -> ServerMessage {
     let body = match plan {
         TaskPlan::Extension { .. } => {
             let mut body = task_object(task, plan.era());
@@ -87,11 +92,11 @@ pub(super) fn created(shared: &Shared, id: &RequestId, task: &Task, plan: TaskPl
         }
         TaskPlan::Core { .. } => json!({"task": task_object(task, plan.era())}),
     };
-    Message::result(jsonrpc::response(id, &body))
+    ServerMessage::result(jsonrpc::response(id, &body))
 }
 
 /// The answer to a 2025-11-25 call that asked for a task the store has no room for.
-pub(super) fn no_room(id: &RequestId) -> Message {
+pub(super) fn no_room(id: &RequestId) -> ServerMessage {
     error_message(
         Some(id),
         code::INTERNAL_ERROR,
@@ -101,7 +106,7 @@ pub(super) fn no_room(id: &RequestId) -> Message {
 }
 
 /// The answer to a request the task store failed (the reason is logged, not sent).
-pub(crate) fn store_failed(id: &RequestId, error: &StoreError) -> Message {
+pub(crate) fn store_failed(id: &RequestId, error: &StoreError) -> ServerMessage {
     tracing::error!(%error, "a task request failed");
     error_message(
         Some(id),
@@ -124,7 +129,7 @@ pub(crate) fn mark_related(message: &mut Value, task: &str) {
 
 /// A `required` call that ended at once, when the store has no room to keep it as a task:
 /// its result, as a call's (the client declared it can take either).
-pub(super) fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Message {
+pub(super) fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> ServerMessage {
     match &task.outcome {
         Some(TaskOutcome::Result(Value::Object(body))) => {
             result_message(shared, id, body.clone(), Era::PerRequest)
@@ -138,11 +143,11 @@ pub(super) fn ended_as_call(shared: &Shared, id: &RequestId, task: &Task) -> Mes
     }
 }
 
-pub(super) fn invalid(id: &RequestId, message: &str) -> Message {
+pub(super) fn invalid(id: &RequestId, message: &str) -> ServerMessage {
     error_message(Some(id), code::INVALID_PARAMS, message, None)
 }
 
-pub(super) fn not_found(id: &RequestId, task: &str) -> Message {
+pub(super) fn not_found(id: &RequestId, task: &str) -> ServerMessage {
     invalid(
         id,
         &format!("Invalid params: no task {task:?} (it never existed, or it expired)"),

@@ -37,12 +37,12 @@ pub enum Cors {
 ///     .body_limit(1024 * 1024)
 ///     .session_idle_timeout(Duration::from_secs(600))
 ///     .rest(true);
-/// assert_eq!(options.endpoint, "/mcp");
-/// assert_eq!(options.allowed_hosts, ["tools.example.com"]);
+/// assert_eq!(options.endpoint_path(), "/mcp");
+/// assert_eq!(options.hosts(), ["tools.example.com"]);
 ///
 /// // Bound to every interface, any Host is accepted unless hosts are named.
 /// let public = HttpOptions::for_address("0.0.0.0:8080".parse().unwrap());
-/// assert!(public.allowed_hosts.is_empty());
+/// assert!(public.hosts().is_empty());
 /// ```
 ///
 /// [`router`](super::router) turns the options and a server into an axum `Router` to nest
@@ -51,30 +51,30 @@ pub enum Cors {
 #[non_exhaustive]
 pub struct HttpOptions {
     /// The MCP endpoint's path.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
     /// Host names (without port) requests may name in `Host`, and origins may have.
     /// Empty: any host (use only behind a proxy that checks it).
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// A token every request must present as `Authorization: Bearer <token>`.
-    pub bearer_token: Option<String>,
+    pub(crate) bearer_token: Option<String>,
     /// Access tokens checked as an OAuth 2.1 resource server (see [`OAuth`]); when set, it
     /// decides who may call and `bearer_token` is not used.
     #[cfg(feature = "oauth")]
-    pub oauth: Option<OAuth>,
+    pub(crate) oauth: Option<OAuth>,
     /// The largest request body accepted, in bytes.
-    pub body_limit: usize,
+    pub(crate) body_limit: usize,
     /// Cross-origin browser access.
-    pub cors: Cors,
+    pub(crate) cors: Cors,
     /// Whether to serve the REST endpoints too (`GET /api/tools/discover`,
     /// `POST /api/tools/execute`, `GET /mcp/tools/list`, `POST /mcp/tools/call`). Off by
     /// default, so a service that embeds the router exposes only the MCP endpoint unless it
     /// asks; the standard command line's `serve --http` turns them on.
-    pub rest: bool,
+    pub(crate) rest: bool,
     /// How long a handshake-era session may go without a request (and with nothing in
     /// flight) before the server ends it; its client then gets 404 and initializes again.
-    pub session_idle_timeout: Duration,
+    pub(crate) session_idle_timeout: Duration,
     /// The metrics served as Prometheus text at `GET /metrics`; none by default.
-    pub metrics: Option<crate::ops::Prometheus>,
+    pub(crate) metrics: Option<crate::ops::Prometheus>,
 }
 
 impl Default for HttpOptions {
@@ -163,6 +163,22 @@ impl HttpOptions {
     pub fn metrics(mut self, metrics: crate::ops::Prometheus) -> Self {
         self.metrics = Some(metrics);
         self
+    }
+
+    /// Serves the MCP endpoint at `path` (`/mcp` by default).
+    pub fn endpoint(mut self, path: impl Into<String>) -> Self {
+        self.endpoint = path.into();
+        self
+    }
+
+    /// The MCP endpoint's path.
+    pub fn endpoint_path(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The host names requests may name in `Host` (and origins may have); empty: any.
+    pub fn hosts(&self) -> &[String] {
+        &self.allowed_hosts
     }
 
     /// Sets the hosts requests may name.

@@ -1,4 +1,4 @@
-//! SEP-2243 custom headers: a tool argument marked `#[arg(header = "Name")]` (`x-mcp-header`
+//! Custom headers: a tool argument marked `#[arg(header = "Name")]` (`x-mcp-header`
 //! in its schema) is mirrored by the client in the HTTP header `Mcp-Param-Name`, so
 //! gateways can route on it without reading the body. The server checks that the two
 //! agree, and refuses the request (400, -32020) when they do not.

@@ -3,16 +3,16 @@
 //! the `WWW-Authenticate` challenge), and the small helpers every handler shares.
 
 use super::App;
+use crate::mcp::connection::{Refusal, ServerMessage, ServerMessageKind};
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, RequestId};
-use crate::mcp::{Message, MessageKind, Refusal};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::time::Duration;
 
 /// `message` (a whole answer) as a JSON response, with the status its refusal or its kind
 /// calls for in `era`.
-pub(super) fn answer(app: &App, message: Message, era: Era) -> Response {
+pub(super) fn answer(app: &App, message: ServerMessage, era: Era) -> Response {
     let status = match message.refusal() {
         Some(refusal) => refusal_status(refusal),
         None => status_for(message.kind, era),
@@ -68,8 +68,8 @@ fn with_refusal_headers(app: &App, mut response: Response, refusal: &Refusal) ->
 
 /// The HTTP status of a JSON-RPC answer, from its kind: protocol errors are 4xx in the
 /// 2026-07-28 era and for malformed messages; everything else is 200.
-pub(super) fn status_for(kind: MessageKind, era: Era) -> StatusCode {
-    let MessageKind::Error(code) = kind else {
+pub(super) fn status_for(kind: ServerMessageKind, era: Era) -> StatusCode {
+    let ServerMessageKind::Error(code) = kind else {
         return StatusCode::OK;
     };
     let per_request = era == Era::PerRequest;

@@ -7,9 +7,9 @@ use super::reply::{answer, rpc_error};
 use super::streamable::next_response;
 use super::App;
 use crate::call::caller::Caller;
+use crate::mcp::connection::{outbox, Connection, Handled, OutboxReader};
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::code;
-use crate::mcp::{outbox, Connection, Handled, Messages};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -64,7 +64,7 @@ pub(super) async fn rpc_call(
 
 /// Runs a REST request's work here (dropped with the request when its client goes away),
 /// then answers with its response.
-async fn finish(app: &App, handled: Handled, mut outgoing: Messages) -> Response {
+async fn finish(app: &App, handled: Handled, mut outgoing: OutboxReader) -> Response {
     if let Some(work) = handled.into_work() {
         work.await;
     }

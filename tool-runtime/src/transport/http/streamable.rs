@@ -7,9 +7,10 @@ use super::reply::{accept_includes, answer, header_str, plain, rpc_error};
 use super::{param_headers, App};
 use super::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
 use crate::call::caller::Caller;
+use crate::mcp::connection::{outbox, Connection, OutboxReader, ServerMessage, ServerMessageKind};
 use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
-use crate::mcp::{outbox, Connection, Message, MessageKind, Messages, Read};
+use crate::mcp::Read;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -160,7 +161,7 @@ async fn respond(
     caller: &Caller,
     request_id: Option<RequestId>,
     headers: &HeaderMap,
-    mut outgoing: Messages,
+    mut outgoing: OutboxReader,
 ) -> Response {
     let era = routed.era;
     if let Some(first) = outgoing.try_recv() {
@@ -168,7 +169,7 @@ async fn respond(
             // A notification came first (a subscription's acknowledgement): stream.
             return sse(routed.connection, request_id, era, Some(first), outgoing);
         }
-        let opened = first.kind == MessageKind::Result;
+        let opened = first.kind == ServerMessageKind::Result;
         let mut response = answer(app, first, era);
         // Only an `initialize` that succeeded opens a session.
         if let (Some(id), true) = (routed.opens, opened) {
@@ -216,7 +217,7 @@ async fn respond(
 }
 
 /// The next response among `outgoing`, dropping the notifications before it.
-pub(super) async fn next_response(outgoing: &mut Messages) -> Option<Message> {
+pub(super) async fn next_response(outgoing: &mut OutboxReader) -> Option<ServerMessage> {
     while let Some(message) = outgoing.recv().await {
         if message.is_response() {
             return Some(message);
@@ -306,8 +307,8 @@ fn sse(
     connection: Arc<Connection>,
     id: Option<RequestId>,
     era: Era,
-    first: Option<Message>,
-    outgoing: Messages,
+    first: Option<ServerMessage>,
+    outgoing: OutboxReader,
 ) -> Response {
     // In the handshake era a dropped stream is not a cancellation (the client cancels with
     // notifications/cancelled); in 2026-07-28 it is.

@@ -3,8 +3,8 @@
 //! message neither exhausts memory nor ends the connection. Shared by the async and the
 //! threaded readers, which only supply the bytes; and the way out: one line per message.
 
+use crate::mcp::connection::ServerMessage;
 use crate::mcp::jsonrpc::{self, code};
-use crate::mcp::Message;
 
 /// What one read of a line gave.
 pub(super) enum Line {
@@ -76,10 +76,10 @@ impl Framer {
 }
 
 /// The answer to a message over the limit: it is refused, naming the limit.
-pub(super) fn too_large(size: usize, limit: usize) -> Message {
+pub(super) fn too_large(size: usize, limit: usize) -> ServerMessage {
     let message =
         format!("Invalid Request: the message is {size} bytes; the limit is {limit} bytes");
-    Message::error(
+    ServerMessage::error(
         code::INVALID_REQUEST,
         jsonrpc::error_response(None, code::INVALID_REQUEST, &message, None),
     )
@@ -91,7 +91,10 @@ const BATCH_BYTES: usize = 1024 * 1024;
 /// Appends to `batch` the messages already waiting, up to the batch size; true when it met
 /// an empty message, which no real one is and which the threaded writer takes as its
 /// signal to finish.
-pub(super) fn fill_batch(batch: &mut Vec<u8>, outgoing: &mut crate::mcp::Messages) -> bool {
+pub(super) fn fill_batch(
+    batch: &mut Vec<u8>,
+    outgoing: &mut crate::mcp::connection::OutboxReader,
+) -> bool {
     while batch.len() < BATCH_BYTES {
         match outgoing.try_recv() {
             Some(message) if message.bytes.is_empty() => return true,

@@ -12,7 +12,8 @@
 mod framing;
 mod threaded;
 
-use crate::mcp::{outbox, Connection, McpServer};
+use crate::mcp::connection::{outbox, Connection};
+use crate::mcp::McpServer;
 use framing::{append, too_large, Framer, Line};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 

@@ -15,7 +15,8 @@
 
 use super::framing::{append, fill_batch, too_large, Framer, Line};
 use crate::call::lanes::STUCK_AFTER;
-use crate::mcp::{outbox, Connection, McpServer, Message, Messages, Outgoing, Placed, Watched};
+use crate::mcp::connection::{outbox, Connection, Outbox, OutboxReader, ServerMessage, Work};
+use crate::mcp::{McpServer, Placed, Watched};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,7 +38,7 @@ struct Shared {
     connection: Connection,
     runtime: tokio::runtime::Handle,
     /// Where work running on the runtime sends its messages (the writer thread).
-    sink: Outgoing,
+    sink: Outbox,
     input: Mutex<Input>,
     output: Mutex<Output>,
     limit: usize,
@@ -105,7 +106,7 @@ pub(super) async fn serve(
     shared.finished.store(true, Ordering::SeqCst);
     super::wind_down(server, &shared.connection).await;
     // An empty message (no real one is) tells the writer to finish.
-    shared.sink.send(Message::notification(Vec::new()));
+    shared.sink.send(ServerMessage::notification(Vec::new()));
     // A reader stuck in a tool that never returns holds its thread, not the exit.
     let _ = tokio::time::timeout(Duration::from_secs(1), writer_done).await;
     outcome
@@ -149,15 +150,15 @@ impl Shared {
         &self,
         me: u64,
         line: &[u8],
-        local: &Outgoing,
-        answers: &mut Messages,
+        local: &Outbox,
+        answers: &mut OutboxReader,
         out: &mut Vec<u8>,
     ) {
         let placed = self
             .connection
             .handle(line, local)
             .into_work()
-            .map(crate::mcp::Work::placed);
+            .map(Work::placed);
         match placed {
             None => {}
             Some(Placed::InPlace(work)) => {
@@ -216,7 +217,7 @@ impl Shared {
     }
 
     /// The writer thread: messages of work on the runtime, in batches.
-    fn write_messages(&self, mut outgoing: Messages) {
+    fn write_messages(&self, mut outgoing: OutboxReader) {
         let mut batch = Vec::with_capacity(64 * 1024);
         while let Some(message) = outgoing.blocking_recv() {
             if message.bytes.is_empty() {
@@ -302,7 +303,7 @@ fn read_line(input: &mut Input, line: &mut Vec<u8>, limit: usize) -> std::io::Re
     }
 }
 
-fn drain(answers: &mut Messages, out: &mut Vec<u8>) {
+fn drain(answers: &mut OutboxReader, out: &mut Vec<u8>) {
     while let Some(message) = answers.try_recv() {
         push(out, &message.bytes);
     }

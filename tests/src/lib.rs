@@ -4,10 +4,145 @@
 pub mod oauth;
 
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
+use tokio::sync::Notify;
 use tool_runtime::mcp::connection::{outbox, Connection, Outbox, OutboxReader};
-use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{Registry, ToolResult};
+
+/// A server over this test binary's catalog (its `#[tool]`s, prompts and resources), with
+/// `options`.
+pub fn server(options: ServerOptions) -> McpServer {
+    server_over(
+        Registry::new().expect("the test binary's catalog builds"),
+        options,
+    )
+}
+
+/// A server over `registry` (one with state, or tools added at run time), with `options`.
+pub fn server_over(registry: Registry, options: ServerOptions) -> McpServer {
+    McpServer::with_options(registry, ServerInfo::new("tests", "1"), options)
+}
+
+/// Something that happens once in a test (a tool started, a future was dropped, a
+/// cancellation was seen): the test waits for it, instead of sleeping for long enough.
+/// Usable as a `static`, by async tests and threads alike.
+pub struct Signal {
+    fired: AtomicBool,
+    notify: Notify,
+    /// For waiting on a thread (outside a runtime).
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+impl Signal {
+    /// A signal not fired yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Signal {
+        Signal {
+            fired: AtomicBool::new(false),
+            notify: Notify::const_new(),
+            lock: Mutex::new(()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// It happened: every waiter goes on.
+    pub fn fire(&self) {
+        let _held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.fired.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+        self.changed.notify_all();
+    }
+
+    /// Not happened yet, again (for a test that waits for it more than once).
+    pub fn reset(&self) {
+        self.fired.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether it happened.
+    pub fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+
+    /// Waits until it happens (5 s at most; past that the test fails, saying `what` it
+    /// waited for).
+    pub async fn wait(&self, what: &str) {
+        let waited = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                // Registered before the flag is read, so a fire between cannot be missed.
+                let notified = self.notify.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.fired() {
+                    return;
+                }
+                notified.await;
+            }
+        });
+        waited
+            .await
+            .unwrap_or_else(|_| panic!("{what} did not happen within 5 s"));
+    }
+
+    /// [`wait`](Signal::wait), on a thread.
+    pub fn wait_blocking(&self, what: &str) {
+        let held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (_held, timed_out) = self
+            .changed
+            .wait_timeout_while(held, Duration::from_secs(5), |_| !self.fired())
+            .unwrap_or_else(|p| p.into_inner());
+        assert!(!timed_out.timed_out(), "{what} did not happen within 5 s");
+    }
+}
+
+/// Polling for what a client can only learn by asking again (a task's status): between
+/// two asks, [`again`](Polling::again) waits 10 ms, and fails the test once 5 s have passed.
+///
+/// ```ignore
+/// let mut polling = Polling::new("the task to end");
+/// let ended = loop {
+///     let task = get_task().await;
+///     if task["status"] == "completed" { break task; }
+///     polling.again(&task).await;
+/// };
+/// ```
+pub struct Polling {
+    what: String,
+    asked: u32,
+}
+
+impl Polling {
+    /// Polling for `what`.
+    pub fn new(what: impl Into<String>) -> Polling {
+        Polling {
+            what: what.into(),
+            asked: 0,
+        }
+    }
+
+    /// Waits before asking again; past 5 s, fails the test with `what` and the `last`
+    /// answer.
+    pub async fn again(&mut self, last: &Value) {
+        self.asked += 1;
+        assert!(
+            self.asked < 500,
+            "{} did not happen within 5 s; last answer: {last}",
+            self.what
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Lets every task that is ready run (on a current-thread runtime, all of them): what a
+/// test that must see nothing happen waits for, where nothing should be spawned.
+pub async fn settle() {
+    for _ in 0..16 {
+        tokio::task::yield_now().await;
+    }
+}
 
 /// Runs one call on a fresh multi-thread runtime.
 pub fn call(registry: &Registry, name: &str, input: Value) -> ToolResult {
@@ -170,8 +305,8 @@ pub async fn until(client: &mut Client, first: u32, task: &str, status: &str) ->
     until_seen(client, first, task, status, |seen| seen["status"] == status).await
 }
 
-/// Polls the 2026-07-28 task `task` (request ids from `first`, every 20 ms, for 4 s at
-/// most) until `seen` picks it (`what` says what was awaited); the task as then seen.
+/// Polls the 2026-07-28 task `task` (request ids from `first`) until `seen` picks it
+/// (`what` says what was awaited); the task as then seen.
 pub async fn until_seen(
     client: &mut Client,
     first: u32,
@@ -179,17 +314,41 @@ pub async fn until_seen(
     what: &str,
     seen: impl Fn(&Value) -> bool,
 ) -> Value {
-    let mut last = Value::Null;
-    for attempt in 0..200 {
-        let params = serde_json::json!({"taskId": task});
-        let got = task_method(client, first + attempt, "tasks/get", params).await;
-        last = got["result"].clone();
-        if seen(&last) {
-            return last;
+    let params = serde_json::json!({"taskId": task});
+    let mut polling = Polling::new(format!("task {task} becoming {what}"));
+    for id in first.. {
+        let request = per_request(id, "tasks/get", params.clone(), with_tasks());
+        let got = client.call(&request).await["result"].clone();
+        if seen(&got) {
+            return got;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        polling.again(&got).await;
     }
-    panic!("task {task} never became {what}; last seen: {last}");
+    unreachable!("request ids never run out before the polling fails")
+}
+
+/// Polls the 2025-11-25 task `task` (request ids from `first`) on a connection past the
+/// handshake until `seen` picks it; the task as then seen.
+pub async fn until_core(
+    client: &mut Client,
+    first: u32,
+    task: &str,
+    what: &str,
+    seen: impl Fn(&Value) -> bool,
+) -> Value {
+    let params = serde_json::json!({"taskId": task});
+    let mut polling = Polling::new(format!("task {task} becoming {what}"));
+    for id in first.. {
+        let got = client
+            .call(&core_request(id, "tasks/get", params.clone()))
+            .await["result"]
+            .clone();
+        if seen(&got) {
+            return got;
+        }
+        polling.again(&got).await;
+    }
+    unreachable!("request ids never run out before the polling fails")
 }
 
 /// A handshake-era request (the connection is past `initialize`).

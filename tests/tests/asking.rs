@@ -10,13 +10,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tool_runtime::ask::{AskError, ElicitationCompletion, Elicited, Sampling, UrlElicitation};
-use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{McpServer, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, core_task_id, per_request as stateless, start_core_task, start_task,
-    task_method, until, with_tasks, Client,
+    core_call, core_request, core_task_id, per_request as stateless, server, start_core_task,
+    start_task, task_method, until, with_tasks, Client, Polling, Signal,
 };
 use tower::ServiceExt;
 
@@ -162,23 +162,25 @@ fn quick() -> &'static str {
     "quick"
 }
 
-/// Whether `endless_job` is still running (its future not dropped).
-static ENDLESS_RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Fired when `endless_job` starts.
+static ENDLESS_STARTED: Signal = Signal::new();
+/// Fired when `endless_job`'s future is dropped.
+static ENDLESS_STOPPED: Signal = Signal::new();
 
-/// Marks `endless_job` running while it lives.
+/// Fires `ENDLESS_STOPPED` when the tool's future is dropped.
 struct Running;
 
 impl Drop for Running {
     fn drop(&mut self) {
-        ENDLESS_RUNNING.store(false, std::sync::atomic::Ordering::SeqCst);
+        ENDLESS_STOPPED.fire();
     }
 }
 
 /// Work that never ends by itself.
 #[tool(task = "optional")]
 async fn endless_job() -> String {
-    ENDLESS_RUNNING.store(true, std::sync::atomic::Ordering::SeqCst);
     let _running = Running;
+    ENDLESS_STARTED.fire();
     std::future::pending::<()>().await;
     String::new()
 }
@@ -189,16 +191,9 @@ fn instant_failure() -> Result<String, String> {
     Err("it always fails".to_owned())
 }
 
-fn server() -> McpServer {
-    server_with(ServerOptions::default())
-}
-
-fn server_with(options: ServerOptions) -> McpServer {
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("asking", "1"),
-        options.tasks(TaskOptions::default().promote_after(Duration::from_millis(20))),
-    )
+/// Options whose calls become tasks after 20 ms (not the default second).
+fn quick_tasks() -> ServerOptions {
+    ServerOptions::default().tasks(TaskOptions::default().promote_after(Duration::from_millis(20)))
 }
 
 fn initialize(version: &str, capabilities: Value) -> String {
@@ -209,7 +204,7 @@ fn initialize(version: &str, capabilities: Value) -> String {
 }
 
 fn initialized(version: &str, capabilities: Value) -> Client {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     client.send(&initialize(version, capabilities));
     let answer = client.next_now();
     assert!(answer["result"].is_object(), "{answer}");
@@ -344,7 +339,7 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
     );
 
     // At 2026-07-28 the request state correlates rounds: no id.
-    let mut stateless_client = Client::new(&server());
+    let mut stateless_client = Client::new(&server(quick_tasks()));
     let asked = stateless_client
         .call(&stateless(
             3,
@@ -394,7 +389,7 @@ struct HttpSession {
 impl HttpSession {
     /// Opens a session at 2025-11-25 whose client declares `capabilities`.
     async fn open(capabilities: Value) -> HttpSession {
-        let app = router(server(), HttpOptions::default());
+        let app = router(server(quick_tasks()), HttpOptions::default());
         let opened = app
             .clone()
             .oneshot(Self::request(initialize("2025-11-25", capabilities), None))
@@ -518,19 +513,17 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
     // nowhere to go yet.
     let http = HttpSession::open(json!({"elicitation": {}})).await;
     let task = core_task_id(&http.answer(core_call(1, "careful_job", json!({}))).await);
-    let polled = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            let got = http
-                .answer(core_request(2, "tasks/get", json!({"taskId": task})))
-                .await;
-            if got["result"]["status"] != "working" {
-                return got["result"]["status"].clone();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut polling = Polling::new("the task to stop working");
+    let polled = loop {
+        let got = http
+            .answer(core_request(2, "tasks/get", json!({"taskId": task})))
+            .await;
+        if got["result"]["status"] != "working" {
+            break got["result"]["status"].clone();
         }
-    })
-    .await;
-    assert_eq!(polled.expect("a status within 5 s"), "input_required");
+        polling.again(&got).await;
+    };
+    assert_eq!(polled, "input_required");
 
     // The client sees `input_required` and asks for the result, as the protocol says: the
     // question comes on that stream, then (once answered) the result.
@@ -551,7 +544,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     // A task that asks, followed over a connection whose `tasks/result` the client gives
     // up on: once cancelled, that request is answered by nobody and its stream ends, and
     // the task's question waits for the next `tasks/result` instead.
-    let server = server();
+    let server = server(quick_tasks());
     let connection = server.connection();
     let handle = |text: &str, sink: &tool_runtime::mcp::connection::Outbox| {
         let handled = connection.handle(text.as_bytes(), sink);
@@ -589,22 +582,20 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
 
     // Now the task asks; its question waits, and comes with the next `tasks/result`.
     ASK_GATE.notify_one();
-    let asked = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            let (polling, mut polled) = tool_runtime::mcp::connection::outbox();
-            handle(
-                &core_request(4, "tasks/get", json!({"taskId": task})),
-                &polling,
-            );
-            drop(polling);
-            if read(polled.recv().await)["result"]["status"] == "input_required" {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut polling = Polling::new("the task to ask");
+    loop {
+        let (sink, mut polled) = tool_runtime::mcp::connection::outbox();
+        handle(
+            &core_request(4, "tasks/get", json!({"taskId": task})),
+            &sink,
+        );
+        drop(sink);
+        let got = read(polled.recv().await);
+        if got["result"]["status"] == "input_required" {
+            break;
         }
-    })
-    .await;
-    assert!(asked.is_ok(), "the task asks within 5 s");
+        polling.again(&got).await;
+    }
     let (second, mut second_stream) = tool_runtime::mcp::connection::outbox();
     handle(
         &core_request(3, "tasks/result", json!({"taskId": task})),
@@ -620,7 +611,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
 
 #[tokio::test]
 async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_answers() {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {}});
     let first = client
         .call(&stateless(
@@ -766,7 +757,7 @@ fn as_subject(server: &McpServer, subject: &str) -> Client {
 
 #[tokio::test]
 async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to() {
-    let server = server();
+    let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
     let capabilities = json!({"elicitation": {}});
     let first = ada
@@ -806,7 +797,7 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
 
 #[tokio::test]
 async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
-    let server = server();
+    let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
     let task = start_task(&mut ada, 1, "long_job", json!({"seconds": 30})).await;
     // To another subject the task does not exist: it cannot read, answer or cancel it.
@@ -862,7 +853,7 @@ async fn tasks_get(client: &mut Client, id: u32, task: &str) -> Value {
 
 #[tokio::test]
 async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     let created = client
         .call(&stateless(
             1,
@@ -953,7 +944,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
 
 #[tokio::test]
 async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "careful_job", json!({})).await;
     let status = until(&mut client, 10, &task, "input_required").await;
     assert_eq!(
@@ -982,7 +973,7 @@ async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
 async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     let mut client = initialized("2025-11-25", json!({}));
     let opened = {
-        let mut fresh = Client::new(&server());
+        let mut fresh = Client::new(&server(quick_tasks()));
         fresh.call(&initialize("2025-11-25", json!({}))).await
     };
     assert_eq!(
@@ -1104,9 +1095,9 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
 #[tokio::test]
 async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_at_once_is_an_ended_task(
 ) {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "endless_job", json!({})).await;
-    assert!(ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(ENDLESS_STARTED.fired());
     client
         .call(&stateless(
             2,
@@ -1115,16 +1106,7 @@ async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_
             with_tasks(),
         ))
         .await;
-    for _ in 0..100 {
-        if !ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        !ENDLESS_RUNNING.load(std::sync::atomic::Ordering::SeqCst),
-        "the tool was dropped"
-    );
+    ENDLESS_STOPPED.wait("the tool was dropped").await;
 
     // A tool that runs only as a task and ends before the moment passes: a task, ended.
     let ended = client
@@ -1152,7 +1134,7 @@ async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_
 
 #[tokio::test]
 async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
-    let server = server_with(ServerOptions::default().page_size(1));
+    let server = server(quick_tasks().page_size(1));
     let mut client = Client::initialized(&server);
 
     let failing = start_core_task(&mut client, 1, "instant_failure", json!({})).await;
@@ -1291,7 +1273,7 @@ async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_c
 
 #[tokio::test]
 async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the_user_is_done() {
-    let mut client = Client::new(&server());
+    let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {"url": {}}});
     let round = |id: u32, extra: Value| {
         let mut params = json!({"name": "list_files", "arguments": {"account": "dee"}});
@@ -1331,7 +1313,7 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
     assert_eq!(text(&done), "dee: notes.txt", "{done}");
 
     // A client without URL elicitation: -32021, naming it.
-    let mut form_only = Client::new(&server());
+    let mut form_only = Client::new(&server(quick_tasks()));
     let refused = form_only
         .call(&stateless(
             4,

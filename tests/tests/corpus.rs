@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{McpServer, ServerOptions};
+use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
-use tool_runtime::{tool, Registry};
-use tool_tests::messages;
+use tool_tests::{messages, server};
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -44,14 +44,6 @@ fn unserializable() -> HashMap<(u8, u8), u8> {
 #[tool]
 fn echo(text: String) -> String {
     text
-}
-
-fn server(options: ServerOptions) -> McpServer {
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("corpus", "1"),
-        options,
-    )
 }
 
 /// Its own id, so the answer to it is told apart from the cases' (which use 0 and 1).

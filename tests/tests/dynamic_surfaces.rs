@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::catalog::ItemKind;
 use tool_runtime::mcp::connection::outbox;
-use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{McpServer, ServerOptions};
 use tool_runtime::registry::{
     CompletionTarget, DynamicPrompt, DynamicResource, RegistryError, ResourceUpdates,
 };
@@ -309,21 +309,18 @@ fn clashes_and_templates_that_do_not_fit_their_arguments_are_refused() {
     assert!(no_scheme.to_string().contains("scheme"), "{no_scheme}");
 }
 
-fn server() -> (McpServer, ResourceUpdates) {
+/// A server with a prompt and a resource added at run time.
+fn notes() -> (McpServer, ResourceUpdates) {
     let builder = Registry::builder().prompt(explain()).resource(note());
     let updates = builder.resource_updates();
     let registry = builder.build().unwrap();
-    let server = McpServer::with_options(
-        registry,
-        ServerInfo::new("notes", "1"),
-        ServerOptions::default(),
-    );
+    let server = tool_tests::server_over(registry, ServerOptions::default());
     (server, updates)
 }
 
 #[tokio::test]
 async fn handshake_clients_are_told_when_prompts_or_resources_change() {
-    let (server, _) = server();
+    let (server, _) = notes();
     let mut client = Client::new(&server);
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
@@ -394,7 +391,7 @@ const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-0
 
 #[tokio::test]
 async fn a_listen_stream_carries_what_it_asked_for_and_nothing_else() {
-    let (server, updates) = server();
+    let (server, updates) = notes();
     let mut listener = Client::new(&server);
     listener.send(&format!(
         r#"{{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://7","notes://readme"]}},{META}}}}}"#

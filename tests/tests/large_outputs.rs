@@ -44,14 +44,6 @@ fn plain_log(
     (1..=lines).map(|n| format!("entry {n}\n")).collect()
 }
 
-fn server(large: LargeOutputs) -> McpServer {
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("reports", "1"),
-        ServerOptions::default().large_outputs(large),
-    )
-}
-
 fn call(name: &str, arguments: Value, id: u32) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
 }
@@ -63,7 +55,7 @@ fn read(uri: &str, id: u32) -> String {
 
 #[tokio::test]
 async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
-    let server = server(LargeOutputs::default().above(200));
+    let server = reports(LargeOutputs::default().above(200));
     let mut client = Client::new(&server);
     let init = client.call(INITIALIZE).await;
     assert!(
@@ -148,13 +140,13 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn stored_outputs_expire_and_the_oldest_make_room() {
     let one_output = (1..=100)
         .map(|n| format!("line {n}\n"))
         .collect::<String>()
         .len();
-    let server = server(
+    let server = reports(
         LargeOutputs::default()
             .above(100)
             .keep_for(Duration::from_millis(300))
@@ -178,7 +170,14 @@ async fn stored_outputs_expire_and_the_oldest_make_room() {
     let kept = client.call(&read(&second, 4)).await;
     assert!(kept["result"]["contents"][0]["text"].is_string());
 
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Time is paused: a moment short of the 300 ms it is kept, then just past it.
+    tokio::time::advance(Duration::from_millis(299)).await;
+    let still = client.call(&read(&second, 5)).await;
+    assert!(
+        still["result"]["contents"][0]["text"].is_string(),
+        "{still}"
+    );
+    tokio::time::advance(Duration::from_millis(2)).await;
     let expired = client.call(&read(&second, 5)).await;
     assert_eq!(expired["error"]["code"], -32002, "kept for 300 ms only");
 
@@ -194,7 +193,12 @@ async fn stored_outputs_expire_and_the_oldest_make_room() {
 }
 
 fn server_with_room(bytes: usize) -> McpServer {
-    server(LargeOutputs::default().above(100).max_stored_bytes(bytes))
+    reports(LargeOutputs::default().above(100).max_stored_bytes(bytes))
+}
+
+/// A server whose large outputs are kept as `large` says.
+fn reports(large: LargeOutputs) -> McpServer {
+    tool_tests::server(ServerOptions::default().large_outputs(large))
 }
 
 // In this file because its binary has no #[prompt] (the prompt tests' binaries all do).

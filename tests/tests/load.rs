@@ -8,14 +8,15 @@ use axum::http::Request;
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
-use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{McpServer, ServerOptions};
+use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
-use tool_runtime::{tool, Registry};
 use tool_tests::INITIALIZE;
+use tool_tests::{server, Signal};
 use tower::ServiceExt;
 
 /// Counts the bytes this process has allocated and not freed.
@@ -53,12 +54,15 @@ async fn later(n: i64, millis: u64) -> i64 {
     n * 2
 }
 
-static HOLD_DROPPED: AtomicBool = AtomicBool::new(false);
+/// Fired when `hold` starts.
+static HOLD_STARTED: Signal = Signal::new();
+/// Fired when `hold`'s future is dropped.
+static HOLD_DROPPED: Signal = Signal::new();
 
 struct Flag;
 impl Drop for Flag {
     fn drop(&mut self) {
-        HOLD_DROPPED.store(true, Ordering::SeqCst);
+        HOLD_DROPPED.fire();
     }
 }
 
@@ -66,16 +70,9 @@ impl Drop for Flag {
 #[tool]
 async fn hold() -> u8 {
     let _flag = Flag;
+    HOLD_STARTED.fire();
     tokio::time::sleep(Duration::from_secs(10)).await;
     0
-}
-
-fn server(options: ServerOptions) -> McpServer {
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("load", "1"),
-        options,
-    )
 }
 
 fn request(id: u64) -> String {
@@ -243,14 +240,12 @@ async fn a_client_that_goes_away_mid_call_drops_the_work() {
     // No notification comes before the answer, so the server holds the response back
     // until the answer is ready (JSON); the client gives up while it waits.
     let waiting = tokio::spawn(app.oneshot(request));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!HOLD_DROPPED.load(Ordering::SeqCst));
+    HOLD_STARTED.wait("the held call's start").await;
+    assert!(!HOLD_DROPPED.fired());
     waiting.abort(); // The client hangs up.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        HOLD_DROPPED.load(Ordering::SeqCst),
-        "the tool's future was dropped"
-    );
+    HOLD_DROPPED
+        .wait("the drop of the held call's future")
+        .await;
 }
 
 #[tokio::test]

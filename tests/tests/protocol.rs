@@ -3,12 +3,11 @@
 //! logging, cancellation, timeouts, list changes and concurrency.
 
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tool_runtime::mcp::connection::outbox;
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Cancellation, Content, DynamicTool, Logger, Progress, Registry};
-use tool_tests::{Client, INITIALIZE};
+use tool_tests::{Client, Signal, INITIALIZE};
 
 /// Add two integers.
 #[tool]
@@ -62,14 +61,17 @@ async fn chatty(logger: Logger) -> &'static str {
     "said"
 }
 
-/// Set when `slow` is dropped before it finishes.
-static SLOW_DROPPED: AtomicBool = AtomicBool::new(false);
+/// Fired when `slow` starts.
+static SLOW_STARTED: Signal = Signal::new();
+/// Fired when `slow` is dropped before it finishes.
+static SLOW_DROPPED: Signal = Signal::new();
 
-struct SetOnDrop(&'static AtomicBool, bool);
-impl Drop for SetOnDrop {
+/// Fires its signal when dropped, unless told the work finished.
+struct FireOnDrop(&'static Signal, bool);
+impl Drop for FireOnDrop {
     fn drop(&mut self) {
         if !self.1 {
-            self.0.store(true, Ordering::SeqCst);
+            self.0.fire();
         }
     }
 }
@@ -77,7 +79,8 @@ impl Drop for SetOnDrop {
 /// Sleeps ten seconds.
 #[tool]
 async fn slow() -> &'static str {
-    let mut guard = SetOnDrop(&SLOW_DROPPED, false);
+    let mut guard = FireOnDrop(&SLOW_DROPPED, false);
+    SLOW_STARTED.fire();
     tokio::time::sleep(Duration::from_secs(10)).await;
     guard.1 = true;
     "slept"
@@ -91,14 +94,14 @@ async fn hasty() -> &'static str {
 }
 
 /// Set when the sync `patient` tool saw its cancellation.
-static PATIENT_SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+static PATIENT_SAW_CANCEL: Signal = Signal::new();
 
 /// A sync tool that stops when cancelled.
 #[tool(timeout = "100ms")]
 fn patient(cancellation: Cancellation) -> &'static str {
     for _ in 0..200 {
         if cancellation.is_cancelled() {
-            PATIENT_SAW_CANCEL.store(true, Ordering::SeqCst);
+            PATIENT_SAW_CANCEL.fire();
             return "stopped";
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -507,14 +510,12 @@ async fn cancellation_drops_the_work_and_sends_nothing() {
     let server = server();
     let mut client = Client::initialized(&server);
     client.send(r#"{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow"}}"#);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    SLOW_STARTED.wait("the slow tool's start").await;
     assert_eq!(client.connection.in_flight(), 1);
     client.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}"#);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        SLOW_DROPPED.load(Ordering::SeqCst),
-        "the tool's future was dropped"
-    );
+    SLOW_DROPPED
+        .wait("the drop of the slow tool's future")
+        .await;
     assert_eq!(client.connection.in_flight(), 0);
     assert!(client.nothing_yet(), "a cancelled request gets no response");
     // The connection carries on.
@@ -532,7 +533,7 @@ async fn a_request_is_answered_only_when_its_work_runs_and_dropping_the_work_can
         .handle(call.as_bytes(), &client.sink)
         .into_work()
         .expect("a call leaves work to run");
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    tool_tests::settle().await;
     assert!(
         client.nothing_yet(),
         "the protocol layer ran nothing by itself"
@@ -575,8 +576,9 @@ async fn timeouts_stop_the_call_with_an_error_result() {
         .call(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"patient"}}"#)
         .await;
     assert_eq!(answer["result"]["isError"], true);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(PATIENT_SAW_CANCEL.load(Ordering::SeqCst));
+    PATIENT_SAW_CANCEL
+        .wait("the patient tool seeing its cancellation")
+        .await;
 
     // A server-wide default for tools without their own limit.
     let registry = Registry::builder()

@@ -5,11 +5,11 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
 use tool_runtime::mcp::connection::outbox;
-use tool_runtime::mcp::{CacheScope, McpServer, ServerInfo, ServerOptions};
+use tool_runtime::mcp::{CacheScope, McpServer, ServerOptions};
 use tool_runtime::registry::ResourceUpdates;
 use tool_runtime::result::PromptMessage;
 use tool_runtime::{prompt, resource, Registry, State};
-use tool_tests::{names, Client};
+use tool_tests::{names, Client, Signal};
 
 /// Tone of a greeting.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -95,9 +95,16 @@ fn echo_word(
     word
 }
 
-/// Completes after 300 ms, as one that asks a slow service would.
+/// Fired when `slow_words` starts.
+static COMPLETING: Signal = Signal::new();
+/// Lets `slow_words` answer.
+static COMPLETE_NOW: Signal = Signal::new();
+
+/// Completes once told to, as one that asks a slow service would: it blocks its thread
+/// until then.
 fn slow_words(typed: &str) -> Vec<String> {
-    std::thread::sleep(Duration::from_millis(300));
+    COMPLETING.fire();
+    COMPLETE_NOW.wait_blocking("the test letting the completion answer");
     vec![format!("{typed}-slowly")]
 }
 
@@ -127,13 +134,14 @@ fn library_file(path: String) -> Vec<u8> {
     path.into_bytes()
 }
 
-fn server(options: ServerOptions) -> (McpServer, ResourceUpdates) {
+/// The library's server: the binary's prompts and resources, with the state they take.
+fn library(options: ServerOptions) -> (McpServer, ResourceUpdates) {
     let builder = Registry::builder()
         .state(Library { name: "Alexandria" })
         .state(Unit("books"));
     let updates = builder.resource_updates();
     let registry = builder.build().unwrap();
-    let server = McpServer::with_options(registry, ServerInfo::new("library", "1"), options);
+    let server = tool_tests::server_over(registry, options);
     (server, updates)
 }
 
@@ -161,7 +169,7 @@ const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-0
 
 #[tokio::test]
 async fn prompts_are_listed_with_their_arguments_and_filled_in() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let list = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
@@ -206,7 +214,7 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
 
 #[tokio::test]
 async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let missing = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France"}}}"#)
@@ -253,7 +261,7 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
 
 #[tokio::test]
 async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let list = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#)
@@ -299,7 +307,7 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
 
 #[tokio::test]
 async fn resource_mistakes_get_errors_that_carry_the_uri() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let missing = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"library://nothing"}}"#)
@@ -338,7 +346,7 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
 
 #[tokio::test]
 async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let france = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"L"},"context":{"arguments":{"country":"France"}}}}"#)
@@ -388,18 +396,18 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
 
 #[tokio::test]
 async fn a_slow_completion_function_holds_up_no_other_request() {
-    let (server, _) = server(ServerOptions::default());
+    let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     client.send(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"echo_word"},"argument":{"name":"word","value":"go"}}}"#);
-    // Let the completion start: were it run on the executor, it would hold it for 300 ms.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Were the completion run on the executor, it would hold it until told to answer.
+    COMPLETING.wait("the completion's start").await;
     client.send(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"echo_word","arguments":{"word":"hi"}}}"#);
     let first = client.next().await;
     assert_eq!(
         first["id"], 2,
-        "a prompt (work on the executor) is answered while the completion runs; a completion \
-         that held the executor would have answered first"
+        "a prompt (work on the executor) is answered while the completion blocks its thread"
     );
+    COMPLETE_NOW.fire();
     let completed = client.next().await;
     assert_eq!(completed["id"], 1);
     assert_eq!(
@@ -410,7 +418,7 @@ async fn a_slow_completion_function_holds_up_no_other_request() {
 
 #[tokio::test]
 async fn subscribers_hear_of_updates_to_their_resources_only() {
-    let (server, updates) = server(ServerOptions::default());
+    let (server, updates) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
@@ -463,7 +471,7 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
     let options = ServerOptions::default()
         .page_size(2)
         .list_cache(Duration::from_secs(60), CacheScope::Private);
-    let (server, _) = server(options);
+    let (server, _) = library(options);
     let mut client = Client::initialized(&server);
     let first = client
         .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#)
@@ -530,7 +538,7 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
 
 #[tokio::test]
 async fn a_subscriber_that_fell_behind_is_told_every_resource_it_watches_may_have_changed() {
-    let (server, updates) = server(ServerOptions::default());
+    let (server, updates) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);

@@ -12,7 +12,8 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, start_core_task, start_task, task_method, until, until_seen, Client,
+    core_call, core_request, server, start_core_task, start_task, task_method, until, until_seen,
+    Client, Signal,
 };
 
 /// Whether to go ahead.
@@ -85,22 +86,25 @@ async fn long_job(seconds: f64) -> String {
     format!("slept {seconds}")
 }
 
-/// Whether `endless_job` is running (its future not dropped).
-static ENDLESS_RUNNING: AtomicBool = AtomicBool::new(false);
+/// Fired when `endless_job` starts.
+static ENDLESS_STARTED: Signal = Signal::new();
+/// Fired when `endless_job`'s future is dropped.
+static ENDLESS_STOPPED: Signal = Signal::new();
 
+/// Fires `ENDLESS_STOPPED` when the tool's future is dropped.
 struct Running;
 
 impl Drop for Running {
     fn drop(&mut self) {
-        ENDLESS_RUNNING.store(false, Ordering::SeqCst);
+        ENDLESS_STOPPED.fire();
     }
 }
 
-/// Never ends by itself.
+/// Work that never ends by itself.
 #[tool(task = "optional")]
 async fn endless_job() -> String {
-    ENDLESS_RUNNING.store(true, Ordering::SeqCst);
     let _running = Running;
+    ENDLESS_STARTED.fire();
     std::future::pending::<()>().await;
     String::new()
 }
@@ -124,6 +128,8 @@ struct Remote {
     full: AtomicBool,
     /// Tasks it no longer keeps, as if they had expired.
     lost: Mutex<HashSet<String>>,
+    /// How many reads it has served, for a test to wait for the next one.
+    reads: tokio::sync::watch::Sender<u64>,
 }
 
 impl Remote {
@@ -135,7 +141,15 @@ impl Remote {
             down: AtomicBool::new(false),
             full: AtomicBool::new(false),
             lost: Mutex::default(),
+            reads: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Waits until it has served a read after the `seen` first ones (5 s at most).
+    async fn read_after(&self, seen: u64) {
+        let mut reads = self.reads.subscribe();
+        let read = tokio::time::timeout(Duration::from_secs(5), reads.wait_for(|n| *n > seen));
+        assert!(read.await.is_ok(), "the store was read within 5 s");
     }
 
     fn has_lost(&self, id: &str) -> bool {
@@ -175,6 +189,7 @@ impl TaskStore for Remote {
 
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<Option<Task>, StoreError>> {
         Box::pin(async move {
+            self.reads.send_modify(|reads| *reads += 1);
             self.reach().await?;
             if self.has_lost(id) {
                 return Ok(None);
@@ -202,17 +217,14 @@ impl TaskStore for Remote {
     }
 }
 
-/// A server keeping its tasks in `store` (the default, in memory, when `None`).
-fn server(store: Option<&Arc<Remote>>) -> McpServer {
+/// Options whose calls become tasks after 20 ms, kept in `store` (this process's memory
+/// when none).
+fn tasks_in(store: Option<&Arc<Remote>>) -> ServerOptions {
     let mut tasks = TaskOptions::default().promote_after(Duration::from_millis(20));
     if let Some(store) = store {
         tasks = tasks.store(Arc::clone(store));
     }
-    McpServer::with_options(
-        Registry::new().unwrap(),
-        ServerInfo::new("stores", "1"),
-        ServerOptions::default().tasks(tasks),
-    )
+    ServerOptions::default().tasks(tasks)
 }
 
 /// Answers the task's question `go` with `confirm` (through `client`, with the request
@@ -237,7 +249,10 @@ async fn answer_go(client: &mut Client, id: u32, task: &str, confirm: bool) -> S
 #[tokio::test]
 async fn servers_sharing_a_store_serve_each_others_tasks() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
-    let (a, b) = (server(Some(&store)), server(Some(&store)));
+    let (a, b) = (
+        server(tasks_in(Some(&store))),
+        server(tasks_in(Some(&store))),
+    );
     let (mut on_a, mut on_b) = (Client::new(&a), Client::new(&b));
 
     // Started on A; B sees its question, B's answer reaches the tool running on A, and B
@@ -252,20 +267,11 @@ async fn servers_sharing_a_store_serve_each_others_tasks() {
 
     // Cancelled through B: the tool running on A stops.
     let task = start_task(&mut on_a, 3, "endless_job", json!({})).await;
-    assert!(ENDLESS_RUNNING.load(Ordering::SeqCst));
+    assert!(ENDLESS_STARTED.fired());
     let ack = task_method(&mut on_b, 4, "tasks/cancel", json!({"taskId": task})).await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     until(&mut on_a, 500, &task, "cancelled").await;
-    for _ in 0..100 {
-        if !ENDLESS_RUNNING.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        !ENDLESS_RUNNING.load(Ordering::SeqCst),
-        "the tool on A was stopped"
-    );
+    ENDLESS_STOPPED.wait("the tool on A was stopped").await;
 }
 
 #[tokio::test]
@@ -273,7 +279,7 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     // The store keeps the task only once the tool asks: the tool runs on meanwhile, and its
     // question goes to the task, not to a retry the client would never send.
     let store = Arc::new(Remote::gated(&KEPT_GATE));
-    let mut client = Client::new(&server(Some(&store)));
+    let mut client = Client::new(&server(tasks_in(Some(&store))));
     let task = start_task(&mut client, 1, "ask_while_kept", json!({})).await;
     let asking = until(&mut client, 100, &task, "input_required").await;
     assert_eq!(
@@ -292,7 +298,7 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
     // decided goes back with the answer, for the client's retry.
     let store = Arc::new(Remote::gated(&REFUSED_GATE));
     store.full.store(true, Ordering::SeqCst);
-    let mut client = Client::new(&server(Some(&store)));
+    let mut client = Client::new(&server(tasks_in(Some(&store))));
     let answer = task_method(
         &mut client,
         1,
@@ -311,7 +317,7 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
 
 #[tokio::test]
 async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
-    let mut client = Client::new(&server(None));
+    let mut client = Client::new(&server(tasks_in(None)));
     let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
     let message = |seen: &Value| seen["inputRequests"]["go"]["params"]["message"].clone();
     let asking = until_seen(&mut client, 100, &task, "asking again", |seen| {
@@ -328,7 +334,7 @@ async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_befor
 #[tokio::test]
 async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     let store = Arc::new(Remote::new(Duration::from_millis(2)));
-    let mut client = Client::new(&server(Some(&store)));
+    let mut client = Client::new(&server(tasks_in(Some(&store))));
     let task = start_task(&mut client, 1, "impatient", json!({})).await;
     let asking = until(&mut client, 100, &task, "input_required").await;
     assert_eq!(
@@ -345,7 +351,7 @@ async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
 #[tokio::test]
 async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
-    let mut client = Client::new(&server(Some(&store))).past_handshake();
+    let mut client = Client::new(&server(tasks_in(Some(&store)))).past_handshake();
     let task = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.1})).await;
     let listed = client.call(&core_request(2, "tasks/list", json!({}))).await;
     assert_eq!(
@@ -409,7 +415,7 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
 #[tokio::test]
 async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let store = Arc::new(Remote::new(Duration::ZERO));
-    let mut client = Client::new(&server(Some(&store)));
+    let mut client = Client::new(&server(tasks_in(Some(&store))));
     let task = start_task(&mut client, 1, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let expected = json!({"code": -32603,
@@ -440,7 +446,7 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     // that cannot be read is refused, and a `tasks/result` that cannot read its task is
     // answered after a few tries.
     store.down.store(false, Ordering::SeqCst);
-    let mut client = Client::new(&server(Some(&store))).past_handshake();
+    let mut client = Client::new(&server(tasks_in(Some(&store)))).past_handshake();
     let kept = start_core_task(&mut client, 6, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let refused = client
@@ -451,8 +457,10 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     assert_eq!(listed["error"], expected, "{listed}");
     // A `tasks/result` already waiting when the store goes down.
     store.down.store(false, Ordering::SeqCst);
+    let reads = *store.reads.borrow();
     client.send(&core_request(9, "tasks/result", json!({"taskId": kept})));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    store.read_after(reads).await;
+    tool_tests::settle().await;
     assert!(client.nothing_yet(), "it waits for the task");
     store.down.store(true, Ordering::SeqCst);
     let result = client.next().await;

@@ -6,10 +6,10 @@ use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::mcp::ServerOptions;
 use tool_runtime::transport::http::{router, Cors, HttpOptions};
-use tool_runtime::{tool, Progress, Registry};
-use tool_tests::{messages, INITIALIZE};
+use tool_runtime::{tool, Progress};
+use tool_tests::{messages, server, Signal, INITIALIZE};
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -36,13 +36,9 @@ fn fail() -> Result<(), String> {
     Err("nope".into())
 }
 
-fn server() -> McpServer {
-    McpServer::new(Registry::new().unwrap(), ServerInfo::new("t", "1.0.0"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
-    let server = server();
+    let server = server(ServerOptions::default());
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_side);
     let serving = tokio::spawn(async move {
@@ -95,7 +91,7 @@ async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
 }
 
 fn app() -> axum::Router {
-    router(server(), HttpOptions::default())
+    router(server(ServerOptions::default()), HttpOptions::default())
 }
 
 fn post(path: &str) -> axum::http::request::Builder {
@@ -233,10 +229,10 @@ async fn http_sessions_of_the_handshake_era() {
     assert_eq!(send(&app, get).await.0, StatusCode::METHOD_NOT_ALLOWED);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn http_sessions_open_only_on_success_expire_when_idle_and_streams_need_accept() {
     let app = router(
-        server(),
+        server(ServerOptions::default()),
         HttpOptions::default().session_idle_timeout(Duration::from_millis(200)),
     );
     // A failed initialize (no protocol version) opens no session.
@@ -530,7 +526,7 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
     );
 
     let guarded = router(
-        server(),
+        server(ServerOptions::default()),
         HttpOptions::default()
             .bearer_token("s3cret")
             .body_limit(256),
@@ -560,7 +556,10 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         StatusCode::PAYLOAD_TOO_LARGE
     );
 
-    let open = router(server(), HttpOptions::default().cors(Cors::Any).rest(true));
+    let open = router(
+        server(ServerOptions::default()),
+        HttpOptions::default().cors(Cors::Any).rest(true),
+    );
     let request = Request::get("/api/tools/discover")
         .header("host", "localhost")
         .header("origin", "https://app.example.com")
@@ -584,7 +583,10 @@ async fn seed_003_rest_endpoints() {
         let (status, _, _) = send(&app(), get(path)).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{path} without rest(true)");
     }
-    let app = router(server(), HttpOptions::default().rest(true));
+    let app = router(
+        server(ServerOptions::default()),
+        HttpOptions::default().rest(true),
+    );
     let (status, _, body) = send(&app, get("/api/tools/discover")).await;
     assert_eq!(status, StatusCode::OK);
     let discovered = json_of(&body);
@@ -713,9 +715,13 @@ async fn the_router_nests_into_an_existing_app() {
     assert_eq!(status, StatusCode::OK);
 }
 
+/// Fired when `nap` starts.
+static NAP_STARTED: Signal = Signal::new();
+
 /// Sleeps two seconds.
 #[tool]
 async fn nap() -> u8 {
+    NAP_STARTED.fire();
     tokio::time::sleep(Duration::from_secs(2)).await;
     1
 }
@@ -729,6 +735,7 @@ async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
 }
 
 async fn ending_a_session_releases(accept: &'static str) {
+    NAP_STARTED.reset();
     let app = app();
     let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
     let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
@@ -746,7 +753,7 @@ async fn ending_a_session_releases(accept: &'static str) {
             send(&app, request).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    NAP_STARTED.wait("the call's start").await;
     let delete = Request::delete("/mcp")
         .header("host", "localhost")
         .header("mcp-session-id", &session)

@@ -5,6 +5,10 @@
 use std::future::Future;
 use std::time::Duration;
 
+/// A moment as the runtime's clock reads it (which a test may pause and advance); outside
+/// a runtime, the system's monotonic clock.
+pub(crate) use tokio::time::Instant;
+
 /// Resolves once `duration` has passed.
 pub(crate) async fn sleep(duration: Duration) {
     tokio::time::sleep(duration).await;

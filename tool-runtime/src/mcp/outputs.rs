@@ -3,10 +3,11 @@
 //! `resource_link`; the client reads the whole output with `resources/read` until it
 //! expires.
 
+use crate::call::clock::Instant;
 use crate::call::content::EmbeddedResource;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The URI scheme of stored outputs.
 const SCHEME: &str = "tool-output://";

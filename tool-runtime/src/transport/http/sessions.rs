@@ -6,7 +6,9 @@ use crate::call::caller::Caller;
 use crate::mcp::Connection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// The runtime's clock: what the tests of idle sessions pause and advance.
+use tokio::time::Instant;
 
 /// Every open session.
 pub(super) struct Sessions {

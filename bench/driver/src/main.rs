@@ -6,8 +6,9 @@
 //! driver stdio <mode> <requests> <tool> -- <server command...>
 //!     mode: pipelined (64 in flight) | sequential
 //!     tool: add (tools/call of add) | list (tools/list)
-//! driver http <concurrency> <requests> <port> -- <server command...>
-//!     (the server command gets `--http 127.0.0.1:<port>` style arguments from the caller)
+//! driver http <concurrency> <requests> <port> [tool] -- <server command...>
+//!     tool: add (default) | add_async (the same sum by an async tool, where the server has
+//!     one); the server command gets `--http 127.0.0.1:<port>` style arguments from the caller
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -35,6 +36,7 @@ fn main() {
             options[1].parse().unwrap(),
             options[2].parse().unwrap(),
             options[3].parse().unwrap(),
+            options.get(4).map_or("add", String::as_str),
             command,
         ),
         _ => panic!("the transport is stdio or http"),
@@ -95,7 +97,7 @@ fn initialize(id: u64) -> String {
 fn call(id: u64, tool: &str) -> String {
     match tool {
         "list" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string(),
-        _ => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "add", "arguments": {"a": id, "b": 1}}}).to_string(),
+        name => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"a": id, "b": 1}}}).to_string(),
     }
 }
 
@@ -262,7 +264,7 @@ fn try_post(
     Ok((session, text))
 }
 
-fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Value {
+fn http(concurrency: usize, requests: u64, port: u16, tool: &str, command: &[String]) -> Value {
     let started = Instant::now();
     let mut child = spawn(command, Stdio::null(), Stdio::null());
     let pid = child.id();
@@ -287,7 +289,7 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     for id in 1..=50 {
-        post(&agent, &url, session.as_deref(), &call(id, "add"));
+        post(&agent, &url, session.as_deref(), &call(id, tool));
     }
     let per_client = requests / concurrency as u64;
     let cpu_before = cpu_ns(pid);
@@ -296,6 +298,7 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
         .map(|worker| {
             let url = url.clone();
             let session = session.clone();
+            let tool = tool.to_owned();
             std::thread::spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder()
                     .http_status_as_error(false)
@@ -306,9 +309,9 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
                 for i in 0..per_client {
                     let id = 1_000 + worker as u64 * per_client + i;
                     let sent = Instant::now();
-                    let (_, body) = post(&agent, &url, session.as_deref(), &call(id, "add"));
+                    let (_, body) = post(&agent, &url, session.as_deref(), &call(id, &tool));
                     latencies.push(sent.elapsed());
-                    if !check(&answer_of(&body), id, "add") {
+                    if !check(&answer_of(&body), id, &tool) {
                         wrong += 1;
                     }
                 }
@@ -334,7 +337,7 @@ fn http(concurrency: usize, requests: u64, port: u16, command: &[String]) -> Val
     json!({
         "transport": "http",
         "mode": format!("c{concurrency}"),
-        "tool": "add",
+        "tool": tool,
         "requests": total,
         "rps": total as f64 / elapsed.as_secs_f64(),
         "p50_us": percentile(&latencies, 0.5),

@@ -2,8 +2,8 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tool_runtime::catalog::Catalog;
-use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::mcp::connection::{outbox, Connection, Outbox};
+use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::Registry;
 
 fn server() -> McpServer {
@@ -27,12 +27,7 @@ fn initialized(server: &McpServer) -> Connection {
 }
 
 /// Handles one message and runs the work it leaves to its end, as a transport would.
-fn handle(
-    runtime: &tokio::runtime::Runtime,
-    connection: &Connection,
-    bytes: &[u8],
-    sink: &Outbox,
-) {
+fn handle(runtime: &tokio::runtime::Runtime, connection: &Connection, bytes: &[u8], sink: &Outbox) {
     if let Some(work) = connection.handle(bytes, sink).into_work() {
         runtime.block_on(work.run());
     }

@@ -137,11 +137,6 @@ impl Decision {
     }
 }
 
-/// The `_meta` object of a request's params, if it has one.
-pub(crate) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
-    params?.get("_meta")?.as_object()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

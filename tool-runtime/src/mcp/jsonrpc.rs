@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 framing, strictly: reading one incoming message, writing responses, errors
 //! and notifications as bytes.
 
+use super::params::{Asked, Method};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -73,12 +74,13 @@ pub enum Incoming<'a> {
     Request {
         id: RequestId,
         method: Cow<'a, str>,
-        params: Option<Map<String, Value>>,
+        /// Its params, read into what its method asks.
+        asked: Asked,
     },
     /// A notification: never answered.
     Notification {
         method: Cow<'a, str>,
-        params: Option<Map<String, Value>>,
+        params: Option<&'a RawValue>,
     },
     /// A response to a request of ours (a question to the client): its id (`None` when it
     /// was `null`), and its result or its error's code and message.
@@ -107,20 +109,27 @@ struct Envelope<'a> {
     id: Option<Option<Value>>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
-    /// `Some(None)` is `"params": null`, which is invalid (params are structured).
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Option<Value>>,
+    /// Kept as written: each method reads its params into its own type, once. Present as
+    /// `null` is `Some` (and refused: params are structured).
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    params: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
 }
 
-/// Reads one message.
+/// Reads one message. Nearly every message is read in one pass, a request's params read
+/// into what its method asks as they are met; a message that pass cannot read (one that is
+/// not valid, or whose params do not fit) is read again with its params kept as written,
+/// for the precise refusal.
 pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
     let trimmed = trim(bytes);
     if trimmed.first() == Some(&b'[') {
         return Err(batch(trimmed));
+    }
+    if let Ok(pass) = serde_json::from_slice::<OnePass<'_>>(trimmed) {
+        return message_of(pass);
     }
     let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
         Ok(envelope) => envelope,
@@ -137,35 +146,195 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
             return Err(rejected(None, code::PARSE_ERROR, &message));
         }
     };
-    let id = id_of(envelope.id)?;
-    if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+    message_of(OnePass {
+        jsonrpc: envelope.jsonrpc,
+        id: envelope.id,
+        method: envelope.method,
+        params: envelope.params.map(ParamsRead::Raw),
+        result: envelope.result,
+        error: envelope.error,
+    })
+}
+
+/// The message a read says came, or why it is not one.
+fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
+    let id = id_of(pass.id)?;
+    if pass.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         let message = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
         return Err(rejected(id, code::INVALID_REQUEST, message));
     }
-    if envelope.result.is_some() || envelope.error.is_some() {
-        if envelope.method.is_some() {
+    if pass.result.is_some() || pass.error.is_some() {
+        if pass.method.is_some() {
             let message = "Invalid Request: a request has no result or error";
             return Err(rejected(id, code::INVALID_REQUEST, message));
         }
-        let outcome = outcome_of(envelope.result, envelope.error);
+        let outcome = outcome_of(pass.result, pass.error);
         return Ok(Incoming::Response { id, outcome });
     }
-    let Some(method) = envelope.method else {
+    let Some(method) = pass.method else {
         let message = "Invalid Request: \"method\" is missing";
         return Err(rejected(id, code::INVALID_REQUEST, message));
     };
-    let params = match envelope.params {
-        None => None,
-        Some(Some(Value::Object(map))) => Some(map),
-        Some(_) => {
+    let raw = match pass.params {
+        // A raw value has no whitespace around it: an object starts with its brace.
+        Some(ParamsRead::Raw(raw)) if !raw.get().starts_with('{') => {
             let message = "Invalid Request: \"params\" must be an object";
             return Err(rejected(id, code::INVALID_REQUEST, message));
         }
+        Some(ParamsRead::Raw(raw)) => Some(raw),
+        Some(ParamsRead::Asked(asked)) => {
+            return Ok(match id {
+                Some(id) => Incoming::Request { id, method, asked },
+                // A notification named as a request: nothing reads its params.
+                None => Incoming::Notification {
+                    method,
+                    params: None,
+                },
+            });
+        }
+        None => None,
     };
     Ok(match id {
-        Some(id) => Incoming::Request { id, method, params },
-        None => Incoming::Notification { method, params },
+        Some(id) => {
+            let asked = Asked::read(Method::of(&method), raw);
+            Incoming::Request { id, method, asked }
+        }
+        None => Incoming::Notification {
+            method,
+            params: raw,
+        },
     })
+}
+
+/// A message's fields, read in one pass (see [`parse`]).
+#[derive(Default)]
+struct OnePass<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<Option<Value>>,
+    method: Option<Cow<'a, str>>,
+    params: Option<ParamsRead<'a>>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+/// A message's params: read into what its method asks when the method came before them
+/// (as clients write it), else kept as written.
+enum ParamsRead<'a> {
+    Raw(&'a RawValue),
+    Asked(Asked),
+}
+
+/// The fields of a message.
+enum Field {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Field, D::Error> {
+        struct Names;
+        impl serde::de::Visitor<'_> for Names {
+            type Value = Field;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a field of a JSON-RPC message")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Field, E> {
+                Ok(match name {
+                    "jsonrpc" => Field::Jsonrpc,
+                    "id" => Field::Id,
+                    "method" => Field::Method,
+                    "params" => Field::Params,
+                    "result" => Field::Result,
+                    "error" => Field::Error,
+                    _ => Field::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Names)
+    }
+}
+
+/// A string borrowed from the message when it has no escapes.
+#[derive(serde::Deserialize)]
+struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for OnePass<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(OnePassVisitor)
+    }
+}
+
+struct OnePassVisitor;
+
+impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
+    type Value = OnePass<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<OnePass<'de>, A::Error> {
+        use serde::de::Error;
+        let mut pass = OnePass::default();
+        while let Some(field) = map.next_key::<Field>()? {
+            // A field given twice is for the second reading to refuse.
+            let twice = || A::Error::custom("a field given twice");
+            match field {
+                Field::Jsonrpc if pass.jsonrpc.is_some() => return Err(twice()),
+                Field::Jsonrpc => pass.jsonrpc = Some(map.next_value()?),
+                Field::Id if pass.id.is_some() => return Err(twice()),
+                Field::Id => pass.id = Some(map.next_value()?),
+                Field::Method if pass.method.is_some() => return Err(twice()),
+                Field::Method => pass.method = Some(map.next_value::<Borrowed<'de>>()?.0),
+                Field::Params if pass.params.is_some() => return Err(twice()),
+                Field::Params => {
+                    let method = pass.method.as_deref().map(Method::of);
+                    pass.params = Some(match method {
+                        Some(method) if method != Method::Unknown => {
+                            ParamsRead::Asked(map.next_value_seed(AskedSeed(method))?)
+                        }
+                        _ => ParamsRead::Raw(map.next_value()?),
+                    });
+                }
+                Field::Result if pass.result.is_some() => return Err(twice()),
+                Field::Result => pass.result = Some(map.next_value()?),
+                Field::Error if pass.error.is_some() => return Err(twice()),
+                Field::Error => pass.error = Some(map.next_value()?),
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(pass)
+    }
+}
+
+/// Reads params, an object only, into what `0` asks.
+struct AskedSeed(Method);
+
+impl<'de> serde::de::DeserializeSeed<'de> for AskedSeed {
+    type Value = Asked;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Asked, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for AskedSeed {
+    type Value = Asked;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("params, an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Asked, A::Error> {
+        Asked::deserialize(self.0, serde::de::value::MapAccessDeserializer::new(map))
+    }
 }
 
 /// Why an array is refused: batches were removed from MCP in 2025-06-18, though a valid
@@ -217,6 +386,13 @@ fn outcome_of(result: Option<&RawValue>, error: Option<&RawValue>) -> Result<Val
         .and_then(Value::as_str)
         .unwrap_or("the client sent an error without a message");
     Err((code, message.to_owned()))
+}
+
+/// Reads a raw field that is present (even as `null`) as `Some`.
+fn present_raw<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue as serde::Deserialize>::deserialize(deserializer).map(Some)
 }
 
 /// Reads a field that is present (even as `null`) as `Some`.
@@ -348,15 +524,16 @@ mod tests {
     #[test]
     fn requests_and_notifications_are_read() {
         match parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() {
-            Incoming::Request { id, method, params } => {
-                assert_eq!((&*id.0, &*method, params), ("7", "ping", None));
+            Incoming::Request { id, method, asked } => {
+                assert_eq!((&*id.0, &*method), ("7", "ping"));
+                assert!(matches!(asked, Asked::Ping(_)), "{asked:?}");
             }
             other => panic!("{other:?}"),
         }
         match parse(br#" {"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"k":1}} "#).unwrap() {
-            Incoming::Request { id, params, .. } => {
+            Incoming::Request { id, asked, .. } => {
                 assert_eq!(&*id.0, r#""a\"b""#);
-                assert_eq!(params.unwrap()["k"], 1);
+                assert!(matches!(asked, Asked::Unknown(_)), "{asked:?}");
             }
             other => panic!("{other:?}"),
         }
@@ -380,6 +557,51 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The tool a `tools/call` read from `text` names.
+    fn called(text: &str) -> String {
+        match parse(text.as_bytes()) {
+            Ok(Incoming::Request {
+                asked: Asked::CallTool(call),
+                ..
+            }) => format!("{} {}", call.name, call.arguments),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn params_are_read_into_what_the_method_asks_whatever_the_order() {
+        let in_order = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}"#;
+        let params_first = r#"{"params":{"arguments":{"a":1},"name":"add"},"id":1,"method":"tools/call","jsonrpc":"2.0"}"#;
+        assert_eq!(called(in_order), r#"add {"a":1}"#);
+        assert_eq!(called(params_first), r#"add {"a":1}"#);
+        // Params that do not fit are the method's to refuse, with the request's id.
+        match parse(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}"#) {
+            Ok(Incoming::Request {
+                id,
+                asked: Asked::Unfit(Method::CallTool, _, why),
+                ..
+            }) => {
+                assert_eq!(id.as_json(), "2");
+                assert!(why.contains("\"name\""), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Params that are not an object are no request at all.
+        for params in ["null", "[]", "[\"add\"]", "3"] {
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params}}}"#);
+            assert_eq!(
+                rejected_code(&text),
+                (code::INVALID_REQUEST, Some("3".into()))
+            );
+        }
+        // A field given twice is refused.
+        assert_eq!(
+            rejected_code(r#"{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}"#).0,
+            code::INVALID_REQUEST
+        );
     }
 
     #[test]

@@ -31,8 +31,6 @@ mod work;
 pub use asking::sealed::SealingKey;
 #[cfg(feature = "http")]
 pub(crate) use connection::Read;
-#[cfg(feature = "http")]
-pub(crate) use connection::Refusal;
 pub(crate) use connection::{Connection, ServerMessage};
 pub use options::{CacheHints, CacheScope, ServerOptions};
 pub use outputs::LargeOutputs;

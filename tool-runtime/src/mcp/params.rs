@@ -1,9 +1,11 @@
 //! What a request asks, read once into types: its method, named by [`Method`], and its
-//! `params`, deserialized into one struct per method. A request whose params do not fit is
-//! answered -32602 with the parameter, what was expected and what came.
+//! `params`, read straight from the request's bytes into one struct per method
+//! ([`Asked`]), with no JSON tree between. A request whose params do not fit is answered
+//! -32602 with the parameter, what was expected and what came.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Where a 2026-07-28 request declares the client's capabilities.
@@ -35,6 +37,163 @@ pub(crate) enum Method {
     /// A method this server does not know.
     Unknown,
 }
+
+/// What a request asks: its method, with its params read into that method's type, or why
+/// they do not fit (answered -32602 once the request's era lets it through).
+#[derive(Debug)]
+pub(crate) enum Asked {
+    Initialize(InitializeParams),
+    Ping(Bare),
+    SetLogLevel(SetLevelParams),
+    Discover(Bare),
+    Listen(ListenParams),
+    /// One of the four lists (its method says which).
+    List(Method, ListParams),
+    CallTool(CallParams),
+    GetPrompt(GetPromptParams),
+    ReadResource(ReadResourceParams),
+    Complete(CompleteParams),
+    Subscribe(SubscribeParams),
+    Unsubscribe(SubscribeParams),
+    /// `tasks/get`, `tasks/cancel` or `tasks/result` (its method says which).
+    Task(Method, TaskParams),
+    ListTasks(ListParams),
+    UpdateTask(UpdateTaskParams),
+    /// A method this server does not know.
+    Unknown(Bare),
+    /// Params that do not fit the method's type: why, and the `_meta` they carry.
+    Unfit(Method, RequestMeta, String),
+}
+
+/// The one table of what each method's params are read into: `$deserialize(type)` reads
+/// one type, and the arms wrap it in the method's variant.
+macro_rules! by_method {
+    ($method:expr, $deserialize:ident) => {
+        match $method {
+            Method::Initialize => $deserialize!(InitializeParams).map(Asked::Initialize),
+            Method::Ping => $deserialize!(Bare).map(Asked::Ping),
+            Method::SetLogLevel => $deserialize!(SetLevelParams).map(Asked::SetLogLevel),
+            Method::Discover => $deserialize!(Bare).map(Asked::Discover),
+            Method::Listen => $deserialize!(ListenParams).map(Asked::Listen),
+            method @ (Method::ListTools
+            | Method::ListPrompts
+            | Method::ListResources
+            | Method::ListResourceTemplates) => {
+                $deserialize!(ListParams).map(|list| Asked::List(method, list))
+            }
+            Method::CallTool => $deserialize!(CallParams).map(Asked::CallTool),
+            Method::GetPrompt => $deserialize!(GetPromptParams).map(Asked::GetPrompt),
+            Method::ReadResource => $deserialize!(ReadResourceParams).map(Asked::ReadResource),
+            Method::Complete => $deserialize!(CompleteParams).map(Asked::Complete),
+            Method::Subscribe => $deserialize!(SubscribeParams).map(Asked::Subscribe),
+            Method::Unsubscribe => $deserialize!(SubscribeParams).map(Asked::Unsubscribe),
+            method @ (Method::GetTask | Method::CancelTask | Method::TaskResult) => {
+                $deserialize!(TaskParams).map(|task| Asked::Task(method, task))
+            }
+            Method::ListTasks => $deserialize!(ListParams).map(Asked::ListTasks),
+            Method::UpdateTask => $deserialize!(UpdateTaskParams).map(Asked::UpdateTask),
+            Method::Unknown => $deserialize!(Bare).map(Asked::Unknown),
+        }
+    };
+}
+
+impl Asked {
+    /// Reads the params of `method` as written (`raw`; none: an empty object); params that
+    /// do not fit are `Unfit`, with why.
+    pub(crate) fn read(method: Method, raw: Option<&RawValue>) -> Asked {
+        macro_rules! typed {
+            ($type:ty) => {
+                read::<$type>(raw)
+            };
+        }
+        let read: Result<Asked, String> = by_method!(method, typed);
+        read.unwrap_or_else(|why| {
+            // The era is decided from `_meta` whatever else does not fit.
+            let meta = self::read::<Bare>(raw)
+                .map(|bare| bare.meta)
+                .unwrap_or_default();
+            Asked::Unfit(method, meta, why)
+        })
+    }
+
+    /// Reads the params of `method` from `deserializer` (an object's entries), in the pass
+    /// that reads the whole message; an error leaves the message to be read again, params
+    /// as written, for the words of the refusal.
+    pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        method: Method,
+        deserializer: D,
+    ) -> Result<Asked, D::Error> {
+        macro_rules! typed {
+            ($type:ty) => {
+                <$type as Deserialize>::deserialize(deserializer)
+            };
+        }
+        by_method!(method, typed)
+    }
+
+    /// The method asked.
+    pub(crate) fn method(&self) -> Method {
+        match self {
+            Asked::Initialize(_) => Method::Initialize,
+            Asked::Ping(_) => Method::Ping,
+            Asked::SetLogLevel(_) => Method::SetLogLevel,
+            Asked::Discover(_) => Method::Discover,
+            Asked::Listen(_) => Method::Listen,
+            Asked::CallTool(_) => Method::CallTool,
+            Asked::GetPrompt(_) => Method::GetPrompt,
+            Asked::ReadResource(_) => Method::ReadResource,
+            Asked::Complete(_) => Method::Complete,
+            Asked::Subscribe(_) => Method::Subscribe,
+            Asked::Unsubscribe(_) => Method::Unsubscribe,
+            Asked::ListTasks(_) => Method::ListTasks,
+            Asked::UpdateTask(_) => Method::UpdateTask,
+            Asked::Unknown(_) => Method::Unknown,
+            Asked::List(method, _) | Asked::Task(method, _) | Asked::Unfit(method, _, _) => *method,
+        }
+    }
+
+    /// The request's `_meta`.
+    pub(crate) fn meta(&self) -> &RequestMeta {
+        match self {
+            Asked::Initialize(p) => &p.meta,
+            Asked::Ping(p) | Asked::Discover(p) | Asked::Unknown(p) => &p.meta,
+            Asked::SetLogLevel(p) => &p.meta,
+            Asked::Listen(p) => &p.meta,
+            Asked::List(_, p) | Asked::ListTasks(p) => &p.meta,
+            Asked::CallTool(p) => &p.meta,
+            Asked::GetPrompt(p) => &p.meta,
+            Asked::ReadResource(p) => &p.meta,
+            Asked::Complete(p) => &p.meta,
+            Asked::Subscribe(p) | Asked::Unsubscribe(p) => &p.meta,
+            Asked::Task(_, p) => &p.meta,
+            Asked::UpdateTask(p) => &p.meta,
+            Asked::Unfit(_, meta, _) => meta,
+        }
+    }
+
+    /// What the request names, where a header mirrors it (`Mcp-Name`): the tool or prompt,
+    /// the resource's URI, or the task.
+    #[cfg(feature = "http")]
+    pub(crate) fn named(&self) -> Option<&str> {
+        match self {
+            Asked::CallTool(p) => Some(&p.name),
+            Asked::GetPrompt(p) => Some(&p.name),
+            Asked::ReadResource(p) => Some(&p.uri),
+            Asked::Task(_, p) => Some(&p.task_id),
+            Asked::UpdateTask(p) => Some(&p.task_id),
+            _ => None,
+        }
+    }
+}
+
+/// The params of a method that takes none but `_meta`.
+#[derive(Deserialize, Default, Debug)]
+pub(crate) struct Bare {
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
+}
+
+impl Params for Bare {}
 
 /// A capability a server may not offer: its methods are unknown to a server without it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,22 +266,46 @@ pub(crate) trait Params: DeserializeOwned {
     }
 }
 
-/// Reads `params` (none: an empty object) as `T`; else the -32602 message saying which
-/// parameter does not fit, what was expected and what came.
-pub(crate) fn read<T: Params>(params: Option<Map<String, Value>>) -> Result<T, String> {
-    serde_path_to_error::deserialize(params.unwrap_or_default())
-        .map_err(|error| invalid_params::<T>(&error))
+/// Reads the params as written (`raw`; none: an empty object) as `T`. Params that do not
+/// fit are read again with the path of what does not fit tracked, for the -32602 message
+/// that says which parameter, what was expected and what came: tracking costs an
+/// allocation per field, which only a refusal pays.
+pub(crate) fn read<T: Params>(raw: Option<&RawValue>) -> Result<T, String> {
+    let text = raw.map_or("{}", RawValue::get);
+    serde_json::from_str(text).map_err(|plain| {
+        let mut again = serde_json::Deserializer::from_str(text);
+        match serde_path_to_error::deserialize::<_, T>(&mut again) {
+            Err(error) => invalid_params::<T>(&error),
+            // The same text cannot pass the second time; should it, the plain words stand.
+            Ok(_) => format!("Invalid params: {plain}"),
+        }
+    })
 }
 
-/// Reads `params` as `T` without taking them (for what is read before the method's own
-/// params: `_meta`).
-pub(crate) fn read_ref<T: Params>(params: &Map<String, Value>) -> Result<T, String> {
-    serde_path_to_error::deserialize(params).map_err(|error| invalid_params::<T>(&error))
+/// Reads what a request's `_meta` holds (`meta`; none: nothing) as `T`.
+pub(crate) fn read_meta<T: Params>(meta: Option<&Map<String, Value>>) -> Result<T, String> {
+    let empty = Map::new();
+    let meta = meta.unwrap_or(&empty);
+    T::deserialize(meta).map_err(
+        |plain| match serde_path_to_error::deserialize::<_, T>(meta) {
+            Err(error) => invalid_params::<T>(&error),
+            Ok(_) => format!("Invalid params: {plain}"),
+        },
+    )
 }
 
 /// The -32602 message of params that do not fit `T`.
 fn invalid_params<T: Params>(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    if error
+        .inner()
+        .to_string()
+        .starts_with("recursion limit exceeded")
+    {
+        return "Invalid params: values are nested too deeply (the limit is 128 levels)".to_owned();
+    }
+    // The position means nothing to a client that sent the message on one line.
     let inner = error.inner().to_string();
+    let inner = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
     let parent = error.path().to_string();
     let named = |path: &str| match T::describe(path) {
         Some(what) => format!("\"{path}\" ({what})"),
@@ -164,34 +347,41 @@ fn in_json(said: &str) -> String {
     }
 }
 
-/// A request's `_meta`, as far as the methods that run user code read it.
-#[derive(Deserialize, Default)]
-pub(crate) struct CallMeta {
-    /// Where progress notifications point (a string or a number; anything else is
-    /// ignored, as no notification could name it).
-    #[serde(rename = "progressToken", default)]
-    progress_token: Option<Value>,
+/// A request's `_meta`: where it says what it is beside what it asks (its progress token;
+/// at 2026-07-28 its protocol version, the client's capabilities, the log level). One that
+/// is not an object says nothing, and is read as none.
+#[derive(Default, Debug)]
+pub(crate) struct RequestMeta(Option<Map<String, Value>>);
+
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Object(meta) => RequestMeta(Some(meta)),
+            _ => RequestMeta(None),
+        })
+    }
 }
 
-impl CallMeta {
-    /// The progress token, when it is one a notification can name.
-    pub(crate) fn progress_token(&mut self) -> Option<Value> {
-        self.progress_token
-            .take()
+impl RequestMeta {
+    /// What `_meta` holds, if the request has one.
+    pub(crate) fn map(&self) -> Option<&Map<String, Value>> {
+        self.0.as_ref()
+    }
+
+    /// The progress token, when it is one a notification can name (a string or a number;
+    /// anything else is ignored, as no notification could name it).
+    pub(crate) fn progress_token(&self) -> Option<Value> {
+        self.map()?
+            .get("progressToken")
             .filter(|token| token.is_string() || token.is_number())
+            .cloned()
     }
 }
 
 /// What a 2026-07-28 request says of itself in `_meta`: the client's capabilities, and
 /// the level of log messages it wants.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct PerRequestMeta {
-    #[serde(rename = "_meta")]
-    pub(crate) meta: PerRequestFields,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct PerRequestFields {
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     pub(crate) capabilities: Map<String, Value>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
@@ -201,22 +391,26 @@ pub(crate) struct PerRequestFields {
 impl Params for PerRequestMeta {
     fn describe(path: &str) -> Option<&'static str> {
         match path {
-            "_meta.io.modelcontextprotocol/clientCapabilities" => {
-                Some("the client's capabilities, required at 2026-07-28")
+            "io.modelcontextprotocol/clientCapabilities" => {
+                Some("the client's capabilities in _meta, required at 2026-07-28")
             }
-            "_meta.io.modelcontextprotocol/logLevel" => Some("the lowest level of logs to send"),
+            "io.modelcontextprotocol/logLevel" => {
+                Some("the lowest level of logs to send, in _meta")
+            }
             _ => None,
         }
     }
 }
 
 /// `initialize`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct InitializeParams {
     #[serde(rename = "protocolVersion")]
     pub(crate) protocol_version: String,
     #[serde(default)]
     pub(crate) capabilities: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for InitializeParams {
@@ -230,9 +424,11 @@ impl Params for InitializeParams {
 }
 
 /// `logging/setLevel`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct SetLevelParams {
     pub(crate) level: String,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for SetLevelParams {
@@ -243,10 +439,12 @@ impl Params for SetLevelParams {
 }
 
 /// The four lists.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct ListParams {
     #[serde(default)]
     pub(crate) cursor: Option<String>,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for ListParams {
@@ -256,7 +454,7 @@ impl Params for ListParams {
 }
 
 /// `tools/call`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct CallParams {
     pub(crate) name: String,
     #[serde(default)]
@@ -269,11 +467,11 @@ pub(crate) struct CallParams {
     #[serde(rename = "requestState", default)]
     pub(crate) request_state: Option<String>,
     #[serde(rename = "_meta", default)]
-    pub(crate) meta: CallMeta,
+    pub(crate) meta: RequestMeta,
 }
 
 /// What a 2025-11-25 client asks of the task a call becomes.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct TaskAsked {
     /// How long to keep the task once it has ended, in milliseconds.
     #[serde(default)]
@@ -303,7 +501,7 @@ impl Params for CallParams {
 }
 
 /// `prompts/get`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct GetPromptParams {
     pub(crate) name: String,
     #[serde(default)]
@@ -313,7 +511,7 @@ pub(crate) struct GetPromptParams {
     #[serde(rename = "requestState", default)]
     pub(crate) request_state: Option<String>,
     #[serde(rename = "_meta", default)]
-    pub(crate) meta: CallMeta,
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for GetPromptParams {
@@ -327,7 +525,7 @@ impl Params for GetPromptParams {
 }
 
 /// `resources/read`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct ReadResourceParams {
     pub(crate) uri: String,
     #[serde(rename = "inputResponses", default)]
@@ -335,7 +533,7 @@ pub(crate) struct ReadResourceParams {
     #[serde(rename = "requestState", default)]
     pub(crate) request_state: Option<String>,
     #[serde(rename = "_meta", default)]
-    pub(crate) meta: CallMeta,
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for ReadResourceParams {
@@ -348,7 +546,7 @@ impl Params for ReadResourceParams {
 }
 
 /// `completion/complete`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct CompleteParams {
     #[serde(rename = "ref")]
     pub(crate) reference: Reference,
@@ -356,11 +554,11 @@ pub(crate) struct CompleteParams {
     #[serde(default)]
     pub(crate) context: Option<CompletionArguments>,
     #[serde(rename = "_meta", default)]
-    pub(crate) meta: CallMeta,
+    pub(crate) meta: RequestMeta,
 }
 
 /// What a completion is for: a prompt's argument, or a resource template's variable.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(tag = "type")]
 pub(crate) enum Reference {
     #[serde(rename = "ref/prompt")]
@@ -370,14 +568,14 @@ pub(crate) enum Reference {
 }
 
 /// The argument being completed, and what the user typed of it so far.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct Typed {
     pub(crate) name: String,
     pub(crate) value: String,
 }
 
 /// The arguments already given, which a completion may take into account.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct CompletionArguments {
     #[serde(default)]
     pub(crate) arguments: Option<Map<String, Value>>,
@@ -402,9 +600,11 @@ impl Params for CompleteParams {
 }
 
 /// `resources/subscribe` and `resources/unsubscribe`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct SubscribeParams {
     pub(crate) uri: String,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for SubscribeParams {
@@ -414,14 +614,16 @@ impl Params for SubscribeParams {
 }
 
 /// `subscriptions/listen` (2026-07-28): which notifications the stream should carry.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 pub(crate) struct ListenParams {
     #[serde(default)]
     pub(crate) notifications: Wanted,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 /// What a `subscriptions/listen` stream is asked to carry.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 pub(crate) struct Wanted {
     #[serde(rename = "toolsListChanged", default)]
     pub(crate) tools: bool,
@@ -444,10 +646,12 @@ impl Params for ListenParams {
 }
 
 /// The task methods that name a task (`tasks/get`, `tasks/result`, `tasks/cancel`).
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct TaskParams {
     #[serde(rename = "taskId")]
     pub(crate) task_id: String,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for TaskParams {
@@ -457,10 +661,14 @@ impl Params for TaskParams {
 }
 
 /// 2026-07-28 `tasks/update`: answers to the questions a task waits on.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct UpdateTaskParams {
+    #[serde(rename = "taskId")]
+    pub(crate) task_id: String,
     #[serde(rename = "inputResponses")]
     pub(crate) input_responses: Map<String, Value>,
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: RequestMeta,
 }
 
 impl Params for UpdateTaskParams {
@@ -474,7 +682,7 @@ impl Params for UpdateTaskParams {
 }
 
 /// `notifications/cancelled`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub(crate) struct CancelledParams {
     #[serde(rename = "requestId")]
     pub(crate) request_id: Value,
@@ -487,20 +695,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn params(value: Value) -> Option<Map<String, Value>> {
-        value.as_object().cloned()
+    /// Reads `value` as a request's params, as the connection reads them.
+    fn read_params<T: Params>(value: Value) -> Result<T, String> {
+        let raw = RawValue::from_string(value.to_string()).unwrap();
+        read(Some(&raw))
     }
 
     #[test]
     fn a_missing_parameter_is_named_with_what_it_is() {
-        let error = read::<CallParams>(params(json!({"arguments": {}}))).err();
+        let error = read_params::<CallParams>(json!({"arguments": {}})).err();
         assert_eq!(
             error.as_deref(),
             Some("Invalid params: \"name\" (the tool's name) is missing")
         );
-        let error = read::<CompleteParams>(params(
+        let error = read_params::<CompleteParams>(
             json!({"ref": {"type": "ref/prompt"}, "argument": {"name": "a", "value": ""}}),
-        ))
+        )
         .err();
         assert_eq!(
             error.as_deref(),
@@ -510,12 +720,12 @@ mod tests {
 
     #[test]
     fn a_parameter_of_the_wrong_type_says_what_came() {
-        let error = read::<CallParams>(params(json!({"name": 3}))).err();
+        let error = read_params::<CallParams>(json!({"name": 3})).err();
         assert_eq!(
             error.as_deref(),
             Some("Invalid params: \"name\" (the tool's name) must be a string; got integer `3`")
         );
-        let error = read::<CallParams>(params(json!({"name": "a", "inputResponses": [1]}))).err();
+        let error = read_params::<CallParams>(json!({"name": "a", "inputResponses": [1]})).err();
         assert_eq!(
             error.as_deref(),
             Some(
@@ -527,16 +737,16 @@ mod tests {
 
     #[test]
     fn what_fits_is_read_and_the_rest_ignored() {
-        let mut call: CallParams = read(params(json!({
+        let call: CallParams = read_params(json!({
             "name": "add", "arguments": {"a": 1}, "extra": true,
             "_meta": {"progressToken": 7, "other": 1}
-        })))
+        }))
         .unwrap();
         assert_eq!(call.name, "add");
         assert_eq!(call.arguments, json!({"a": 1}));
         assert_eq!(call.meta.progress_token(), Some(json!(7)));
-        let mut call: CallParams =
-            read(params(json!({"name": "x", "_meta": {"progressToken": {}}}))).unwrap();
+        let call: CallParams =
+            read_params(json!({"name": "x", "_meta": {"progressToken": {}}})).unwrap();
         assert_eq!(call.arguments, Value::Null);
         assert_eq!(call.meta.progress_token(), None);
         assert_eq!(Method::of("tools/call"), Method::CallTool);

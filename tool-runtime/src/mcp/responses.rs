@@ -3,13 +3,14 @@
 //! one of the REST endpoints), with the refusal a transport may have a status for.
 
 use super::asking::retry::RetryAsker;
+use super::connection::Refusal;
 use super::era::Era;
 use super::jsonrpc::{self, RequestId};
 use super::outbox::Outbox;
 use super::pages::stateless_result;
 use super::tools::{self, CallAnswer};
 use super::work::Work;
-use super::{Refusal, ServerMessage, Shared};
+use super::{ServerMessage, Shared};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use serde_json::{Map, Value};

@@ -13,12 +13,13 @@
 //!   errors, and an output is never a link (these callers cannot read resources).
 
 use super::connection::Connection;
+use super::connection::Refusal;
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::outbox::Outbox;
-use super::params::{self, CallParams};
+use super::params::{Asked, Method};
 use super::responses::{answered, error_message, Dialect};
 use super::work::Handled;
-use super::{Refusal, ServerMessage};
+use super::ServerMessage;
 use crate::catalog::Tool;
 use serde_json::{json, Value};
 
@@ -102,8 +103,8 @@ impl Connection {
 
     /// The JSON-RPC call beside REST: a `tools/call` request, answered as its dialect says.
     pub(crate) fn rest_rpc_call(&self, body: &[u8], sink: &Outbox) -> Handled {
-        let (id, method, params) = match jsonrpc::parse(body) {
-            Ok(Incoming::Request { id, method, params }) => (id, method, params),
+        let (id, method, asked) = match jsonrpc::parse(body) {
+            Ok(Incoming::Request { id, method, asked }) => (id, method, asked),
             Ok(_) => {
                 let refusal = error_message(
                     None,
@@ -119,15 +120,15 @@ impl Connection {
                 return Handled::request(answered(sink, refusal));
             }
         };
-        if method != "tools/call" {
-            let message = format!("Method not found: {method}");
-            let refusal = error_message(Some(&id), code::METHOD_NOT_FOUND, &message, None);
-            return Handled::request(answered(sink, refusal));
-        }
-        let call: CallParams = match params::read(params) {
-            Ok(call) => call,
-            Err(message) => {
-                let refusal = error_message(Some(&id), code::INVALID_PARAMS, &message, None);
+        let call = match asked {
+            Asked::CallTool(call) => call,
+            Asked::Unfit(Method::CallTool, _, why) => {
+                let refusal = error_message(Some(&id), code::INVALID_PARAMS, &why, None);
+                return Handled::request(answered(sink, refusal));
+            }
+            _ => {
+                let message = format!("Method not found: {method}");
+                let refusal = error_message(Some(&id), code::METHOD_NOT_FOUND, &message, None);
                 return Handled::request(answered(sink, refusal));
             }
         };

@@ -14,6 +14,17 @@ fn add(
     a + b
 }
 
+/// Add two integers, as an async function (it runs on the runtime, with no hand-off).
+#[tool(read_only)]
+async fn add_async(
+    /// First addend.
+    a: i64,
+    /// Second addend.
+    b: i64,
+) -> i64 {
+    a + b
+}
+
 /// Echo a message.
 #[tool(read_only)]
 fn echo(

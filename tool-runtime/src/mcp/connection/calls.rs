@@ -123,7 +123,7 @@ impl Connection {
             task,
             input_responses,
             request_state,
-            mut meta,
+            meta,
         } = params;
         let asked = Asked {
             method: "tools/call",
@@ -211,7 +211,7 @@ impl Connection {
             arguments,
             input_responses,
             request_state,
-            mut meta,
+            meta,
         } = params;
         let asked = Asked {
             method: "prompts/get",
@@ -240,7 +240,7 @@ impl Connection {
             uri,
             input_responses,
             request_state,
-            mut meta,
+            meta,
         } = params;
         let asked = Asked {
             method: "resources/read",
@@ -261,7 +261,7 @@ impl Connection {
     pub(super) fn complete(
         &self,
         id: RequestId,
-        mut params: CompleteParams,
+        params: CompleteParams,
         origin: Origin<'_>,
         sink: &Outbox,
     ) -> Option<Work> {

@@ -52,18 +52,19 @@ mod task_requests;
 mod watch;
 
 use super::asking::live::ClientAnswer;
-use super::era::{self, Decision};
+use super::era::Decision;
 pub use super::jsonrpc::RequestId;
 use super::jsonrpc::{self, Incoming, Rejected};
 pub use super::message::{Refusal, ServerMessage, ServerMessageKind};
 pub use super::outbox::{outbox, Outbox, OutboxReader};
-use super::params::{self, CancelledParams};
+use super::params::{self, Asked, CancelledParams};
 use super::responses::error_message;
 pub use super::work::{Handled, Work};
 use super::Shared;
 use crate::call::caller::Caller;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 pub(crate) use state::{lock, State};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// One client's connection: a stdio process, or an HTTP session.
@@ -84,47 +85,75 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-/// One incoming message, parsed once, with the era it belongs to decided once: what a
-/// transport reads (to route it: a session to find, headers to check) and then hands to
-/// the connection.
+/// One incoming message, parsed once (a request's params read into its method's type),
+/// with the era it belongs to decided once: what a transport reads (to route it: a session
+/// to find, headers to check) and then hands to the connection.
 pub(crate) struct Read<'a> {
-    pub(crate) message: Result<Incoming<'a>, Rejected>,
+    pub(crate) arrived: Arrived<'a>,
     pub(crate) decision: Decision,
+}
+
+/// What came, read.
+pub(crate) enum Arrived<'a> {
+    /// Not a valid message, and the error to answer with.
+    Rejected(Rejected),
+    /// A response to a request of ours.
+    Response {
+        id: Option<RequestId>,
+        outcome: ClientAnswer,
+    },
+    /// A notification, its params as written (only `notifications/cancelled` reads them).
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A request: its id, its method's name, and what it asks.
+    Request {
+        id: RequestId,
+        name: Cow<'a, str>,
+        asked: Asked,
+    },
 }
 
 impl<'a> Read<'a> {
     /// Reads `bytes`, whose protocol version the transport saw claimed outside the body
     /// (HTTP's `MCP-Protocol-Version` header), if any.
     pub(crate) fn new(bytes: &'a [u8], claimed: Option<&str>) -> Read<'a> {
-        let message = jsonrpc::parse(bytes);
-        let params = match &message {
-            Ok(Incoming::Request { params, .. } | Incoming::Notification { params, .. }) => {
-                params.as_ref()
+        let arrived = match jsonrpc::parse(bytes) {
+            Err(rejected) => Arrived::Rejected(rejected),
+            Ok(Incoming::Response { id, outcome }) => Arrived::Response { id, outcome },
+            Ok(Incoming::Notification { method, params }) => {
+                Arrived::Notification { method, params }
             }
+            Ok(Incoming::Request { id, method, asked }) => Arrived::Request {
+                id,
+                name: method,
+                asked,
+            },
+        };
+        let meta = match &arrived {
+            Arrived::Request { asked, .. } => asked.meta().map(),
             _ => None,
         };
-        let decision = Decision::of(era::meta_of(params), claimed);
-        Read { message, decision }
+        let decision = Decision::of(meta, claimed);
+        Read { arrived, decision }
     }
 
     /// The method of a request or a notification.
     #[cfg(feature = "http")]
     pub(crate) fn method(&self) -> Option<&str> {
-        match &self.message {
-            Ok(Incoming::Request { method, .. } | Incoming::Notification { method, .. }) => {
-                Some(method)
-            }
+        match &self.arrived {
+            Arrived::Request { name, .. } => Some(name),
+            Arrived::Notification { method, .. } => Some(method),
             _ => None,
         }
     }
 
-    /// The params of a request or a notification.
+    /// What a request asks.
     #[cfg(feature = "http")]
-    pub(crate) fn params(&self) -> Option<&Map<String, Value>> {
-        match &self.message {
-            Ok(Incoming::Request { params, .. } | Incoming::Notification { params, .. }) => {
-                params.as_ref()
-            }
+    pub(crate) fn asked(&self) -> Option<&Asked> {
+        match &self.arrived {
+            Arrived::Request { asked, .. } => Some(asked),
             _ => None,
         }
     }
@@ -132,9 +161,9 @@ impl<'a> Read<'a> {
     /// The id of a request (or of a malformed message, when one could be read).
     #[cfg(feature = "http")]
     pub(crate) fn id(&self) -> Option<&RequestId> {
-        match &self.message {
-            Ok(Incoming::Request { id, .. }) => Some(id),
-            Err(rejected) => rejected.id.as_ref(),
+        match &self.arrived {
+            Arrived::Request { id, .. } => Some(id),
+            Arrived::Rejected(rejected) => rejected.id.as_ref(),
             _ => None,
         }
     }
@@ -142,7 +171,7 @@ impl<'a> Read<'a> {
     /// Whether the message could be read as one.
     #[cfg(feature = "http")]
     pub(crate) fn is_valid(&self) -> bool {
-        self.message.is_ok()
+        !matches!(self.arrived, Arrived::Rejected(_))
     }
 }
 
@@ -224,8 +253,8 @@ impl Connection {
 
     /// Handles one message a transport has already read, sent by `caller`.
     pub(crate) fn handle_read(&self, read: Read<'_>, caller: &Caller, sink: &Outbox) -> Handled {
-        match read.message {
-            Err(rejected) => {
+        match read.arrived {
+            Arrived::Rejected(rejected) => {
                 sink.send(error_message(
                     rejected.id.as_ref(),
                     rejected.code,
@@ -234,16 +263,16 @@ impl Connection {
                 ));
                 Handled::request(None)
             }
-            Ok(Incoming::Response { id, outcome }) => {
+            Arrived::Response { id, outcome } => {
                 self.answered(id, outcome);
                 Handled::notification()
             }
-            Ok(Incoming::Notification { method, params }) => {
+            Arrived::Notification { method, params } => {
                 self.notification(&method, params);
                 Handled::notification()
             }
-            Ok(Incoming::Request { id, method, params }) => {
-                let work = self.request(id, &method, params, &read.decision, caller, sink);
+            Arrived::Request { id, name, asked } => {
+                let work = self.request(id, &name, asked, &read.decision, caller, sink);
                 Handled::request(work)
             }
         }
@@ -261,9 +290,9 @@ impl Connection {
         }
     }
 
-    fn notification(&self, method: &str, params: Option<Map<String, Value>>) {
+    fn notification(&self, method: &str, params: Option<&RawValue>) {
         match method {
-            "notifications/cancelled" => match params::read::<CancelledParams>(params) {
+            "notifications/cancelled" => match params::read(params) {
                 Ok(CancelledParams { request_id })
                     if request_id.is_string() || request_id.is_number() =>
                 {

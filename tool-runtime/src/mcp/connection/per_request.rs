@@ -24,12 +24,11 @@ impl Connection {
     /// names; else why it is refused (-32602).
     pub(super) fn per_request_origin<'a>(
         &self,
-        params: Option<&Map<String, Value>>,
+        meta: Option<&Map<String, Value>>,
         caller: &'a Caller,
     ) -> Result<Origin<'a>, String> {
-        let empty = Map::new();
-        let PerRequestMeta { meta } = params::read_ref(params.unwrap_or(&empty))?;
-        let level = match meta.log_level {
+        let declared: PerRequestMeta = params::read_meta(meta)?;
+        let level = match declared.log_level {
             None => NO_LOGS,
             Some(level) => match LogLevel::from_name(&level) {
                 Some(level) => level as u8,
@@ -41,7 +40,7 @@ impl Connection {
                 }
             },
         };
-        Ok(Origin::per_request(level, meta.capabilities, caller))
+        Ok(Origin::per_request(level, declared.capabilities, caller))
     }
 
     /// `server/discover`: the versions this server speaks, what it offers at 2026-07-28,

@@ -6,7 +6,7 @@ use super::super::era::{Decision, Era};
 use super::super::jsonrpc::{code, RequestId};
 use super::super::outbox::Outbox;
 use super::super::pages::List;
-use super::super::params::{self, Capability, ListParams, Method, Params};
+use super::super::params::{Asked, Capability, Method};
 use super::super::responses::{answered, empty_result, error_message};
 use super::super::work::Work;
 use super::super::ServerMessage;
@@ -14,18 +14,19 @@ use super::calls::Origin;
 use super::state::duplicate_id;
 use super::Connection;
 use crate::call::caller::Caller;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The one version whose handshake offers tasks as a core capability.
 pub(super) const TASKS_CORE_VERSION: &str = "2025-11-25";
 
 impl Connection {
-    /// Handles a request: refused as its era decides, then routed by its method.
+    /// Handles a request (`name` is its method as written): refused as its era decides,
+    /// then routed by what it asks.
     pub(super) fn request(
         &self,
         id: RequestId,
         name: &str,
-        params: Option<Map<String, Value>>,
+        asked: Asked,
         decision: &Decision,
         caller: &Caller,
         sink: &Outbox,
@@ -42,12 +43,12 @@ impl Connection {
         let era = decision.era();
         let origin = match era {
             Era::Handshake => Origin::handshake(&self.state, caller),
-            Era::PerRequest => match self.per_request_origin(params.as_ref(), caller) {
+            Era::PerRequest => match self.per_request_origin(asked.meta().map(), caller) {
                 Ok(origin) => origin,
                 Err(message) => return refuse(code::INVALID_PARAMS, &message, None),
             },
         };
-        let method = Method::of(name);
+        let method = asked.method();
         if let Some(capability) = method.capability().filter(|c| !self.offers(*c)) {
             let message = format!(
                 "Method not found: {name} (this server has no {})",
@@ -67,13 +68,64 @@ impl Connection {
                 None,
             );
         }
-        let routed = Routed {
-            connection: self,
-            id,
-            params,
-            sink,
-        };
-        routed.to(method, name, origin)
+        self.route(id, name, asked, origin, sink)
+    }
+
+    /// Hands a request to what handles what it asks, in its era; anything else is a method
+    /// this server does not serve.
+    fn route(
+        &self,
+        id: RequestId,
+        name: &str,
+        asked: Asked,
+        origin: Origin<'_>,
+        sink: &Outbox,
+    ) -> Option<Work> {
+        match (asked, origin.era) {
+            (Asked::Unfit(_, _, why), _) => answered(sink, invalid(&id, &why)),
+            (Asked::Initialize(params), Era::Handshake) => self.initialize(&id, params, sink),
+            (Asked::Ping(_), Era::Handshake) => answered(sink, empty_result(&id)),
+            (Asked::SetLogLevel(params), Era::Handshake) => {
+                answered(sink, self.set_log_level(&id, params))
+            }
+            (Asked::Discover(_), Era::PerRequest) => answered(sink, self.discover(&id)),
+            (Asked::Listen(params), Era::PerRequest) => self.listen(id, params, sink),
+            (Asked::List(method, params), _) => {
+                let page = self.list(&id, method, params.cursor.as_deref(), &origin);
+                answered(sink, page)
+            }
+            (Asked::CallTool(params), _) => self.tools_call(id, params, origin, sink),
+            (Asked::GetPrompt(params), _) => self.get_prompt(id, params, origin, sink),
+            (Asked::ReadResource(params), _) => self.read_resource(id, params, origin, sink),
+            (Asked::Complete(params), _) => self.complete(id, params, origin, sink),
+            (Asked::Subscribe(params), Era::Handshake) => {
+                self.subscription(&id, true, params, sink)
+            }
+            (Asked::Unsubscribe(params), Era::Handshake) => {
+                self.subscription(&id, false, params, sink)
+            }
+            (asked @ (Asked::Task(..) | Asked::ListTasks(_)), Era::Handshake)
+                if self.serves_core_tasks() =>
+            {
+                self.core_task_request(id, asked, origin.caller, sink)
+            }
+            (
+                asked @ (Asked::Task(Method::GetTask | Method::CancelTask, _)
+                | Asked::UpdateTask(_)),
+                Era::PerRequest,
+            ) if self.shared.offered.tasks => {
+                self.extension_task_request(id, asked, name, &origin, sink)
+            }
+            _ => answered(
+                sink,
+                error_message(
+                    Some(&id),
+                    code::METHOD_NOT_FOUND,
+                    &format!("Method not found: {name}"),
+                    None,
+                ),
+            ),
+        }
     }
 
     /// Whether this server offers `capability`: a server without prompts answers
@@ -90,111 +142,6 @@ impl Connection {
     /// Whether the 2025-11-25 task methods are served on this connection.
     fn serves_core_tasks(&self) -> bool {
         self.shared.offered.tasks && self.negotiated_version() == Some(TASKS_CORE_VERSION)
-    }
-}
-
-/// A request on its way to what handles it.
-struct Routed<'a> {
-    connection: &'a Connection,
-    id: RequestId,
-    params: Option<Map<String, Value>>,
-    sink: &'a Outbox,
-}
-
-impl Routed<'_> {
-    /// Hands the request to what handles `method` in its era.
-    fn to(mut self, method: Method, name: &str, origin: Origin<'_>) -> Option<Work> {
-        let connection = self.connection;
-        let era = origin.era;
-        match (method, era) {
-            (Method::Initialize, Era::Handshake) => {
-                let params = self.read()?;
-                connection.initialize(&self.id, params, self.sink)
-            }
-            (Method::Ping, Era::Handshake) => answered(self.sink, empty_result(&self.id)),
-            (Method::SetLogLevel, Era::Handshake) => {
-                let params = self.read()?;
-                answered(self.sink, connection.set_log_level(&self.id, params))
-            }
-            (Method::Discover, Era::PerRequest) => {
-                answered(self.sink, connection.discover(&self.id))
-            }
-            (Method::Listen, Era::PerRequest) => {
-                let params = self.read()?;
-                connection.listen(self.id, params, self.sink)
-            }
-            (
-                Method::ListTools
-                | Method::ListPrompts
-                | Method::ListResources
-                | Method::ListResourceTemplates,
-                _,
-            ) => {
-                let params: ListParams = self.read()?;
-                let page = connection.list(&self.id, method, params.cursor.as_deref(), &origin);
-                answered(self.sink, page)
-            }
-            (Method::CallTool, _) => {
-                let params = self.read()?;
-                connection.tools_call(self.id, params, origin, self.sink)
-            }
-            (Method::GetPrompt, _) => {
-                let params = self.read()?;
-                connection.get_prompt(self.id, params, origin, self.sink)
-            }
-            (Method::ReadResource, _) => {
-                let params = self.read()?;
-                connection.read_resource(self.id, params, origin, self.sink)
-            }
-            (Method::Complete, _) => {
-                let params = self.read()?;
-                connection.complete(self.id, params, origin, self.sink)
-            }
-            (Method::Subscribe | Method::Unsubscribe, Era::Handshake) => {
-                let params = self.read()?;
-                let subscribe = method == Method::Subscribe;
-                connection.subscription(&self.id, subscribe, params, self.sink)
-            }
-            (
-                Method::GetTask | Method::ListTasks | Method::CancelTask | Method::TaskResult,
-                Era::Handshake,
-            ) if connection.serves_core_tasks() => {
-                connection.core_task_request(self.id, method, self.params, origin.caller, self.sink)
-            }
-            (Method::GetTask | Method::UpdateTask | Method::CancelTask, Era::PerRequest)
-                if connection.shared.offered.tasks =>
-            {
-                connection.extension_task_request(
-                    self.id,
-                    method,
-                    name,
-                    self.params,
-                    &origin,
-                    self.sink,
-                )
-            }
-            _ => answered(
-                self.sink,
-                error_message(
-                    Some(&self.id),
-                    code::METHOD_NOT_FOUND,
-                    &format!("Method not found: {name}"),
-                    None,
-                ),
-            ),
-        }
-    }
-
-    /// The request's params as `T`; else it is answered -32602 here, and `None`.
-    fn read<T: Params>(&mut self) -> Option<T> {
-        // Taken, not copied: every arm reads its params once.
-        match params::read(self.params.take()) {
-            Ok(params) => Some(params),
-            Err(message) => {
-                self.sink.send(invalid(&self.id, &message));
-                None
-            }
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::super::jsonrpc::RequestId;
 use super::super::outbox::Outbox;
-use super::super::params::Method;
+use super::super::params::{Asked, Method};
 use super::super::responses::answered;
 use super::super::tasks::{self, TaskRequest};
 use super::super::work::{RequestSink, Work};
@@ -14,7 +14,6 @@ use super::calls::Origin;
 use super::{lock, Connection};
 use crate::call::caller::Caller;
 use crate::call::scope::Cancellation;
-use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -23,14 +22,14 @@ impl Connection {
     pub(super) fn core_task_request(
         &self,
         id: RequestId,
-        method: Method,
-        params: Option<Map<String, Value>>,
+        asked: Asked,
         caller: &Caller,
         sink: &Outbox,
     ) -> Option<Work> {
-        let request = self.task_request(&id, method, params, caller);
+        let waits = asked.method() == Method::TaskResult;
+        let request = self.task_request(&id, asked, caller);
         let state = Arc::clone(&self.state);
-        if method != Method::TaskResult {
+        if !waits {
             return self.answer_from_store(id, |_| tasks::core_method(request, state), sink);
         }
         // The task's questions and notifications come on this request's stream while it
@@ -54,32 +53,24 @@ impl Connection {
     pub(super) fn extension_task_request(
         &self,
         id: RequestId,
-        method: Method,
+        asked: Asked,
         name: &str,
-        params: Option<Map<String, Value>>,
         origin: &Origin<'_>,
         sink: &Outbox,
     ) -> Option<Work> {
         if !origin.declares_tasks() {
             return answered(sink, tasks::extension_required(&id, name));
         }
-        let request = self.task_request(&id, method, params, origin.caller);
+        let request = self.task_request(&id, asked, origin.caller);
         self.answer_from_store(id, |_| tasks::extension_method(request), sink)
     }
 
     /// A `tasks/*` request, as its handler takes it.
-    fn task_request(
-        &self,
-        id: &RequestId,
-        method: Method,
-        params: Option<Map<String, Value>>,
-        caller: &Caller,
-    ) -> TaskRequest {
+    fn task_request(&self, id: &RequestId, asked: Asked, caller: &Caller) -> TaskRequest {
         TaskRequest {
             shared: Arc::clone(&self.shared),
             id: id.clone(),
-            method,
-            params,
+            asked,
             caller: caller.clone(),
         }
     }

@@ -4,7 +4,7 @@
 use super::super::connection::{lock, State};
 use super::super::era::Era;
 use super::super::jsonrpc::{self, code, RequestId};
-use super::super::params::{self, ListParams, Method, TaskParams, UpdateTaskParams};
+use super::super::params::{Asked, Method};
 use super::super::responses::{error_message, result_message};
 use super::super::{ServerMessage, Shared};
 use super::listed::unlist;
@@ -36,27 +36,30 @@ async fn owned(
 pub(crate) struct TaskRequest {
     pub(crate) shared: Arc<Shared>,
     pub(crate) id: RequestId,
-    pub(crate) method: Method,
-    pub(crate) params: Option<Map<String, Value>>,
+    /// What it asks: `tasks/get`, `tasks/cancel`, `tasks/result`, `tasks/list` or
+    /// `tasks/update`, with its params.
+    pub(crate) asked: Asked,
     pub(crate) caller: Caller,
 }
 
 impl TaskRequest {
-    /// The request's params as `T`; else its -32602 answer.
-    fn read<T: params::Params>(&self) -> Result<T, ServerMessage> {
-        let empty = Map::new();
-        params::read_ref(self.params.as_ref().unwrap_or(&empty))
-            .map_err(|message| invalid(&self.id, &message))
+    /// The method asked.
+    fn method(&self) -> Method {
+        self.asked.method()
     }
 
-    /// The id of the task the request names; else its answer.
-    fn task(&self) -> Result<String, ServerMessage> {
-        self.read::<TaskParams>().map(|params| params.task_id)
+    /// The id of the task the request names (none for `tasks/list`).
+    fn task(&self) -> String {
+        match &self.asked {
+            Asked::Task(_, params) => params.task_id.clone(),
+            Asked::UpdateTask(params) => params.task_id.clone(),
+            _ => String::new(),
+        }
     }
 
     /// The task the request names and its caller may reach; else its answer.
     async fn reached(&self) -> Result<(String, Task), ServerMessage> {
-        let task = self.task()?;
+        let task = self.task();
         match owned(self.shared.tasks.store.as_ref(), &task, &self.caller).await {
             Ok(Some(found)) => Ok((task, found)),
             Ok(None) => Err(not_found(&self.id, &task)),
@@ -70,7 +73,7 @@ impl TaskRequest {
         &self,
         change: &mut (dyn FnMut(&mut Task) + Send),
     ) -> Result<Task, ServerMessage> {
-        let task = self.task()?;
+        let task = self.task();
         let subject = self.caller.subject();
         let mut reached = false;
         let updated = self
@@ -98,22 +101,19 @@ pub(crate) async fn extension_method(request: TaskRequest) -> ServerMessage {
     let id = &request.id;
     let complete =
         |body: Map<String, Value>| result_message(&request.shared, id, body, Era::PerRequest);
-    let updated = match request.method {
-        Method::GetTask => {
+    let updated = match &request.asked {
+        Asked::Task(Method::GetTask, _) => {
             return match request.reached().await {
                 Ok((_, found)) => complete(detailed_task(&found)),
                 Err(answer) => answer,
             }
         }
-        Method::UpdateTask => {
-            let responses = match request.read::<UpdateTaskParams>() {
-                Ok(params) => params.input_responses,
-                Err(answer) => return answer,
-            };
+        Asked::UpdateTask(params) => {
+            let responses = &params.input_responses;
             // Answers to questions the task is not waiting for are ignored.
             request
                 .update(&mut |t| {
-                    for (key, answer) in &responses {
+                    for (key, answer) in responses {
                         t.answer(key, answer);
                     }
                 })
@@ -137,7 +137,7 @@ pub(crate) async fn extension_method(request: TaskRequest) -> ServerMessage {
 /// tasks of that connection only.
 pub(crate) async fn core_method(request: TaskRequest, state: Arc<State>) -> ServerMessage {
     let id = &request.id;
-    if request.method == Method::ListTasks {
+    if request.method() == Method::ListTasks {
         return list(&request, &state).await;
     }
     let shown = |found: &Task| {
@@ -146,7 +146,7 @@ pub(crate) async fn core_method(request: TaskRequest, state: Arc<State>) -> Serv
             &Value::Object(task_object(found, Era::Handshake)),
         ))
     };
-    if request.method == Method::GetTask {
+    if request.method() == Method::GetTask {
         return match request.reached().await {
             Ok((_, found)) => shown(&found),
             Err(answer) => answer,
@@ -179,9 +179,9 @@ async fn list(request: &TaskRequest, state: &State) -> ServerMessage {
     let store = &request.shared.tasks.store;
     let listed = lock(&state.tasks).tasks.clone();
     // A cursor is the number of the last task of the page before (kept or not since).
-    let cursor = match request.read::<ListParams>() {
-        Ok(params) => params.cursor,
-        Err(answer) => return answer,
+    let cursor = match &request.asked {
+        Asked::ListTasks(params) => params.cursor.clone(),
+        _ => None,
     };
     let start = match cursor {
         None => 0,

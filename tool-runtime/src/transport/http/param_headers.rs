@@ -6,27 +6,21 @@
 use crate::registry::Registry;
 use axum::http::HeaderMap;
 use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Checks the `Mcp-Param-*` headers of a `tools/call` against its arguments; `Err` says
-/// which header and why. Arguments that are absent or `null` need no header.
+/// Checks the `Mcp-Param-*` headers of a `tools/call` of `name` against its `arguments`;
+/// `Err` says which header and why. Arguments that are absent or `null` need no header.
 pub(super) fn check(
     headers: &HeaderMap,
     registry: &Registry,
-    params: Option<&Map<String, Value>>,
+    name: &str,
+    arguments: &Value,
 ) -> Result<(), String> {
-    let Some(params) = params else {
-        return Ok(());
-    };
-    let Some(tool) = params
-        .get("name")
-        .and_then(Value::as_str)
-        .and_then(|name| registry.get(name))
-    else {
+    let Some(tool) = registry.get(name) else {
         // An unknown tool is the protocol layer's to answer.
         return Ok(());
     };
-    let arguments = params.get("arguments").and_then(Value::as_object);
+    let arguments = arguments.as_object();
     for param in tool.arguments() {
         let Some(header) = param.header() else {
             continue;

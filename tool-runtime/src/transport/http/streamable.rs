@@ -10,6 +10,7 @@ use crate::call::caller::Caller;
 use crate::mcp::connection::{outbox, Connection, OutboxReader, ServerMessage, ServerMessageKind};
 use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
+use crate::mcp::params::Asked;
 use crate::mcp::Read;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -84,9 +85,10 @@ fn route(
     match &read.decision {
         Decision::PerRequest(_) | Decision::UnsupportedVersion(_) => {
             let checked = check_standard_headers(headers, &read.decision, read).and_then(|()| {
-                match read.method() {
-                    Some("tools/call") => {
-                        param_headers::check(headers, app.server.registry(), read.params())
+                match read.asked() {
+                    Some(Asked::CallTool(call)) => {
+                        let registry = app.server.registry();
+                        param_headers::check(headers, registry, &call.name, &call.arguments)
                     }
                     _ => Ok(()),
                 }
@@ -258,14 +260,7 @@ fn check_standard_headers(
         method,
         "the request's method is",
     )?;
-    let params = read.params();
-    let named = match method {
-        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
-        "resources/read" => params.and_then(|p| p.get("uri")),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
-        _ => None,
-    };
-    if let Some(serde_json::Value::String(named)) = named {
+    if let Some(named) = read.asked().and_then(Asked::named) {
         expect(NAME_HEADER, "Mcp-Name", named, "the request names")?;
     }
     Ok(())

@@ -148,14 +148,14 @@ async fn run_on_lane(
     work: BlockingWork,
     pace: Arc<Pace>,
 ) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
+    let (answer, answered) = super::lanes::returns::pair();
     super::lanes::submit(Box::new(move || {
-        let _ = answer.send(run_timed(work, &pace, Instant::now()));
+        answer.send(run_timed(work, &pace, Instant::now()));
     }));
     match answered.await {
-        Ok(outcome) => outcome,
+        Some(outcome) => outcome,
         // The job is dropped only if its lane's thread died, which catch_unwind prevents.
-        Err(_) => Ok(Err(ToolError::new("the server is shutting down"))),
+        None => Ok(Err(ToolError::new("the server is shutting down"))),
     }
 }
 

@@ -5,44 +5,66 @@
 use super::reply::{header_str, plain, with_challenge};
 use super::{App, Cors};
 use crate::call::caller::Caller;
-use axum::extract::{Request, State};
+use axum::body::{Body, Bytes};
+use axum::extract::FromRequestParts;
+#[cfg(feature = "oauth")]
+use axum::extract::State;
+use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
-use axum::middleware::Next;
 #[cfg(feature = "oauth")]
 use axum::response::IntoResponse;
 use axum::response::Response;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// Host, Origin and token checks for every request, which then carries its [`Caller`].
-pub(super) async fn guard(
-    State(app): State<Arc<App>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    if let Err(refusal) = check_host_and_origin(&app, &request) {
-        return *refusal;
+/// A request that passed the door (the `Host`, `Origin` and token checks), and who it is
+/// from. Every handler takes one, so no request reaches a handler without the checks; a
+/// request that fails them is answered with the refusal.
+pub(super) struct Admitted(pub(super) Caller);
+
+impl FromRequestParts<Arc<App>> for Admitted {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
+        check_host_and_origin(app, parts).map_err(|refusal| *refusal)?;
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|info| info.0);
+        authenticate(app, parts, Caller::http(peer))
+            .map(Admitted)
+            .map_err(|refusal| *refusal)
     }
-    let peer = request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-        .map(|info| info.0);
-    let caller = match authenticate(&app, &request, Caller::http(peer)) {
-        Ok(caller) => caller,
-        Err(refusal) => return *refusal,
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
+}
+
+/// The body of an admitted request, within the server's limit (413 past it).
+pub(super) async fn body_of(app: &App, body: Body) -> Result<Bytes, Response> {
+    axum::body::to_bytes(body, app.options.body_limit)
+        .await
+        .map_err(|error| {
+            let too_large = std::error::Error::source(&error)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            match too_large {
+                true => plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload too large: the body is over this server's limit",
+                ),
+                false => plain(
+                    StatusCode::BAD_REQUEST,
+                    "bad request: the body could not be read",
+                ),
+            }
+        })
 }
 
 /// Refuses (403) a `Host` the server does not answer for, and an `Origin` it does not
 /// accept requests from.
-fn check_host_and_origin(app: &App, request: &Request) -> Result<(), Box<Response>> {
+fn check_host_and_origin(app: &App, parts: &Parts) -> Result<(), Box<Response>> {
     let options = &app.options;
     if options.allowed_hosts.is_empty() {
         return Ok(());
     }
-    let headers = request.headers();
+    let headers = &parts.headers;
     let host = header_str(headers, header::HOST.as_str()).unwrap_or("");
     if !host_allowed(host, &options.allowed_hosts) {
         return Err(Box::new(plain(
@@ -76,16 +98,12 @@ fn check_host_and_origin(app: &App, request: &Request) -> Result<(), Box<Respons
 /// Who the request is from, once its credentials check out: the OAuth access token when the
 /// server is a resource server (its metadata is open to all), else the static bearer token
 /// when there is one; the refusal (401) otherwise.
-fn authenticate(app: &App, request: &Request, caller: Caller) -> Result<Caller, Box<Response>> {
+fn authenticate(app: &App, parts: &Parts, caller: Caller) -> Result<Caller, Box<Response>> {
     let options = &app.options;
-    let authorization = header_str(request.headers(), header::AUTHORIZATION.as_str());
+    let authorization = header_str(&parts.headers, header::AUTHORIZATION.as_str());
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &options.oauth {
-        if request
-            .uri()
-            .path()
-            .starts_with(super::oauth::METADATA_PATH)
-        {
+        if parts.uri.path().starts_with(super::oauth::METADATA_PATH) {
             return Ok(caller);
         }
         return oauth
@@ -139,7 +157,7 @@ pub(super) fn tool_scopes(app: &App) -> std::collections::BTreeSet<String> {
 /// The protected-resource metadata (RFC 9728), open to every client: it says where to get
 /// the token every other request needs.
 #[cfg(feature = "oauth")]
-pub(super) async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
+pub(super) async fn resource_metadata(State(app): State<Arc<App>>, _: Admitted) -> Response {
     // Routed only when the server is a resource server.
     let Some(oauth) = &app.options.oauth else {
         return StatusCode::NOT_FOUND.into_response();

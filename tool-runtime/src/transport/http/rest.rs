@@ -3,6 +3,7 @@
 //! connection of its own, which answers it in the REST dialect; a call's work runs here, so
 //! a client that goes away cancels it.
 
+use super::guard::{body_of, Admitted};
 use super::reply::{answer, rpc_error};
 use super::streamable::next_response;
 use super::App;
@@ -10,11 +11,10 @@ use crate::call::caller::Caller;
 use crate::mcp::connection::{outbox, Connection, Handled, OutboxReader};
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::code;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::Extension;
 use std::sync::Arc;
 
 /// A connection for one REST request of `caller`.
@@ -22,19 +22,20 @@ fn connection(app: &App, caller: Caller) -> Connection {
     app.server.connection().called_by(caller)
 }
 
-pub(super) async fn discover(
-    State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
-) -> Response {
+pub(super) async fn discover(State(app): State<Arc<App>>, Admitted(caller): Admitted) -> Response {
     let listed = connection(&app, caller).rest_discover();
     answer(&app, listed, Era::Handshake)
 }
 
 pub(super) async fn execute(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
-    body: Bytes,
+    Admitted(caller): Admitted,
+    body: Body,
 ) -> Response {
+    let body = match body_of(&app, body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
     let connection = connection(&app, caller);
     let (sink, outgoing) = outbox();
     let handled = connection.rest_execute(&body, &sink);
@@ -42,19 +43,20 @@ pub(super) async fn execute(
     finish(&app, handled, outgoing).await
 }
 
-pub(super) async fn rpc_list(
-    State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
-) -> Response {
+pub(super) async fn rpc_list(State(app): State<Arc<App>>, Admitted(caller): Admitted) -> Response {
     let listed = connection(&app, caller).rest_rpc_list();
     answer(&app, listed, Era::Handshake)
 }
 
 pub(super) async fn rpc_call(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
-    body: Bytes,
+    Admitted(caller): Admitted,
+    body: Body,
 ) -> Response {
+    let body = match body_of(&app, body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
     let connection = connection(&app, caller);
     let (sink, outgoing) = outbox();
     let handled = connection.rest_rpc_call(&body, &sink);

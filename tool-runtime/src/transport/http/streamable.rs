@@ -3,6 +3,7 @@
 //! a session per `Mcp-Session-Id`, a GET stream for what belongs to no request, DELETE to
 //! end it; at 2026-07-28 no session, and the standard headers must agree with the body.
 
+use super::guard::{body_of, Admitted};
 use super::reply::{accept_includes, answer, header_str, plain, rpc_error};
 use super::{param_headers, App};
 use super::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
@@ -12,12 +13,10 @@ use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
 use crate::mcp::params::Asked;
 use crate::mcp::Read;
-use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
 use futures_util::stream::{self, Stream};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -34,13 +33,18 @@ struct Routed {
 
 pub(super) async fn mcp_post(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
-    body: Bytes,
+    Admitted(caller): Admitted,
+    request: Request,
 ) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let body = match body_of(&app, body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
     // The body is read once, and its era decided once, here; the connection is handed both.
-    let read = Read::new(&body, header_str(&headers, VERSION_HEADER));
-    let routed = match route(&app, &headers, &read, &caller) {
+    let read = Read::new(&body, header_str(headers, VERSION_HEADER));
+    let routed = match route(&app, headers, &read, &caller) {
         Ok(routed) => routed,
         Err(refusal) => return *refusal,
     };
@@ -62,7 +66,7 @@ pub(super) async fn mcp_post(
         // cancel it; `CancelOnDrop` decides when it does.
         tokio::spawn(work.run());
     }
-    respond(&app, routed, &caller, request_id, &headers, outgoing).await
+    respond(&app, routed, &caller, request_id, headers, outgoing).await
 }
 
 /// The connection a POST goes to: a new one for a request of no session (2026-07-28, or
@@ -350,7 +354,7 @@ fn sse_response(
 
 pub(super) async fn mcp_get(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Admitted(caller): Admitted,
     headers: HeaderMap,
 ) -> Response {
     // GET only ever opens an event stream; a client that cannot take one gets nothing else.
@@ -383,7 +387,7 @@ pub(super) async fn mcp_get(
 
 pub(super) async fn mcp_delete(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Admitted(caller): Admitted,
     headers: HeaderMap,
 ) -> Response {
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {

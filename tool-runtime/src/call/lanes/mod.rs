@@ -1,5 +1,7 @@
 //! Where sync tools proven quick run: a few threads of our own beside the async runtime, fed
-//! from one queue, so that a quick tool never runs on the thread that reads requests.
+//! from one queue, so that a quick tool never runs on the thread that reads requests. A
+//! lane's answer goes back through its runtime's collector (`returns`), so that answers
+//! that come while the runtime is busy share one wake-up of it.
 //!
 //! Running a quick tool right where its request was read would be cheapest, but nothing
 //! stops a tool that was quick a thousand times from blocking on the next call; on the
@@ -14,6 +16,8 @@
 //!
 //! (tokio has no pool with this stuck-lane rule, and `block_in_place` hands the whole worker
 //! to a new thread on every call; hence this small module.)
+
+pub(crate) mod returns;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,7 +4,9 @@
 # tool. Each crate has its own target directory. Prints a markdown table.
 set -euo pipefail
 cd "$(dirname "$0")"
-base="$(pwd)/target/compile"
+# A scratch directory inside wherever cargo puts its output (CARGO_TARGET_DIR included).
+base="$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/compile"
 runtime="$(cd .. && pwd)/tool-runtime"
 tools=200
 rm -rf "$base"

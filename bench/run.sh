@@ -7,8 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 rounds="${ROUNDS:-3}"
 cargo build --release --quiet
-driver=target/release/driver
-results="target/results-$(date +%s).jsonl"
+# Wherever cargo puts its output (CARGO_TARGET_DIR included).
+target="$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+bin="$target/release"
+driver="$bin/driver"
+results="$target/results-$(date +%s).jsonl"
 : > "$results"
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
@@ -25,10 +29,10 @@ record() { # label scenario driver-args...
 }
 
 declare -A stdio=(
-    [ours]="target/release/bench-ours serve"
-    [rmcp-tuned]="target/release/rmcp-tuned"
-    [rmcp-example]="target/release/rmcp-example"
-    [floor]="target/release/bench-floor"
+    [ours]="$bin/bench-ours serve"
+    [rmcp-tuned]="$bin/rmcp-tuned"
+    [rmcp-example]="$bin/rmcp-example"
+    [floor]="$bin/bench-floor"
 )
 for round in $(seq 1 "$rounds"); do
     echo "round $round of $rounds" >&2
@@ -44,17 +48,26 @@ for round in $(seq 1 "$rounds"); do
         for concurrency in 1 16; do
             p="$(port)"
             case "$server" in
-                ours) command=(target/release/bench-ours serve --http "127.0.0.1:$p") ;;
+                ours) command=("$bin/bench-ours" serve --http "127.0.0.1:$p") ;;
                 # hyper alone, answering each POST with the stdio floor's code.
-                floor) command=(target/release/bench-floor --http "127.0.0.1:$p") ;;
+                floor) command=("$bin/bench-floor" --http "127.0.0.1:$p") ;;
                 # rmcp's stateful mode holds each answer's SSE stream open for tens of
                 # milliseconds; its stateless JSON mode is what a careful user would pick.
-                *) command=("target/release/$server" --http "127.0.0.1:$p" --stateless --json-response) ;;
+                *) command=("$bin/$server" --http "127.0.0.1:$p" --stateless --json-response) ;;
             esac
             requests=$((concurrency == 1 ? 3000 : 8000))
-            record "$server" "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" -- "${command[@]}"
+            record "$server" "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" add -- "${command[@]}"
+            # Ours again with an async add, which needs no hand-off to a thread of its own
+            # (the others' add is served the same way in both rows).
+            p="$(port)"
+            case "$server" in
+                ours) command=("$bin/bench-ours" serve --http "127.0.0.1:$p"); tool=add_async ;;
+                floor) command=("$bin/bench-floor" --http "127.0.0.1:$p"); tool=add ;;
+                *) command=("$bin/$server" --http "127.0.0.1:$p" --stateless --json-response); tool=add ;;
+            esac
+            record "$server" "HTTP tools/call of an async tool, $concurrency client(s)" http "$concurrency" "$requests" "$p" "$tool" -- "${command[@]}"
         done
     done
-    record "ours" "start-up with 1,001 tools" stdio sequential 200 add -- target/release/ours-1000 serve
+    record "ours" "start-up with 1,001 tools" stdio sequential 200 add -- "$bin/ours-1000" serve
 done
 python3 table.py "$results"

@@ -6,9 +6,16 @@
 //! bounded by the calls a connection may have in flight, notifications by the connection's
 //! backlog (see the `backlog` module). Bounding the channel itself would make a protocol
 //! step wait on the transport, which the protocol layer never does.
+//!
+//! It is a queue under a lock rather than tokio's `mpsc`: an HTTP request makes an outbox
+//! for the one or few messages it causes, and `mpsc` allocates a block of 32 slots (about
+//! 2 KB) for each channel, where this allocates what the messages need.
 
 use super::ServerMessage;
-use tokio::sync::mpsc;
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
 
 /// A new outbox: the [`Outbox`] end a connection sends to, and the [`OutboxReader`] a
 /// transport writes out.
@@ -21,50 +28,228 @@ use tokio::sync::mpsc;
 /// assert!(messages.try_recv().is_none());
 /// ```
 pub fn outbox() -> (Outbox, OutboxReader) {
-    let (sender, receiver) = mpsc::unbounded_channel();
-    (Outbox { sender }, OutboxReader { receiver })
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            queue: VecDeque::new(),
+            waker: None,
+            senders: 1,
+            reader_gone: false,
+            blocked: false,
+        }),
+        arrived: Condvar::new(),
+    });
+    (
+        Outbox {
+            shared: Arc::clone(&shared),
+        },
+        OutboxReader { shared },
+    )
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// For a reader that blocks its thread (stdio's writer).
+    arrived: Condvar,
+}
+
+struct State {
+    queue: VecDeque<ServerMessage>,
+    /// The reader's task, while it waits.
+    waker: Option<Waker>,
+    /// How many [`Outbox`] clones live; none left ends the reader's stream.
+    senders: usize,
+    reader_gone: bool,
+    /// Whether the reader waits with its thread blocked.
+    blocked: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Tells the reader that the queue or the senders changed.
+    fn notify(&self, mut state: MutexGuard<'_, State>) {
+        let waker = state.waker.take();
+        let blocked = state.blocked;
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        if blocked {
+            self.arrived.notify_one();
+        }
+    }
 }
 
 /// Where a connection sends the messages a request causes (its answer, its notifications).
 /// Cheap to clone; the [`OutboxReader`] end ends once every clone is dropped.
-#[derive(Debug, Clone)]
 pub struct Outbox {
-    sender: mpsc::UnboundedSender<ServerMessage>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbox").finish_non_exhaustive()
+    }
+}
+
+impl Clone for Outbox {
+    fn clone(&self) -> Self {
+        self.shared.lock().senders += 1;
+        Outbox {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.senders -= 1;
+        if state.senders == 0 {
+            self.shared.notify(state);
+        }
+    }
 }
 
 impl Outbox {
     /// Sends `message`; false when the receiving end is gone.
     pub(crate) fn send(&self, message: ServerMessage) -> bool {
-        self.sender.send(message).is_ok()
+        self.offer(message).is_ok()
     }
 
     /// Sends `message`, or hands it back when the receiving end is gone (for a sender
     /// with somewhere else to try).
     pub(crate) fn offer(&self, message: ServerMessage) -> Result<(), ServerMessage> {
-        self.sender.send(message).map_err(|refused| refused.0)
+        let mut state = self.shared.lock();
+        if state.reader_gone {
+            return Err(message);
+        }
+        state.queue.push_back(message);
+        self.shared.notify(state);
+        Ok(())
     }
 }
 
 /// The receiving end of an outbox: the messages to write out, in the order they were sent.
-#[derive(Debug)]
 pub struct OutboxReader {
-    receiver: mpsc::UnboundedReceiver<ServerMessage>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for OutboxReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboxReader").finish_non_exhaustive()
+    }
+}
+
+impl Drop for OutboxReader {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.reader_gone = true;
+        // Dropped here, they give back their places in the connection's backlog.
+        let left = std::mem::take(&mut state.queue);
+        drop(state);
+        drop(left);
+    }
 }
 
 impl OutboxReader {
     /// The next message; `None` once every [`Outbox`] is dropped and nothing is left.
     pub async fn recv(&mut self) -> Option<ServerMessage> {
-        self.receiver.recv().await
+        poll_fn(|cx| {
+            let mut state = self.shared.lock();
+            if let Some(message) = state.queue.pop_front() {
+                return Poll::Ready(Some(message));
+            }
+            if state.senders == 0 {
+                return Poll::Ready(None);
+            }
+            if !state
+                .waker
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                state.waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     /// The next message if one is ready, without waiting.
     pub fn try_recv(&mut self) -> Option<ServerMessage> {
-        self.receiver.try_recv().ok()
+        self.shared.lock().queue.pop_front()
     }
 
     /// The next message, blocking this thread (for a transport's own writer thread; never
     /// call it on an async runtime's thread).
     pub(crate) fn blocking_recv(&mut self) -> Option<ServerMessage> {
-        self.receiver.blocking_recv()
+        let mut state = self.shared.lock();
+        loop {
+            if let Some(message) = state.queue.pop_front() {
+                state.blocked = false;
+                return Some(message);
+            }
+            if state.senders == 0 {
+                state.blocked = false;
+                return None;
+            }
+            state.blocked = true;
+            state = self
+                .shared
+                .arrived
+                .wait(state)
+                .unwrap_or_else(|poison| poison.into_inner());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> ServerMessage {
+        ServerMessage::notification(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn messages_come_in_order_and_the_stream_ends_with_the_last_sender() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (sink, mut reader) = outbox();
+            let second = sink.clone();
+            let sent = std::thread::spawn(move || {
+                for n in 0..100 {
+                    assert!(second.send(message(&n.to_string())));
+                }
+            });
+            drop(sink);
+            for n in 0..100 {
+                assert_eq!(reader.recv().await.unwrap().bytes, n.to_string().as_bytes());
+            }
+            sent.join().unwrap();
+            assert!(reader.recv().await.is_none());
+        });
+    }
+
+    #[test]
+    fn a_blocked_reader_is_woken_and_a_gone_reader_refuses() {
+        let (sink, mut reader) = outbox();
+        let sender = std::thread::spawn(move || {
+            // Not a synchronisation: it makes the reader likely to be blocked by then, so
+            // that the wake-up path is the one exercised (the test holds either way).
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            sink.send(message("late"));
+            sink
+        });
+        assert_eq!(reader.blocking_recv().unwrap().bytes, b"late");
+        let sink = sender.join().unwrap();
+        drop(reader);
+        assert!(sink.offer(message("nobody")).is_err());
     }
 }

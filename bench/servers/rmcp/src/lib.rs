@@ -44,6 +44,7 @@ pub enum Units {
 // carries no extra attribute that schemars might react to. Because `Units` is
 // `Serialize` and the field is `#[serde(default)]`, schemars emits
 // `"default": "metric"` on the `units` property.
+#[allow(clippy::derivable_impls)]
 impl Default for Units {
     fn default() -> Self {
         Units::Metric

@@ -46,7 +46,7 @@ pub struct Tuned;
 
 /// The one router for the life of the process. `ToolRouter<Tuned>` is
 /// Send + Sync (routes are `Arc<dyn Fn .. + Send + Sync>`), so it can live in a static.
-static ROUTER: LazyLock<ToolRouter<Tuned>> = LazyLock::new(|| Tuned::tool_router());
+static ROUTER: LazyLock<ToolRouter<Tuned>> = LazyLock::new(Tuned::tool_router);
 
 /// Plain `&'static` accessor used as the `#[tool_handler(router = ..)]` expression
 /// (avoids any method-name ambiguity between `LazyLock` and `ToolRouter`).

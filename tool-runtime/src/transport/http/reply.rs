@@ -109,7 +109,14 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response {
 }
 
 pub(super) fn json_response(status: StatusCode, bytes: Vec<u8>) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+    // Built by hand: the tuple form copies the content type into a new header value.
+    let mut response = Response::new(axum::body::Body::from(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 pub(super) fn rpc_error(

@@ -19,7 +19,10 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use std::convert::Infallible;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
 /// Which connection a POST goes to, in which era.
 struct Routed {
@@ -61,12 +64,63 @@ pub(super) async fn mcp_post(
     if !handled.is_request() {
         return StatusCode::ACCEPTED.into_response();
     }
-    if let Some(work) = handled.into_work() {
-        // On its own task: a client that goes away mid-call (in the handshake era) does not
-        // cancel it; `CancelOnDrop` decides when it does.
-        tokio::spawn(work.run());
+    let work = handled.into_work().map(IntoFuture::into_future);
+    let work = match routed.era {
+        // Inside this request's own future until its answer comes (a call that streams
+        // notifications moves to a task of its own then): a 2026-07-28 client that goes
+        // away cancels its request anyway, and a task per call costs more than this.
+        Era::PerRequest => Pending { work },
+        // On its own task: a client that goes away mid-call does not cancel it.
+        Era::Handshake => {
+            if let Some(work) = work {
+                tokio::spawn(work);
+            }
+            Pending { work: None }
+        }
+    };
+    respond(&app, routed, &caller, request_id, headers, outgoing, work).await
+}
+
+/// A request's work that runs inside the handler's future, until it is answered.
+struct Pending {
+    work: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+}
+
+impl Pending {
+    /// The next message `until` gives, running the work meanwhile.
+    async fn run_until(
+        &mut self,
+        until: impl Future<Output = Option<ServerMessage>>,
+    ) -> Option<ServerMessage> {
+        let mut until = std::pin::pin!(until);
+        std::future::poll_fn(|cx| {
+            if let Some(work) = &mut self.work {
+                if work.as_mut().poll(cx).is_ready() {
+                    self.work = None;
+                }
+            }
+            until.as_mut().poll(cx)
+        })
+        .await
     }
-    respond(&app, routed, &caller, request_id, headers, outgoing).await
+
+    /// Runs the work once, so that a call that needs no waiting is answered by now.
+    fn poll_once(&mut self) {
+        if let Some(work) = &mut self.work {
+            let mut cx = Context::from_waker(Waker::noop());
+            if work.as_mut().poll(&mut cx).is_ready() {
+                self.work = None;
+            }
+        }
+    }
+
+    /// Whatever is left of the work goes on on a task of its own (it streams, or it has
+    /// yet to wind down after its answer).
+    fn detach(mut self) {
+        if let Some(work) = self.work.take() {
+            tokio::spawn(work);
+        }
+    }
 }
 
 /// The connection a POST goes to: a new one for a request of no session (2026-07-28, or
@@ -168,9 +222,12 @@ async fn respond(
     request_id: Option<RequestId>,
     headers: &HeaderMap,
     mut outgoing: OutboxReader,
+    mut work: Pending,
 ) -> Response {
     let era = routed.era;
+    work.poll_once();
     if let Some(first) = outgoing.try_recv() {
+        work.detach();
         if !first.is_response() {
             // A notification came first (a subscription's acknowledgement): stream.
             return sse(routed.connection, request_id, era, Some(first), outgoing);
@@ -190,6 +247,7 @@ async fn respond(
     let takes_sse = accept_includes(accept, "text/event-stream");
     let takes_json = accept_includes(accept, "application/json");
     if takes_sse && !takes_json {
+        work.detach();
         return sse(routed.connection, request_id, era, None, outgoing);
     }
     // A 2026-07-28 client that goes away while waiting cancels the request, as it would
@@ -204,11 +262,12 @@ async fn respond(
         // Either will do: a plain JSON answer unless a notification (progress, a log line)
         // comes before it, which only a stream can carry. A stream costs more on both
         // sides, so it is opened only when needed.
-        true => outgoing.recv().await,
+        true => work.run_until(outgoing.recv()).await,
         // JSON only: notifications cannot be delivered and are dropped.
-        false => next_response(&mut outgoing).await,
+        false => work.run_until(next_response(&mut outgoing)).await,
     };
     waiting.id = None;
+    work.detach();
     match first {
         Some(first) if first.is_response() => answer(app, first, era),
         Some(first) => sse(routed.connection, request_id, era, Some(first), outgoing),

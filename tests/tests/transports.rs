@@ -393,6 +393,24 @@ async fn http_standard_headers_and_era_rules_are_enforced() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {answer}");
         assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
     }
+    // ... whatever else is wrong with the request: params that do not fit the method, a
+    // name the headers do not repeat.
+    for method in [
+        "initialize",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/result",
+        "tasks/list",
+    ] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{{"taskId":"t",{meta}}}}}"#
+        );
+        let (status, answer) = send_raw(&app, &body, &[version, ("Mcp-Method", method)]).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        assert_eq!(answer["id"], 4, "{method}: {answer}");
+    }
 
     // Handshake era: an unknown version header is refused, and so is a request without a
     // session (ping included); only initialize opens one.

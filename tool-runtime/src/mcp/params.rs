@@ -215,6 +215,34 @@ impl Capability {
 }
 
 impl Method {
+    /// Whether the method exists in `era` at all (whatever this server offers): a method
+    /// the era removed, or never had, is answered "Method not found" before anything else
+    /// of the request (its headers, its `_meta`, its params) is judged.
+    pub(crate) fn exists_in(self, era: super::era::Era) -> bool {
+        use super::era::Era;
+        match self {
+            Method::Unknown => false,
+            Method::Initialize
+            | Method::Ping
+            | Method::SetLogLevel
+            | Method::Subscribe
+            | Method::Unsubscribe
+            | Method::ListTasks
+            | Method::TaskResult => era == Era::Handshake,
+            Method::Discover | Method::Listen | Method::UpdateTask => era == Era::PerRequest,
+            Method::ListTools
+            | Method::ListPrompts
+            | Method::ListResources
+            | Method::ListResourceTemplates
+            | Method::CallTool
+            | Method::GetPrompt
+            | Method::ReadResource
+            | Method::Complete
+            | Method::GetTask
+            | Method::CancelTask => true,
+        }
+    }
+
     /// The method named `name`.
     pub(crate) fn of(name: &str) -> Method {
         match name {

@@ -37,6 +37,17 @@ impl Connection {
         if self.state.is_in_flight(&id) {
             return refuse(code::INVALID_REQUEST, &duplicate_id(&id), None);
         }
+        // At 2026-07-28 a method the era does not have is not found, whatever else is
+        // wrong with the request (a missing `_meta`, params that do not fit).
+        if matches!(decision, Decision::PerRequest(_) | Decision::MissingMeta)
+            && !asked.method().exists_in(Era::PerRequest)
+        {
+            return refuse(
+                code::METHOD_NOT_FOUND,
+                &format!("Method not found: {name}"),
+                None,
+            );
+        }
         if let Some((code, message, data)) = decision.refusal() {
             return refuse(code, &message, data);
         }

@@ -141,6 +141,14 @@ fn route(
     };
     let request_id = read.id();
     match &read.decision {
+        // A method 2026-07-28 does not have is not found, whatever its headers say.
+        Decision::PerRequest(_)
+            if read
+                .asked()
+                .is_some_and(|asked| !asked.method().exists_in(Era::PerRequest)) =>
+        {
+            Ok(fresh(Era::PerRequest))
+        }
         Decision::PerRequest(_) | Decision::UnsupportedVersion(_) => {
             let checked = check_standard_headers(headers, &read.decision, read).and_then(|()| {
                 match read.asked() {

@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's server scenarios against the fixture server
-# (examples/src/bin/conformance-server/) over HTTP, for 2025-11-25 (release 0.1.x) and
-# 2026-07-28 (release 0.2.0-alpha). Prints one line per scenario and a summary line;
-# exits non-zero when any scenario fails.
+# Runs every server scenario of the official MCP conformance suite against the fixture
+# server (examples/src/bin/conformance-server/) over HTTP, for 2025-11-25 (release 0.1.x)
+# and 2026-07-28 (release 0.2.0-alpha), and the tasks extension. Prints one line per
+# scenario and a summary line; exits non-zero when any scenario fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 eval "$(bash scripts/client-env.sh)"
-cargo build --quiet -p examples --bin conformance-server
 target="$(bash scripts/target-dir.sh)"
-server="$target/debug/conformance-server"
-
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-"$server" serve --http "127.0.0.1:$port" 2>"$target/conformance-server.log" &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-    sleep 0.05
-done
-url="http://127.0.0.1:$port/mcp"
+# CONFORMANCE_URL names a server already running (replicas behind a balancer, say), and
+# CONFORMANCE_LABEL tells its logs apart; without it, the fixture is started here.
+url="${CONFORMANCE_URL:-}"
+logs="$target/conformance${CONFORMANCE_LABEL:+-$CONFORMANCE_LABEL}"
+mkdir -p "$logs"
+if [ -z "$url" ]; then
+    cargo build --quiet -p examples --bin conformance-server
+    server="$target/debug/conformance-server"
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    "$server" serve --http "127.0.0.1:$port" 2>"$logs/server.log" &
+    server_pid=$!
+    trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+        sleep 0.05
+    done
+    url="http://127.0.0.1:$port/mcp"
+fi
 
 scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-image
     tools-call-audio tools-call-embedded-resource tools-call-mixed-content
@@ -28,9 +34,10 @@ scenarios=(server-initialize ping tools-list tools-call-simple-text tools-call-i
     resources-subscribe resources-unsubscribe prompts-list prompts-get-simple
     prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
     completion-complete tools-call-sampling tools-call-elicitation
-    elicitation-sep1034-defaults elicitation-sep1330-enums json-schema-2020-12)
+    elicitation-sep1034-defaults elicitation-sep1330-enums json-schema-2020-12
+    logging-set-level server-sse-polling server-sse-multiple-streams)
 # Scenarios only the 0.2 releases have.
-scenarios_0_2=(http-header-validation http-custom-header-server-validation
+scenarios_0_2=(server-session-lifecycle http-header-validation http-custom-header-server-validation
     sep-2164-resource-not-found caching server-stateless
     input-required-result-basic-elicitation input-required-result-basic-sampling
     input-required-result-basic-list-roots input-required-result-request-state
@@ -48,7 +55,7 @@ run() {
     local all=("${scenarios[@]}")
     if [ "$package" = conformance-2026 ]; then all+=("${scenarios_0_2[@]}"); fi
     for scenario in "${all[@]}"; do
-        local log="$target/conformance-$label-$scenario.log"
+        local log="$logs/$label-$scenario.log"
         if node "$CONFORMANCE_DIR/$package/dist/index.js" server --url "$url" --scenario "$scenario" "$@" >"$log" 2>&1; then
             if grep -q "^SKIPPED" "$log"; then
                 echo "skipped  $label $scenario (not part of this protocol version)"

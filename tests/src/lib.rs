@@ -2,6 +2,7 @@
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
 
 pub mod oauth;
+pub mod redis;
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -487,7 +488,7 @@ impl Drop for ServerProcess {
 }
 
 /// A port free on 127.0.0.1 now.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -99,6 +99,7 @@ pub mod ops;
 mod registration;
 pub mod registry;
 mod schema;
+pub mod store;
 pub mod tasks;
 mod tokens;
 pub mod transport;

@@ -14,6 +14,11 @@ pub(crate) async fn sleep(duration: Duration) {
     tokio::time::sleep(duration).await;
 }
 
+/// Resolves at `deadline`.
+pub(crate) async fn sleep_until(deadline: Instant) {
+    tokio::time::sleep_until(deadline).await;
+}
+
 /// What `work` gives, if it gives it within `limit`; `None` once the limit has passed (the
 /// work is then dropped).
 pub(crate) async fn within<F: Future>(limit: Duration, work: F) -> Option<F::Output> {

@@ -119,13 +119,22 @@ pub enum CallError {
         /// How long until a call would pass.
         retry_after: std::time::Duration,
     },
+    /// The store that counts rate limits and budgets across replicas did not answer, and
+    /// the server refuses calls it cannot count. The call did not run; it may be made
+    /// again after `retry_after`. Its status is `limits_unreachable`.
+    LimitsUnreachable {
+        /// The tool called.
+        tool: String,
+        /// How long to wait before calling again.
+        retry_after: std::time::Duration,
+    },
 }
 
 impl CallError {
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
     /// `failed`, `panicked`, `timed_out`, `unavailable`, `insufficient_scope`,
-    /// `url_elicitation_required`, `rate_limited`, `budget_exceeded`), as audit events and metrics name it and programs
-    /// can match on.
+    /// `url_elicitation_required`, `rate_limited`, `budget_exceeded`, `limits_unreachable`),
+    /// as audit events and metrics name it and programs can match on.
     pub fn status(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -138,6 +147,7 @@ impl CallError {
             CallError::UrlElicitationRequired { .. } => "url_elicitation_required",
             CallError::RateLimited { .. } => "rate_limited",
             CallError::BudgetExceeded { .. } => "budget_exceeded",
+            CallError::LimitsUnreachable { .. } => "limits_unreachable",
         }
     }
 
@@ -221,6 +231,11 @@ impl fmt::Display for CallError {
                     write!(f, "tool '{tool}' allows {calls}; call it again in {wait}")
                 }
             }
+            CallError::LimitsUnreachable { tool, retry_after } => write!(
+                f,
+                "tool '{tool}' was not called: the service cannot count its rate limits right now; call it again in {}",
+                crate::catalog::time::show_duration(*retry_after)
+            ),
         }
     }
 }

@@ -104,11 +104,11 @@ impl fmt::Display for Rate {
 /// `5s`, `1.5s`, `250ms`: how people write short durations.
 pub(crate) fn show_duration(duration: std::time::Duration) -> String {
     let millis = duration.as_millis();
-    if millis >= 3_600_000 && millis % 3_600_000 == 0 {
+    if millis >= 3_600_000 && millis.is_multiple_of(3_600_000) {
         format!("{} h", millis / 3_600_000)
-    } else if millis >= 60_000 && millis % 60_000 == 0 {
+    } else if millis >= 60_000 && millis.is_multiple_of(60_000) {
         format!("{} min", millis / 60_000)
-    } else if millis % 1000 == 0 {
+    } else if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
     } else if millis > 1000 {
         format!("{:.1}s", duration.as_secs_f64())

@@ -121,6 +121,14 @@ fn parse_format(name: &str) -> Result<Format, String> {
 
 /// A socket address, or a host name with a port resolved to one (IPv4 first: `localhost`
 /// then serves the clients that try 127.0.0.1, the most common).
+/// A delay as people write it (`500ms`, `2s`), or `0`.
+fn parse_delay(text: &str) -> Result<std::time::Duration, String> {
+    if text.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    tool_rules::parse_duration(text).map(std::time::Duration::from_millis)
+}
+
 fn parse_address(text: &str) -> Result<SocketAddr, String> {
     if let Ok(address) = text.parse() {
         return Ok(address);
@@ -184,8 +192,27 @@ pub(super) struct ServeArgs {
         env = "MCP_LOG_FORMAT"
     )]
     pub(super) log_format: LogFormat,
+    /// Believe the client address that requests coming from these proxies name
+    /// (`Forwarded`, else `X-Forwarded-For`), e.g. 10.0.0.0/8 for the load balancer's
+    /// network (repeatable). Rate limits, budgets and the audit trail then key on the real
+    /// client; the headers of anyone else are ignored.
+    #[arg(
+        long = "trusted-proxy",
+        value_name = "CIDR",
+        env = "MCP_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        requires = "http"
+    )]
+    pub(super) trusted_proxies: Vec<String>,
+    /// On SIGTERM or Ctrl-C, how long to go on serving while GET /readyz answers 503, so a
+    /// load balancer stops sending requests first (2s unless set; 0 without a balancer).
+    /// The server then stops accepting and lets requests in flight finish.
+    #[arg(long, value_name = "DURATION", env = "MCP_DRAIN_DELAY", value_parser = parse_delay, requires = "http")]
+    pub(super) drain_delay: Option<std::time::Duration>,
     #[command(flatten)]
     pub(super) operating: Operating,
+    #[command(flatten)]
+    pub(super) store: super::store::StoreFlags,
     #[cfg(feature = "oauth")]
     #[command(flatten)]
     pub(super) oauth: oauth::OAuthFlags,

@@ -73,6 +73,7 @@ mod commands;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod serve;
+mod store;
 
 use crate::mcp::ServerOptions;
 use crate::registry::DynamicTool;

@@ -37,12 +37,26 @@ pub(super) fn serve_command(
     serve(
         registry,
         server_options,
-        name,
-        version,
-        transport,
-        args.threads,
-        args.log_format,
+        Served {
+            name,
+            version,
+            transport,
+            threads: args.threads,
+            log_format: args.log_format,
+            store: &args.store,
+        },
     )
+}
+
+/// How `serve` serves: under which name, over which transport, on how many threads,
+/// sharing which store.
+pub(super) struct Served<'a> {
+    pub(super) name: &'a str,
+    pub(super) version: Option<&'a str>,
+    pub(super) transport: Transport,
+    pub(super) threads: u16,
+    pub(super) log_format: LogFormat,
+    pub(super) store: &'a super::store::StoreFlags,
 }
 
 /// What `serve --http ADDR` was told, checked: a bearer token or OAuth (never both), whose
@@ -70,6 +84,8 @@ fn http_settings(
     };
     Ok(HttpSettings {
         address,
+        trusted_proxies: args.trusted_proxies.clone(),
+        drain_delay: args.drain_delay,
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
         bearer_token: token,
@@ -88,6 +104,10 @@ pub(super) enum Transport {
 /// What `serve --http` was told.
 pub(super) struct HttpSettings {
     address: SocketAddr,
+    /// The proxies whose forwarded addresses are believed, as written.
+    trusted_proxies: Vec<String>,
+    /// How long to drain on shutdown, when set.
+    drain_delay: Option<std::time::Duration>,
     allowed_hosts: Vec<String>,
     cors_origins: Vec<String>,
     bearer_token: Option<String>,
@@ -126,15 +146,15 @@ pub(super) fn bearer_token(file: Option<&std::path::Path>) -> Result<Option<Stri
     Ok(Some(token.to_owned()))
 }
 
-pub(super) fn serve(
-    registry: Registry,
-    options: ServerOptions,
-    name: &str,
-    version: Option<&str>,
-    transport: Transport,
-    threads: u16,
-    log_format: LogFormat,
-) -> ExitCode {
+pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'_>) -> ExitCode {
+    let Served {
+        name,
+        version,
+        transport,
+        threads,
+        log_format,
+        store,
+    } = served;
     init_logs(log_format);
     // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it with
     // Cli::version.
@@ -149,7 +169,6 @@ pub(super) fn serve(
         tracing::warn!("{EMPTY_CATALOG}");
     }
     let info = ServerInfo::new(name, version);
-    let server = McpServer::with_options(registry, info, options);
     // One thread by default: no cross-thread wake-ups per message (the costliest part of a
     // call once the work itself is small); sync tools still get the blocking pool.
     let runtime = if threads == 1 {
@@ -167,6 +186,10 @@ pub(super) fn serve(
         Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
     };
     let outcome = runtime.block_on(async {
+        // The store is reached on the runtime, before the server exists: its keys and its
+        // tasks are the server's from the first request.
+        let options = store.apply(options).await.map_err(std::io::Error::other)?;
+        let server = McpServer::with_options(registry, info, options);
         match transport {
             Transport::Stdio => crate::transport::stdio::serve_stdio(&server).await,
             #[cfg(feature = "http")]
@@ -231,6 +254,23 @@ fn init_logs(format: LogFormat) {
 fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOptions, String> {
     use crate::transport::http::{Cors, HttpOptions};
     let mut options = HttpOptions::for_address(settings.address).rest(true);
+    let mut proxies = Vec::new();
+    for proxy in &settings.trusted_proxies {
+        // A single address is a block of one.
+        let parsed = proxy
+            .parse::<crate::transport::http::IpNet>()
+            .or_else(|_| proxy.parse::<std::net::IpAddr>().map(Into::into))
+            .map_err(|_| {
+                format!(
+                    "--trusted-proxy {proxy:?} is not an address block (10.0.0.0/8) or an address"
+                )
+            })?;
+        proxies.push(parsed);
+    }
+    options = options.trusted_proxies(proxies);
+    if let Some(delay) = settings.drain_delay {
+        options = options.drain_delay(delay);
+    }
     if settings.metrics {
         options = options.metrics(crate::ops::Prometheus::install()?);
     }

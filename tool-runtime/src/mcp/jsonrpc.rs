@@ -485,7 +485,7 @@ pub fn error_response(
 }
 
 /// A request of ours to the client (a question while a call runs), with a numeric id.
-pub(crate) fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
+pub(crate) fn request(id: &Value, method: &str, params: &Value) -> Vec<u8> {
     let method = Value::from(method);
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{method},\"params\":{params}}}")
         .into_bytes()

@@ -116,7 +116,8 @@ impl ServerMessage {
 
 /// Why a request was refused (or its call did not run to a result of the tool's), where a
 /// transport may have a status of its own for it: HTTP answers 403 with an
-/// `insufficient_scope` challenge, 429 with `Retry-After`, 404, 400, 504 or 500.
+/// `insufficient_scope` challenge, 429 with `Retry-After`, 404, 400, 504, 500, or 503 with
+/// `Retry-After`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Refusal {
@@ -140,4 +141,10 @@ pub enum Refusal {
     TimedOut,
     /// It failed on the server's side.
     Internal,
+    /// Something the server needs for it (the store it shares with its replicas) did not
+    /// answer; a retry after a while may pass.
+    Unavailable {
+        /// How long to wait before retrying.
+        retry_after: std::time::Duration,
+    },
 }

@@ -28,13 +28,15 @@ pub(crate) mod tasks;
 pub(crate) mod tools;
 mod work;
 
+#[cfg(feature = "http")]
+pub(crate) use asking::live::asking_replica;
 pub use asking::sealed::SealingKey;
 #[cfg(feature = "http")]
 pub(crate) use connection::Read;
 pub(crate) use connection::{Connection, ServerMessage};
 pub use options::{CacheHints, CacheScope, ServerOptions};
 pub use outputs::LargeOutputs;
-pub(crate) use work::{Placed, Watched};
+pub(crate) use work::{Placed, Watched, Work};
 
 use crate::registry::{ListsChanged, Registry};
 use outputs::OutputStore;
@@ -162,6 +164,12 @@ pub(crate) struct Shared {
     pub(crate) tasks: crate::tasks::TaskOptions,
     /// Whether a caller with a token is listed only the tools it may call.
     pub(crate) list_only_permitted_tools: bool,
+    /// The state shared with the other replicas, if any.
+    pub(crate) store: Option<crate::store::Store>,
+    /// This replica's runs of tasks that hold a lease (with a shared store).
+    pub(crate) leased_runs: tasks::lease::LeasedRuns,
+    /// Whether the work that takes over lost tasks was handed out.
+    maintenance_out: std::sync::atomic::AtomicBool,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -229,6 +237,15 @@ impl McpServer {
     pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
         let offered = Offered::of(&registry, options.list_changed == Some(true));
         let list_changed = announced_lists(&registry, options.list_changed, offered);
+        let mut tasks = options.tasks;
+        let mut sealing_key = options.sealing_key;
+        if let Some(store) = &options.store {
+            if !tasks.chosen_store {
+                tasks.store = store.tasks();
+            }
+            sealing_key.get_or_insert_with(|| store.backend.sealing_key());
+            registry.share_limits(store.clone());
+        }
         McpServer {
             shared: Arc::new(Shared {
                 registry: Arc::new(registry),
@@ -242,10 +259,13 @@ impl McpServer {
                 shutdown_grace: options.shutdown_grace,
                 cache: options.cache,
                 offered,
-                outputs: OutputStore::new(options.large_outputs),
-                sealing_key: options.sealing_key.unwrap_or_else(SealingKey::random),
-                tasks: options.tasks,
+                outputs: OutputStore::new(options.large_outputs, options.store.clone()),
+                sealing_key: sealing_key.unwrap_or_else(SealingKey::random),
+                tasks,
                 list_only_permitted_tools: options.list_only_permitted_tools,
+                store: options.store,
+                leased_runs: tasks::lease::LeasedRuns::default(),
+                maintenance_out: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -278,6 +298,48 @@ impl McpServer {
     /// The largest tool output sent back, in bytes.
     pub fn max_output_bytes(&self) -> usize {
         self.shared.max_output_bytes
+    }
+
+    /// This server's copy of the shared session `id`, from its record in `store`, and the
+    /// work that sends its notifications.
+    #[cfg(feature = "http")]
+    pub(crate) fn restored_connection(
+        &self,
+        id: String,
+        store: crate::store::Store,
+        record: &crate::store::SessionRecord,
+    ) -> (Connection, Vec<Work>) {
+        Connection::restored(Arc::clone(&self.shared), id, store, record)
+    }
+
+    /// With a store shared by replicas: the work that takes over the tasks of replicas
+    /// that were lost (it runs for as long as the server), and the works it leaves (tasks
+    /// run again here). Handed out once; `None` without a store, or the second time.
+    pub(crate) fn maintenance(&self) -> Option<(Work, tokio::sync::mpsc::UnboundedReceiver<Work>)> {
+        self.shared.store.as_ref()?;
+        if self
+            .shared
+            .maintenance_out
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return None;
+        }
+        Some(tasks::lease::sweep(Arc::clone(&self.shared)))
+    }
+
+    /// Hands the tasks this replica runs back to its replicas (it is shutting down): each
+    /// task's lease is released, so another replica runs it again or ends it; resolves
+    /// once every one has been handed back. Without a shared store there is nobody to hand
+    /// them to, and nothing happens.
+    pub async fn hand_back_tasks(&self) {
+        if self.shared.store.is_some() {
+            self.shared.leased_runs.hand_back().await;
+        }
+    }
+
+    /// The store this server shares state through with its replicas, if any.
+    pub fn store(&self) -> Option<&crate::store::Store> {
+        self.shared.store.as_ref()
     }
 }
 

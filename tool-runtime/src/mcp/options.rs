@@ -57,6 +57,9 @@ pub struct ServerOptions {
     /// Whether `tools/list` shows a caller with an access token only the tools its token's
     /// scopes permit. See [`list_only_permitted_tools`](ServerOptions::list_only_permitted_tools).
     pub(crate) list_only_permitted_tools: bool,
+    /// The state shared with the other replicas of this service, if any. See
+    /// [`store`](ServerOptions::store).
+    pub(crate) store: Option<crate::store::Store>,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -123,6 +126,7 @@ impl Default for ServerOptions {
             sealing_key: None,
             tasks: crate::tasks::TaskOptions::default(),
             list_only_permitted_tools: false,
+            store: None,
         }
     }
 }
@@ -217,6 +221,18 @@ impl ServerOptions {
     /// ```
     pub fn sealing_key(mut self, key: SealingKey) -> Self {
         self.sealing_key = Some(key);
+        self
+    }
+
+    /// Shares state with the other replicas of this service through `store`, so that any
+    /// replica can serve any request behind a load balancer with no sticky routing:
+    /// sessions, tasks (unless [`tasks`](ServerOptions::tasks) names a store of its own),
+    /// the keys that seal request states (unless
+    /// [`sealing_key`](ServerOptions::sealing_key) gives one), large outputs, rate limits
+    /// and budgets, and the notifications that must reach the replica holding a client's
+    /// stream. See [`store`](crate::store).
+    pub fn store(mut self, store: crate::store::Store) -> Self {
+        self.store = Some(store);
         self
     }
 }

@@ -25,9 +25,10 @@ const PREVIEW_BYTES: usize = 1024;
 /// fetches the rest when it needs it. By default: above 10 KB, kept 15 minutes, at most
 /// 64 MB stored (the oldest copies go first).
 ///
-/// Stored outputs live in this process: behind a load balancer, route a client's reads to
-/// the replica that answered its call. Their URIs carry 128 random bits, so only a
-/// client that got one can read it.
+/// Stored outputs live in this process, and also in the store replicas share when the
+/// server has one ([`ServerOptions::store`](super::ServerOptions::store)), so any replica
+/// serves the read. Their URIs carry 128 random bits, so only a client that got one can
+/// read it.
 ///
 /// ```
 /// use std::time::Duration;
@@ -123,17 +124,24 @@ pub(crate) struct Link {
     pub(crate) preview: String,
 }
 
+/// How long a read waits for an output another replica is still writing to the store (it
+/// answered its call while the write was under way).
+const SHARED_PATIENCE: Duration = Duration::from_secs(1);
+
 /// The outputs stored by one server.
 pub(crate) struct OutputStore {
     options: LargeOutputs,
     kept: Mutex<Kept>,
+    /// The store the replicas share, where each output is also kept.
+    shared: Option<crate::store::Store>,
 }
 
 impl OutputStore {
-    pub(crate) fn new(options: LargeOutputs) -> Self {
+    pub(crate) fn new(options: LargeOutputs, shared: Option<crate::store::Store>) -> Self {
         OutputStore {
             options,
             kept: Mutex::new(Kept::default()),
+            shared,
         }
     }
 
@@ -173,6 +181,14 @@ impl OutputStore {
             expires: Instant::now() + self.options.keep_for,
         };
         let size = stored.text.len();
+        if let Some(store) = &self.shared {
+            store.backend.later(crate::store::Later::Output {
+                uri: uri.clone(),
+                text: Arc::clone(&stored.text),
+                mime_type,
+                ttl: self.options.keep_for,
+            });
+        }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.forget_expired(Instant::now());
         while kept.bytes + size > self.options.max_stored_bytes && kept.drop_oldest() {}
@@ -187,7 +203,37 @@ impl OutputStore {
         uri.starts_with(SCHEME)
     }
 
-    /// The stored output at `uri`, while it is kept.
+    /// The stored output at `uri`, while it is kept here or, with a shared store, in the
+    /// store (waiting a moment for a write another replica began as it answered).
+    pub(crate) async fn read_anywhere(&self, uri: &str) -> Option<EmbeddedResource> {
+        if let Some(found) = self.read(uri) {
+            return Some(found);
+        }
+        let store = self.shared.as_ref()?;
+        let deadline = Instant::now() + SHARED_PATIENCE;
+        loop {
+            match store.backend.output_get(uri).await {
+                Ok(Some((text, mime_type))) => {
+                    return Some(EmbeddedResource {
+                        uri: uri.to_owned(),
+                        mime_type: Some(mime_type),
+                        text: Some(text),
+                        blob: None,
+                    })
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    crate::call::clock::sleep(Duration::from_millis(50)).await;
+                }
+                Ok(None) => return None,
+                Err(error) => {
+                    tracing::warn!(%error, "could not read a stored output from the store");
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The stored output at `uri`, while it is kept here.
     pub(crate) fn read(&self, uri: &str) -> Option<EmbeddedResource> {
         let (text, mime_type) = {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());

@@ -147,6 +147,9 @@ fn rest_answer(result: &ToolResult) -> ServerMessage {
             retry_after: Some(*retry_after),
         }),
         Some(CallError::BudgetExceeded { .. }) => Some(Refusal::RateLimited { retry_after: None }),
+        Some(CallError::LimitsUnreachable { retry_after, .. }) => Some(Refusal::Unavailable {
+            retry_after: *retry_after,
+        }),
         Some(_) => Some(Refusal::Internal),
     };
     let bytes = serde_json::to_vec(result).unwrap_or_else(|error| {

@@ -62,7 +62,7 @@ impl Request {
     pub(super) fn read_resource(self, uri: String) -> Work {
         self.into_work(Value::Null, |shared, context, era| async move {
             let contents = if OutputStore::owns(&uri) {
-                let stored = shared.outputs.read(&uri);
+                let stored = shared.outputs.read_anywhere(&uri).await;
                 vec![json!(stored.ok_or_else(|| {
                     SurfaceError::UnknownResource { uri: uri.clone() }
                 })?)]

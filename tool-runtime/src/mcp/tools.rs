@@ -325,6 +325,7 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 error,
                 CallError::RateLimited { .. }
                     | CallError::BudgetExceeded { .. }
+                    | CallError::LimitsUnreachable { .. }
                     | CallError::UrlElicitationRequired { .. }
             )
             .then(|| error.status());

@@ -123,6 +123,19 @@ impl Work {
         }
     }
 
+    /// Both works as one, when there are two: each runs until it ends.
+    pub(crate) fn both(first: Option<Work>, second: Option<Work>) -> Option<Work> {
+        match (first, second) {
+            (Some(first), Some(second)) => Some(Work::stream(
+                async move {
+                    tokio::join!(first.into_future(), second.into_future());
+                },
+                None,
+            )),
+            (first, second) => first.or(second),
+        }
+    }
+
     /// Where the work can run, for a transport that places calls itself: a sync tool
     /// proven quick in place, anything else as a future.
     pub(crate) fn placed(self) -> Placed {

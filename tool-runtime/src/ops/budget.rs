@@ -59,6 +59,16 @@ impl Budget {
     pub(crate) fn counts_tokens(&self) -> bool {
         self.output_tokens.is_some()
     }
+
+    /// The most calls per client, if limited.
+    pub(crate) fn most_calls(&self) -> Option<u64> {
+        self.calls
+    }
+
+    /// The most output tokens per client, if limited.
+    pub(crate) fn most_output_tokens(&self) -> Option<u64> {
+        self.output_tokens
+    }
 }
 
 /// What one client has spent.
@@ -79,6 +89,8 @@ pub(crate) struct Budgets {
     budget: Budget,
     spent: Mutex<HashMap<String, Usage>>,
     admissions: AtomicU32,
+    /// The store what clients spend is counted in, when replicas share it.
+    shared: std::sync::OnceLock<crate::store::Store>,
 }
 
 impl Budgets {
@@ -87,7 +99,18 @@ impl Budgets {
             budget,
             spent: Mutex::new(HashMap::new()),
             admissions: AtomicU32::new(0),
+            shared: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The budget each client has.
+    pub(crate) fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    /// Counts what clients spend in `store` from now on.
+    pub(crate) fn share(&self, store: crate::store::Store) {
+        let _ = self.shared.set(store);
     }
 
     /// Whether output tokens must be counted after each call.
@@ -133,8 +156,16 @@ impl Budgets {
         Ok(())
     }
 
-    /// Counts `tokens` of output against the client `key`.
+    /// Counts `tokens` of output against the client `key` (in the shared store, when there
+    /// is one: written after the call is answered, without holding it up).
     pub(crate) fn charge(&self, key: &str, tokens: u64) {
+        if let Some(store) = self.shared.get() {
+            store.backend.later(crate::store::Later::Charge {
+                key: key.to_owned(),
+                tokens,
+            });
+            return;
+        }
         let mut spent = self
             .spent
             .lock()

@@ -23,6 +23,15 @@ impl Registry {
             .or(tool.rate())
     }
 
+    /// The rate limit the tool `name` is held to now, if any.
+    pub(super) fn rate_limit_of(&self, name: &str) -> Option<Rate> {
+        self.rate_limits
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(name)
+            .map(|limiter| limiter.rate())
+    }
+
     /// Limits the tool `name` to `rate`, or lifts its limit.
     pub(super) fn set_rate_limit(&self, name: &str, rate: Option<Rate>) {
         let mut limits = self

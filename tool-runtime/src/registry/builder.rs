@@ -240,6 +240,7 @@ impl RegistryBuilder {
             context: CallContext::new(Arc::new(self.state)),
             changes: sender,
             resource_updates: self.resource_updates,
+            shared_limits: std::sync::OnceLock::new(),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

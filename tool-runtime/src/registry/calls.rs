@@ -1,6 +1,7 @@
 //! Calling a tool: the one entry point every caller goes through (a protocol's connection,
 //! REST, a direct call), and the call once started, whose work is still to run.
 
+use super::shared_limits::SharedAdmission;
 use super::Registry;
 use crate::call::caller::Caller;
 use crate::call::context::CallContext;
@@ -25,17 +26,49 @@ pub(crate) enum CallStart {
 pub(crate) struct PendingCall {
     tool: ToolRef,
     input: Value,
-    invocation: crate::call::Invocation,
+    /// The work, once started; a call counted against shared limits starts only once
+    /// they admit it.
+    invocation: Started,
     /// The tool's own time limit, else the registry's default.
     limit: Option<Duration>,
     watch: CallWatch,
 }
 
+/// Where a pending call's work is.
+enum Started {
+    Now(crate::call::Invocation),
+    /// Waiting for limits kept in a shared store.
+    Admitting(Box<SharedAdmission>),
+}
+
 impl PendingCall {
+    /// The tool called.
+    pub(crate) fn tool(&self) -> &ToolRef {
+        &self.tool
+    }
+
+    /// The arguments it was called with.
+    pub(crate) fn input(&self) -> &Value {
+        &self.input
+    }
+
     /// Awaits the work and gives the result.
     pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
-        let outcome = crate::call::complete(&self.tool, self.invocation, context, self.limit).await;
         let name = self.tool.name().to_owned();
+        let outcome = match self.invocation {
+            Started::Now(invocation) => {
+                crate::call::complete(&self.tool, invocation, context, self.limit).await
+            }
+            Started::Admitting(admission) => match admission.run().await {
+                Err(refusal) => Err(refusal),
+                Ok(()) => match crate::call::start(&self.tool, &self.input, context) {
+                    crate::call::Started::Finished(outcome) => outcome,
+                    crate::call::Started::Pending(invocation) => {
+                        crate::call::complete(&self.tool, invocation, context, self.limit).await
+                    }
+                },
+            },
+        };
         let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
         self.watch.finish(&result);
         result
@@ -45,7 +78,7 @@ impl PendingCall {
     /// as it was.
     pub(crate) fn into_in_place(self, context: &CallContext) -> Result<InPlaceCall, PendingCall> {
         match self.invocation {
-            crate::call::Invocation::Blocking(work)
+            Started::Now(crate::call::Invocation::Blocking(work))
                 if self.tool.runnable().pace().runs_in_place() =>
             {
                 Ok(InPlaceCall {
@@ -194,6 +227,23 @@ impl Registry {
             };
             return CallStart::Ended(self.refused(name, None, input, caller, unknown));
         };
+        if let Some(admission) = self.shared_admission(&tool, caller) {
+            let admission = match admission {
+                Ok(admission) => admission,
+                Err(refusal) => {
+                    return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
+                }
+            };
+            let charged = self.budgets.as_ref().zip(admission.key());
+            let watch = self.observer.watch(name, true, &input, caller, charged);
+            return CallStart::Running(PendingCall {
+                limit: self.limit_for(&tool),
+                tool,
+                input,
+                invocation: Started::Admitting(Box::new(admission)),
+                watch,
+            });
+        }
         let key = match self.admit(&tool, caller) {
             Ok(key) => key,
             Err(refusal) => {
@@ -212,7 +262,7 @@ impl Registry {
                 limit: self.limit_for(&tool),
                 tool,
                 input,
-                invocation,
+                invocation: Started::Now(invocation),
                 watch,
             }),
         }

@@ -12,6 +12,7 @@ mod changes;
 mod dynamic;
 mod dynamic_surfaces;
 mod error;
+mod shared_limits;
 mod surfaces;
 
 pub use crate::call::runnable::ToolRef;
@@ -83,6 +84,8 @@ pub struct Registry {
     context: CallContext,
     changes: watch::Sender<Versions>,
     resource_updates: ResourceUpdates,
+    /// The store rate limits and budgets are counted in, when replicas share them.
+    shared_limits: std::sync::OnceLock<crate::store::Store>,
 }
 
 impl fmt::Debug for Registry {

@@ -165,6 +165,22 @@ impl TaskStore for InMemoryTasks {
         Box::pin(std::future::ready(Ok(self.update_now(id, change))))
     }
 
+    fn orphaned(
+        &self,
+        now: SystemTime,
+        most: usize,
+    ) -> StoreFuture<'_, Result<Vec<String>, StoreError>> {
+        let inner = lock(&self.inner);
+        let orphaned = inner
+            .tasks
+            .values()
+            .filter(|stored| stored.task.is_orphaned(now) && !stored.task.is_expired(now))
+            .map(|stored| stored.task.id.clone())
+            .take(most)
+            .collect();
+        Box::pin(std::future::ready(Ok(orphaned)))
+    }
+
     fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
         // Subscribed now, not when first polled: a change between this call and the
         // first poll is not missed.

@@ -103,6 +103,21 @@ pub struct Task {
     /// subject may read, answer or cancel it (to anyone else it does not exist).
     #[serde(default)]
     pub owner: Option<String>,
+    /// The replica running the task's tool, while it runs (servers that share a store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// When the worker's claim on the task lapses unless it renews it: past it, with the
+    /// task not ended, the worker is taken for lost, and the task fails (or runs again,
+    /// when its tool is idempotent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<SystemTime>,
+    /// How many times its tool started: more than once when it ran again after its worker
+    /// was lost.
+    #[serde(default)]
+    pub attempts: u32,
+    /// What another replica needs to run the tool again, kept only for idempotent tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rerun: Option<Value>,
 }
 
 impl Task {
@@ -121,7 +136,16 @@ impl Task {
             input_responses: Map::new(),
             outcome: None,
             owner: None,
+            worker: None,
+            lease_until: None,
+            attempts: 0,
+            rerun: None,
         }
+    }
+
+    /// Whether its worker is lost: it has not ended, and its lease lapsed before `now`.
+    pub fn is_orphaned(&self, now: SystemTime) -> bool {
+        !self.status.is_terminal() && self.lease_until.is_some_and(|until| until < now)
     }
 
     /// Whether its time to live has passed.
@@ -143,6 +167,9 @@ impl Task {
         }
         self.outcome = outcome;
         self.input_requests.clear();
+        self.worker = None;
+        self.lease_until = None;
+        self.rerun = None;
         self.touch();
     }
 
@@ -310,6 +337,17 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Resolves once the task `id` changes after this call (or is dropped). The change is
     /// watched from the call on, not from the first poll of the future.
     fn changed(&self, id: &str) -> StoreFuture<'static, ()>;
+    /// Up to `most` tasks whose worker is lost ([`Task::is_orphaned`] at `now`), for a
+    /// replica to fail or run again. A store that cannot list them answers none (the
+    /// default): such tasks are then found when a client reads them.
+    fn orphaned(
+        &self,
+        now: SystemTime,
+        most: usize,
+    ) -> StoreFuture<'_, Result<Vec<String>, StoreError>> {
+        let _ = (now, most);
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 /// One store shared by several servers (replicas in one process, or a test's): each gets
@@ -333,6 +371,13 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     }
     fn changed(&self, id: &str) -> StoreFuture<'static, ()> {
         (**self).changed(id)
+    }
+    fn orphaned(
+        &self,
+        now: SystemTime,
+        most: usize,
+    ) -> StoreFuture<'_, Result<Vec<String>, StoreError>> {
+        (**self).orphaned(now, most)
     }
 }
 
@@ -402,9 +447,12 @@ pub(crate) async fn wait_within<T>(
 #[non_exhaustive]
 pub struct TaskOptions {
     pub(crate) store: Arc<dyn TaskStore>,
+    /// Whether `store` was chosen (a server's shared store does not replace it then).
+    pub(crate) chosen_store: bool,
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) promote_after: Duration,
+    pub(crate) max_runs: u32,
 }
 
 impl std::fmt::Debug for TaskOptions {
@@ -413,6 +461,7 @@ impl std::fmt::Debug for TaskOptions {
             .field("ttl", &self.ttl)
             .field("poll_interval", &self.poll_interval)
             .field("promote_after", &self.promote_after)
+            .field("max_runs", &self.max_runs)
             .finish_non_exhaustive()
     }
 }
@@ -421,9 +470,11 @@ impl Default for TaskOptions {
     fn default() -> Self {
         TaskOptions {
             store: Arc::new(InMemoryTasks::default()),
+            chosen_store: false,
             ttl: Duration::from_secs(60 * 60),
             poll_interval: Duration::from_millis(500),
             promote_after: Duration::from_millis(100),
+            max_runs: 2,
         }
     }
 }
@@ -432,6 +483,7 @@ impl TaskOptions {
     /// Keeps tasks in `store` instead of this process's memory.
     pub fn store(mut self, store: impl TaskStore) -> Self {
         self.store = Arc::new(store);
+        self.chosen_store = true;
         self
     }
 
@@ -454,6 +506,15 @@ impl TaskOptions {
     /// through the task.
     pub fn promote_after(mut self, after: Duration) -> Self {
         self.promote_after = after;
+        self
+    }
+
+    /// With replicas sharing a store: how many times in all the tool of a task may run
+    /// when the replica running it is lost (2 unless set: it runs once more elsewhere). Only
+    /// tools marked `idempotent` or `read_only` run again; any other task whose replica is
+    /// lost ends `failed`, saying so.
+    pub fn max_runs(mut self, runs: u32) -> Self {
+        self.max_runs = runs.max(1);
         self
     }
 }

@@ -5,3 +5,27 @@
 #[cfg(feature = "http")]
 pub mod http;
 pub mod stdio;
+
+use crate::mcp::McpServer;
+
+/// Starts the work a server with a shared store runs for as long as it lives (taking over
+/// the tasks of replicas that were lost), on the current tokio runtime. Outside a runtime
+/// it cannot, and says so: the other replicas still take over lost tasks.
+pub(crate) fn start_maintenance(server: &McpServer) {
+    let Some((sweep, mut reruns)) = server.maintenance() else {
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!(
+            "built outside a tokio runtime: this server will not take over the tasks of lost \
+             replicas (build it inside one)"
+        );
+        return;
+    };
+    runtime.spawn(sweep.run());
+    runtime.spawn(async move {
+        while let Some(rerun) = reruns.recv().await {
+            tokio::spawn(rerun.run());
+        }
+    });
+}

@@ -19,6 +19,17 @@ use tokio::sync::oneshot;
 /// message.
 pub(crate) type ClientAnswer = Result<Value, (i64, String)>;
 
+/// The id of question `number` asked by `replica`, in a session replicas share.
+pub(crate) fn question_id(replica: &str, number: u64) -> String {
+    format!("{replica}.{number}")
+}
+
+/// The replica that asked the question `id`, when the id names one.
+#[cfg(feature = "http")]
+pub(crate) fn asking_replica(id: &Value) -> Option<&str> {
+    id.as_str()?.split_once('.').map(|(replica, _)| replica)
+}
+
 /// Forgets a question whose call stopped waiting.
 struct Waiting {
     state: Arc<State>,
@@ -55,7 +66,13 @@ impl Asker for RequestSink {
             return Box::pin(std::future::ready(Err(AskError::Closed)));
         };
         let number = state.next_question.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::from_value(&Value::from(number));
+        // In a session replicas share, the id names this replica: the client's answer may
+        // reach another one, which hands it over.
+        let id_value = match state.shared_session.get() {
+            Some(session) => Value::String(question_id(session.store.replica(), number)),
+            None => Value::from(number),
+        };
+        let id = RequestId::from_value(&id_value);
         let (answer, answered) = oneshot::channel();
         lock(&state.questions).insert(id.clone(), answer);
         let waiting = Waiting { state, id };
@@ -78,7 +95,7 @@ impl Asker for RequestSink {
                     Err(error) => tracing::error!(%error, "could not record a task's question"),
                 }
             }
-            let bytes = jsonrpc::request(number, method, &params);
+            let bytes = jsonrpc::request(&id_value, method, &params);
             let sent = lock(&self.sink).send(ServerMessage::request(bytes));
             let answer = match sent {
                 false => Err(AskError::Closed),

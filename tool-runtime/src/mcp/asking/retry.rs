@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 /// The asker of one round of a call.
 pub(crate) struct RetryAsker {
-    capabilities: Value,
+    pub(crate) capabilities: Value,
     /// The answers this round can use: earlier rounds' (sealed, so they stand), then the
     /// retry's for questions not answered before.
     answers: Map<String, Value>,
@@ -285,7 +285,11 @@ impl Asker for RetryAsker {
 
 /// Asks `request` under `key` through the task: it waits there for the client's answer
 /// (through `tasks/update`).
-async fn ask_in_task(task: TaskLink, key: String, request: Value) -> Result<Value, AskError> {
+pub(crate) async fn ask_in_task(
+    task: TaskLink,
+    key: String,
+    request: Value,
+) -> Result<Value, AskError> {
     let question = TaskQuestion::open(task, key, &request)
         .await
         .map_err(|error| {

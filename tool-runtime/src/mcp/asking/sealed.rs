@@ -11,8 +11,6 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::fmt;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a request state can be used: a client answers within it, or starts again.
@@ -36,47 +34,7 @@ fn other_request(method: &str) -> String {
     )
 }
 
-/// The key request states are sealed with. Servers that continue each other's calls (the
-/// replicas behind one address) need the same key; a server without one makes its own at
-/// start, so its states are good only until it restarts.
-#[derive(Clone)]
-pub struct SealingKey(Arc<[u8]>);
-
-impl SealingKey {
-    /// A key from secret bytes (at least 32, from a secret store; never from argv).
-    ///
-    /// # Panics
-    ///
-    /// When `secret` is shorter than 32 bytes: a short key is a guessable one.
-    pub fn new(secret: impl AsRef<[u8]>) -> SealingKey {
-        let secret = secret.as_ref();
-        assert!(
-            secret.len() >= 32,
-            "a sealing key needs at least 32 secret bytes; got {}",
-            secret.len()
-        );
-        SealingKey(secret.into())
-    }
-
-    /// A new random key.
-    ///
-    /// # Panics
-    ///
-    /// When the operating system has no randomness to give: a key that could be guessed
-    /// would let clients forge request states, so the server does not start with one.
-    pub(crate) fn random() -> SealingKey {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes)
-            .expect("the operating system's random generator is needed for a sealing key");
-        SealingKey(bytes.to_vec().into())
-    }
-}
-
-impl fmt::Debug for SealingKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SealingKey(..)")
-    }
-}
+pub use crate::store::SealingKey;
 
 /// What one round of a call hands to the next.
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -121,9 +79,9 @@ impl Bound<'_> {
 }
 
 impl SealingKey {
-    fn mac(&self) -> Hmac<Sha256> {
+    fn mac(key: &[u8]) -> Hmac<Sha256> {
         // HMAC takes a key of any length.
-        Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC accepts keys of any length")
+        Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts keys of any length")
     }
 
     /// Seals `answers` and `kept` for the next round of `bound`.
@@ -159,7 +117,7 @@ impl SealingKey {
             kept,
         };
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&state).unwrap_or_default());
-        let mut mac = self.mac();
+        let mut mac = SealingKey::mac(&self.sealing());
         mac.update(body.as_bytes());
         let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
         format!("{body}.{tag}")
@@ -169,9 +127,15 @@ impl SealingKey {
     pub(crate) fn open(&self, sealed: &str, bound: &Bound<'_>) -> Result<RoundState, String> {
         let (body, tag) = sealed.split_once('.').ok_or(ALTERED)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| ALTERED)?;
-        let mut mac = self.mac();
-        mac.update(body.as_bytes());
-        mac.verify_slice(&tag).map_err(|_| ALTERED)?;
+        // Any key of the ring opens it: one sealed before a rotation stays good.
+        let opens = self.keys().iter().any(|key| {
+            let mut mac = SealingKey::mac(key);
+            mac.update(body.as_bytes());
+            mac.verify_slice(&tag).is_ok()
+        });
+        if !opens {
+            return Err(ALTERED.to_owned());
+        }
         let state: RoundState = URL_SAFE_NO_PAD
             .decode(body)
             .ok()

@@ -10,6 +10,7 @@ use super::super::{ServerMessage, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
 use super::route::{invalid, TASKS_CORE_VERSION};
 use super::{lock, Connection};
 use crate::call::scope::LogLevel;
+use crate::store::sessions::Change;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 
@@ -51,18 +52,27 @@ impl Connection {
     }
 
     /// `logging/setLevel`: the lowest level of log messages sent from now on.
-    pub(super) fn set_log_level(&self, id: &RequestId, params: SetLevelParams) -> ServerMessage {
+    pub(super) fn set_log_level(
+        &self,
+        id: &RequestId,
+        params: SetLevelParams,
+        sink: &Outbox,
+    ) -> Option<Work> {
         match LogLevel::from_name(&params.level) {
             Some(level) => {
                 self.state.log_level.store(level as u8, Ordering::Relaxed);
-                empty_result(id)
+                let change = Change::LogLevel(level as u8);
+                self.recorded(id, change, empty_result(id), sink)
             }
-            None => invalid(
-                id,
-                &format!(
-                    "Invalid params: \"level\" must be one of debug, info, notice, warning, \
+            None => answered(
+                sink,
+                invalid(
+                    id,
+                    &format!(
+                        "Invalid params: \"level\" must be one of debug, info, notice, warning, \
                      error, critical, alert, emergency; got {:?}",
-                    params.level
+                        params.level
+                    ),
                 ),
             ),
         }
@@ -124,7 +134,7 @@ impl Connection {
         let uri = params.uri;
         if !subscribe {
             lock(&self.state.subscribed).remove(&uri);
-            return answered(sink, empty_result(id));
+            return self.recorded(id, Change::Subscription(uri, false), empty_result(id), sink);
         }
         if !self.shared.registry.has_resource(&uri) {
             let message = format!("Resource not found: {uri}");
@@ -132,12 +142,12 @@ impl Connection {
             let refusal = error_message(Some(id), code::RESOURCE_NOT_FOUND, &message, data);
             return answered(sink, refusal);
         }
-        lock(&self.state.subscribed).insert(uri);
+        lock(&self.state.subscribed).insert(uri.clone());
         // The first subscription starts watching before it is answered, so no update after
         // the answer is missed.
         let first = !self.state.watching_resources.swap(true, Ordering::SeqCst);
         let watcher = first.then(|| self.watch_subscribed());
-        sink.send(empty_result(id));
-        watcher
+        let recorded = self.recorded(id, Change::Subscription(uri, true), empty_result(id), sink);
+        Work::both(watcher, recorded)
     }
 }

@@ -47,6 +47,7 @@ mod calls;
 mod handshake;
 mod per_request;
 mod route;
+mod shared;
 pub(crate) mod state;
 mod task_requests;
 mod watch;

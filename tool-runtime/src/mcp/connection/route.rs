@@ -96,9 +96,7 @@ impl Connection {
             (Asked::Unfit(_, _, why), _) => answered(sink, invalid(&id, &why)),
             (Asked::Initialize(params), Era::Handshake) => self.initialize(&id, params, sink),
             (Asked::Ping(_), Era::Handshake) => answered(sink, empty_result(&id)),
-            (Asked::SetLogLevel(params), Era::Handshake) => {
-                answered(sink, self.set_log_level(&id, params))
-            }
+            (Asked::SetLogLevel(params), Era::Handshake) => self.set_log_level(&id, params, sink),
             (Asked::Discover(_), Era::PerRequest) => answered(sink, self.discover(&id)),
             (Asked::Listen(params), Era::PerRequest) => self.listen(id, params, sink),
             (Asked::List(method, params), _) => {

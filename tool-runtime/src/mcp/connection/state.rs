@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{oneshot, Notify};
 
 pub(crate) struct State {
@@ -50,6 +50,15 @@ pub(crate) struct State {
     pub(crate) tasks: Mutex<super::super::tasks::ListedTasks>,
     /// The relays of this connection's running 2025-11-25 tasks, by task id.
     pub(crate) relays: Mutex<HashMap<String, Arc<super::super::relay::TaskRelay>>>,
+    /// The session this connection serves in a store shared with other replicas, once
+    /// known: what the session's requests change is written there before it is answered.
+    pub(crate) shared_session: OnceLock<SharedSession>,
+}
+
+/// A handshake-era session kept in a store shared by replicas.
+pub(crate) struct SharedSession {
+    pub(crate) id: String,
+    pub(crate) store: crate::store::Store,
 }
 
 /// A request being worked on.
@@ -83,6 +92,7 @@ impl Default for State {
             next_question: AtomicU64::new(1),
             tasks: Mutex::default(),
             relays: Mutex::new(HashMap::new()),
+            shared_session: OnceLock::new(),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! - `listed`: the 2025-11-25 tasks a connection lists.
 //! - `questions`: a task's open questions, and how its call's askers reach it.
 
+pub(crate) mod lease;
 mod listed;
 mod methods;
 mod questions;

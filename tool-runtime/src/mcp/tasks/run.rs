@@ -13,6 +13,7 @@ use super::super::responses::{answer, settled_answer, Dialect};
 use super::super::tools::{self, CallAnswer};
 use super::super::work::{CallWork, InFlightGuard, RequestSink};
 use super::super::{ServerMessage, Shared};
+use super::lease;
 use super::listed::{forget_gone, listed};
 use super::questions::TaskLink;
 use super::wire::{created, ended_as_call, no_room, store_failed, task_object};
@@ -48,6 +49,10 @@ struct TaskRun {
     link: TaskLink,
     /// Questions the tool stopped waiting for without closing, for the run to forget.
     abandoned: mpsc::UnboundedReceiver<(String, u64)>,
+    /// This replica's name, when replicas share the store: the task's lease holder.
+    worker: Option<String>,
+    /// What another replica needs to run the tool again, when it may.
+    rerun: Option<Value>,
 }
 
 /// A call that became a task, about to be answered with it.
@@ -77,6 +82,10 @@ pub(crate) async fn run(work: CallWork, plan: TaskPlan) {
     let store = Arc::clone(&shared.tasks.store);
     let (link, abandoned) = TaskLink::new(Arc::clone(&store), unguessable_id());
     let owner = context.caller().subject().map(str::to_owned);
+    let worker = lease::worker(&shared).map(str::to_owned);
+    let rerun = worker
+        .as_ref()
+        .and_then(|_| rerun_of(&pending, context.caller(), retry.as_deref(), &guard, plan));
     let mut run = TaskRun {
         finish: Box::pin(async move { pending.finish(&context).await }),
         shared,
@@ -89,6 +98,8 @@ pub(crate) async fn run(work: CallWork, plan: TaskPlan) {
         store,
         link,
         abandoned,
+        worker,
+        rerun,
     };
     let became = match plan {
         TaskPlan::Extension { required } => run.promote(required, plan).await,
@@ -108,6 +119,11 @@ impl TaskRun {
             self.shared.tasks.poll_interval,
         );
         task.owner = self.owner.clone();
+        if let Some(worker) = &self.worker {
+            lease::lease(&mut task, worker);
+            task.attempts = 1;
+            task.rerun = self.rerun.clone();
+        }
         task
     }
 
@@ -274,11 +290,26 @@ impl TaskRun {
     async fn run_on(&mut self, task: &Task, relayed: &mut Option<Relayed>) -> Ended {
         let cancelled = cancelled_in(self.store.as_ref(), &task.id);
         tokio::pin!(cancelled);
+        let leased = self.worker.clone();
+        let _running = self.shared.leased_runs.enter(leased.is_some());
+        let mut renewal = clock::Instant::now() + lease::RENEW_EVERY;
         loop {
             tokio::select! {
                 biased;
                 () = &mut cancelled => return Ended::Cancelled,
                 result = &mut self.finish => return Ended::Tool(result),
+                () = clock::sleep_until(renewal), if leased.is_some() => {
+                    renewal = clock::Instant::now() + lease::RENEW_EVERY;
+                    let worker = leased.as_deref().unwrap_or_default();
+                    if let lease::Renewed::Lost = lease::renew(self.store.as_ref(), &task.id, worker).await {
+                        return Ended::Lost;
+                    }
+                }
+                () = self.shared.leased_runs.handing_back(), if leased.is_some() => {
+                    let worker = leased.as_deref().unwrap_or_default();
+                    lease::hand_back(self.store.as_ref(), &task.id, worker).await;
+                    return Ended::Lost;
+                }
                 message = next_of(relayed) => {
                     if let Some(relayed) = relayed {
                         relayed.forward(message);
@@ -303,6 +334,12 @@ impl TaskRun {
     ) -> Option<Task> {
         let store = self.store.as_ref();
         match ended {
+            // Another replica runs it, or will: its end is not this run's to record.
+            Ended::Lost => {
+                self.cancellation.cancel();
+                self.finish = Box::pin(std::future::pending());
+                None
+            }
             Ended::Cancelled => {
                 self.cancellation.cancel();
                 // The tool's work is dropped before the task is recorded cancelled.
@@ -325,12 +362,44 @@ impl TaskRun {
     }
 }
 
+/// What another replica needs to run the call's tool again, when it may: the tool is
+/// idempotent or read-only.
+fn rerun_of(
+    pending: &crate::registry::PendingCall,
+    caller: &crate::call::caller::Caller,
+    retry: Option<&RetryAsker>,
+    guard: &InFlightGuard,
+    plan: TaskPlan,
+) -> Option<Value> {
+    let annotations = pending.tool().annotations();
+    if annotations.idempotent != Some(true) && annotations.read_only != Some(true) {
+        return None;
+    }
+    let capabilities = match retry {
+        Some(retry) => retry.capabilities.clone(),
+        None => lock(&guard.state.client_capabilities).clone(),
+    };
+    let rerun = lease::Rerun {
+        tool: pending.tool().name().to_owned(),
+        arguments: pending.input().clone(),
+        subject: caller.subject().map(str::to_owned),
+        scopes: caller.scopes().map(<[String]>::to_vec),
+        capabilities,
+        extension: matches!(plan, TaskPlan::Extension { .. }),
+        ttl_ms: match plan {
+            TaskPlan::Core { ttl } => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            TaskPlan::Extension { .. } => 0,
+        },
+    };
+    serde_json::to_value(rerun).ok()
+}
+
 /// How a finished call ends its task, from the round's verdict and the call's result:
 /// completed with the result the call would have answered (at 2025-11-25 a tool error
 /// fails the task, its result kept for `tasks/result`), or failed with a protocol error
 /// (at 2026-07-28 a tool that panicked, or lacked its state, fails it with an internal
 /// error, which is what `failed` is for there).
-fn ending(
+pub(super) fn ending(
     shared: &Shared,
     verdict: Verdict,
     result: ToolResult,
@@ -394,7 +463,7 @@ fn ending(
 }
 
 /// Resolves once the task `id` is cancelled (or gone from the store).
-async fn cancelled_in(store: &dyn TaskStore, id: &str) {
+pub(super) async fn cancelled_in(store: &dyn TaskStore, id: &str) {
     crate::tasks::wait_for(store, id, |task| match task {
         Some(task) if task.status != TaskStatus::Cancelled => None,
         _ => Some(()),
@@ -404,7 +473,7 @@ async fn cancelled_in(store: &dyn TaskStore, id: &str) {
 
 /// Records a change of the running task `id`; a store that fails is logged (the tool goes
 /// on, and the task shows what the store last kept).
-async fn record(
+pub(super) async fn record(
     store: &dyn TaskStore,
     id: &str,
     change: &mut (dyn FnMut(&mut Task) + Send),
@@ -423,11 +492,14 @@ async fn record(
 const STORE_PATIENCE: Duration = Duration::from_secs(10);
 
 /// How the run of a task ended.
-enum Ended {
+pub(super) enum Ended {
     /// The task was cancelled (or its call, before it was answered).
     Cancelled,
     /// The tool returned.
     Tool(ToolResult),
+    /// Another replica took the task over (this one's lease lapsed), or this replica
+    /// handed it back as it shut down.
+    Lost,
 }
 
 /// Tells a 2025-11-25 task's client its status, once it has ended.

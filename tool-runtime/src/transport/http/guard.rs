@@ -31,6 +31,8 @@ impl FromRequestParts<Arc<App>> for Admitted {
             .extensions
             .get::<axum::extract::ConnectInfo<SocketAddr>>()
             .map(|info| info.0);
+        let peer =
+            super::forwarded::client_address(peer, &parts.headers, &app.options.trusted_proxies);
         authenticate(app, parts, Caller::http(peer))
             .map(Admitted)
             .map_err(|refusal| *refusal)

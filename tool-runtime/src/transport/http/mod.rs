@@ -12,7 +12,9 @@
 //! - `reply`: statuses and the headers of refusals.
 //! - `oauth` (feature `oauth`): the server as an OAuth 2.1 resource server.
 
+mod forwarded;
 mod guard;
+mod health;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
@@ -22,6 +24,8 @@ mod rest;
 mod sessions;
 mod streamable;
 
+/// An address block (CIDR), as [`HttpOptions::trusted_proxies`] takes them.
+pub use ipnet::IpNet;
 #[cfg(feature = "oauth")]
 pub use oauth::{Jwks, OAuth, OAuthError};
 pub use options::{Cors, HttpOptions};
@@ -45,7 +49,9 @@ const METRICS_PATH: &str = "/metrics";
 struct App {
     server: McpServer,
     options: HttpOptions,
-    sessions: sessions::Sessions,
+    sessions: Arc<sessions::Sessions>,
+    /// Set on shutdown: `/readyz` says so, so the balancer sends nothing new.
+    draining: health::Draining,
 }
 
 /// The HTTP side as an axum `Router`, ready to serve or to nest into an existing app.
@@ -110,19 +116,30 @@ struct App {
 /// # }
 /// ```
 pub fn router(server: McpServer, options: HttpOptions) -> Router {
+    router_and_app(server, options).0
+}
+
+/// The router, and the state its handlers share (which `serve` drains on shutdown).
+fn router_and_app(server: McpServer, options: HttpOptions) -> (Router, Arc<App>) {
+    super::start_maintenance(&server);
     let endpoint = options.endpoint.clone();
     let rest = options.rest;
     let cors = options.cors.clone();
     let session_idle_timeout = options.session_idle_timeout;
+    let sessions = sessions::Sessions::new(session_idle_timeout, &server);
     let app = Arc::new(App {
         server,
         options,
-        sessions: sessions::Sessions::new(session_idle_timeout),
+        sessions,
+        draining: health::Draining::default(),
     });
     let mcp = post(streamable::mcp_post)
         .get(streamable::mcp_get)
         .delete(streamable::mcp_delete);
-    let mut router = Router::new().route(&endpoint, mcp);
+    let mut router = Router::new()
+        .route(&endpoint, mcp)
+        .route(health::HEALTH_PATH, get(health::healthz))
+        .route(health::READY_PATH, get(health::readyz));
     if rest {
         router = router
             .route("/api/tools/discover", get(rest::discover))
@@ -150,7 +167,7 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
     // No layer per route: each handler takes `Admitted` (the door's checks) and reads its
     // body within the limit itself, which spares every request the boxed services of a
     // layer.
-    let mut router = router.with_state(app);
+    let mut router = router.with_state(Arc::clone(&app));
     match cors {
         Cors::None => {}
         Cors::Any => router = router.layer(tower_http::cors::CorsLayer::permissive()),
@@ -170,10 +187,15 @@ pub fn router(server: McpServer, options: HttpOptions) -> Router {
             );
         }
     }
-    router
+    (router, app)
 }
 
-/// Serves `server` on `address` until the process ends.
+/// Serves `server` on `address` until the process ends, or until it is told to stop
+/// (SIGTERM, or Ctrl-C): it then drains. `GET /readyz` answers 503 at once, so a load
+/// balancer stops sending requests; after [`HttpOptions::drain_delay`] the server stops
+/// accepting connections and lets the requests in flight finish, for
+/// [`HttpOptions::shutdown_grace`] at most; with a store shared by replicas, the tasks it
+/// still runs then are handed back to them (see [`McpServer::hand_back_tasks`]).
 pub async fn serve(
     server: McpServer,
     address: SocketAddr,
@@ -189,6 +211,51 @@ pub async fn serve(
             tracing::debug!(%error, "cannot turn off Nagle's algorithm on a connection");
         }
     });
-    let app = router(server, options).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app).await
+    let (drain_delay, grace) = (options.drain_delay, options.shutdown_grace);
+    let (router, app) = router_and_app(server.clone(), options);
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    let stopping = Arc::new(tokio::sync::Notify::new());
+    let told = Arc::clone(&stopping);
+    let drained = axum::serve(listener, service).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        app.draining.start();
+        tracing::info!(?drain_delay, "stopping: draining");
+        tokio::time::sleep(drain_delay).await;
+        told.notify_one();
+    });
+    let grace_passed = async {
+        stopping.notified().await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        served = drained => served?,
+        () = grace_passed => tracing::warn!(?grace, "requests still in flight after the grace period; stopping anyway"),
+    }
+    server.hand_back_tasks().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGTERM (what orchestrators send) or Ctrl-C.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(
+            tokio::signal::unix::SignalKind::terminate(),
+        ) {
+            Ok(terminate) => terminate,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the server");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
 }

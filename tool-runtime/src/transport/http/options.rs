@@ -75,6 +75,13 @@ pub struct HttpOptions {
     pub(crate) session_idle_timeout: Duration,
     /// The metrics served as Prometheus text at `GET /metrics`; none by default.
     pub(crate) metrics: Option<crate::ops::Prometheus>,
+    /// How long [`serve`](super::serve) keeps serving after a shutdown signal while
+    /// `/readyz` says it is draining, so the load balancer stops sending it requests.
+    pub(crate) drain_delay: Duration,
+    /// How long requests in flight may still run once the server stops accepting.
+    pub(crate) shutdown_grace: Duration,
+    /// The proxies whose `Forwarded` / `X-Forwarded-For` name the client.
+    pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Default for HttpOptions {
@@ -90,6 +97,9 @@ impl Default for HttpOptions {
             rest: false,
             session_idle_timeout: Duration::from_secs(30 * 60),
             metrics: None,
+            drain_delay: Duration::from_secs(2),
+            shutdown_grace: Duration::from_secs(10),
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -174,6 +184,38 @@ impl HttpOptions {
     /// The MCP endpoint's path.
     pub fn endpoint_path(&self) -> &str {
         &self.endpoint
+    }
+
+    /// On a shutdown signal (SIGTERM, or Ctrl-C), how long [`serve`](super::serve) goes on
+    /// serving while `GET /readyz` answers 503, so a load balancer checking it stops sending
+    /// requests first (2 seconds by default; zero without a balancer).
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
+        self
+    }
+
+    /// Once [`serve`](super::serve) stops accepting, how long requests in flight (calls,
+    /// streams) may still run before the server stops anyway (10 seconds by default). The
+    /// tasks still running then are handed back to the other replicas.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Believes the client address that requests coming from these proxies name
+    /// (`Forwarded`, else `X-Forwarded-For`), e.g. `10.0.0.0/8` for the load balancer's
+    /// network: rate limits, budgets and the audit trail then key on the real client. A
+    /// request from anywhere else is from its peer, whatever its headers say.
+    ///
+    /// ```
+    /// use tool_runtime::transport::http::HttpOptions;
+    ///
+    /// let options = HttpOptions::default().trusted_proxies(["10.0.0.0/8".parse().unwrap()]);
+    /// # let _ = options;
+    /// ```
+    pub fn trusted_proxies(mut self, proxies: impl IntoIterator<Item = ipnet::IpNet>) -> Self {
+        self.trusted_proxies = proxies.into_iter().collect();
+        self
     }
 
     /// The host names requests may name in `Host` (and origins may have); empty: any.

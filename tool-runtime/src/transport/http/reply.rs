@@ -33,6 +33,7 @@ fn refusal_status(refusal: &Refusal) -> StatusCode {
         Refusal::NotFound => StatusCode::NOT_FOUND,
         Refusal::Invalid => StatusCode::BAD_REQUEST,
         Refusal::TimedOut => StatusCode::GATEWAY_TIMEOUT,
+        Refusal::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -43,7 +44,8 @@ fn with_refusal_headers(app: &App, mut response: Response, refusal: &Refusal) ->
     match refusal {
         Refusal::RateLimited {
             retry_after: Some(wait),
-        } => {
+        }
+        | Refusal::Unavailable { retry_after: wait } => {
             let wait = retry_after_header(*wait);
             response.headers_mut().insert(header::RETRY_AFTER, wait);
             response

@@ -5,13 +5,15 @@
 
 use super::guard::{body_of, Admitted};
 use super::reply::{accept_includes, answer, header_str, plain, rpc_error};
+use super::sessions::Unreachable;
 use super::{param_headers, App};
 use super::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
 use crate::call::caller::Caller;
+use crate::mcp::connection::Arrived;
 use crate::mcp::connection::{outbox, Connection, OutboxReader, ServerMessage, ServerMessageKind};
 use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
-use crate::mcp::params::Asked;
+use crate::mcp::params::{Asked, CancelledParams};
 use crate::mcp::Read;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -23,6 +25,59 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Waker};
+
+/// A request that needs the store, which did not answer: 503, to be retried.
+fn store_unreachable(id: Option<&RequestId>) -> Response {
+    let mut response = rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        code::INTERNAL_ERROR,
+        "Service unavailable: the store that keeps sessions did not answer; retry shortly",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// What a message of a session shared by replicas leaves to another replica: the client's
+/// answer to a question another replica asked, or the cancellation of a request another
+/// runs. `true` when it was handed over (the message is done here).
+async fn hand_over(
+    app: &App,
+    session: &str,
+    read: &Read<'_>,
+    connection: &Connection,
+) -> Result<bool, Unreachable> {
+    match &read.arrived {
+        Arrived::Response {
+            id: Some(id),
+            outcome,
+        } => {
+            app.sessions
+                .hand_over(session, &id.to_value(), outcome)
+                .await
+        }
+        Arrived::Notification { method, params } if method == "notifications/cancelled" => {
+            let Ok(CancelledParams { request_id }) = crate::mcp::params::read(*params) else {
+                return Ok(false);
+            };
+            let id = RequestId::from_value(&request_id);
+            if connection.is_in_flight(&id) || connection.shared_session().is_none() {
+                return Ok(false);
+            }
+            app.sessions.cancel_elsewhere(session, &request_id).await?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The id a response answers, read back from its bytes.
+fn first_id(message: &ServerMessage) -> Option<RequestId> {
+    let value: serde_json::Value = serde_json::from_slice(&message.bytes).ok()?;
+    value.get("id").map(RequestId::from_value)
+}
 
 /// Which connection a POST goes to, in which era.
 struct Routed {
@@ -47,7 +102,7 @@ pub(super) async fn mcp_post(
     };
     // The body is read once, and its era decided once, here; the connection is handed both.
     let read = Read::new(&body, header_str(headers, VERSION_HEADER));
-    let routed = match route(&app, headers, &read, &caller) {
+    let routed = match route(&app, headers, &read, &caller).await {
         Ok(routed) => routed,
         Err(refusal) => return *refusal,
     };
@@ -55,6 +110,13 @@ pub(super) async fn mcp_post(
         Some(session) if caller.session().is_none() => caller.with_session(session),
         _ => caller,
     };
+    if let Some(session) = routed.session.as_deref() {
+        match hand_over(&app, session, &read, &routed.connection).await {
+            Ok(true) => return StatusCode::ACCEPTED.into_response(),
+            Ok(false) => {}
+            Err(Unreachable) => return store_unreachable(read.id()),
+        }
+    }
     let request_id = read.id().cloned();
     let (sink, outgoing) = outbox();
     let handled = routed.connection.handle_read(read, &caller, &sink);
@@ -127,7 +189,7 @@ impl Pending {
 /// one the protocol layer refuses), a new session's for `initialize`, else the session the
 /// request names; a refusal when the standard headers disagree with the body, or the
 /// session is missing or unknown.
-fn route(
+async fn route(
     app: &App,
     headers: &HeaderMap,
     read: &Read<'_>,
@@ -172,12 +234,12 @@ fn route(
         // The protocol layer answers with the precise error.
         Decision::MissingMeta => Ok(fresh(Era::PerRequest)),
         Decision::UnsupportedClaim(_) => Ok(fresh(Era::Handshake)),
-        Decision::Handshake => session_of(app, headers, read, caller, fresh),
+        Decision::Handshake => session_of(app, headers, read, caller, fresh).await,
     }
 }
 
 /// The handshake-era session a POST belongs to (a new one for `initialize`).
-fn session_of(
+async fn session_of(
     app: &App,
     headers: &HeaderMap,
     read: &Read<'_>,
@@ -193,14 +255,15 @@ fn session_of(
         });
     }
     if let Some(session) = header_str(headers, SESSION_HEADER) {
-        return match app.sessions.get(session, caller) {
-            Some(connection) => Ok(Routed {
+        return match app.sessions.get(session, caller).await {
+            Err(Unreachable) => Err(Box::new(store_unreachable(read.id()))),
+            Ok(Some(connection)) => Ok(Routed {
                 connection,
                 era: Era::Handshake,
                 opens: None,
                 session: Some(session.to_owned()),
             }),
-            None => Err(Box::new(rpc_error(
+            Ok(None) => Err(Box::new(rpc_error(
                 StatusCode::NOT_FOUND,
                 read.id(),
                 code::INVALID_REQUEST,
@@ -241,12 +304,21 @@ async fn respond(
             return sse(routed.connection, request_id, era, Some(first), outgoing);
         }
         let opened = first.kind == ServerMessageKind::Result;
+        let request_id = first_id(&first);
         let mut response = answer(app, first, era);
-        // Only an `initialize` that succeeded opens a session.
+        // Only an `initialize` that succeeded opens a session; with a shared store, it is
+        // kept there before the client learns of it.
         if let (Some(id), true) = (routed.opens, opened) {
             if let Ok(value) = HeaderValue::from_str(&id) {
+                if app
+                    .sessions
+                    .open(id, routed.connection, caller)
+                    .await
+                    .is_err()
+                {
+                    return store_unreachable(request_id.as_ref());
+                }
                 response.headers_mut().insert(SESSION_HEADER, value);
-                app.sessions.open(id, routed.connection, caller);
             }
         }
         return response;
@@ -439,8 +511,10 @@ pub(super) async fn mcp_get(
             "method not allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let Some(connection) = app.sessions.get(session_id, &caller) else {
-        return plain(StatusCode::NOT_FOUND, "session not found");
+    let connection = match app.sessions.get(session_id, &caller).await {
+        Ok(Some(connection)) => connection,
+        Ok(None) => return plain(StatusCode::NOT_FOUND, "session not found"),
+        Err(Unreachable) => return store_unreachable(None),
     };
     let (sink, outgoing) = outbox();
     connection.set_unsolicited(sink);
@@ -463,9 +537,9 @@ pub(super) async fn mcp_delete(
             "method not allowed: DELETE needs an Mcp-Session-Id",
         );
     };
-    if app.sessions.remove(session_id, &caller) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        plain(StatusCode::NOT_FOUND, "session not found")
+    match app.sessions.remove(session_id, &caller).await {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => plain(StatusCode::NOT_FOUND, "session not found"),
+        Err(Unreachable) => store_unreachable(None),
     }
 }

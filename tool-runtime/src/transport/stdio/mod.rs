@@ -113,6 +113,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 /// new reader takes over while it finishes (see the `threaded` module). Everything else
 /// runs on the current tokio runtime.
 pub async fn serve_stdio(server: &McpServer) -> std::io::Result<()> {
+    super::start_maintenance(server);
     threaded::serve(
         server,
         Box::new(std::io::stdin()),

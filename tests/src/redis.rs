@@ -1,0 +1,151 @@
+//! A real `redis-server` for a test: started on a free port of 127.0.0.1 with a data
+//! directory of its own, and stopped by its process id when dropped. Tests that need one
+//! fail (never skip) when `redis-server` is missing, and say how to get it.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One running Redis.
+pub struct RedisServer {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+    /// The arguments it was started with, to start it again on the same port and data.
+    args: Vec<String>,
+}
+
+/// The `redis-server` to run: `REDIS_SERVER` if set, else the one on the `PATH`.
+fn binary() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
+}
+
+impl RedisServer {
+    /// Starts one, without persistence.
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// Starts one with an append-only file (fsync every write), so that its data outlives
+    /// a stop and a start.
+    pub fn start_persistent() -> RedisServer {
+        RedisServer::start_with(&[
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ])
+    }
+
+    fn start_with(extra: &[&str]) -> RedisServer {
+        let port = crate::free_port();
+        let dir =
+            std::env::temp_dir().join(format!("tool-tests-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args: Vec<String> = [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "yes",
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        let child = spawn(&args);
+        let server = RedisServer {
+            child,
+            port,
+            dir,
+            args,
+        };
+        server.wait_until_ready();
+        server
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops it (SIGTERM: it saves what it must) and waits for it to end.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port and data directory.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.child = spawn(&self.args);
+        self.wait_until_ready();
+    }
+
+    fn wait_until_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if ping(self.port) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server answers on port {}",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn spawn(args: &[String]) -> Child {
+    match Command::new(binary())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => panic!(
+            "this test needs redis-server ({error}): install it (Debian: apt-get install \
+             redis-server) or run the test command, scripts/test.sh, which installs it; \
+             REDIS_SERVER names another binary"
+        ),
+    }
+}
+
+/// Whether a Redis answers PING on `port`.
+fn ping(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut reply = [0u8; 7];
+    stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

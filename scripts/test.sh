@@ -4,9 +4,13 @@
 # nobody here wrote: the official Python and TypeScript SDKs (the Python SDK's OAuth client
 # too, against an authorization server of the test's own) and the official conformance
 # suite, and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
-# under cargo's target directory).
+# under cargo's target directory); then the conformance suite again through a real HAProxy
+# over three replicas sharing a real Redis (both installed by scripts/system-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The tests of replicas run a real redis-server and a real HAProxy.
+bash scripts/system-deps.sh
 
 echo "== tests, inventory registration"
 cargo test --workspace
@@ -23,3 +27,5 @@ server="$binaries/conformance-server"
 node tests/clients/typescript_clients.mjs "$server"
 bash scripts/inspector-strict.sh
 bash scripts/conformance.sh
+echo "== the conformance suite through HAProxy, over three replicas sharing Redis"
+bash scripts/replicas.sh

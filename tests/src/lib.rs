@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests. It defines no tools itself, so each test binary
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
 
+pub mod cluster;
 pub mod oauth;
 pub mod redis;
 
@@ -234,6 +235,7 @@ pub fn standard_headers(body: &[u8]) -> Vec<(&'static str, String)> {
         let named = match method {
             "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
             "resources/read" => params.and_then(|p| p.get("uri")),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
             _ => None,
         };
         if let Some(Value::String(named)) = named {
@@ -498,7 +500,13 @@ pub fn free_port() -> u16 {
 
 /// The environment variables that configure a deployed server: a test's own environment
 /// must not change what the binaries under test do.
-const DEPLOYMENT_VARIABLES: [&str; 12] = [
+const DEPLOYMENT_VARIABLES: [&str; 18] = [
+    "MCP_STORE",
+    "MCP_STORE_PREFIX",
+    "MCP_STATE_KEY_FILE",
+    "MCP_WHEN_STORE_UNREACHABLE",
+    "MCP_TRUSTED_PROXIES",
+    "MCP_DRAIN_DELAY",
     "MCP_BEARER_TOKEN",
     "MCP_BEARER_TOKEN_FILE",
     "MCP_ALLOWED_HOSTS",

@@ -419,7 +419,7 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let task = start_task(&mut client, 1, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let expected = json!({"code": -32603,
-        "message": "Internal error: the server could not reach its task store; try again"});
+        "message": "Internal error: the server could not reach its task store; retry shortly"});
     for (id, method, params) in [
         (2, "tasks/get", json!({"taskId": task})),
         (

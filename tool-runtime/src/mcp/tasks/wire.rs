@@ -111,7 +111,7 @@ pub(crate) fn store_failed(id: &RequestId, error: &StoreError) -> ServerMessage 
     error_message(
         Some(id),
         code::INTERNAL_ERROR,
-        "Internal error: the server could not reach its task store; try again",
+        "Internal error: the server could not reach its task store; retry shortly",
         None,
     )
 }

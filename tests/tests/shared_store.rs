@@ -6,9 +6,11 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::ask::{AskError, Elicited};
 use tool_runtime::mcp::{McpServer, ServerOptions};
+use tool_runtime::registry::DynamicTool;
 use tool_runtime::store::Store;
 use tool_runtime::tasks::TaskOptions;
-use tool_runtime::{tool, CallContext};
+use tool_runtime::transport::http::{router, HttpOptions};
+use tool_runtime::{resource, tool, CallContext};
 use tool_tests::redis::RedisServer;
 use tool_tests::{per_request, server, start_task, task_method, until, Client, Signal};
 
@@ -71,6 +73,12 @@ async fn two_steps(ctx: CallContext) -> Result<String, AskError> {
         return Ok("no color".into());
     };
     Ok(format!("{name} likes {color}"))
+}
+
+/// Today's notes.
+#[resource("notes://today", mime_type = "text/plain")]
+fn today() -> String {
+    "water the plants".to_owned()
 }
 
 /// A server of its own store connection to `redis` under `prefix`, whose calls become
@@ -198,4 +206,189 @@ async fn a_request_state_sealed_by_one_replica_opens_on_another() {
         ))
         .await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+/// A server sharing `redis` under `prefix`, whose lists may change.
+async fn changing_replica(redis: &RedisServer, prefix: &str) -> McpServer {
+    let store = Store::builder(redis.url())
+        .prefix(prefix)
+        .connect()
+        .await
+        .unwrap();
+    server(ServerOptions::default().list_changed(true).store(store))
+}
+
+#[tokio::test]
+async fn updates_and_list_changes_on_one_replica_reach_listeners_on_another() {
+    let redis = RedisServer::start();
+    let prefix = prefix("notifications");
+    let (a, b) = (
+        changing_replica(&redis, &prefix).await,
+        changing_replica(&redis, &prefix).await,
+    );
+    let mut on_b = Client::new(&b);
+    let listen = per_request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["notes://today"]}}),
+        json!({}),
+    );
+    let ack = on_b.call(&listen).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    // Told on B's bus before A tells it: B listens already.
+    a.registry().resource_updates().updated("notes://today");
+    let updated = on_b.next().await;
+    assert_eq!(
+        updated["method"], "notifications/resources/updated",
+        "{updated}"
+    );
+    assert_eq!(updated["params"]["uri"], "notes://today");
+
+    let tool = DynamicTool::new(
+        "added_later",
+        "Added on A.",
+        |_: serde_json::Map<String, Value>| async { Ok::<_, String>(1) },
+    )
+    .unwrap();
+    a.registry().add_tool(tool).unwrap();
+    let changed = on_b.next().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+}
+
+/// One replica's HTTP side.
+fn http_of(server: &McpServer) -> axum::Router {
+    router(server.clone(), HttpOptions::default())
+}
+
+/// POSTs `body` to `app` in session `session`; the response.
+async fn post(app: &axum::Router, session: Option<&str>, body: &str) -> axum::response::Response {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::post("/mcp")
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let request = request
+        .body(axum::body::Body::from(body.to_owned()))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), app.clone().oneshot(request))
+        .await
+        .unwrap_or_else(|_| panic!("an answer within 10 s to {body}"))
+        .unwrap()
+}
+
+/// The JSON-RPC messages of an event stream, read one at a time as they come.
+struct Events {
+    body: axum::body::Body,
+    buffer: String,
+}
+
+impl Events {
+    fn of(response: axum::response::Response) -> Events {
+        Events {
+            body: response.into_body(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message, within 5 s.
+    async fn next(&mut self) -> Value {
+        use http_body_util::BodyExt;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: ")) {
+                    return serde_json::from_str(data).unwrap();
+                }
+                continue;
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(5), self.body.frame())
+                .await
+                .expect("an event within 5 s");
+            let Some(frame) = frame else {
+                // Not a stream: a JSON answer, whole.
+                let whole = std::mem::take(&mut self.buffer);
+                return serde_json::from_str(&whole)
+                    .unwrap_or_else(|_| panic!("an answer: {whole}"));
+            };
+            let frame = frame.unwrap();
+            if let Ok(data) = frame.into_data() {
+                self.buffer.push_str(std::str::from_utf8(&data).unwrap());
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_2025_task_asks_through_the_replica_where_its_result_waits() {
+    let redis = RedisServer::start();
+    let prefix = prefix("relay");
+    let (a, b, c) = (
+        replica(&redis, &prefix).await,
+        replica(&redis, &prefix).await,
+        replica(&redis, &prefix).await,
+    );
+    let (on_a, on_b, on_c) = (http_of(&a), http_of(&b), http_of(&c));
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let opened = post(&on_a, None, initialize).await;
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(&on_b, Some(&session), initialized).await.status(), 202);
+
+    // Started on A, as a task.
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_later","arguments":{},"task":{}}}"#;
+    let created = Events::of(post(&on_a, Some(&session), call).await)
+        .next()
+        .await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Its result is awaited on B: the question comes on B's stream, from A.
+    let result = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{{"taskId":"{task}"}}}}"#
+    );
+    let mut waiting = Events::of(post(&on_b, Some(&session), &result).await);
+    let question = waiting.next().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let question_id = question["id"].clone();
+    assert!(
+        question_id
+            .as_str()
+            .is_some_and(|id| id.starts_with(a.store().unwrap().replica())),
+        "the id names the asking replica: {question}"
+    );
+
+    // Answered through C: handed to A, whose tool goes on; B's stream ends with the result.
+    let answer = json!({"jsonrpc": "2.0", "id": question_id, "result": {"action": "accept", "content": {"confirm": true}}});
+    assert_eq!(
+        post(&on_c, Some(&session), &answer.to_string())
+            .await
+            .status(),
+        202
+    );
+    let ended = loop {
+        let message = waiting.next().await;
+        if message.get("id") == Some(&json!(2)) {
+            break message;
+        }
+    };
+    assert_eq!(
+        ended["result"]["content"][0]["text"], "went on: true",
+        "{ended}"
+    );
 }

@@ -20,6 +20,7 @@ mod outputs;
 mod pages;
 pub(crate) mod params;
 mod relay;
+mod remote_relay;
 pub(crate) mod responses;
 #[cfg(feature = "http")]
 mod rest;
@@ -244,7 +245,7 @@ impl McpServer {
                 tasks.store = store.tasks();
             }
             sealing_key.get_or_insert_with(|| store.backend.sealing_key());
-            registry.share_limits(store.clone());
+            registry.share_with(store.clone());
         }
         McpServer {
             shared: Arc::new(Shared {

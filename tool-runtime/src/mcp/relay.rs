@@ -5,7 +5,9 @@
 //! unsolicited messages go (stdio's output, or the session's GET stream). A question that
 //! finds neither open waits for the next `tasks/result` (which the client sends when it
 //! sees the task `input_required`). A question already handed to a stream that the client
-//! then closes before reading it is not sent again.
+//! then closes before reading it is not sent again. In a session replicas share, what finds
+//! no stream here goes through the store to a stream another replica holds
+//! (`remote_relay`).
 
 use super::connection::{lock, State};
 use super::connection::{ServerMessage, ServerMessageKind};
@@ -33,13 +35,16 @@ impl TaskRelay {
     /// Sends `message` to the task's client: on a waiting `tasks/result` stream, else where
     /// unsolicited messages go. A question neither takes is held for the next `tasks/result`;
     /// a notification is dropped (nobody listens, and the task's status says as much).
-    pub(crate) fn send(&self, state: &State, message: ServerMessage) {
+    pub(crate) fn send(&self, state: &State, task: &str, message: ServerMessage) {
         let mut relay = lock(&self.inner);
         // Order holds: nothing overtakes a held question.
         let undelivered = match relay.held.is_empty() {
             true => relay.deliver(state, message),
             false => Some(message),
         };
+        // In a session replicas share, a stream of another replica takes it.
+        let undelivered = undelivered
+            .and_then(|message| super::remote_relay::forward(state, task, message).err());
         if let Some(message) = undelivered {
             relay.hold(message);
         }
@@ -117,7 +122,7 @@ impl Relayed {
 
     /// Sends what the task sent.
     pub(crate) fn forward(&self, message: ServerMessage) {
-        self.relay.send(&self.state, message);
+        self.relay.send(&self.state, &self.task, message);
     }
 
     /// Sends on everything the task has sent so far.

@@ -238,9 +238,9 @@ impl RegistryBuilder {
             dynamic: RwLock::new(BTreeMap::new()),
             surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),
             context: CallContext::new(Arc::new(self.state)),
-            changes: sender,
+            changes: Arc::new(sender),
             resource_updates: self.resource_updates,
-            shared_limits: std::sync::OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

@@ -11,6 +11,41 @@ pub(crate) struct Versions {
     pub(crate) resources: u64,
 }
 
+/// One of the lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum List {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+impl List {
+    /// Its name, as replicas tell each other.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            List::Tools => "tools",
+            List::Prompts => "prompts",
+            List::Resources => "resources",
+        }
+    }
+
+    /// The list named `name`.
+    pub(crate) fn named(name: &str) -> Option<List> {
+        [List::Tools, List::Prompts, List::Resources]
+            .into_iter()
+            .find(|list| list.name() == name)
+    }
+
+    /// Counts one change of this list in `versions`.
+    pub(crate) fn bump(self, versions: &mut Versions) {
+        match self {
+            List::Tools => versions.tools += 1,
+            List::Prompts => versions.prompts += 1,
+            List::Resources => versions.resources += 1,
+        }
+    }
+}
+
 /// Which lists changed since the last look.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -12,6 +12,7 @@ mod changes;
 mod dynamic;
 mod dynamic_surfaces;
 mod error;
+mod shared;
 mod shared_limits;
 mod surfaces;
 
@@ -82,10 +83,11 @@ pub struct Registry {
     /// Prompts and resources added at run time.
     surfaces: RwLock<surfaces::DynamicSurfaces>,
     context: CallContext,
-    changes: watch::Sender<Versions>,
+    changes: Arc<watch::Sender<Versions>>,
     resource_updates: ResourceUpdates,
-    /// The store rate limits and budgets are counted in, when replicas share them.
-    shared_limits: std::sync::OnceLock<crate::store::Store>,
+    /// The store shared with other replicas, when there is one: rate limits and budgets
+    /// are counted there, and list changes and resource updates go to every replica.
+    shared: std::sync::OnceLock<crate::store::Store>,
 }
 
 impl fmt::Debug for Registry {
@@ -213,7 +215,7 @@ impl Registry {
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
         drop(dynamic);
-        self.changes.send_modify(|versions| versions.tools += 1);
+        self.list_changed(changes::List::Tools);
         Ok(())
     }
 
@@ -227,7 +229,7 @@ impl Registry {
             .is_some();
         if removed {
             self.set_rate_limit(name, None);
-            self.changes.send_modify(|versions| versions.tools += 1);
+            self.list_changed(changes::List::Tools);
         }
         removed
     }

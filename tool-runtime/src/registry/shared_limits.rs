@@ -27,15 +27,6 @@ pub(crate) struct SharedAdmission {
 }
 
 impl Registry {
-    /// Counts rate limits and budgets in `store` from now on, shared with every registry
-    /// that counts in it.
-    pub(crate) fn share_limits(&self, store: Store) {
-        if let Some(budgets) = &self.budgets {
-            budgets.share(store.clone());
-        }
-        let _ = self.shared_limits.set(store);
-    }
-
     /// The admission of a call of `tool` by `caller`, when limits are shared and one
     /// applies to it: scopes are checked now, the counts when it is run.
     pub(super) fn shared_admission(
@@ -43,7 +34,7 @@ impl Registry {
         tool: &Tool,
         caller: &Caller,
     ) -> Option<Result<SharedAdmission, CallError>> {
-        let store = self.shared_limits.get()?;
+        let store = self.shared.get()?;
         let client_rate = self.client_limiter.as_ref().map(|limiter| limiter.rate());
         let tool_rate = self.rate_limit_of(tool.name());
         let budget = self.budgets.as_ref().map(|budgets| budgets.budget());

@@ -77,20 +77,43 @@ impl std::error::Error for SurfaceError {}
 #[derive(Debug, Clone)]
 pub struct ResourceUpdates {
     sender: tokio::sync::broadcast::Sender<Arc<str>>,
+    /// The store shared with other replicas, which every update also reaches.
+    shared: Arc<std::sync::OnceLock<crate::store::Store>>,
 }
 
 impl Default for ResourceUpdates {
     fn default() -> Self {
         // A subscriber that falls this far behind skips to the newest updates.
         let (sender, _) = tokio::sync::broadcast::channel(256);
-        ResourceUpdates { sender }
+        ResourceUpdates {
+            sender,
+            shared: Arc::default(),
+        }
     }
 }
 
 impl ResourceUpdates {
-    /// The resource at `uri` changed.
+    /// The resource at `uri` changed. With replicas sharing a store, the clients of every
+    /// replica that subscribed to it are told.
     pub fn updated(&self, uri: &str) {
+        self.updated_here(uri);
+        if let Some(store) = self.shared.get() {
+            let uri = uri.to_owned();
+            store.backend.later(crate::store::Later::Publish(
+                crate::store::Event::ResourceUpdated { uri },
+            ));
+        }
+    }
+
+    /// The resource at `uri` changed, as another replica said: this replica's clients are
+    /// told.
+    pub(crate) fn updated_here(&self, uri: &str) {
         let _ = self.sender.send(Arc::from(uri));
+    }
+
+    /// Tells every replica sharing `store` of the updates from now on.
+    pub(crate) fn share(&self, store: crate::store::Store) {
+        let _ = self.shared.set(store);
     }
 
     pub(crate) fn subscribe(&self) -> UpdatesReceiver {
@@ -282,7 +305,7 @@ impl Registry {
             .prompt_position(prompt.name())
             .map(|index| statics.catalog.prompts()[index].location());
         self.insert_surface(prompt.entry, existing, |surfaces| &mut surfaces.prompts)?;
-        self.changes.send_modify(|versions| versions.prompts += 1);
+        self.list_changed(super::changes::List::Prompts);
         Ok(())
     }
 
@@ -294,7 +317,7 @@ impl Registry {
             .resource_position(resource.uri())
             .map(|index| catalog.resources()[index].location());
         self.insert_surface(resource.entry, existing, |surfaces| &mut surfaces.resources)?;
-        self.changes.send_modify(|versions| versions.resources += 1);
+        self.list_changed(super::changes::List::Resources);
         Ok(())
     }
 
@@ -302,7 +325,7 @@ impl Registry {
     pub fn remove_prompt(&self, name: &str) -> bool {
         let removed = self.remove_surface(name, |surfaces| &mut surfaces.prompts);
         if removed {
-            self.changes.send_modify(|versions| versions.prompts += 1);
+            self.list_changed(super::changes::List::Prompts);
         }
         removed
     }
@@ -311,7 +334,7 @@ impl Registry {
     pub fn remove_resource(&self, uri: &str) -> bool {
         let removed = self.remove_surface(uri, |surfaces| &mut surfaces.resources);
         if removed {
-            self.changes.send_modify(|versions| versions.resources += 1);
+            self.list_changed(super::changes::List::Resources);
         }
         removed
     }

@@ -25,6 +25,9 @@ pub(crate) enum Event {
     SessionEnded { id: String },
     /// The client of session `session` cancelled its request `request`, wherever it runs.
     Cancelled { session: String, request: Value },
+    /// Messages of the 2025-11-25 task `task` of session `session` wait in the store for
+    /// a stream of the session to take them.
+    TaskMessages { session: String, task: String },
 }
 
 /// An event as it travels: who sent it, and the number its acknowledgements carry when the
@@ -41,8 +44,9 @@ pub(crate) struct Envelope {
     pub(crate) event: Event,
 }
 
-/// Called with every event, on the replica's listener, before the event is acknowledged.
-pub(crate) type Handler = Arc<dyn Fn(&Event) + Send + Sync>;
+/// Called with every event, on the replica's listener, before the event is acknowledged;
+/// the flag says whether this replica sent it.
+pub(crate) type Handler = Arc<dyn Fn(&Event, bool) + Send + Sync>;
 
 /// Called with every message another replica delivers to this one.
 pub(crate) type InboxHandler = Arc<dyn Fn(&[u8]) + Send + Sync>;

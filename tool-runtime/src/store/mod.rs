@@ -185,11 +185,25 @@ fn redact(url: &str) -> String {
 /// refused with what the client spent (calls, output tokens).
 pub(crate) type BudgetAdmission = Result<(), (u64, u64)>;
 
+/// A message of a 2025-11-25 task as the store keeps it: its bytes, and whether it is a
+/// question (else a notification).
+pub(crate) type TaskMessage = (Vec<u8>, bool);
+
 /// A write made once the request that caused it is answered.
 #[derive(Debug)]
 pub(crate) enum Later {
     /// Count `tokens` of output against the budget of the client `key`.
     Charge { key: String, tokens: u64 },
+    /// Tell every replica.
+    Publish(Event),
+    /// Keep a message of a 2025-11-25 task (a question, or a notification) for a stream of
+    /// its session, and tell the session's replicas.
+    TaskMessage {
+        session: String,
+        task: String,
+        message: Vec<u8>,
+        question: bool,
+    },
     /// Keep a large output under `uri` for `ttl`.
     Output {
         uri: String,
@@ -204,6 +218,8 @@ impl Later {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Later::Charge { .. } => "budget",
+            Later::Publish(_) => "event",
+            Later::TaskMessage { .. } => "task message",
             Later::Output { .. } => "large output",
         }
     }
@@ -258,6 +274,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     ) -> StoreFuture<'a, Result<bool, StoreError>>;
     /// Ends the session `id`; `false` when there was none.
     fn session_end<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<bool, StoreError>>;
+
+    /// The oldest message of the task `task` waiting for a stream (its bytes, and whether
+    /// it is a question), taken: no other replica gets it.
+    fn task_message_take<'a>(
+        &'a self,
+        task: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskMessage>, StoreError>>;
 
     /// The keys that seal request states, kept current.
     fn sealing_key(&self) -> SealingKey;

@@ -80,6 +80,12 @@ impl Connection {
         self.answered(Some(id), outcome);
     }
 
+    /// Another replica put messages of the task `task` in the store for a stream of this
+    /// session: the work that takes them onto this replica's stream, when one should.
+    pub(crate) fn task_messages_arrived(&self, task: &str) -> Option<Work> {
+        super::super::remote_relay::arrived(&self.state, task)
+    }
+
     /// Whether the request `id` runs on this replica's copy of the connection.
     pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
         self.state.is_in_flight(id)

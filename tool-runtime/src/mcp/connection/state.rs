@@ -53,6 +53,9 @@ pub(crate) struct State {
     /// The session this connection serves in a store shared with other replicas, once
     /// known: what the session's requests change is written there before it is answered.
     pub(crate) shared_session: OnceLock<SharedSession>,
+    /// This replica's `tasks/result` requests waiting for tasks another replica runs, by
+    /// task id.
+    pub(crate) remote_waits: Mutex<HashMap<String, super::super::remote_relay::RemoteWait>>,
 }
 
 /// A handshake-era session kept in a store shared by replicas.
@@ -93,6 +96,7 @@ impl Default for State {
             tasks: Mutex::default(),
             relays: Mutex::new(HashMap::new()),
             shared_session: OnceLock::new(),
+            remote_waits: Mutex::new(HashMap::new()),
         }
     }
 }

@@ -6,6 +6,7 @@
 use super::super::jsonrpc::RequestId;
 use super::super::outbox::Outbox;
 use super::super::params::{Asked, Method};
+use super::super::remote_relay;
 use super::super::responses::answered;
 use super::super::tasks::{self, TaskRequest};
 use super::super::work::{RequestSink, Work};
@@ -15,7 +16,9 @@ use super::{lock, Connection};
 use crate::call::caller::Caller;
 use crate::call::scope::Cancellation;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 impl Connection {
     /// The task methods of 2025-11-25; `tasks/result` waits for its task to end.
@@ -37,13 +40,44 @@ impl Connection {
         // does not exist).
         let waiting = |stream: &Arc<RequestSink>| {
             let stream = Arc::clone(stream);
-            let attach = move |task: &str| {
-                let relay = lock(&state.relays).get(task).cloned();
-                if let Some(relay) = relay {
-                    relay.wait_on(&stream);
+            // A task another replica runs (in a session replicas share) sends through the
+            // store: its messages are taken onto this stream while the request waits.
+            let remote = Arc::new(std::sync::Mutex::new(None));
+            let attach = {
+                let (state, stream, remote) =
+                    (Arc::clone(&state), Arc::clone(&stream), Arc::clone(&remote));
+                move |task: &str| {
+                    let relay = lock(&state.relays).get(task).cloned();
+                    match relay {
+                        Some(relay) => relay.wait_on(&stream),
+                        None if state.shared_session.get().is_some() => {
+                            *lock(&remote) = Some((state, task.to_owned(), stream));
+                        }
+                        None => {}
+                    }
                 }
             };
-            tasks::result_when_ended(request, attach)
+            let answer = tasks::result_when_ended(request, attach);
+            async move {
+                let mut answer = std::pin::pin!(answer);
+                let mut taking: Option<Pin<Box<dyn Future<Output = ()> + Send>>> = None;
+                std::future::poll_fn(|cx| {
+                    if let Poll::Ready(message) = answer.as_mut().poll(cx) {
+                        return Poll::Ready(message);
+                    }
+                    // Attached while the answer was polled: taking starts at once.
+                    if let Some((state, task, stream)) = lock(&remote).take() {
+                        taking = Some(Box::pin(remote_relay::take_onto(state, task, stream)));
+                    }
+                    if let Some(take) = &mut taking {
+                        if take.as_mut().poll(cx).is_ready() {
+                            taking = None;
+                        }
+                    }
+                    Poll::Pending
+                })
+                .await
+            }
         };
         self.answer_from_store(id, waiting, sink)
     }

@@ -210,7 +210,8 @@ impl Bus {
                     }
                 }
                 _ = ping.tick() => {
-                    let pong = tokio::time::timeout(PING_EVERY, sink.ping::<String>()).await;
+                    // In subscribed mode the answer is an array, not a simple string.
+                    let pong = tokio::time::timeout(PING_EVERY, sink.ping::<::redis::Value>()).await;
                     match pong {
                         Ok(Ok(_)) => {}
                         Ok(Err(error)) => return Err(error),
@@ -231,8 +232,9 @@ impl Bus {
             }
         };
         let handlers = read(&self.handlers).clone();
+        let from_here = envelope.from == self.shared.replica;
         for handler in handlers {
-            handler(&envelope.event);
+            handler(&envelope.event, from_here);
         }
         if let Some(nonce) = envelope.nonce {
             let mut connection = self.shared.connection();

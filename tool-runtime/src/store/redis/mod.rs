@@ -9,13 +9,14 @@
 mod bus;
 mod keys;
 mod limits;
+mod messages;
 mod outputs;
 mod sessions;
 mod tasks;
 
 use super::events::{Event, Handler, InboxHandler};
 use super::sessions::{Change, SessionRecord};
-use super::{Backend, BudgetAdmission, Later, SealingKey, StoreBuilder, StoreError};
+use super::{Backend, BudgetAdmission, Later, SealingKey, StoreBuilder, StoreError, TaskMessage};
 use crate::catalog::time::Rate;
 use crate::tasks::{StoreFuture, TaskStore};
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -93,7 +94,11 @@ impl RedisBackend {
         bus.wait_until_listening(Duration::from_secs(2)).await;
         let tasks = tasks::RedisTasks::new(Arc::clone(&shared), &bus);
         let (later, writes) = mpsc::channel(MOST_LATER);
-        loops.push(tokio::spawn(write_later(Arc::clone(&shared), writes)));
+        loops.push(tokio::spawn(write_later(
+            Arc::clone(&shared),
+            Arc::clone(&bus),
+            writes,
+        )));
         let sealing_key = match builder.sealing_key {
             Some(key) => key,
             None => {
@@ -114,9 +119,25 @@ impl RedisBackend {
 }
 
 /// Makes the writes queued with [`Backend::later`], one after another.
-async fn write_later(shared: Arc<Shared>, mut writes: mpsc::Receiver<Later>) {
+async fn write_later(shared: Arc<Shared>, bus: Arc<bus::Bus>, mut writes: mpsc::Receiver<Later>) {
     while let Some(write) = writes.recv().await {
         let written = match &write {
+            Later::Publish(event) => bus.publish(event.clone(), false).await,
+            Later::TaskMessage {
+                session,
+                task,
+                message,
+                question,
+            } => match messages::push(&shared, task, message, *question).await {
+                Ok(()) => {
+                    let event = Event::TaskMessages {
+                        session: session.clone(),
+                        task: task.clone(),
+                    };
+                    bus.publish(event, false).await
+                }
+                Err(error) => Err(error),
+            },
             Later::Charge { key, tokens } => limits::charge(&shared, key, *tokens).await,
             Later::Output {
                 uri,
@@ -223,6 +244,13 @@ impl Backend for RedisBackend {
             self.bus.publish(event, true).await?;
             Ok(ended)
         })
+    }
+
+    fn task_message_take<'a>(
+        &'a self,
+        task: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskMessage>, StoreError>> {
+        Box::pin(messages::take(&self.shared, task))
     }
 
     fn sealing_key(&self) -> SealingKey {

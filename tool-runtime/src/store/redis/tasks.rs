@@ -50,7 +50,7 @@ impl RedisTasks {
     pub(super) fn new(shared: Arc<Shared>, bus: &Arc<Bus>) -> Arc<RedisTasks> {
         let waiters: Arc<Mutex<HashMap<String, Arc<Notify>>>> = Arc::default();
         let woken = Arc::clone(&waiters);
-        bus.on_event(Arc::new(move |event| {
+        bus.on_event(Arc::new(move |event, _| {
             if let Event::TaskChanged { id } = event {
                 if let Some(notify) = lock(&woken).remove(id) {
                     notify.notify_waiters();

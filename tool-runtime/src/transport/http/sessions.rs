@@ -95,7 +95,7 @@ impl Sessions {
         });
         if let Some((store, _)) = &sessions.shared {
             let weak = Arc::downgrade(&sessions);
-            store.backend.on_event(Arc::new(move |event| {
+            store.backend.on_event(Arc::new(move |event, _| {
                 if let Some(sessions) = weak.upgrade() {
                     sessions.heard(event);
                 }
@@ -119,8 +119,30 @@ impl Sessions {
                 }
             }
             Event::SessionChanged { id } => {
-                if let Some(session) = self.lock().get_mut(id) {
+                let Some(connection) = self.lock().get_mut(id).map(|session| {
                     session.confirmed = None;
+                    Arc::clone(&session.connection)
+                }) else {
+                    return;
+                };
+                // Read again now, not at the session's next request here: this replica
+                // may hold its GET stream, whose notifications follow its subscriptions.
+                let Some((store, _)) = &self.shared else {
+                    return;
+                };
+                let (store, id, ttl) = (store.clone(), id.clone(), self.idle_timeout);
+                tokio::spawn(async move {
+                    if let Ok(Some(record)) = store.backend.session_get(&id, ttl).await {
+                        if let Some(work) = connection.refresh(&record) {
+                            tokio::spawn(work.run());
+                        }
+                    }
+                });
+            }
+            Event::TaskMessages { session, task } => {
+                let connection = self.lock().get(session).map(|s| Arc::clone(&s.connection));
+                if let Some(work) = connection.and_then(|c| c.task_messages_arrived(task)) {
+                    tokio::spawn(work.run());
                 }
             }
             Event::Cancelled { session, request } => {

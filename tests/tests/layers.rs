@@ -10,6 +10,7 @@ const LAYERS: &[&[&str]] = &[
     &["schema", "tokens.rs"],
     &["catalog"],
     &["tasks"],
+    &["store"],
     &["export", "check.rs", "diff.rs"],
     &["call"],
     &["ops"],

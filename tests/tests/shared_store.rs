@@ -5,14 +5,19 @@
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::ask::{AskError, Elicited};
+use tool_runtime::mcp::LargeOutputs;
 use tool_runtime::mcp::{McpServer, ServerOptions};
+use tool_runtime::ops::Budget;
 use tool_runtime::registry::DynamicTool;
 use tool_runtime::store::Store;
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
+use tool_runtime::Registry;
 use tool_runtime::{resource, tool, CallContext};
 use tool_tests::redis::RedisServer;
-use tool_tests::{per_request, server, start_task, task_method, until, Client, Signal};
+use tool_tests::{
+    per_request, server, server_over, start_task, task_method, until, Client, Signal, INITIALIZE,
+};
 
 /// Whether to go ahead.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -73,6 +78,15 @@ async fn two_steps(ctx: CallContext) -> Result<String, AskError> {
         return Ok("no color".into());
     };
     Ok(format!("{name} likes {color}"))
+}
+
+/// A report of `lines` lines, linked when large.
+#[tool(large_output = "resource")]
+fn report(
+    /// How many lines.
+    lines: u32,
+) -> String {
+    (1..=lines).map(|n| format!("line {n}\n")).collect()
 }
 
 /// Today's notes.
@@ -391,4 +405,131 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits() {
         ended["result"]["content"][0]["text"], "went on: true",
         "{ended}"
     );
+}
+
+#[tokio::test]
+async fn a_large_output_stored_by_one_replica_is_read_from_another() {
+    let redis = RedisServer::start();
+    let prefix = prefix("outputs");
+    let options = |store| {
+        ServerOptions::default()
+            .large_outputs(LargeOutputs::default().above(200))
+            .store(store)
+    };
+    let connect = || Store::builder(redis.url()).prefix(&prefix).connect();
+    let (a, b) = (
+        server(options(connect().await.unwrap())),
+        server(options(connect().await.unwrap())),
+    );
+    let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "report", "arguments": {"lines": 500}}});
+    let linked = on_a.call(&call.to_string()).await;
+    let uri = linked["result"]["content"][1]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a link: {linked}"))
+        .to_owned();
+    let read =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": uri}});
+    let whole = on_b.call(&read.to_string()).await;
+    let text = whole["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the whole output: {whole}"));
+    assert_eq!(text.lines().count(), 500);
+    assert!(text.ends_with("line 500\n"));
+}
+
+#[tokio::test]
+async fn a_budget_is_spent_across_replicas() {
+    let redis = RedisServer::start();
+    let prefix = prefix("budget");
+    let replica = || async {
+        let store = Store::builder(redis.url())
+            .prefix(&prefix)
+            .connect()
+            .await
+            .unwrap();
+        let registry = Registry::builder()
+            .budget(Budget::default().calls(3))
+            .build()
+            .unwrap();
+        server_over(registry, ServerOptions::default().store(store))
+    };
+    let (a, b) = (replica().await, replica().await);
+    let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
+    let call = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "report", "arguments": {"lines": 1}}}).to_string()
+    };
+    // One client (the same key on both: this process's stdio), three calls in all.
+    for id in 1..=3 {
+        let client = if id == 2 { &mut on_b } else { &mut on_a };
+        let answer = client.call(&call(id)).await;
+        assert_eq!(
+            answer["result"]["structuredContent"]["result"], "line 1\n",
+            "{answer}"
+        );
+    }
+    let refused = on_b.call(&call(4)).await;
+    assert_eq!(
+        refused["result"]["_meta"]["status"], "budget_exceeded",
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn without_its_store_a_session_request_says_retry_and_readiness_says_no() {
+    let mut redis = RedisServer::start();
+    let prefix = prefix("outage");
+    let (a, b) = (
+        replica(&redis, &prefix).await,
+        replica(&redis, &prefix).await,
+    );
+    let (on_a, on_b) = (http_of(&a), http_of(&b));
+    let opened = post(&on_a, None, INITIALIZE).await;
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+
+    redis.stop();
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let started = std::time::Instant::now();
+    let refused = post(&on_b, Some(&session), list).await;
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let answer = Events::of(refused).next().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("retry"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the request did not hang"
+    );
+    let ready = get(&on_b, "/readyz").await;
+    assert_eq!(ready, 503, "not ready without the store");
+
+    redis.restart();
+    let mut ready = 0;
+    for _ in 0..100 {
+        ready = get(&on_b, "/readyz").await;
+        if ready == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ready, 200, "ready again once the store is back");
+    assert_eq!(get(&on_b, "/healthz").await, 200);
+}
+
+/// The status of `GET path` on `app`.
+async fn get(app: &axum::Router, path: &str) -> u16 {
+    use tower::ServiceExt;
+    let request = axum::http::Request::get(path)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    app.clone()
+        .oneshot(request)
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }

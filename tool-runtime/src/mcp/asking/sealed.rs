@@ -169,6 +169,43 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_state_sealed_before_a_rotation_opens_while_its_key_is_still_accepted() {
+        let arguments = json!({});
+        let bound = Bound {
+            method: "tools/call",
+            target: "t",
+            subject: None,
+            arguments: &arguments,
+        };
+        let (old, new) = ([1u8; 32], [2u8; 32]);
+        let sealed = SealingKey::new(old).seal(&bound, Map::new(), Map::new());
+        let rotated = SealingKey::new(new).accepting([old]);
+        assert!(
+            rotated.open(&sealed, &bound).is_ok(),
+            "the previous key still opens"
+        );
+        let resealed = rotated.seal(&bound, Map::new(), Map::new());
+        assert!(
+            SealingKey::new(new).open(&resealed, &bound).is_ok(),
+            "the new key seals"
+        );
+        assert_eq!(
+            SealingKey::new(new).open(&sealed, &bound).unwrap_err(),
+            ALTERED,
+            "once the previous key is dropped, its states are refused"
+        );
+        // A ring replaced in place (a shared store rotated it) seals with its new first key.
+        let ring = SealingKey::new(old);
+        ring.replace(vec![
+            std::sync::Arc::from(&new[..]),
+            std::sync::Arc::from(&old[..]),
+        ]);
+        assert!(SealingKey::new(new)
+            .open(&ring.seal(&bound, Map::new(), Map::new()), &bound)
+            .is_ok());
+    }
+
+    #[test]
     fn a_state_opens_only_unaltered_and_for_its_own_request() {
         let key = SealingKey::random();
         let arguments = json!({"b": 1, "a": [true]});

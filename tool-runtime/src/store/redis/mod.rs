@@ -60,6 +60,17 @@ impl Shared {
     }
 }
 
+/// A new replica's name: `r` and 12 hex digits of OS randomness (a name two replicas
+/// never share, short enough to ride in every question id).
+fn replica_name() -> String {
+    let secret = super::keys::random_secret();
+    let digits: String = secret[..6]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("r{digits}")
+}
+
 /// A Redis error as a store error.
 pub(super) fn failed(error: ::redis::RedisError) -> StoreError {
     StoreError::new(error)
@@ -87,7 +98,7 @@ impl RedisBackend {
             client,
             connection,
             prefix: builder.prefix,
-            replica: format!("r{}", &crate::call::ids::unguessable_id()[..12]),
+            replica: replica_name(),
         });
         let bus = bus::Bus::new(Arc::clone(&shared));
         let mut loops = vec![bus.listen(), bus.read_inbox()];

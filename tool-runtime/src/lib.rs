@@ -86,6 +86,7 @@
 //! - `tokens` (default): count tokens with a real tokenizer (`o200k_base`) for output-token
 //!   budgets and `check`'s sizes; without it they are estimated from bytes.
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
+//! - `redis`: share state between replicas of a server through Redis ([`store`]).
 
 mod call;
 pub mod catalog;

@@ -8,7 +8,9 @@
 //!     tool: add (tools/call of add) | list (tools/list)
 //! driver http <concurrency> <requests> <port> [tool] -- <server command...>
 //!     tool: add (default) | add_async (the same sum by an async tool, where the server has
-//!     one); the server command gets `--http 127.0.0.1:<port>` style arguments from the caller
+//!     one) | task (a 2025-11-25 call of `wait_task` that becomes a task at once: its
+//!     latency is the task's creation); the server command gets `--http 127.0.0.1:<port>`
+//!     style arguments from the caller
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -90,13 +92,23 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[index].as_secs_f64() * 1e6
 }
 
-fn initialize(id: u64) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "driver", "version": "1"}}}).to_string()
+/// The protocol version the driver speaks: 2025-11-25 for tasks, else 2025-06-18 (which
+/// every server here serves).
+fn version(tool: &str) -> &'static str {
+    match tool {
+        "task" => "2025-11-25",
+        _ => "2025-06-18",
+    }
+}
+
+fn initialize(id: u64, tool: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {"protocolVersion": version(tool), "capabilities": {}, "clientInfo": {"name": "driver", "version": "1"}}}).to_string()
 }
 
 fn call(id: u64, tool: &str) -> String {
     match tool {
         "list" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string(),
+        "task" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "wait_task", "arguments": {"ms": 0}, "task": {}}}).to_string(),
         name => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"a": id, "b": 1}}}).to_string(),
     }
 }
@@ -104,6 +116,9 @@ fn call(id: u64, tool: &str) -> String {
 /// Whether `answer` is the right result for request `id`.
 fn check(answer: &Value, id: u64, tool: &str) -> bool {
     let result = &answer["result"];
+    if tool == "task" {
+        return result["task"]["taskId"].is_string();
+    }
     if tool == "list" {
         return result["tools"]
             .as_array()
@@ -122,7 +137,7 @@ fn stdio(mode: &str, requests: u64, tool: &str, command: &[String]) -> Value {
     let pid = child.id();
     let mut input = child.stdin.take().unwrap();
     let mut output = BufReader::new(child.stdout.take().unwrap());
-    writeln!(input, "{}", initialize(0)).unwrap();
+    writeln!(input, "{}", initialize(0, tool)).unwrap();
     input.flush().unwrap();
     let mut line = String::new();
     output.read_line(&mut line).unwrap();
@@ -236,8 +251,9 @@ fn post(
     url: &str,
     session: Option<&str>,
     body: &str,
+    tool: &str,
 ) -> (Option<String>, String) {
-    try_post(agent, url, session, body).unwrap_or_else(|e| panic!("POST failed: {e}"))
+    try_post(agent, url, session, body, tool).unwrap_or_else(|e| panic!("POST failed: {e}"))
 }
 
 fn try_post(
@@ -245,12 +261,13 @@ fn try_post(
     url: &str,
     session: Option<&str>,
     body: &str,
+    tool: &str,
 ) -> Result<(Option<String>, String), ureq::Error> {
     let mut request = agent
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18");
+        .header("mcp-protocol-version", version(tool));
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
@@ -275,7 +292,7 @@ fn http(concurrency: usize, requests: u64, port: u16, tool: &str, command: &[Str
         .into();
     let mut session = None;
     for _ in 0..400 {
-        if let Ok(response) = try_post(&agent, &url, None, &initialize(0)) {
+        if let Ok(response) = try_post(&agent, &url, None, &initialize(0, tool), tool) {
             session = response.0;
             break;
         }
@@ -287,9 +304,10 @@ fn http(concurrency: usize, requests: u64, port: u16, tool: &str, command: &[Str
         &url,
         session.as_deref(),
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        tool,
     );
     for id in 1..=50 {
-        post(&agent, &url, session.as_deref(), &call(id, tool));
+        post(&agent, &url, session.as_deref(), &call(id, tool), tool);
     }
     let per_client = requests / concurrency as u64;
     let cpu_before = cpu_ns(pid);
@@ -309,7 +327,7 @@ fn http(concurrency: usize, requests: u64, port: u16, tool: &str, command: &[Str
                 for i in 0..per_client {
                     let id = 1_000 + worker as u64 * per_client + i;
                     let sent = Instant::now();
-                    let (_, body) = post(&agent, &url, session.as_deref(), &call(id, &tool));
+                    let (_, body) = post(&agent, &url, session.as_deref(), &call(id, &tool), &tool);
                     latencies.push(sent.elapsed());
                     if !check(&answer_of(&body), id, &tool) {
                         wrong += 1;

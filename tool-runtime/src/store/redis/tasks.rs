@@ -20,22 +20,17 @@ const POLL_EVERY: Duration = Duration::from_secs(1);
 /// How many times a change is tried against newer versions before it fails.
 const MOST_TRIES: usize = 16;
 
-/// Keeps a new task unless one has its id; 1 when kept.
-const INSERT_SCRIPT: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'v', 1, 'b', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-";
-
 /// Writes a task's new version if its version is still `ARGV[1]`: 1 when written, 0 on a
-/// conflict, -1 when the task is gone; publishes the change. (The lease index is another
-/// key, kept by a command of its own: a script touches the keys of one slot only.)
+/// conflict, -1 when the task is gone; publishes the change. A task is kept as its version,
+/// a newline, then the task as JSON. (The lease index is another key, kept by a command of
+/// its own: a script touches the keys of one slot only.)
 const UPDATE_SCRIPT: &str = r"
-local v = redis.call('HGET', KEYS[1], 'v')
-if not v then return -1 end
-if v ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'v', tonumber(v) + 1, 'b', ARGV[2])
+local current = redis.call('GET', KEYS[1])
+if not current then return -1 end
+local newline = string.find(current, '\n', 1, true)
+local version = string.sub(current, 1, newline - 1)
+if version ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], tostring(tonumber(version) + 1) .. '\n' .. ARGV[2], 'KEEPTTL')
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 ";
@@ -71,37 +66,43 @@ impl RedisTasks {
     /// The task `id` and its version, unless unknown or expired.
     async fn read(&self, id: &str) -> Result<Option<(Task, String)>, StoreError> {
         let mut connection = self.shared.connection();
-        let (version, body): (Option<String>, Option<String>) = ::redis::cmd("HMGET")
+        let kept: Option<String> = ::redis::cmd("GET")
             .arg(self.key(id))
-            .arg("v")
-            .arg("b")
             .query_async(&mut connection)
             .await
             .map_err(failed)?;
-        let (Some(version), Some(body)) = (version, body) else {
+        let Some((version, body)) = kept.as_deref().and_then(|kept| kept.split_once('\n')) else {
             return Ok(None);
         };
-        let task: Task = serde_json::from_str(&body).map_err(StoreError::new)?;
+        let task: Task = serde_json::from_str(body).map_err(StoreError::new)?;
         if task.is_expired(SystemTime::now()) {
             return Ok(None);
         }
-        Ok(Some((task, version)))
+        Ok(Some((task, version.to_owned())))
     }
 
+    /// Keeps a new task, and indexes its lease, in one round trip: the client is told of
+    /// the task once both are written.
     async fn insert_task(&self, task: Task) -> Result<bool, StoreError> {
         let body = serde_json::to_string(&task).map_err(StoreError::new)?;
+        let score = lease_score(&task);
         let mut connection = self.shared.connection();
-        let kept: i64 = ::redis::Script::new(INSERT_SCRIPT)
-            .key(self.key(&task.id))
-            .arg(body)
-            .arg(remaining_millis(&task))
-            .invoke_async(&mut connection)
-            .await
-            .map_err(failed)?;
-        if kept == 1 {
-            self.index_lease(&task, false).await?;
+        let mut pipe = ::redis::pipe();
+        pipe.cmd("SET")
+            .arg(self.key(&task.id))
+            .arg(format!("1\n{body}"))
+            .arg("NX")
+            .arg("PX")
+            .arg(remaining_millis(&task));
+        if !score.is_empty() {
+            pipe.cmd("ZADD")
+                .arg(self.leases())
+                .arg(&score)
+                .arg(&task.id)
+                .ignore();
         }
-        Ok(kept == 1)
+        let (kept,): (Option<String>,) = pipe.query_async(&mut connection).await.map_err(failed)?;
+        Ok(kept.is_some())
     }
 
     /// Keeps the lease index right for `task`, which had a lease before its change or not.

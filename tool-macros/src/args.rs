@@ -51,6 +51,8 @@ impl Kind {
                 "scopes",
                 "large_output",
                 "task",
+                "exclusive",
+                "approval",
             ],
             Kind::Prompt => &["name", "title", "description", "timeout"],
             Kind::Resource => &[
@@ -101,6 +103,10 @@ pub struct ToolArgs {
     pub large_output_as_resource: Option<bool>,
     /// `task = "..."`: whether a call may, or must, run as a task.
     pub task: Option<Task>,
+    /// `exclusive`: in an agent loop, a call runs alone.
+    pub exclusive: Option<Hint>,
+    /// `approval`: in an agent loop, a call waits for a user's approval.
+    pub approval: Option<Hint>,
 }
 
 /// What `task = "..."` says.
@@ -195,6 +201,8 @@ impl ToolArgs {
             "destructive" => set_once(&mut self.destructive, meta, hint_value(meta)?),
             "idempotent" => set_once(&mut self.idempotent, meta, hint_value(meta)?),
             "open_world" => set_once(&mut self.open_world, meta, hint_value(meta)?),
+            "exclusive" => set_once(&mut self.exclusive, meta, hint_value(meta)?),
+            "approval" => set_once(&mut self.approval, meta, hint_value(meta)?),
             "large_output" => {
                 let text = string_value(meta)?;
                 let as_resource = match text.value().as_str() {

@@ -286,6 +286,8 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
     };
     let scopes = args.scopes.iter().flatten();
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
+    let exclusive = args.exclusive.is_some_and(|hint| hint.value);
+    let approval = args.approval.is_some_and(|hint| hint.value);
     let forms = forms(tool);
     let task = match args.task {
         Some(crate::args::Task::Optional) => quote!(#rt::TaskSupport::Optional),
@@ -318,6 +320,8 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
             scopes: &[#(#scopes),*],
             large_output_as_resource: #large_output_as_resource,
             task: #task,
+            exclusive: #exclusive,
+            approval: #approval,
             forms: &[#(#forms),*],
             output_schema: __tool_output_schema,
             location: #location,

@@ -27,6 +27,12 @@ pub struct ToolDescription {
     pub large_output_as_resource: bool,
     /// `#[tool(task = "...")]`: whether a call may, or must, run as a task.
     pub task: super::TaskSupport,
+    /// `#[tool(exclusive)]`: in an agent loop, a call of this tool runs alone, never
+    /// beside another call of the same turn.
+    pub exclusive: bool,
+    /// `#[tool(approval)]`: in an agent loop, a call of this tool waits for a user's
+    /// approval before it runs.
+    pub approval: bool,
     /// The elicitation forms the function's body asks with (`elicit::<T>`, `Elicited<T>`).
     pub forms: &'static [FormSpec],
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,

@@ -70,6 +70,10 @@ pub struct Tool {
     scopes: Vec<String>,
     large_output_as_resource: bool,
     task: TaskSupport,
+    /// In an agent loop: runs alone, never beside another call of the same turn.
+    exclusive: bool,
+    /// In an agent loop: waits for a user's approval before it runs.
+    approval: bool,
     /// The elicitation forms its code asks with (judged only when `check` asks).
     forms: &'static [contract::FormSpec],
 }
@@ -183,6 +187,8 @@ impl Tool {
             scopes: description.scopes.iter().map(|s| (*s).to_owned()).collect(),
             large_output_as_resource: description.large_output_as_resource,
             task: description.task,
+            exclusive: description.exclusive,
+            approval: description.approval,
             forms: description.forms,
         }
     }
@@ -216,6 +222,8 @@ impl Tool {
             scopes: Vec::new(),
             large_output_as_resource: false,
             task: TaskSupport::Forbidden,
+            exclusive: false,
+            approval: false,
             forms: &[],
         }
     }
@@ -317,6 +325,27 @@ impl Tool {
 
     pub(crate) fn set_task_support(&mut self, task: TaskSupport) {
         self.task = task;
+    }
+
+    /// Whether, in an agent loop, a call of this tool runs alone, never beside another
+    /// call of the same turn (`#[tool(exclusive)]`): for a tool whose calls must not
+    /// overlap, such as one that writes a file the others read.
+    pub fn runs_alone(&self) -> bool {
+        self.exclusive
+    }
+
+    /// Whether, in an agent loop, a call of this tool waits for a user's approval before
+    /// it runs (`#[tool(approval)]`).
+    pub fn needs_approval(&self) -> bool {
+        self.approval
+    }
+
+    pub(crate) fn set_exclusive(&mut self, exclusive: bool) {
+        self.exclusive = exclusive;
+    }
+
+    pub(crate) fn set_approval(&mut self, approval: bool) {
+        self.approval = approval;
     }
 
     pub(crate) fn set_large_output_as_resource(&mut self, as_resource: bool) {

@@ -121,6 +121,20 @@ impl DynamicTool {
         self
     }
 
+    /// In an agent loop, a call of this tool runs alone, never beside another call of the
+    /// same turn (what `#[tool(exclusive)]` says).
+    pub fn exclusive(mut self) -> Self {
+        self.tool.set_exclusive(true);
+        self
+    }
+
+    /// In an agent loop, a call of this tool waits for a user's approval before it runs
+    /// (what `#[tool(approval)]` says).
+    pub fn approval(mut self) -> Self {
+        self.tool.set_approval(true);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         self.tool.name()

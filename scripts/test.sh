@@ -6,6 +6,8 @@
 # suite, and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
 # under cargo's target directory); then the conformance suite again through a real HAProxy
 # over three replicas sharing a real Redis (both installed by scripts/system-deps.sh).
+# Between them, every message the agent layer produces is checked against the request
+# types of the providers' official Python SDKs (openai, anthropic, google-genai).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,12 +21,14 @@ cargo test --workspace --features tool-runtime/linkme
 
 echo "== real MCP clients"
 eval "$(bash scripts/client-env.sh)"
-cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools
+cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools
 binaries="$(bash scripts/target-dir.sh)/debug"
 server="$binaries/conformance-server"
 "$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
 "$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"
 node tests/clients/typescript_clients.mjs "$server"
+echo "== what the agent layer hands each provider, against the providers' own SDK types"
+"$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent
 bash scripts/inspector-strict.sh
 bash scripts/conformance.sh
 echo "== the conformance suite through HAProxy, over three replicas sharing Redis"

@@ -657,3 +657,29 @@ pub const JSON_POST: [(&str, &str); 2] = [
     ("Content-Type", "application/json"),
     ("Accept", "application/json, text/event-stream"),
 ];
+
+/// Compares `actual` with the golden file `tests/golden/<file>`, or writes it when `UPDATE_GOLDEN` is set.
+pub fn golden(file: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(file);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_GOLDEN=1", path.display()));
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(e, a)| e != a)
+            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{file} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n(UPDATE_GOLDEN=1 rewrites it)",
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line)
+        );
+    }
+}

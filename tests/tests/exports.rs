@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use tool_runtime::catalog::{Catalog, Tool};
 use tool_runtime::export::{self, Format};
+use tool_tests::golden;
 
 fn tools() -> Vec<&'static Tool> {
     Catalog::global().expect("catalog").tools().iter().collect()
@@ -19,32 +20,6 @@ fn named(names: &[&str]) -> Vec<&'static Tool> {
         .into_iter()
         .filter(|t| names.contains(&t.name()))
         .collect()
-}
-
-/// Compares `actual` with the golden file, or writes it when `UPDATE_GOLDEN` is set.
-fn golden(file: &str, actual: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join(file);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).expect("write golden file");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_GOLDEN=1", path.display()));
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(e, a)| e != a)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{file} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n(UPDATE_GOLDEN=1 rewrites it)",
-            line + 1,
-            expected.lines().nth(line),
-            actual.lines().nth(line)
-        );
-    }
 }
 
 fn exported(format: Format, tools: &[&Tool]) -> String {

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["ops"],
     &["registration.rs"],
     &["registry"],
-    &["mcp"],
+    &["mcp", "agent"],
     &["transport"],
     &["cli"],
 ];

@@ -80,14 +80,19 @@
 //! # Features
 //!
 //! - `http` (default): Streamable HTTP and the REST endpoints, with axum.
-//! - `cli` (default): the command line ([`cli`]: `serve`, `list`, `call`, `check`, `diff`),
+//! - `cli` (default): the command line ([`cli`]: `serve`, `list`, `call`, `answer`, `check`,
+//!   `diff`),
 //!   with clap and tracing-subscriber. Leave it out when embedding the runtime in a service
 //!   that has its own.
 //! - `tokens` (default): count tokens with a real tokenizer (`o200k_base`) for output-token
 //!   budgets and `check`'s sizes; without it they are estimated from bytes.
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
 //! - `redis`: share state between replicas of a server through Redis ([`store`]).
+//! - `openai`: a model client for the agent loop ([`agent`]) over any server of the OpenAI
+//!   Chat Completions API (reqwest, rustls on ring).
+//! - `async-openai`: conversions from and to the Chat Completions types of `async-openai`.
 
+pub mod agent;
 mod call;
 pub mod catalog;
 pub mod check;

@@ -105,23 +105,28 @@ impl ToolResult {
     /// is, anything else as compact JSON, without the `{"result": ...}` wrapper. `None` for
     /// a failure or content blocks.
     pub(crate) fn shown_text(&self) -> Option<(std::borrow::Cow<'_, str>, &'static str)> {
-        if self.content.is_some() {
-            return None;
-        }
-        let output = self.output()?;
-        let wraps = self.tool.as_ref().is_some_and(|tool| tool.wraps_output());
-        let shown = if wraps {
-            output.get("result").unwrap_or(output)
-        } else {
-            output
-        };
-        Some(match shown {
+        Some(match self.shown_value()? {
             Value::String(text) => (std::borrow::Cow::Borrowed(text.as_str()), "text/plain"),
             // `to_string` starts with room for a short value; `Display` grows from none.
             other => (
                 std::borrow::Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
                 "application/json",
             ),
+        })
+    }
+
+    /// The output as a model reads it, without the `{"result": ...}` wrapper. `None` for a
+    /// failure or content blocks.
+    pub(crate) fn shown_value(&self) -> Option<&Value> {
+        if self.content.is_some() {
+            return None;
+        }
+        let output = self.output()?;
+        let wraps = self.tool.as_ref().is_some_and(|tool| tool.wraps_output());
+        Some(if wraps {
+            output.get("result").unwrap_or(output)
+        } else {
+            output
         })
     }
 

@@ -50,6 +50,14 @@ pub(super) enum Command {
         /// terminal.
         json: Option<String>,
     },
+    /// Answer a model's tool calls: its message (or its whole response) on stdin, what
+    /// the next turn needs on stdout (one result per call, in the model's order).
+    Answer {
+        /// The provider's API the message is written in: openai-chat, openai-responses,
+        /// anthropic or gemini.
+        #[arg(long, short, value_parser = clap::builder::ValueParser::new(|name: &str| name.parse::<crate::agent::Dialect>()))]
+        dialect: crate::agent::Dialect,
+    },
     /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
     Check,
     /// Compare the catalog with a saved `list --format catalog` file; fails on breaking changes.

@@ -140,23 +140,62 @@ pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> Exi
             }
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
+    let result = match run_tools(registry.call(name, input)) {
+        Ok(result) => result,
+        Err(code) => return code,
     };
-    let result = runtime.block_on(registry.call(name, input));
-    // A sync tool past its time limit has seen its cancellation fire; it gets a moment to
-    // stop, and is not waited for beyond that (as `serve` does).
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     let code = print(&serde_json::to_string_pretty(&result).unwrap_or_default());
     if result.is_error() {
         ExitCode::FAILURE
     } else {
         code
     }
+}
+
+/// `answer`: a model's turn on stdin, the results its next turn needs on stdout (a JSON
+/// array of messages, or of items for OpenAI Responses). An unreadable turn exits 2 with
+/// the reason; a turn whose calls failed is still answered (the model reads the errors).
+pub(super) fn answer(registry: &Registry, dialect: crate::agent::Dialect) -> ExitCode {
+    let mut text = String::new();
+    if let Err(error) = std::io::stdin().read_to_string(&mut text) {
+        return failure(&format!(
+            "cannot read the model's message from stdin: {error}"
+        ));
+    }
+    let message: Value = match serde_json::from_str(&text) {
+        Ok(message) => message,
+        Err(error) => {
+            eprintln!("error: the model's message on stdin is not JSON: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let turn = match dialect.read_turn(&message) {
+        Ok(turn) => turn,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let tools = crate::agent::Tools::new(registry);
+    let answer = match run_tools(tools.answer(dialect, &turn)) {
+        Ok(answer) => answer,
+        Err(code) => return code,
+    };
+    print(&serde_json::to_string_pretty(&answer.messages).unwrap_or_default())
+}
+
+/// Runs `work` (calls of tools) on a runtime of its own; `Err` is the exit code of a
+/// runtime that could not start, already reported.
+fn run_tools<T>(work: impl std::future::Future<Output = T>) -> Result<T, ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| failure(&format!("cannot start the async runtime: {error}")))?;
+    let done = runtime.block_on(work);
+    // A sync tool past its time limit has seen its cancellation fire; it gets a moment to
+    // stop, and is not waited for beyond that (as `serve` does).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(done)
 }
 
 pub(super) fn check(items: &Items<'_>) -> ExitCode {

@@ -80,7 +80,7 @@ use crate::registry::DynamicTool;
 use crate::registry::{RegistryBuilder, RegistryError};
 use args::{Arguments, Command};
 use clap::{CommandFactory, FromArgMatches};
-use commands::{call, check, diff, failure, list, usage_failure, with_items};
+use commands::{answer, call, check, diff, failure, list, usage_failure, with_items};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -295,6 +295,7 @@ impl Cli {
                 skip_inexpressible,
             } => with_items(&registry, |items| list(items, format, skip_inexpressible)),
             Command::Call { name, json } => call(&registry, &name, json),
+            Command::Answer { dialect } => answer(&registry, dialect),
             Command::Check => with_items(&registry, check),
             Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
         }
@@ -320,7 +321,10 @@ impl Cli {
             })?;
         }
         // Describing the tools needs no state; running them does.
-        let runs_tools = matches!(command, Command::Serve(_) | Command::Call { .. });
+        let runs_tools = matches!(
+            command,
+            Command::Serve(_) | Command::Call { .. } | Command::Answer { .. }
+        );
         let built = if runs_tools {
             builder.build()
         } else {

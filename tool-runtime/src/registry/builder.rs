@@ -73,6 +73,9 @@ pub struct RegistryBuilder {
     prompts: Vec<DynamicPrompt>,
     resources: Vec<DynamicResource>,
     resource_updates: ResourceUpdates,
+    /// Whether an agent loop keeps a model's almost-JSON arguments as they came (refused)
+    /// rather than repairing them.
+    no_argument_repair: bool,
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -85,6 +88,15 @@ impl fmt::Debug for RegistryBuilder {
 }
 
 impl RegistryBuilder {
+    /// Whether a model's arguments that are almost JSON (in a code fence, with text
+    /// around them, cut off) are repaired before they are checked, when tools are called
+    /// from a model's tool calls ([`agent`](crate::agent)). On by default; off, such
+    /// arguments are refused with the parser's error.
+    pub fn repair_arguments(mut self, on: bool) -> Self {
+        self.no_argument_repair = !on;
+        self
+    }
+
     /// Registers shared state, handed to every tool with a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.insert(value);
@@ -241,6 +253,7 @@ impl RegistryBuilder {
             changes: Arc::new(sender),
             resource_updates: self.resource_updates,
             shared: std::sync::OnceLock::new(),
+            repair_arguments: !self.no_argument_repair,
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

@@ -88,6 +88,8 @@ pub struct Registry {
     /// The store shared with other replicas, when there is one: rate limits and budgets
     /// are counted there, and list changes and resource updates go to every replica.
     shared: std::sync::OnceLock<crate::store::Store>,
+    /// Whether a model's almost-JSON arguments are repaired before they are checked.
+    repair_arguments: bool,
 }
 
 impl fmt::Debug for Registry {
@@ -108,6 +110,12 @@ impl Registry {
     /// Starts building a registry with state and run-time tools.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
+    }
+
+    /// Whether a model's almost-JSON arguments are repaired before they are checked
+    /// ([`RegistryBuilder::repair_arguments`]).
+    pub(crate) fn repairs_arguments(&self) -> bool {
+        self.repair_arguments
     }
 
     /// The static catalog underneath.

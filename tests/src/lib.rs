@@ -500,7 +500,14 @@ pub fn free_port() -> u16 {
 
 /// The environment variables that configure a deployed server: a test's own environment
 /// must not change what the binaries under test do.
-const DEPLOYMENT_VARIABLES: [&str; 18] = [
+const DEPLOYMENT_VARIABLES: [&str; 25] = [
+    "MCP_MAX_IN_FLIGHT",
+    "MCP_MAX_IN_FLIGHT_TOTAL",
+    "MCP_MAX_SESSIONS",
+    "MCP_MAX_CONNECTIONS",
+    "MCP_MAX_CONNECTIONS_PER_CLIENT",
+    "MCP_HEAD_TIMEOUT",
+    "MCP_BODY_TIMEOUT",
     "MCP_STORE",
     "MCP_STORE_PREFIX",
     "MCP_STATE_KEY_FILE",
@@ -650,6 +657,27 @@ pub fn http(
         head: head.to_owned(),
         body: body.to_owned(),
     }
+}
+
+/// Opens a 2025-11-25 session over HTTP and gives its id.
+pub fn open_session(port: u16) -> String {
+    let reply = http(port, "POST", "/mcp", &JSON_POST, INITIALIZE);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+/// The reply to a `tools/call` of `name` with `arguments` in `session`.
+pub fn call_reply(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> HttpReply {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    .to_string();
+    let mut headers = JSON_POST.to_vec();
+    headers.push(("Mcp-Session-Id", session));
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    http(port, "POST", "/mcp", &headers, &body)
 }
 
 /// The headers of a JSON-RPC POST to `/mcp`.

@@ -211,12 +211,13 @@ async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
     }
     let refused: Value = serde_json::from_slice(&messages.recv().await.unwrap().bytes).unwrap();
     assert_eq!(refused["id"], 4);
-    assert_eq!(refused["error"]["code"], -32600);
+    assert_eq!(refused["error"]["code"], -32000, "the server-busy error");
+    assert_eq!(refused["error"]["data"]["retryAfterMs"], 1000);
     assert!(
         refused["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("3 requests are already running"),
+            .starts_with("Server busy: 3 requests are already running"),
         "{refused}"
     );
     for _ in 0..3 {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use tool_tests::{http, messages, spawn_http, INITIALIZE, JSON_POST};
+use tool_tests::{call_reply, http, messages, open_session, spawn_http, INITIALIZE, JSON_POST};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 
@@ -100,24 +100,8 @@ fn every_call_is_one_audit_event_as_a_json_line() {
     assert!(stderr.contains("tool_runtime::audit"), "{stderr}");
 }
 
-/// Opens a session over HTTP and gives its id.
-fn open_session(port: u16) -> String {
-    let reply = http(port, "POST", "/mcp", &JSON_POST, INITIALIZE);
-    assert_eq!(reply.status, 200, "{reply:?}");
-    reply
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned()
-}
-
 fn call_in_session(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments}})
-    .to_string();
-    let mut headers = JSON_POST.to_vec();
-    headers.push(("Mcp-Session-Id", session));
-    headers.push(("MCP-Protocol-Version", "2025-11-25"));
-    let reply = http(port, "POST", "/mcp", &headers, &body);
+    let reply = call_reply(port, session, id, name, arguments);
     assert_eq!(reply.status, 200, "{reply:?}");
     messages(&reply.body).pop().expect("an answer")
 }

@@ -158,6 +158,37 @@ fn parse_address(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("`{text}` resolves to no address"))
 }
 
+/// What `serve` holds clients to under load, whoever they are: every table a client can
+/// grow is bounded, and so is everything it can hold open.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub(super) struct LoadLimits {
+    /// The most requests that run user code one connection (a stdio client, an HTTP
+    /// session) may have running at once (256 unless set); past it, the server-busy error (HTTP: 503).
+    #[arg(long, value_name = "N", env = "MCP_MAX_IN_FLIGHT", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max_in_flight: Option<u32>,
+    /// The most such requests all connections together may have running at once (1024 unless set).
+    #[arg(long, value_name = "N", env = "MCP_MAX_IN_FLIGHT_TOTAL", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max_in_flight_total: Option<u32>,
+    /// The most HTTP sessions open at once; past it the session idle longest ends, or
+    /// `initialize` gets 503 with Retry-After when none is idle (5000 unless set).
+    #[arg(long, value_name = "N", env = "MCP_MAX_SESSIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max_sessions: Option<u32>,
+    /// The most HTTP connections held at once (4096 unless set).
+    #[arg(long, value_name = "N", env = "MCP_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max_connections: Option<u32>,
+    /// The most HTTP connections held at once from one client address (a trusted proxy is
+    /// held only to the total; 256 unless set).
+    #[arg(long, value_name = "N", env = "MCP_MAX_CONNECTIONS_PER_CLIENT", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max_connections_per_client: Option<u32>,
+    /// How long a request head may take to arrive (also how long an idle connection is
+    /// kept between requests); 15s unless set.
+    #[arg(long, value_name = "DURATION", env = "MCP_HEAD_TIMEOUT", value_parser = parse_delay)]
+    pub(super) head_timeout: Option<std::time::Duration>,
+    /// How long a request body may take to arrive once its head has; 30s unless set.
+    #[arg(long, value_name = "DURATION", env = "MCP_BODY_TIMEOUT", value_parser = parse_delay)]
+    pub(super) body_timeout: Option<std::time::Duration>,
+}
+
 /// `serve`'s flags.
 #[derive(clap::Args, Debug)]
 pub(super) struct ServeArgs {
@@ -219,6 +250,8 @@ pub(super) struct ServeArgs {
     pub(super) drain_delay: Option<std::time::Duration>,
     #[command(flatten)]
     pub(super) operating: Operating,
+    #[command(flatten)]
+    pub(super) load: LoadLimits,
     #[command(flatten)]
     pub(super) store: super::store::StoreFlags,
     #[cfg(feature = "oauth")]

@@ -17,10 +17,17 @@ const BEARER_TOKEN_VARIABLE: &str = "MCP_BEARER_TOKEN";
 pub(super) fn serve_command(
     args: ServeArgs,
     registry: Registry,
-    #[allow(unused_mut)] mut server_options: ServerOptions,
+    server_options: ServerOptions,
     name: &str,
     version: Option<&str>,
 ) -> ExitCode {
+    let mut server_options = server_options;
+    if let Some(most) = args.load.max_in_flight {
+        server_options = server_options.max_in_flight(most as usize);
+    }
+    if let Some(most) = args.load.max_in_flight_total {
+        server_options = server_options.max_in_flight_total(most as usize);
+    }
     let transport = match args.http {
         None => Transport::Stdio,
         Some(address) => {
@@ -86,6 +93,7 @@ fn http_settings(
         address,
         trusted_proxies: args.trusted_proxies.clone(),
         drain_delay: args.drain_delay,
+        load: args.load,
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
         bearer_token: token,
@@ -108,6 +116,8 @@ pub(super) struct HttpSettings {
     trusted_proxies: Vec<String>,
     /// How long to drain on shutdown, when set.
     drain_delay: Option<std::time::Duration>,
+    /// The caps and time limits of sessions and connections.
+    load: super::args::LoadLimits,
     allowed_hosts: Vec<String>,
     cors_origins: Vec<String>,
     bearer_token: Option<String>,
@@ -267,7 +277,23 @@ fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOp
             })?;
         proxies.push(parsed);
     }
+    let load = settings.load;
     options = options.trusted_proxies(proxies);
+    if let Some(most) = load.max_sessions {
+        options = options.max_sessions(most as usize);
+    }
+    if let Some(most) = load.max_connections {
+        options = options.max_connections(most as usize);
+    }
+    if let Some(most) = load.max_connections_per_client {
+        options = options.max_connections_per_client(most as usize);
+    }
+    if let Some(limit) = load.head_timeout {
+        options = options.head_timeout(limit);
+    }
+    if let Some(limit) = load.body_timeout {
+        options = options.body_timeout(limit);
+    }
     if let Some(delay) = settings.drain_delay {
         options = options.drain_delay(delay);
     }

@@ -33,6 +33,9 @@ pub mod code {
     /// MCP 2026-07-28: the request needs a capability the client did not declare.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub const MISSING_CAPABILITY: i64 = -32021;
+    /// The server is busy: too many requests in flight. The request did not run; it may be
+    /// sent again after `data.retryAfterMs`. (JSON-RPC leaves -32000 to -32099 to servers.)
+    pub const SERVER_BUSY: i64 = -32000;
 }
 
 /// A request id: a string or a number, kept as the client wrote it. Shared, not copied:

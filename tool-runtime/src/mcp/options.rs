@@ -39,6 +39,8 @@ pub struct ServerOptions {
     pub(crate) max_message_bytes: usize,
     /// How many calls one connection may have running at once.
     pub(crate) max_in_flight: usize,
+    /// How many requests all connections together may have running at once.
+    pub(crate) max_in_flight_total: usize,
     /// The largest tool output sent back, in bytes; a longer one is cut, with a marker.
     pub(crate) max_output_bytes: usize,
     /// How long calls in flight may still run once a stdio client's input has ended.
@@ -119,6 +121,7 @@ impl Default for ServerOptions {
             list_changed: None,
             max_message_bytes: 4 * 1024 * 1024,
             max_in_flight: 256,
+            max_in_flight_total: 1024,
             max_output_bytes: 1024 * 1024,
             shutdown_grace: std::time::Duration::from_secs(5),
             cache: CacheHints::default(),
@@ -144,9 +147,20 @@ impl ServerOptions {
         self
     }
 
-    /// How many calls one connection may have running at once.
+    /// How many requests that run user code (calls, prompts, reads, completions) one
+    /// connection may have running at once (256 by default). Past it a request is not
+    /// queued: it is answered the server-busy error (-32000, with `data.retryAfterMs`;
+    /// over HTTP, 503 with `Retry-After`).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = calls;
+        self
+    }
+
+    /// How many such requests all connections together may have running at once (1,024
+    /// by default), answered as past [`max_in_flight`](Self::max_in_flight) beyond it: a
+    /// flood over many connections cannot queue without bound either.
+    pub fn max_in_flight_total(mut self, calls: usize) -> Self {
+        self.max_in_flight_total = calls;
         self
     }
 

@@ -81,6 +81,11 @@ struct Usage {
 /// How long a client may stay idle before what it spent is forgotten.
 const FORGET_AFTER: Duration = Duration::from_secs(3600);
 
+/// The most clients whose spending is kept: past it, those idle longest are forgotten (a
+/// client keyed by its session makes a new key with each session, and sessions are
+/// cheap to make).
+const MOST_CLIENTS: usize = 65_536;
+
 /// How many admissions pass between two sweeps of idle clients.
 const SWEEP_EVERY: u32 = 4096;
 
@@ -91,6 +96,16 @@ pub(crate) struct Budgets {
     admissions: AtomicU32,
     /// The store what clients spend is counted in, when replicas share it.
     shared: std::sync::OnceLock<crate::store::Store>,
+}
+
+/// Forgets the quarter of the clients idle longest, at once, so that a table at its bound
+/// is sorted once per many new clients rather than once per client.
+fn forget_idlest(spent: &mut HashMap<String, Usage>) {
+    let mut last_seen: Vec<Instant> = spent.values().map(|usage| usage.last).collect();
+    let cut = last_seen.len() / 4;
+    let (_, threshold, _) = last_seen.select_nth_unstable(cut);
+    let threshold = *threshold;
+    spent.retain(|_, usage| usage.last > threshold);
 }
 
 impl Budgets {
@@ -131,6 +146,9 @@ impl Budgets {
         }
         // A client seen before costs no copy of its key.
         if !spent.contains_key(key) {
+            if spent.len() >= MOST_CLIENTS {
+                forget_idlest(&mut spent);
+            }
             let usage = Usage {
                 calls: 0,
                 output_tokens: 0,

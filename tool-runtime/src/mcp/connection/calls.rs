@@ -315,8 +315,12 @@ impl Connection {
         id: RequestId,
         cancellation: Cancellation,
     ) -> Result<InFlightGuard, ServerMessage> {
-        self.state
-            .register(id, cancellation, self.shared.max_in_flight)
+        self.state.register(
+            id,
+            cancellation,
+            self.shared.max_in_flight,
+            &self.shared.in_flight_total,
+        )
     }
 
     /// What a request that runs user code gets: its context (progress token, log level,

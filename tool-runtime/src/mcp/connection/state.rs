@@ -67,6 +67,46 @@ pub(crate) struct SharedSession {
 /// A request being worked on.
 pub(crate) struct InFlight {
     cancellation: Cancellation,
+    /// Its place among the requests of all connections, given back when it ends.
+    _counted: Counted,
+}
+
+/// The requests running on all the server's connections, and how many may.
+#[derive(Debug)]
+pub(crate) struct InFlightTotal {
+    running: std::sync::atomic::AtomicUsize,
+    most: usize,
+}
+
+impl InFlightTotal {
+    pub(crate) fn new(most: usize) -> InFlightTotal {
+        InFlightTotal {
+            running: std::sync::atomic::AtomicUsize::new(0),
+            most,
+        }
+    }
+
+    /// A place for one more request, unless all are taken.
+    fn take(self: &Arc<Self>) -> Option<Counted> {
+        use std::sync::atomic::Ordering;
+        let before = self.running.fetch_add(1, Ordering::AcqRel);
+        if before >= self.most {
+            self.running.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Counted(Arc::clone(self)))
+    }
+}
+
+/// One request counted in [`InFlightTotal`] while it lives.
+pub(crate) struct Counted(Arc<InFlightTotal>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl InFlight {
@@ -147,33 +187,57 @@ impl State {
         id: RequestId,
         cancellation: Cancellation,
         most: usize,
+        total: &Arc<InFlightTotal>,
     ) -> Result<InFlightGuard, ServerMessage> {
         let mut in_flight = lock(&self.in_flight);
-        let refusal = if in_flight.len() >= most {
-            format!(
-                "Invalid Request: {most} requests are already running on this connection (the \
-                 limit); wait for answers before sending more"
-            )
-        } else {
-            match in_flight.entry(id.clone()) {
-                Entry::Occupied(_) => duplicate_id(&id),
-                Entry::Vacant(slot) => {
-                    slot.insert(InFlight { cancellation });
-                    drop(in_flight);
-                    return Ok(InFlightGuard {
-                        state: Arc::clone(self),
-                        id,
-                    });
-                }
-            }
+        if in_flight.len() >= most {
+            drop(in_flight);
+            let why = format!("{most} requests are already running on this connection");
+            return Err(server_busy(&id, &why));
+        }
+        let Some(counted) = total.take() else {
+            drop(in_flight);
+            let why = format!("{} requests are already running on this server", total.most);
+            return Err(server_busy(&id, &why));
         };
-        Err(error_message(
-            Some(&id),
-            code::INVALID_REQUEST,
-            &refusal,
-            None,
-        ))
+        match in_flight.entry(id.clone()) {
+            Entry::Occupied(_) => Err(error_message(
+                Some(&id),
+                code::INVALID_REQUEST,
+                &duplicate_id(&id),
+                None,
+            )),
+            Entry::Vacant(slot) => {
+                slot.insert(InFlight {
+                    cancellation,
+                    _counted: counted,
+                });
+                drop(in_flight);
+                Ok(InFlightGuard {
+                    state: Arc::clone(self),
+                    id,
+                })
+            }
+        }
     }
+}
+
+/// How long a client told the server is busy waits before it sends again.
+const BUSY_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The answer to a request past the connection's bound of requests in flight: the server's
+/// busy error (over HTTP, 503 with `Retry-After`), never a queue.
+fn server_busy(id: &RequestId, why: &str) -> ServerMessage {
+    let message = format!(
+        "Server busy: {why} (the limit); this one did not run. Send it again once some are \
+         answered"
+    );
+    let data = serde_json::json!({"retryAfterMs": BUSY_RETRY.as_millis() as u64});
+    error_message(Some(id), code::SERVER_BUSY, &message, Some(data)).refused(Some(
+        super::Refusal::Unavailable {
+            retry_after: BUSY_RETRY,
+        },
+    ))
 }
 
 /// What a request whose id is in use is told.

@@ -39,24 +39,31 @@ impl FromRequestParts<Arc<App>> for Admitted {
     }
 }
 
-/// The body of an admitted request, within the server's limit (413 past it).
+/// The body of an admitted request, within the server's limit (413 past it) and its time
+/// limit (408 past it: a client that sends its body slowly holds the connection no longer).
 pub(super) async fn body_of(app: &App, body: Body) -> Result<Bytes, Response> {
-    axum::body::to_bytes(body, app.options.body_limit)
-        .await
-        .map_err(|error| {
-            let too_large = std::error::Error::source(&error)
-                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
-            match too_large {
-                true => plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload too large: the body is over this server's limit",
-                ),
-                false => plain(
-                    StatusCode::BAD_REQUEST,
-                    "bad request: the body could not be read",
-                ),
-            }
-        })
+    let limit = app.options.connections.body_timeout;
+    let read = axum::body::to_bytes(body, app.options.body_limit);
+    let Ok(read) = tokio::time::timeout(limit, read).await else {
+        return Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "request timeout: the body did not arrive in time",
+        ));
+    };
+    read.map_err(|error| {
+        let too_large = std::error::Error::source(&error)
+            .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+        match too_large {
+            true => plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload too large: the body is over this server's limit",
+            ),
+            false => plain(
+                StatusCode::BAD_REQUEST,
+                "bad request: the body could not be read",
+            ),
+        }
+    })
 }
 
 /// Refuses (403) a `Host` the server does not answer for, and an `Origin` it does not

@@ -15,6 +15,7 @@
 mod forwarded;
 mod guard;
 mod health;
+mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
@@ -126,7 +127,7 @@ fn router_and_app(server: McpServer, options: HttpOptions) -> (Router, Arc<App>)
     let rest = options.rest;
     let cors = options.cors.clone();
     let session_idle_timeout = options.session_idle_timeout;
-    let sessions = sessions::Sessions::new(session_idle_timeout, &server);
+    let sessions = sessions::Sessions::new(session_idle_timeout, options.max_sessions, &server);
     let app = Arc::new(App {
         server,
         options,
@@ -203,20 +204,12 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP");
-    // No Nagle delay: an answer is one small write, and waiting to coalesce it with the
-    // next (which the client will not send before it has this one) costs tens of ms.
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot turn off Nagle's algorithm on a connection");
-        }
-    });
     let (drain_delay, grace) = (options.drain_delay, options.shutdown_grace);
+    let (limits, proxies) = (options.connections, options.trusted_proxies.clone());
     let (router, app) = router_and_app(server.clone(), options);
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
     let stopping = Arc::new(tokio::sync::Notify::new());
     let told = Arc::clone(&stopping);
-    let drained = axum::serve(listener, service).with_graceful_shutdown(async move {
+    let drained = listener::serve_connections(listener, router, limits, proxies, async move {
         shutdown_signal().await;
         app.draining.start();
         tracing::info!(?drain_delay, "stopping: draining");
@@ -228,7 +221,7 @@ pub async fn serve(
         tokio::time::sleep(grace).await;
     };
     tokio::select! {
-        served = drained => served?,
+        () = drained => {}
         () = grace_passed => tracing::warn!(?grace, "requests still in flight after the grace period; stopping anyway"),
     }
     server.hand_back_tasks().await;

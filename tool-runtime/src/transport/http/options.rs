@@ -82,6 +82,20 @@ pub struct HttpOptions {
     pub(crate) shutdown_grace: Duration,
     /// The proxies whose `Forwarded` / `X-Forwarded-For` name the client.
     pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
+    /// How many handshake-era sessions may be open at once.
+    pub(crate) max_sessions: usize,
+    /// What [`serve`](super::serve) holds connections to.
+    pub(crate) connections: ConnectionLimits,
+}
+
+/// What [`serve`](super::serve) holds connections to: how many, from one client and in all,
+/// and how long a request head or body may take to arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConnectionLimits {
+    pub(crate) most: usize,
+    pub(crate) per_client: usize,
+    pub(crate) head_timeout: Duration,
+    pub(crate) body_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -100,6 +114,13 @@ impl Default for HttpOptions {
             drain_delay: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(10),
             trusted_proxies: Vec::new(),
+            max_sessions: 5_000,
+            connections: ConnectionLimits {
+                most: 4_096,
+                per_client: 256,
+                head_timeout: Duration::from_secs(15),
+                body_timeout: Duration::from_secs(30),
+            },
         }
     }
 }
@@ -215,6 +236,45 @@ impl HttpOptions {
     /// ```
     pub fn trusted_proxies(mut self, proxies: impl IntoIterator<Item = ipnet::IpNet>) -> Self {
         self.trusted_proxies = proxies.into_iter().collect();
+        self
+    }
+
+    /// At most `sessions` handshake-era sessions open at once (5,000 by default). A new
+    /// session past it ends the one idle longest (with nothing in flight); when none is
+    /// idle, `initialize` is answered 503 with `Retry-After`.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// [`serve`](super::serve) holds at most `connections` connections at once (4,096 by
+    /// default); one more is answered 503 with `Retry-After` and closed.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.connections.most = connections.max(1);
+        self
+    }
+
+    /// [`serve`](super::serve) holds at most `connections` connections from one client
+    /// address at once (256 by default), so one client cannot take them all. A trusted
+    /// proxy ([`trusted_proxies`](Self::trusted_proxies)) is held only to the total.
+    pub fn max_connections_per_client(mut self, connections: usize) -> Self {
+        self.connections.per_client = connections.max(1);
+        self
+    }
+
+    /// [`serve`](super::serve) closes a connection whose request head has not fully
+    /// arrived `timeout` after it was due (15 seconds by default): a client that sends part
+    /// of a head and stays silent, or keeps an idle connection open between requests,
+    /// holds it no longer.
+    pub fn head_timeout(mut self, timeout: Duration) -> Self {
+        self.connections.head_timeout = timeout;
+        self
+    }
+
+    /// A request body that has not fully arrived `timeout` after its head is refused with
+    /// 408 (30 seconds by default).
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.connections.body_timeout = timeout;
         self
     }
 

@@ -31,9 +31,20 @@ const TRUST_FOR: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub(super) struct Unreachable;
 
+/// Why a session was not opened.
+#[derive(Debug)]
+pub(super) enum NotOpened {
+    /// The store could not be asked: the client should retry.
+    Unreachable,
+    /// As many sessions as allowed are open, and none is idle: the client should retry.
+    Full(usize),
+}
+
 /// Every open session.
 pub(super) struct Sessions {
     idle_timeout: Duration,
+    /// The most sessions open at once.
+    most: usize,
     open: Mutex<HashMap<String, Session>>,
     /// The store sessions are shared through, with the server that restores them.
     shared: Option<(Store, McpServer)>,
@@ -86,10 +97,11 @@ struct HandedAnswer {
 
 impl Sessions {
     /// Sessions of `server`, shared through its store when it has one.
-    pub(super) fn new(idle_timeout: Duration, server: &McpServer) -> Arc<Sessions> {
+    pub(super) fn new(idle_timeout: Duration, most: usize, server: &McpServer) -> Arc<Sessions> {
         let shared = server.store().map(|store| (store.clone(), server.clone()));
         let sessions = Arc::new(Sessions {
             idle_timeout,
+            most,
             open: Mutex::new(HashMap::new()),
             shared,
         });
@@ -173,14 +185,16 @@ impl Sessions {
         }
     }
 
-    /// Opens a session; sessions gone idle are ended first, so idle ones never pile up.
-    /// With a shared store, the session is kept there before this returns.
+    /// Opens a session; sessions gone idle are ended first, so idle ones never pile up, and
+    /// at the cap the one idle longest (with nothing in flight) ends to make room. With a
+    /// shared store, the session is kept there before this returns.
     pub(super) async fn open(
         &self,
         id: String,
         connection: Arc<Connection>,
         caller: &Caller,
-    ) -> Result<(), Unreachable> {
+    ) -> Result<(), NotOpened> {
+        self.make_room(Instant::now())?;
         let mut confirmed = None;
         if let Some((store, _)) = &self.shared {
             connection.share(id.clone(), store.clone());
@@ -189,7 +203,10 @@ impl Sessions {
                 .backend
                 .session_open(&id, &record, self.idle_timeout)
                 .await
-                .map_err(|error| unreachable(&error))?;
+                .map_err(|error| {
+                    unreachable(&error);
+                    NotOpened::Unreachable
+                })?;
             confirmed = Some((Instant::now(), store.backend.events_epoch()));
         }
         let now = Instant::now();
@@ -206,6 +223,32 @@ impl Sessions {
             },
         );
         Ok(())
+    }
+
+    /// Room for one more session: idle ones ended, and at the cap the one idle longest
+    /// with nothing in flight; `Full` when every session is busy.
+    fn make_room(&self, now: Instant) -> Result<(), NotOpened> {
+        let mut open = self.lock();
+        if open.len() < self.most {
+            return Ok(());
+        }
+        self.sweep(&mut open, now);
+        if open.len() < self.most {
+            return Ok(());
+        }
+        let longest_idle = open
+            .iter()
+            .filter(|(_, session)| session.connection.in_flight() == 0)
+            .min_by_key(|(_, session)| session.last_used)
+            .map(|(id, _)| id.clone());
+        match longest_idle.and_then(|id| open.remove(&id)) {
+            Some(session) => {
+                tracing::debug!("ended the session idle longest to open another");
+                session.connection.close();
+                Ok(())
+            }
+            None => Err(NotOpened::Full(self.most)),
+        }
     }
 
     /// Ends the sessions gone idle on this replica (with a store, only this replica's copy:

@@ -5,7 +5,7 @@
 
 use super::guard::{body_of, Admitted};
 use super::reply::{accept_includes, answer, header_str, plain, rpc_error};
-use super::sessions::Unreachable;
+use super::sessions::{NotOpened, Unreachable};
 use super::{param_headers, App};
 use super::{METHOD_HEADER, NAME_HEADER, SESSION_HEADER, VERSION_HEADER};
 use crate::call::caller::Caller;
@@ -33,6 +33,23 @@ fn store_unreachable(id: Option<&RequestId>) -> Response {
         id,
         code::INTERNAL_ERROR,
         "Service unavailable: the store that keeps sessions did not answer; retry shortly",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// The answer to an `initialize` when as many sessions as allowed are open and none is
+/// idle: 503, to be tried again shortly.
+fn sessions_full(id: Option<&RequestId>, most: usize) -> Response {
+    let mut response = rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        code::SERVER_BUSY,
+        &format!(
+            "Server busy: {most} sessions are open (the limit) and none is idle; retry shortly"
+        ),
     );
     response
         .headers_mut()
@@ -310,13 +327,10 @@ async fn respond(
         // kept there before the client learns of it.
         if let (Some(id), true) = (routed.opens, opened) {
             if let Ok(value) = HeaderValue::from_str(&id) {
-                if app
-                    .sessions
-                    .open(id, routed.connection, caller)
-                    .await
-                    .is_err()
-                {
-                    return store_unreachable(request_id.as_ref());
+                match app.sessions.open(id, routed.connection, caller).await {
+                    Ok(()) => {}
+                    Err(NotOpened::Unreachable) => return store_unreachable(request_id.as_ref()),
+                    Err(NotOpened::Full(most)) => return sessions_full(request_id.as_ref(), most),
                 }
                 response.headers_mut().insert(SESSION_HEADER, value);
             }

@@ -7,7 +7,9 @@
 # under cargo's target directory); then the conformance suite again through a real HAProxy
 # over three replicas sharing a real Redis (both installed by scripts/system-deps.sh).
 # Between them, every message the agent layer produces is checked against the request
-# types of the providers' official Python SDKs (openai, anthropic, google-genai).
+# types of the providers' official Python SDKs (openai, anthropic, google-genai), the
+# OpenAPI document by a validator and a generic client, and the catalog page in a real
+# headless Chromium (installed by scripts/system-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +31,10 @@ server="$binaries/conformance-server"
 node tests/clients/typescript_clients.mjs "$server"
 echo "== what the agent layer hands each provider, against the providers' own SDK types"
 "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent
+echo "== the REST endpoints as OpenAPI 3.1: a validator and a generic client"
+"$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"
+echo "== the catalog page in headless Chromium"
+"$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/agent-tools"
 bash scripts/inspector-strict.sh
 bash scripts/conformance.sh
 echo "== the conformance suite through HAProxy, over three replicas sharing Redis"

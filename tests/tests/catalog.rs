@@ -217,7 +217,7 @@ fn rustdoc_arguments_sections_block_comments_and_concat_are_read() {
     );
     assert_eq!(
         schema["properties"]["limit"],
-        json!({"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4294967295u64, "description": "At most this many hits."})
+        json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64, "description": "At most this many hits."})
     );
     assert_eq!(
         schema["properties"]["caseSensitive"],

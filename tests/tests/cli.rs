@@ -216,9 +216,10 @@ fn check_reports_sizes_and_passes_with_warnings() {
     let output = run(&["check"]);
     assert!(output.status.success(), "{}", stdout(&output));
     let text = stdout(&output);
+    let findings = stderr(&output);
     assert!(
-        text.contains("warning: tool `org_chart`: Gemini's legacy schema cannot take it"),
-        "{text}"
+        findings.contains("warning: tool `org_chart`: Gemini's legacy schema cannot take it"),
+        "{findings}"
     );
     assert!(text.contains("6 tools, "), "{text}");
     // Each definition's size in bytes and in tokens, as a model's tokenizer counts them.
@@ -303,4 +304,15 @@ fn diff_finds_breaking_and_compatible_changes() {
     );
     assert!(lines[4].starts_with("4 changes, 3 breaking"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_version_is_the_binarys_own_package_version() {
+    let output = run(&["--version"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        format!("travel-tools {}\n", env!("CARGO_PKG_VERSION")),
+        "the package its tools are written in, as Cargo names the binary"
+    );
 }

@@ -15,6 +15,10 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 #[test]
 fn the_catalog_lists_prompts_and_resources_beside_the_tools() {
     let output = run(&["list"]);
@@ -35,7 +39,7 @@ fn the_catalog_lists_prompts_and_resources_beside_the_tools() {
             "mimeType": "text/plain",
             "parameters": {
                 "type": "object",
-                "properties": {"id": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4294967295u64, "description": "The book's number."}},
+                "properties": {"id": {"type": "integer", "minimum": 0, "maximum": 4294967295u64, "description": "The book's number."}},
                 "required": ["id"],
                 "additionalProperties": false,
             },
@@ -54,15 +58,16 @@ fn check_refuses_a_prompt_argument_no_client_can_send() {
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
-        lines[0],
+        stderr(&output).trim_end(),
         "error: prompt `by_tags`: argument `tags` takes a list, but clients send it as a \
-         string; take a String, a number, a bool or an enum of unit variants"
+         string; take a String, a number, a bool or an enum of unit variants",
+        "the findings go to stderr"
     );
     assert!(
-        lines[1].starts_with("1 tools, 2 prompts, 1 resources, "),
+        lines[0].starts_with("1 tool, 2 prompts, 1 resource, "),
         "{text}"
     );
-    assert!(lines[1].ends_with("; 1 errors, 0 warnings"), "{text}");
+    assert!(lines[0].ends_with("; 1 error, 0 warnings"), "{text}");
     assert!(text.contains(" tokens  recommend (prompt)"), "{text}");
     assert!(
         text.contains(" tokens  library://books/{id} (resource)"),
@@ -116,4 +121,44 @@ fn diff_finds_breaking_changes_to_prompts_and_resources() {
         "{text}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn prompts_are_got_and_resources_read_from_the_command_line() {
+    let output = run(&["prompt", "recommend", r#"{"genre": "crime", "count": "2"}"#]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let messages: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        messages,
+        json!([{"role": "user", "content": {"type": "text", "text": "Recommend 2 crime books."}}])
+    );
+    let output = run(&["read", "library://books/7"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let contents: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(contents[0]["text"], "The text of book 7.");
+    assert_eq!(contents[0]["mimeType"], "text/plain");
+
+    // Each command says which one the other kind of item needs.
+    let output = run(&["call", "recommend", "{}"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output)
+            .contains("'recommend' is a prompt, not a tool: get it with `prompt recommend`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(&["prompt", "find_books"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("'find_books' is a tool, not a prompt"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(&["read", "library://films/1"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("Resource not found: library://films/1"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -78,3 +78,19 @@ async fn problems_said_together_read_as_sentences() {
     );
     assert!(!message.contains("?."), "{message}");
 }
+
+#[test]
+fn a_registry_error_unwrapped_reads_as_its_message() {
+    let rate = tool_runtime::ops::Rate::new(1, std::time::Duration::from_secs(1)).unwrap();
+    let error = Registry::builder()
+        .rate_limit("drawing", rate)
+        .build()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("drawing"), "{message}");
+    assert_eq!(
+        format!("{error:?}"),
+        message,
+        "what `expect` shows is the message"
+    );
+}

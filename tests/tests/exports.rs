@@ -39,6 +39,7 @@ fn every_format_matches_its_golden_file() {
         ("anthropic.json", Format::Anthropic),
         ("gemini.json", Format::Gemini),
         ("prompt.txt", Format::Prompt),
+        ("openapi.json", Format::OpenApi),
     ] {
         golden(file, &exported(format, &all));
     }

@@ -27,7 +27,7 @@ fn a_library_of_tools_the_binary_never_names_is_reported_not_silently_empty() {
         Some(1),
         "check fails on an empty catalog"
     );
-    let report = text(&output.stdout);
+    let report = text(&output.stderr);
     assert!(
         report.contains("the catalog is empty") && report.contains("use my_tools as _;"),
         "check says what is wrong and the one line that fixes it: {report}"

@@ -246,7 +246,10 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     let failed = client
         .call(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"0"}}}"#)
         .await;
-    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(
+        failed["error"]["code"], -32602,
+        "the function refused the request"
+    );
     assert_eq!(failed["error"]["message"], "a trip lasts at least one day");
 
     let nameless = client
@@ -329,7 +332,10 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
     let failed = client
         .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://books/500"}}"#)
         .await;
-    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(
+        failed["error"]["code"], -32602,
+        "the function refused the request"
+    );
     assert_eq!(failed["error"]["message"], "the library has no book 500");
 
     // At 2026-07-28 a missing resource is -32602, still with the URI.

@@ -201,6 +201,16 @@ async fn http_sessions_of_the_handshake_era() {
         .body(Body::from(call))
         .unwrap();
     assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
+    // A version that is not ASCII is no version, not an absent header.
+    let request = post("/mcp")
+        .header("mcp-session-id", &session)
+        .header(
+            "mcp-protocol-version",
+            axum::http::HeaderValue::from_bytes(b"2025-11-25\xc3\xa9").unwrap(),
+        )
+        .body(Body::from(call))
+        .unwrap();
+    assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
 
     // DELETE ends the session.
     let delete = |id: &str| {
@@ -507,9 +517,11 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         .0,
         StatusCode::FORBIDDEN
     );
-    assert_eq!(
-        send(&app, request("evil.example.com", None)).await.0,
-        StatusCode::FORBIDDEN
+    let (status, _, body) = send(&app, request("evil.example.com", None)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body.contains("\"evil.example.com\"") && body.contains("HttpOptions::allowed_hosts"),
+        "the refusal names the host and the fix: {body}"
     );
     assert_eq!(
         send(
@@ -636,7 +648,10 @@ async fn seed_003_rest_endpoints() {
     );
     let (status, _, body) = send(&app, execute(r#"{"toolName":"add","parameters":{"a":1}}"#)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(json_of(&body)["error"], "invalid arguments for add: missing required parameter 'b' (an integer between -9223372036854775808 and 9223372036854775807)");
+    assert_eq!(
+        json_of(&body)["error"],
+        "invalid arguments for add: missing required parameter 'b' (an integer)"
+    );
     assert_eq!(
         send(&app, execute(r#"{"toolName":"nope","parameters":{}}"#))
             .await

@@ -299,6 +299,8 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
             file: ::core::file!(),
             line: ::core::line!(),
             module_path: ::core::module_path!(),
+            package: ::core::env!("CARGO_PKG_NAME"),
+            version: ::core::env!("CARGO_PKG_VERSION"),
         }
     };
     quote! {

@@ -86,38 +86,59 @@ impl CheckReport {
     }
 }
 
-impl fmt::Display for CheckReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// `count` and its noun, in the singular for one: `1 tool`, `2 tools`.
+fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
+impl CheckReport {
+    /// The findings, one line each (`error: tool `x`: ...`), errors first.
+    pub fn findings_text(&self) -> String {
+        let mut text = String::new();
         for finding in &self.findings {
             let label = match finding.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            writeln!(
-                f,
-                "{label}: {} `{}`: {}",
+            text.push_str(&format!(
+                "{label}: {} `{}`: {}\n",
                 finding.kind, finding.name, finding.message
-            )?;
+            ));
         }
-        writeln!(
-            f,
-            "{} tools, {} prompts, {} resources, {} bytes ({} tokens) of MCP definitions; {} errors, {} warnings",
-            self.count(ItemKind::Tool),
-            self.count(ItemKind::Prompt),
-            self.count(ItemKind::Resource),
+        text
+    }
+
+    /// The counts, then each definition's size: what the catalog costs a model.
+    pub fn summary_text(&self) -> String {
+        let mut text = format!(
+            "{}, {}, {}, {} bytes ({} tokens) of MCP definitions; {}, {}\n",
+            counted(self.count(ItemKind::Tool), "tool"),
+            counted(self.count(ItemKind::Prompt), "prompt"),
+            counted(self.count(ItemKind::Resource), "resource"),
             self.total_bytes(),
             self.total_tokens(),
-            self.errors().count(),
-            self.warnings().count()
-        )?;
+            counted(self.errors().count(), "error"),
+            counted(self.warnings().count(), "warning"),
+        );
         for size in &self.sizes {
             let (bytes, tokens, name) = (size.bytes, size.tokens, &size.name);
-            match size.kind {
-                ItemKind::Tool => writeln!(f, "  {bytes:>7} bytes {tokens:>6} tokens  {name}")?,
-                kind => writeln!(f, "  {bytes:>7} bytes {tokens:>6} tokens  {name} ({kind})")?,
-            }
+            text.push_str(&match size.kind {
+                ItemKind::Tool => format!("  {bytes:>7} bytes {tokens:>6} tokens  {name}\n"),
+                kind => format!("  {bytes:>7} bytes {tokens:>6} tokens  {name} ({kind})\n"),
+            });
         }
-        Ok(())
+        text
+    }
+}
+
+/// The findings, then the summary.
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.findings_text())?;
+        f.write_str(&self.summary_text())
     }
 }
 

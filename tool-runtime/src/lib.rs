@@ -288,5 +288,5 @@ pub mod ask {
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

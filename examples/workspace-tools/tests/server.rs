@@ -616,20 +616,20 @@ fn the_command_line_lists_calls_and_checks() {
     }
     assert!(out.contains("  e.g. {\"path\":\"README.md\"}"), "{out}");
 
-    let (code, out, _) = cli(&fixture.root, &["check"]);
+    let (code, out, findings) = cli(&fixture.root, &["check"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("6 tools, ") && out.contains("0 errors, "),
         "{out}"
     );
     assert!(
-        !out.contains("has no description"),
-        "every parameter is documented:\n{out}"
+        !findings.contains("has no description"),
+        "every parameter is documented:\n{findings}"
     );
     // `data` of validate_output is any JSON by nature; strict providers are told so.
     assert!(
-        out.contains("warning: tool `validate_output`: OpenAI strict mode cannot take it"),
-        "{out}"
+        findings.contains("warning: tool `validate_output`: OpenAI strict mode cannot take it"),
+        "{findings}"
     );
 
     let (code, _, err) = cli(Path::new("/definitely/not/here"), &["list"]);
@@ -728,7 +728,10 @@ fn large_outputs_become_links_and_files_are_resources() {
     ] {
         let escape = server.request("resources/read", json!({"uri": uri}));
         assert!(!escape.to_string().contains("TOPSECRET"), "{escape}");
-        assert_eq!(escape["error"]["code"], -32603, "{escape}");
+        assert_eq!(
+            escape["error"]["code"], -32602,
+            "the client's mistake: {escape}"
+        );
         let message = escape["error"]["message"].as_str().unwrap();
         assert!(message.contains(expected), "{uri}: {message}");
         assert!(

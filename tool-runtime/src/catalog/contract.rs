@@ -135,6 +135,10 @@ pub struct SourceLocation {
     pub line: u32,
     /// `module_path!()` of the tool.
     pub module_path: &'static str,
+    /// The name of the package the tool is written in (`CARGO_PKG_NAME`).
+    pub package: &'static str,
+    /// That package's version (`CARGO_PKG_VERSION`).
+    pub version: &'static str,
 }
 
 impl std::fmt::Display for SourceLocation {

@@ -408,8 +408,8 @@ pub struct Catalog {
     resources: Vec<Resource>,
 }
 
-/// Why the catalog could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why the catalog could not be built. Its `Debug` is its message.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CatalogError {
     /// Two or more tools share a name.
@@ -449,6 +449,12 @@ pub enum CatalogError {
         /// What is wrong with it.
         reason: String,
     },
+}
+
+impl std::fmt::Debug for CatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl fmt::Display for CatalogError {

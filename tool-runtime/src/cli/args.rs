@@ -33,8 +33,9 @@ pub(super) enum Command {
     Serve(ServeArgs),
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
-        /// catalog (tools, prompts and resources), mcp, openai, openai-strict, openai-responses, anthropic, gemini,
-        /// gemini-legacy, or prompt (the plain-text list for models without function calling).
+        /// catalog (tools, prompts and resources), mcp, openai, openai-strict,
+        /// openai-responses, anthropic, gemini, gemini-legacy, prompt (the plain-text list
+        /// for models without function calling), or openapi (the REST endpoints, OpenAPI 3.1).
         #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
         format: Format,
         /// Export the tools the format can express and name the others on stderr, instead
@@ -49,6 +50,19 @@ pub(super) enum Command {
         /// The arguments as a JSON object; read from stdin when left out and stdin is not a
         /// terminal.
         json: Option<String>,
+    },
+    /// Get one prompt's messages, as JSON, with its arguments.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// The arguments as a JSON object of strings; read from stdin when left out and
+        /// stdin is not a terminal.
+        json: Option<String>,
+    },
+    /// Read one resource, and print its contents as JSON.
+    Read {
+        /// The resource's URI (a template's URI with its variables filled in).
+        uri: String,
     },
     /// Answer a model's tool calls: its message (or its whole response) on stdin, what
     /// the next turn needs on stdout (one result per call, in the model's order).
@@ -248,6 +262,13 @@ pub(super) struct ServeArgs {
     /// The server then stops accepting and lets requests in flight finish.
     #[arg(long, value_name = "DURATION", env = "MCP_DRAIN_DELAY", value_parser = parse_delay, requires = "http")]
     pub(super) drain_delay: Option<std::time::Duration>,
+    /// Serve the catalog as a page at GET / (tools, prompts and resources, with a form
+    /// per tool that calls it); on by default for a loopback address.
+    #[arg(long, requires = "http", conflicts_with = "no_catalog_page")]
+    pub(super) catalog_page: bool,
+    /// No catalog page, even on a loopback address.
+    #[arg(long, requires = "http")]
+    pub(super) no_catalog_page: bool,
     #[command(flatten)]
     pub(super) operating: Operating,
     #[command(flatten)]

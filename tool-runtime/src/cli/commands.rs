@@ -94,12 +94,23 @@ impl Items<'_> {
 
 /// The catalog artefact carries prompts and resources too; the other formats are tool
 /// formats (function calling), so they carry the tools.
-pub(super) fn list(items: &Items<'_>, format: Format, skip_inexpressible: bool) -> ExitCode {
+/// `list`: the catalog, or one provider's form of it; the OpenAPI document is titled with
+/// the binary's `title` (its name and version).
+pub(super) fn list(
+    items: &Items<'_>,
+    format: Format,
+    skip_inexpressible: bool,
+    title: (&str, &str),
+) -> ExitCode {
     if items.is_empty() {
         eprintln!("warning: {EMPTY_CATALOG}");
     }
     if format == Format::Catalog {
         return print(&items.artefact().to_json_pretty());
+    }
+    if format == Format::OpenApi {
+        let document = export::openapi(items.tools, title.0, title.1);
+        return print(&crate::export::canonical::to_string_pretty(&document));
     }
     let exported = if skip_inexpressible {
         export::export_expressible(format, items.tools)
@@ -117,28 +128,40 @@ pub(super) fn list(items: &Items<'_>, format: Format, skip_inexpressible: bool) 
     }
 }
 
-pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+/// The arguments given on the command line, else read from stdin (when it is not a
+/// terminal), as JSON; `null` when there are none. `Err` is the exit code of a failure
+/// already reported.
+fn arguments(json: Option<String>) -> Result<Value, ExitCode> {
     let text = match json {
         Some(text) => text,
         None if std::io::stdin().is_terminal() => String::new(),
         None => {
             let mut text = String::new();
             if let Err(error) = std::io::stdin().read_to_string(&mut text) {
-                return failure(&format!("cannot read the arguments from stdin: {error}"));
+                return Err(failure(&format!(
+                    "cannot read the arguments from stdin: {error}"
+                )));
             }
             text
         }
     };
-    let input: Value = if text.trim().is_empty() {
-        Value::Null
-    } else {
-        match serde_json::from_str(&text) {
-            Ok(input) => input,
-            Err(error) => {
-                eprintln!("error: the arguments are not valid JSON: {error}");
-                return ExitCode::from(2);
-            }
-        }
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text).map_err(|error| {
+        eprintln!("error: the arguments are not valid JSON: {error}");
+        ExitCode::from(2)
+    })
+}
+
+pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+    if registry.get(name).is_none() && registry.prompt(name).is_some() {
+        eprintln!("error: '{name}' is a prompt, not a tool: get it with `prompt {name}`");
+        return ExitCode::from(2);
+    }
+    let input = match arguments(json) {
+        Ok(input) => input,
+        Err(code) => return code,
     };
     let result = match run_tools(registry.call(name, input)) {
         Ok(result) => result,
@@ -149,6 +172,42 @@ pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> Exi
         ExitCode::FAILURE
     } else {
         code
+    }
+}
+
+/// `prompt`: one prompt's messages, as the MCP `prompts/get` result's `messages`.
+pub(super) fn prompt(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+    let input = match arguments(json) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    match run_tools(registry.get_prompt(name, input)) {
+        Ok(Ok(messages)) => print(&serde_json::to_string_pretty(&messages).unwrap_or_default()),
+        Ok(Err(error)) => failure(&surface_failure(registry, name, &error)),
+        Err(code) => code,
+    }
+}
+
+/// `read`: one resource's contents, as the MCP `resources/read` result's `contents`.
+pub(super) fn read(registry: &Registry, uri: &str) -> ExitCode {
+    match run_tools(registry.read_resource(uri)) {
+        Ok(Ok(contents)) => print(&serde_json::to_string_pretty(&contents).unwrap_or_default()),
+        Ok(Err(error)) => failure(&error.to_string()),
+        Err(code) => code,
+    }
+}
+
+/// What a failed `prompt` says: for a tool's name, which command gets it.
+fn surface_failure(
+    registry: &Registry,
+    name: &str,
+    error: &crate::registry::SurfaceError,
+) -> String {
+    match error {
+        crate::registry::SurfaceError::UnknownPrompt { .. } if registry.get(name).is_some() => {
+            format!("'{name}' is a tool, not a prompt: call it with `call {name}`")
+        }
+        error => error.to_string(),
     }
 }
 
@@ -200,12 +259,14 @@ fn run_tools<T>(work: impl std::future::Future<Output = T>) -> Result<T, ExitCod
 
 pub(super) fn check(items: &Items<'_>) -> ExitCode {
     let report = crate::check::check_all(items.tools, items.prompts, items.resources);
-    let mut text = report.to_string();
+    // What is wrong goes to stderr, with the other diagnostics; what the catalog holds and
+    // costs is the command's output.
     let empty = items.is_empty();
     if empty {
-        text.insert_str(0, &format!("error: {EMPTY_CATALOG}\n"));
+        eprintln!("error: {EMPTY_CATALOG}");
     }
-    let code = print(&text);
+    eprint!("{}", report.findings_text());
+    let code = print(&report.summary_text());
     if report.is_ok() && !empty {
         code
     } else {

@@ -80,7 +80,7 @@ use crate::registry::DynamicTool;
 use crate::registry::{RegistryBuilder, RegistryError};
 use args::{Arguments, Command};
 use clap::{CommandFactory, FromArgMatches};
-use commands::{answer, call, check, diff, failure, list, usage_failure, with_items};
+use commands::{answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +90,30 @@ pub(crate) const EMPTY_CATALOG: &str =
     "the catalog is empty: no #[tool], #[prompt] or #[resource] \
     reached this binary. Tools in a library crate are linked only when the binary names that \
     crate: add `use my_tools as _;` (with your library's name) to the binary's main.rs";
+
+/// The version of the package the binary `name` is built from, as its tools say: the
+/// package of a tool whose crate is named as the binary, else the one package all its tools
+/// come from; `None` when neither tells.
+fn own_package_version(name: &str) -> Option<String> {
+    let catalog = crate::catalog::Catalog::global().ok()?;
+    let locations: Vec<crate::catalog::SourceLocation> = catalog
+        .tools()
+        .iter()
+        .chain(catalog.prompts().iter().map(|prompt| prompt.about()))
+        .chain(catalog.resources().iter().map(|resource| resource.about()))
+        .filter_map(|item| item.location())
+        .collect();
+    let crate_name = name.replace('-', "_");
+    let own = locations
+        .iter()
+        .find(|location| location.module_path.split("::").next() == Some(crate_name.as_str()));
+    let first = locations.first()?;
+    let only = locations
+        .iter()
+        .all(|location| location.package == first.package)
+        .then_some(first);
+    own.or(only).map(|location| location.version.to_owned())
+}
 
 /// Runs the standard command line over this binary's tools.
 pub fn main() -> ExitCode {
@@ -262,7 +286,10 @@ impl Cli {
         for arg in &self.args {
             clap_command = clap_command.arg(arg.clone());
         }
-        if let Some(version) = &self.version {
+        // Unless told, the version of the package whose crate has the binary's name and
+        // holds some of its tools: a binary's own package, as Cargo names both.
+        let version = self.version.clone().or_else(|| own_package_version(&name));
+        if let Some(version) = &version {
             clap_command = clap_command
                 .version(version.clone())
                 .disable_version_flag(false);
@@ -281,7 +308,7 @@ impl Cli {
             }
             Err(error) => return usage_failure(error, &name),
         };
-        let (version, server_options) = (self.version.clone(), self.server_options.clone());
+        let server_options = self.server_options.clone();
         let registry = match self.registry_for(&matches, &command, &name) {
             Ok(registry) => registry,
             Err(code) => return code,
@@ -293,9 +320,16 @@ impl Cli {
             Command::List {
                 format,
                 skip_inexpressible,
-            } => with_items(&registry, |items| list(items, format, skip_inexpressible)),
+            } => {
+                let title = (name.as_str(), version.as_deref().unwrap_or("0.0.0"));
+                with_items(&registry, |items| {
+                    list(items, format, skip_inexpressible, title)
+                })
+            }
             Command::Call { name, json } => call(&registry, &name, json),
             Command::Answer { dialect } => answer(&registry, dialect),
+            Command::Prompt { name, json } => prompt(&registry, &name, json),
+            Command::Read { uri } => read(&registry, &uri),
             Command::Check => with_items(&registry, check),
             Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
         }
@@ -323,7 +357,11 @@ impl Cli {
         // Describing the tools needs no state; running them does.
         let runs_tools = matches!(
             command,
-            Command::Serve(_) | Command::Call { .. } | Command::Answer { .. }
+            Command::Serve(_)
+                | Command::Call { .. }
+                | Command::Answer { .. }
+                | Command::Prompt { .. }
+                | Command::Read { .. }
         );
         let built = if runs_tools {
             builder.build()

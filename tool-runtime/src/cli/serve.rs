@@ -94,6 +94,7 @@ fn http_settings(
         trusted_proxies: args.trusted_proxies.clone(),
         drain_delay: args.drain_delay,
         load: args.load,
+        catalog_page: !args.no_catalog_page && (args.catalog_page || address.ip().is_loopback()),
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
         bearer_token: token,
@@ -118,6 +119,8 @@ pub(super) struct HttpSettings {
     drain_delay: Option<std::time::Duration>,
     /// The caps and time limits of sessions and connections.
     load: super::args::LoadLimits,
+    /// Whether `GET /` serves the catalog page.
+    catalog_page: bool,
     allowed_hosts: Vec<String>,
     cors_origins: Vec<String>,
     bearer_token: Option<String>,
@@ -278,7 +281,9 @@ fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOp
         proxies.push(parsed);
     }
     let load = settings.load;
-    options = options.trusted_proxies(proxies);
+    options = options
+        .trusted_proxies(proxies)
+        .catalog_page(settings.catalog_page);
     if let Some(most) = load.max_sessions {
         options = options.max_sessions(most as usize);
     }

@@ -1,6 +1,6 @@
 //! Everything a catalog is delivered as: the catalog artefact, MCP Tool objects,
-//! and the tool formats of OpenAI, Anthropic and Gemini. Each is a pure function of the
-//! tools' canonical schemas.
+//! the tool formats of OpenAI, Anthropic and Gemini, and the REST endpoints as OpenAPI.
+//! Each is a pure function of the tools' canonical schemas.
 
 mod anthropic;
 mod artefact;
@@ -8,6 +8,7 @@ pub(crate) mod canonical;
 mod gemini;
 mod mcp;
 mod openai;
+mod openapi;
 
 pub use anthropic::anthropic_tools;
 pub use artefact::{
@@ -17,6 +18,7 @@ pub use artefact::{
 pub use gemini::{gemini_declarations, gemini_legacy_declarations};
 pub use mcp::{mcp_prompt, mcp_resource, mcp_tool, mcp_tools};
 pub use openai::{openai_chat_tools, openai_responses_tools, strict_schema};
+pub use openapi::{call_path, openapi};
 
 use crate::catalog::Tool;
 use serde_json::Value;
@@ -45,11 +47,13 @@ pub enum Format {
     GeminiLegacy,
     /// The `promptList` text, for models without function calling.
     Prompt,
+    /// The REST endpoints as an OpenAPI 3.1 document, one operation per tool.
+    OpenApi,
 }
 
 impl Format {
     /// Every format, with the name the command line uses.
-    pub const ALL: [(&'static str, Format); 9] = [
+    pub const ALL: [(&'static str, Format); 10] = [
         ("catalog", Format::Catalog),
         ("mcp", Format::Mcp),
         ("openai", Format::OpenAi),
@@ -59,6 +63,7 @@ impl Format {
         ("gemini", Format::Gemini),
         ("gemini-legacy", Format::GeminiLegacy),
         ("prompt", Format::Prompt),
+        ("openapi", Format::OpenApi),
     ];
 
     /// The name the command line uses.
@@ -190,5 +195,8 @@ pub fn export(
         Format::Anthropic => plain(anthropic_tools(tools)),
         Format::Gemini => plain(gemini_declarations(tools)),
         Format::GeminiLegacy => plain(gemini_legacy_declarations(tools)?),
+        // A document of the tools alone; `list --format openapi` and `GET /openapi.json`
+        // title it with the server's name and version.
+        Format::OpenApi => plain(openapi(tools, "tools", "0.0.0")),
     }
 }

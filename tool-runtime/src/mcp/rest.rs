@@ -89,6 +89,39 @@ impl Connection {
         Handled::request(work)
     }
 
+    /// REST call of one tool by its path: the body is the arguments, the answer the call's
+    /// result, as for execute.
+    pub(crate) fn rest_call_tool(&self, name: &str, body: &[u8], sink: &Outbox) -> Handled {
+        let arguments: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            Value::Null
+        } else {
+            match serde_json::from_slice(body) {
+                Ok(arguments) => arguments,
+                Err(error) => {
+                    let message = format!(
+                        "the body must be the arguments of '{name}' as a JSON object: {}",
+                        error.to_string().split(" at line ").next().unwrap_or("")
+                    );
+                    let body = json!({"error": message}).to_string().into_bytes();
+                    sink.send(ServerMessage::result(body).refused(Some(Refusal::Invalid)));
+                    return Handled::request(None);
+                }
+            }
+        };
+        let work = self.rest_call(name, arguments, Dialect::Rest, rest_id(), sink);
+        Handled::request(work)
+    }
+
+    /// The REST endpoints of the tools this connection's caller is shown, as an OpenAPI
+    /// 3.1 document titled with the server's name and version.
+    pub(crate) fn rest_openapi(&self) -> ServerMessage {
+        let tools = self.listed_tools();
+        let tools: Vec<&Tool> = tools.iter().map(|tool| &**tool).collect();
+        let info = &self.shared.info;
+        let document = crate::export::openapi(&tools, info.name(), info.version());
+        ServerMessage::result(document.to_string().into_bytes())
+    }
+
     /// The JSON-RPC list beside REST: `tools/list`'s result with every tool the caller is
     /// shown, on one page, in an envelope without an id (it answers a GET).
     pub(crate) fn rest_rpc_list(&self) -> ServerMessage {

@@ -170,7 +170,10 @@ impl From<CompleteParams> for CompletionAsked {
 
 /// The JSON-RPC error for a prompt or resource that could not be served. A resource not
 /// found is -32602 at 2026-07-28 (which requires it) and -32002 before (as earlier
-/// versions recommend); both carry the URI.
+/// versions recommend); both carry the URI. An error the function returned refuses the
+/// request as asked (a day count of 0, a path outside the workspace): -32602, which a
+/// client neither retries nor reports as the server's fault. Only what the function could
+/// not help (a panic, its time limit, missing state) is -32603.
 fn surface_error(id: &RequestId, error: &SurfaceError, era: Era) -> ServerMessage {
     let (code, data) = match error {
         SurfaceError::UnknownResource { uri } => (
@@ -180,9 +183,9 @@ fn surface_error(id: &RequestId, error: &SurfaceError, era: Era) -> ServerMessag
             },
             Some(json!({"uri": uri})),
         ),
-        SurfaceError::UnknownPrompt { .. } | SurfaceError::InvalidArguments(_) => {
-            (code::INVALID_PARAMS, None)
-        }
+        SurfaceError::UnknownPrompt { .. }
+        | SurfaceError::InvalidArguments(_)
+        | SurfaceError::Failed(_) => (code::INVALID_PARAMS, None),
         _ => (code::INTERNAL_ERROR, None),
     };
     error_message(Some(id), code, &error.to_string(), data)

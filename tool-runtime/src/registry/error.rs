@@ -4,7 +4,10 @@ use crate::catalog::{CatalogError, ItemKind};
 use std::fmt;
 
 /// Why a registry could not be built or changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` is its message, so `Registry::new().expect("tools")` reads as well as
+/// `{}` does.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RegistryError {
     /// The static catalog could not be built.
@@ -151,5 +154,11 @@ impl RegistryError {
 impl From<CatalogError> for RegistryError {
     fn from(error: CatalogError) -> Self {
         RegistryError::Catalog(error)
+    }
+}
+
+impl fmt::Debug for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }

@@ -246,8 +246,15 @@ fn describe_type(
 }
 
 fn bounds(object: &serde_json::Map<String, Value>) -> String {
-    let min = object.get("minimum").map(compact);
-    let max = object.get("maximum").map(compact);
+    // The edges of 64-bit integers are what the type can hold, not a limit anyone set:
+    // said in full they are noise.
+    let set = |bound: &&Value| {
+        !(bound.as_i64() == Some(i64::MIN)
+            || bound.as_i64() == Some(i64::MAX)
+            || bound.as_u64() == Some(u64::MAX))
+    };
+    let min = object.get("minimum").filter(set).map(compact);
+    let max = object.get("maximum").filter(set).map(compact);
     match (min, max) {
         (Some(min), Some(max)) => format!(" between {min} and {max}"),
         (Some(min), None) => format!(" of at least {min}"),

@@ -125,7 +125,11 @@ fn canonical_output(mut schema: Schema) -> Option<(Value, bool)> {
     if !definitions.is_empty() {
         root.insert("$defs".to_owned(), Value::Object(definitions));
     }
-    Some((Value::Object(root), true))
+    // Again once wrapped: a root that accepted anything (`Value`) is now a property, which
+    // is spelled out as on the input side.
+    let mut root = Value::Object(root);
+    publishable(&mut root);
+    Some((root, true))
 }
 
 /// Keywords that annotate a schema rather than constrain it: they stay on the outside when
@@ -170,6 +174,7 @@ pub(crate) fn publishable(schema: &mut Value) {
         let Value::Object(map) = node else {
             return;
         };
+        drop_unknown_format(map);
         if !walk::holds_schemas(map) {
             split_nullable_type(map);
             return;
@@ -197,6 +202,40 @@ pub(crate) fn publishable(schema: &mut Value) {
         }
         split_nullable_type(map);
     });
+}
+
+/// The formats JSON Schema defines (2020-12); validators in clients flag any other as
+/// unknown. schemars writes Rust's (`uint32`, `int64`, `double`), whose range the bounds
+/// already say.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops a `format` JSON Schema does not define.
+fn drop_unknown_format(map: &mut Map<String, Value>) {
+    if let Some(Value::String(format)) = map.get("format") {
+        if !STANDARD_FORMATS.contains(&format.as_str()) {
+            map.remove("format");
+        }
+    }
 }
 
 /// One child schema, under `keyword`, in the form every client and linter accepts.

@@ -11,7 +11,6 @@ use axum::extract::FromRequestParts;
 use axum::extract::State;
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
-#[cfg(feature = "oauth")]
 use axum::response::IntoResponse;
 use axum::response::Response;
 use std::net::SocketAddr;
@@ -76,10 +75,12 @@ fn check_host_and_origin(app: &App, parts: &Parts) -> Result<(), Box<Response>> 
     let headers = &parts.headers;
     let host = header_str(headers, header::HOST.as_str()).unwrap_or("");
     if !host_allowed(host, &options.allowed_hosts) {
-        return Err(Box::new(plain(
-            StatusCode::FORBIDDEN,
-            "forbidden: this server does not answer for that Host",
-        )));
+        let message = format!(
+            "forbidden: this server does not answer for the Host {host:?} (it answers for {}); \
+             its operator can allow it with HttpOptions::allowed_hosts, or serve --allowed-host",
+            options.allowed_hosts.join(", ")
+        );
+        return Err(Box::new((StatusCode::FORBIDDEN, message).into_response()));
     }
     if options.cors == Cors::Any {
         return Ok(());

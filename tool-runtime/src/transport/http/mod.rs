@@ -19,6 +19,7 @@ mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
+mod page;
 mod param_headers;
 mod reply;
 mod rest;
@@ -62,6 +63,17 @@ struct App {
 /// tools (served at [`HttpOptions::endpoint`], `/mcp` by default) or `nest` them under a
 /// path. The Host, Origin, token and size checks apply to the tools' routes only. The REST
 /// endpoints are served only when [`HttpOptions::rest`] asks for them.
+///
+/// Two things an embedding service sets itself:
+/// - **Hosts.** [`HttpOptions::default`] answers loopback names only (`localhost`,
+///   `127.0.0.1`, `[::1]`), against DNS rebinding; a request naming any other `Host` gets
+///   403 with a message naming it. A service reached under its own name lists it with
+///   [`HttpOptions::allowed_hosts`] (or starts from [`HttpOptions::for_address`], which
+///   takes any host for a non-loopback address, for a service behind a proxy that checks).
+/// - **Client addresses.** Rate limits, budgets and the audit trail key on the client's
+///   address when there is no token or session: serve the app with
+///   `app.into_make_service_with_connect_info::<SocketAddr>()` so the router sees it
+///   (without it, such clients share one key).
 ///
 /// ```
 /// use axum::{body::Body, extract::State, http::Request, routing::get, Router};
@@ -145,8 +157,16 @@ fn router_and_app(server: McpServer, options: HttpOptions) -> (Router, Arc<App>)
         router = router
             .route("/api/tools/discover", get(rest::discover))
             .route("/api/tools/execute", post(rest::execute))
+            .route("/openapi.json", get(rest::openapi))
             .route("/mcp/tools/list", get(rest::rpc_list))
             .route("/mcp/tools/call", post(rest::rpc_call));
+    }
+    let page = app.options.catalog_page;
+    if rest || page {
+        router = router.route("/api/tools/{name}/call", post(rest::call_tool));
+    }
+    if page {
+        router = router.route("/", get(page::catalog_page));
     }
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &app.options.oauth {
@@ -203,7 +223,11 @@ pub async fn serve(
     options: HttpOptions,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
-    tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP");
+    let bound = listener.local_addr()?;
+    tracing::info!(address = %bound, "serving MCP over HTTP at http://{bound}{}", options.endpoint);
+    if options.catalog_page {
+        tracing::info!("the catalog page is at http://{bound}/");
+    }
     let (drain_delay, grace) = (options.drain_delay, options.shutdown_grace);
     let (limits, proxies) = (options.connections, options.trusted_proxies.clone());
     let (router, app) = router_and_app(server.clone(), options);

@@ -84,6 +84,8 @@ pub struct HttpOptions {
     pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
     /// How many handshake-era sessions may be open at once.
     pub(crate) max_sessions: usize,
+    /// Whether `GET /` serves the catalog page.
+    pub(crate) catalog_page: bool,
     /// What [`serve`](super::serve) holds connections to.
     pub(crate) connections: ConnectionLimits,
 }
@@ -115,6 +117,7 @@ impl Default for HttpOptions {
             shutdown_grace: Duration::from_secs(10),
             trusted_proxies: Vec::new(),
             max_sessions: 5_000,
+            catalog_page: false,
             connections: ConnectionLimits {
                 most: 4_096,
                 per_client: 256,
@@ -180,6 +183,16 @@ impl HttpOptions {
     /// Ends sessions that go `timeout` without a request (30 minutes by default).
     pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
         self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Serves the catalog as a page at `GET /` (off unless asked; the standard command line
+    /// turns it on for a loopback address): every tool, prompt and resource with its
+    /// description, parameters, examples and schemas, and a form per tool that calls it
+    /// through `POST /api/tools/{name}/call` (served with the page). Everything comes from
+    /// the binary; the page makes no request but to this server.
+    pub fn catalog_page(mut self, on: bool) -> Self {
+        self.catalog_page = on;
         self
     }
 

@@ -1,5 +1,6 @@
 //! The REST endpoints beside MCP (`GET /api/tools/discover`, `POST /api/tools/execute`,
-//! `GET /mcp/tools/list`, `POST /mcp/tools/call`): framing only. Each request goes to a
+//! `POST /api/tools/{name}/call`, `GET /openapi.json`, `GET /mcp/tools/list`,
+//! `POST /mcp/tools/call`): framing only. Each request goes to a
 //! connection of its own, which answers it in the REST dialect; a call's work runs here, so
 //! a client that goes away cancels it.
 
@@ -41,6 +42,30 @@ pub(super) async fn execute(
     let handled = connection.rest_execute(&body, &sink);
     drop(sink);
     finish(&app, handled, outgoing).await
+}
+
+/// `POST /api/tools/{name}/call`: the body is the tool's arguments.
+pub(super) async fn call_tool(
+    State(app): State<Arc<App>>,
+    Admitted(caller): Admitted,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    body: Body,
+) -> Response {
+    let body = match body_of(&app, body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    let connection = connection(&app, caller);
+    let (sink, outgoing) = outbox();
+    let handled = connection.rest_call_tool(&name, &body, &sink);
+    drop(sink);
+    finish(&app, handled, outgoing).await
+}
+
+/// `GET /openapi.json`: the REST endpoints as OpenAPI 3.1, one operation per tool.
+pub(super) async fn openapi(State(app): State<Arc<App>>, Admitted(caller): Admitted) -> Response {
+    let document = connection(&app, caller).rest_openapi();
+    answer(&app, document, Era::Handshake)
 }
 
 pub(super) async fn rpc_list(State(app): State<Arc<App>>, Admitted(caller): Admitted) -> Response {

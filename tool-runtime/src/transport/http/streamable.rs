@@ -118,7 +118,14 @@ pub(super) async fn mcp_post(
         Err(refusal) => return refusal,
     };
     // The body is read once, and its era decided once, here; the connection is handed both.
-    let read = Read::new(&body, header_str(headers, VERSION_HEADER));
+    // A version header that is not ASCII is no version we serve, not an absent header.
+    let version = headers
+        .get(VERSION_HEADER)
+        .map(|value| match value.to_str() {
+            Ok(text) => std::borrow::Cow::Borrowed(text.trim_matches([' ', '\t'])),
+            Err(_) => String::from_utf8_lossy(value.as_bytes()),
+        });
+    let read = Read::new(&body, version.as_deref());
     let routed = match route(&app, headers, &read, &caller).await {
         Ok(routed) => routed,
         Err(refusal) => return *refusal,

@@ -324,3 +324,29 @@ fn a_burst_past_the_in_flight_bound_is_answered_in_full() {
         200
     );
 }
+
+#[test]
+fn a_connection_left_idle_between_requests_is_closed_after_the_head_time_limit() {
+    let server = spawn_http(BINARY, "127.0.0.1", &["--head-timeout", "1s"], &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: localhost:{}\r\n\r\n",
+        server.port
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answered = [0u8; 512];
+    let read = stream.read(&mut answered).unwrap();
+    assert!(String::from_utf8_lossy(&answered[..read]).starts_with("HTTP/1.1 200"));
+    // Kept alive, then silent: the server closes it once the next head is overdue.
+    let idle = Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    let waited = idle.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(8),
+        "closed after {waited:?}"
+    );
+}

@@ -79,13 +79,18 @@
 //!
 //! # Features
 //!
-//! - `http` (default): Streamable HTTP and the REST endpoints, with axum.
-//! - `cli` (default): the command line ([`cli`]: `serve`, `list`, `call`, `answer`, `check`,
-//!   `diff`),
-//!   with clap and tracing-subscriber. Leave it out when embedding the runtime in a service
-//!   that has its own.
-//! - `tokens` (default): count tokens with a real tokenizer (`o200k_base`) for output-token
-//!   budgets and `check`'s sizes; without it they are estimated from bytes.
+//! The defaults are what every tool server needs; the rest is one feature away, and a
+//! command-line flag whose feature is missing says which to enable.
+//!
+//! - `http` (default): Streamable HTTP, the REST endpoints and the catalog page, with axum.
+//! - `cli` (default): the command line (`cli`: `serve`, `list`, `call`, `prompt`, `read`,
+//!   `answer`, `check`, `diff`), with clap and tracing-subscriber. Leave it out when
+//!   embedding the runtime in a service that has its own.
+//! - `oauth`: serve HTTP as an OAuth 2.1 resource server (JWT access tokens, scopes per
+//!   tool).
+//! - `tokens`: count tokens with a real tokenizer (`o200k_base`, 3.6 MB of vocabulary) for
+//!   output-token budgets and `check`'s sizes; without it they are estimated from bytes.
+//! - `prometheus`: the call metrics as Prometheus text at `GET /metrics`.
 //! - `linkme`: collect tools in a `linkme` distributed slice instead of with `inventory`.
 //! - `redis`: share state between replicas of a server through Redis ([`store`]).
 //! - `openai`: a model client for the agent loop ([`agent`]) over any server of the OpenAI

@@ -278,4 +278,7 @@ pub(super) struct ServeArgs {
     #[cfg(feature = "oauth")]
     #[command(flatten)]
     pub(super) oauth: oauth::OAuthFlags,
+    #[cfg(not(feature = "oauth"))]
+    #[command(flatten)]
+    pub(super) oauth: super::missing::OAuthFlags,
 }

@@ -70,6 +70,7 @@
 
 mod args;
 mod commands;
+mod missing;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod serve;

@@ -21,6 +21,11 @@ pub(super) fn serve_command(
     name: &str,
     version: Option<&str>,
 ) -> ExitCode {
+    #[cfg(not(feature = "oauth"))]
+    if let Some(refused) = args.oauth.refused() {
+        eprintln!("error: {refused}");
+        return ExitCode::from(2);
+    }
     let mut server_options = server_options;
     if let Some(most) = args.load.max_in_flight {
         server_options = server_options.max_in_flight(most as usize);
@@ -303,7 +308,12 @@ fn http_options(settings: HttpSettings) -> Result<crate::transport::http::HttpOp
         options = options.drain_delay(delay);
     }
     if settings.metrics {
-        options = options.metrics(crate::ops::Prometheus::install()?);
+        #[cfg(feature = "prometheus")]
+        {
+            options = options.metrics(crate::ops::Prometheus::install()?);
+        }
+        #[cfg(not(feature = "prometheus"))]
+        return Err(super::missing::feature("--metrics", "prometheus"));
     }
     if !settings.allowed_hosts.is_empty() {
         options = options.allowed_hosts(settings.allowed_hosts);

@@ -2,12 +2,12 @@
 //! often tools are called, and budgets per client.
 
 pub(crate) mod budget;
-#[cfg(feature = "http")]
+#[cfg(feature = "prometheus")]
 mod prometheus;
 pub(crate) mod rate;
 pub(crate) mod watch;
 
-#[cfg(feature = "http")]
+#[cfg(feature = "prometheus")]
 pub use prometheus::Prometheus;
 
 pub use crate::catalog::time::Rate;

@@ -46,6 +46,7 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 /// Where `HttpOptions::metrics` are served.
+#[cfg(feature = "prometheus")]
 const METRICS_PATH: &str = "/metrics";
 
 struct App {
@@ -174,6 +175,7 @@ fn router_and_app(server: McpServer, options: HttpOptions) -> (Router, Arc<App>)
             router = router.route(&path, get(guard::resource_metadata));
         }
     }
+    #[cfg(feature = "prometheus")]
     if let Some(metrics) = app.options.metrics.clone() {
         router = router.route(
             METRICS_PATH,

@@ -74,6 +74,7 @@ pub struct HttpOptions {
     /// flight) before the server ends it; its client then gets 404 and initializes again.
     pub(crate) session_idle_timeout: Duration,
     /// The metrics served as Prometheus text at `GET /metrics`; none by default.
+    #[cfg(feature = "prometheus")]
     pub(crate) metrics: Option<crate::ops::Prometheus>,
     /// How long [`serve`](super::serve) keeps serving after a shutdown signal while
     /// `/readyz` says it is draining, so the load balancer stops sending it requests.
@@ -112,6 +113,7 @@ impl Default for HttpOptions {
             cors: Cors::None,
             rest: false,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            #[cfg(feature = "prometheus")]
             metrics: None,
             drain_delay: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(10),
@@ -202,8 +204,9 @@ impl HttpOptions {
         self
     }
 
-    /// Serves `metrics` as Prometheus text at `GET /metrics`, behind the same host and
-    /// token checks as the MCP endpoint.
+    /// Serves `metrics` as Prometheus text at `GET /metrics` (feature `prometheus`),
+    /// behind the same host and token checks as the MCP endpoint.
+    #[cfg(feature = "prometheus")]
     pub fn metrics(mut self, metrics: crate::ops::Prometheus) -> Self {
         self.metrics = Some(metrics);
         self

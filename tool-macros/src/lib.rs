@@ -9,6 +9,7 @@
 mod args;
 mod ast;
 mod doc;
+mod example_types;
 mod expand;
 mod fallback;
 mod forms;

@@ -413,8 +413,10 @@ fn check_example_keys(
     }
 }
 
-/// The values an example gives fit the parameters' `range`, `length` and `pattern`. (A
-/// value of the wrong type is left to the schema check: the macro cannot see the types.)
+/// The values an example gives fit the parameters' types, where the macro can see them
+/// (strings, numbers and their ranges, booleans, options and lists of these), and their
+/// `range`, `length` and `pattern`. A type it cannot see through is left to the schema
+/// check.
 fn check_example_limits(
     tool: &ToolFn,
     object: &serde_json::Map<String, serde_json::Value>,
@@ -426,6 +428,13 @@ fn check_example_limits(
             continue;
         };
         let name = &param.wire_name;
+        if let Some(expected) = crate::example_types::mismatch(&param.ty, value) {
+            errors.push(syn::Error::new(
+                span,
+                format!("this example gives `{name}` = {value}, but `{name}` takes {expected}"),
+            ));
+            continue;
+        }
         let mut fail = |message: String| {
             errors.push(syn::Error::new(
                 span,

@@ -191,6 +191,7 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistryError> {
         let statics = StaticTools::global()?;
         self.check_states(statics)?;
+        check_examples(statics)?;
         self.assemble(statics)
     }
 
@@ -280,4 +281,45 @@ impl RegistryBuilder {
         }
         Ok(registry)
     }
+}
+
+/// Refuses a doc example that does not fit its tool's (prompt's, resource's) parameters: the
+/// macro checks what it can see, and this the rest (your own types), before anything is
+/// served.
+fn check_examples(statics: &StaticTools) -> Result<(), RegistryError> {
+    let catalog = &statics.catalog;
+    let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));
+    let prompts = catalog
+        .prompts()
+        .iter()
+        .map(|p| (ItemKind::Prompt, p.about()));
+    let resources = catalog
+        .resources()
+        .iter()
+        .map(|r| (ItemKind::Resource, r.about()));
+    for (what, about) in tools.chain(prompts).chain(resources) {
+        let mut examples = about.argument_examples().peekable();
+        if examples.peek().is_none() {
+            continue;
+        }
+        // A schema that does not compile is `check`'s to report; calls refuse it anyway.
+        let Ok(validator) = crate::schema::validate::Validator::for_schema(about.input_schema())
+        else {
+            continue;
+        };
+        for example in examples {
+            let problems = validator.problems(about.input_schema(), example);
+            if !problems.is_empty() {
+                return Err(RegistryError::ExampleDoesNotFit {
+                    what,
+                    name: about.name().to_owned(),
+                    example: crate::export::canonical::to_string(example),
+                    problem: crate::schema::validate::join_problems(
+                        problems.iter().map(|p| p.message.as_str()),
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }

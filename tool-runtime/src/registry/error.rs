@@ -70,6 +70,18 @@ pub enum RegistryError {
         /// The state's type.
         type_name: &'static str,
     },
+    /// A doc example does not fit its tool's parameters (of a type the `#[tool]` macro
+    /// cannot see through, or it would not have compiled): it must never reach a client.
+    ExampleDoesNotFit {
+        /// What the example is of.
+        what: ItemKind,
+        /// Its name.
+        name: String,
+        /// The example, as JSON.
+        example: String,
+        /// What does not fit, naming the parameter.
+        problem: String,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -120,6 +132,17 @@ impl fmt::Display for RegistryError {
                 f,
                 "{what} `{tool}` takes State<{type_name}>, but no {type_name} was registered; add \
                  it with Registry::builder().state(...)"
+            ),
+            RegistryError::ExampleDoesNotFit {
+                what,
+                name,
+                example,
+                problem,
+            } => write!(
+                f,
+                "{what} `{name}`: its doc example {example} does not fit its parameters: \
+                 {problem}; fix the `Example:` line of its doc comment (`check` lists every \
+                 such problem)"
             ),
         }
     }

@@ -249,9 +249,11 @@ impl McpServer {
             sealing_key.get_or_insert_with(|| store.backend.sealing_key());
             registry.share_with(store.clone());
         }
+        let registry = Arc::new(registry);
+        registry.attach_handle();
         McpServer {
             shared: Arc::new(Shared {
-                registry: Arc::new(registry),
+                registry,
                 info,
                 page_size: options.page_size.max(1),
                 list_changed,

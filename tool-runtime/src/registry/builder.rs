@@ -73,6 +73,8 @@ pub struct RegistryBuilder {
     prompts: Vec<DynamicPrompt>,
     resources: Vec<DynamicResource>,
     resource_updates: ResourceUpdates,
+    /// The handle to the registry this builds.
+    handle: super::RegistryHandle,
     /// Whether an agent loop keeps a model's almost-JSON arguments as they came (refused)
     /// rather than repairing them.
     no_argument_repair: bool,
@@ -186,6 +188,13 @@ impl RegistryBuilder {
         self.resource_updates.clone()
     }
 
+    /// A handle to the registry this builds, reachable once a server holds it: registered
+    /// as state, it lets a tool add or remove tools, prompts and resources (see
+    /// [`RegistryHandle`](super::RegistryHandle)).
+    pub fn handle(&self) -> super::RegistryHandle {
+        self.handle.clone()
+    }
+
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
@@ -255,6 +264,7 @@ impl RegistryBuilder {
             resource_updates: self.resource_updates,
             shared: std::sync::OnceLock::new(),
             repair_arguments: !self.no_argument_repair,
+            handle: self.handle,
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

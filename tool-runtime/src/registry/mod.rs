@@ -12,6 +12,7 @@ mod changes;
 mod dynamic;
 mod dynamic_surfaces;
 mod error;
+mod handle;
 mod shared;
 mod shared_limits;
 mod surfaces;
@@ -25,6 +26,7 @@ pub use dynamic::DynamicTool;
 pub use dynamic_surfaces::{DynamicPrompt, DynamicResource};
 pub(crate) use error::Holder;
 pub use error::RegistryError;
+pub use handle::RegistryHandle;
 pub(crate) use surfaces::completion_context;
 pub(crate) use surfaces::Update;
 pub use surfaces::{
@@ -90,6 +92,8 @@ pub struct Registry {
     shared: std::sync::OnceLock<crate::store::Store>,
     /// Whether a model's almost-JSON arguments are repaired before they are checked.
     repair_arguments: bool,
+    /// The handle its builder gave out, pointed at it once it is shared.
+    handle: RegistryHandle,
 }
 
 impl fmt::Debug for Registry {
@@ -110,6 +114,11 @@ impl Registry {
     /// Starts building a registry with state and run-time tools.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
+    }
+
+    /// Points the handle its builder gave out at it, now that a server shares it.
+    pub(crate) fn attach_handle(self: &Arc<Self>) {
+        self.handle.attach(self);
     }
 
     /// Whether a model's almost-JSON arguments are repaired before they are checked

@@ -9,8 +9,9 @@ mod tasks;
 use std::process::ExitCode;
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
+use tool_runtime::registry::RegistryHandle;
 use tool_runtime::result::{Content as Block, EmbeddedResource, PromptMessage};
-use tool_runtime::{prompt, resource, tool, Content, DynamicTool, Logger, Progress};
+use tool_runtime::{prompt, resource, tool, Content, DynamicTool, Logger, Progress, State};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -333,10 +334,38 @@ fn contact_tool() -> DynamicTool {
     .expect("a valid run-time tool")
 }
 
+/// The arguments of a tool that takes none.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArguments {}
+
+/// Change the tool list (the suite's hook for list-change notifications): adds a tool, or
+/// removes it when it is there.
+#[tool]
+fn test_trigger_tool_change(registry: State<RegistryHandle>) -> Result<&'static str, String> {
+    let registry = registry.registry().ok_or("the registry is not served")?;
+    if registry.remove_tool("test_added_tool") {
+        return Ok("removed test_added_tool");
+    }
+    let added = DynamicTool::new(
+        "test_added_tool",
+        "A tool added at run time",
+        |_: NoArguments| async { Ok::<_, String>("added") },
+    )
+    .map_err(|error| error.to_string())?;
+    registry
+        .add_tool(added)
+        .map_err(|error| error.to_string())?;
+    Ok("added test_added_tool")
+}
+
 fn main() -> ExitCode {
     tool_runtime::cli::Cli::new()
         .name("conformance-server")
         .version(env!("CARGO_PKG_VERSION"))
         .tool(contact_tool())
+        .setup(|_, builder| {
+            let handle = builder.handle();
+            Ok(builder.state(handle))
+        })
         .run()
 }

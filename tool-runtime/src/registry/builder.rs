@@ -214,22 +214,12 @@ impl RegistryBuilder {
     /// Refuses a `State<T>` parameter, of a tool, a prompt or a resource, whose state was
     /// not registered.
     fn check_states(&self, statics: &StaticTools) -> Result<(), RegistryError> {
-        let catalog = &statics.catalog;
-        let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));
-        let prompts = catalog
-            .prompts()
-            .iter()
-            .map(|p| (ItemKind::Prompt, p.about()));
-        let resources = catalog
-            .resources()
-            .iter()
-            .map(|r| (ItemKind::Resource, r.about()));
         let runnables = statics
             .runnables
             .iter()
             .chain(&statics.prompt_runnables)
             .chain(&statics.resource_runnables);
-        for ((what, about), runnable) in tools.chain(prompts).chain(resources).zip(runnables) {
+        for ((what, about), runnable) in described(&statics.catalog).zip(runnables) {
             if let Some(requirement) = runnable
                 .requirements()
                 .find(|requirement| !self.state.contains(requirement.type_id))
@@ -293,11 +283,11 @@ impl RegistryBuilder {
     }
 }
 
-/// Refuses a doc example that does not fit its tool's (prompt's, resource's) parameters: the
-/// macro checks what it can see, and this the rest (your own types), before anything is
-/// served.
-fn check_examples(statics: &StaticTools) -> Result<(), RegistryError> {
-    let catalog = &statics.catalog;
+/// Every tool of `catalog`, then every prompt and resource, as the tool description each
+/// is checked and run as: in the order of the static runnables.
+fn described(
+    catalog: &crate::catalog::Catalog,
+) -> impl Iterator<Item = (ItemKind, &crate::catalog::Tool)> {
     let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));
     let prompts = catalog
         .prompts()
@@ -307,7 +297,14 @@ fn check_examples(statics: &StaticTools) -> Result<(), RegistryError> {
         .resources()
         .iter()
         .map(|r| (ItemKind::Resource, r.about()));
-    for (what, about) in tools.chain(prompts).chain(resources) {
+    tools.chain(prompts).chain(resources)
+}
+
+/// Refuses a doc example that does not fit its tool's (prompt's, resource's) parameters: the
+/// macro checks what it can see, and this the rest (your own types), before anything is
+/// served.
+fn check_examples(statics: &StaticTools) -> Result<(), RegistryError> {
+    for (what, about) in described(&statics.catalog) {
         let mut examples = about.argument_examples().peekable();
         if examples.peek().is_none() {
             continue;

@@ -5,24 +5,17 @@ output, and a bad value shows the runtime's own error, naming the parameter.
 Usage: catalog_page.py <a tool binary built from tests/fixtures/agent.rs>
 """
 
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
+from checks import free_port, wait_for_port
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def browser(profile):
@@ -51,15 +44,7 @@ def main():
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=5).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        wait_for_port(port)
         with tempfile.TemporaryDirectory() as profile:
             driver = browser(profile)
             try:

@@ -9,20 +9,14 @@ Usage: openapi_check.py <a tool binary built from tests/fixtures/agent.rs>
 """
 
 import json
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
+from checks import free_port, wait_for_port
 from openapi3 import OpenAPI
 from openapi_spec_validator import validate
 
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def fetch(url):
@@ -44,15 +38,8 @@ def main():
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                served = fetch(f"{base}/openapi.json")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        wait_for_port(port)
+        served = fetch(f"{base}/openapi.json")
         validate(served)
         assert served["paths"].keys() == listed["paths"].keys(), "the same operations"
         print("ok: GET /openapi.json is valid OpenAPI 3.1 and lists the same operations")

@@ -97,12 +97,8 @@ pub(crate) const EMPTY_CATALOG: &str =
 /// come from; `None` when neither tells.
 fn own_package_version(name: &str) -> Option<String> {
     let catalog = crate::catalog::Catalog::global().ok()?;
-    let locations: Vec<crate::catalog::SourceLocation> = catalog
-        .tools()
-        .iter()
-        .chain(catalog.prompts().iter().map(|prompt| prompt.about()))
-        .chain(catalog.resources().iter().map(|resource| resource.about()))
-        .filter_map(|item| item.location())
+    let locations: Vec<crate::catalog::SourceLocation> = crate::registry::described(catalog)
+        .filter_map(|(_, item)| item.location())
         .collect();
     let crate_name = name.replace('-', "_");
     let own = locations

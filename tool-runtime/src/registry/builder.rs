@@ -285,7 +285,7 @@ impl RegistryBuilder {
 
 /// Every tool of `catalog`, then every prompt and resource, as the tool description each
 /// is checked and run as: in the order of the static runnables.
-fn described(
+pub(crate) fn described(
     catalog: &crate::catalog::Catalog,
 ) -> impl Iterator<Item = (ItemKind, &crate::catalog::Tool)> {
     let tools = catalog.tools().iter().map(|t| (ItemKind::Tool, t));

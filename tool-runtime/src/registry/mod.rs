@@ -18,6 +18,8 @@ mod shared_limits;
 mod surfaces;
 
 pub use crate::call::runnable::ToolRef;
+#[cfg(feature = "cli")]
+pub(crate) use builder::described;
 pub use builder::RegistryBuilder;
 pub(crate) use calls::{CallStart, InPlaceCall, PendingCall};
 pub(crate) use changes::Versions;

@@ -33,15 +33,10 @@ pub(super) async fn execute(
     Admitted(caller): Admitted,
     body: Body,
 ) -> Response {
-    let body = match body_of(&app, body).await {
-        Ok(body) => body,
-        Err(refusal) => return refusal,
-    };
-    let connection = connection(&app, caller);
-    let (sink, outgoing) = outbox();
-    let handled = connection.rest_execute(&body, &sink);
-    drop(sink);
-    finish(&app, handled, outgoing).await
+    with_body(&app, caller, body, |connection, body, sink| {
+        connection.rest_execute(body, sink)
+    })
+    .await
 }
 
 /// `POST /api/tools/{name}/call`: the body is the tool's arguments.
@@ -51,15 +46,10 @@ pub(super) async fn call_tool(
     axum::extract::Path(name): axum::extract::Path<String>,
     body: Body,
 ) -> Response {
-    let body = match body_of(&app, body).await {
-        Ok(body) => body,
-        Err(refusal) => return refusal,
-    };
-    let connection = connection(&app, caller);
-    let (sink, outgoing) = outbox();
-    let handled = connection.rest_call_tool(&name, &body, &sink);
-    drop(sink);
-    finish(&app, handled, outgoing).await
+    with_body(&app, caller, body, |connection, body, sink| {
+        connection.rest_call_tool(&name, body, sink)
+    })
+    .await
 }
 
 /// `GET /openapi.json`: the REST endpoints as OpenAPI 3.1, one operation per tool.
@@ -78,15 +68,29 @@ pub(super) async fn rpc_call(
     Admitted(caller): Admitted,
     body: Body,
 ) -> Response {
-    let body = match body_of(&app, body).await {
+    with_body(&app, caller, body, |connection, body, sink| {
+        connection.rest_rpc_call(body, sink)
+    })
+    .await
+}
+
+/// A REST request with a body: the body read within the limits, handed with a sink to a
+/// connection of the caller's, and its work run here to the answer.
+async fn with_body(
+    app: &App,
+    caller: Caller,
+    body: Body,
+    handle: impl FnOnce(&Connection, &[u8], &crate::mcp::connection::Outbox) -> Handled,
+) -> Response {
+    let body = match body_of(app, body).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
-    let connection = connection(&app, caller);
+    let connection = connection(app, caller);
     let (sink, outgoing) = outbox();
-    let handled = connection.rest_rpc_call(&body, &sink);
+    let handled = handle(&connection, &body, &sink);
     drop(sink);
-    finish(&app, handled, outgoing).await
+    finish(app, handled, outgoing).await
 }
 
 /// Runs a REST request's work here (dropped with the request when its client goes away),

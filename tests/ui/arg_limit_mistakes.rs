@@ -19,6 +19,9 @@ fn written_wrong(
     /// Not a regular expression.
     #[arg(pattern = "([a-z]")]
     d: String,
+    /// Look-around, which the validator does not run.
+    #[arg(pattern = "^(?=.*[0-9])[a-z0-9]+$")]
+    d2: String,
     /// Not a bound name.
     #[arg(range(least = 1))]
     e: u32,

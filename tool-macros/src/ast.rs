@@ -65,35 +65,26 @@ pub struct Bounds {
 /// A `pattern`, as written and as the runtime's validator reads it.
 pub struct Pattern {
     pub literal: LitStr,
-    pub regex: fancy_regex::Regex,
+    pub regex: tool_rules::Pattern,
 }
 
 impl Pattern {
-    /// Reads a JSON Schema (ECMA-262) pattern the way the runtime's validator (jsonschema)
-    /// does: translated to Rust's syntax, then compiled with `fancy-regex`; so what the
-    /// macro accepts and matches here is exactly what calls are checked against.
+    /// Reads a JSON Schema (ECMA-262) pattern with the rules the runtime's validator uses, so
+    /// that what the macro accepts and matches here is exactly what calls are checked
+    /// against.
     fn read(literal: LitStr) -> syn::Result<Pattern> {
-        let text = literal.value();
-        let compiled = jsonschema_regex::to_rust_regex(&text)
-            .map_err(|()| {
-                "this pattern is not an ECMA-262 regular expression (the dialect of JSON \
-                 Schema's `pattern`)"
-                    .to_owned()
-            })
-            .and_then(|translated| {
-                fancy_regex::Regex::new(&translated)
-                    .map_err(|error| format!("this pattern is not a regular expression: {error}"))
-            });
-        match compiled {
+        match tool_rules::Pattern::new(&literal.value()) {
             Ok(regex) => Ok(Pattern { literal, regex }),
-            Err(reason) => Err(syn::Error::new(literal.span(), reason)),
+            Err(reason) => Err(syn::Error::new(
+                literal.span(),
+                format!("this pattern is refused: {reason}"),
+            )),
         }
     }
 
     /// Whether `text` has a match (anywhere, as JSON Schema's `pattern` says).
     pub fn matches(&self, text: &str) -> bool {
-        // A match that exceeds the backtracking limit is not the example's fault.
-        self.regex.is_match(text).unwrap_or(true)
+        self.regex.is_match(text)
     }
 }
 

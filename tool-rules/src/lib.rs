@@ -1,8 +1,9 @@
 //! The rules a catalog is held to both at compile time, by `#[tool]`, and at run time, by
 //! `tool-runtime` (tools made at run time, the command line): tool names, OAuth scopes,
-//! durations and rates, and which known name a mistyped one was meant to be. A proc-macro crate cannot share code with the runtime it expands
-//! to, so the rules live here, once, and both depend on this crate: what one accepts the
-//! other accepts too, with the same message when it does not.
+//! durations and rates, which known name a mistyped one was meant to be, and JSON Schema
+//! `pattern`s. A proc-macro crate cannot share code with the runtime it expands to, so the
+//! rules live here, once, and both depend on this crate: what one accepts the other accepts
+//! too, with the same message when it does not.
 //!
 //! ```
 //! assert_eq!(tool_rules::parse_rate("100/min"), Ok((100, 60_000)));
@@ -10,6 +11,9 @@
 //! assert!(tool_rules::check_name("get_weather").is_ok());
 //! assert!(tool_rules::check_scope("files read").is_err());
 //! ```
+
+mod pattern;
+pub use pattern::{translate as translate_pattern, Pattern};
 
 /// Why `name` breaks the tool name rule every provider accepts,
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the intersection of the MCP, OpenAI, Anthropic and

@@ -200,7 +200,7 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistryError> {
         let statics = StaticTools::global()?;
         self.check_states(statics)?;
-        check_examples(statics)?;
+        check_schemas_and_examples(statics)?;
         self.assemble(statics)
     }
 
@@ -300,21 +300,18 @@ pub(crate) fn described(
     tools.chain(prompts).chain(resources)
 }
 
-/// Refuses a doc example that does not fit its tool's (prompt's, resource's) parameters: the
-/// macro checks what it can see, and this the rest (your own types), before anything is
-/// served.
-fn check_examples(statics: &StaticTools) -> Result<(), RegistryError> {
+/// Refuses an input schema the validator cannot check, and a doc example that does not fit
+/// its tool's (prompt's, resource's) parameters: the macro checks what it can see, and this
+/// the rest (your own types), before anything is served.
+fn check_schemas_and_examples(statics: &StaticTools) -> Result<(), RegistryError> {
     for (what, about) in described(&statics.catalog) {
-        let mut examples = about.argument_examples().peekable();
-        if examples.peek().is_none() {
-            continue;
-        }
-        // A schema that does not compile is `check`'s to report; calls refuse it anyway.
-        let Ok(validator) = crate::schema::validate::Validator::for_schema(about.input_schema())
-        else {
-            continue;
-        };
-        for example in examples {
+        let validator = crate::schema::validate::Validator::for_schema(about.input_schema())
+            .map_err(|reason| RegistryError::SchemaNotCheckable {
+                what,
+                name: about.name().to_owned(),
+                reason,
+            })?;
+        for example in about.argument_examples() {
             let problems = validator.problems(about.input_schema(), example);
             if !problems.is_empty() {
                 return Err(RegistryError::ExampleDoesNotFit {

@@ -82,6 +82,16 @@ pub enum RegistryError {
         /// What does not fit, naming the parameter.
         problem: String,
     },
+    /// An input schema uses what the runtime's validator does not check (a `$ref` to
+    /// another document, look-around in a `pattern`...): its calls could not be held to it.
+    SchemaNotCheckable {
+        /// What the schema is of.
+        what: ItemKind,
+        /// Its name.
+        name: String,
+        /// What in the schema cannot be checked, and where.
+        reason: String,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -143,6 +153,13 @@ impl fmt::Display for RegistryError {
                 "{what} `{name}`: its doc example {example} does not fit its parameters: \
                  {problem}; fix the `Example:` line of its doc comment (`check` lists every \
                  such problem)"
+            ),
+            RegistryError::SchemaNotCheckable { what, name, reason } => write!(
+                f,
+                "{what} `{name}`: its input schema cannot be checked: {reason}; calls must \
+                 never get past a rule that is not checked, so write the rule another way \
+                 (a JSON Schema 2020-12 schema whose `$ref`s point inside it, patterns \
+                 without look-around or back-references)"
             ),
         }
     }

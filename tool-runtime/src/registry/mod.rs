@@ -227,6 +227,13 @@ impl Registry {
             if let Some(holder) = holder {
                 return Err(RegistryError::already_exists(ItemKind::Tool, name, holder));
             }
+            crate::schema::validate::Validator::for_schema(tool.tool.input_schema()).map_err(
+                |reason| RegistryError::SchemaNotCheckable {
+                    what: ItemKind::Tool,
+                    name,
+                    reason,
+                },
+            )?;
         }
         for DynamicTool { tool, handler } in tools {
             self.set_rate_limit(tool.name(), self.rate_for(&tool));

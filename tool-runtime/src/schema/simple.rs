@@ -1,13 +1,12 @@
 //! A validator for the schemas of simple parameters: numbers with bounds, strings with
 //! lengths, booleans, enums of values, and arrays, sets and maps of those.
 //!
-//! Most tools take only such parameters. For them, building a `jsonschema` validator would
-//! cost far more than checking: the crate validates every schema against the draft's
-//! meta-schema when it compiles one (a few MiB of memory, once, and time on first use).
-//! Schemas with anything else (`$ref`, unions, nested objects) still go to `jsonschema`,
-//! so what is accepted is exactly what the published schema says either way: the keywords
-//! here follow JSON Schema 2020-12 (an integer is any number with no fraction; `format` is
-//! an annotation, not checked).
+//! Most tools take only such parameters, and a call checks its arguments on every request:
+//! here arguments that fit cost no allocation and no keyword lookup. Schemas with anything
+//! else (`$ref`, unions, nested objects) go to the validator of whole schemas in
+//! [`full`](super::full), so what is accepted is exactly what the published schema says
+//! either way: the keywords here follow JSON Schema 2020-12 (an integer is any number with
+//! no fraction; `format` is an annotation, not checked).
 
 use super::describe::{self, PathSegment};
 use super::validate::Problem;
@@ -127,7 +126,7 @@ mod types {
 }
 
 /// The bit of a type named in a schema (none for a name JSON Schema does not have).
-fn type_bit(kind: &str) -> u8 {
+pub(super) fn type_bit(kind: &str) -> u8 {
     match kind {
         "null" => types::NULL,
         "boolean" => types::BOOLEAN,
@@ -388,7 +387,7 @@ fn fail(
 
 /// The types `value` is, as bits of [`type_bit`]: a number with no fraction is an integer
 /// too.
-fn type_bits(value: &Value) -> u8 {
+pub(super) fn type_bits(value: &Value) -> u8 {
     match value {
         Value::Null => types::NULL,
         Value::Bool(_) => types::BOOLEAN,
@@ -405,7 +404,7 @@ fn type_bits(value: &Value) -> u8 {
 }
 
 /// JSON equality, where `1` and `1.0` are the same number.
-fn equal(a: &Value, b: &Value) -> bool {
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => compare(x, y).is_eq(),
         (Value::Array(x), Value::Array(y)) => {
@@ -421,7 +420,7 @@ fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// Compares two JSON numbers exactly when both are integers, as floats otherwise.
-fn compare(a: &serde_json::Number, b: &serde_json::Number) -> std::cmp::Ordering {
+pub(super) fn compare(a: &serde_json::Number, b: &serde_json::Number) -> std::cmp::Ordering {
     let exact = |n: &serde_json::Number| {
         n.as_i64()
             .map(i128::from)

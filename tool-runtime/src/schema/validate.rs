@@ -1,23 +1,23 @@
 //! Checks a JSON object of arguments against a root object schema, and says what is wrong
 //! in words a model can act on: which place, what was expected, what came.
 //!
-//! The check is the schema's own (the `jsonschema` crate, or the small exact validator in
-//! [`simple`](super::simple) when every property schema is simple), so what the schema
+//! The check is the schema's own (the validator of whole schemas in [`full`](super::full),
+//! or the small one in [`simple`](super::simple) when every property schema is simple, which
+//! allocates nothing when arguments fit), so what the schema
 //! accepts and what a call accepts are the same by construction. The one deliberate
 //! difference: `null` for a parameter means "absent", because clients in strict modes (such
 //! as OpenAI's) send `null` for optional parameters they do not use.
 
 use super::describe::{self, PathSegment};
-use jsonschema::error::ValidationErrorKind;
-use jsonschema::paths::LocationSegment;
+use super::full::{self, ErrorKind};
 use serde_json::{Map, Value};
 
 /// How arguments are checked against one root schema, decided once per schema.
 pub(crate) enum Validator {
     /// Every parameter has a simple schema: checked by [`simple`](super::simple).
     Simple(super::simple::Compiled),
-    /// Anything else: a compiled `jsonschema` validator.
-    Full(Box<jsonschema::Validator>),
+    /// Anything else: the whole schema, compiled.
+    Full(Box<full::Compiled>),
     /// The schema did not compile (a bug, logged by the caller): only names are checked.
     Unchecked,
 }
@@ -47,9 +47,7 @@ impl Validator {
         if super::simple::is_simple(schema) {
             return Ok(Validator::Simple(super::simple::Compiled::new(schema)));
         }
-        jsonschema::validator_for(schema)
-            .map(|validator| Validator::Full(Box::new(validator)))
-            .map_err(|error| error.to_string())
+        full::Compiled::new(schema).map(|compiled| Validator::Full(Box::new(compiled)))
     }
 
     /// Every problem with `input` (a JSON object) against `schema`, the root schema this
@@ -139,24 +137,16 @@ impl<'a> Root<'a> {
     /// `problems`; never none (the validator refused the arguments).
     fn value_problems(
         &self,
-        validator: &jsonschema::Validator,
+        validator: &full::Compiled,
         instance: &Value,
         problems: &mut Vec<Problem>,
     ) {
         let mut seen_paths: Vec<String> = Vec::new();
         let mut first_error = None;
-        for error in validator.iter_errors(instance) {
+        for error in validator.errors(instance) {
             first_error.get_or_insert_with(|| error.to_string());
-            let path: Vec<PathSegment> = error
-                .instance_path()
-                .segments()
-                .map(|segment| match segment {
-                    LocationSegment::Property(name) => PathSegment::Key(name.into_owned()),
-                    LocationSegment::Index(index) => PathSegment::Index(index),
-                })
-                .collect();
-            let shown = describe::format_path(&path);
-            if let Some(problem) = self.problem(&error, &path, &shown, &seen_paths) {
+            let shown = describe::format_path(&error.path);
+            if let Some(problem) = self.problem(&error, &shown, &seen_paths, problems) {
                 seen_paths.push(shown.clone());
                 problems.push(Problem::new(shown, problem));
             }
@@ -171,36 +161,42 @@ impl<'a> Root<'a> {
         }
     }
 
-    /// One validator error, in words, at `path` (shown as `shown`); `None` for what was
-    /// said already (names at the top level, a place with a problem told).
+    /// One validator error, in words, at its place (shown as `shown`); `None` for what was
+    /// said already (names at the top level, a place with a problem told). Unknown names
+    /// at the top level that only `unevaluatedProperties` refuses are added to `problems`
+    /// one by one, as those of a closed schema are.
     fn problem(
         &self,
-        error: &jsonschema::ValidationError<'_>,
-        path: &[PathSegment],
+        error: &full::Error,
         shown: &str,
         seen_paths: &[String],
+        problems: &mut Vec<Problem>,
     ) -> Option<String> {
         let schema = self.schema;
-        Some(match error.kind() {
+        let path = error.path.as_slice();
+        Some(match &error.kind {
             // Names at the top level were checked first, with better messages: the root's
             // own `required` list, and unknown names of a closed schema.
-            ValidationErrorKind::Required { property }
-                if path.is_empty()
-                    && property
-                        .as_str()
-                        .is_some_and(|p| self.required.contains(&p)) =>
+            ErrorKind::Required { property }
+                if path.is_empty() && self.required.contains(&property.as_str()) =>
             {
                 return None
             }
-            ValidationErrorKind::AdditionalProperties { .. } if path.is_empty() && self.closed => {
+            ErrorKind::AdditionalProperties { .. } if path.is_empty() && self.closed => {
                 return None
+            }
+            ErrorKind::AdditionalProperties { unexpected } if path.is_empty() => {
+                for name in unexpected {
+                    if !problems.iter().any(|p| p.path == *name) {
+                        problems.push(unexpected_parameter(name, self.properties));
+                    }
+                }
+                return None;
             }
             // Required by a condition or a composition of the root (`if`/`then`, `allOf`,
             // `anyOf`): said with the parameter's description.
-            ValidationErrorKind::Required { property } if path.is_empty() => {
-                let name = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned);
+            ErrorKind::Required { property } if path.is_empty() => {
+                let name = property.clone();
                 let expected = self
                     .described(&name)
                     .map(|described| format!(" ({described})"))
@@ -210,10 +206,8 @@ impl<'a> Root<'a> {
                      given the other arguments"
                 )
             }
-            ValidationErrorKind::Required { property } => {
-                let field = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned);
+            ErrorKind::Required { property } => {
+                let field = property.clone();
                 let mut field_path = path.to_vec();
                 field_path.push(PathSegment::Key(field.clone()));
                 let expected = describe::subschema_at(schema, &field_path)
@@ -221,7 +215,7 @@ impl<'a> Root<'a> {
                     .unwrap_or_default();
                 format!("'{shown}' is missing required field '{field}'{expected}")
             }
-            ValidationErrorKind::AdditionalProperties { unexpected } => {
+            ErrorKind::AdditionalProperties { unexpected } => {
                 let fields: Vec<String> = unexpected.iter().map(|f| format!("'{f}'")).collect();
                 let expected = describe::subschema_at(schema, path)
                     .map(|s| format!("; expected {}", describe::describe(s, schema)))
@@ -235,7 +229,7 @@ impl<'a> Root<'a> {
             // words name it.
             _ if path.is_empty() => format!("the arguments break a rule of the schema: {error}"),
             _ if seen_paths.iter().any(|seen| seen == shown) => return None,
-            _ => self.value_problem(path, shown, error.instance()),
+            _ => self.value_problem(path, shown, &error.instance),
         })
     }
 

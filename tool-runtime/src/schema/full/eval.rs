@@ -1,0 +1,596 @@
+//! Checks a value against a [`Compiled`] schema: the verdict, or every error with its place,
+//! and the annotations (which properties and items a schema evaluated) that
+//! `unevaluatedProperties` and `unevaluatedItems` read.
+
+use super::{Compiled, Keywords, Node, NodeId};
+use crate::schema::describe::{self, PathSegment};
+use crate::schema::simple::{compare, equal, type_bits};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+use std::fmt;
+
+/// One way a value breaks the schema.
+#[derive(Debug, Clone)]
+pub(crate) struct Error {
+    /// Where, from the value checked.
+    pub(crate) path: Vec<PathSegment>,
+    /// The value at that place.
+    pub(crate) instance: Value,
+    pub(crate) kind: ErrorKind,
+}
+
+/// What kind of rule an [`Error`] breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ErrorKind {
+    /// An object lacks a property that `required` (or `dependentRequired`) names.
+    Required { property: String },
+    /// An object has properties that `additionalProperties` or `unevaluatedProperties`
+    /// (being `false`) refuses.
+    AdditionalProperties { unexpected: Vec<String> },
+    /// Any other rule, said in words that name its keyword.
+    Rule(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::Required { property } => write!(f, "'{property}' is required"),
+            ErrorKind::AdditionalProperties { unexpected } => {
+                let names: Vec<String> = unexpected.iter().map(|n| format!("'{n}'")).collect();
+                write!(f, "unexpected properties {}", names.join(", "))
+            }
+            ErrorKind::Rule(rule) => f.write_str(rule),
+        }
+    }
+}
+
+impl Compiled {
+    /// Whether `value` fits the schema.
+    pub(crate) fn is_valid(&self, value: &Value) -> bool {
+        let mut run = Run {
+            compiled: self,
+            errors: None,
+        };
+        run.eval(0, value, &mut Vec::new(), false).is_some()
+    }
+
+    /// Every way `value` breaks the schema; empty when it fits.
+    pub(crate) fn errors(&self, value: &Value) -> Vec<Error> {
+        let mut run = Run {
+            compiled: self,
+            errors: Some(Vec::new()),
+        };
+        run.eval(0, value, &mut Vec::new(), false);
+        run.errors.unwrap_or_default()
+    }
+}
+
+/// One check of a value.
+struct Run<'c> {
+    compiled: &'c Compiled,
+    /// The errors found, when they are wanted; `None` for a verdict alone, which stops at
+    /// the first.
+    errors: Option<Vec<Error>>,
+}
+
+/// Which properties (of an object, by position) or items (of an array) the schemas
+/// applied to it evaluated; empty when nobody reads it.
+#[derive(Default)]
+struct Marks(Vec<bool>);
+
+impl Marks {
+    fn for_value(value: &Value, tracked: bool) -> Marks {
+        let len = match value {
+            Value::Object(map) if tracked => map.len(),
+            Value::Array(items) if tracked => items.len(),
+            _ => 0,
+        };
+        Marks(vec![false; len])
+    }
+
+    fn set(&mut self, index: usize) {
+        if let Some(seen) = self.0.get_mut(index) {
+            *seen = true;
+        }
+    }
+
+    fn merge(&mut self, other: &Marks) {
+        for (seen, other) in self.0.iter_mut().zip(&other.0) {
+            *seen |= *other;
+        }
+    }
+
+    fn seen(&self, index: usize) -> bool {
+        self.0.get(index).copied().unwrap_or(false)
+    }
+}
+
+impl Run<'_> {
+    /// Records a broken rule; whether the check goes on (it does when errors are collected).
+    fn fail(&mut self, path: &[PathSegment], value: &Value, kind: ErrorKind) -> bool {
+        match &mut self.errors {
+            Some(errors) => {
+                errors.push(Error {
+                    path: path.to_vec(),
+                    instance: value.clone(),
+                    kind,
+                });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `value` fits node `id`, asked without recording errors, and what it marked.
+    fn quietly(
+        &self,
+        id: NodeId,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        tracked: bool,
+    ) -> Option<Marks> {
+        let mut quiet = Run {
+            compiled: self.compiled,
+            errors: None,
+        };
+        quiet.eval(id, value, path, tracked)
+    }
+
+    /// Checks `value` (at `path`) against node `id`; `None` when it does not fit. `tracked`
+    /// asks for the marks of what was evaluated, for a schema beside this one.
+    fn eval(
+        &mut self,
+        id: NodeId,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        tracked: bool,
+    ) -> Option<Marks> {
+        let keywords = match self.compiled.node(id) {
+            Node::Any => return Some(Marks::default()),
+            Node::Never => {
+                self.fail(path, value, rule("no value is allowed here"));
+                return None;
+            }
+            Node::Keywords(keywords) => keywords,
+        };
+        let tracked = tracked || keywords.reads_annotations();
+        let mut marks = Marks::for_value(value, tracked);
+        let mut valid = true;
+        macro_rules! broke {
+            ($kind:expr) => {{
+                valid = false;
+                if !self.fail(path, value, $kind) {
+                    return None;
+                }
+            }};
+        }
+        for kind in own_rules(keywords, value) {
+            broke!(kind);
+        }
+        // Applicators in place: each sees the same value, and what they evaluate counts as
+        // evaluated here.
+        if let Some(target) = keywords.reference {
+            match self.eval(target, value, path, tracked) {
+                Some(found) => marks.merge(&found),
+                None if self.errors.is_none() => return None,
+                None => valid = false,
+            }
+        }
+        for &each in &keywords.all_of {
+            match self.eval(each, value, path, tracked) {
+                Some(found) => marks.merge(&found),
+                None if self.errors.is_none() => return None,
+                None => valid = false,
+            }
+        }
+        if !keywords.any_of.is_empty() {
+            let mut any = false;
+            for &each in &keywords.any_of {
+                if let Some(found) = self.quietly(each, value, path, tracked) {
+                    marks.merge(&found);
+                    any = true;
+                    if !tracked {
+                        break;
+                    }
+                }
+            }
+            if !any {
+                broke!(rule("the value fits none of the alternatives of `anyOf`"));
+            }
+        }
+        if !keywords.one_of.is_empty() {
+            let mut fitting = Vec::new();
+            for &each in &keywords.one_of {
+                if let Some(found) = self.quietly(each, value, path, tracked) {
+                    fitting.push(found);
+                }
+            }
+            match fitting.len() {
+                1 => marks.merge(&fitting[0]),
+                0 => broke!(rule("the value fits none of the alternatives of `oneOf`")),
+                n => broke!(ErrorKind::Rule(format!(
+                    "the value fits {n} of the alternatives of `oneOf`, where exactly one must"
+                ))),
+            }
+        }
+        if let Some(not) = keywords.not {
+            if self.quietly(not, value, path, false).is_some() {
+                broke!(rule(
+                    "the value fits the schema of `not`, which it must not"
+                ));
+            }
+        }
+        if let Some(condition) = &keywords.condition {
+            let branch = match self.quietly(condition.test, value, path, tracked) {
+                Some(found) => {
+                    marks.merge(&found);
+                    condition.then
+                }
+                None => condition.otherwise,
+            };
+            if let Some(branch) = branch {
+                match self.eval(branch, value, path, tracked) {
+                    Some(found) => marks.merge(&found),
+                    None if self.errors.is_none() => return None,
+                    None => valid = false,
+                }
+            }
+        }
+        match value {
+            Value::Object(map) => {
+                valid &= self.object(keywords, map, value, path, &mut marks, tracked);
+            }
+            Value::Array(items) => {
+                valid &= self.array(keywords, items, value, path, &mut marks);
+            }
+            _ => {}
+        }
+        valid.then_some(marks)
+    }
+
+    /// The object keywords; whether the object fits them.
+    fn object(
+        &mut self,
+        keywords: &Keywords,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        marks: &mut Marks,
+        tracked: bool,
+    ) -> bool {
+        let mut valid = true;
+        let mut unexpected = Vec::new();
+        for (index, (name, entry)) in map.iter().enumerate() {
+            let mut matched = false;
+            path.push(PathSegment::Key(name.clone()));
+            if let Some((_, id)) = keywords.properties.iter().find(|(known, _)| known == name) {
+                matched = true;
+                valid &= self.child(*id, entry, path);
+            }
+            for (pattern, id) in &keywords.pattern_properties {
+                if pattern.is_match(name) {
+                    matched = true;
+                    valid &= self.child(*id, entry, path);
+                }
+            }
+            if !matched {
+                if let Some(id) = keywords.additional_properties {
+                    matched = true;
+                    if matches!(self.compiled.node(id), Node::Never) {
+                        unexpected.push(name.clone());
+                    } else {
+                        valid &= self.child(id, entry, path);
+                    }
+                }
+            }
+            path.pop();
+            if !valid && self.errors.is_none() {
+                return false;
+            }
+            if matched {
+                marks.set(index);
+            }
+        }
+        if !unexpected.is_empty() {
+            valid = false;
+            let kind = ErrorKind::AdditionalProperties { unexpected };
+            if !self.fail(path, value, kind) {
+                return false;
+            }
+        }
+        let mut failures = Vec::new();
+        if let Some(id) = keywords.property_names {
+            for name in map.keys() {
+                let key = Value::String(name.clone());
+                if self.quietly(id, &key, path, false).is_none() {
+                    failures.push(ErrorKind::Rule(format!(
+                        "the name '{name}' does not fit `propertyNames`"
+                    )));
+                }
+            }
+        }
+        let count = map.len() as u64;
+        if keywords.min_properties.is_some_and(|min| count < min) {
+            failures.push(ErrorKind::Rule(format!(
+                "the object has {count} properties, fewer than `minProperties` allows"
+            )));
+        }
+        if keywords.max_properties.is_some_and(|max| count > max) {
+            failures.push(ErrorKind::Rule(format!(
+                "the object has {count} properties, more than `maxProperties` allows"
+            )));
+        }
+        for name in &keywords.required {
+            if !map.contains_key(name) {
+                failures.push(ErrorKind::Required {
+                    property: name.clone(),
+                });
+            }
+        }
+        for (present, names) in &keywords.dependent_required {
+            if map.contains_key(present) {
+                for name in names.iter().filter(|name| !map.contains_key(*name)) {
+                    failures.push(ErrorKind::Required {
+                        property: name.clone(),
+                    });
+                }
+            }
+        }
+        for kind in failures {
+            valid = false;
+            if !self.fail(path, value, kind) {
+                return false;
+            }
+        }
+        for (present, id) in &keywords.dependent_schemas {
+            if map.contains_key(present) {
+                match self.eval(*id, value, path, tracked) {
+                    Some(found) => marks.merge(&found),
+                    None if self.errors.is_none() => return false,
+                    None => valid = false,
+                }
+            }
+        }
+        if let Some(id) = keywords.unevaluated_properties {
+            let mut unexpected = Vec::new();
+            for (index, (name, entry)) in map.iter().enumerate() {
+                if marks.seen(index) {
+                    continue;
+                }
+                if matches!(self.compiled.node(id), Node::Never) {
+                    unexpected.push(name.clone());
+                    continue;
+                }
+                path.push(PathSegment::Key(name.clone()));
+                valid &= self.child(id, entry, path);
+                path.pop();
+                if !valid && self.errors.is_none() {
+                    return false;
+                }
+                marks.set(index);
+            }
+            if !unexpected.is_empty() {
+                valid = false;
+                let kind = ErrorKind::AdditionalProperties { unexpected };
+                if !self.fail(path, value, kind) {
+                    return false;
+                }
+            }
+        }
+        valid
+    }
+
+    /// The array keywords; whether the array fits them.
+    fn array(
+        &mut self,
+        keywords: &Keywords,
+        items: &[Value],
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        marks: &mut Marks,
+    ) -> bool {
+        let mut valid = true;
+        for (index, item) in items.iter().enumerate() {
+            let id = match keywords.prefix_items.get(index) {
+                Some(&id) => Some(id),
+                None => keywords.items,
+            };
+            if let Some(id) = id {
+                path.push(PathSegment::Index(index));
+                valid &= self.child(id, item, path);
+                path.pop();
+                if !valid && self.errors.is_none() {
+                    return false;
+                }
+                marks.set(index);
+            }
+        }
+        if let Some(id) = keywords.contains {
+            let mut fitting = 0u64;
+            for (index, item) in items.iter().enumerate() {
+                path.push(PathSegment::Index(index));
+                if self.quietly(id, item, path, false).is_some() {
+                    fitting += 1;
+                    marks.set(index);
+                }
+                path.pop();
+            }
+            let min = keywords.min_contains.unwrap_or(1);
+            if fitting < min {
+                valid = false;
+                let said = format!("{fitting} items fit `contains`, where at least {min} must");
+                if !self.fail(path, value, ErrorKind::Rule(said)) {
+                    return false;
+                }
+            }
+            if let Some(max) = keywords.max_contains.filter(|&max| fitting > max) {
+                valid = false;
+                let said = format!("{fitting} items fit `contains`, where at most {max} may");
+                if !self.fail(path, value, ErrorKind::Rule(said)) {
+                    return false;
+                }
+            }
+        }
+        if let Some(id) = keywords.unevaluated_items {
+            for (index, item) in items.iter().enumerate() {
+                if marks.seen(index) {
+                    continue;
+                }
+                path.push(PathSegment::Index(index));
+                valid &= self.child(id, item, path);
+                path.pop();
+                if !valid && self.errors.is_none() {
+                    return false;
+                }
+                marks.set(index);
+            }
+        }
+        valid
+    }
+
+    /// Checks a property's value or an item, a place of its own: nothing it evaluates
+    /// counts for its parent.
+    fn child(&mut self, id: NodeId, value: &Value, path: &mut Vec<PathSegment>) -> bool {
+        self.eval(id, value, path, false).is_some()
+    }
+}
+
+fn rule(said: &str) -> ErrorKind {
+    ErrorKind::Rule(said.to_owned())
+}
+
+/// The rules of a schema that read `value` alone (not its properties or items, nor the
+/// schemas beside it) that it breaks.
+fn own_rules(keywords: &Keywords, value: &Value) -> Vec<ErrorKind> {
+    let mut broken = Vec::new();
+    let shown = || describe::compact(value);
+    if keywords
+        .types
+        .is_some_and(|types| types & type_bits(value) == 0)
+    {
+        broken.push(ErrorKind::Rule(format!(
+            "{} is not of the `type` allowed",
+            shown()
+        )));
+    }
+    if let Some(options) = &keywords.options {
+        if !options.iter().any(|option| equal(option, value)) {
+            broken.push(ErrorKind::Rule(format!("{} is not one of `enum`", shown())));
+        }
+    }
+    if let Some(constant) = &keywords.constant {
+        if !equal(constant, value) {
+            broken.push(ErrorKind::Rule(format!(
+                "{} is not the `const` {}",
+                shown(),
+                describe::compact(constant)
+            )));
+        }
+    }
+    match value {
+        Value::Number(number) => number_rules(keywords, number, &mut broken),
+        Value::String(text) => {
+            if keywords.min_length.is_some() || keywords.max_length.is_some() {
+                let length = text.chars().count() as u64;
+                if keywords.min_length.is_some_and(|min| length < min) {
+                    broken.push(ErrorKind::Rule(format!(
+                        "{} is shorter than `minLength` allows",
+                        shown()
+                    )));
+                }
+                if keywords.max_length.is_some_and(|max| length > max) {
+                    broken.push(ErrorKind::Rule(format!(
+                        "{} is longer than `maxLength` allows",
+                        shown()
+                    )));
+                }
+            }
+            if keywords
+                .pattern
+                .as_ref()
+                .is_some_and(|pattern| !pattern.is_match(text))
+            {
+                broken.push(ErrorKind::Rule(format!(
+                    "{} does not match `pattern`",
+                    shown()
+                )));
+            }
+        }
+        Value::Array(items) => {
+            let length = items.len() as u64;
+            if keywords.min_items.is_some_and(|min| length < min) {
+                broken.push(rule("the list is shorter than `minItems` allows"));
+            }
+            if keywords.max_items.is_some_and(|max| length > max) {
+                broken.push(rule("the list is longer than `maxItems` allows"));
+            }
+            if keywords.unique_items
+                && items
+                    .iter()
+                    .enumerate()
+                    .any(|(index, item)| items[..index].iter().any(|earlier| equal(earlier, item)))
+            {
+                broken.push(rule(
+                    "the list repeats an item, which `uniqueItems` forbids",
+                ));
+            }
+        }
+        _ => {}
+    }
+    broken
+}
+
+fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Vec<ErrorKind>) {
+    let beyond = |bound: &Option<Number>, out: fn(Ordering) -> bool| {
+        bound
+            .as_ref()
+            .is_some_and(|bound| out(compare(number, bound)))
+    };
+    for (bound, out, keyword) in [
+        (
+            &keywords.minimum,
+            Ordering::is_lt as fn(Ordering) -> bool,
+            "minimum",
+        ),
+        (&keywords.maximum, Ordering::is_gt, "maximum"),
+        (
+            &keywords.exclusive_minimum,
+            Ordering::is_le,
+            "exclusiveMinimum",
+        ),
+        (
+            &keywords.exclusive_maximum,
+            Ordering::is_ge,
+            "exclusiveMaximum",
+        ),
+    ] {
+        if beyond(bound, out) {
+            broken.push(ErrorKind::Rule(format!("{number} is beyond `{keyword}`")));
+        }
+    }
+    if let Some(step) = &keywords.multiple_of {
+        if !multiple_of(number, step) {
+            broken.push(ErrorKind::Rule(format!(
+                "{number} is not a multiple of `multipleOf` {step}"
+            )));
+        }
+    }
+}
+
+/// Whether `number` is `step` times an integer: exactly for integers, in floating point
+/// otherwise.
+fn multiple_of(number: &Number, step: &Number) -> bool {
+    let exact = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    if let (Some(number), Some(step)) = (exact(number), exact(step)) {
+        return number % step == 0;
+    }
+    let (Some(number), Some(step)) = (number.as_f64(), step.as_f64()) else {
+        return false;
+    };
+    let quotient = number / step;
+    quotient.is_finite() && quotient.fract() == 0.0
+}

@@ -10,7 +10,7 @@ base="$(cargo metadata --format-version 1 --no-deps \
 runtime="$(cd .. && pwd)/tool-runtime"
 tools=200
 rm -rf "$base"
-mkdir -p "$base/ours/src" "$base/rmcp/src"
+mkdir -p "$base/ours/src" "$base/rmcp/src" "$base/ours-stdio/src" "$base/rmcp-http/src"
 
 cat > "$base/ours/Cargo.toml" <<TOML
 [package]
@@ -114,6 +114,29 @@ RUST
     echo "}"
 } > "$base/rmcp/src/tools.rs"
 
+# The same crates with the other's transports, for builds of like capability: ours with
+# stdio alone (no HTTP, no command line) beside rmcp's example, and rmcp with its
+# Streamable HTTP server beside our defaults (which serve both).
+cp "$base/ours/src/tools.rs" "$base/ours-stdio/src/tools.rs"
+sed -e 's/^name = "ours200"/name = "ours200-stdio"/' \
+    -e 's|^tool-runtime = { path = "\(.*\)" }|tool-runtime = { path = "\1", default-features = false }\ntokio = { version = "1", features = ["macros", "rt"] }|' \
+    "$base/ours/Cargo.toml" > "$base/ours-stdio/Cargo.toml"
+cat > "$base/ours-stdio/src/main.rs" <<'RUST'
+mod tools;
+use tool_runtime::{McpServer, Registry, ServerInfo};
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = McpServer::new(Registry::new()?, ServerInfo::new("ours200", "0.1.0"));
+    tool_runtime::transport::stdio::serve_stdio(&server).await?;
+    Ok(())
+}
+RUST
+cp "$base/rmcp/src/tools.rs" "$base/rmcp-http/src/tools.rs"
+cp "$base/rmcp/src/main.rs" "$base/rmcp-http/src/main.rs"
+sed -e 's/^name = "rmcp200"/name = "rmcp200-http"/' \
+    -e 's/"transport-io"\]/"transport-io", "transport-streamable-http-server"]/' \
+    "$base/rmcp/Cargo.toml" > "$base/rmcp-http/Cargo.toml"
+
 seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); python3 -c "print(f'{$end - $start:.2f}')"; }
 edit() { sed -i "0,/\/\*EDIT\*\/[0-9]*/s//\/*EDIT*\/$RANDOM/" "$1/src/tools.rs"; }
 
@@ -129,6 +152,11 @@ for framework in ours rmcp; do
     edit "$dir"
     release[$framework]=$(cd "$dir" && seconds cargo build --release)
 done
+declare -A parity
+for variant in ours-stdio rmcp-http; do
+    echo "building $variant (clean, debug)" >&2
+    parity[$variant]=$(cd "$base/$variant" && seconds cargo build)
+done
 per_tool() { python3 -c "print(f'{$1 * 1000 / $tools:.1f}')"; }
 echo "| $tools tools | tool-runtime | rmcp 3.9.0 |"
 echo "| --- | --- | --- |"
@@ -136,3 +164,8 @@ echo "| clean debug build, dependencies included | ${clean[ours]} s | ${clean[rm
 echo "| debug build after editing one tool | ${debug[ours]} s | ${debug[rmcp]} s |"
 echo "| that, per tool | $(per_tool "${debug[ours]}") ms | $(per_tool "${debug[rmcp]}") ms |"
 echo "| release build after editing one tool | ${release[ours]} s | ${release[rmcp]} s |"
+echo
+echo "| clean debug build, like for like | tool-runtime | rmcp 3.9.0 |"
+echo "| --- | --- | --- |"
+echo "| stdio only (ours: \`default-features = false\`) | ${parity[ours-stdio]} s | ${clean[rmcp]} s |"
+echo "| stdio and Streamable HTTP (ours: the defaults, with the command line) | ${clean[ours]} s | ${parity[rmcp-http]} s |"

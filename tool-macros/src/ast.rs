@@ -168,7 +168,7 @@ impl ToolFn {
                 ),
             ));
         }
-        if let Some(unsafety) = &sig.unsafety {
+        if let syn::Safety::Unsafe(unsafety) = &sig.safety {
             errors.push(syn::Error::new_spanned(
                 unsafety,
                 format!(

@@ -235,6 +235,10 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
 /// trail unless `RUST_LOG` names it; JSON lines are for machines and carry it.
 fn init_logs(format: LogFormat) {
     use crate::ops::AUDIT_TARGET;
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let default_filter = match format {
         LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
         LogFormat::Json => "info".to_owned(),
@@ -248,21 +252,27 @@ fn init_logs(format: LogFormat) {
         }
         (_, Some(asked)) => asked,
     };
-    let filter = tracing_subscriber::EnvFilter::try_new(directives)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
-    let logs = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
+    // `RUST_LOG` as targets and levels (`info,my_crate=debug`): span and field filters
+    // would need env-filter's regular-expression engine in every binary, for logs.
+    let filter: Targets = directives
+        .parse()
+        .unwrap_or_else(|_| default_filter.parse().unwrap_or_default());
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => {
             let colour = std::io::stderr().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-            logs.with_ansi(colour).try_init()
+            tracing_subscriber::registry()
+                .with(logs.with_ansi(colour).with_filter(filter))
+                .try_init()
         }
-        LogFormat::Json => logs
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
+        LogFormat::Json => tracing_subscriber::registry()
+            .with(
+                logs.json()
+                    .flatten_event(true)
+                    .with_current_span(false)
+                    .with_filter(filter),
+            )
             .try_init(),
     };
 }

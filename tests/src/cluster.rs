@@ -3,7 +3,7 @@
 //! Every process is stopped by its own process id when the cluster is dropped. Tests that
 //! need HAProxy fail (never skip) when it is missing, and say how to get it.
 
-use crate::redis::RedisServer;
+use crate::redis::{RedisCluster, RedisServer, SharedRedis};
 use crate::{free_port, http, standard_headers, HttpReply};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,6 +17,8 @@ const HAPROXY_CONFIG: &str = concat!(
 /// Three replicas, their store and their balancer.
 pub struct Cluster {
     pub redis: RedisServer,
+    /// A Redis Cluster the replicas share instead of `redis`, when started on one.
+    redis_cluster: Option<RedisCluster>,
     binary: String,
     args: Vec<String>,
     prefix: String,
@@ -32,10 +34,20 @@ impl Cluster {
     /// append-only file, so a restarted Redis keeps its data), behind HAProxy; returns once
     /// the balancer sends requests to all three.
     pub fn start(binary: &str, args: &[&str]) -> Cluster {
+        Cluster::start_with(binary, args, None)
+    }
+
+    /// As [`Cluster::start`], with the replicas sharing a Redis Cluster of three nodes.
+    pub fn start_on_redis_cluster(binary: &str, args: &[&str]) -> Cluster {
+        Cluster::start_with(binary, args, Some(RedisCluster::start()))
+    }
+
+    fn start_with(binary: &str, args: &[&str], redis_cluster: Option<RedisCluster>) -> Cluster {
         let redis = RedisServer::start_persistent();
         let prefix = format!("cluster-{}-{}", std::process::id(), redis.port());
         let mut cluster = Cluster {
             redis,
+            redis_cluster,
             binary: binary.to_owned(),
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             prefix,
@@ -78,7 +90,7 @@ impl Cluster {
         let child = crate::command(&self.binary)
             .args(["serve", "--http", &format!("127.0.0.1:{port}")])
             .args(&self.args)
-            .env("MCP_STORE", self.redis.url())
+            .env("MCP_STORE", self.store_url())
             .env("MCP_STORE_PREFIX", &self.prefix)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -89,6 +101,14 @@ impl Cluster {
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "replica {index} listens");
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The URL of the store the replicas share.
+    pub fn store_url(&self) -> String {
+        match &self.redis_cluster {
+            Some(redis_cluster) => redis_cluster.store_url(),
+            None => self.redis.url(),
         }
     }
 

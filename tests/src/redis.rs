@@ -39,7 +39,7 @@ impl RedisServer {
         ])
     }
 
-    fn start_with(extra: &[&str]) -> RedisServer {
+    pub(crate) fn start_with(extra: &[&str]) -> RedisServer {
         let port = crate::free_port();
         let dir =
             std::env::temp_dir().join(format!("tool-tests-redis-{}-{port}", std::process::id()));
@@ -147,5 +147,109 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A Redis Cluster of three masters (no replicas) on free ports of 127.0.0.1, each with a
+/// data directory of its own, stopped by their process ids when dropped.
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts three nodes, gives each a third of the slots, introduces them to each other
+    /// (as `redis-cli --cluster create` does) and waits until the cluster says it is ok.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                RedisServer::start_with(&[
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                ])
+            })
+            .collect();
+        let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+        for (node, (start, end)) in nodes.iter().zip(ranges) {
+            let reply = command(
+                node.port(),
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &start.to_string(),
+                    &end.to_string(),
+                ],
+            );
+            assert!(reply.starts_with("+OK"), "ADDSLOTSRANGE: {reply}");
+        }
+        for other in &nodes[1..] {
+            let port = other.port().to_string();
+            let reply = command(nodes[0].port(), &["CLUSTER", "MEET", "127.0.0.1", &port]);
+            assert!(reply.starts_with("+OK"), "CLUSTER MEET: {reply}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !nodes.iter().all(|node| {
+            let info = command(node.port(), &["CLUSTER", "INFO"]);
+            info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+        }) {
+            assert!(Instant::now() < deadline, "the cluster became ok");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        RedisCluster { nodes }
+    }
+
+    /// Its URL, naming every node.
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|node| format!("127.0.0.1:{}", node.port()))
+            .collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// The ports of its nodes.
+    pub fn ports(&self) -> Vec<u16> {
+        self.nodes.iter().map(RedisServer::port).collect()
+    }
+}
+
+/// Sends one command to the Redis on `port` and returns the start of its reply, as text.
+pub fn command(port: u16, args: &[&str]) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("redis answers");
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut request = format!("*{}\r\n", args.len());
+    for arg in args {
+        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(request.as_bytes()).expect("redis reads");
+    let mut reply = vec![0u8; 16 * 1024];
+    let read = stream.read(&mut reply).unwrap_or(0);
+    String::from_utf8_lossy(&reply[..read]).into_owned()
+}
+
+/// A Redis a test can point replicas at: one server or a cluster.
+pub trait SharedRedis {
+    /// The store URL of it.
+    fn store_url(&self) -> String;
+}
+
+impl SharedRedis for RedisServer {
+    fn store_url(&self) -> String {
+        self.url()
+    }
+}
+
+impl SharedRedis for RedisCluster {
+    fn store_url(&self) -> String {
+        self.url()
     }
 }

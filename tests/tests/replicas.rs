@@ -93,17 +93,31 @@ const LOST_WITHIN: Duration = Duration::from_secs(8);
 
 #[test]
 fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere() {
-    let mut cluster = Cluster::start(BINARY, &[]);
+    a_killed_replica(&mut Cluster::start(BINARY, &[]));
+}
+
+/// The same with the replicas sharing a Redis Cluster of three nodes: leases, the index of
+/// leases and the tasks live on different nodes.
+#[test]
+fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere_on_a_redis_cluster() {
+    a_killed_replica(&mut Cluster::start_on_redis_cluster(BINARY, &[]));
+}
+
+/// A task whose replica is killed: reported failed when it is not idempotent, run again
+/// elsewhere when it is. Its files are named after the balancer's port: the two variants
+/// run at once.
+fn a_killed_replica(cluster: &mut Cluster) {
+    let tag = cluster.port;
 
     // Not idempotent: another replica reports it failed, saying the worker was lost.
-    let file = pid_file("job");
+    let file = pid_file(&format!("job-{tag}"));
     let arguments = json!({"seconds": 60, "pid_file": file.to_str().unwrap()});
-    let task = start_task(&cluster, "slow_job", arguments);
+    let task = start_task(cluster, "slow_job", arguments);
     let runner = cluster
         .replica_of(first_run(&file))
         .expect("a replica runs it");
     cluster.stop_replica(runner, "KILL");
-    let (failed, took) = poll(&cluster, &task, LOST_WITHIN, |t| {
+    let (failed, took) = poll(cluster, &task, LOST_WITHIN, |t| {
         t["result"]["status"] != "working"
     });
     assert_eq!(failed["result"]["status"], "failed", "{failed}");
@@ -117,14 +131,14 @@ fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere() {
     // Idempotent: it runs again on another replica, and completes.
     cluster.start_replica(runner);
     cluster.wait_until_all_up();
-    let file = pid_file("lookup");
+    let file = pid_file(&format!("lookup-{tag}"));
     let arguments = json!({"seconds": 2, "pid_file": file.to_str().unwrap()});
-    let task = start_task(&cluster, "slow_lookup", arguments);
+    let task = start_task(cluster, "slow_lookup", arguments);
     let runner = cluster
         .replica_of(first_run(&file))
         .expect("a replica runs it");
     cluster.stop_replica(runner, "KILL");
-    let (done, _) = poll(&cluster, &task, LOST_WITHIN + Duration::from_secs(3), |t| {
+    let (done, _) = poll(cluster, &task, LOST_WITHIN + Duration::from_secs(3), |t| {
         t["result"]["status"] == "completed"
     });
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Servers that share a Redis store serve each other's state: tasks, request states,
 //! large outputs, rate limits and budgets. Each server has a store connection of its own,
-//! as replicas in separate processes would, against a real `redis-server`.
+//! as replicas in separate processes would, against a real `redis-server`, and again
+//! against a real Redis Cluster of three nodes.
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -14,7 +15,7 @@ use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::Registry;
 use tool_runtime::{resource, tool, CallContext};
-use tool_tests::redis::RedisServer;
+use tool_tests::redis::{RedisCluster, RedisServer, SharedRedis};
 use tool_tests::{
     per_request, server, server_over, start_task, task_method, until, Client, Signal, INITIALIZE,
 };
@@ -97,8 +98,8 @@ fn today() -> String {
 
 /// A server of its own store connection to `redis` under `prefix`, whose calls become
 /// tasks after 20 ms.
-async fn replica(redis: &RedisServer, prefix: &str) -> McpServer {
-    let store = Store::builder(redis.url())
+async fn replica(redis: &impl SharedRedis, prefix: &str) -> McpServer {
+    let store = Store::builder(redis.store_url())
         .prefix(prefix)
         .connect()
         .await
@@ -114,12 +115,15 @@ fn prefix(test: &str) -> String {
 
 #[tokio::test]
 async fn replicas_serve_each_others_tasks() {
-    let redis = RedisServer::start();
+    replicas_serve_each_others_tasks_on(&RedisServer::start()).await;
+    replicas_serve_each_others_tasks_on(&RedisCluster::start()).await;
+}
+
+async fn replicas_serve_each_others_tasks_on(redis: &impl SharedRedis) {
+    ENDLESS_STARTED.reset();
+    ENDLESS_STOPPED.reset();
     let prefix = prefix("tasks");
-    let (a, b) = (
-        replica(&redis, &prefix).await,
-        replica(&redis, &prefix).await,
-    );
+    let (a, b) = (replica(redis, &prefix).await, replica(redis, &prefix).await);
     let (mut on_a, mut on_b) = (Client::new(&a), Client::new(&b));
 
     // Started on A; B sees its question, B's answer reaches the tool running on A, and B
@@ -154,7 +158,7 @@ async fn replicas_serve_each_others_tasks() {
     ENDLESS_STOPPED.wait("the tool on A was stopped").await;
 
     // A server with another prefix shares nothing with them.
-    let other = replica(&redis, &format!("{prefix}-other")).await;
+    let other = replica(redis, &format!("{prefix}-other")).await;
     let unknown = task_method(
         &mut Client::new(&other),
         5,
@@ -167,12 +171,13 @@ async fn replicas_serve_each_others_tasks() {
 
 #[tokio::test]
 async fn a_request_state_sealed_by_one_replica_opens_on_another() {
-    let redis = RedisServer::start();
+    a_request_state_sealed_by_one_replica_opens_on_another_on(&RedisServer::start()).await;
+    a_request_state_sealed_by_one_replica_opens_on_another_on(&RedisCluster::start()).await;
+}
+
+async fn a_request_state_sealed_by_one_replica_opens_on_another_on(redis: &impl SharedRedis) {
     let prefix = prefix("states");
-    let (a, b) = (
-        replica(&redis, &prefix).await,
-        replica(&redis, &prefix).await,
-    );
+    let (a, b) = (replica(redis, &prefix).await, replica(redis, &prefix).await);
     let capabilities = json!({"elicitation": {}});
     let call = |id: u32, extra: Value| {
         let mut params = json!({"name": "two_steps", "arguments": {}});
@@ -212,7 +217,7 @@ async fn a_request_state_sealed_by_one_replica_opens_on_another() {
     );
 
     // A server of another service (another prefix) has other keys.
-    let other = replica(&redis, &format!("{prefix}-other")).await;
+    let other = replica(redis, &format!("{prefix}-other")).await;
     let refused = Client::new(&other)
         .call(&call(
             4,
@@ -223,8 +228,8 @@ async fn a_request_state_sealed_by_one_replica_opens_on_another() {
 }
 
 /// A server sharing `redis` under `prefix`, whose lists may change.
-async fn changing_replica(redis: &RedisServer, prefix: &str) -> McpServer {
-    let store = Store::builder(redis.url())
+async fn changing_replica(redis: &impl SharedRedis, prefix: &str) -> McpServer {
+    let store = Store::builder(redis.store_url())
         .prefix(prefix)
         .connect()
         .await
@@ -234,11 +239,19 @@ async fn changing_replica(redis: &RedisServer, prefix: &str) -> McpServer {
 
 #[tokio::test]
 async fn updates_and_list_changes_on_one_replica_reach_listeners_on_another() {
-    let redis = RedisServer::start();
+    updates_and_list_changes_on_one_replica_reach_listeners_on_another_on(&RedisServer::start())
+        .await;
+    updates_and_list_changes_on_one_replica_reach_listeners_on_another_on(&RedisCluster::start())
+        .await;
+}
+
+async fn updates_and_list_changes_on_one_replica_reach_listeners_on_another_on(
+    redis: &impl SharedRedis,
+) {
     let prefix = prefix("notifications");
     let (a, b) = (
-        changing_replica(&redis, &prefix).await,
-        changing_replica(&redis, &prefix).await,
+        changing_replica(redis, &prefix).await,
+        changing_replica(redis, &prefix).await,
     );
     let mut on_b = Client::new(&b);
     let listen = per_request(
@@ -345,12 +358,16 @@ impl Events {
 
 #[tokio::test]
 async fn a_2025_task_asks_through_the_replica_where_its_result_waits() {
-    let redis = RedisServer::start();
+    a_2025_task_asks_through_the_replica_where_its_result_waits_on(&RedisServer::start()).await;
+    a_2025_task_asks_through_the_replica_where_its_result_waits_on(&RedisCluster::start()).await;
+}
+
+async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &impl SharedRedis) {
     let prefix = prefix("relay");
     let (a, b, c) = (
-        replica(&redis, &prefix).await,
-        replica(&redis, &prefix).await,
-        replica(&redis, &prefix).await,
+        replica(redis, &prefix).await,
+        replica(redis, &prefix).await,
+        replica(redis, &prefix).await,
     );
     let (on_a, on_b, on_c) = (http_of(&a), http_of(&b), http_of(&c));
     let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -409,14 +426,18 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits() {
 
 #[tokio::test]
 async fn a_large_output_stored_by_one_replica_is_read_from_another() {
-    let redis = RedisServer::start();
+    a_large_output_stored_by_one_replica_is_read_from_another_on(&RedisServer::start()).await;
+    a_large_output_stored_by_one_replica_is_read_from_another_on(&RedisCluster::start()).await;
+}
+
+async fn a_large_output_stored_by_one_replica_is_read_from_another_on(redis: &impl SharedRedis) {
     let prefix = prefix("outputs");
     let options = |store| {
         ServerOptions::default()
             .large_outputs(LargeOutputs::default().above(200))
             .store(store)
     };
-    let connect = || Store::builder(redis.url()).prefix(&prefix).connect();
+    let connect = || Store::builder(redis.store_url()).prefix(&prefix).connect();
     let (a, b) = (
         server(options(connect().await.unwrap())),
         server(options(connect().await.unwrap())),
@@ -440,10 +461,14 @@ async fn a_large_output_stored_by_one_replica_is_read_from_another() {
 
 #[tokio::test]
 async fn a_budget_is_spent_across_replicas() {
-    let redis = RedisServer::start();
+    a_budget_is_spent_across_replicas_on(&RedisServer::start()).await;
+    a_budget_is_spent_across_replicas_on(&RedisCluster::start()).await;
+}
+
+async fn a_budget_is_spent_across_replicas_on(redis: &impl SharedRedis) {
     let prefix = prefix("budget");
     let replica = || async {
-        let store = Store::builder(redis.url())
+        let store = Store::builder(redis.store_url())
             .prefix(&prefix)
             .connect()
             .await

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 pub(super) struct StoreFlags {
     /// Share sessions, tasks, request-state keys, large outputs, rate limits and budgets
     /// with the other replicas through this store: redis://[user[:password]@]host[:port][/db]
-    /// or rediss://... (TLS). Prefer the environment variable: a password on the command
+    /// or rediss://... (TLS); a Redis Cluster as redis+cluster://host:port[,host:port...]
+    /// (or rediss+cluster://). Prefer the environment variable: a password on the command
     /// line is visible to every user of the machine.
     #[arg(long, value_name = "URL", env = "MCP_STORE", hide_env_values = true)]
     store: Option<String>,

@@ -89,7 +89,9 @@ pub struct StoreBuilder {
 
 impl Store {
     /// How to reach the store at `url`: `redis://[user[:password]@]host[:port][/db]`, or
-    /// `rediss://...` for TLS.
+    /// `rediss://...` for TLS; a Redis Cluster as
+    /// `redis+cluster://[user[:password]@]host:port[,host:port...]` (any of its nodes: the
+    /// others are found from them), or `rediss+cluster://...`.
     pub fn builder(url: impl Into<String>) -> StoreBuilder {
         StoreBuilder {
             url: url.into(),
@@ -153,7 +155,12 @@ impl StoreBuilder {
     /// When the URL is not one of a supported store, or the store cannot be reached.
     pub async fn connect(self) -> Result<Store, StoreError> {
         #[cfg(feature = "redis")]
-        if let Some(("redis" | "rediss" | "valkey" | "valkeys", _)) = self.url.split_once("://") {
+        if let Some((
+            "redis" | "rediss" | "valkey" | "valkeys" | "redis+cluster" | "rediss+cluster"
+            | "valkey+cluster" | "valkeys+cluster",
+            _,
+        )) = self.url.split_once("://")
+        {
             let when_unreachable = self.when_unreachable;
             let backend = Arc::new(redis::RedisBackend::connect(self).await?);
             return Ok(Store {
@@ -162,8 +169,8 @@ impl StoreBuilder {
             });
         }
         Err(StoreError::new(format!(
-            "{:?} is not the URL of a supported store; expected redis://host:port/db or \
-             rediss://... (with the feature \"redis\")",
+            "{:?} is not the URL of a supported store; expected redis://host:port/db, \
+             rediss://... or redis+cluster://host:port,host:port (with the feature \"redis\")",
             redact(&self.url)
         )))
     }

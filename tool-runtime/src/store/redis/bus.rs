@@ -139,10 +139,15 @@ impl Bus {
             (nonce, handled)
         });
         let mut connection = self.shared.connection();
-        let published = ::redis::cmd("PUBLISH")
-            .arg(&self.events_channel)
-            .arg(payload)
-            .query_async::<u64>(&mut connection)
+        let published = self
+            .shared
+            .endpoint
+            .publish(
+                &mut connection,
+                &self.shared.prefix,
+                &self.events_channel,
+                &payload,
+            )
             .await;
         let Some((nonce, handled)) = done else {
             return published.map(drop).map_err(failed);
@@ -190,7 +195,13 @@ impl Bus {
 
     /// One subscription, until it breaks.
     async fn listen_once(&self) -> Result<(), ::redis::RedisError> {
-        let mut pubsub = self.shared.client.get_async_pubsub().await?;
+        let mut connection = self.shared.connection();
+        let server = self
+            .shared
+            .endpoint
+            .subscriber(&mut connection, &self.shared.prefix)
+            .await?;
+        let mut pubsub = server.get_async_pubsub().await?;
         let acks = self.acks_channel(&self.shared.replica);
         pubsub.subscribe(&self.events_channel).await?;
         pubsub.subscribe(&acks).await?;
@@ -238,10 +249,16 @@ impl Bus {
         }
         if let Some(nonce) = envelope.nonce {
             let mut connection = self.shared.connection();
-            let acked = ::redis::cmd("PUBLISH")
-                .arg(self.acks_channel(&envelope.from))
-                .arg(nonce)
-                .query_async::<u64>(&mut connection)
+            let channel = self.acks_channel(&envelope.from);
+            let acked = self
+                .shared
+                .endpoint
+                .publish(
+                    &mut connection,
+                    &self.shared.prefix,
+                    &channel,
+                    nonce.to_string().as_bytes(),
+                )
                 .await;
             if let Err(error) = acked {
                 tracing::debug!(%error, "could not acknowledge an event");
@@ -302,13 +319,10 @@ impl Bus {
     }
 
     async fn read_inbox_once(&self, key: &str) -> Result<(), ::redis::RedisError> {
-        let config = ::redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(INBOX_BLOCK_SECONDS + 2)));
         let mut connection = self
             .shared
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
+            .endpoint
+            .blocking(Duration::from_secs(INBOX_BLOCK_SECONDS + 2))
             .await?;
         loop {
             let popped: Option<(String, Vec<u8>)> = ::redis::cmd("BLPOP")

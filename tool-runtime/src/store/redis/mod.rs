@@ -1,12 +1,13 @@
-//! The store in Redis: one multiplexed connection (a connection manager that reconnects
-//! with backoff) for commands, one subscription for the replicas' events (`bus`), one
-//! blocking connection for this replica's inbox, and a Lua script wherever a change must
-//! be atomic (`tasks`, `sessions`, `limits`, `keys`).
+//! The store in Redis, one server or a cluster (`endpoint`): one multiplexed connection
+//! (that reconnects with backoff) for commands, one subscription for the replicas' events
+//! (`bus`), one blocking connection for this replica's inbox, and a Lua script wherever a
+//! change must be atomic (`tasks`, `sessions`, `limits`, `keys`).
 //!
 //! Keys are `<prefix>:<kind>:{<id>}`: the braces make the id the hash tag, so that every
 //! key of one session or one task lands in one slot of a Redis Cluster.
 
 mod bus;
+mod endpoint;
 mod keys;
 mod limits;
 mod messages;
@@ -19,7 +20,6 @@ use super::sessions::{Change, SessionRecord};
 use super::{Backend, BudgetAdmission, Later, SealingKey, StoreBuilder, StoreError, TaskMessage};
 use crate::catalog::time::Rate;
 use crate::tasks::{StoreFuture, TaskStore};
-use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -42,8 +42,8 @@ pub(crate) struct RedisBackend {
 
 /// What every part of the backend uses: the connection, the names.
 pub(super) struct Shared {
-    pub(super) client: ::redis::Client,
-    pub(super) connection: ConnectionManager,
+    pub(super) endpoint: endpoint::Endpoint,
+    pub(super) connection: endpoint::Commands,
     pub(super) prefix: String,
     pub(super) replica: String,
 }
@@ -55,7 +55,7 @@ impl Shared {
     }
 
     /// A connection handle to run commands on (clones share the connection).
-    pub(super) fn connection(&self) -> ConnectionManager {
+    pub(super) fn connection(&self) -> endpoint::Commands {
         self.connection.clone()
     }
 }
@@ -78,24 +78,18 @@ pub(super) fn failed(error: ::redis::RedisError) -> StoreError {
 
 impl RedisBackend {
     pub(crate) async fn connect(builder: StoreBuilder) -> Result<RedisBackend, StoreError> {
-        if builder.url.starts_with("rediss://") || builder.url.starts_with("valkeys://") {
+        if builder.url.starts_with("rediss") || builder.url.starts_with("valkeys") {
             // rustls needs a process-wide crypto provider; ring needs no C toolchain. One
             // installed already (by the application) is kept.
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
-        let client = ::redis::Client::open(builder.url.as_str()).map_err(failed)?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(builder.response_timeout))
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            // A failed command is answered at once (the request says "retry"); the manager
-            // reconnects in the background, with backoff and jitter.
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(2));
-        let connection = ConnectionManager::new_with_config(client.clone(), config)
+        let endpoint = endpoint::Endpoint::parse(&builder.url)?;
+        let connection = endpoint
+            .commands(builder.response_timeout)
             .await
             .map_err(failed)?;
         let shared = Arc::new(Shared {
-            client,
+            endpoint,
             connection,
             prefix: builder.prefix,
             replica: replica_name(),

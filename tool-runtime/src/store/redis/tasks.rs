@@ -81,27 +81,31 @@ impl RedisTasks {
         Ok(Some((task, version.to_owned())))
     }
 
-    /// Keeps a new task, and indexes its lease, in one round trip: the client is told of
-    /// the task once both are written.
+    /// Keeps a new task, and indexes its lease: the client is told of the task once both
+    /// are written. (Two commands, not one pipeline: in a cluster the task and the index
+    /// of leases live in different slots.)
     async fn insert_task(&self, task: Task) -> Result<bool, StoreError> {
         let body = serde_json::to_string(&task).map_err(StoreError::new)?;
         let score = lease_score(&task);
         let mut connection = self.shared.connection();
-        let mut pipe = ::redis::pipe();
-        pipe.cmd("SET")
+        let kept: Option<String> = ::redis::cmd("SET")
             .arg(self.key(&task.id))
             .arg(format!("1\n{body}"))
             .arg("NX")
             .arg("PX")
-            .arg(remaining_millis(&task));
-        if !score.is_empty() {
-            pipe.cmd("ZADD")
+            .arg(remaining_millis(&task))
+            .query_async(&mut connection)
+            .await
+            .map_err(failed)?;
+        if kept.is_some() && !score.is_empty() {
+            ::redis::cmd("ZADD")
                 .arg(self.leases())
                 .arg(&score)
                 .arg(&task.id)
-                .ignore();
+                .query_async::<u64>(&mut connection)
+                .await
+                .map_err(failed)?;
         }
-        let (kept,): (Option<String>,) = pipe.query_async(&mut connection).await.map_err(failed)?;
         Ok(kept.is_some())
     }
 

@@ -496,3 +496,38 @@ async fn quick_sync_tools_move_to_a_lane_and_slow_ones_go_back_to_the_pool() {
         "proven quick again, it is back on a lane"
     );
 }
+
+/// A code, whose rule needs look-ahead: a pattern the validator does not run.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Coded {
+    /// A code that starts with Z.
+    #[schemars(regex(pattern = r"^(?=Z)\w+$"))]
+    code: String,
+}
+
+#[test]
+fn a_tool_whose_schema_cannot_be_checked_is_refused_when_added() {
+    let registry = registry();
+    let good = DynamicTool::new("good", "Lists.", |args: ListArgs| async move {
+        Ok::<_, String>(args.prefix.unwrap_or_default())
+    })
+    .unwrap();
+    let coded = DynamicTool::new("coded", "Takes a code.", |value: Coded| async move {
+        Ok::<_, String>(value.code)
+    })
+    .unwrap();
+    let error = registry.add_group("set", [good, coded]).unwrap_err();
+    assert!(
+        matches!(error, RegistryError::SchemaNotCheckable { .. }),
+        "{error:?}"
+    );
+    let said = error.to_string();
+    assert!(
+        said.starts_with(
+            "tool `set_coded`: its input schema cannot be checked: the schema at \
+             `/properties/code` has the pattern `^(?=Z)\\w+$`: it uses look-around"
+        ),
+        "{said}"
+    );
+    assert!(registry.get("set_good").is_none(), "all or none: {said}");
+}

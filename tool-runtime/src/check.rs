@@ -335,11 +335,12 @@ fn check_schema_and_examples(tool: &Tool, findings: &mut Findings<'_>) {
     let validator = match Validator::for_schema(tool.input_schema()) {
         Ok(validator) => validator,
         Err(reason) => {
+            // Its examples cannot be judged either.
             findings.add(
                 Severity::Error,
-                format!("the input schema does not compile: {reason}"),
+                format!("the input schema cannot be checked: {reason}"),
             );
-            Validator::Unchecked
+            return;
         }
     };
     for (index, example) in tool.argument_examples().enumerate() {

@@ -93,14 +93,23 @@ impl Runnable {
         }
     }
 
-    /// How the arguments of `tool` are checked, decided on first use.
+    /// How the arguments of `tool` are checked, decided on first use (or when the registry
+    /// checked the schema at build, which keeps what it compiled).
     pub(crate) fn checker(&self, tool: &Tool) -> &Validator {
         self.checker.get_or_init(|| {
             Validator::for_schema(tool.input_schema()).unwrap_or_else(|error| {
-                tracing::error!(tool = %tool.name(), %error, "the input schema does not compile; arguments are checked by name only");
-                Validator::Unchecked
+                tracing::error!(tool = %tool.name(), %error, "the input schema cannot be checked; calls are refused");
+                Validator::Refused(error)
             })
         })
+    }
+
+    /// Compiles the checker of `tool` now; `Err` says why its schema cannot be checked.
+    pub(crate) fn compile_checker(&self, tool: &Tool) -> Result<(), String> {
+        match self.checker(tool) {
+            Validator::Refused(reason) => Err(reason.clone()),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -304,13 +304,21 @@ pub(crate) fn described(
 /// its tool's (prompt's, resource's) parameters: the macro checks what it can see, and this
 /// the rest (your own types), before anything is served.
 fn check_schemas_and_examples(statics: &StaticTools) -> Result<(), RegistryError> {
-    for (what, about) in described(&statics.catalog) {
-        let validator = crate::schema::validate::Validator::for_schema(about.input_schema())
+    // The runnables line up with the catalog's lists; each keeps the checker compiled here.
+    let runnables = statics
+        .runnables
+        .iter()
+        .chain(&statics.prompt_runnables)
+        .chain(&statics.resource_runnables);
+    for ((what, about), runnable) in described(&statics.catalog).zip(runnables) {
+        runnable
+            .compile_checker(about)
             .map_err(|reason| RegistryError::SchemaNotCheckable {
                 what,
                 name: about.name().to_owned(),
                 reason,
             })?;
+        let validator = runnable.checker(about);
         for example in about.argument_examples() {
             let problems = validator.problems(about.input_schema(), example);
             if !problems.is_empty() {

@@ -227,17 +227,22 @@ impl Registry {
             if let Some(holder) = holder {
                 return Err(RegistryError::already_exists(ItemKind::Tool, name, holder));
             }
-            crate::schema::validate::Validator::for_schema(tool.tool.input_schema()).map_err(
-                |reason| RegistryError::SchemaNotCheckable {
-                    what: ItemKind::Tool,
-                    name,
-                    reason,
-                },
-            )?;
         }
-        for DynamicTool { tool, handler } in tools {
+        // All checked before any is added: all or none.
+        let mut runnables = Vec::with_capacity(tools.len());
+        for DynamicTool { tool, handler } in &tools {
+            let runnable = Runnable::dynamic(tool.name(), Arc::clone(handler));
+            runnable
+                .compile_checker(tool)
+                .map_err(|reason| RegistryError::SchemaNotCheckable {
+                    what: ItemKind::Tool,
+                    name: tool.name().to_owned(),
+                    reason,
+                })?;
+            runnables.push(runnable);
+        }
+        for (DynamicTool { tool, .. }, runnable) in tools.into_iter().zip(runnables) {
             self.set_rate_limit(tool.name(), self.rate_for(&tool));
-            let runnable = Runnable::dynamic(tool.name(), handler);
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
         drop(dynamic);

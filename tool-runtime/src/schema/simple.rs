@@ -419,14 +419,16 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `n` when it is an integer serde_json holds exactly (not as a float).
+pub(super) fn exact_integer(n: &serde_json::Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
 /// Compares two JSON numbers exactly when both are integers, as floats otherwise.
 pub(super) fn compare(a: &serde_json::Number, b: &serde_json::Number) -> std::cmp::Ordering {
-    let exact = |n: &serde_json::Number| {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    };
-    match (exact(a), exact(b)) {
+    match (exact_integer(a), exact_integer(b)) {
         (Some(a), Some(b)) => a.cmp(&b),
         _ => a
             .as_f64()

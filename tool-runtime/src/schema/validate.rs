@@ -18,8 +18,10 @@ pub(crate) enum Validator {
     Simple(super::simple::Compiled),
     /// Anything else: the whole schema, compiled.
     Full(Box<full::Compiled>),
-    /// The schema did not compile (a bug, logged by the caller): only names are checked.
-    Unchecked,
+    /// The schema cannot be checked (the registry refuses such a schema; this is for a
+    /// registry built only to describe its tools): every call is refused with the reason,
+    /// never let through unchecked.
+    Refused(String),
 }
 
 /// One way the arguments break the schema.
@@ -42,7 +44,7 @@ impl Problem {
 }
 
 impl Validator {
-    /// The validator for a root object schema; `Err` says why the schema does not compile.
+    /// The validator for a root object schema; `Err` says why the schema cannot be checked.
     pub(crate) fn for_schema(schema: &Value) -> Result<Validator, String> {
         if super::simple::is_simple(schema) {
             return Ok(Validator::Simple(super::simple::Compiled::new(schema)));
@@ -60,11 +62,19 @@ impl Validator {
                 return Vec::new();
             }
         }
+        if let Validator::Refused(reason) = self {
+            return vec![Problem::new(
+                "",
+                format!(
+                    "the tool's input schema cannot be checked, so no call is accepted: {reason}"
+                ),
+            )];
+        }
         let root = Root::of(schema, &empty);
         let mut problems = root.name_problems(arguments);
         let validator = match self {
             Validator::Full(validator) => validator,
-            Validator::Unchecked => return problems,
+            Validator::Refused(_) => return problems,
             Validator::Simple(compiled) => {
                 compiled.check_values(arguments, schema, &mut problems);
                 return problems;
@@ -331,6 +341,16 @@ mod tests {
         );
         let composed = problems(&schema, json!({}));
         assert!(composed.iter().any(|p| p.contains("anyOf")), "{composed:?}");
+    }
+
+    #[test]
+    fn a_schema_that_cannot_be_checked_refuses_every_call() {
+        let schema = json!({"type": "object", "properties": {"a": {"pattern": "(?=x)"}}});
+        let reason = Validator::for_schema(&schema).err().unwrap();
+        assert!(reason.contains("look-around"), "{reason}");
+        let refused = Validator::Refused(reason.clone()).problems(&schema, &json!({}));
+        assert_eq!(refused.len(), 1);
+        assert!(refused[0].message.ends_with(&reason), "{refused:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{Compiled, Keywords, Node, NodeId};
 use crate::schema::describe::{self, PathSegment};
-use crate::schema::simple::{compare, equal, type_bits};
+use crate::schema::simple::{compare, equal, exact_integer, type_bits};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::fmt;
@@ -580,12 +580,7 @@ fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Vec<ErrorKind
 /// Whether `number` is `step` times an integer: exactly for integers, in floating point
 /// otherwise.
 fn multiple_of(number: &Number, step: &Number) -> bool {
-    let exact = |n: &Number| {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    };
-    if let (Some(number), Some(step)) = (exact(number), exact(step)) {
+    if let (Some(number), Some(step)) = (exact_integer(number), exact_integer(step)) {
         return number % step == 0;
     }
     let (Some(number), Some(step)) = (number.as_f64(), step.as_f64()) else {

@@ -143,7 +143,9 @@ impl Compiled {
             nodes: Vec::new(),
             at_pointer: HashMap::new(),
         };
-        compiler.node(root, String::new())?;
+        compiler
+            .node(root, String::new())
+            .map_err(|fault| fault.located(""))?;
         let compiled = Compiled {
             nodes: compiler.nodes,
         };
@@ -198,6 +200,29 @@ impl Compiled {
     }
 }
 
+/// Why a schema does not compile: said of the schema object being read (`Here`), or
+/// already of a place inside it.
+enum Fault {
+    Here(String),
+    Located(String),
+}
+
+impl From<String> for Fault {
+    fn from(why: String) -> Fault {
+        Fault::Here(why)
+    }
+}
+
+impl Fault {
+    /// The fault in words, naming its place (`pointer`, unless it names one already).
+    fn located(self, pointer: &str) -> String {
+        match self {
+            Fault::Here(why) => format!("{} {why}", place(pointer)),
+            Fault::Located(said) => said,
+        }
+    }
+}
+
 /// Builds the nodes of one schema.
 struct Compiler<'a> {
     root: &'a Value,
@@ -208,7 +233,7 @@ struct Compiler<'a> {
 }
 
 impl<'a> Compiler<'a> {
-    fn node(&mut self, schema: &'a Value, pointer: String) -> Result<NodeId, String> {
+    fn node(&mut self, schema: &'a Value, pointer: String) -> Result<NodeId, Fault> {
         if let Some(&id) = self.at_pointer.get(&pointer) {
             return Ok(id);
         }
@@ -220,18 +245,18 @@ impl<'a> Compiler<'a> {
             Value::Bool(false) => Node::Never,
             Value::Object(map) => self
                 .keywords(map, &pointer)
-                .map_err(|why| format!("{} {why}", place(&pointer)))?,
+                .map_err(|fault| Fault::Located(fault.located(&pointer)))?,
             other => {
-                return Err(format!(
+                return Err(Fault::Located(format!(
                     "{} is {other}, where a schema (an object or a boolean) belongs",
                     place(&pointer)
-                ))
+                )))
             }
         };
         Ok(id)
     }
 
-    fn keywords(&mut self, map: &'a Map<String, Value>, pointer: &str) -> Result<Node, String> {
+    fn keywords(&mut self, map: &'a Map<String, Value>, pointer: &str) -> Result<Node, Fault> {
         let mut k = Keywords::default();
         for (keyword, value) in map {
             let here = || format!("{pointer}/{}", escape(keyword));
@@ -242,7 +267,7 @@ impl<'a> Compiler<'a> {
                 "multipleOf" => {
                     let n = number(keyword, value)?;
                     if n.as_f64().is_none_or(|f| f <= 0.0) {
-                        return Err(format!("has `multipleOf` {n}; it must be above 0"));
+                        return Err(format!("has `multipleOf` {n}; it must be above 0").into());
                     }
                     k.multiple_of = Some(n);
                 }
@@ -262,11 +287,11 @@ impl<'a> Compiler<'a> {
                 "pattern" => k.pattern = Some(pattern(value)?),
                 "required" => k.required = names(keyword, value)?,
                 "items" if value.is_array() => {
-                    return Err(
+                    return Err(Fault::Here(
                         "has `items` as a list (an older draft's tuples); JSON Schema 2020-12 \
                          says `prefixItems`"
                             .to_owned(),
-                    )
+                    ))
                 }
                 "items" => k.items = Some(self.node(value, here())?),
                 "prefixItems" => k.prefix_items = self.list(keyword, value, &here())?,
@@ -314,12 +339,12 @@ impl<'a> Compiler<'a> {
                 "$ref" => k.reference = Some(self.reference(value)?),
                 "$id" if pointer.is_empty() => {}
                 "$id" | "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
-                    return Err(format!(
+                    return Err(Fault::Here(format!(
                         "uses `{keyword}`, which the built-in validator does not follow"
-                    ))
+                    )))
                 }
                 "dependencies" | "additionalItems" => {
-                    return Err(format!(
+                    return Err(Fault::Here(format!(
                         "uses `{keyword}`, an older draft's keyword; JSON Schema 2020-12 says \
                          {}",
                         if keyword == "dependencies" {
@@ -327,7 +352,7 @@ impl<'a> Compiler<'a> {
                         } else {
                             "`items` after `prefixItems`"
                         }
-                    ))
+                    )))
                 }
                 // Annotations, and keywords no vocabulary defines: both constrain nothing.
                 _ => {}
@@ -343,12 +368,12 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    fn list(&mut self, keyword: &str, value: &'a Value, here: &str) -> Result<Vec<NodeId>, String> {
+    fn list(&mut self, keyword: &str, value: &'a Value, here: &str) -> Result<Vec<NodeId>, Fault> {
         let schemas = array(keyword, value)?;
         if schemas.is_empty() {
-            return Err(format!(
+            return Err(Fault::Here(format!(
                 "has an empty `{keyword}`; it needs at least one schema"
-            ));
+            )));
         }
         schemas
             .iter()
@@ -362,7 +387,7 @@ impl<'a> Compiler<'a> {
         keyword: &str,
         value: &'a Value,
         here: &str,
-    ) -> Result<Vec<(String, NodeId)>, String> {
+    ) -> Result<Vec<(String, NodeId)>, Fault> {
         object(keyword, value)?
             .iter()
             .map(|(name, schema)| {
@@ -373,23 +398,23 @@ impl<'a> Compiler<'a> {
     }
 
     /// The node a `$ref` points at: a JSON pointer into this schema.
-    fn reference(&mut self, value: &Value) -> Result<NodeId, String> {
+    fn reference(&mut self, value: &Value) -> Result<NodeId, Fault> {
         let target = value
             .as_str()
             .ok_or_else(|| format!("has `$ref` {value}, where a string belongs"))?;
         let Some(fragment) = target.strip_prefix('#') else {
-            return Err(format!(
+            return Err(Fault::Here(format!(
                 "refers to `{target}`, another document; the built-in validator follows \
                  references inside the schema only (`#/$defs/...`)"
-            ));
+            )));
         };
         let fragment = percent_decoded(fragment)
             .ok_or_else(|| format!("refers to `{target}`, which is not a JSON pointer"))?;
         if !fragment.is_empty() && !fragment.starts_with('/') {
-            return Err(format!(
+            return Err(Fault::Here(format!(
                 "refers to `{target}`, an anchor; the built-in validator follows JSON \
                  pointers only (`#/$defs/...`)"
-            ));
+            )));
         }
         let schema = self
             .root

@@ -248,6 +248,10 @@ fn what_cannot_be_checked_is_refused_when_compiled() {
     ] {
         let error = Compiled::new(&schema).unwrap_err();
         assert!(error.contains(reason), "{schema}: {error}");
+        // One place named, the innermost.
+        assert!(error.starts_with("the schema "), "{error}");
+        assert!(error.matches("the schema at").count() <= 1, "{error}");
+        assert!(!error.contains("the schema the schema"), "{error}");
     }
 }
 

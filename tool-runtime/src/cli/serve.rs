@@ -238,7 +238,6 @@ fn init_logs(format: LogFormat) {
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
     let default_filter = match format {
         LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
         LogFormat::Json => "info".to_owned(),
@@ -257,22 +256,18 @@ fn init_logs(format: LogFormat) {
     let filter: Targets = directives
         .parse()
         .unwrap_or_else(|_| default_filter.parse().unwrap_or_default());
+    // A global filter (a layer before the output), as `with_env_filter` was: what it turns
+    // off costs nothing past the callsite's cached interest.
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let subscriber = tracing_subscriber::registry().with(filter);
     let _ = match format {
         LogFormat::Text => {
             let colour = std::io::stderr().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-            tracing_subscriber::registry()
-                .with(logs.with_ansi(colour).with_filter(filter))
-                .try_init()
+            subscriber.with(logs.with_ansi(colour)).try_init()
         }
-        LogFormat::Json => tracing_subscriber::registry()
-            .with(
-                logs.json()
-                    .flatten_event(true)
-                    .with_current_span(false)
-                    .with_filter(filter),
-            )
+        LogFormat::Json => subscriber
+            .with(logs.json().flatten_event(true).with_current_span(false))
             .try_init(),
     };
 }

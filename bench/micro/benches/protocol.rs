@@ -64,18 +64,35 @@ fn protocol(c: &mut Criterion) {
         })
     });
 
+    let nested = br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"open_window","arguments":{"window":{"width":640,"height":480,"title":"main"},"action":{"kind":"move","x":10,"y":-20},"tags":["a","b"]}}}"#;
+    handle(&runtime, &connection, nested, &sink);
+    let answer = messages.try_recv().unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer.bytes).contains("1123"),
+        "open_window answers"
+    );
+    c.bench_function(
+        "tools/call with nested arguments (whole-schema validator)",
+        |b| {
+            b.iter(|| {
+                handle(&runtime, &connection, black_box(nested), &sink);
+                black_box(messages.try_recv().expect("answered at once"));
+            })
+        },
+    );
+
     let list = br#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
     handle(&runtime, &connection, list, &sink);
     let first = messages.try_recv().unwrap();
-    assert!(first.bytes.len() > 500_000, "all 1,001 tools on one page");
-    c.bench_function("tools/list of 1,001 tools (one page)", |b| {
+    assert!(first.bytes.len() > 500_000, "all 1,002 tools on one page");
+    c.bench_function("tools/list of 1,002 tools (one page)", |b| {
         b.iter(|| {
             handle(&runtime, &connection, black_box(list), &sink);
             black_box(messages.try_recv().expect("answered at once"));
         })
     });
 
-    c.bench_function("build the catalog of 1,001 tools", |b| {
+    c.bench_function("build the catalog of 1,002 tools", |b| {
         b.iter(|| black_box(Catalog::build().unwrap().len()))
     });
 }

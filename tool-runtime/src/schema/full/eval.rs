@@ -106,6 +106,20 @@ impl Marks {
 }
 
 impl Run<'_> {
+    /// Steps into a property or an item: its place is kept only when errors are (a verdict
+    /// needs no places, and a key's place costs a copy of the key).
+    fn enter(&self, path: &mut Vec<PathSegment>, segment: impl FnOnce() -> PathSegment) {
+        if self.errors.is_some() {
+            path.push(segment());
+        }
+    }
+
+    fn leave(&self, path: &mut Vec<PathSegment>) {
+        if self.errors.is_some() {
+            path.pop();
+        }
+    }
+
     /// Records a broken rule; whether the check goes on (it does when errors are collected).
     fn fail(&mut self, path: &[PathSegment], value: &Value, kind: ErrorKind) -> bool {
         match &mut self.errors {
@@ -155,6 +169,47 @@ impl Run<'_> {
         };
         let tracked = tracked || keywords.reads_annotations();
         let mut marks = Marks::for_value(value, tracked);
+        let mut broken = Broken {
+            words: self.errors.is_some(),
+            any: false,
+            kinds: Vec::new(),
+        };
+        own_rules(keywords, value, &mut broken);
+        if broken.any && !broken.words {
+            return None;
+        }
+        let mut valid = !broken.any;
+        for kind in broken.kinds {
+            self.fail(path, value, kind);
+        }
+        // Applicators in place: each sees the same value, and what they evaluate counts as
+        // evaluated here.
+        if keywords.has_in_place {
+            valid &= self.in_place(keywords, value, path, tracked, &mut marks)?;
+        }
+        match value {
+            Value::Object(map) if keywords.has_object_rules => {
+                valid &= self.object(keywords, map, value, path, &mut marks, tracked);
+            }
+            Value::Array(items) if keywords.has_array_rules => {
+                valid &= self.array(keywords, items, value, path, &mut marks);
+            }
+            _ => {}
+        }
+        valid.then_some(marks)
+    }
+
+    /// The schemas applied beside `keywords` to the same value (`$ref`, `allOf`, `anyOf`,
+    /// `oneOf`, `not`, `if`), adding what they evaluated to `marks`; whether the value fits
+    /// them, or `None` for a verdict already lost.
+    fn in_place(
+        &mut self,
+        keywords: &Keywords,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        tracked: bool,
+        marks: &mut Marks,
+    ) -> Option<bool> {
         let mut valid = true;
         macro_rules! broke {
             ($kind:expr) => {{
@@ -164,11 +219,6 @@ impl Run<'_> {
                 }
             }};
         }
-        for kind in own_rules(keywords, value) {
-            broke!(kind);
-        }
-        // Applicators in place: each sees the same value, and what they evaluate counts as
-        // evaluated here.
         if let Some(target) = keywords.reference {
             match self.eval(target, value, path, tracked) {
                 Some(found) => marks.merge(&found),
@@ -199,14 +249,15 @@ impl Run<'_> {
             }
         }
         if !keywords.one_of.is_empty() {
-            let mut fitting = Vec::new();
+            let (mut fitting, mut first) = (0, None);
             for &each in &keywords.one_of {
                 if let Some(found) = self.quietly(each, value, path, tracked) {
-                    fitting.push(found);
+                    fitting += 1;
+                    first.get_or_insert(found);
                 }
             }
-            match fitting.len() {
-                1 => marks.merge(&fitting[0]),
+            match fitting {
+                1 => marks.merge(&first.unwrap_or_default()),
                 0 => broke!(rule("the value fits none of the alternatives of `oneOf`")),
                 n => broke!(ErrorKind::Rule(format!(
                     "the value fits {n} of the alternatives of `oneOf`, where exactly one must"
@@ -236,16 +287,7 @@ impl Run<'_> {
                 }
             }
         }
-        match value {
-            Value::Object(map) => {
-                valid &= self.object(keywords, map, value, path, &mut marks, tracked);
-            }
-            Value::Array(items) => {
-                valid &= self.array(keywords, items, value, path, &mut marks);
-            }
-            _ => {}
-        }
-        valid.then_some(marks)
+        Some(valid)
     }
 
     /// The object keywords; whether the object fits them.
@@ -262,7 +304,7 @@ impl Run<'_> {
         let mut unexpected = Vec::new();
         for (index, (name, entry)) in map.iter().enumerate() {
             let mut matched = false;
-            path.push(PathSegment::Key(name.clone()));
+            self.enter(path, || PathSegment::Key(name.clone()));
             if let Some((_, id)) = keywords.properties.iter().find(|(known, _)| known == name) {
                 matched = true;
                 valid &= self.child(*id, entry, path);
@@ -283,7 +325,7 @@ impl Run<'_> {
                     }
                 }
             }
-            path.pop();
+            self.leave(path);
             if !valid && self.errors.is_none() {
                 return false;
             }
@@ -361,9 +403,9 @@ impl Run<'_> {
                     unexpected.push(name.clone());
                     continue;
                 }
-                path.push(PathSegment::Key(name.clone()));
+                self.enter(path, || PathSegment::Key(name.clone()));
                 valid &= self.child(id, entry, path);
-                path.pop();
+                self.leave(path);
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -396,9 +438,9 @@ impl Run<'_> {
                 None => keywords.items,
             };
             if let Some(id) = id {
-                path.push(PathSegment::Index(index));
+                self.enter(path, || PathSegment::Index(index));
                 valid &= self.child(id, item, path);
-                path.pop();
+                self.leave(path);
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -408,12 +450,12 @@ impl Run<'_> {
         if let Some(id) = keywords.contains {
             let mut fitting = 0u64;
             for (index, item) in items.iter().enumerate() {
-                path.push(PathSegment::Index(index));
+                self.enter(path, || PathSegment::Index(index));
                 if self.quietly(id, item, path, false).is_some() {
                     fitting += 1;
                     marks.set(index);
                 }
-                path.pop();
+                self.leave(path);
             }
             let min = keywords.min_contains.unwrap_or(1);
             if fitting < min {
@@ -436,9 +478,9 @@ impl Run<'_> {
                 if marks.seen(index) {
                     continue;
                 }
-                path.push(PathSegment::Index(index));
+                self.enter(path, || PathSegment::Index(index));
                 valid &= self.child(id, item, path);
-                path.pop();
+                self.leave(path);
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -459,50 +501,59 @@ fn rule(said: &str) -> ErrorKind {
     ErrorKind::Rule(said.to_owned())
 }
 
+/// The rules a value breaks: worded when errors are wanted, else only noticed (a check
+/// for a verdict, such as each alternative of a `oneOf`, words nothing).
+struct Broken {
+    words: bool,
+    any: bool,
+    kinds: Vec<ErrorKind>,
+}
+
+impl Broken {
+    fn add(&mut self, said: impl FnOnce() -> String) {
+        self.any = true;
+        if self.words {
+            self.kinds.push(ErrorKind::Rule(said()));
+        }
+    }
+}
+
 /// The rules of a schema that read `value` alone (not its properties or items, nor the
-/// schemas beside it) that it breaks.
-fn own_rules(keywords: &Keywords, value: &Value) -> Vec<ErrorKind> {
-    let mut broken = Vec::new();
+/// schemas beside it) that it breaks, added to `broken`.
+fn own_rules(keywords: &Keywords, value: &Value, broken: &mut Broken) {
     let shown = || describe::compact(value);
     if keywords
         .types
         .is_some_and(|types| types & type_bits(value) == 0)
     {
-        broken.push(ErrorKind::Rule(format!(
-            "{} is not of the `type` allowed",
-            shown()
-        )));
+        broken.add(|| format!("{} is not of the `type` allowed", shown()));
     }
     if let Some(options) = &keywords.options {
         if !options.iter().any(|option| equal(option, value)) {
-            broken.push(ErrorKind::Rule(format!("{} is not one of `enum`", shown())));
+            broken.add(|| format!("{} is not one of `enum`", shown()));
         }
     }
     if let Some(constant) = &keywords.constant {
         if !equal(constant, value) {
-            broken.push(ErrorKind::Rule(format!(
-                "{} is not the `const` {}",
-                shown(),
-                describe::compact(constant)
-            )));
+            broken.add(|| {
+                format!(
+                    "{} is not the `const` {}",
+                    shown(),
+                    describe::compact(constant)
+                )
+            });
         }
     }
     match value {
-        Value::Number(number) => number_rules(keywords, number, &mut broken),
+        Value::Number(number) => number_rules(keywords, number, broken),
         Value::String(text) => {
             if keywords.min_length.is_some() || keywords.max_length.is_some() {
                 let length = text.chars().count() as u64;
                 if keywords.min_length.is_some_and(|min| length < min) {
-                    broken.push(ErrorKind::Rule(format!(
-                        "{} is shorter than `minLength` allows",
-                        shown()
-                    )));
+                    broken.add(|| format!("{} is shorter than `minLength` allows", shown()));
                 }
                 if keywords.max_length.is_some_and(|max| length > max) {
-                    broken.push(ErrorKind::Rule(format!(
-                        "{} is longer than `maxLength` allows",
-                        shown()
-                    )));
+                    broken.add(|| format!("{} is longer than `maxLength` allows", shown()));
                 }
             }
             if keywords
@@ -510,19 +561,16 @@ fn own_rules(keywords: &Keywords, value: &Value) -> Vec<ErrorKind> {
                 .as_ref()
                 .is_some_and(|pattern| !pattern.is_match(text))
             {
-                broken.push(ErrorKind::Rule(format!(
-                    "{} does not match `pattern`",
-                    shown()
-                )));
+                broken.add(|| format!("{} does not match `pattern`", shown()));
             }
         }
         Value::Array(items) => {
             let length = items.len() as u64;
             if keywords.min_items.is_some_and(|min| length < min) {
-                broken.push(rule("the list is shorter than `minItems` allows"));
+                broken.add(|| "the list is shorter than `minItems` allows".to_owned());
             }
             if keywords.max_items.is_some_and(|max| length > max) {
-                broken.push(rule("the list is longer than `maxItems` allows"));
+                broken.add(|| "the list is longer than `maxItems` allows".to_owned());
             }
             if keywords.unique_items
                 && items
@@ -530,23 +578,15 @@ fn own_rules(keywords: &Keywords, value: &Value) -> Vec<ErrorKind> {
                     .enumerate()
                     .any(|(index, item)| items[..index].iter().any(|earlier| equal(earlier, item)))
             {
-                broken.push(rule(
-                    "the list repeats an item, which `uniqueItems` forbids",
-                ));
+                broken.add(|| "the list repeats an item, which `uniqueItems` forbids".to_owned());
             }
         }
         _ => {}
     }
-    broken
 }
 
-fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Vec<ErrorKind>) {
-    let beyond = |bound: &Option<Number>, out: fn(Ordering) -> bool| {
-        bound
-            .as_ref()
-            .is_some_and(|bound| out(compare(number, bound)))
-    };
-    for (bound, out, keyword) in [
+fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Broken) {
+    let bounds = [
         (
             &keywords.minimum,
             Ordering::is_lt as fn(Ordering) -> bool,
@@ -563,16 +603,18 @@ fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Vec<ErrorKind
             Ordering::is_ge,
             "exclusiveMaximum",
         ),
-    ] {
-        if beyond(bound, out) {
-            broken.push(ErrorKind::Rule(format!("{number} is beyond `{keyword}`")));
+    ];
+    for (bound, out, keyword) in bounds {
+        if bound
+            .as_ref()
+            .is_some_and(|bound| out(compare(number, bound)))
+        {
+            broken.add(|| format!("{number} is beyond `{keyword}`"));
         }
     }
     if let Some(step) = &keywords.multiple_of {
         if !multiple_of(number, step) {
-            broken.push(ErrorKind::Rule(format!(
-                "{number} is not a multiple of `multipleOf` {step}"
-            )));
+            broken.add(|| format!("{number} is not a multiple of `multipleOf` {step}"));
         }
     }
 }

@@ -80,6 +80,13 @@ struct Keywords {
     not: Option<NodeId>,
     condition: Option<Condition>,
     reference: Option<NodeId>,
+    /// Whether any schema is applied beside this one (`$ref`, `allOf`...), read once so
+    /// that a check of a plain schema skips them all.
+    has_in_place: bool,
+    /// Whether any keyword reads an object's properties.
+    has_object_rules: bool,
+    /// Whether any keyword reads an array's items.
+    has_array_rules: bool,
 }
 
 /// `if` with its `then` and `else`.
@@ -358,6 +365,22 @@ impl<'a> Compiler<'a> {
                 _ => {}
             }
         }
+        let has_in_place = k.in_place().next().is_some();
+        k.has_in_place = has_in_place;
+        k.has_object_rules = !k.properties.is_empty()
+            || !k.pattern_properties.is_empty()
+            || k.additional_properties.is_some()
+            || k.property_names.is_some()
+            || k.min_properties.is_some()
+            || k.max_properties.is_some()
+            || !k.required.is_empty()
+            || !k.dependent_required.is_empty()
+            || !k.dependent_schemas.is_empty()
+            || k.unevaluated_properties.is_some();
+        k.has_array_rules = !k.prefix_items.is_empty()
+            || k.items.is_some()
+            || k.contains.is_some()
+            || k.unevaluated_items.is_some();
         let constrains = map.keys().any(|keyword| {
             !PASSIVE.contains(&keyword.as_str()) && !matches!(keyword.as_str(), "then" | "else")
         });

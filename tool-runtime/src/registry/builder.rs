@@ -214,12 +214,7 @@ impl RegistryBuilder {
     /// Refuses a `State<T>` parameter, of a tool, a prompt or a resource, whose state was
     /// not registered.
     fn check_states(&self, statics: &StaticTools) -> Result<(), RegistryError> {
-        let runnables = statics
-            .runnables
-            .iter()
-            .chain(&statics.prompt_runnables)
-            .chain(&statics.resource_runnables);
-        for ((what, about), runnable) in described(&statics.catalog).zip(runnables) {
+        for (what, about, runnable) in described_runnables(statics) {
             if let Some(requirement) = runnable
                 .requirements()
                 .find(|requirement| !self.state.contains(requirement.type_id))
@@ -300,17 +295,32 @@ pub(crate) fn described(
     tools.chain(prompts).chain(resources)
 }
 
-/// Refuses an input schema the validator cannot check, and a doc example that does not fit
-/// its tool's (prompt's, resource's) parameters: the macro checks what it can see, and this
-/// the rest (your own types), before anything is served.
-fn check_schemas_and_examples(statics: &StaticTools) -> Result<(), RegistryError> {
-    // The runnables line up with the catalog's lists; each keeps the checker compiled here.
+/// [`described`], each with how it runs (the runnables line up with the catalog's lists).
+fn described_runnables(
+    statics: &StaticTools,
+) -> impl Iterator<
+    Item = (
+        ItemKind,
+        &crate::catalog::Tool,
+        &crate::call::runnable::Runnable,
+    ),
+> {
     let runnables = statics
         .runnables
         .iter()
         .chain(&statics.prompt_runnables)
         .chain(&statics.resource_runnables);
-    for ((what, about), runnable) in described(&statics.catalog).zip(runnables) {
+    described(&statics.catalog)
+        .zip(runnables)
+        .map(|((what, about), runnable)| (what, about, runnable))
+}
+
+/// Refuses an input schema the validator cannot check, and a doc example that does not fit
+/// its tool's (prompt's, resource's) parameters: the macro checks what it can see, and this
+/// the rest (your own types), before anything is served.
+fn check_schemas_and_examples(statics: &StaticTools) -> Result<(), RegistryError> {
+    // Each runnable keeps the checker compiled here.
+    for (what, about, runnable) in described_runnables(statics) {
         runnable
             .compile_checker(about)
             .map_err(|reason| RegistryError::SchemaNotCheckable {

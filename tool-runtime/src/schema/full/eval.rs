@@ -333,10 +333,9 @@ impl Run<'_> {
                 marks.set(index);
             }
         }
-        if !unexpected.is_empty() {
+        if !self.refuse_unexpected(path, value, unexpected) {
             valid = false;
-            let kind = ErrorKind::AdditionalProperties { unexpected };
-            if !self.fail(path, value, kind) {
+            if self.errors.is_none() {
                 return false;
             }
         }
@@ -411,15 +410,29 @@ impl Run<'_> {
                 }
                 marks.set(index);
             }
-            if !unexpected.is_empty() {
+            if !self.refuse_unexpected(path, value, unexpected) {
                 valid = false;
-                let kind = ErrorKind::AdditionalProperties { unexpected };
-                if !self.fail(path, value, kind) {
+                if self.errors.is_none() {
                     return false;
                 }
             }
         }
         valid
+    }
+
+    /// Records the properties a `false` (`additionalProperties`, `unevaluatedProperties`)
+    /// refuses; whether there were none.
+    fn refuse_unexpected(
+        &mut self,
+        path: &[PathSegment],
+        value: &Value,
+        unexpected: Vec<String>,
+    ) -> bool {
+        if unexpected.is_empty() {
+            return true;
+        }
+        self.fail(path, value, ErrorKind::AdditionalProperties { unexpected });
+        false
     }
 
     /// The array keywords; whether the array fits them.

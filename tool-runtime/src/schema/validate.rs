@@ -57,40 +57,35 @@ impl Validator {
     pub(crate) fn problems(&self, schema: &Value, input: &Value) -> Vec<Problem> {
         let empty = Map::new();
         let arguments = input.as_object().unwrap_or(&empty);
-        if let Validator::Simple(compiled) = self {
-            if compiled.accepts(arguments) {
-                return Vec::new();
-            }
-        }
-        if let Validator::Refused(reason) = self {
-            return vec![Problem::new(
+        let root = Root::of(schema, &empty);
+        match self {
+            Validator::Refused(reason) => vec![Problem::new(
                 "",
                 format!(
                     "the tool's input schema cannot be checked, so no call is accepted: {reason}"
                 ),
-            )];
-        }
-        let root = Root::of(schema, &empty);
-        let mut problems = root.name_problems(arguments);
-        let validator = match self {
-            Validator::Full(validator) => validator,
-            Validator::Refused(_) => return problems,
+            )],
+            Validator::Simple(compiled) if compiled.accepts(arguments) => Vec::new(),
             Validator::Simple(compiled) => {
+                let mut problems = root.name_problems(arguments);
                 compiled.check_values(arguments, schema, &mut problems);
-                return problems;
+                problems
             }
-        };
-        let cleaned: Value;
-        let instance = if arguments.values().any(Value::is_null) {
-            cleaned = without_nulls(arguments);
-            &cleaned
-        } else {
-            input
-        };
-        if !validator.is_valid(instance) {
-            root.value_problems(validator, instance, &mut problems);
+            Validator::Full(validator) => {
+                let mut problems = root.name_problems(arguments);
+                let cleaned: Value;
+                let instance = if arguments.values().any(Value::is_null) {
+                    cleaned = without_nulls(arguments);
+                    &cleaned
+                } else {
+                    input
+                };
+                if !validator.is_valid(instance) {
+                    root.value_problems(validator, instance, &mut problems);
+                }
+                problems
+            }
         }
-        problems
     }
 }
 

@@ -304,15 +304,15 @@ impl Run<'_> {
         let mut unexpected = Vec::new();
         for (index, (name, entry)) in map.iter().enumerate() {
             let mut matched = false;
-            self.enter(path, || PathSegment::Key(name.clone()));
+            let key = || PathSegment::Key(name.clone());
             if let Some((_, id)) = keywords.properties.iter().find(|(known, _)| known == name) {
                 matched = true;
-                valid &= self.child(*id, entry, path);
+                valid &= self.child(*id, entry, path, key);
             }
             for (pattern, id) in &keywords.pattern_properties {
                 if pattern.is_match(name) {
                     matched = true;
-                    valid &= self.child(*id, entry, path);
+                    valid &= self.child(*id, entry, path, key);
                 }
             }
             if !matched {
@@ -321,11 +321,10 @@ impl Run<'_> {
                     if matches!(self.compiled.node(id), Node::Never) {
                         unexpected.push(name.clone());
                     } else {
-                        valid &= self.child(id, entry, path);
+                        valid &= self.child(id, entry, path, key);
                     }
                 }
             }
-            self.leave(path);
             if !valid && self.errors.is_none() {
                 return false;
             }
@@ -402,9 +401,7 @@ impl Run<'_> {
                     unexpected.push(name.clone());
                     continue;
                 }
-                self.enter(path, || PathSegment::Key(name.clone()));
-                valid &= self.child(id, entry, path);
-                self.leave(path);
+                valid &= self.child(id, entry, path, || PathSegment::Key(name.clone()));
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -451,9 +448,7 @@ impl Run<'_> {
                 None => keywords.items,
             };
             if let Some(id) = id {
-                self.enter(path, || PathSegment::Index(index));
-                valid &= self.child(id, item, path);
-                self.leave(path);
+                valid &= self.child(id, item, path, || PathSegment::Index(index));
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -491,9 +486,7 @@ impl Run<'_> {
                 if marks.seen(index) {
                     continue;
                 }
-                self.enter(path, || PathSegment::Index(index));
-                valid &= self.child(id, item, path);
-                self.leave(path);
+                valid &= self.child(id, item, path, || PathSegment::Index(index));
                 if !valid && self.errors.is_none() {
                     return false;
                 }
@@ -503,10 +496,19 @@ impl Run<'_> {
         valid
     }
 
-    /// Checks a property's value or an item, a place of its own: nothing it evaluates
-    /// counts for its parent.
-    fn child(&mut self, id: NodeId, value: &Value, path: &mut Vec<PathSegment>) -> bool {
-        self.eval(id, value, path, false).is_some()
+    /// Checks a property's value or an item (at `segment` of the value), a place of its
+    /// own: nothing it evaluates counts for its parent.
+    fn child(
+        &mut self,
+        id: NodeId,
+        child: &Value,
+        path: &mut Vec<PathSegment>,
+        segment: impl FnOnce() -> PathSegment,
+    ) -> bool {
+        self.enter(path, segment);
+        let fits = self.eval(id, child, path, false).is_some();
+        self.leave(path);
+        fits
     }
 }
 

@@ -13,7 +13,7 @@
 //! ```
 
 mod pattern;
-pub use pattern::{translate as translate_pattern, Pattern};
+pub use pattern::Pattern;
 
 /// Why `name` breaks the tool name rule every provider accepts,
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the intersection of the MCP, OpenAI, Anthropic and

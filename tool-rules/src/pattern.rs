@@ -58,7 +58,7 @@ const NOT_LINE_END: &str = r"[^\n\r\x{2028}\x{2029}]";
 
 /// `ecma` in `regex-lite`'s syntax, with the same matches; `Err` names what it uses that
 /// cannot be run.
-pub fn translate(ecma: &str) -> Result<String, String> {
+fn translate(ecma: &str) -> Result<String, String> {
     let chars: Vec<char> = ecma.chars().collect();
     let mut out = String::with_capacity(ecma.len() + 8);
     let mut at = 0;

@@ -46,7 +46,11 @@ struct Lanes {
 
 struct State {
     queue: VecDeque<Job>,
+    /// Lanes waiting for work.
     idle: usize,
+    /// Wake-ups sent to idle lanes and not yet taken: a burst of work wakes one lane once
+    /// (each wake-up is a system call), and the lane takes the whole burst.
+    notified: usize,
     /// Each lane's busy-since time, in nanoseconds after `base` plus one; 0 when idle.
     lanes: Vec<Arc<AtomicU64>>,
     /// Whether the watchdog is waiting with no deadline (and must be woken for new work).
@@ -61,6 +65,7 @@ fn lanes() -> &'static Lanes {
         state: Mutex::new(State {
             queue: VecDeque::new(),
             idle: 0,
+            notified: 0,
             lanes: Vec::new(),
             watchdog_asleep: false,
             watchdog_started: false,
@@ -75,10 +80,14 @@ pub(crate) fn submit(job: Job) {
     let lanes = lanes();
     let mut state = lock(&lanes.state);
     state.queue.push_back(job);
-    if state.idle > 0 {
+    if state.idle > state.notified {
+        state.notified += 1;
         drop(state);
         lanes.work.notify_one();
         return;
+    }
+    if state.idle > 0 {
+        return; // A lane is on its way and takes this work too.
     }
     if state.lanes.is_empty() || lanes.all_stuck(&state) {
         lanes.start_lane(&mut state);
@@ -141,6 +150,8 @@ impl Lanes {
                     .unwrap_or_else(|poison| poison.into_inner());
                 state = next;
                 state.idle -= 1;
+                // Whatever woke it (a wake-up, a timeout), the lane now takes the work.
+                state.notified = state.notified.saturating_sub(1);
                 if waited.timed_out() && state.queue.is_empty() && state.lanes.len() > 1 {
                     state.lanes.retain(|lane| !Arc::ptr_eq(lane, busy));
                     return;

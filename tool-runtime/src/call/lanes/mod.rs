@@ -1,7 +1,8 @@
 //! Where sync tools proven quick run: a few threads of our own beside the async runtime, fed
-//! from one queue, so that a quick tool never runs on the thread that reads requests. A
-//! lane's answer goes back through its runtime's collector (`returns`), so that answers
-//! that come while the runtime is busy share one wake-up of it.
+//! from one queue, so that a quick tool never runs on the thread that reads requests. The
+//! jobs a runtime submits in one turn reach the queue together (`batch`), and a lane's
+//! answer goes back through its runtime's collector (`returns`): under load, many calls
+//! share one wake-up each way.
 //!
 //! Running a quick tool right where its request was read would be cheapest, but nothing
 //! stops a tool that was quick a thousand times from blocking on the next call; on the
@@ -17,6 +18,7 @@
 //! (tokio has no pool with this stuck-lane rule, and `block_in_place` hands the whole worker
 //! to a new thread on every call; hence this small module.)
 
+mod batch;
 pub(crate) mod returns;
 
 use std::collections::VecDeque;
@@ -75,11 +77,19 @@ fn lanes() -> &'static Lanes {
     })
 }
 
-/// Queues `job` on a lane.
+/// Queues `job` on a lane: at the end of the runtime's turn, with the turn's other jobs,
+/// when the caller runs on a current-thread runtime (see [`batch`]); at once otherwise.
 pub(crate) fn submit(job: Job) {
+    if let Err(job) = batch::defer(job) {
+        enqueue(std::iter::once(job));
+    }
+}
+
+/// Queues `jobs` on the lanes, waking or starting at most one lane for all of them.
+fn enqueue(jobs: impl IntoIterator<Item = Job>) {
     let lanes = lanes();
     let mut state = lock(&lanes.state);
-    state.queue.push_back(job);
+    state.queue.extend(jobs);
     if state.idle > state.notified {
         state.notified += 1;
         drop(state);

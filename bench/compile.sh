@@ -10,7 +10,10 @@ base="$(cargo metadata --format-version 1 --no-deps \
 runtime="$(cd .. && pwd)/tool-runtime"
 tools=200
 rm -rf "$base"
-mkdir -p "$base/ours/src" "$base/rmcp/src" "$base/ours-stdio/src" "$base/rmcp-http/src"
+# Deleting the last run's gigabytes goes on in the background and slows the first build.
+sync
+mkdir -p "$base/ours/src" "$base/rmcp/src" "$base/ours-stdio/src" "$base/ours-http/src" \
+    "$base/rmcp-http/src"
 
 cat > "$base/ours/Cargo.toml" <<TOML
 [package]
@@ -114,16 +117,17 @@ RUST
     echo "}"
 } > "$base/rmcp/src/tools.rs"
 
-# The same crates with the other's transports, for builds of like capability: ours with
-# stdio alone (no HTTP, no command line) beside rmcp's example, and rmcp with its
-# Streamable HTTP server beside our defaults (which serve both).
+# The same crates with other transports, for builds of like capability: ours with stdio
+# alone (no command line either) beside rmcp's example, and both with Streamable HTTP (ours:
+# the `http` feature besides the defaults).
 cp "$base/ours/src/tools.rs" "$base/ours-stdio/src/tools.rs"
 sed -e 's/^name = "ours200"/name = "ours200-stdio"/' \
     -e 's|^tool-runtime = { path = "\(.*\)" }|tool-runtime = { path = "\1", default-features = false }\ntokio = { version = "1", features = ["macros", "rt"] }|' \
     "$base/ours/Cargo.toml" > "$base/ours-stdio/Cargo.toml"
 cat > "$base/ours-stdio/src/main.rs" <<'RUST'
 mod tools;
-use tool_runtime::{McpServer, Registry, ServerInfo};
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::Registry;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = McpServer::new(Registry::new()?, ServerInfo::new("ours200", "0.1.0"));
@@ -131,13 +135,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 RUST
+cp "$base/ours/src/tools.rs" "$base/ours-http/src/tools.rs"
+cp "$base/ours/src/main.rs" "$base/ours-http/src/main.rs"
+sed -e 's/^name = "ours200"/name = "ours200-http"/' \
+    -e 's|^tool-runtime = { path = "\(.*\)" }|tool-runtime = { path = "\1", features = ["http"] }|' \
+    "$base/ours/Cargo.toml" > "$base/ours-http/Cargo.toml"
 cp "$base/rmcp/src/tools.rs" "$base/rmcp-http/src/tools.rs"
 cp "$base/rmcp/src/main.rs" "$base/rmcp-http/src/main.rs"
 sed -e 's/^name = "rmcp200"/name = "rmcp200-http"/' \
     -e 's/"transport-io"\]/"transport-io", "transport-streamable-http-server"]/' \
     "$base/rmcp/Cargo.toml" > "$base/rmcp-http/Cargo.toml"
 
-seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); python3 -c "print(f'{$end - $start:.2f}')"; }
+# A build that fails stops the script with cargo's output: its time would mean nothing.
+seconds() {
+    local start end log
+    log="$(mktemp)"
+    start=$(date +%s.%N)
+    if ! "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "error: '$*' failed in $(pwd)" >&2
+        exit 1
+    fi
+    end=$(date +%s.%N)
+    rm -f "$log"
+    python3 -c "print(f'{$end - $start:.2f}')"
+}
 edit() { sed -i "0,/\/\*EDIT\*\/[0-9]*/s//\/*EDIT*\/$RANDOM/" "$1/src/tools.rs"; }
 
 declare -A clean debug release
@@ -153,7 +176,7 @@ for framework in ours rmcp; do
     release[$framework]=$(cd "$dir" && seconds cargo build --release)
 done
 declare -A parity
-for variant in ours-stdio rmcp-http; do
+for variant in ours-stdio ours-http rmcp-http; do
     echo "building $variant (clean, debug)" >&2
     parity[$variant]=$(cd "$base/$variant" && seconds cargo build)
 done
@@ -167,5 +190,5 @@ echo "| release build after editing one tool | ${release[ours]} s | ${release[rm
 echo
 echo "| clean debug build, like for like | tool-runtime | rmcp 3.9.0 |"
 echo "| --- | --- | --- |"
-echo "| stdio only (ours: \`default-features = false\`) | ${parity[ours-stdio]} s | ${clean[rmcp]} s |"
-echo "| stdio and Streamable HTTP (ours: the defaults, with the command line) | ${clean[ours]} s | ${parity[rmcp-http]} s |"
+echo "| stdio only (ours: \`default-features = false\`, no command line) | ${parity[ours-stdio]} s | ${clean[rmcp]} s |"
+echo "| stdio and Streamable HTTP (ours: \`features = [\"http\"]\`, with the command line) | ${parity[ours-http]} s | ${parity[rmcp-http]} s |"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Release binary size of the four benchmark tools served over stdio and HTTP: ours
-# (`servers/ours`, default features) against the tuned rmcp server of the same tools with
-# Streamable HTTP (`servers/rmcp`). Both as cargo builds them (symbols kept) and stripped.
+# (`servers/ours`, the defaults and `http`) against the tuned rmcp server of the same tools
+# with Streamable HTTP (`servers/rmcp`). Both as cargo builds them (symbols kept) and stripped.
 # Prints a markdown table.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -21,7 +21,7 @@ cargo test --workspace
 echo "== tests, linkme registration"
 cargo test --workspace --features tool-runtime/linkme
 echo "== the default features alone: a flag whose feature is left out says which to enable"
-cargo test -p tool-runtime --no-default-features --features http,cli --lib cli::missing
+cargo test -p tool-runtime --lib cli::missing
 
 echo "== real MCP clients"
 eval "$(bash scripts/client-env.sh)"

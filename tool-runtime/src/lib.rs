@@ -79,13 +79,15 @@
 //!
 //! # Features
 //!
-//! The defaults are what every tool server needs; the rest is one feature away, and a
-//! command-line flag whose feature is missing says which to enable.
+//! The defaults are what every tool server needs: the command line, serving on stdio (the
+//! transport every MCP client can start). The rest is one feature away, and a command-line
+//! flag whose feature is missing (`serve --http` without `http`) says which to enable.
 //!
-//! - `http` (default): Streamable HTTP, the REST endpoints and the catalog page, with axum.
 //! - `cli` (default): the command line (`cli`: `serve`, `list`, `call`, `prompt`, `read`,
 //!   `answer`, `check`, `diff`), with clap and tracing-subscriber. Leave it out when
 //!   embedding the runtime in a service that has its own.
+//! - `http`: Streamable HTTP, the REST endpoints and the catalog page, with axum: a server
+//!   that clients reach over the network, or one embedded in an axum service.
 //! - `oauth`: serve HTTP as an OAuth 2.1 resource server (JWT access tokens, scopes per
 //!   tool).
 //! - `tokens`: count tokens with a real tokenizer (`o200k_base`, 3.6 MB of vocabulary) for

@@ -4,13 +4,31 @@
 
 /// The error for `flag`, which needs tool-runtime's feature `feature`. (Unused in a build
 /// with every such feature.)
-#[cfg_attr(all(feature = "oauth", feature = "prometheus"), allow(dead_code))]
+#[cfg_attr(
+    all(feature = "http", feature = "oauth", feature = "prometheus"),
+    allow(dead_code)
+)]
 pub(super) fn feature(flag: &str, feature: &str) -> String {
     format!(
         "{flag} needs the `{feature}` feature of tool-runtime, which this binary was built \
          without; enable it in Cargo.toml: tool-runtime = {{ version = \"...\", features = \
          [\"{feature}\"] }}"
     )
+}
+
+/// The error for the first of `serve`'s flags whose feature this binary was built without,
+/// if any: said before anything starts.
+pub(super) fn refused(serve: &super::args::ServeArgs) -> Option<String> {
+    #[cfg(not(feature = "http"))]
+    if serve.http.is_some() {
+        return Some(feature("--http", "http"));
+    }
+    #[cfg(not(feature = "oauth"))]
+    if let Some(refused) = serve.oauth.refused() {
+        return Some(refused);
+    }
+    let _ = serve;
+    None
 }
 
 /// The OAuth flags, in a binary built without the `oauth` feature.
@@ -60,6 +78,25 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("features = [\"prometheus\"]"), "{message}");
+    }
+
+    /// Run by the test command in a build without the feature (the default one).
+    #[cfg(not(feature = "http"))]
+    #[test]
+    fn serving_http_in_a_build_without_http_says_which_feature() {
+        use super::super::args::{Arguments, Command};
+        use clap::Parser;
+        let parsed = Arguments::try_parse_from(["tools", "serve", "--http", "127.0.0.1:1"])
+            .expect("the flag is still accepted");
+        let Some(Command::Serve(serve)) = parsed.command else {
+            panic!("a serve command")
+        };
+        let refused = super::refused(&serve).expect("refused");
+        assert!(
+            refused.starts_with("--http needs the `http` feature of tool-runtime"),
+            "{refused}"
+        );
+        assert!(refused.contains("features = [\"http\"]"), "{refused}");
     }
 
     /// Run by the test command in a build without the feature.

@@ -7,10 +7,12 @@ use super::EMPTY_CATALOG;
 use crate::mcp::{McpServer, ServerInfo, ServerOptions};
 use crate::registry::Registry;
 use std::io::IsTerminal;
+#[cfg(feature = "http")]
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
 /// The environment variable holding the bearer token `serve --http` requires.
+#[cfg(feature = "http")]
 const BEARER_TOKEN_VARIABLE: &str = "MCP_BEARER_TOKEN";
 
 /// `serve`, as its flags say: over stdio, or over HTTP with what the flags configure.
@@ -21,8 +23,7 @@ pub(super) fn serve_command(
     name: &str,
     version: Option<&str>,
 ) -> ExitCode {
-    #[cfg(not(feature = "oauth"))]
-    if let Some(refused) = args.oauth.refused() {
+    if let Some(refused) = super::missing::refused(&args) {
         eprintln!("error: {refused}");
         return ExitCode::from(2);
     }
@@ -35,6 +36,10 @@ pub(super) fn serve_command(
     }
     let transport = match args.http {
         None => Transport::Stdio,
+        // Refused above with the feature to enable.
+        #[cfg(not(feature = "http"))]
+        Some(_) => return ExitCode::from(2),
+        #[cfg(feature = "http")]
         Some(address) => {
             let settings = http_settings(address, &args, &mut server_options);
             match settings {
@@ -73,6 +78,7 @@ pub(super) struct Served<'a> {
 
 /// What `serve --http ADDR` was told, checked: a bearer token or OAuth (never both), whose
 /// settings also change `options`.
+#[cfg(feature = "http")]
 fn http_settings(
     address: SocketAddr,
     args: &ServeArgs,
@@ -112,10 +118,12 @@ fn http_settings(
 /// Where `serve` serves.
 pub(super) enum Transport {
     Stdio,
+    #[cfg(feature = "http")]
     Http(Box<HttpSettings>),
 }
 
 /// What `serve --http` was told.
+#[cfg(feature = "http")]
 pub(super) struct HttpSettings {
     address: SocketAddr,
     /// The proxies whose forwarded addresses are believed, as written.
@@ -138,6 +146,7 @@ pub(super) struct HttpSettings {
 
 /// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
 /// neither is set. An empty token is refused: it would be a lock anyone opens.
+#[cfg(feature = "http")]
 pub(super) fn bearer_token(file: Option<&std::path::Path>) -> Result<Option<String>, String> {
     let (token, source) = match file {
         Some(path) => match std::fs::read_to_string(path) {
@@ -216,10 +225,6 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
                 let options = http_options(*settings).map_err(std::io::Error::other)?;
                 crate::transport::http::serve(server, address, options).await
             }
-            #[cfg(not(feature = "http"))]
-            Transport::Http(_) => Err(std::io::Error::other(
-                "this build has no HTTP support (the `http` feature is off)",
-            )),
         }
     });
     // Tools still running (a sync tool ignoring cancellation) must not hold the exit.

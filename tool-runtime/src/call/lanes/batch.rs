@@ -119,7 +119,11 @@ mod tests {
     }
 
     fn held() -> usize {
-        BATCH.with(|slot| slot.borrow().as_ref().map_or(0, |batch| lock(&batch.jobs).len()))
+        BATCH.with(|slot| {
+            slot.borrow()
+                .as_ref()
+                .map_or(0, |batch| lock(&batch.jobs).len())
+        })
     }
 
     #[test]
@@ -137,7 +141,11 @@ mod tests {
             assert_eq!(held(), 0, "handed over once the submitting task yielded");
         });
         let mut ran: Vec<i32> = (0..8)
-            .map(|_| finished.recv_timeout(Duration::from_secs(5)).expect("a job ran"))
+            .map(|_| {
+                finished
+                    .recv_timeout(Duration::from_secs(5))
+                    .expect("a job ran")
+            })
             .collect();
         ran.sort_unstable();
         assert_eq!(ran, (0..8).collect::<Vec<_>>());

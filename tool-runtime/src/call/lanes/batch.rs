@@ -9,61 +9,14 @@
 //! that were ready before it and hands the turn's jobs over in one go. Alone, a job waits
 //! for nothing: the task runs as soon as the call that submitted it yields.
 
+use super::gather::{Gathered, Slot};
 use super::Job;
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-/// The jobs of one runtime's current turn.
-struct Batch {
-    jobs: Mutex<Vec<Job>>,
-    /// The handing-over task's waker, once it has run.
-    task: Mutex<Option<Waker>>,
-    /// Whether the task still runs (its runtime may have shut down).
-    alive: AtomicBool,
-}
-
-/// The task that hands each turn's jobs to the lanes.
-struct HandOver(Arc<Batch>);
-
-impl Future for HandOver {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let batch = &self.0;
-        {
-            let mut task = lock(&batch.task);
-            if !task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *task = Some(cx.waker().clone());
-            }
-        }
-        let jobs = std::mem::take(&mut *lock(&batch.jobs));
-        if !jobs.is_empty() {
-            super::enqueue(jobs);
-        }
-        Poll::Pending
-    }
-}
-
-impl Drop for HandOver {
-    fn drop(&mut self) {
-        self.0.alive.store(false, Ordering::Release);
-        // A runtime shutting down still has its last jobs run: their callers may be gone,
-        // but a job is how a sync tool's run is accounted for.
-        let jobs = std::mem::take(&mut *lock(&self.0.jobs));
-        if !jobs.is_empty() {
-            super::enqueue(jobs);
-        }
-    }
-}
-
 thread_local! {
-    /// The batch of the current-thread runtime this thread runs, once a job has needed it.
-    static BATCH: RefCell<Option<Arc<Batch>>> = const { RefCell::new(None) };
+    /// The jobs of the current turn of the current-thread runtime this thread runs.
+    static TURN: Slot<Job> = const { RefCell::new(None) };
 }
 
 /// Holds `job` for the end of this turn of the current-thread runtime the thread runs; gives
@@ -76,34 +29,8 @@ pub(super) fn defer(job: Job) -> Result<(), Job> {
     if handle.runtime_flavor() != RuntimeFlavor::CurrentThread {
         return Err(job);
     }
-    BATCH.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        if let Some(batch) = slot.as_ref().filter(|b| b.alive.load(Ordering::Acquire)) {
-            let mut jobs = lock(&batch.jobs);
-            jobs.push(job);
-            if jobs.len() == 1 {
-                drop(jobs);
-                if let Some(task) = lock(&batch.task).as_ref() {
-                    task.wake_by_ref();
-                }
-            }
-            return Ok(());
-        }
-        // The job is in the batch before its task is spawned: a runtime that is shutting
-        // down drops the task at once, and the drop still hands the job over.
-        let batch = Arc::new(Batch {
-            jobs: Mutex::new(vec![job]),
-            task: Mutex::new(None),
-            alive: AtomicBool::new(true),
-        });
-        *slot = Some(Arc::clone(&batch));
-        drop(handle.spawn(HandOver(batch)));
-        Ok(())
-    })
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+    Gathered::here(&TURN, &handle, super::enqueue).push(job);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -119,11 +46,7 @@ mod tests {
     }
 
     fn held() -> usize {
-        BATCH.with(|slot| {
-            slot.borrow()
-                .as_ref()
-                .map_or(0, |batch| lock(&batch.jobs).len())
-        })
+        TURN.with(|slot| slot.borrow().as_ref().map_or(0, |turn| turn.waiting()))
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! to a new thread on every call; hence this small module.)
 
 mod batch;
+mod gather;
 pub(crate) mod returns;
 
 use std::collections::VecDeque;

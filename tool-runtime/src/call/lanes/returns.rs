@@ -8,10 +8,10 @@
 //! which then wakes each waiting call from the runtime's own thread, at the cost of a queue
 //! push. Under load many answers share one wake-up; alone, an answer costs what it did.
 
+use super::gather::{Gathered, Slot as GatherSlot};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -29,7 +29,7 @@ pub(crate) struct Answer<T> {
 struct Slot<T> {
     state: Mutex<SlotState<T>>,
     /// The collector of the runtime the call runs on, if it has one.
-    collector: Option<Arc<Collector>>,
+    collector: Option<Arc<Gathered<Waker>>>,
 }
 
 struct SlotState<T> {
@@ -39,84 +39,24 @@ struct SlotState<T> {
     dropped: bool,
 }
 
-/// A runtime's collector of answers.
-struct Collector {
-    /// The wakers of calls whose answers came, to wake from the runtime's thread.
-    ready: Mutex<Vec<Waker>>,
-    /// Whether the collector task has been woken and has not run since.
-    woken: AtomicBool,
-    /// The collector task's waker, once it has run.
-    task: Mutex<Option<Waker>>,
-    /// Whether the collector task still runs (its runtime may have shut down).
-    alive: AtomicBool,
-}
-
-impl Collector {
-    /// Hands `waker` to the runtime's thread to wake.
-    fn hand(&self, waker: Waker) {
-        lock(&self.ready).push(waker);
-        if !self.woken.swap(true, Ordering::AcqRel) {
-            if let Some(task) = lock(&self.task).as_ref() {
-                task.wake_by_ref();
-            }
-        }
-    }
-}
-
-/// The collector task: wakes the calls whose answers came, each time it is woken.
-struct Collecting(Arc<Collector>);
-
-impl Future for Collecting {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let collector = &self.0;
-        {
-            let mut task = lock(&collector.task);
-            if !task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *task = Some(cx.waker().clone());
-            }
-        }
-        // Cleared before draining: an answer that comes after wakes the task again.
-        collector.woken.store(false, Ordering::Release);
-        let ready = std::mem::take(&mut *lock(&collector.ready));
-        for waker in ready {
-            waker.wake();
-        }
-        Poll::Pending
-    }
-}
-
-impl Drop for Collecting {
-    fn drop(&mut self) {
-        self.0.alive.store(false, Ordering::Release);
-    }
-}
-
 thread_local! {
-    /// The collector of the runtime this thread runs, once a call has needed it.
-    static COLLECTOR: RefCell<Option<Arc<Collector>>> = const { RefCell::new(None) };
+    /// The collector of the runtime this thread runs, once a call has needed it: the wakers
+    /// of calls whose answers came, woken from the runtime's own thread.
+    static COLLECTOR: GatherSlot<Waker> = const { RefCell::new(None) };
+}
+
+/// Wakes each call whose answer came.
+fn wake_all(wakers: Vec<Waker>) {
+    for waker in wakers {
+        waker.wake();
+    }
 }
 
 /// The collector of the runtime the current thread runs, started on first use; none
 /// outside a runtime.
-fn collector() -> Option<Arc<Collector>> {
+fn collector() -> Option<Arc<Gathered<Waker>>> {
     let handle = tokio::runtime::Handle::try_current().ok()?;
-    COLLECTOR.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        if let Some(collector) = slot.as_ref().filter(|c| c.alive.load(Ordering::Acquire)) {
-            return Some(Arc::clone(collector));
-        }
-        let collector = Arc::new(Collector {
-            ready: Mutex::new(Vec::new()),
-            woken: AtomicBool::new(false),
-            task: Mutex::new(None),
-            alive: AtomicBool::new(true),
-        });
-        handle.spawn(Collecting(Arc::clone(&collector)));
-        *slot = Some(Arc::clone(&collector));
-        Some(collector)
-    })
+    Some(Gathered::here(&COLLECTOR, &handle, wake_all))
 }
 
 /// A new pair: the [`Answer`] a job fills in, and the [`Return`] its caller awaits.
@@ -172,8 +112,8 @@ fn wake<T>(slot: &Slot<T>, waker: Option<Waker>) {
         return;
     };
     match &slot.collector {
-        Some(collector) if collector.alive.load(Ordering::Acquire) => collector.hand(waker),
-        _ => waker.wake(),
+        Some(collector) => collector.push(waker),
+        None => waker.wake(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! A sync tool that was quick many times and then turns slow keeps its timeout, and stalls
 //! nothing else: other requests on the same stdio connection are answered at once. Run in
 //! memory (the async stdio server on a single-threaded runtime), over the real stdin and
-//! stdout of a process (the threaded reader), and through the registry.
+//! stdout of a process (the threaded reader), over HTTP (quick tools run between the turns of
+//! the server's runtime), and through the registry.
 
 #[path = "../fixtures/stalls.rs"]
 mod stalls;
@@ -189,4 +190,54 @@ async fn a_registry_call_of_a_sync_tool_turning_slow_keeps_its_timeout() {
         result.error()
     );
     assert!(started.elapsed() < Duration::from_millis(1500));
+}
+
+/// `serve --http` on one thread, where quick sync tools run on the runtime's own thread
+/// between its turns: when one turns slow, another thread drives the runtime, so the other
+/// requests are answered and the slow call's time limit fires.
+#[test]
+fn over_http_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
+    use tool_tests::{call_reply, open_session, spawn_http};
+    let server = spawn_http(env!("CARGO_BIN_EXE_stall-tools"), "127.0.0.1", &[], &[]);
+    let port = server.port;
+    let session = open_session(port);
+    let result = |reply: tool_tests::HttpReply| -> Value {
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let message: Value = serde_json::from_str(&reply.body).expect("a JSON answer");
+        message["result"].clone()
+    };
+    for id in 1..=20u32 {
+        for (name, arguments) in [("turns_slow", json!({})), ("quick", json!({"a": id}))] {
+            let answer = result(call_reply(port, &session, id, name, arguments));
+            assert!(answer["isError"].is_null(), "{answer}");
+        }
+    }
+
+    let sent = Instant::now();
+    let slow_session = session.clone();
+    let slow =
+        std::thread::spawn(move || call_reply(port, &slow_session, 21, "turns_slow", json!({})));
+    // Nothing outside the server tells when the slow call has started; this makes it likely
+    // (had it not, the quick call below would pass without proving anything).
+    std::thread::sleep(Duration::from_millis(50));
+    let quick = result(call_reply(port, &session, 22, "quick", json!({"a": 41})));
+    assert_eq!(quick["structuredContent"], json!({"result": 42}));
+    assert!(
+        sent.elapsed() < Duration::from_millis(450),
+        "the quick call waited for the slow one"
+    );
+
+    let answer = result(slow.join().expect("the slow call's thread"));
+    assert_eq!(answer["isError"], true);
+    assert_eq!(
+        answer["content"][0]["text"],
+        "tool 'turns_slow' did not finish within 500ms and was stopped"
+    );
+    assert!(
+        sent.elapsed() < Duration::from_millis(1500),
+        "the time limit fired, not the tool's end"
+    );
+    // The server goes on serving.
+    let answer = result(call_reply(port, &session, 23, "quick", json!({"a": 1})));
+    assert_eq!(answer["structuredContent"], json!({"result": 2}));
 }

@@ -5,9 +5,10 @@
 //! (`add(a, b)`), and a thread per concurrent call. So a sync tool that has finished quickly
 //! several times in a row on the pool is then run closer: in place by a transport that can
 //! afford it (the stdio reader, which hands its role to another thread when a run takes
-//! long), else on a lane (see [`lanes`](super::lanes)), a thread of ours the caller awaits
-//! like any future, so timeouts and cancellation always apply. If such a run ever takes
-//! long, the tool goes back to the pool for good.
+//! long), between the turns of a runtime we drive (which moves to another thread when a run
+//! takes long), else on a lane (see [`lanes`](super::lanes)), a thread of ours; the caller
+//! awaits it like any future, so timeouts and cancellation always apply. If such a run ever
+//! takes long, the tool goes back to the pool until it proves quick again.
 
 use super::output::{Produced, ToolError};
 use std::any::Any;
@@ -72,6 +73,14 @@ impl Pace {
             in_place: AtomicBool::new(false),
             demotions: AtomicU32::new(0),
         }
+    }
+
+    /// A tool already proven quick.
+    #[cfg(test)]
+    pub(crate) fn proven_quick(tool: &str) -> Pace {
+        let pace = Pace::new(tool);
+        pace.in_place.store(true, Ordering::Relaxed);
+        pace
     }
 
     /// Whether the tool runs in place or on a lane rather than on the blocking pool.
@@ -141,20 +150,26 @@ fn run_timed(
     outcome
 }
 
-/// Runs a sync tool's work on a lane and awaits it; the lane records how long it took,
-/// even when the caller stopped waiting (a timeout), so a tool that turned slow is sent
-/// back to the pool.
-async fn run_on_lane(
+/// Runs a sync tool's work between turns of the runtime, where we drive it, else on a lane,
+/// and awaits it; the run records how long it took, even when the caller stopped waiting (a
+/// timeout), so a tool that turned slow is sent back to the pool.
+async fn run_quick(
     work: BlockingWork,
     pace: Arc<Pace>,
 ) -> Result<Result<Produced, ToolError>, Box<dyn Any + Send>> {
     let (answer, answered) = super::lanes::returns::pair();
-    super::lanes::submit(Box::new(move || {
+    let tool = Arc::clone(&pace);
+    let job: super::lanes::Job = Box::new(move || {
         answer.send(run_timed(work, &pace, Instant::now()));
-    }));
+    });
+    // Between turns of the runtime, where we drive it; else on a lane.
+    if let Err(job) = super::lanes::turns::defer(job, &tool) {
+        super::lanes::submit(job);
+    }
     match answered.await {
         Some(outcome) => outcome,
-        // The job is dropped only if its lane's thread died, which catch_unwind prevents.
+        // Dropped unrun only when the server stops first (or a lane's thread died, which
+        // catch_unwind prevents).
         None => Ok(Err(ToolError::new("the server is shutting down"))),
     }
 }
@@ -163,7 +178,7 @@ pub(crate) async fn run(invocation: Invocation, pace: &Arc<Pace>) -> Result<Prod
     let outcome = match invocation {
         Invocation::Async(future) => CatchUnwind(future).await,
         Invocation::Blocking(work) if pace.runs_in_place() => {
-            run_on_lane(work, Arc::clone(pace)).await
+            run_quick(work, Arc::clone(pace)).await
         }
         Invocation::Blocking(work) => match tokio::runtime::Handle::try_current() {
             Ok(_) => {
@@ -209,15 +224,15 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Polls a boxed future, turning a panic into an error. (futures-util has the same
-/// combinator; for one small wrapper over a boxed future we do not take the dependency.)
-struct CatchUnwind(ToolFuture);
+/// Polls a future, turning a panic into an error. (futures-util has the same combinator;
+/// for one small wrapper we do not take the dependency.)
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
 
-impl Future for CatchUnwind {
-    type Output = Result<Result<Produced, ToolError>, Box<dyn Any + Send>>;
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut self.0).poll(cx))) {
             Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
             Ok(Poll::Pending) => Poll::Pending,
             Err(payload) => Poll::Ready(Err(payload)),

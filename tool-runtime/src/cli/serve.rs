@@ -4,6 +4,7 @@
 use super::args::{LogFormat, ServeArgs};
 use super::commands::failure;
 use super::EMPTY_CATALOG;
+use crate::call::lanes::turns;
 use crate::mcp::{McpServer, ServerInfo, ServerOptions};
 use crate::registry::Registry;
 use std::io::IsTerminal;
@@ -212,7 +213,8 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
         Ok(runtime) => runtime,
         Err(error) => return failure(&format!("cannot start the async runtime: {error}")),
     };
-    let outcome = runtime.block_on(async {
+    let store = store.clone();
+    let serving = async move {
         // The store is reached on the runtime, before the server exists: its keys and its
         // tasks are the server's from the first request.
         let options = store.apply(options).await.map_err(std::io::Error::other)?;
@@ -226,9 +228,11 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
                 crate::transport::http::serve(server, address, options).await
             }
         }
-    });
-    // Tools still running (a sync tool ignoring cancellation) must not hold the exit.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    };
+    // On one thread, quick sync tools run on it between the runtime's turns. Tools still
+    // running when the server stops (a sync tool ignoring cancellation) hold the exit for a
+    // second at most.
+    let outcome = turns::drive(runtime, serving, std::time::Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => failure(&format!("the server stopped: {error}")),

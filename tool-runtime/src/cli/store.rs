@@ -5,7 +5,7 @@ use crate::mcp::ServerOptions;
 use std::path::PathBuf;
 
 /// The flags of a replica behind a load balancer.
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Clone, Debug, Default)]
 pub(super) struct StoreFlags {
     /// Share sessions, tasks, request-state keys, large outputs, rate limits and budgets
     /// with the other replicas through this store: redis://[user[:password]@]host[:port][/db]

@@ -1,19 +1,21 @@
-//! Where sync tools proven quick run: a few threads of our own beside the async runtime, fed
-//! from one queue, so that a quick tool never runs on the thread that reads requests. The
-//! jobs a runtime submits in one turn reach the queue together (`batch`), and a lane's
-//! answer goes back through its runtime's collector (`returns`): under load, many calls
-//! share one wake-up each way.
+//! Where sync tools proven quick run, off the thread that reads requests or between its
+//! runtime's turns. On a runtime we drive ourselves (the one `serve` builds, on one thread),
+//! such a tool runs on that thread between the runtime's turns, crossing no thread, and the
+//! runtime moves to another thread when a run gets stuck (`turns`). Elsewhere, on lanes: a
+//! few threads of our own beside the async runtime, fed from one queue. The jobs a runtime
+//! submits in one turn reach the queue together (`batch`), and a lane's answer goes back
+//! through its runtime's collector (`returns`): under load, many calls share one wake-up
+//! each way.
 //!
-//! Running a quick tool right where its request was read would be cheapest, but nothing
-//! stops a tool that was quick a thousand times from blocking on the next call; on the
-//! reading thread that would stall every other request of the connection, and its timeout
-//! could not fire. On a lane, the caller awaits the answer like any other future (so the
-//! timeout and cancellation apply), and a lane stuck in a slow call is replaced: when every
-//! lane has been on one job for longer than [`STUCK_AFTER`] while work waits, a new lane is
-//! started for the waiting work. A lane costs a hand-off to its thread and back per call (two
-//! wake-ups when both sides were idle), less than tokio's blocking pool, which also starts a
-//! thread per concurrent call; where a transport can do without any hand-off (the stdio
-//! reader), it runs quick tools in place instead.
+//! Running a quick tool inside the task that read its request would be cheapest, but nothing
+//! stops a tool that was quick a thousand times from blocking on the next call; inside a
+//! task, that would stall every other request, and its timeout could not fire. On a lane,
+//! the caller awaits the answer like any other future (so the timeout and cancellation
+//! apply), and a lane stuck in a slow call is replaced: when every lane has been on one job
+//! for longer than [`STUCK_AFTER`] while work waits, a new lane is started for the waiting
+//! work. A lane costs a hand-off to its thread and back per call (two wake-ups when both
+//! sides were idle), less than tokio's blocking pool, which also starts a thread per
+//! concurrent call.
 //!
 //! (tokio has no pool with this stuck-lane rule, and `block_in_place` hands the whole worker
 //! to a new thread on every call; hence this small module.)
@@ -21,6 +23,14 @@
 mod batch;
 mod gather;
 pub(crate) mod returns;
+#[cfg_attr(
+    not(any(feature = "cli", test)),
+    expect(
+        dead_code,
+        reason = "only `serve` drives a runtime; without it, lanes run the jobs"
+    )
+)]
+pub(crate) mod turns;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};

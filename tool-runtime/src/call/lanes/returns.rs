@@ -108,7 +108,8 @@ impl<T> Drop for Answer<T> {
 
 /// Wakes the call waiting on `slot`, through its collector while that still runs.
 fn wake<T>(slot: &Slot<T>, waker: Option<Waker>) {
-    let Some(waker) = waker else {
+    // A job run between turns of its runtime: woken at the start of the next turn.
+    let Some(waker) = waker.and_then(super::turns::hold_wake) else {
         return;
     };
     match &slot.collector {

@@ -4,30 +4,38 @@
 //! On a lane, a call costs two wake-ups of sleeping threads when the server is otherwise
 //! idle (the lane's, then the runtime's): more than the rest of a small call over HTTP. When
 //! the runtime is ours (`serve` builds it), [`drive`] runs it in turns instead: a turn is a
-//! `Runtime::block_on` that ends once the runtime's ready tasks have run and a call has
-//! submitted a job; the thread then runs the turn's jobs itself and starts the next turn,
-//! whose first step wakes the calls those jobs answered (from the runtime's own thread, so
+//! `Runtime::block_on` of a future that a call wakes when it submits a job, and that tokio
+//! polls once it has run the ready tasks it took up (at most its `event_interval`) and looked
+//! at timers and I/O. The thread then runs the waiting jobs itself and starts the next turn,
+//! whose first step wakes the calls those jobs answered, from the runtime's own thread (so
 //! without a system call).
 //!
-//! While a job runs, the runtime stands still, as it would if the tool ran inside a task, and
-//! a tool that was quick a thousand times can still block on the next call. So a watchdog
-//! looks every millisecond while jobs run; when one has run for [`STUCK_AFTER`], it sends
-//! the tool back to the blocking pool and starts another thread, which drives the runtime
-//! from then on (any thread may drive a current-thread runtime while no other does): the
-//! calls' time limits fire, that call's included, and other requests are served. The stuck
-//! thread finishes its job and ends.
+//! While jobs run, the runtime stands still, as it would if the tools ran inside a task, and
+//! a tool that was quick a thousand times can still block on the next call. So jobs run for
+//! [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog looks every
+//! millisecond while jobs run: when one has run for [`STUCK_AFTER`], it sends the tool back
+//! to the blocking pool and starts another thread, which drives the runtime from then on
+//! (any thread may drive a current-thread runtime while no other does): the calls' time
+//! limits fire, that call's included, and other requests are served. The stuck thread
+//! finishes its job and ends; the jobs of the tool sent back go to the lanes.
+//!
+//! A job that waits on the runtime it interrupts (a sync tool calling
+//! `Handle::current().block_on(..)`) waits for that hand-over, and its tool then goes back
+//! to the pool like any tool that got stuck.
 
 use super::{Job, STUCK_AFTER};
 use crate::call::invoke::{CatchUnwind, Pace};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
-use std::panic::resume_unwind;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 use tokio::runtime::{Runtime, RuntimeFlavor};
 
+/// How long jobs run in a row before the runtime gets a turn.
+const TURN_BUDGET: Duration = Duration::from_millis(1);
 /// How often the watchdog looks while jobs run.
 const WATCH_EVERY: Duration = Duration::from_millis(1);
 /// How long after the last job started the watchdog still looks; then it sleeps until the
@@ -36,6 +44,8 @@ const BUSY_FOR: Duration = Duration::from_millis(50);
 /// A bound on the threads driving the runtime or stuck in a job, so a flood of stuck tools
 /// cannot start threads without end.
 const MAX_DRIVERS: usize = 64;
+/// The stack of a driving thread: a main thread's, where the runtime used to run.
+const DRIVER_STACK: usize = 8 << 20;
 
 /// Runs `future` to its end on `runtime`, as `Runtime::block_on` would, then shuts the
 /// runtime down, waiting at most `shutdown` for its blocking work. On a current-thread
@@ -48,28 +58,42 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    if runtime.handle().runtime_flavor() != RuntimeFlavor::CurrentThread {
+    let blocked_on = |runtime: Runtime, future: F| {
         let output = runtime.block_on(future);
         runtime.shutdown_timeout(shutdown);
-        return output;
+        output
+    };
+    if runtime.handle().runtime_flavor() != RuntimeFlavor::CurrentThread {
+        return blocked_on(runtime, future);
     }
     let driven = Arc::new(Driven {
         handle: runtime.handle().clone(),
         runtime: Mutex::new(None),
         state: Mutex::new(State {
             jobs: VecDeque::new(),
+            answered: Vec::new(),
             driver: 0,
             last_driver: 0,
-            helpers: 0,
+            threads: 0,
             running: None,
             last_run: None,
+            runtime_first: false,
             turn: None,
             finished: false,
-            watchdog: Watchdog::NotStarted,
+            watchdog_asleep: false,
         }),
         finished: Condvar::new(),
         watch: Condvar::new(),
     });
+    // No job may run between turns without the watchdog.
+    let watched = Arc::clone(&driven);
+    let watchdog = std::thread::Builder::new()
+        .name("tool-runtime-watchdog".to_owned())
+        .spawn(move || watched.watch());
+    if let Err(error) = watchdog {
+        tracing::error!(%error, "cannot start a watchdog thread; quick sync tools run on lanes");
+        return blocked_on(runtime, future);
+    }
     let outcome = Arc::new(Mutex::new(None));
     let ending = Arc::clone(&driven);
     let stored = Arc::clone(&outcome);
@@ -95,7 +119,8 @@ where
     }
     drop(state);
     // Whoever drove last has left `block_on` (the end ends every turn): the runtime is free.
-    if let Some(runtime) = lock(&driven.runtime).take() {
+    let runtime = lock(&driven.runtime).take();
+    if let Some(runtime) = runtime {
         runtime.shutdown_timeout(shutdown);
     }
     let result = lock(&outcome).take();
@@ -125,8 +150,9 @@ pub(crate) fn defer(job: Job, pace: &Arc<Pace>) -> Result<(), Job> {
     })
 }
 
-/// Holds the waker of a call that a job run between turns just answered, to be woken at the
-/// start of the next turn; gives it back when no such job runs on this thread.
+/// Holds the waker of a call that a job run between turns just answered (on this thread:
+/// the job's own), to be woken at the start of the next turn; gives it back when no such
+/// job runs on this thread.
 pub(super) fn hold_wake(waker: Waker) -> Option<Waker> {
     if !RUNNING_JOBS.get() {
         return Some(waker);
@@ -140,7 +166,7 @@ thread_local! {
     static DRIVING: RefCell<Option<Arc<Driven>>> = const { RefCell::new(None) };
     /// Whether this thread runs jobs between turns right now.
     static RUNNING_JOBS: Cell<bool> = const { Cell::new(false) };
-    /// The wakers of the calls answered by the jobs this thread ran since its last turn.
+    /// The wakers of the calls answered by the job this thread just ran.
     static ANSWERED: RefCell<Vec<Waker>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -161,30 +187,30 @@ struct Driven {
 struct State {
     /// Jobs submitted and not yet started, with their tools' pace.
     jobs: VecDeque<(Job, Arc<Pace>)>,
+    /// The wakers of calls answered between turns, for the next turn to wake (whichever
+    /// thread drives it).
+    answered: Vec<Waker>,
     /// The number of the thread that drives the runtime (0: the one that called [`drive`],
     /// which drives only when no thread of its own could start).
     driver: u64,
     /// The highest number given to a thread so far.
     last_driver: u64,
-    /// Threads started to drive the runtime and not yet ended.
-    helpers: usize,
+    /// Threads started to drive the runtime and not yet ended: the driver, and any still
+    /// stuck in a job.
+    threads: usize,
     /// The job the driver runs now: since when, and its tool's pace.
     running: Option<(Instant, Arc<Pace>)>,
     /// When the last job started.
     last_run: Option<Instant>,
+    /// The next turn runs the runtime's ready tasks before any job (jobs ran out of time, or
+    /// the runtime just changed threads).
+    runtime_first: bool,
     /// The waker of the driver's turn: a submitted job or the end ends the turn.
     turn: Option<Waker>,
     /// The driven future has ended.
     finished: bool,
-    watchdog: Watchdog,
-}
-
-#[derive(PartialEq)]
-enum Watchdog {
-    NotStarted,
-    /// Waiting for a job to start.
-    Asleep,
-    Watching,
+    /// Whether the watchdog sleeps until the next job starts.
+    watchdog_asleep: bool,
 }
 
 /// How a turn ended.
@@ -213,79 +239,85 @@ impl Driven {
                 _ => break,
             }
         }
-        // No turn of this thread will wake them.
-        for waker in ANSWERED.with(|answered| std::mem::take(&mut *answered.borrow_mut())) {
-            waker.wake();
-        }
     }
 
-    /// The future of one turn, polled first when the turn starts and then whenever a call
-    /// submits a job (after the runtime's other ready tasks have run).
+    /// The future of one turn: polled first when the turn starts, then when a call has
+    /// submitted a job (or the end came) and the runtime's ready tasks have run.
     fn poll_turn(&self, me: u64, cx: &mut Context<'_>) -> Poll<Turn> {
-        let answered = ANSWERED.with(|answered| std::mem::take(&mut *answered.borrow_mut()));
+        let mut state = lock(&self.state);
+        let answered = std::mem::take(&mut state.answered);
+        let turn = if state.finished || state.driver != me {
+            Poll::Ready(Turn::Over)
+        } else if !state.jobs.is_empty() && !std::mem::take(&mut state.runtime_first) {
+            Poll::Ready(Turn::Jobs)
+        } else {
+            if !state.turn.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                state.turn = Some(cx.waker().clone());
+            }
+            if !state.jobs.is_empty() {
+                // Polled again once the runtime's ready tasks have run.
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        };
+        drop(state);
+        // From the runtime's own thread: each a queue push.
         for waker in answered {
             waker.wake();
         }
-        let mut state = lock(&self.state);
-        if state.finished || state.driver != me {
-            return Poll::Ready(Turn::Over);
-        }
-        if !state.jobs.is_empty() {
-            return Poll::Ready(Turn::Jobs);
-        }
-        if !state.turn.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            state.turn = Some(cx.waker().clone());
-        }
-        Poll::Pending
+        turn
     }
 
-    /// Runs the waiting jobs, one at a time, while thread `me` drives; `false` once another
-    /// thread does.
+    /// Runs the waiting jobs, one at a time, while thread `me` drives and for
+    /// [`TURN_BUDGET`] at most; `false` once another thread drives.
     fn run_jobs(self: &Arc<Self>, me: u64) -> bool {
         RUNNING_JOBS.set(true);
         let entered = self.handle.enter();
+        let began = Instant::now();
         let mut state = lock(&self.state);
-        let still_driving = loop {
+        let (still_driving, left_over) = loop {
+            let answered = ANSWERED.with(|answered| std::mem::take(&mut *answered.borrow_mut()));
             if state.driver != me {
-                break false;
+                // No turn of this thread will wake them.
+                break (false, answered);
             }
+            state.answered.extend(answered);
             let Some((job, pace)) = state.jobs.pop_front() else {
                 state.running = None;
-                break true;
+                break (true, Vec::new());
             };
+            if !pace.runs_in_place() {
+                // Its tool got stuck meanwhile: this job goes where blocking does no harm.
+                super::enqueue(std::iter::once(job));
+                continue;
+            }
             let now = Instant::now();
+            if now.duration_since(began) >= TURN_BUDGET {
+                state.jobs.push_front((job, pace));
+                state.running = None;
+                state.runtime_first = true;
+                break (true, Vec::new());
+            }
             state.running = Some((now, pace));
             state.last_run = Some(now);
-            self.wake_watchdog(&mut state);
+            if std::mem::take(&mut state.watchdog_asleep) {
+                self.watch.notify_one();
+            }
             drop(state);
-            job();
+            // A job catches its tool's panics; this keeps the driving thread whatever
+            // happens.
+            if catch_unwind(AssertUnwindSafe(job)).is_err() {
+                tracing::error!("a job run between turns of the runtime panicked");
+            }
             state = lock(&self.state);
         };
         drop(state);
         drop(entered);
         RUNNING_JOBS.set(false);
-        still_driving
-    }
-
-    /// Makes sure the watchdog looks: started on the first job, woken after a quiet spell.
-    fn wake_watchdog(self: &Arc<Self>, state: &mut State) {
-        match state.watchdog {
-            Watchdog::Watching => {}
-            Watchdog::Asleep => {
-                state.watchdog = Watchdog::Watching;
-                self.watch.notify_one();
-            }
-            Watchdog::NotStarted => {
-                let watched = Arc::clone(self);
-                let started = std::thread::Builder::new()
-                    .name("tool-runtime-watchdog".to_owned())
-                    .spawn(move || watched.watch());
-                match started {
-                    Ok(_) => state.watchdog = Watchdog::Watching,
-                    Err(error) => tracing::error!(%error, "cannot start a watchdog thread"),
-                }
-            }
+        for waker in left_over {
+            waker.wake();
         }
+        still_driving
     }
 
     /// The watchdog: hands the runtime to a new thread when a job has run for too long.
@@ -307,7 +339,7 @@ impl Driven {
                     .last_run
                     .is_none_or(|last| now.duration_since(last) >= BUSY_FOR)
             {
-                state.watchdog = Watchdog::Asleep;
+                state.watchdog_asleep = true;
                 state = self
                     .watch
                     .wait(state)
@@ -323,19 +355,20 @@ impl Driven {
     }
 
     /// Sends the stuck job's tool back to the pool and starts a thread that drives the
-    /// runtime from now on.
+    /// runtime from now on, letting the runtime's waiting tasks run first.
     fn hand_over(self: &Arc<Self>, state: &mut State) {
         let Some((_, pace)) = state.running.take() else {
             return;
         };
         pace.demote();
-        if state.helpers >= MAX_DRIVERS {
+        if state.threads >= MAX_DRIVERS {
             tracing::error!(
                 stuck = MAX_DRIVERS,
                 "sync tools are stuck between turns of the runtime; it waits for one to return"
             );
             return;
         }
+        state.runtime_first = true;
         self.start_driver(state);
     }
 
@@ -346,15 +379,16 @@ impl Driven {
         let driven = Arc::clone(self);
         let started = std::thread::Builder::new()
             .name("tool-runtime".to_owned())
+            .stack_size(DRIVER_STACK)
             .spawn(move || {
+                let _counted = Counted(&driven);
                 driven.drive_from(next);
-                lock(&driven.state).helpers -= 1;
             });
         match started {
             Ok(_) => {
                 state.last_driver = next;
                 state.driver = next;
-                state.helpers += 1;
+                state.threads += 1;
                 true
             }
             Err(error) => {
@@ -373,6 +407,15 @@ impl Driven {
         }
         self.finished.notify_all();
         self.watch.notify_all();
+    }
+}
+
+/// Counts a driving thread out when it ends, however it ends.
+struct Counted<'a>(&'a Driven);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.state).threads -= 1;
     }
 }
 
@@ -488,6 +531,126 @@ mod tests {
         assert!(
             !pace.runs_in_place(),
             "the stuck tool goes back to the pool"
+        );
+    }
+
+    #[test]
+    fn a_call_answered_before_a_job_got_stuck_is_not_held_behind_it() {
+        let (release, released) = mpsc::channel::<()>();
+        let stuck_behind = drive(
+            current_thread(),
+            async move {
+                let pace = quick();
+                let (first, first_answered) = pair();
+                let (second, second_answered) = pair();
+                let quick_job: Job = Box::new(move || first.send(1));
+                let stuck_job: Job = Box::new(move || {
+                    second.send(released.recv_timeout(Duration::from_secs(20)));
+                });
+                // Both in one turn: the quick one runs first, then the stuck one.
+                assert!(defer(quick_job, &pace).is_ok());
+                assert!(defer(stuck_job, &Arc::new(Pace::proven_quick("stuck"))).is_ok());
+                // The deadline is looked at first: a call woken only by it does not count.
+                let mut deadline = std::pin::pin!(tokio::time::sleep(Duration::from_secs(10)));
+                let mut first_answered = first_answered;
+                let first = poll_fn(|cx| {
+                    if deadline.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(None);
+                    }
+                    std::pin::Pin::new(&mut first_answered).poll(cx).map(Some)
+                })
+                .await;
+                release.send(()).expect("the stuck job waits");
+                let second = second_answered.await.expect("the stuck job answered");
+                (first, second)
+            },
+            Duration::from_secs(1),
+        );
+        assert_eq!(
+            stuck_behind,
+            (Some(Some(1)), Ok(())),
+            "the first call was answered while the second job was stuck"
+        );
+    }
+
+    #[test]
+    fn the_waiting_jobs_of_a_tool_that_got_stuck_go_to_a_lane() {
+        let (release, released) = mpsc::channel::<()>();
+        let pace = quick();
+        let tool = Arc::clone(&pace);
+        let (next_ran_on, outcome) = drive(
+            current_thread(),
+            async move {
+                let (stuck, stuck_answered) = pair();
+                let (next, next_answered) = pair();
+                let stuck_job: Job = Box::new(move || {
+                    stuck.send(released.recv_timeout(Duration::from_secs(20)));
+                });
+                let next_job: Job = Box::new(move || {
+                    next.send(std::thread::current().name().map(str::to_owned));
+                });
+                assert!(defer(stuck_job, &tool).is_ok());
+                assert!(defer(next_job, &tool).is_ok());
+                let next_ran_on = next_answered.await.expect("the next job answered");
+                release.send(()).expect("the stuck job waits");
+                (next_ran_on, stuck_answered.await)
+            },
+            Duration::from_secs(1),
+        );
+        assert_eq!(next_ran_on.as_deref(), Some("tool-lane"));
+        assert_eq!(
+            outcome,
+            Some(Ok(())),
+            "the next job ran while the first was stuck"
+        );
+        assert!(!pace.runs_in_place());
+    }
+
+    #[test]
+    fn jobs_give_the_runtime_a_turn_once_they_have_run_for_a_while() {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&events);
+        drive(
+            current_thread(),
+            async move {
+                let woken = Arc::new(tokio::sync::Notify::new());
+                let waiting = Arc::clone(&woken);
+                let record = Arc::clone(&seen);
+                let task = tokio::spawn(async move {
+                    waiting.notified().await;
+                    lock(&record).push("task".to_owned());
+                });
+                let pace = quick();
+                let mut answers = Vec::new();
+                for n in 0..10 {
+                    let (answer, answered) = pair();
+                    let record = Arc::clone(&seen);
+                    let woken = Arc::clone(&woken);
+                    let job: Job = Box::new(move || {
+                        if n == 0 {
+                            // Ready from now on: it runs when the runtime gets a turn.
+                            woken.notify_one();
+                        }
+                        std::thread::sleep(Duration::from_micros(400));
+                        lock(&record).push(format!("job {n}"));
+                        answer.send(());
+                    });
+                    assert!(defer(job, &pace).is_ok());
+                    answers.push(answered);
+                }
+                for answered in answers {
+                    answered.await.expect("each job answered");
+                }
+                task.await.expect("the task ran");
+            },
+            Duration::from_secs(1),
+        );
+        let events = lock(&events).clone();
+        let task = events.iter().position(|event| event == "task");
+        let last_job = events.iter().position(|event| event == "job 9");
+        assert!(
+            task < last_job,
+            "4 ms of jobs ran without a turn of the runtime: {events:?}"
         );
     }
 

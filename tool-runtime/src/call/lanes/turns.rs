@@ -12,12 +12,14 @@
 //!
 //! While jobs run, the runtime stands still, as it would if the tools ran inside a task, and
 //! a tool that was quick a thousand times can still block on the next call. So jobs run for
-//! [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog looks every
-//! millisecond while jobs run: when one has run for [`STUCK_AFTER`], it sends the tool back
-//! to the blocking pool and starts another thread, which drives the runtime from then on
-//! (any thread may drive a current-thread runtime while no other does): the calls' time
-//! limits fire, that call's included, and other requests are served. The stuck thread
-//! finishes its job and ends; the jobs of the tool sent back go to the lanes.
+//! [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog looks while jobs
+//! run: when the one running would be stuck, and every [`STUCK_AFTER`] at most (so a job
+//! that starts between two looks is caught on time). When a job has run for that long, it
+//! sends the tool back to the blocking pool and starts another thread, which drives the
+//! runtime from then on (any thread may drive a current-thread runtime while no other
+//! does): the calls' time limits fire, that call's included, and other requests are served.
+//! The stuck thread finishes its job and ends; the jobs of the tool sent back go to the
+//! lanes.
 //!
 //! A job that waits on the runtime it interrupts (a sync tool calling
 //! `Handle::current().block_on(..)`) waits for that hand-over, and its tool then goes back
@@ -36,11 +38,11 @@ use tokio::runtime::{Runtime, RuntimeFlavor};
 
 /// How long jobs run in a row before the runtime gets a turn.
 const TURN_BUDGET: Duration = Duration::from_millis(1);
-/// How often the watchdog looks while jobs run.
-const WATCH_EVERY: Duration = Duration::from_millis(1);
 /// How long after the last job started the watchdog still looks; then it sleeps until the
 /// next job starts.
 const BUSY_FOR: Duration = Duration::from_millis(50);
+/// The shortest wait between looks, so that rounding never makes the watchdog spin.
+const SHORTEST_WAIT: Duration = Duration::from_micros(50);
 /// A bound on the threads driving the runtime or stuck in a job, so a flood of stuck tools
 /// cannot start threads without end.
 const MAX_DRIVERS: usize = 64;
@@ -334,21 +336,29 @@ impl Driven {
                 .is_some_and(|(since, _)| now.duration_since(*since) >= STUCK_AFTER);
             if stuck {
                 self.hand_over(&mut state);
-            } else if state.running.is_none()
-                && state
-                    .last_run
-                    .is_none_or(|last| now.duration_since(last) >= BUSY_FOR)
-            {
-                state.watchdog_asleep = true;
-                state = self
-                    .watch
-                    .wait(state)
-                    .unwrap_or_else(|poison| poison.into_inner());
-                continue;
             }
+            // When the job running now would be stuck; else, while jobs keep coming, a
+            // [`STUCK_AFTER`] from now, so one that starts meanwhile is caught on time.
+            let wait = match &state.running {
+                Some((since, _)) => STUCK_AFTER.saturating_sub(now.duration_since(*since)),
+                None if state
+                    .last_run
+                    .is_some_and(|last| now.duration_since(last) < BUSY_FOR) =>
+                {
+                    STUCK_AFTER
+                }
+                None => {
+                    state.watchdog_asleep = true;
+                    state = self
+                        .watch
+                        .wait(state)
+                        .unwrap_or_else(|poison| poison.into_inner());
+                    continue;
+                }
+            };
             state = self
                 .watch
-                .wait_timeout(state, WATCH_EVERY)
+                .wait_timeout(state, wait.max(SHORTEST_WAIT))
                 .unwrap_or_else(|poison| poison.into_inner())
                 .0;
         }

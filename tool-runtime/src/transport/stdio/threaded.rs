@@ -4,9 +4,9 @@
 //! a call.
 //!
 //! A tool that was quick a thousand times can still block on the next call. The reader
-//! does not wait for that to be noticed: a watchdog looks every millisecond or so while
-//! runs in place happen, and when one has lasted [`STUCK_AFTER`], it sends the tool back
-//! to the blocking pool (until it proves quick again) and starts a new reader thread, which goes on reading and
+//! does not wait for that to be noticed: a watchdog looks while runs in place happen, and
+//! when one has lasted [`STUCK_AFTER`], it sends the tool back to the blocking pool (until
+//! it proves quick again) and starts a new reader thread, which goes on reading and
 //! answering; the old one finishes its call, writes its answer and ends. The watchdog also
 //! answers a call whose time limit passes while it runs in place (whatever the tool returns
 //! later is dropped), and a `notifications/cancelled` read by the new reader drops it too.
@@ -23,13 +23,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// How often the watchdog looks while runs in place have been happening.
-const WATCH_BUSY: Duration = Duration::from_millis(1);
-/// How often it looks otherwise (a run that starts after a quiet spell is caught within
-/// this).
+/// How often the watchdog looks after a quiet spell (a run that starts then is caught
+/// within this). While runs in place happen, it looks at the next moment one could be due
+/// (stuck, or past its time limit), and [`STUCK_AFTER`] later at most: a run that starts
+/// meanwhile is then caught on time, with a look per 2 ms rather than more.
 const WATCH_QUIET: Duration = Duration::from_millis(20);
 /// How long after the last run in place the watchdog still looks often.
 const BUSY_FOR: Duration = Duration::from_millis(50);
+/// The shortest wait between looks, so that rounding never makes the watchdog spin.
+const SHORTEST_WAIT: Duration = Duration::from_micros(50);
 
 type Input = BufReader<Box<dyn Read + Send>>;
 type Output = Box<dyn Write + Send>;
@@ -240,19 +242,29 @@ impl Shared {
     /// The watchdog: answers calls in place whose time is up, and hands the reading over
     /// when a run in place takes long.
     fn watch(self: Arc<Self>) {
+        let mut wait = WATCH_QUIET;
         while !self.finished.load(Ordering::SeqCst) {
+            std::thread::sleep(wait);
+            let now = Instant::now();
             let since_run = self
-                .nanos_at(Instant::now())
+                .nanos_at(now)
                 .saturating_sub(self.last_run.load(Ordering::Relaxed));
             let busy = since_run < u64::try_from(BUSY_FOR.as_nanos()).unwrap_or(u64::MAX);
-            std::thread::sleep(if busy { WATCH_BUSY } else { WATCH_QUIET });
+            wait = if busy { STUCK_AFTER } else { WATCH_QUIET };
             let mut held_back = Vec::new();
             let mut running = lock(&self.running);
             for run in running.iter_mut() {
-                let took = run.since.elapsed();
-                if !run.timed_out && run.watched.limit().is_some_and(|limit| took >= limit) {
-                    run.timed_out = true;
-                    run.watched.time_out();
+                let took = now.saturating_duration_since(run.since);
+                if let Some(limit) = run.watched.limit().filter(|_| !run.timed_out) {
+                    if took >= limit {
+                        run.timed_out = true;
+                        run.watched.time_out();
+                    } else {
+                        wait = wait.min(limit - took);
+                    }
+                }
+                if !run.handed_over && took < STUCK_AFTER {
+                    wait = wait.min(STUCK_AFTER - took);
                 }
                 if !run.handed_over && took >= STUCK_AFTER {
                     run.handed_over = true;
@@ -274,6 +286,7 @@ impl Shared {
             // Out at once, not when (if ever) the stuck run returns; answers carry their ids,
             // so coming after a new reader's is no harm.
             self.write(&mut held_back);
+            wait = wait.max(SHORTEST_WAIT);
         }
     }
 

@@ -57,7 +57,9 @@ impl Validator {
     pub(crate) fn problems(&self, schema: &Value, input: &Value) -> Vec<Problem> {
         let empty = Map::new();
         let arguments = input.as_object().unwrap_or(&empty);
-        let root = Root::of(schema, &empty);
+        // Read from the schema only when there are problems to word (not on the way of
+        // arguments that fit a simple schema, the common case).
+        let root = || Root::of(schema, &empty);
         match self {
             Validator::Refused(reason) => vec![Problem::new(
                 "",
@@ -67,11 +69,12 @@ impl Validator {
             )],
             Validator::Simple(compiled) if compiled.accepts(arguments) => Vec::new(),
             Validator::Simple(compiled) => {
-                let mut problems = root.name_problems(arguments);
+                let mut problems = root().name_problems(arguments);
                 compiled.check_values(arguments, schema, &mut problems);
                 problems
             }
             Validator::Full(validator) => {
+                let root = root();
                 let mut problems = root.name_problems(arguments);
                 let cleaned: Value;
                 let instance = if arguments.values().any(Value::is_null) {

@@ -81,8 +81,12 @@ impl RedisServer {
         self.port
     }
 
-    /// Stops it (SIGTERM: it saves what it must) and waits for it to end.
+    /// Stops it (SIGTERM: it saves what it must) and waits for it to end; nothing when it
+    /// has already ended (its process id may belong to another process by now).
     pub fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();

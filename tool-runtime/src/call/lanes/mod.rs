@@ -1,8 +1,8 @@
-//! Where sync tools proven quick run, off the thread that reads requests or between its
-//! runtime's turns. On a runtime we drive ourselves (the one `serve` builds, on one thread),
-//! such a tool runs on that thread between the runtime's turns, crossing no thread, and the
-//! runtime moves to another thread when a run gets stuck (`turns`). Elsewhere, on lanes: a
-//! few threads of our own beside the async runtime, fed from one queue. The jobs a runtime
+//! Where sync tools proven quick run, never inside a task. On a runtime we drive ourselves
+//! (the one `serve` builds, on one thread), on the runtime's own thread between its turns,
+//! so that the call crosses no thread; the runtime moves to another thread when a run gets
+//! stuck (`turns`). Elsewhere, on lanes: a few threads of our own beside the async runtime,
+//! fed from one queue. The jobs a runtime
 //! submits in one turn reach the queue together (`batch`), and a lane's answer goes back
 //! through its runtime's collector (`returns`): under load, many calls share one wake-up
 //! each way.

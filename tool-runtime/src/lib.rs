@@ -113,6 +113,7 @@ mod registration;
 pub mod registry;
 mod schema;
 pub mod store;
+mod sync;
 pub mod tasks;
 mod tokens;
 pub mod transport;

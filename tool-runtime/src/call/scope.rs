@@ -71,22 +71,14 @@ impl CallScope {
 
     /// Records that the call cannot go on until the user has been to `pages`.
     pub(crate) fn require_pages(&self, pages: &[super::ask::UrlElicitation]) {
-        let mut required = self
-            .required_pages
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut required = crate::sync::lock(&self.required_pages);
         required.extend(pages.iter().cloned());
     }
 
     /// The pages the user must visit before the call can go on, if the tool said so; taken
     /// once the call has ended.
     pub(crate) fn take_required_pages(&self) -> Vec<super::ask::UrlElicitation> {
-        std::mem::take(
-            &mut self
-                .required_pages
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut crate::sync::lock(&self.required_pages))
     }
 
     /// The number of the call's next question, from 1.

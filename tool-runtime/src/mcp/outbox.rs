@@ -65,9 +65,7 @@ struct State {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     /// Tells the reader that the queue or the senders changed.
@@ -198,11 +196,7 @@ impl OutboxReader {
                 return None;
             }
             state.blocked = true;
-            state = self
-                .shared
-                .arrived
-                .wait(state)
-                .unwrap_or_else(|poison| poison.into_inner());
+            state = crate::sync::wait(&self.shared.arrived, state);
         }
     }
 }

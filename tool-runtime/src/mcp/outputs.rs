@@ -189,7 +189,7 @@ impl OutputStore {
                 ttl: self.options.keep_for,
             });
         }
-        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = crate::sync::lock(&self.kept);
         kept.forget_expired(Instant::now());
         while kept.bytes + size > self.options.max_stored_bytes && kept.drop_oldest() {}
         kept.bytes += size;
@@ -236,7 +236,7 @@ impl OutputStore {
     /// The stored output at `uri`, while it is kept here.
     pub(crate) fn read(&self, uri: &str) -> Option<EmbeddedResource> {
         let (text, mime_type) = {
-            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            let mut kept = crate::sync::lock(&self.kept);
             kept.forget_expired(Instant::now());
             let stored = kept.by_uri.get(uri)?;
             (Arc::clone(&stored.text), stored.mime_type)

@@ -127,9 +127,7 @@ impl Pages {
 
     fn current_set(&self, shared: &Shared, list: List) -> Arc<PageSet> {
         let (version, can_change) = list.version(shared);
-        let mut current = self.current[list.index()]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut current = crate::sync::lock(&self.current[list.index()]);
         if let Some(set) = current.as_ref().filter(|set| set.version == version) {
             return Arc::clone(set);
         }
@@ -171,7 +169,7 @@ fn permitted_tools(
         .iter()
         .map(|(tool, _)| caller.may_call(tool))
         .collect();
-    let kept = || set.permitted.lock().unwrap_or_else(|p| p.into_inner());
+    let kept = || crate::sync::lock(&set.permitted);
     if let Some(permitted) = kept().get(&shown) {
         return Some(Arc::clone(permitted));
     }

@@ -9,10 +9,11 @@
 //! no stream here goes through the store to a stream another replica holds
 //! (`remote_relay`).
 
-use super::connection::{lock, State};
+use super::connection::State;
 use super::connection::{ServerMessage, ServerMessageKind};
 use super::outbox::{outbox, Outbox, OutboxReader};
 use super::work::RequestSink;
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 

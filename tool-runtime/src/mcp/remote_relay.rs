@@ -6,11 +6,12 @@
 //! list is atomic, so each message goes on exactly one stream; one nobody takes waits in
 //! the list (as a question waits for the next `tasks/result` in one process).
 
-use super::connection::{lock, State};
+use super::connection::State;
 use super::outbox::Outbox;
 use super::work::RequestSink;
 use super::ServerMessage;
 use crate::store::Later;
+use crate::sync::lock;
 use std::sync::{Arc, Weak};
 use tokio::sync::Notify;
 

@@ -3,11 +3,12 @@
 //! protocol layer itself spawns nothing.
 
 use super::asking::retry::RetryAsker;
-use super::connection::{lock, State};
+use super::connection::State;
 use super::outbox::Outbox;
 use super::responses::{answer, settled_answer, Dialect};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
+use crate::sync::lock;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;

@@ -137,10 +137,7 @@ impl Budgets {
     /// the limit, when the client has spent its calls or its output tokens.
     pub(crate) fn admit(&self, key: &str) -> Result<(), (Spent, u64, u64)> {
         let now = Instant::now();
-        let mut spent = self
-            .spent
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut spent = crate::sync::lock(&self.spent);
         if self.admissions.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             spent.retain(|_, usage| now.duration_since(usage.last) < FORGET_AFTER);
         }
@@ -184,10 +181,7 @@ impl Budgets {
             });
             return;
         }
-        let mut spent = self
-            .spent
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut spent = crate::sync::lock(&self.spent);
         if let Some(usage) = spent.get_mut(key) {
             usage.output_tokens = usage.output_tokens.saturating_add(tokens);
         }

@@ -25,19 +25,14 @@ impl Registry {
 
     /// The rate limit the tool `name` is held to now, if any.
     pub(super) fn rate_limit_of(&self, name: &str) -> Option<Rate> {
-        self.rate_limits
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner())
+        crate::sync::read(&self.rate_limits)
             .get(name)
             .map(|limiter| limiter.rate())
     }
 
     /// Limits the tool `name` to `rate`, or lifts its limit.
     pub(super) fn set_rate_limit(&self, name: &str, rate: Option<Rate>) {
-        let mut limits = self
-            .rate_limits
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut limits = crate::sync::write(&self.rate_limits);
         match rate {
             Some(rate) => limits.insert(name.to_owned(), Arc::new(Limiter::new(rate))),
             None => limits.remove(name),
@@ -85,10 +80,7 @@ impl Registry {
                 .check(key)
                 .map_err(|wait| refused(true, limiter.rate(), wait))?;
         }
-        let limits = self
-            .rate_limits
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let limits = crate::sync::read(&self.rate_limits);
         if let Some(limiter) = limits.get(tool.name()) {
             limiter
                 .check()

@@ -143,10 +143,7 @@ impl Registry {
                 &statics.runnables[index],
             ));
         }
-        let dynamic = self
-            .dynamic
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let dynamic = crate::sync::read(&self.dynamic);
         dynamic
             .get(name)
             .map(|entry| ToolRef::of_dynamic(Arc::clone(entry) as Arc<dyn Entry>))
@@ -154,10 +151,7 @@ impl Registry {
 
     /// Every tool, sorted by name.
     pub fn tools(&self) -> Vec<ToolRef> {
-        let dynamic = self
-            .dynamic
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let dynamic = crate::sync::read(&self.dynamic);
         let statics = self.statics;
         let mut tools: Vec<ToolRef> = statics
             .catalog
@@ -177,11 +171,7 @@ impl Registry {
 
     /// Whether tools can change while the registry runs (any were added at run time).
     pub(crate) fn has_dynamic_tools(&self) -> bool {
-        !self
-            .dynamic
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .is_empty()
+        !crate::sync::read(&self.dynamic).is_empty()
     }
 
     /// Adds a tool made at run time; refused when its name is taken.
@@ -209,10 +199,7 @@ impl Registry {
     }
 
     fn insert_all(&self, tools: Vec<DynamicTool>) -> Result<(), RegistryError> {
-        let mut dynamic = self
-            .dynamic
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut dynamic = crate::sync::write(&self.dynamic);
         for (index, tool) in tools.iter().enumerate() {
             // A group's prefix can make a name that breaks the rule.
             let name = dynamic::checked_name(ItemKind::Tool, tool.name().to_owned())?;
@@ -252,12 +239,7 @@ impl Registry {
 
     /// Removes a tool added at run time; `false` when there was none by that name.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self
-            .dynamic
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .remove(name)
-            .is_some();
+        let removed = crate::sync::write(&self.dynamic).remove(name).is_some();
         if removed {
             self.set_rate_limit(name, None);
             self.list_changed(changes::List::Tools);

@@ -248,9 +248,7 @@ pub(crate) struct DynamicSurfaces {
 
 impl Registry {
     fn dynamic_surfaces(&self) -> std::sync::RwLockReadGuard<'_, DynamicSurfaces> {
-        self.surfaces
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner())
+        crate::sync::read(&self.surfaces)
     }
 
     /// Every prompt, sorted by name.
@@ -364,10 +362,7 @@ impl Registry {
                 ),
             });
         }
-        let mut surfaces = self
-            .surfaces
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut surfaces = crate::sync::write(&self.surfaces);
         let map = map(&mut surfaces);
         let holder = match existing {
             Some(location) => Some(Holder::Static(location)),
@@ -386,10 +381,7 @@ impl Registry {
         key: &str,
         map: impl FnOnce(&mut DynamicSurfaces) -> &mut BTreeMap<String, Arc<Surfaced<T>>>,
     ) -> bool {
-        let mut surfaces = self
-            .surfaces
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut surfaces = crate::sync::write(&self.surfaces);
         map(&mut surfaces).remove(key).is_some()
     }
 

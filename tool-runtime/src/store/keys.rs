@@ -145,14 +145,14 @@ impl SealingKey {
         if keys.is_empty() {
             return;
         }
-        let mut ring = self.ring.write().unwrap_or_else(|p| p.into_inner());
+        let mut ring = crate::sync::write(&self.ring);
         if ring.keys != keys {
             ring.keys = keys;
         }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Ring> {
-        self.ring.read().unwrap_or_else(|p| p.into_inner())
+        crate::sync::read(&self.ring)
     }
 }
 

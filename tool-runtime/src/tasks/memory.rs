@@ -2,6 +2,7 @@
 //! live, at most a fixed number at once.
 
 use super::{StoreError, StoreFuture, Task, TaskStore};
+use crate::sync::lock;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -43,12 +44,6 @@ impl std::fmt::Debug for InMemoryTasks {
             .field("tasks", &lock(&self.inner).tasks.len())
             .finish()
     }
-}
-
-// The tasks layer names no other layer of the crate, so it keeps its own poison-tolerant
-// lock rather than borrowing the protocol layer's.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 fn expiry(task: &Task) -> SystemTime {

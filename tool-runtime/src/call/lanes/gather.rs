@@ -3,11 +3,12 @@
 //! on their way out; the wakers of answered calls, on their way back). Gathering is a queue
 //! push; the task is woken once for everything gathered before it runs.
 
+use crate::sync::lock;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread::LocalKey;
 use tokio::runtime::Handle;
@@ -112,8 +113,4 @@ impl<T> Drop for Taking<T> {
         // What was gathered for a runtime that shut down is still taken.
         self.0.take_all();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

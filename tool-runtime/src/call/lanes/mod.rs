@@ -32,9 +32,10 @@ pub(crate) mod returns;
 )]
 pub(crate) mod turns;
 
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// One unit of work; it catches its own panics.
@@ -165,10 +166,7 @@ impl Lanes {
         loop {
             let Some(job) = state.queue.pop_front() else {
                 state.idle += 1;
-                let (next, waited) = self
-                    .work
-                    .wait_timeout(state, IDLE_EXIT)
-                    .unwrap_or_else(|poison| poison.into_inner());
+                let (next, waited) = crate::sync::wait_timeout(&self.work, state, IDLE_EXIT);
                 state = next;
                 state.idle -= 1;
                 // Whatever woke it (a wake-up, a timeout), the lane now takes the work.
@@ -194,26 +192,15 @@ impl Lanes {
         loop {
             if state.queue.is_empty() {
                 state.watchdog_asleep = true;
-                state = self
-                    .watch
-                    .wait(state)
-                    .unwrap_or_else(|poison| poison.into_inner());
+                state = crate::sync::wait(&self.watch, state);
                 continue;
             }
             if state.idle == 0 && self.all_stuck(&state) {
                 self.start_lane(&mut state);
             }
-            state = self
-                .watch
-                .wait_timeout(state, STUCK_AFTER)
-                .unwrap_or_else(|poison| poison.into_inner())
-                .0;
+            state = crate::sync::wait_timeout(&self.watch, state, STUCK_AFTER).0;
         }
     }
-}
-
-fn lock(mutex: &Mutex<State>) -> MutexGuard<'_, State> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 #[cfg(test)]

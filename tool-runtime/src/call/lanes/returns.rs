@@ -9,6 +9,7 @@
 //! push. Under load many answers share one wake-up; alone, an answer costs what it did.
 
 use super::gather::{Gathered, Slot as GatherSlot};
+use crate::sync::lock;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -139,10 +140,6 @@ impl<T> Future for Return<T> {
         }
         Poll::Pending
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 #[cfg(test)]

@@ -27,11 +27,12 @@
 
 use super::{Job, STUCK_AFTER};
 use crate::call::invoke::{CatchUnwind, Pace};
+use crate::sync::lock;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 use tokio::runtime::{Runtime, RuntimeFlavor};
@@ -114,10 +115,7 @@ where
     }
     let mut state = lock(&driven.state);
     while !state.finished {
-        state = driven
-            .finished
-            .wait(state)
-            .unwrap_or_else(|poison| poison.into_inner());
+        state = crate::sync::wait(&driven.finished, state);
     }
     drop(state);
     // Whoever drove last has left `block_on` (the end ends every turn): the runtime is free.
@@ -349,18 +347,11 @@ impl Driven {
                 }
                 None => {
                     state.watchdog_asleep = true;
-                    state = self
-                        .watch
-                        .wait(state)
-                        .unwrap_or_else(|poison| poison.into_inner());
+                    state = crate::sync::wait(&self.watch, state);
                     continue;
                 }
             };
-            state = self
-                .watch
-                .wait_timeout(state, wait.max(SHORTEST_WAIT))
-                .unwrap_or_else(|poison| poison.into_inner())
-                .0;
+            state = crate::sync::wait_timeout(&self.watch, state, wait.max(SHORTEST_WAIT)).0;
         }
     }
 
@@ -445,16 +436,26 @@ impl Drop for Driving {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::returns::pair;
+    use super::super::returns::{pair, Return};
     use super::*;
     use std::sync::mpsc;
     use std::thread::ThreadId;
+
+    /// How a held job's wait ended, and the thread it ran on.
+    type Held = (Result<(), mpsc::RecvTimeoutError>, ThreadId);
+
+    /// A job that blocks until `released` says so (or 20 s pass, which fails the test that
+    /// expected otherwise), and the call that waits for it.
+    fn held_until(released: mpsc::Receiver<()>) -> (Job, Return<Held>) {
+        let (answer, answered) = pair();
+        let job: Job = Box::new(move || {
+            let outcome = released.recv_timeout(Duration::from_secs(20));
+            answer.send((outcome, std::thread::current().id()));
+        });
+        (job, answered)
+    }
 
     fn current_thread() -> Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -520,12 +521,8 @@ mod tests {
         let (job_thread, after) = drive(
             current_thread(),
             async move {
-                let (answer, answered) = pair();
-                let job: Job = Box::new(move || {
-                    // Blocks until the runtime has moved on without it (or fails the test).
-                    let outcome = released.recv_timeout(Duration::from_secs(20));
-                    answer.send((outcome, std::thread::current().id()));
-                });
+                // Blocks until the runtime has moved on without it.
+                let (job, answered) = held_until(released);
                 assert!(defer(job, &tool).is_ok());
                 // A timer fires only if another thread drives the runtime meanwhile.
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -552,11 +549,8 @@ mod tests {
             async move {
                 let pace = quick();
                 let (first, first_answered) = pair();
-                let (second, second_answered) = pair();
                 let quick_job: Job = Box::new(move || first.send(1));
-                let stuck_job: Job = Box::new(move || {
-                    second.send(released.recv_timeout(Duration::from_secs(20)));
-                });
+                let (stuck_job, second_answered) = held_until(released);
                 // Both in one turn: the quick one runs first, then the stuck one.
                 assert!(defer(quick_job, &pace).is_ok());
                 assert!(defer(stuck_job, &Arc::new(Pace::proven_quick("stuck"))).is_ok());
@@ -571,7 +565,7 @@ mod tests {
                 })
                 .await;
                 release.send(()).expect("the stuck job waits");
-                let second = second_answered.await.expect("the stuck job answered");
+                let (second, _) = second_answered.await.expect("the stuck job answered");
                 (first, second)
             },
             Duration::from_secs(1),
@@ -591,11 +585,8 @@ mod tests {
         let (next_ran_on, outcome) = drive(
             current_thread(),
             async move {
-                let (stuck, stuck_answered) = pair();
+                let (stuck_job, stuck_answered) = held_until(released);
                 let (next, next_answered) = pair();
-                let stuck_job: Job = Box::new(move || {
-                    stuck.send(released.recv_timeout(Duration::from_secs(20)));
-                });
                 let next_job: Job = Box::new(move || {
                     next.send(std::thread::current().name().map(str::to_owned));
                 });
@@ -603,14 +594,15 @@ mod tests {
                 assert!(defer(next_job, &tool).is_ok());
                 let next_ran_on = next_answered.await.expect("the next job answered");
                 release.send(()).expect("the stuck job waits");
-                (next_ran_on, stuck_answered.await)
+                let (outcome, _) = stuck_answered.await.expect("the stuck job answered");
+                (next_ran_on, outcome)
             },
             Duration::from_secs(1),
         );
         assert_eq!(next_ran_on.as_deref(), Some("tool-lane"));
         assert_eq!(
             outcome,
-            Some(Ok(())),
+            Ok(()),
             "the next job ran while the first was stuck"
         );
         assert!(!pace.runs_in_place());

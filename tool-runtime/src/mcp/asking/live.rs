@@ -2,12 +2,13 @@
 //! the call's own stream (stdio's output, or the call's HTTP response stream), and the
 //! call waits for the client's response, which the connection routes back by id.
 
-use super::super::connection::{lock, State};
+use super::super::connection::State;
 use super::super::jsonrpc::{self, RequestId};
 use super::super::tasks::TaskQuestion;
 use super::super::work::RequestSink;
 use super::super::ServerMessage;
 use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
+use crate::sync::lock;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;

@@ -4,10 +4,10 @@
 //! tool returns the call is answered `input_required` with every question noted and a new
 //! request state. The tool runs again, from the start, on the next retry.
 
-use super::super::connection::lock;
 use super::super::tasks::{TaskLink, TaskQuestion};
 use super::sealed::{Bound, SealingKey};
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use crate::sync::lock;
 use serde_json::{json, Map, Value};
 use std::future::Future;
 use std::pin::Pin;

@@ -8,9 +8,10 @@ use super::super::responses::{answered, empty_result, error_message};
 use super::super::work::Work;
 use super::super::{ServerMessage, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
 use super::route::{invalid, TASKS_CORE_VERSION};
-use super::{lock, Connection};
+use super::Connection;
 use crate::call::scope::LogLevel;
 use crate::store::sessions::Change;
+use crate::sync::lock;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 

@@ -63,8 +63,9 @@ use super::responses::error_message;
 pub use super::work::{Handled, Work};
 use super::Shared;
 use crate::call::caller::Caller;
+use crate::sync::lock;
 use serde_json::value::RawValue;
-pub(crate) use state::{lock, State};
+pub(crate) use state::State;
 use std::borrow::Cow;
 use std::sync::Arc;
 

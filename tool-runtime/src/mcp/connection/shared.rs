@@ -13,9 +13,10 @@ use super::super::responses::error_message;
 use super::super::work::Work;
 use super::super::{ServerMessage, Shared, HANDSHAKE_VERSIONS};
 use super::state::SharedSession;
-use super::{lock, Connection};
+use super::Connection;
 use crate::store::sessions::Change;
 use crate::store::{SessionRecord, Store};
+use crate::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

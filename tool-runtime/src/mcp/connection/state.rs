@@ -10,6 +10,7 @@ use super::super::responses::error_message;
 use super::super::work::InFlightGuard;
 use super::super::ServerMessage;
 use crate::call::scope::{Cancellation, LogLevel};
+use crate::sync::lock;
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -246,10 +247,4 @@ pub(crate) fn duplicate_id(id: &RequestId) -> String {
         "Invalid Request: id {} is already used by a request that has not been answered",
         id.as_json()
     )
-}
-
-/// Locks `mutex`, whether or not a thread panicked while holding it: what it guards stays
-/// consistent at every step, and one broken call must not break the connection.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

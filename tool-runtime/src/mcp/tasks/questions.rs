@@ -1,7 +1,7 @@
 //! A task's open questions, for both eras: a question opened and closed with the store
 //! awaited, and the link through which a call's askers reach the task it became.
 
-use super::super::connection::lock;
+use crate::sync::lock;
 use crate::tasks::{StoreError, TaskStore};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,6 @@
 
 use super::super::asking::retry::{RetryAsker, Verdict};
 use super::super::asking::{missing_message, settle, verdict};
-use super::super::connection::lock;
 use super::super::era::Era;
 use super::super::jsonrpc::{self, code};
 use super::super::relay::{next_of, Relayed};
@@ -23,6 +22,7 @@ use crate::call::error::CallError;
 use crate::call::ids::unguessable_id;
 use crate::call::result::ToolResult;
 use crate::call::scope::Cancellation;
+use crate::sync::lock;
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::Value;
 use std::future::Future;

@@ -8,6 +8,7 @@
 use super::bus::Bus;
 use super::{failed, Shared};
 use crate::store::events::Event;
+use crate::sync::lock;
 use crate::tasks::{StoreError, StoreFuture, Task, TaskStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -282,8 +283,4 @@ fn lease_score(task: &Task) -> String {
 fn epoch_millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

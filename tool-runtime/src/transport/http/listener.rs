@@ -37,7 +37,7 @@ struct Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         {
-            let mut open = self.tally.open.lock().unwrap_or_else(|p| p.into_inner());
+            let mut open = crate::sync::lock(&self.tally.open);
             open.0 -= 1;
             if let Some(client) = self.client {
                 if let Some(count) = open.1.get_mut(&client) {
@@ -60,7 +60,7 @@ impl Tally {
         client: Option<IpAddr>,
         limits: &ConnectionLimits,
     ) -> Result<Counted, &'static str> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = crate::sync::lock(&self.open);
         if open.0 >= limits.most {
             return Err("server busy: it holds as many connections as it may; retry later");
         }

@@ -163,13 +163,7 @@ impl Jwks {
     }
 
     fn current(&self) -> Arc<[Key]> {
-        Arc::clone(
-            &self
-                .shared
-                .keys
-                .read()
-                .unwrap_or_else(|poison| poison.into_inner()),
-        )
+        Arc::clone(&crate::sync::read(&self.shared.keys))
     }
 
     /// Reads a file-backed set again, unless it was read within the last few seconds:
@@ -179,9 +173,7 @@ impl Jwks {
             return false;
         };
         {
-            let mut last = last_read
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
+            let mut last = crate::sync::lock(last_read);
             if last.is_some_and(|last| last.elapsed() < REREAD_AT_MOST_EVERY) {
                 return false;
             }
@@ -202,9 +194,7 @@ impl Jwks {
 
 impl KeySource {
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Arc<[Key]>> {
-        self.keys
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner())
+        crate::sync::write(&self.keys)
     }
 }
 

@@ -467,9 +467,7 @@ impl Sessions {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        self.open
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        crate::sync::lock(&self.open)
     }
 }
 

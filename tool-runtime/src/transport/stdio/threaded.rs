@@ -17,9 +17,10 @@ use super::framing::{append, fill_batch, too_large, Framer, Line};
 use crate::call::lanes::STUCK_AFTER;
 use crate::mcp::connection::{outbox, Connection, Outbox, OutboxReader, ServerMessage, Work};
 use crate::mcp::{McpServer, Placed, Watched};
+use crate::sync::lock;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -327,8 +328,4 @@ fn push(out: &mut Vec<u8>, message: &[u8]) {
     if !message.is_empty() {
         append(out, message);
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }

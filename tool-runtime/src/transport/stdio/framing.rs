@@ -37,7 +37,9 @@ impl Framer {
     /// Takes what belongs to the line from `available` (never empty): how many bytes were
     /// used, and how the line ended when it did.
     pub(super) fn feed(&mut self, available: &[u8], line: &mut Vec<u8>) -> (usize, Option<Line>) {
-        let (chunk, complete) = match available.iter().position(|&byte| byte == b'\n') {
+        // memchr looks at a word or more at a time; the line ends are what a reader spends
+        // its time finding in a stream of short messages.
+        let (chunk, complete) = match memchr::memchr(b'\n', available) {
             Some(end) => (&available[..=end], true),
             None => (available, false),
         };

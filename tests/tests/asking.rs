@@ -185,6 +185,25 @@ async fn endless_job() -> String {
     String::new()
 }
 
+/// Lets `gated_task_job` end.
+static TASK_GATE: Signal = Signal::new();
+/// Lets `gated_call` end.
+static CALL_GATE: Signal = Signal::new();
+
+/// Works until the test lets it end, as a task when the client asks for one.
+#[tool(task = "optional")]
+async fn gated_task_job() -> String {
+    TASK_GATE.wait("the test to let the task end").await;
+    "task done".to_owned()
+}
+
+/// Works until the test lets it end; never a task.
+#[tool]
+async fn gated_call() -> String {
+    CALL_GATE.wait("the test to let the call end").await;
+    "call done".to_owned()
+}
+
 /// Fails at once; runs only as a task.
 #[tool(task = "required")]
 fn instant_failure() -> Result<String, String> {
@@ -1056,6 +1075,36 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
         .call(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "quick", "task": {}}}).to_string())
         .await;
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
+}
+
+#[tokio::test]
+async fn at_2025_11_25_an_id_used_again_while_its_task_runs_names_a_request_of_its_own() {
+    // Ids must differ only among requests in flight: the call that became a task was
+    // answered, so the client may use its id for another request while the task runs.
+    let mut client = initialized("2025-11-25", json!({}));
+    // Run here, so the test knows when the task's work is over.
+    let handled = client.connection.handle(
+        core_call(1, "gated_task_job", json!({})).as_bytes(),
+        &client.sink,
+    );
+    let task_work = tokio::spawn(handled.into_work().expect("the call's work").run());
+    let created = client.next().await;
+    assert!(created["result"]["task"]["taskId"].is_string(), "{created}");
+    client.send(&call(1, "gated_call", json!({})));
+    TASK_GATE.fire();
+    task_work.await.expect("the task's work ends");
+    assert_eq!(
+        client.connection.in_flight(),
+        1,
+        "the task's end ended the request that uses its id again"
+    );
+    CALL_GATE.fire();
+    let mut answer = client.next().await;
+    while answer.get("id").is_none() {
+        answer = client.next().await;
+    }
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(text(&answer), "call done", "{answer}");
 }
 
 #[tokio::test]

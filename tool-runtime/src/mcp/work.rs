@@ -3,7 +3,7 @@
 //! protocol layer itself spawns nothing.
 
 use super::asking::retry::RetryAsker;
-use super::connection::State;
+use super::connection::{InFlight, State};
 use super::outbox::Outbox;
 use super::responses::{answer, settled_answer, Dialect};
 use super::{jsonrpc::RequestId, Shared};
@@ -12,6 +12,7 @@ use crate::sync::lock;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -235,6 +236,9 @@ pub(super) fn notify_within(
 pub(crate) struct InFlightGuard {
     pub(super) state: Arc<State>,
     pub(super) id: RequestId,
+    /// Whether the registration has ended through this guard: the drop then leaves the id
+    /// alone, which a client may already have used again for its next request.
+    pub(super) ended: AtomicBool,
 }
 
 impl InFlightGuard {
@@ -251,16 +255,25 @@ impl InFlightGuard {
         sink: &Mutex<Outbox>,
         message: impl FnOnce() -> super::ServerMessage,
     ) -> bool {
-        if self.state.finish(&self.id).is_none() {
+        if self.finish().is_none() {
             return false;
         }
         lock(sink).send(message());
         true
     }
+
+    /// Ends the registration, unless it was answered or cancelled meanwhile: what it was.
+    pub(super) fn finish(&self) -> Option<InFlight> {
+        self.ended.store(true, Ordering::Relaxed);
+        self.state.finish(&self.id)
+    }
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
+        if self.ended.load(Ordering::Relaxed) {
+            return;
+        }
         if let Some(in_flight) = self.state.finish(&self.id) {
             in_flight.stop();
         }
@@ -301,11 +314,16 @@ impl CallWork {
         }
         match self.pending.into_in_place(&self.context) {
             Ok(call) => Placed::InPlace(InPlaceWork {
-                shared: self.shared,
-                guard: self.guard,
+                watched: Watched {
+                    shared: self.shared,
+                    guard: self.guard,
+                    dialect: self.dialect,
+                    retry: self.retry,
+                    tool: call.tool().clone(),
+                    limit: call.limit(),
+                    watch: call.watch().clone(),
+                },
                 call,
-                dialect: self.dialect,
-                retry: self.retry,
             }),
             Err(pending) => Placed::Future(Work::call(CallWork { pending, ..self })),
         }
@@ -350,57 +368,31 @@ pub(crate) enum Placed {
 
 /// The work of a started `tools/call` of a sync tool proven quick, to run in place.
 pub(crate) struct InPlaceWork {
-    shared: Arc<Shared>,
-    guard: InFlightGuard,
     call: crate::registry::InPlaceCall,
-    dialect: Dialect,
-    retry: Option<Arc<RetryAsker>>,
+    watched: Watched,
 }
 
 impl InPlaceWork {
-    /// What a watchdog needs to answer the call when its time is up (through `sink`: the
-    /// call's own may be a reader's that nobody drains while it is stuck), and to send the
-    /// tool back to the pool.
-    pub(crate) fn watch(&self, sink: &Outbox) -> Watched {
-        Watched {
-            shared: Arc::clone(&self.shared),
-            state: Arc::clone(&self.guard.state),
-            id: self.guard.id.clone(),
-            tool: self.call.tool().clone(),
-            limit: self.call.limit(),
-            watch: self.call.watch().clone(),
-            sink: sink.clone(),
-            dialect: self.dialect,
-        }
-    }
-
-    /// Runs the work here and now, from `started` (the transport's reading of the clock,
-    /// which its watchdog times too); the answer, unless the call was cancelled or answered
-    /// (timed out) meanwhile.
-    pub(crate) fn run(self, started: std::time::Instant) -> Option<super::ServerMessage> {
-        let result = self.call.run(started);
-        self.guard.state.finish(&self.guard.id)?;
-        Some(settled_answer(
-            &self.shared,
-            &self.guard.id,
-            self.retry.as_deref(),
-            result,
-            self.dialect,
-        ))
+    /// The call to run here and now (`run(started)`, from the transport's reading of the
+    /// clock, which its watchdog times too), and what answers it: the watchdog, when its
+    /// time is up first, or [`Watched::answer`] once it returns.
+    pub(crate) fn split(self) -> (crate::registry::InPlaceCall, Watched) {
+        (self.call, self.watched)
     }
 }
 
-/// A call running in place, as a watchdog sees it.
+/// A call running in place, as a watchdog sees it, and what answers it when it returns.
+/// It owns the request's registration, so a watchdog that answers first is the one the
+/// client hears from.
 pub(crate) struct Watched {
     shared: Arc<Shared>,
-    state: Arc<State>,
-    id: RequestId,
+    guard: InFlightGuard,
+    dialect: Dialect,
+    retry: Option<Arc<RetryAsker>>,
     tool: crate::call::runnable::ToolRef,
     limit: Option<std::time::Duration>,
     /// Records the call's end: the watchdog's answer is the one the client gets.
     watch: crate::ops::watch::CallWatch,
-    sink: Outbox,
-    dialect: Dialect,
 }
 
 impl Watched {
@@ -414,19 +406,35 @@ impl Watched {
         self.tool.runnable().pace().demote();
     }
 
-    /// The call's time is up: it is answered with the timeout error and its cancellation
-    /// fires; whatever the tool returns later is dropped.
-    pub(crate) fn time_out(&self) {
+    /// The call's time is up: it is answered on `sink` with the timeout error (not on the
+    /// call's own, which may be a reader's that nobody drains while the call holds it) and
+    /// its cancellation fires; whatever the tool returns later is dropped.
+    pub(crate) fn time_out(&self, sink: &Outbox) {
         let Some(limit) = self.limit else {
             return;
         };
-        let Some(in_flight) = self.state.finish(&self.id) else {
+        let Some(in_flight) = self.guard.finish() else {
             return;
         };
         in_flight.stop();
         let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
         self.watch.finish(&result);
-        self.sink
-            .send(answer(&self.shared, &self.id, result, self.dialect));
+        sink.send(answer(&self.shared, &self.guard.id, result, self.dialect));
+    }
+
+    /// The answer to the call that returned `result`, unless it was cancelled or answered
+    /// (timed out) meanwhile.
+    pub(crate) fn answer(
+        self,
+        result: crate::call::result::ToolResult,
+    ) -> Option<super::ServerMessage> {
+        self.guard.finish()?;
+        Some(settled_answer(
+            &self.shared,
+            &self.guard.id,
+            self.retry.as_deref(),
+            result,
+            self.dialect,
+        ))
     }
 }

@@ -65,7 +65,7 @@ use super::Shared;
 use crate::call::caller::Caller;
 use crate::sync::lock;
 use serde_json::value::RawValue;
-pub(crate) use state::State;
+pub(crate) use state::{InFlight, State};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -219,7 +219,7 @@ impl Connection {
     pub async fn drain(&self) {
         loop {
             // Registered before the count is read, so the last answer cannot slip between.
-            let drained = self.state.drained.notified();
+            let drained = self.state.drained();
             tokio::pin!(drained);
             drained.as_mut().enable();
             if self.in_flight() == 0 {

@@ -14,7 +14,7 @@ use crate::sync::lock;
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{oneshot, Notify};
 
@@ -27,7 +27,11 @@ pub(crate) struct State {
     /// Told when the last request in flight ends, for [`Connection::drain`].
     ///
     /// [`Connection::drain`]: super::Connection::drain
-    pub(crate) drained: Notify,
+    drained: Notify,
+    /// Whether anyone waits for `drained`: until then, the end of the last request in
+    /// flight (every call's, on a client that sends one at a time) tells nobody, and saves
+    /// the notification's lock.
+    drain_wanted: AtomicBool,
     /// Where notifications unrelated to a request go (stdio: the output; HTTP: a GET stream).
     pub(crate) unsolicited: Mutex<Option<Outbox>>,
     /// Whether the handshake-era watcher of list changes was handed out.
@@ -89,7 +93,6 @@ impl InFlightTotal {
 
     /// A place for one more request, unless all are taken.
     fn take(self: &Arc<Self>) -> Option<Counted> {
-        use std::sync::atomic::Ordering;
         let before = self.running.fetch_add(1, Ordering::AcqRel);
         if before >= self.most {
             self.running.fetch_sub(1, Ordering::AcqRel);
@@ -104,9 +107,7 @@ pub(crate) struct Counted(Arc<InFlightTotal>);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0
-            .running
-            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -125,6 +126,7 @@ impl Default for State {
             log_level: Arc::new(AtomicU8::new(LogLevel::Debug as u8)),
             in_flight: Mutex::new(HashMap::new()),
             drained: Notify::new(),
+            drain_wanted: AtomicBool::new(false),
             unsolicited: Mutex::new(None),
             watching: AtomicBool::new(false),
             closed: Cancellation::new(),
@@ -167,10 +169,19 @@ impl State {
     pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
         let mut in_flight = lock(&self.in_flight);
         let ended = in_flight.remove(id);
-        if ended.is_some() && in_flight.is_empty() {
+        // Read under the map's lock: see `drained`.
+        if ended.is_some() && in_flight.is_empty() && self.drain_wanted.load(Ordering::SeqCst) {
             self.drained.notify_waiters();
         }
         ended
+    }
+
+    /// Told when the last request in flight ends: enable it, then read [`State::in_flight`].
+    /// The wish is recorded before that count is read under its lock, so a request that
+    /// ends after the count sees it and notifies.
+    pub(crate) fn drained(&self) -> tokio::sync::futures::Notified<'_> {
+        self.drain_wanted.store(true, Ordering::SeqCst);
+        self.drained.notified()
     }
 
     /// Ends every request's registration, for a connection that closes.
@@ -217,6 +228,7 @@ impl State {
                 Ok(InFlightGuard {
                     state: Arc::clone(self),
                     id,
+                    ended: AtomicBool::new(false),
                 })
             }
         }

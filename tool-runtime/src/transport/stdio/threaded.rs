@@ -165,29 +165,35 @@ impl Shared {
         match placed {
             None => {}
             Some(Placed::InPlace(work)) => {
+                let (call, watched) = work.split();
                 let since = Instant::now();
                 self.last_run.store(self.nanos_at(since), Ordering::Relaxed);
                 lock(&self.running).push(Running {
                     reader: me,
                     since,
-                    watched: work.watch(&self.sink),
+                    watched,
                     timed_out: false,
                     handed_over: false,
                     pending: std::mem::take(out),
                 });
-                let answer = work.run(since);
-                {
+                let result = call.run(since);
+                let run = {
                     let mut running = lock(&self.running);
-                    if let Some(index) = running.iter().position(|run| run.reader == me) {
-                        // Unless the watchdog wrote them, the earlier answers go first.
-                        *out = running.swap_remove(index).pending;
+                    let index = running.iter().position(|run| run.reader == me);
+                    index.map(|index| running.swap_remove(index))
+                };
+                // Only this reader takes its run out, so it is there.
+                if let Some(run) = run {
+                    // Unless the watchdog wrote them, the earlier answers go first; then
+                    // the call's notifications, then its answer.
+                    *out = run.pending;
+                    drain(answers, out);
+                    if let Some(answer) = run.watched.answer(result) {
+                        push(out, &answer.bytes);
                     }
                 }
-                // Its notifications first, then its answer.
-                drain(answers, out);
-                if let Some(answer) = answer {
-                    push(out, &answer.bytes);
-                }
+                // A call in place is all its message left: nothing more is queued.
+                return;
             }
             Some(Placed::Future(mut work)) => {
                 // Its messages go to the writer thread: nobody drains this reader's own
@@ -259,7 +265,7 @@ impl Shared {
                 if let Some(limit) = run.watched.limit().filter(|_| !run.timed_out) {
                     if took >= limit {
                         run.timed_out = true;
-                        run.watched.time_out();
+                        run.watched.time_out(&self.sink);
                     } else {
                         wait = wait.min(limit - took);
                     }

@@ -14,6 +14,7 @@
 use super::ServerMessage;
 use std::collections::VecDeque;
 use std::future::poll_fn;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
@@ -32,10 +33,10 @@ pub fn outbox() -> (Outbox, OutboxReader) {
         state: Mutex::new(State {
             queue: VecDeque::new(),
             waker: None,
-            senders: 1,
             reader_gone: false,
             blocked: false,
         }),
+        senders: AtomicUsize::new(1),
         arrived: Condvar::new(),
     });
     (
@@ -48,6 +49,10 @@ pub fn outbox() -> (Outbox, OutboxReader) {
 
 struct Shared {
     state: Mutex<State>,
+    /// How many [`Outbox`] clones live; none left ends the reader's stream. Counted outside
+    /// the lock, as `Arc` counts, because every request clones the connection's outbox: the
+    /// last one to go takes the lock to tell the reader.
+    senders: AtomicUsize,
     /// For a reader that blocks its thread (stdio's writer).
     arrived: Condvar,
 }
@@ -56,8 +61,6 @@ struct State {
     queue: VecDeque<ServerMessage>,
     /// The reader's task, while it waits.
     waker: Option<Waker>,
-    /// How many [`Outbox`] clones live; none left ends the reader's stream.
-    senders: usize,
     reader_gone: bool,
     /// Whether the reader waits with its thread blocked.
     blocked: bool,
@@ -66,6 +69,12 @@ struct State {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         crate::sync::lock(&self.state)
+    }
+
+    /// Whether every sender is gone. Read under the lock: the last sender decrements, then
+    /// takes the lock to wake the reader, so a reader that saw one left and waits is woken.
+    fn senders_gone(&self) -> bool {
+        self.senders.load(Ordering::Acquire) == 0
     }
 
     /// Tells the reader that the queue or the senders changed.
@@ -96,7 +105,8 @@ impl std::fmt::Debug for Outbox {
 
 impl Clone for Outbox {
     fn clone(&self) -> Self {
-        self.shared.lock().senders += 1;
+        // A clone is made from a live sender, so the count cannot reach zero meanwhile.
+        self.shared.senders.fetch_add(1, Ordering::Relaxed);
         Outbox {
             shared: Arc::clone(&self.shared),
         }
@@ -105,10 +115,8 @@ impl Clone for Outbox {
 
 impl Drop for Outbox {
     fn drop(&mut self) {
-        let mut state = self.shared.lock();
-        state.senders -= 1;
-        if state.senders == 0 {
-            self.shared.notify(state);
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.notify(self.shared.lock());
         }
     }
 }
@@ -162,7 +170,7 @@ impl OutboxReader {
             if let Some(message) = state.queue.pop_front() {
                 return Poll::Ready(Some(message));
             }
-            if state.senders == 0 {
+            if self.shared.senders_gone() {
                 return Poll::Ready(None);
             }
             if !state
@@ -191,7 +199,7 @@ impl OutboxReader {
                 state.blocked = false;
                 return Some(message);
             }
-            if state.senders == 0 {
+            if self.shared.senders_gone() {
                 state.blocked = false;
                 return None;
             }

@@ -439,11 +439,19 @@ fn short(error: &serde_json::Error) -> String {
 
 /// A success response with a result serialized by serde, written where it goes.
 pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Vec<u8> {
+    response_written(id, |out| serde_json::to_writer(out, result))
+}
+
+/// A success response whose result `write` appends.
+pub(crate) fn response_written(
+    id: &RequestId,
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.0.as_bytes());
     out.extend_from_slice(b",\"result\":");
-    match serde_json::to_writer(&mut out, result) {
+    match write(&mut out) {
         Ok(()) => {
             out.push(b'}');
             out

@@ -118,7 +118,9 @@ fn mcp_answer(
     match tools::answer(result, shared.max_output_bytes, outputs, pages_as_error) {
         CallAnswer::Result(body) => {
             let info = era.filter(|era| era.types_results()).map(|_| &shared.info);
-            ServerMessage::result(jsonrpc::response(id, &body.framed(info)))
+            ServerMessage::result(jsonrpc::response_written(id, |out| {
+                body.framed(info).write(out)
+            }))
         }
         CallAnswer::Error {
             code,

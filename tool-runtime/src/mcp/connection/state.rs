@@ -23,7 +23,10 @@ pub(crate) struct State {
     pub(crate) handshake: Mutex<Option<&'static str>>,
     /// `logging/setLevel` of the handshake era; everything until a client says otherwise.
     pub(crate) log_level: Arc<AtomicU8>,
-    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    /// Hashed with foldhash, seeded per process: every request is looked up here twice,
+    /// and SipHash was a tenth of a call's own work. Ids are the client's, but a connection
+    /// holds few at once (its limit), which bounds what colliding ids could cost.
+    in_flight: Mutex<HashMap<RequestId, InFlight, foldhash::fast::RandomState>>,
     /// Told when the last request in flight ends, for [`Connection::drain`].
     ///
     /// [`Connection::drain`]: super::Connection::drain
@@ -124,7 +127,7 @@ impl Default for State {
         State {
             handshake: Mutex::new(None),
             log_level: Arc::new(AtomicU8::new(LogLevel::Debug as u8)),
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::default()),
             drained: Notify::new(),
             drain_wanted: AtomicBool::new(false),
             unsolicited: Mutex::new(None),

@@ -56,6 +56,23 @@ impl RequestId {
         }
         RequestId(value.to_string().into())
     }
+
+    /// The id of a message's `id` field as written, when that text is the one
+    /// [`from_value`](Self::from_value) would give: a whole number of at most 18 digits
+    /// (other than `-0`), or a string without escapes. Such ids, nearly all, skip a parse
+    /// and a write.
+    fn as_written(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+        let whole = !digits.is_empty()
+            && digits.len() <= 18
+            && digits.iter().all(u8::is_ascii_digit)
+            && text != "-0";
+        // The text is valid JSON: a string has no raw control character, and without a
+        // backslash none is escaped, which serde_json writes back the same.
+        let plain = bytes.len() >= 2 && bytes[0] == b'"' && memchr::memchr(b'\\', bytes).is_none();
+        (whole || plain).then(|| RequestId(text.into()))
+    }
 }
 
 impl RequestId {
@@ -107,9 +124,9 @@ pub struct Rejected {
 struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Option<&'a RawValue>,
-    /// `Some(None)` is an id that is present and `null` (invalid), `None` an absent one.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Option<Value>>,
+    /// Present as `null` is `Some` (and refused), absent is `None`.
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
     /// Kept as written: each method reads its params into its own type, once. Present as
@@ -213,7 +230,7 @@ fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
 #[derive(Default)]
 struct OnePass<'a> {
     jsonrpc: Option<&'a RawValue>,
-    id: Option<Option<Value>>,
+    id: Option<&'a RawValue>,
     method: Option<Cow<'a, str>>,
     params: Option<ParamsRead<'a>>,
     result: Option<&'a RawValue>,
@@ -359,15 +376,20 @@ fn batch(array: &[u8]) -> Rejected {
 
 /// The message's id: a string or a number, or none (a notification); `null` and other
 /// values are refused.
-fn id_of(id: Option<Option<Value>>) -> Result<Option<RequestId>, Rejected> {
-    let message = match id {
-        None => return Ok(None),
+fn id_of(id: Option<&RawValue>) -> Result<Option<RequestId>, Rejected> {
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    if let Some(id) = RequestId::as_written(id.get()) {
+        return Ok(Some(id));
+    }
+    let message = match serde_json::from_str(id.get()) {
         // Re-serialized, so the same id always has the same text (for cancellation).
-        Some(Some(value @ (Value::String(_) | Value::Number(_)))) => {
+        Ok(value @ (Value::String(_) | Value::Number(_))) => {
             return Ok(Some(RequestId::from_value(&value)))
         }
-        Some(None) => "Invalid Request: the id must not be null",
-        Some(Some(_)) => "Invalid Request: the id must be a string or a number",
+        Ok(Value::Null) => "Invalid Request: the id must not be null",
+        _ => "Invalid Request: the id must be a string or a number",
     };
     Err(rejected(None, code::INVALID_REQUEST, message))
 }
@@ -399,12 +421,6 @@ fn present_raw<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Reads a field that is present (even as `null`) as `Some`.
-fn present<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<Value>>, D::Error> {
-    <Option<Value> as serde::Deserialize>::deserialize(deserializer).map(Some)
-}
-
 fn trim(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()
@@ -529,6 +545,34 @@ mod tests {
             json!("é".repeat(100)),
         ] {
             assert_eq!(RequestId::from_value(&id).as_json(), id.to_string());
+        }
+    }
+
+    #[test]
+    fn an_id_has_the_same_text_however_it_was_written() {
+        // Taken as written or written again, an id's text is the one its value writes, so
+        // a cancellation naming it finds its request.
+        for written in [
+            "7",
+            "-12",
+            "-0",
+            "123456789012345678",
+            "12345678901234567890123",
+            "1.0",
+            "1e3",
+            r#""plain é""#,
+            r#""a\"b""#,
+            r#""\u0061""#,
+            r#""a\/b""#,
+        ] {
+            let message = format!(r#"{{"jsonrpc":"2.0","id":{written},"method":"ping"}}"#);
+            let value: Value = serde_json::from_str(written).unwrap();
+            match parse(message.as_bytes()).unwrap() {
+                Incoming::Request { id, .. } => {
+                    assert_eq!(id, RequestId::from_value(&value), "{written}");
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use super::error::CallError;
 use super::runnable::ToolRef;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// What one call produced: the tool's output, or why there is none.
 ///
@@ -30,7 +31,7 @@ use serde_json::Value;
 /// ```
 #[derive(Debug, Clone)]
 pub struct ToolResult {
-    name: String,
+    name: Cow<'static, str>,
     input: Value,
     outcome: Result<Value, CallError>,
     content: Option<Vec<Content>>,
@@ -51,7 +52,7 @@ impl PartialEq for ToolResult {
 
 impl ToolResult {
     pub(crate) fn new(
-        name: String,
+        name: impl Into<Cow<'static, str>>,
         input: Value,
         tool: Option<ToolRef>,
         outcome: Result<super::Answer, CallError>,
@@ -61,7 +62,7 @@ impl ToolResult {
             Err(error) => (Err(error), None),
         };
         ToolResult {
-            name,
+            name: name.into(),
             input,
             outcome,
             content,

@@ -9,6 +9,7 @@ use super::invoke::Pace;
 use super::{Arguments, Invocation};
 use crate::catalog::Tool;
 use crate::schema::validate::Validator;
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
@@ -156,6 +157,15 @@ impl ToolRef {
         match &self.0 {
             Resolved::Static(_, runnable) => runnable,
             Resolved::Dynamic(entry) => entry.runnable(),
+        }
+    }
+
+    /// The tool's name, to keep: borrowed from the catalog for a tool compiled in (no copy
+    /// per call), copied for one added at run time.
+    pub(crate) fn name_to_keep(&self) -> Cow<'static, str> {
+        match &self.0 {
+            Resolved::Static(tool, _) => Cow::Borrowed(tool.name()),
+            Resolved::Dynamic(entry) => Cow::Owned(entry.tool().name().to_owned()),
         }
     }
 }

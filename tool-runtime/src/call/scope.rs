@@ -39,14 +39,27 @@ impl CallScope {
         notifier: Option<Arc<dyn Notifier>>,
         log_level: Arc<AtomicU8>,
     ) -> Self {
+        let caller = super::caller::Caller::default();
+        CallScope::of_request(progress_token, notifier, log_level, caller, None)
+    }
+
+    /// The scope of a request's call, built whole: a call makes one, and each builder
+    /// step would move it again.
+    pub(crate) fn of_request(
+        progress_token: Option<Value>,
+        notifier: Option<Arc<dyn Notifier>>,
+        log_level: Arc<AtomicU8>,
+        caller: super::caller::Caller,
+        asker: Option<Arc<dyn super::ask::Asker>>,
+    ) -> Self {
         CallScope {
             progress_token,
             notifier,
             cancellation: Cancellation::new(),
             log_level,
-            asker: None,
+            asker,
             questions: AtomicUsize::new(0),
-            caller: super::caller::Caller::default(),
+            caller,
             required_pages: std::sync::Mutex::new(Vec::new()),
         }
     }

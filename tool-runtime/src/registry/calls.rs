@@ -54,7 +54,7 @@ impl PendingCall {
 
     /// Awaits the work and gives the result.
     pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
-        let name = self.tool.name().to_owned();
+        let name = self.tool.name_to_keep();
         let outcome = match self.invocation {
             Started::Now(invocation) => {
                 crate::call::complete(&self.tool, invocation, context, self.limit).await
@@ -126,7 +126,7 @@ impl InPlaceCall {
     pub(crate) fn run(self, started: std::time::Instant) -> ToolResult {
         let scope = self.scope.as_deref();
         let outcome = crate::call::complete_in_place(&self.tool, self.work, scope, started);
-        let name = self.tool.name().to_owned();
+        let name = self.tool.name_to_keep();
         let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
         self.watch.finish(&result);
         result

@@ -333,24 +333,24 @@ impl Connection {
         sink: &Outbox,
     ) -> RequestScope {
         let notifier = RequestSink::new(&self.state, sink);
-        let scope = CallScope::new(
-            progress_token,
-            Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
-            origin.log_level,
-        )
-        .called_by(origin.caller.clone());
-        let (scope, retry) = match asking {
-            Asking::Nobody => (scope, None),
+        let (asker, retry) = match asking {
+            Asking::Nobody => (None, None),
             Asking::Live => {
                 let asker = Arc::clone(&notifier) as Arc<dyn crate::call::ask::Asker>;
-                (scope.asking(asker), None)
+                (Some(asker), None)
             }
             Asking::Retry(asker) => (
-                scope.asking(Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>),
+                Some(Arc::clone(&asker) as Arc<dyn crate::call::ask::Asker>),
                 Some(asker),
             ),
         };
-        let scope = Arc::new(scope);
+        let scope = Arc::new(CallScope::of_request(
+            progress_token,
+            Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
+            origin.log_level,
+            origin.caller.clone(),
+            asker,
+        ));
         RequestScope {
             cancellation: scope.cancellation.clone(),
             context: self.shared.registry.call_context(scope),

@@ -389,7 +389,12 @@ fn id_of(id: Option<&RawValue>) -> Result<Option<RequestId>, Rejected> {
             return Ok(Some(RequestId::from_value(&value)))
         }
         Ok(Value::Null) => "Invalid Request: the id must not be null",
-        _ => "Invalid Request: the id must be a string or a number",
+        Ok(_) => "Invalid Request: the id must be a string or a number",
+        // Valid JSON that serde_json cannot hold (a number out of range, a lone surrogate).
+        Err(error) => {
+            let message = format!("Parse error: {}", short(&error));
+            return Err(rejected(None, code::PARSE_ERROR, &message));
+        }
     };
     Err(rejected(None, code::INVALID_REQUEST, message))
 }
@@ -574,6 +579,9 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+        // One serde_json cannot hold is not read at all.
+        let out_of_range = r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#;
+        assert_eq!(rejected_code(out_of_range), (code::PARSE_ERROR, None));
     }
 
     #[test]

@@ -242,25 +242,7 @@ fn joined(texts: Vec<&str>) -> Option<String> {
 }
 
 fn read_chat(value: &Value) -> Result<ModelTurn, String> {
-    let (message, usage) = match value.get("choices") {
-        Some(choices) => {
-            let first = choices
-                .as_array()
-                .and_then(|choices| choices.first())
-                .ok_or("`choices` is empty or not an array")?;
-            let message = first
-                .get("message")
-                .ok_or("`choices[0].message` is missing")?;
-            let usage = value.get("usage").and_then(|usage| {
-                let input = count_at(usage, "prompt_tokens")?;
-                let output = count_at(usage, "completion_tokens")?;
-                let total = count_at(usage, "total_tokens").unwrap_or(input + output);
-                Some(Usage::new(input, output, total))
-            });
-            (message, usage)
-        }
-        None => (value, None),
-    };
+    let (message, usage) = chat_message(value)?;
     let Value::Object(fields) = message else {
         return Err("the message should be an object".to_owned());
     };
@@ -275,39 +257,9 @@ fn read_chat(value: &Value) -> Result<ModelTurn, String> {
         .iter()
         .enumerate()
     {
-        let at = format!("tool_calls[{index}]");
-        // A compatible server may leave out the id; the history then carries one made here,
-        // so that the result can name its call.
-        let id = text_at(call, "id").map_or_else(|| format!("call_{index}"), str::to_owned);
-        let (name, arguments) = match text_at(call, "type").unwrap_or("function") {
-            "custom" => {
-                let custom = call
-                    .get("custom")
-                    .ok_or(format!("`{at}.custom` is missing"))?;
-                let name = required_text(custom, "name", &format!("{at}.custom"))?;
-                let input = text_at(custom, "input").unwrap_or_default().to_owned();
-                (name, Arguments::Text(input))
-            }
-            "function" => {
-                let function = call
-                    .get("function")
-                    .ok_or(format!("`{at}.function` is missing"))?;
-                let name = required_text(function, "name", &format!("{at}.function"))?;
-                let arguments = match function.get("arguments") {
-                    Some(Value::String(text)) => Arguments::Text(text.clone()),
-                    // Some compatible servers send an object rather than its text.
-                    Some(Value::Object(object)) => Arguments::Object(object.clone()),
-                    None | Some(Value::Null) => Arguments::Text(String::new()),
-                    Some(other) => Arguments::Text(other.to_string()),
-                };
-                (name, arguments)
-            }
-            other => return Err(format!("`{at}.type` is \"{other}\", not \"function\"")),
-        };
-        let mut kept = call.clone();
-        kept["id"] = Value::String(id.clone());
+        let (read, kept) = chat_call(index, call)?;
+        calls.push(read);
         history_calls.push(kept);
-        calls.push(ToolCall::new(Some(id), name, arguments));
     }
     let text = match fields.get("content") {
         Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
@@ -319,8 +271,76 @@ fn read_chat(value: &Value) -> Result<ModelTurn, String> {
         ),
         _ => None,
     };
-    // The history keeps the assistant message as a request takes it: a response's extra
-    // fields (`annotations`, `audio: null`) are not request fields.
+    Ok(ModelTurn {
+        message: chat_history_message(fields, history_calls),
+        calls,
+        text,
+        usage,
+    })
+}
+
+/// The assistant message of a Chat Completions response (its first choice), or the
+/// message itself, and the tokens the response says it used.
+fn chat_message(value: &Value) -> Result<(&Value, Option<Usage>), String> {
+    let Some(choices) = value.get("choices") else {
+        return Ok((value, None));
+    };
+    let first = choices
+        .as_array()
+        .and_then(|choices| choices.first())
+        .ok_or("`choices` is empty or not an array")?;
+    let message = first
+        .get("message")
+        .ok_or("`choices[0].message` is missing")?;
+    let usage = value.get("usage").and_then(|usage| {
+        let input = count_at(usage, "prompt_tokens")?;
+        let output = count_at(usage, "completion_tokens")?;
+        let total = count_at(usage, "total_tokens").unwrap_or(input + output);
+        Some(Usage::new(input, output, total))
+    });
+    Ok((message, usage))
+}
+
+/// The tool call at `index` of an assistant message, and the call as the history keeps it
+/// (with its id, made here when the server left it out).
+fn chat_call(index: usize, call: &Value) -> Result<(ToolCall, Value), String> {
+    let at = format!("tool_calls[{index}]");
+    // A compatible server may leave out the id; the history then carries one made here, so
+    // that the result can name its call.
+    let id = text_at(call, "id").map_or_else(|| format!("call_{index}"), str::to_owned);
+    let (name, arguments) = match text_at(call, "type").unwrap_or("function") {
+        "custom" => {
+            let custom = call
+                .get("custom")
+                .ok_or(format!("`{at}.custom` is missing"))?;
+            let name = required_text(custom, "name", &format!("{at}.custom"))?;
+            let input = text_at(custom, "input").unwrap_or_default().to_owned();
+            (name, Arguments::Text(input))
+        }
+        "function" => {
+            let function = call
+                .get("function")
+                .ok_or(format!("`{at}.function` is missing"))?;
+            let name = required_text(function, "name", &format!("{at}.function"))?;
+            let arguments = match function.get("arguments") {
+                Some(Value::String(text)) => Arguments::Text(text.clone()),
+                // Some compatible servers send an object rather than its text.
+                Some(Value::Object(object)) => Arguments::Object(object.clone()),
+                None | Some(Value::Null) => Arguments::Text(String::new()),
+                Some(other) => Arguments::Text(other.to_string()),
+            };
+            (name, arguments)
+        }
+        other => return Err(format!("`{at}.type` is \"{other}\", not \"function\"")),
+    };
+    let mut kept = call.clone();
+    kept["id"] = Value::String(id.clone());
+    Ok((ToolCall::new(Some(id), name, arguments), kept))
+}
+
+/// The assistant message as the history keeps it: as a request takes it, since a
+/// response's extra fields (`annotations`, `audio: null`) are not request fields.
+fn chat_history_message(fields: &Map<String, Value>, calls: Vec<Value>) -> Value {
     let mut kept = Map::new();
     kept.insert("role".to_owned(), "assistant".into());
     kept.insert(
@@ -332,15 +352,10 @@ fn read_chat(value: &Value) -> Result<ModelTurn, String> {
             kept.insert(key.to_owned(), value.clone());
         }
     }
-    if !history_calls.is_empty() {
-        kept.insert("tool_calls".to_owned(), Value::Array(history_calls));
+    if !calls.is_empty() {
+        kept.insert("tool_calls".to_owned(), Value::Array(calls));
     }
-    Ok(ModelTurn {
-        message: Value::Object(kept),
-        calls,
-        text,
-        usage,
-    })
+    Value::Object(kept)
 }
 
 fn read_responses(value: &Value) -> Result<ModelTurn, String> {

@@ -233,36 +233,9 @@ impl Run<'_> {
                 None => valid = false,
             }
         }
-        if !keywords.any_of.is_empty() {
-            let mut any = false;
-            for &each in &keywords.any_of {
-                if let Some(found) = self.quietly(each, value, path, tracked) {
-                    marks.merge(&found);
-                    any = true;
-                    if !tracked {
-                        break;
-                    }
-                }
-            }
-            if !any {
-                broke!(rule("the value fits none of the alternatives of `anyOf`"));
-            }
-        }
-        if !keywords.one_of.is_empty() {
-            let (mut fitting, mut first) = (0, None);
-            for &each in &keywords.one_of {
-                if let Some(found) = self.quietly(each, value, path, tracked) {
-                    fitting += 1;
-                    first.get_or_insert(found);
-                }
-            }
-            match fitting {
-                1 => marks.merge(&first.unwrap_or_default()),
-                0 => broke!(rule("the value fits none of the alternatives of `oneOf`")),
-                n => broke!(ErrorKind::Rule(format!(
-                    "the value fits {n} of the alternatives of `oneOf`, where exactly one must"
-                ))),
-            }
+        match self.alternatives(keywords, value, path, tracked, marks) {
+            None => return None,
+            Some(fits) => valid &= fits,
         }
         if let Some(not) = keywords.not {
             if self.quietly(not, value, path, false).is_some() {
@@ -290,6 +263,62 @@ impl Run<'_> {
         Some(valid)
     }
 
+    /// `anyOf` and `oneOf`, adding what the alternatives that fit evaluated to `marks`;
+    /// whether the value fits them, or `None` for a verdict already lost.
+    fn alternatives(
+        &mut self,
+        keywords: &Keywords,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        tracked: bool,
+        marks: &mut Marks,
+    ) -> Option<bool> {
+        let mut valid = true;
+        if !keywords.any_of.is_empty() {
+            let mut any = false;
+            for &each in &keywords.any_of {
+                if let Some(found) = self.quietly(each, value, path, tracked) {
+                    marks.merge(&found);
+                    any = true;
+                    if !tracked {
+                        break;
+                    }
+                }
+            }
+            if !any {
+                valid = false;
+                let kind = rule("the value fits none of the alternatives of `anyOf`");
+                if !self.fail(path, value, kind) {
+                    return None;
+                }
+            }
+        }
+        if !keywords.one_of.is_empty() {
+            let (mut fitting, mut first) = (0, None);
+            for &each in &keywords.one_of {
+                if let Some(found) = self.quietly(each, value, path, tracked) {
+                    fitting += 1;
+                    first.get_or_insert(found);
+                }
+            }
+            let kind = match fitting {
+                1 => {
+                    marks.merge(&first.unwrap_or_default());
+                    return Some(valid);
+                }
+                0 => rule("the value fits none of the alternatives of `oneOf`"),
+                n => ErrorKind::Rule(format!(
+                    "the value fits {n} of the alternatives of `oneOf`, where exactly one must"
+                )),
+            };
+            valid = false;
+            if !self.fail(path, value, kind) {
+                return None;
+            }
+        }
+        Some(valid)
+    }
+
     /// The object keywords; whether the object fits them.
     fn object(
         &mut self,
@@ -300,6 +329,34 @@ impl Run<'_> {
         marks: &mut Marks,
         tracked: bool,
     ) -> bool {
+        // Each step's `None` is a verdict already lost (the first failure ends the check).
+        let Some(entries) = self.entries(keywords, map, value, path, marks) else {
+            return false;
+        };
+        let Some(counted) = self.object_rules(keywords, map, value, path) else {
+            return false;
+        };
+        let Some(dependent) = self.dependent_schemas(keywords, map, value, path, marks, tracked)
+        else {
+            return false;
+        };
+        let Some(unevaluated) = self.unevaluated_properties(keywords, map, value, path, marks)
+        else {
+            return false;
+        };
+        entries && counted && dependent && unevaluated
+    }
+
+    /// Each entry against `properties`, `patternProperties` and `additionalProperties`,
+    /// marking the entries they evaluated; whether all fit, or `None` for a verdict lost.
+    fn entries(
+        &mut self,
+        keywords: &Keywords,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        marks: &mut Marks,
+    ) -> Option<bool> {
         let mut valid = true;
         let mut unexpected = Vec::new();
         for (index, (name, entry)) in map.iter().enumerate() {
@@ -326,18 +383,29 @@ impl Run<'_> {
                 }
             }
             if !valid && self.errors.is_none() {
-                return false;
+                return None;
             }
             if matched {
                 marks.set(index);
             }
         }
         if !self.refuse_unexpected(path, value, unexpected) {
+            // Unless every error is collected, the first one ends the check.
+            self.errors.as_ref()?;
             valid = false;
-            if self.errors.is_none() {
-                return false;
-            }
         }
+        Some(valid)
+    }
+
+    /// `propertyNames`, the counts and the required names; whether the object meets them,
+    /// or `None` for a verdict lost.
+    fn object_rules(
+        &mut self,
+        keywords: &Keywords,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+    ) -> Option<bool> {
         let mut failures = Vec::new();
         if let Some(id) = keywords.property_names {
             for name in map.keys() {
@@ -376,45 +444,74 @@ impl Run<'_> {
                 }
             }
         }
+        let valid = failures.is_empty();
         for kind in failures {
-            valid = false;
             if !self.fail(path, value, kind) {
-                return false;
+                return None;
             }
         }
+        Some(valid)
+    }
+
+    /// `dependentSchemas`, applied to the whole object; whether it fits them, or `None` for
+    /// a verdict lost.
+    fn dependent_schemas(
+        &mut self,
+        keywords: &Keywords,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        marks: &mut Marks,
+        tracked: bool,
+    ) -> Option<bool> {
+        let mut valid = true;
         for (present, id) in &keywords.dependent_schemas {
             if map.contains_key(present) {
                 match self.eval(*id, value, path, tracked) {
                     Some(found) => marks.merge(&found),
-                    None if self.errors.is_none() => return false,
+                    None if self.errors.is_none() => return None,
                     None => valid = false,
                 }
             }
         }
-        if let Some(id) = keywords.unevaluated_properties {
-            let mut unexpected = Vec::new();
-            for (index, (name, entry)) in map.iter().enumerate() {
-                if marks.seen(index) {
-                    continue;
-                }
-                if matches!(self.compiled.node(id), Node::Never) {
-                    unexpected.push(name.clone());
-                    continue;
-                }
-                valid &= self.child(id, entry, path, || PathSegment::Key(name.clone()));
-                if !valid && self.errors.is_none() {
-                    return false;
-                }
-                marks.set(index);
+        Some(valid)
+    }
+
+    /// `unevaluatedProperties`, for the entries nothing else evaluated; whether they fit
+    /// it, or `None` for a verdict lost.
+    fn unevaluated_properties(
+        &mut self,
+        keywords: &Keywords,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        marks: &mut Marks,
+    ) -> Option<bool> {
+        let Some(id) = keywords.unevaluated_properties else {
+            return Some(true);
+        };
+        let mut valid = true;
+        let mut unexpected = Vec::new();
+        for (index, (name, entry)) in map.iter().enumerate() {
+            if marks.seen(index) {
+                continue;
             }
-            if !self.refuse_unexpected(path, value, unexpected) {
-                valid = false;
-                if self.errors.is_none() {
-                    return false;
-                }
+            if matches!(self.compiled.node(id), Node::Never) {
+                unexpected.push(name.clone());
+                continue;
             }
+            valid &= self.child(id, entry, path, || PathSegment::Key(name.clone()));
+            if !valid && self.errors.is_none() {
+                return None;
+            }
+            marks.set(index);
         }
-        valid
+        if !self.refuse_unexpected(path, value, unexpected) {
+            // Unless every error is collected, the first one ends the check.
+            self.errors.as_ref()?;
+            valid = false;
+        }
+        Some(valid)
     }
 
     /// Records the properties a `false` (`additionalProperties`, `unevaluatedProperties`)

@@ -11,6 +11,7 @@
 //! reason, never checked loosely. The test suite holds it to `jsonschema`'s verdicts.
 
 mod eval;
+
 #[cfg(test)]
 mod tests;
 
@@ -101,6 +102,27 @@ impl Keywords {
     /// Whether this schema reads the annotations of the schemas applied beside it.
     fn reads_annotations(&self) -> bool {
         self.unevaluated_properties.is_some() || self.unevaluated_items.is_some()
+    }
+
+    /// Records which groups of checks the keywords hold, so that evaluation skips the
+    /// groups a schema has none of.
+    fn summarize(&mut self) {
+        let has_in_place = self.in_place().next().is_some();
+        self.has_in_place = has_in_place;
+        self.has_object_rules = !self.properties.is_empty()
+            || !self.pattern_properties.is_empty()
+            || self.additional_properties.is_some()
+            || self.property_names.is_some()
+            || self.min_properties.is_some()
+            || self.max_properties.is_some()
+            || !self.required.is_empty()
+            || !self.dependent_required.is_empty()
+            || !self.dependent_schemas.is_empty()
+            || self.unevaluated_properties.is_some();
+        self.has_array_rules = !self.prefix_items.is_empty()
+            || self.items.is_some()
+            || self.contains.is_some()
+            || self.unevaluated_items.is_some();
     }
 
     /// The schemas applied to the same value as this one.
@@ -266,121 +288,11 @@ impl<'a> Compiler<'a> {
     fn keywords(&mut self, map: &'a Map<String, Value>, pointer: &str) -> Result<Node, Fault> {
         let mut k = Keywords::default();
         for (keyword, value) in map {
-            let here = || format!("{pointer}/{}", escape(keyword));
-            match keyword.as_str() {
-                "type" => k.types = Some(types(value)?),
-                "enum" => k.options = Some(array(keyword, value)?.clone()),
-                "const" => k.constant = Some(value.clone()),
-                "multipleOf" => {
-                    let n = number(keyword, value)?;
-                    if n.as_f64().is_none_or(|f| f <= 0.0) {
-                        return Err(format!("has `multipleOf` {n}; it must be above 0").into());
-                    }
-                    k.multiple_of = Some(n);
-                }
-                "minimum" => k.minimum = Some(number(keyword, value)?),
-                "maximum" => k.maximum = Some(number(keyword, value)?),
-                "exclusiveMinimum" => k.exclusive_minimum = Some(number(keyword, value)?),
-                "exclusiveMaximum" => k.exclusive_maximum = Some(number(keyword, value)?),
-                "minLength" => k.min_length = Some(count(keyword, value)?),
-                "maxLength" => k.max_length = Some(count(keyword, value)?),
-                "minItems" => k.min_items = Some(count(keyword, value)?),
-                "maxItems" => k.max_items = Some(count(keyword, value)?),
-                "minContains" => k.min_contains = Some(count(keyword, value)?),
-                "maxContains" => k.max_contains = Some(count(keyword, value)?),
-                "minProperties" => k.min_properties = Some(count(keyword, value)?),
-                "maxProperties" => k.max_properties = Some(count(keyword, value)?),
-                "uniqueItems" => k.unique_items = boolean(keyword, value)?,
-                "pattern" => k.pattern = Some(pattern(value)?),
-                "required" => k.required = names(keyword, value)?,
-                "items" if value.is_array() => {
-                    return Err(Fault::Here(
-                        "has `items` as a list (an older draft's tuples); JSON Schema 2020-12 \
-                         says `prefixItems`"
-                            .to_owned(),
-                    ))
-                }
-                "items" => k.items = Some(self.node(value, here())?),
-                "prefixItems" => k.prefix_items = self.list(keyword, value, &here())?,
-                "contains" => k.contains = Some(self.node(value, here())?),
-                "unevaluatedItems" => k.unevaluated_items = Some(self.node(value, here())?),
-                "properties" => k.properties = self.named(keyword, value, &here())?,
-                "patternProperties" => {
-                    for (source, schema) in object(keyword, value)? {
-                        let compiled = pattern(&Value::from(source.as_str()))?;
-                        let id = self.node(schema, format!("{}/{}", here(), escape(source)))?;
-                        k.pattern_properties.push((compiled, id));
-                    }
-                }
-                "additionalProperties" => k.additional_properties = Some(self.node(value, here())?),
-                "propertyNames" => k.property_names = Some(self.node(value, here())?),
-                "unevaluatedProperties" => {
-                    k.unevaluated_properties = Some(self.node(value, here())?)
-                }
-                "dependentRequired" => {
-                    for (name, required) in object(keyword, value)? {
-                        k.dependent_required
-                            .push((name.clone(), names(keyword, required)?));
-                    }
-                }
-                "dependentSchemas" => k.dependent_schemas = self.named(keyword, value, &here())?,
-                "allOf" => k.all_of = self.list(keyword, value, &here())?,
-                "anyOf" => k.any_of = self.list(keyword, value, &here())?,
-                "oneOf" => k.one_of = self.list(keyword, value, &here())?,
-                "not" => k.not = Some(self.node(value, here())?),
-                "if" => {
-                    k.condition = Some(Condition {
-                        test: self.node(value, here())?,
-                        then: map
-                            .get("then")
-                            .map(|then| self.node(then, format!("{pointer}/then")))
-                            .transpose()?,
-                        otherwise: map
-                            .get("else")
-                            .map(|other| self.node(other, format!("{pointer}/else")))
-                            .transpose()?,
-                    })
-                }
-                // Without `if`, `then` and `else` do nothing.
-                "then" | "else" => {}
-                "$ref" => k.reference = Some(self.reference(value)?),
-                "$id" if pointer.is_empty() => {}
-                "$id" | "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
-                    return Err(Fault::Here(format!(
-                        "uses `{keyword}`, which the built-in validator does not follow"
-                    )))
-                }
-                "dependencies" | "additionalItems" => {
-                    return Err(Fault::Here(format!(
-                        "uses `{keyword}`, an older draft's keyword; JSON Schema 2020-12 says \
-                         {}",
-                        if keyword == "dependencies" {
-                            "`dependentRequired` or `dependentSchemas`"
-                        } else {
-                            "`items` after `prefixItems`"
-                        }
-                    )))
-                }
-                // Annotations, and keywords no vocabulary defines: both constrain nothing.
-                _ => {}
+            if !read_assertion(&mut k, keyword, value)? {
+                self.read_applicator(&mut k, map, keyword, value, pointer)?;
             }
         }
-        let has_in_place = k.in_place().next().is_some();
-        k.has_in_place = has_in_place;
-        k.has_object_rules = !k.properties.is_empty()
-            || !k.pattern_properties.is_empty()
-            || k.additional_properties.is_some()
-            || k.property_names.is_some()
-            || k.min_properties.is_some()
-            || k.max_properties.is_some()
-            || !k.required.is_empty()
-            || !k.dependent_required.is_empty()
-            || !k.dependent_schemas.is_empty()
-            || k.unevaluated_properties.is_some();
-        k.has_array_rules = !k.prefix_items.is_empty()
-            || k.items.is_some()
-            || k.contains.is_some()
-            || k.unevaluated_items.is_some();
+        k.summarize();
         let constrains = map.keys().any(|keyword| {
             !PASSIVE.contains(&keyword.as_str()) && !matches!(keyword.as_str(), "then" | "else")
         });
@@ -389,6 +301,91 @@ impl<'a> Compiler<'a> {
         } else {
             Node::Any
         })
+    }
+
+    /// Reads a keyword that applies schemas of its own (`items`, `properties`, `allOf`,
+    /// `$ref`, ...) into `k`, refusing the ones the validator does not follow; a keyword no
+    /// vocabulary defines (an annotation) is left alone.
+    fn read_applicator(
+        &mut self,
+        k: &mut Keywords,
+        map: &'a Map<String, Value>,
+        keyword: &str,
+        value: &'a Value,
+        pointer: &str,
+    ) -> Result<(), Fault> {
+        let here = || format!("{pointer}/{}", escape(keyword));
+        match keyword {
+            "items" if value.is_array() => {
+                return Err(Fault::Here(
+                    "has `items` as a list (an older draft's tuples); JSON Schema 2020-12 \
+                     says `prefixItems`"
+                        .to_owned(),
+                ))
+            }
+            "items" => k.items = Some(self.node(value, here())?),
+            "prefixItems" => k.prefix_items = self.list(keyword, value, &here())?,
+            "contains" => k.contains = Some(self.node(value, here())?),
+            "unevaluatedItems" => k.unevaluated_items = Some(self.node(value, here())?),
+            "properties" => k.properties = self.named(keyword, value, &here())?,
+            "patternProperties" => {
+                for (source, schema) in object(keyword, value)? {
+                    let compiled = pattern(&Value::from(source.as_str()))?;
+                    let id = self.node(schema, format!("{}/{}", here(), escape(source)))?;
+                    k.pattern_properties.push((compiled, id));
+                }
+            }
+            "additionalProperties" => k.additional_properties = Some(self.node(value, here())?),
+            "propertyNames" => k.property_names = Some(self.node(value, here())?),
+            "unevaluatedProperties" => k.unevaluated_properties = Some(self.node(value, here())?),
+            "dependentRequired" => {
+                for (name, required) in object(keyword, value)? {
+                    k.dependent_required
+                        .push((name.clone(), names(keyword, required)?));
+                }
+            }
+            "dependentSchemas" => k.dependent_schemas = self.named(keyword, value, &here())?,
+            "allOf" => k.all_of = self.list(keyword, value, &here())?,
+            "anyOf" => k.any_of = self.list(keyword, value, &here())?,
+            "oneOf" => k.one_of = self.list(keyword, value, &here())?,
+            "not" => k.not = Some(self.node(value, here())?),
+            "if" => {
+                k.condition = Some(Condition {
+                    test: self.node(value, here())?,
+                    then: map
+                        .get("then")
+                        .map(|then| self.node(then, format!("{pointer}/then")))
+                        .transpose()?,
+                    otherwise: map
+                        .get("else")
+                        .map(|other| self.node(other, format!("{pointer}/else")))
+                        .transpose()?,
+                })
+            }
+            // Without `if`, `then` and `else` do nothing.
+            "then" | "else" => {}
+            "$ref" => k.reference = Some(self.reference(value)?),
+            "$id" if pointer.is_empty() => {}
+            "$id" | "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
+                return Err(Fault::Here(format!(
+                    "uses `{keyword}`, which the built-in validator does not follow"
+                )))
+            }
+            "dependencies" | "additionalItems" => {
+                return Err(Fault::Here(format!(
+                    "uses `{keyword}`, an older draft's keyword; JSON Schema 2020-12 says \
+                     {}",
+                    if keyword == "dependencies" {
+                        "`dependentRequired` or `dependentSchemas`"
+                    } else {
+                        "`items` after `prefixItems`"
+                    }
+                )))
+            }
+            // Annotations, and keywords no vocabulary defines: both constrain nothing.
+            _ => {}
+        }
+        Ok(())
     }
 
     fn list(&mut self, keyword: &str, value: &'a Value, here: &str) -> Result<Vec<NodeId>, Fault> {
@@ -549,4 +546,38 @@ fn pattern(value: &Value) -> Result<Pattern, String> {
         .as_str()
         .ok_or_else(|| format!("has the pattern {value}, where a string belongs"))?;
     Pattern::new(source).map_err(|why| format!("has the pattern `{source}`: {why}"))
+}
+
+/// Reads a keyword that asserts something of the value itself (`type`, `minimum`,
+/// `required`, ...) into `k`; false when `keyword` is not one.
+fn read_assertion(k: &mut Keywords, keyword: &str, value: &Value) -> Result<bool, Fault> {
+    match keyword {
+        "type" => k.types = Some(types(value)?),
+        "enum" => k.options = Some(array(keyword, value)?.clone()),
+        "const" => k.constant = Some(value.clone()),
+        "multipleOf" => {
+            let n = number(keyword, value)?;
+            if n.as_f64().is_none_or(|f| f <= 0.0) {
+                return Err(format!("has `multipleOf` {n}; it must be above 0").into());
+            }
+            k.multiple_of = Some(n);
+        }
+        "minimum" => k.minimum = Some(number(keyword, value)?),
+        "maximum" => k.maximum = Some(number(keyword, value)?),
+        "exclusiveMinimum" => k.exclusive_minimum = Some(number(keyword, value)?),
+        "exclusiveMaximum" => k.exclusive_maximum = Some(number(keyword, value)?),
+        "minLength" => k.min_length = Some(count(keyword, value)?),
+        "maxLength" => k.max_length = Some(count(keyword, value)?),
+        "minItems" => k.min_items = Some(count(keyword, value)?),
+        "maxItems" => k.max_items = Some(count(keyword, value)?),
+        "minContains" => k.min_contains = Some(count(keyword, value)?),
+        "maxContains" => k.max_contains = Some(count(keyword, value)?),
+        "minProperties" => k.min_properties = Some(count(keyword, value)?),
+        "maxProperties" => k.max_properties = Some(count(keyword, value)?),
+        "uniqueItems" => k.unique_items = boolean(keyword, value)?,
+        "pattern" => k.pattern = Some(pattern(value)?),
+        "required" => k.required = names(keyword, value)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }

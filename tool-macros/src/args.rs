@@ -212,7 +212,9 @@ impl ToolArgs {
                         return Err(syn::Error::new(
                             text.span(),
                             format!(
-                                "large_output is \"resource\" (a large output is stored and answered as a link to it, with a preview) or \"cut\" (the default: cut at the server's limit), not {other:?}"
+                                "large_output is \"resource\" (a large output is stored and \
+                                answered as a link to it, with a preview) or \"cut\" (the default: \
+                                cut at the server's limit), not {other:?}"
                             ),
                         ))
                     }
@@ -229,7 +231,10 @@ impl ToolArgs {
                         return Err(syn::Error::new(
                             text.span(),
                             format!(
-                                "task is \"optional\" (a client that can follow tasks gets one, others wait for the answer), \"required\" (only clients that can follow tasks may call it) or \"forbidden\" (the default), not {other:?}"
+                                "task is \"optional\" (a client that can follow tasks gets one, \
+                                others wait for the answer), \"required\" (only clients that can \
+                                follow tasks may call it) or \"forbidden\" (the default), not \
+                                {other:?}"
                             ),
                         ))
                     }
@@ -263,7 +268,8 @@ fn split_uri(tokens: TokenStream) -> syn::Result<(LitStr, TokenStream)> {
         let uri: LitStr = input.parse().map_err(|error| {
             syn::Error::new(
                 error.span(),
-                "#[resource] starts with the resource's URI or URI template: #[resource(\"files:///{path}\")]",
+                "#[resource] starts with the resource's URI or URI template: \
+                #[resource(\"files:///{path}\")]",
             )
         })?;
         if !input.is_empty() {

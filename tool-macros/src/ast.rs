@@ -1,4 +1,5 @@
-//! The model of a `#[tool]` (`#[prompt]`, `#[resource]`) function: its parameters, their helper attributes, its docs.
+//! The model of a `#[tool]` (`#[prompt]`, `#[resource]`) function: its parameters, their helper
+//! attributes, its docs.
 //!
 //! `ToolFn::from_syn` reads the syntax once and keeps the original tokens for spans. It never
 //! stops at the first problem: every error found is collected for the caller to report.
@@ -584,7 +585,10 @@ fn is_injected_spelling(ty: &Type) -> bool {
 fn is_option_spelling(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|segment| {
         segment.ident == "Option"
-            && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args) if args.args.len() == 1)
+            && matches!(
+                &segment.arguments,
+                syn::PathArguments::AngleBracketed(args) if args.args.len() == 1
+            )
     })
 }
 

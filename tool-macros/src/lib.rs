@@ -4,7 +4,8 @@
 //!
 //! The macro works in stages, one module each: `args` reads `#[tool(...)]`, `doc` reads
 //! the doc comments, `ast` builds a model of the function, `valid` checks it, `forms`
-//! finds the elicitation forms its body asks with, and `expand` writes the code, or `fallback` writes the errors and the function.
+//! finds the elicitation forms its body asks with, and `expand` writes the code, or `fallback`
+//! writes the errors and the function.
 
 mod args;
 mod ast;

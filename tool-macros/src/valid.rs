@@ -236,7 +236,8 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             errors.push(syn::Error::new(
                 uri.span(),
                 format!(
-                    "the URI template has the variable `{variable}`, but `{}` has no parameter `{variable}`; add `{variable}: String` (or any type read from text)",
+                    "the URI template has the variable `{variable}`, but `{}` has no parameter \
+                    `{variable}`; add `{variable}: String` (or any type read from text)",
                     tool.ident
                 ),
             ));
@@ -250,7 +251,8 @@ fn check_template(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) 
             errors.push(syn::Error::new(
                 uri.span(),
                 format!(
-                    "parameter `{}` is not a variable of the URI template; add `{{{}}}` to it (a resource's arguments all come from its URI)",
+                    "parameter `{}` is not a variable of the URI template; add `{{{}}}` to it (a \
+                    resource's arguments all come from its URI)",
                     param.wire_name, param.wire_name
                 ),
             ));
@@ -270,18 +272,21 @@ fn check_headers(kind: Kind, tool: &ToolFn, errors: &mut Vec<syn::Error>) {
         if kind != Kind::Tool {
             errors.push(syn::Error::new(
                 header.span(),
-                "`header` is for tool arguments: only `tools/call` mirrors arguments in HTTP headers",
+                "`header` is for tool arguments: only `tools/call` mirrors arguments in HTTP \
+                headers",
             ));
         } else if param.injected {
             errors.push(syn::Error::new(
                 header.span(),
-                "a parameter filled in by the runtime is not sent by clients, so no header can mirror it",
+                "a parameter filled in by the runtime is not sent by clients, so no header can \
+                mirror it",
             ));
         } else if name.is_empty() || !name.chars().all(is_token_char) {
             errors.push(syn::Error::new(
                 header.span(),
                 format!(
-                    "`{name}` is not an HTTP header name: use letters, digits and `-` (it becomes `Mcp-Param-{name}`)"
+                    "`{name}` is not an HTTP header name: use letters, digits and `-` (it becomes \
+                    `Mcp-Param-{name}`)"
                 ),
             ));
         } else if seen.contains(&name.to_ascii_lowercase()) {

@@ -95,11 +95,13 @@ pub fn check_scope(scope: &str) -> Result<(), String> {
         .find(|c| !matches!(c, '\x21' | '\x23'..='\x5B' | '\x5D'..='\x7E'))
     {
         Some(' ') => Err(
-            "it contains a space; a token's scopes are separated by spaces, so each scope is its own string"
+            "it contains a space; a token's scopes are separated by spaces, so each scope is its \
+            own string"
                 .to_owned(),
         ),
         Some(bad) => Err(format!(
-            "it contains {bad:?}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
+            "it contains {bad:?}; a scope holds printable ASCII characters other than space, `\"` \
+            and `\\`"
         )),
         None => Ok(()),
     }
@@ -199,13 +201,17 @@ mod tests {
         assert!(check_scope("https://api.example.com/files.read").is_ok());
         let unprintable = |c: &str| {
             refused(&format!(
-                "it contains {c}; a scope holds printable ASCII characters other than space, `\"` and `\\`"
+                "it contains {c}; a scope holds printable ASCII characters other than space, `\"` \
+                and `\\`"
             ))
         };
         assert_eq!(check_scope(""), refused("it is empty"));
         assert_eq!(
             check_scope("files read"),
-            refused("it contains a space; a token's scopes are separated by spaces, so each scope is its own string")
+            refused(
+                "it contains a space; a token's scopes are separated by spaces, so each scope is \
+                its own string"
+            )
         );
         assert_eq!(check_scope("files\"read"), unprintable("'\"'"));
         assert_eq!(check_scope("files\\read"), unprintable("'\\\\'"));
@@ -264,7 +270,8 @@ mod tests {
         assert_eq!(parse_rate("3/.5s"), Ok((3, 500)));
         let shape = |text: &str| {
             refused(&format!(
-                "`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \"3/10s\""
+                "`{text}` is not a count, a slash and a period, like \"10/s\", \"100/min\" or \
+                \"3/10s\""
             ))
         };
         assert_eq!(parse_rate("10"), shape("10"));

@@ -632,11 +632,18 @@ mod tests {
     #[test]
     fn inputs_may_widen_but_not_narrow() {
         let old = artefact(
-            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 10}, "s": {"type": "string"}}, "required": ["n"], "additionalProperties": false}),
+            json!({"type": "object",
+                "properties": {
+                    "n": {"type": "integer", "minimum": 0, "maximum": 10},
+                    "s": {"type": "string"}
+                },
+                "required": ["n"], "additionalProperties": false}),
             None,
         );
         let new = artefact(
-            json!({"type": "object", "properties": {"n": {"type": "number", "minimum": 1, "maximum": 20}}, "required": ["n"], "additionalProperties": false}),
+            json!({"type": "object",
+                "properties": {"n": {"type": "number", "minimum": 1, "maximum": 20}},
+                "required": ["n"], "additionalProperties": false}),
             None,
         );
         assert_eq!(
@@ -655,15 +662,21 @@ mod tests {
         let params = json!({"type": "object", "properties": {}, "additionalProperties": false});
         let old = artefact(
             params.clone(),
-            Some(
-                json!({"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "late"]}, "eta": {"type": "integer"}}, "required": ["status", "eta"]}),
-            ),
+            Some(json!({"type": "object",
+                    "properties": {
+                        "status": {"type": "string", "enum": ["ok", "late"]},
+                        "eta": {"type": "integer"}
+                    },
+                    "required": ["status", "eta"]})),
         );
         let new = artefact(
             params,
-            Some(
-                json!({"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "late", "lost"]}, "note": {"type": "string"}}, "required": ["status"]}),
-            ),
+            Some(json!({"type": "object",
+                    "properties": {
+                        "status": {"type": "string", "enum": ["ok", "late", "lost"]},
+                        "note": {"type": "string"}
+                    },
+                    "required": ["status"]})),
         );
         assert_eq!(
             messages(&old, &new),
@@ -717,15 +730,26 @@ mod tests {
         old.prompts = vec![
             prompt(
                 "greet",
-                json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+                json!({"type": "object", "properties": {"name": {"type": "string"}},
+                    "required": ["name"]}),
             ),
             prompt("gone", json!({"type": "object", "properties": {}})),
         ];
         new.prompts = vec![prompt(
             "greet",
-            json!({"type": "object", "properties": {"name": {"type": "string"}, "tone": {"type": "string"}, "lang": {"type": "string"}}, "required": ["name", "lang"]}),
+            json!({"type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "tone": {"type": "string"},
+                    "lang": {"type": "string"}
+                },
+                "required": ["name", "lang"]}),
         )];
-        let note = |kind: &str| json!({"type": "object", "properties": {"id": {"type": kind}}, "required": ["id"]});
+        let note = |kind: &str| {
+            json!({"type": "object",
+                "properties": {"id": {"type": kind}},
+                "required": ["id"]})
+        };
         old.resources = vec![
             resource("notes://{id}", "text/plain", Some(note("string"))),
             resource("notes://index", "text/plain", None),
@@ -741,9 +765,11 @@ mod tests {
             [
                 "breaking: prompt `gone`: removed",
                 "breaking: prompt `greet`: argument `lang` added as required",
-                "breaking: resource `notes://index`: MIME type changed from text/plain to application/json",
+                "breaking: resource `notes://index`: MIME type changed from text/plain to \
+                application/json",
                 "breaking: resource `notes://old`: removed",
-                "breaking: resource `notes://{id}`: template variable `id`: type changed from string to integer",
+                "breaking: resource `notes://{id}`: template variable `id`: type changed from \
+                string to integer",
                 "compatible: prompt `greet`: argument `tone` added as optional",
                 "compatible: resource `notes://new`: added",
             ]

@@ -36,10 +36,15 @@
 //! let result = registry.call("get_weather", serde_json::json!({"city": "Lima"})).await;
 //! assert_eq!(result.output(), Some(&serde_json::json!({"result": "Lima: 18 °C"})));
 //!
-//! let result = registry.call("get_weather", serde_json::json!({"city": "Lima", "units": "kelvin"})).await;
+//! let result = registry
+//!     .call("get_weather", serde_json::json!({"city": "Lima", "units": "kelvin"}))
+//!     .await;
 //! assert_eq!(
 //!     result.error().unwrap().to_string(),
-//!     r#"invalid arguments for get_weather: 'units' must be one of "metric", "imperial"; got "kelvin""#
+//!     concat!(
+//!         r#"invalid arguments for get_weather: 'units' must be one of "metric", "#,
+//!         r#""imperial"; got "kelvin""#
+//!     )
 //! );
 //! # });
 //! ```
@@ -166,29 +171,33 @@ pub mod __private;
 ///
 /// # `#[tool(...)]` keys
 ///
-/// | Key | Meaning |
-/// | --- | --- |
-/// | `name = "..."` | the name callers use (default: the function's); `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` |
-/// | `title = "..."` | a human-friendly title |
-/// | `description = "..."` | instead of the doc comment's prose |
-/// | `read_only`, `destructive`, `idempotent`, `open_world` | MCP hints, each a flag or `= false` |
-/// | `timeout = "5s"` | the call stops with an error result after that long (`ms`, `s`, `m`, `h`, `d`; `1.5s` too) |
-/// | `rate = "10/s"` | how often the tool may be called, by all callers together (`"100/min"`, `"3/10s"`); past it a call is an error result saying when to call again |
-/// | `scopes = ["files:read", ...]` | the OAuth scopes a caller's access token must grant; without them the call is refused (HTTP 403 over HTTP) |
-/// | `task = "optional"`, `"required"`, `"forbidden"` | whether a call can (or must) run as a task |
-/// | `large_output = "resource"` or `"cut"` | a large output answered as a link to it, or cut at the server's limit |
+/// - `name = "..."`: the name callers use (default: the function's);
+///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
+/// - `title = "..."`: a human-friendly title
+/// - `description = "..."`: instead of the doc comment's prose
+/// - `read_only`, `destructive`, `idempotent`, `open_world`: MCP hints, each a flag or `= false`
+/// - `timeout = "5s"`: the call stops with an error result after that long (`ms`, `s`, `m`, `h`,
+///   `d`; `1.5s` too)
+/// - `rate = "10/s"`: how often the tool may be called, by all callers together (`"100/min"`,
+///   `"3/10s"`); past it a call is an error result saying when to call again
+/// - `scopes = ["files:read", ...]`: the OAuth scopes a caller's access token must grant; without
+///   them the call is refused (HTTP 403 over HTTP)
+/// - `task = "optional"`, `"required"`, `"forbidden"`: whether a call can (or must) run as a task
+/// - `large_output = "resource"` or `"cut"`: a large output answered as a link to it, or cut at the
+///   server's limit
 ///
 /// # `#[arg(...)]` keys, on a parameter
 ///
-/// | Key | Meaning |
-/// | --- | --- |
-/// | `default`, `default = expr` | optional, with `Default::default()` or `expr`; the default is shown in the schema |
-/// | `rename = "x"` | the name callers use |
-/// | `range(min = .., max = ..)` | bounds of a number (`minimum`, `maximum`) |
-/// | `length(min = .., max = ..)` | a string's length in characters, or a list's in items |
-/// | `pattern = "..."` | a regular expression a string must match (anywhere, as JSON Schema says; anchor it with `^...$`) |
-/// | `header = "Name"` | the value is mirrored in the HTTP header `Mcp-Param-Name` |
-/// | `inject` | the runtime fills this parameter in (its type implements the runtime's injection trait) |
+/// - `default`, `default = expr`: optional, with `Default::default()` or `expr`; the default is
+///   shown in the schema
+/// - `rename = "x"`: the name callers use
+/// - `range(min = .., max = ..)`: bounds of a number (`minimum`, `maximum`)
+/// - `length(min = .., max = ..)`: a string's length in characters, or a list's in items
+/// - `pattern = "..."`: a regular expression a string must match (anywhere, as JSON Schema says;
+///   anchor it with `^...$`)
+/// - `header = "Name"`: the value is mirrored in the HTTP header `Mcp-Param-Name`
+/// - `inject`: the runtime fills this parameter in (its type implements the runtime's injection
+///   trait)
 ///
 /// Limits are in the schema, enforced before the tool runs (an error naming the parameter,
 /// the limit and the value), and checked against the examples at compile time; a limit on a
@@ -219,7 +228,10 @@ pub use tool_macros::tool;
 ///     /// What to focus on; everything when left out.
 ///     focus: Option<String>,
 /// ) -> String {
-///     format!("Review this code, focusing on {}:\n{code}", focus.as_deref().unwrap_or("everything"))
+///     format!(
+///         "Review this code, focusing on {}:\n{code}",
+///         focus.as_deref().unwrap_or("everything")
+///     )
 /// }
 /// ```
 pub use tool_macros::prompt;

@@ -296,9 +296,10 @@ pub const fn namespace_prefix_is_valid(prefix: &str) -> bool {
 /// assert!(registry.get("read").is_none());
 /// ```
 ///
-/// Run-time tools get a prefix the same way with [`RegistryBuilder::group`](crate::registry::RegistryBuilder::group).
-/// Prompts and resources keep their names: a prompt is picked by a person from a list,
-/// and a resource is already namespaced by its URI's scheme.
+/// Run-time tools get a prefix the same way with
+/// [`RegistryBuilder::group`](crate::registry::RegistryBuilder::group). Prompts and resources keep
+/// their names: a prompt is picked by a person from a list, and a resource is already namespaced by
+/// its URI's scheme.
 #[macro_export]
 macro_rules! namespace {
     ($prefix:expr $(,)?) => {

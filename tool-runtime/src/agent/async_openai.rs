@@ -18,7 +18,8 @@
 //! let response: CreateChatCompletionResponse = serde_json::from_value(serde_json::json!({
 //!     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
 //!     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-//!         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]}}]
+//!         "tool_calls": [{"id": "c1", "type": "function",
+//!             "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]}}]
 //! })).unwrap();
 //! let turn = ModelTurn::from_async_openai(&response).unwrap();
 //! let answer = tools.answer(tool_runtime::agent::Dialect::OpenAiChat, &turn).await;

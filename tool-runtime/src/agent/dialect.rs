@@ -124,7 +124,9 @@ impl Dialect {
     ///
     /// let response = serde_json::json!({
     ///     "role": "assistant",
-    ///     "content": [{"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}}],
+    ///     "content": [
+    ///         {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 2}}
+    ///     ],
     ///     "usage": {"input_tokens": 10, "output_tokens": 5}
     /// });
     /// let turn = Dialect::Anthropic.read_turn(&response).unwrap();

@@ -187,7 +187,9 @@ pub struct Outcome {
 /// ```
 /// use serde_json::{json, Value};
 /// use std::sync::atomic::{AtomicU32, Ordering};
-/// use tool_runtime::agent::{AgentLoop, Dialect, Limits, Model, ModelError, ModelRequest, Status, Tools};
+/// use tool_runtime::agent::{
+///     AgentLoop, Dialect, Limits, Model, ModelError, ModelRequest, Status, Tools,
+/// };
 /// use tool_runtime::{tool, Registry};
 ///
 /// /// Add two integers.
@@ -202,7 +204,8 @@ pub struct Outcome {
 ///
 ///     async fn respond(&self, request: &ModelRequest) -> Result<Value, ModelError> {
 ///         Ok(match self.0.fetch_add(1, Ordering::SeqCst) {
-///             0 => json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+///             0 => json!({"role": "assistant", "content": null,
+///                   "tool_calls": [{"id": "c1", "type": "function",
 ///                   "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]}),
 ///             _ => {
 ///                 let sum = request.history.last().unwrap()["content"].as_str().unwrap();
@@ -214,7 +217,8 @@ pub struct Outcome {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new().unwrap();
-/// let agent = AgentLoop::new(Adder(AtomicU32::new(0)), Tools::new(&registry)).limits(Limits::default().max_turns(4));
+/// let agent = AgentLoop::new(Adder(AtomicU32::new(0)), Tools::new(&registry))
+///     .limits(Limits::default().max_turns(4));
 /// let outcome = agent.run(vec![Dialect::OpenAiChat.user_message("What is 2 + 3?")]).await;
 /// assert_eq!(outcome.status, Status::Done);
 /// assert_eq!(outcome.text.as_deref(), Some("It is 5."));

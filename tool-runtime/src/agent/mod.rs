@@ -34,12 +34,16 @@
 //! let tools = Tools::new(&registry);
 //! // What an OpenAI Chat Completions model answered.
 //! let message = json!({"role": "assistant", "content": null, "tool_calls": [
-//!     {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}},
+//!     {"id": "call_1", "type": "function",
+//!         "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}},
 //!     {"id": "call_2", "type": "function", "function": {"name": "ad", "arguments": "{}"}},
 //! ]});
 //! let turn = Dialect::OpenAiChat.read_turn(&message).unwrap();
 //! let answer = tools.answer(Dialect::OpenAiChat, &turn).await;
-//! assert_eq!(answer.messages[0], json!({"role": "tool", "tool_call_id": "call_1", "content": "5"}));
+//! assert_eq!(
+//!     answer.messages[0],
+//!     json!({"role": "tool", "tool_call_id": "call_1", "content": "5"})
+//! );
 //! assert_eq!(answer.messages[1]["tool_call_id"], "call_2");
 //! assert!(answer.messages[1]["content"].as_str().unwrap().contains("did you mean 'add'"));
 //! # });

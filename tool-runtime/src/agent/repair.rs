@@ -306,7 +306,8 @@ mod tests {
         let (_, repair) = repaired("```\n{\"a\": [1");
         assert_eq!(
             repair.describe(),
-            "took the arguments out of a code fence; closed 2 bracket(s) or string(s) left open at the end"
+            "took the arguments out of a code fence; closed 2 bracket(s) or string(s) left open at \
+            the end"
         );
     }
 }

@@ -44,7 +44,8 @@ impl Reply {
         let mut notes = Vec::new();
         if let Some(repair) = repair {
             notes.push(format!(
-                "The arguments were not valid JSON and were repaired ({}); send a plain JSON object next time.",
+                "The arguments were not valid JSON and were repaired ({}); send a plain JSON \
+                object next time.",
                 repair.describe()
             ));
         }
@@ -61,7 +62,8 @@ impl Reply {
             reply.text.truncate(cut);
             reply.value = None;
             notes.push(format!(
-                "The output was cut: it was {size} bytes and the limit is {max_bytes}. Ask for less."
+                "The output was cut: it was {size} bytes and the limit is {max_bytes}. Ask for \
+                less."
             ));
         }
         if !notes.is_empty() {

@@ -195,14 +195,19 @@ mod tests {
     fn tool_call_fragments_come_together_by_index() {
         let mut merged = Merged::default();
         for chunk in [
-            json!({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-                {"index": 0, "id": "call_1", "type": "function", "function": {"name": "add", "arguments": ""}}]}}]}),
+            json!({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant",
+                "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "add", "arguments": ""}}]}}]}),
             json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": 1, "id": "call_2", "type": "function", "function": {"name": "sub", "arguments": "{}"}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":"}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}}]}),
+                {"index": 1, "id": "call_2", "type": "function",
+                    "function": {"name": "sub", "arguments": "{}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": "{\"a\":"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": "1}"}}]}}]}),
             json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-            json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}),
+            json!({"choices": [],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}),
         ] {
             merged.add(&chunk);
         }

@@ -198,7 +198,8 @@ impl fmt::Display for CallError {
                 limit,
             } => write!(
                 f,
-                "budget exceeded: this client has used {used} of its {limit} {}, so '{tool}' was not called; stop, or start a new session",
+                "budget exceeded: this client has used {used} of its {limit} {}, so '{tool}' was \
+                not called; stop, or start a new session",
                 spent.unit()
             ),
             CallError::InsufficientScope { tool, scopes } => {
@@ -208,7 +209,9 @@ impl fmt::Display for CallError {
                 };
                 write!(
                     f,
-                    "tool '{tool}' requires the {noun} {}; this client's access token does not grant {pronoun}, so the tool was not called. The user must authorize {pronoun} first",
+                    "tool '{tool}' requires the {noun} {}; this client's access token does not \
+                    grant {pronoun}, so the tool was not called. The user must authorize {pronoun} \
+                    first",
                     scopes.join(" ")
                 )
             }
@@ -226,14 +229,19 @@ impl fmt::Display for CallError {
                 let wait = crate::catalog::time::show_duration(*retry_after);
                 let calls = rate.of("calls");
                 if *client {
-                    write!(f, "too many calls: this client may make {calls}; call '{tool}' again in {wait}")
+                    write!(
+                        f,
+                        "too many calls: this client may make {calls}; call '{tool}' again in \
+                        {wait}"
+                    )
                 } else {
                     write!(f, "tool '{tool}' allows {calls}; call it again in {wait}")
                 }
             }
             CallError::LimitsUnreachable { tool, retry_after } => write!(
                 f,
-                "tool '{tool}' was not called: the service cannot count its rate limits right now; call it again in {}",
+                "tool '{tool}' was not called: the service cannot count its rate limits right now; \
+                call it again in {}",
                 crate::catalog::time::show_duration(*retry_after)
             ),
         }

@@ -113,7 +113,8 @@ impl Pace {
         if self.demotions.fetch_add(1, Ordering::Relaxed) == 0 {
             tracing::warn!(
                 tool,
-                "a sync tool proven quick ran long; it runs on the blocking pool until it proves quick again"
+                "a sync tool proven quick ran long; it runs on the blocking pool until it proves \
+                quick again"
             );
         } else {
             tracing::debug!(tool, "a sync tool proven quick ran long again");

@@ -99,7 +99,11 @@ impl Runnable {
     pub(crate) fn checker(&self, tool: &Tool) -> &Validator {
         self.checker.get_or_init(|| {
             Validator::for_schema(tool.input_schema()).unwrap_or_else(|error| {
-                tracing::error!(tool = %tool.name(), %error, "the input schema cannot be checked; calls are refused");
+                tracing::error!(
+                    tool = %tool.name(),
+                    %error,
+                    "the input schema cannot be checked; calls are refused"
+                );
                 Validator::Refused(error)
             })
         })

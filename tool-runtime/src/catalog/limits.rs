@@ -51,7 +51,8 @@ pub trait RangeLimit {
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`length` bounds a string or a list, and `{Self}` is neither",
-    label = "`length` needs `String`, `Vec<T>` or another string or list type (or an `Option` of one)"
+    label = "`length` needs `String`, `Vec<T>` or another string or list type \
+        (or an `Option` of one)"
 )]
 pub trait LengthLimit {
     /// The keyword of the least length.

@@ -369,7 +369,8 @@ impl Tool {
     }
 
     /// The OAuth scopes a caller's access token must grant to call the tool, all of them
-    /// (`#[tool(scopes = [...])]` or [`DynamicTool::scopes`](super::DynamicTool::scopes)(crate::DynamicTool::scopes));
+    /// (`#[tool(scopes = [...])]` or
+    /// [`DynamicTool::scopes`](super::DynamicTool::scopes)(crate::DynamicTool::scopes));
     /// empty when any caller may. Checked for callers that present a token: over HTTP
     /// with OAuth, a caller without them is refused before the tool runs.
     pub fn scopes(&self) -> &[String] {
@@ -462,19 +463,23 @@ impl fmt::Display for CatalogError {
         match self {
             CatalogError::DuplicateName { name, locations } => write!(
                 f,
-                "tool name `{name}` is used by {} tools, at {}; give each a unique name with #[tool(name = \"...\")], or put a module's tools under a prefix with tool_runtime::namespace!",
+                "tool name `{name}` is used by {} tools, at {}; give each a unique name with \
+                #[tool(name = \"...\")], or put a module's tools under a prefix with \
+                tool_runtime::namespace!",
                 locations.len(),
                 places(locations)
             ),
             CatalogError::DuplicatePrompt { name, locations } => write!(
                 f,
-                "prompt name `{name}` is used by {} prompts, at {}; give each a unique name with #[prompt(name = \"...\")]",
+                "prompt name `{name}` is used by {} prompts, at {}; give each a unique name with \
+                #[prompt(name = \"...\")]",
                 locations.len(),
                 places(locations)
             ),
             CatalogError::DuplicateResource { uri, locations } => write!(
                 f,
-                "resource URI `{uri}` is used by {} resources, at {}; each resource needs its own URI",
+                "resource URI `{uri}` is used by {} resources, at {}; each resource needs its own \
+                URI",
                 locations.len(),
                 places(locations)
             ),
@@ -484,7 +489,8 @@ impl fmt::Display for CatalogError {
                 reason,
             } => write!(
                 f,
-                "tool `{name}` ({location}, under its module's namespace) is not a valid tool name: {reason}"
+                "tool `{name}` ({location}, under its module's namespace) is not a valid tool \
+                name: {reason}"
             ),
             CatalogError::InvalidUriTemplate { uri, reason } => {
                 write!(f, "resource URI template `{uri}` is invalid: {reason}")

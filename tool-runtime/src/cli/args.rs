@@ -69,7 +69,13 @@ pub(super) enum Command {
     Answer {
         /// The provider's API the message is written in: openai-chat, openai-responses,
         /// anthropic or gemini.
-        #[arg(long, short, value_parser = clap::builder::ValueParser::new(|name: &str| name.parse::<crate::agent::Dialect>()))]
+        #[arg(
+            long,
+            short,
+            value_parser = clap::builder::ValueParser::new(|name: &str| {
+                name.parse::<crate::agent::Dialect>()
+            })
+        )]
         dialect: crate::agent::Dialect,
     },
     /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
@@ -177,22 +183,48 @@ fn parse_address(text: &str) -> Result<SocketAddr, String> {
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub(super) struct LoadLimits {
     /// The most requests that run user code one connection (a stdio client, an HTTP
-    /// session) may have running at once (256 unless set); past it, the server-busy error (HTTP: 503).
-    #[arg(long, value_name = "N", env = "MCP_MAX_IN_FLIGHT", value_parser = clap::value_parser!(u32).range(1..))]
+    /// session) may have running at once (256 unless set); past it, the server-busy error
+    /// (HTTP: 503).
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MCP_MAX_IN_FLIGHT",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(super) max_in_flight: Option<u32>,
     /// The most such requests all connections together may have running at once (1024 unless set).
-    #[arg(long, value_name = "N", env = "MCP_MAX_IN_FLIGHT_TOTAL", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MCP_MAX_IN_FLIGHT_TOTAL",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(super) max_in_flight_total: Option<u32>,
     /// The most HTTP sessions open at once; past it the session idle longest ends, or
     /// `initialize` gets 503 with Retry-After when none is idle (5000 unless set).
-    #[arg(long, value_name = "N", env = "MCP_MAX_SESSIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MCP_MAX_SESSIONS",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(super) max_sessions: Option<u32>,
     /// The most HTTP connections held at once (4096 unless set).
-    #[arg(long, value_name = "N", env = "MCP_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MCP_MAX_CONNECTIONS",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(super) max_connections: Option<u32>,
     /// The most HTTP connections held at once from one client address (a trusted proxy is
     /// held only to the total; 256 unless set).
-    #[arg(long, value_name = "N", env = "MCP_MAX_CONNECTIONS_PER_CLIENT", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MCP_MAX_CONNECTIONS_PER_CLIENT",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(super) max_connections_per_client: Option<u32>,
     /// How long a request head may take to arrive (also how long an idle connection is
     /// kept between requests); 15s unless set.
@@ -212,7 +244,12 @@ pub(super) struct ServeArgs {
     pub(super) http: Option<SocketAddr>,
     /// Threads running async tools and the protocol (sync tools have their own pool).
     /// One avoids cross-thread wake-ups; more help async tools that compute.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
     pub(super) threads: u16,
     /// A host name requests may name in `Host` (repeatable). Default: loopback names
     /// for a loopback address, any host otherwise.
@@ -260,7 +297,13 @@ pub(super) struct ServeArgs {
     /// On SIGTERM or Ctrl-C, how long to go on serving while GET /readyz answers 503, so a
     /// load balancer stops sending requests first (2s unless set; 0 without a balancer).
     /// The server then stops accepting and lets requests in flight finish.
-    #[arg(long, value_name = "DURATION", env = "MCP_DRAIN_DELAY", value_parser = parse_delay, requires = "http")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        env = "MCP_DRAIN_DELAY",
+        value_parser = parse_delay,
+        requires = "http"
+    )]
     pub(super) drain_delay: Option<std::time::Duration>,
     /// Serve the catalog as a page at GET / (tools, prompts and resources, with a form
     /// per tool that calls it); on by default for a loopback address.

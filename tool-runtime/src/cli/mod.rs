@@ -241,7 +241,10 @@ impl Cli {
     ///
     /// fn main() -> std::process::ExitCode {
     ///     tool_runtime::cli::Cli::new()
-    ///         .server_options(ServerOptions::default().large_outputs(LargeOutputs::default().above(32 * 1024)))
+    ///         .server_options(
+    ///             ServerOptions::default()
+    ///                 .large_outputs(LargeOutputs::default().above(32 * 1024)),
+    ///         )
     ///         .run()
     /// }
     /// ```

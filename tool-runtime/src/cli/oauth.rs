@@ -74,7 +74,8 @@ impl OAuthFlags {
         for rule in &self.oauth_scope_implies {
             let (broader, narrower) = rule.split_once('=').ok_or_else(|| {
                 format!(
-                    "--oauth-scope-implies {rule:?} is not BROADER=NARROWER[,NARROWER...], e.g. files:admin=files:read"
+                    "--oauth-scope-implies {rule:?} is not BROADER=NARROWER[,NARROWER...], e.g. \
+                    files:admin=files:read"
                 )
             })?;
             oauth = oauth

@@ -80,7 +80,11 @@ impl StoreFlags {
             .connect()
             .await
             .map_err(|error| format!("cannot use the store: {error}"))?;
-        tracing::info!(replica = store.replica(), prefix = %self.store_prefix, "sharing state through the store");
+        tracing::info!(
+            replica = store.replica(),
+            prefix = %self.store_prefix,
+            "sharing state through the store"
+        );
         Ok(options.store(store))
     }
 

@@ -357,7 +357,9 @@ mod tests {
                 "list": {"type": "array", "uniqueItems": true, "items": {"$ref": "#/$defs/Item"}},
                 "either": {"anyOf": [{"const": "a", "readOnly": true}, true]}
             },
-            "$defs": {"Item": {"type": "object", "patternProperties": {"^x": {}}, "minProperties": 1}}
+            "$defs": {
+                "Item": {"type": "object", "patternProperties": {"^x": {}}, "minProperties": 1}
+            }
         });
         assert_eq!(
             json_schema_form(&canonical),

@@ -315,7 +315,8 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "city": {"type": "string", "description": "At least 1 character."},
-                    "units": {"anyOf": [{"$ref": "#/$defs/Units"}, {"type": "null"}], "description": "Units. Default: \"metric\"."},
+                    "units": {"anyOf": [{"$ref": "#/$defs/Units"}, {"type": "null"}],
+                        "description": "Units. Default: \"metric\"."},
                     "days": {"type": ["integer", "null"], "minimum": 0, "maximum": 255}
                 },
                 "required": ["city", "days", "units"],
@@ -333,7 +334,10 @@ mod tests {
             "title": "Args",
             "properties": {
                 "list": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Item"}},
-                "either": {"anyOf": [{"type": "string", "minLength": 2, "pattern": "^a"}, {"type": "integer", "multipleOf": 2}]}
+                "either": {"anyOf": [
+                    {"type": "string", "minLength": 2, "pattern": "^a"},
+                    {"type": "integer", "multipleOf": 2}
+                ]}
             },
             "required": ["list", "either"],
             "additionalProperties": false,
@@ -351,13 +355,19 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "list": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Item"}},
-                    "either": {"anyOf": [{"type": "string", "pattern": "^a", "description": "At least 2 characters."}, {"type": "integer", "multipleOf": 2}]}
+                    "either": {"anyOf": [
+                        {"type": "string", "pattern": "^a",
+                            "description": "At least 2 characters."},
+                        {"type": "integer", "multipleOf": 2}
+                    ]}
                 },
                 "required": ["either", "list"],
                 "additionalProperties": false,
                 "$defs": {"Item": {
                     "type": "object",
-                    "properties": {"name": {"type": "string", "description": "At most 9 characters."}},
+                    "properties": {
+                        "name": {"type": "string", "description": "At most 9 characters."}
+                    },
                     "required": ["name"],
                     "additionalProperties": false
                 }}
@@ -367,7 +377,11 @@ mod tests {
 
     #[test]
     fn maps_and_any_values_cannot_be_strict() {
-        let map = json!({"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["tags"]});
+        let map = json!({
+            "type": "object",
+            "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}},
+            "required": ["tags"]
+        });
         assert!(strict_schema(&map).unwrap_err().contains("map"));
         let any = json!({"type": "object", "properties": {"value": true}, "required": ["value"]});
         assert!(strict_schema(&any).unwrap_err().contains("any JSON"));
@@ -376,7 +390,11 @@ mod tests {
         crate::schema::publishable(&mut published);
         assert!(strict_schema(&published).unwrap_err().contains("any JSON"));
         // An object with no named keys takes any keys: strict mode would close it.
-        let open = json!({"type": "object", "properties": {"bag": {"type": "object"}}, "required": ["bag"]});
+        let open = json!({
+            "type": "object",
+            "properties": {"bag": {"type": "object"}},
+            "required": ["bag"]
+        });
         assert!(strict_schema(&open).unwrap_err().contains("map"));
     }
 }

@@ -28,7 +28,10 @@ pub fn call_path(tool: &str) -> String {
 /// assert_eq!(document["openapi"], "3.1.0");
 /// let add = &document["paths"]["/api/tools/add/call"]["post"];
 /// assert_eq!(add["operationId"], "add");
-/// assert_eq!(add["requestBody"]["content"]["application/json"]["schema"]["required"], serde_json::json!(["a", "b"]));
+/// assert_eq!(
+///     add["requestBody"]["content"]["application/json"]["schema"]["required"],
+///     serde_json::json!(["a", "b"])
+/// );
 /// ```
 pub fn openapi(tools: &[&Tool], title: &str, version: &str) -> Value {
     let mut paths = Map::new();
@@ -61,7 +64,8 @@ pub fn openapi(tools: &[&Tool], title: &str, version: &str) -> Value {
         "info": {
             "title": title,
             "version": version,
-            "description": "Each tool is one operation: POST its arguments as a JSON object, get its result.",
+            "description": "Each tool is one operation: POST its arguments as a JSON object, \
+                get its result.",
         },
         "paths": paths,
         "components": {"schemas": schemas},

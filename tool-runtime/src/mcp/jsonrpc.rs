@@ -635,8 +635,14 @@ mod tests {
 
     #[test]
     fn params_are_read_into_what_the_method_asks_whatever_the_order() {
-        let in_order = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}"#;
-        let params_first = r#"{"params":{"arguments":{"a":1},"name":"add"},"id":1,"method":"tools/call","jsonrpc":"2.0"}"#;
+        let in_order = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":1}}}"#
+        );
+        let params_first = concat!(
+            r#"{"params":{"arguments":{"a":1},"name":"add"},"#,
+            r#""id":1,"method":"tools/call","jsonrpc":"2.0"}"#
+        );
         assert_eq!(called(in_order), r#"add {"a":1}"#);
         assert_eq!(called(params_first), r#"add {"a":1}"#);
         // Params that do not fit are the method's to refuse, with the request's id.

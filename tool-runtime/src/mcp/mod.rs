@@ -130,9 +130,14 @@ impl ServerInfo {
 /// let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("calc", "1.0.0"));
 /// let connection = server.connection();
 /// let (sink, mut messages) = outbox();
-/// let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// let request = concat!(
+///     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","#,
+///     r#""arguments":{"a":2,"b":3},"_meta":{"#,
+///     r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+///     r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+/// );
 /// // A call leaves work: the transport runs it where it chooses.
-/// if let Some(work) = connection.handle(request, &sink).into_work() {
+/// if let Some(work) = connection.handle(request.as_bytes(), &sink).into_work() {
 ///     tokio::spawn(work.run());
 /// }
 /// let answer = messages.recv().await.unwrap();

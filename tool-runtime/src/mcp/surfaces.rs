@@ -1,5 +1,5 @@
-//! The protocol side of prompts, resources and completion: `prompts/get`, `resources/read` and `completion/complete`, which run user code and so
-//! are handed back as work, like a tool call.
+//! The protocol side of prompts, resources and completion: `prompts/get`, `resources/read` and
+//! `completion/complete`, which run user code and so are handed back as work, like a tool call.
 
 use super::asking::retry::RetryAsker;
 use super::asking::{settle, verdict};

@@ -237,7 +237,8 @@ fn limited(body: CallBody, limit: usize) -> CallBody {
     }
     text.truncate(cut);
     text.push_str(&format!(
-        "\n[output truncated: the result was {size} bytes; the limit is {limit} bytes. Ask for less.]"
+        "\n[output truncated: the result was {size} bytes; the limit is {limit} bytes. Ask for \
+        less.]"
     ));
     CallBody {
         is_error: true,
@@ -387,7 +388,10 @@ mod tests {
         assert_eq!(
             written(&body, None),
             json!({
-                "content": [{"type": "text", "text": r#"{"letters":14,"word":"naïve \"quoted\""}"#}],
+                "content": [{
+                    "type": "text",
+                    "text": r#"{"letters":14,"word":"naïve \"quoted\""}"#
+                }],
                 "structuredContent": {"word": "naïve \"quoted\"", "letters": 14},
             })
         );

@@ -126,10 +126,10 @@ impl RegistryBuilder {
         self
     }
 
-    /// Limits how often each client may call tools (by its [`Caller::key`](crate::context::Caller::key):
-    /// its token's subject, its session, or its address). Over HTTP a client past it gets
-    /// `429 Too Many Requests` with `Retry-After` for any request; elsewhere its calls are
-    /// refused with an error result that says when to call again.
+    /// Limits how often each client may call tools (by its
+    /// [`Caller::key`](crate::context::Caller::key): its token's subject, its session, or its
+    /// address). Over HTTP a client past it gets `429 Too Many Requests` with `Retry-After` for any
+    /// request; elsewhere its calls are refused with an error result that says when to call again.
     pub fn client_rate(mut self, rate: Rate) -> Self {
         self.client_rate = Some(rate);
         self

@@ -31,7 +31,13 @@ use std::sync::Arc;
 ///         let catalog = Arc::clone(&catalog);
 ///         async move {
 ///             let prefix = args.prefix.unwrap_or_default();
-///             Ok::<_, String>(catalog.iter().filter(|p| p.starts_with(&prefix)).cloned().collect::<Vec<_>>())
+///             Ok::<_, String>(
+///                 catalog
+///                     .iter()
+///                     .filter(|p| p.starts_with(&prefix))
+///                     .cloned()
+///                     .collect::<Vec<_>>(),
+///             )
 ///         }
 ///     })
 ///     .expect("a valid tool")

@@ -117,15 +117,26 @@ struct NoArguments {}
 /// }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let explain = DynamicPrompt::new("explain", "Explain a topic simply.", |args: Topic| async move {
-///     Ok::<_, String>(format!("Explain {} to a ten-year-old.", args.topic))
-/// })
+/// let explain = DynamicPrompt::new(
+///     "explain",
+///     "Explain a topic simply.",
+///     |args: Topic| async move {
+///         Ok::<_, String>(format!("Explain {} to a ten-year-old.", args.topic))
+///     },
+/// )
 /// .unwrap()
 /// .complete("topic", |typed, _| {
-///     ["gravity", "glaciers"].iter().filter(|t| t.starts_with(typed)).map(|t| t.to_string()).collect()
+///     ["gravity", "glaciers"]
+///         .iter()
+///         .filter(|t| t.starts_with(typed))
+///         .map(|t| t.to_string())
+///         .collect()
 /// });
 /// let registry = Registry::builder().prompt(explain).build().unwrap();
-/// let messages = registry.get_prompt("explain", serde_json::json!({"topic": "tides"})).await.unwrap();
+/// let messages = registry
+///     .get_prompt("explain", serde_json::json!({"topic": "tides"}))
+///     .await
+///     .unwrap();
 /// assert_eq!(messages[0]["content"]["text"], "Explain tides to a ten-year-old.");
 /// # });
 /// ```
@@ -241,9 +252,12 @@ impl DynamicPrompt {
 /// })
 /// .unwrap()
 /// .mime_type("text/plain");
-/// let note = DynamicResource::template("notes://{id}", "note", "One note.", |args: Note| async move {
-///     Ok::<_, String>(format!("note {}", args.id))
-/// })
+/// let note = DynamicResource::template(
+///     "notes://{id}",
+///     "note",
+///     "One note.",
+///     |args: Note| async move { Ok::<_, String>(format!("note {}", args.id)) },
+/// )
 /// .unwrap();
 /// let registry = Registry::builder().resource(readme).resource(note).build().unwrap();
 /// let contents = registry.read_resource("notes://7").await.unwrap();
@@ -352,13 +366,15 @@ impl DynamicResource {
         let variables: Vec<&str> = template.variables().collect();
         if let Some(missing) = variables.iter().find(|v| !fields.contains(v)) {
             return Err(invalid(format!(
-                "the template variable `{missing}` is not a field of the argument type (its fields: {})",
+                "the template variable `{missing}` is not a field of the argument type (its \
+                fields: {})",
                 list_or_none(&fields)
             )));
         }
         if let Some(extra) = fields.iter().find(|f| !variables.contains(f)) {
             return Err(invalid(format!(
-                "the argument field `{extra}` is not a variable of the template (its variables: {})",
+                "the argument field `{extra}` is not a variable of the template (its variables: \
+                {})",
                 list_or_none(&variables)
             )));
         }

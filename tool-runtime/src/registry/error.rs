@@ -46,13 +46,14 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
-    /// A rate limit ([`RegistryBuilder::rate_limit`](super::RegistryBuilder::rate_limit)) names a tool the registry does not
-    /// have.
+    /// A rate limit ([`RegistryBuilder::rate_limit`](super::RegistryBuilder::rate_limit)) names a
+    /// tool the registry does not have.
     UnknownTool {
         /// The name given.
         name: String,
     },
-    /// A run-time tool's OAuth scope ([`DynamicTool::scopes`](super::DynamicTool::scopes)) cannot be one.
+    /// A run-time tool's OAuth scope ([`DynamicTool::scopes`](super::DynamicTool::scopes)) cannot
+    /// be one.
     InvalidScope {
         /// The tool.
         tool: String,

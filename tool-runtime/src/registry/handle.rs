@@ -31,7 +31,10 @@ use std::sync::{Arc, OnceLock, Weak};
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let builder = Registry::builder();
 /// let handle = builder.handle();
-/// let server = McpServer::new(builder.state(handle.clone()).build().unwrap(), ServerInfo::new("demo", "1"));
+/// let server = McpServer::new(
+///     builder.state(handle.clone()).build().unwrap(),
+///     ServerInfo::new("demo", "1"),
+/// );
 /// assert!(server.registry().get("extra").is_none());
 /// server.registry().call("enable_extras", serde_json::json!({})).await;
 /// assert!(server.registry().get("extra").is_some());

@@ -69,11 +69,19 @@ impl SharedAdmission {
             Ok(admitted) => admitted,
             Err(error) => match self.store.when_unreachable {
                 WhenUnreachable::Admit => {
-                    tracing::warn!(%error, tool = %self.tool, "the store of rate limits did not answer; the call runs unlimited");
+                    tracing::warn!(
+                        %error,
+                        tool = %self.tool,
+                        "the store of rate limits did not answer; the call runs unlimited"
+                    );
                     Ok(())
                 }
                 _ => {
-                    tracing::warn!(%error, tool = %self.tool, "the store of rate limits did not answer; the call is refused");
+                    tracing::warn!(
+                        %error,
+                        tool = %self.tool,
+                        "the store of rate limits did not answer; the call is refused"
+                    );
                     Err(CallError::LimitsUnreachable {
                         tool: self.tool.clone(),
                         retry_after: RETRY_UNREACHABLE,

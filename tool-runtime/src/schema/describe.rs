@@ -356,8 +356,16 @@ mod tests {
     fn follows_paths_through_refs_and_arrays() {
         let root = json!({
             "type": "object",
-            "properties": {"filter": {"$ref": "#/$defs/Filter"}, "tags": {"type": "array", "items": {"type": "string"}}},
-            "$defs": {"Filter": {"type": "object", "properties": {"limit": {"type": "integer", "minimum": 0}}}}
+            "properties": {
+                "filter": {"$ref": "#/$defs/Filter"},
+                "tags": {"type": "array", "items": {"type": "string"}}
+            },
+            "$defs": {
+                "Filter": {
+                    "type": "object",
+                    "properties": {"limit": {"type": "integer", "minimum": 0}}
+                }
+            }
         });
         let path = [
             PathSegment::Key("filter".into()),

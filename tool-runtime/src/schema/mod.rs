@@ -637,7 +637,10 @@ mod tests {
                     "map": {"type": "object", "additionalProperties": true},
                     "free_map": {"type": "object", "additionalProperties": true},
                     "never": {"not": {}},
-                    "list": {"type": "array", "items": {"anyOf": [{"anyOf": any}, {"type": "null"}]}}
+                    "list": {
+                        "type": "array",
+                        "items": {"anyOf": [{"anyOf": any}, {"type": "null"}]}
+                    }
                 },
                 "additionalProperties": false,
                 "$defs": {"Free": {"anyOf": any}}
@@ -689,7 +692,11 @@ mod tests {
                 "any": true,
                 "limit": {"type": ["integer", "null"], "minimum": 0},
                 "mode": {"type": ["string", "null"], "enum": ["a", null]},
-                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, true], "items": false},
+                "pair": {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}, true],
+                    "items": false
+                },
                 "maybe": {"type": ["object", "null"], "properties": {"free": true}}
             },
             "additionalProperties": false

@@ -493,7 +493,8 @@ mod tests {
                 vec![],
             ),
             (
-                json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true, "minItems": 1, "maxItems": 2}),
+                json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true,
+                    "minItems": 1, "maxItems": 2}),
                 vec![json!(["a"]), json!(["a", "b"])],
                 vec![
                     json!([]),
@@ -594,12 +595,13 @@ mod tests {
         assert!(is_simple(
             &json!({"properties": {"a": {"type": "integer", "format": "int64", "minimum": 0}}})
         ));
-        assert!(is_simple(
-            &json!({"properties": {"t": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}}})
-        ));
-        assert!(is_simple(
-            &json!({"properties": {"m": {"type": "object", "additionalProperties": {"type": "number"}}, "v": true}})
-        ));
+        assert!(is_simple(&json!({"properties": {
+            "t": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
+        }})));
+        assert!(is_simple(&json!({"properties": {
+            "m": {"type": "object", "additionalProperties": {"type": "number"}},
+            "v": true
+        }})));
         assert!(!is_simple(
             &json!({"properties": {"r": {"$ref": "#/$defs/X"}}, "$defs": {}})
         ));

@@ -324,7 +324,11 @@ mod tests {
     fn rules_of_the_whole_object_are_enforced_and_said() {
         let schema = json!({
             "type": "object",
-            "properties": {"method": {"type": "string"}, "phone": {"type": "string"}, "email": {"type": "string"}},
+            "properties": {
+                "method": {"type": "string"},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
             "if": {"properties": {"method": {"const": "phone"}}, "required": ["method"]},
             "then": {"required": ["phone"]},
             "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
@@ -360,7 +364,11 @@ mod tests {
             "additionalProperties": true
         });
         assert!(problems(&schema, json!({"a": 1, "b": 2})).is_empty());
-        let closed = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false});
+        let closed = json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": false
+        });
         assert!(problems(&closed, json!({"b": 2}))[0].contains("unexpected parameter 'b'"));
     }
 }

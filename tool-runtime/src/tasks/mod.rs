@@ -440,7 +440,11 @@ pub(crate) async fn wait_within<T>(
 /// use tool_runtime::tasks::TaskOptions;
 ///
 /// let options = ServerOptions::default()
-///     .tasks(TaskOptions::default().ttl(Duration::from_secs(600)).poll_interval(Duration::from_secs(2)));
+///     .tasks(
+///         TaskOptions::default()
+///             .ttl(Duration::from_secs(600))
+///             .poll_interval(Duration::from_secs(2)),
+///     );
 /// # let _ = options;
 /// ```
 #[derive(Clone)]

@@ -222,7 +222,8 @@ fn multiple_choice(mut object: Map<String, Value>) -> Result<Value, String> {
         untitled
     } else {
         return Err(
-            "is a list of something other than enum choices; a form list is several choices of a unit-variant enum"
+            "is a list of something other than enum choices; a form list is several choices of a \
+            unit-variant enum"
                 .to_owned(),
         );
     };
@@ -251,7 +252,8 @@ fn titled_choices(object: &mut Map<String, Value>) -> Result<Option<Value>, Stri
         let constant = crate::schema::constant(branch).and_then(Value::as_str);
         let Some(constant) = constant else {
             return Err(
-                "is an enum with data in its variants, or a union; a form choice is a unit-variant enum"
+                "is an enum with data in its variants, or a union; a form choice is a unit-variant \
+                enum"
                     .to_owned(),
             );
         };
@@ -362,7 +364,10 @@ mod tests {
         assert_eq!(p["nickname"]["type"], "string");
         assert_eq!(
             p["picks"]["items"],
-            json!({"anyOf": [{"const": "A", "title": "First"}, {"const": "B", "title": "Second one"}]})
+            json!({"anyOf": [
+                {"const": "A", "title": "First"},
+                {"const": "B", "title": "Second one"}
+            ]})
         );
         assert_eq!(
             p["states"]["items"],

@@ -382,7 +382,9 @@ impl CallContext {
     /// ```
     pub fn elicit<T: ElicitForm>(&self, message: impl Into<String>) -> Ask<Elicited<T>> {
         let params = T::requested_schema()
-            .map(|schema| json!({"mode": "form", "message": message.into(), "requestedSchema": schema}))
+            .map(|schema| {
+                json!({"mode": "form", "message": message.into(), "requestedSchema": schema})
+            })
             .map_err(AskError::InvalidQuestion);
         Ask::new(
             self.scope().cloned(),

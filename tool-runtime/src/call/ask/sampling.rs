@@ -15,7 +15,11 @@ use serde_json::{json, Map, Value};
 ///     .user("What is the capital of France?")
 ///     .temperature(0.2)
 ///     .model_hint("claude")
-///     .tool("lookup", "Looks a city up", json!({"type": "object", "properties": {"city": {"type": "string"}}}))
+///     .tool(
+///         "lookup",
+///         "Looks a city up",
+///         json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+///     )
 ///     .tool_choice(ToolChoice::Auto);
 /// # let _ = asked;
 /// ```
@@ -320,13 +324,17 @@ mod tests {
 
     #[test]
     fn answers_are_read_with_their_tool_calls() {
-        let sampled = decode_sampled(json!({"role": "assistant", "model": "m", "stopReason": "toolUse",
+        let sampled = decode_sampled(json!({"role": "assistant", "model": "m",
+            "stopReason": "toolUse",
             "content": [{"type": "text", "text": "Let me look."},
-                        {"type": "tool_use", "id": "u1", "name": "lookup", "input": {"city": "Paris"}}]}))
+                        {"type": "tool_use", "id": "u1", "name": "lookup",
+                            "input": {"city": "Paris"}}]}))
         .unwrap();
         assert_eq!(sampled.text(), "Let me look.");
         assert_eq!(sampled.tool_uses()[0].input, json!({"city": "Paris"}));
-        let single = decode_sampled(json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "Paris"}})).unwrap();
+        let single = decode_sampled(json!({"role": "assistant", "model": "m",
+            "content": {"type": "text", "text": "Paris"}}))
+        .unwrap();
         assert_eq!(single.text(), "Paris");
         assert!(decode_sampled(json!({"role": "assistant", "content": []}))
             .unwrap_err()

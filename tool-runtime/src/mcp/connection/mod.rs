@@ -25,8 +25,13 @@
 //! let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("calc", "1.0.0"));
 //! let connection = server.connection();
 //! let (to_client, mut from_server) = outbox();
-//! let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-//! if let Some(work) = connection.handle(request, &to_client).into_work() {
+//! let request = concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","#,
+//!     r#""arguments":{"a":2,"b":3},"_meta":{"#,
+//!     r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+//!     r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+//! );
+//! if let Some(work) = connection.handle(request.as_bytes(), &to_client).into_work() {
 //!     tokio::spawn(work.run());
 //! }
 //! let answer = from_server.recv().await.unwrap();

@@ -301,7 +301,9 @@ impl TaskRun {
                 () = clock::sleep_until(renewal), if leased.is_some() => {
                     renewal = clock::Instant::now() + lease::RENEW_EVERY;
                     let worker = leased.as_deref().unwrap_or_default();
-                    if let lease::Renewed::Lost = lease::renew(self.store.as_ref(), &task.id, worker).await {
+                    if let lease::Renewed::Lost =
+                        lease::renew(self.store.as_ref(), &task.id, worker).await
+                    {
                         return Ended::Lost;
                     }
                 }

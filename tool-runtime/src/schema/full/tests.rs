@@ -259,7 +259,8 @@ fn what_cannot_be_checked_is_refused_when_compiled() {
 fn recursion_through_references_ends() {
     for looping in [
         json!({"$ref": "#"}),
-        json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"not": {"$ref": "#/$defs/a"}}},
+        json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]},
+                         "b": {"not": {"$ref": "#/$defs/a"}}},
                "properties": {"x": {"$ref": "#/$defs/a"}}}),
     ] {
         let error = Compiled::new(&looping).unwrap_err();

@@ -223,7 +223,8 @@ impl Bus {
                 }
                 _ = ping.tick() => {
                     // In subscribed mode the answer is an array, not a simple string.
-                    let pong = tokio::time::timeout(PING_EVERY, sink.ping::<::redis::Value>()).await;
+                    let pong =
+                        tokio::time::timeout(PING_EVERY, sink.ping::<::redis::Value>()).await;
                     match pong {
                         Ok(Ok(_)) => {}
                         Ok(Err(error)) => return Err(error),

@@ -18,7 +18,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[1] == 'level' then
   redis.call('HSET', KEYS[1], 'l', ARGV[2])
 elseif ARGV[1] == 'subscribe' then
-  if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
+  if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0
+    and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
     return -1
   end
   redis.call('HSET', KEYS[1], ARGV[2], '1')

@@ -116,7 +116,11 @@ pub(super) async fn serve_connections(
                 // the process frees one).
                 let now = tokio::time::Instant::now();
                 if warned_at.is_none_or(|at| now.duration_since(at) > Duration::from_secs(10)) {
-                    tracing::warn!(%error, open = connections.len(), "cannot accept connections for now; serving those open");
+                    tracing::warn!(
+                        %error,
+                        open = connections.len(),
+                        "cannot accept connections for now; serving those open"
+                    );
                     warned_at = Some(now);
                 }
                 tokio::select! {

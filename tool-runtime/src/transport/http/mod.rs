@@ -248,7 +248,10 @@ pub async fn serve(
     };
     tokio::select! {
         () = drained => {}
-        () = grace_passed => tracing::warn!(?grace, "requests still in flight after the grace period; stopping anyway"),
+        () = grace_passed => tracing::warn!(
+            ?grace,
+            "requests still in flight after the grace period; stopping anyway"
+        ),
     }
     server.hand_back_tasks().await;
     tracing::info!("stopped");

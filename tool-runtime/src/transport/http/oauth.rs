@@ -185,7 +185,10 @@ impl Jwks {
                 true
             }
             Err(error) => {
-                tracing::warn!(%error, "cannot read the token signing keys again; keeping the old ones");
+                tracing::warn!(
+                    %error,
+                    "cannot read the token signing keys again; keeping the old ones"
+                );
                 false
             }
         }
@@ -655,14 +658,20 @@ impl TokenProblem {
 impl fmt::Display for TokenProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TokenProblem::NotBearer => f.write_str("the Authorization header must be Bearer <token>"),
+            TokenProblem::NotBearer => {
+                f.write_str("the Authorization header must be Bearer <token>")
+            }
             TokenProblem::Malformed => f.write_str("the token is not a well-formed JWT"),
             TokenProblem::SharedSecret(algorithm) => write!(
                 f,
-                "the token is signed with a shared secret ({algorithm:?}); only tokens signed with the authorization server's public keys are accepted"
+                "the token is signed with a shared secret ({algorithm:?}); only tokens signed with \
+                the authorization server's public keys are accepted"
             ),
             TokenProblem::UnknownKey(Some(kid)) => {
-                write!(f, "the token is signed with key {kid}, which this server does not know")
+                write!(
+                    f,
+                    "the token is signed with key {kid}, which this server does not know"
+                )
             }
             TokenProblem::UnknownKey(None) => {
                 f.write_str("no key this server knows can check the token's signature")
@@ -671,13 +680,19 @@ impl fmt::Display for TokenProblem {
             TokenProblem::Expired => f.write_str("the token has expired"),
             TokenProblem::NotYetValid => f.write_str("the token is not valid yet (nbf)"),
             TokenProblem::WrongAudience(resource) => {
-                write!(f, "the token was not issued for this server; its audience must include {resource}")
+                write!(
+                    f,
+                    "the token was not issued for this server; its audience must include \
+                    {resource}"
+                )
             }
-            TokenProblem::WrongIssuer => {
-                f.write_str("the token was not issued by an authorization server this server trusts")
-            }
+            TokenProblem::WrongIssuer => f.write_str(
+                "the token was not issued by an authorization server this server trusts",
+            ),
             TokenProblem::MissingClaim(claim) => write!(f, "the token has no {claim} claim"),
-            TokenProblem::NoSubject => f.write_str("the token names no subject (sub) or client (client_id)"),
+            TokenProblem::NoSubject => {
+                f.write_str("the token names no subject (sub) or client (client_id)")
+            }
             TokenProblem::Unreadable => f.write_str("the token cannot be checked"),
         }
     }
@@ -714,7 +729,8 @@ fn checked_uri(what: &'static str, uri: String) -> Result<String, OAuthError> {
     };
     if !uri.is_ascii() {
         return Err(invalid(
-            "it holds characters outside ASCII; write the host in its ASCII form (punycode) and percent-encode the path",
+            "it holds characters outside ASCII; write the host in its ASCII form (punycode) and \
+            percent-encode the path",
         ));
     }
     let Some((scheme, rest)) = uri.split_once("://") else {

@@ -46,6 +46,7 @@ fn calls_a_tool_and_reports_errors_with_a_failing_exit_code() {
     assert_eq!(code, 1);
     assert_eq!(
         result["error"],
-        r#"invalid arguments for get_weather: 'units' must be one of "metric", "imperial"; got "kelvin""#
+        "invalid arguments for get_weather: 'units' must be one of \"metric\", \"imperial\"; \
+         got \"kelvin\""
     );
 }

@@ -54,7 +54,8 @@ fuzz_target!(|data: &[u8]| {
     });
     let mut messages = harness.messages.lock().unwrap();
     while let Some(message) = messages.try_recv() {
-        let value: serde_json::Value = serde_json::from_slice(&message.bytes).expect("every message is JSON");
+        let value: serde_json::Value =
+            serde_json::from_slice(&message.bytes).expect("every message is JSON");
         assert_eq!(value["jsonrpc"], "2.0");
         let text = String::from_utf8_lossy(&message.bytes);
         assert!(!text.contains("panicked") && !text.contains(".rs:"), "leak: {text}");

@@ -33,6 +33,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Err(error) = workspace.resolve(path) {
         let text = error.to_string();
-        assert!(!text.contains(workspace.root().to_str().unwrap()) || path.contains(workspace.root().to_str().unwrap()));
+        assert!(
+            !text.contains(workspace.root().to_str().unwrap())
+                || path.contains(workspace.root().to_str().unwrap())
+        );
     }
 });

@@ -18,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
             // (Not always an object or array: serde_json reads a map holding one of its
             // private marker keys as another kind of value, strict or repaired alike.)
             let _ = value;
-            assert!(done.fence || done.surrounding_text || done.closed > 0, "a repair says what it did");
+            assert!(
+                done.fence || done.surrounding_text || done.closed > 0,
+                "a repair says what it did"
+            );
             assert!(!done.describe().is_empty());
         }
         Err(reason) => {

@@ -193,7 +193,10 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
 }
 
 /// A handshake-era `initialize` request with id 0, as a client's first message.
-pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#
+);
 
 /// The JSON-RPC messages of an HTTP body: one JSON answer, or the `data:` lines of an SSE
 /// stream (each of which must be JSON).
@@ -686,7 +689,8 @@ pub const JSON_POST: [(&str, &str); 2] = [
     ("Accept", "application/json, text/event-stream"),
 ];
 
-/// Compares `actual` with the golden file `tests/golden/<file>`, or writes it when `UPDATE_GOLDEN` is set.
+/// Compares `actual` with the golden file `tests/golden/<file>`, or writes it when
+/// `UPDATE_GOLDEN` is set.
 pub fn golden(file: &str, actual: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("golden")
@@ -704,7 +708,8 @@ pub fn golden(file: &str, actual: &str) {
             .position(|(e, a)| e != a)
             .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
         panic!(
-            "{file} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n(UPDATE_GOLDEN=1 rewrites it)",
+            "{file} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n\
+             (UPDATE_GOLDEN=1 rewrites it)",
             line + 1,
             expected.lines().nth(line),
             actual.lines().nth(line)

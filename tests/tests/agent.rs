@@ -33,13 +33,22 @@ fn turn_calling_everything(dialect: Dialect) -> Value {
             "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": null, "message": {
                 "role": "assistant", "content": null, "refusal": null, "annotations": [],
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
-                    {"id": "call_2", "type": "function", "function": {"name": "get_wether", "arguments": "{\"city\": \"Lyon\"}"}},
-                    {"id": "call_3", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": 42}"}},
-                    {"id": "call_4", "type": "function", "function": {"name": "weather_chart", "arguments": "{}"}},
-                    {"id": "call_5", "type": "function", "function": {"name": "rain_sensor", "arguments": "{}"}},
-                    {"id": "call_6", "type": "function", "function": {"name": "get_weather", "arguments": "```json\n{\"city\": \"Nice\", \"days\": 1"}},
-                    {"id": "call_7", "type": "function", "function": {"name": "get_time", "arguments": ""}}
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                    {"id": "call_2", "type": "function",
+                     "function": {"name": "get_wether", "arguments": "{\"city\": \"Lyon\"}"}},
+                    {"id": "call_3", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\": 42}"}},
+                    {"id": "call_4", "type": "function",
+                     "function": {"name": "weather_chart", "arguments": "{}"}},
+                    {"id": "call_5", "type": "function",
+                     "function": {"name": "rain_sensor", "arguments": "{}"}},
+                    {"id": "call_6", "type": "function", "function": {
+                        "name": "get_weather",
+                        "arguments": "```json\n{\"city\": \"Nice\", \"days\": 1"
+                    }},
+                    {"id": "call_7", "type": "function",
+                     "function": {"name": "get_time", "arguments": ""}}
                 ]}}],
             "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160}
         }),
@@ -47,41 +56,58 @@ fn turn_calling_everything(dialect: Dialect) -> Value {
             "id": "resp_1", "object": "response", "status": "completed", "model": "m",
             "output": [
                 {"type": "reasoning", "id": "rs_1", "summary": []},
-                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Paris\"}", "status": "completed"},
-                {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "get_wether", "arguments": "{\"city\": \"Lyon\"}", "status": "completed"},
-                {"type": "function_call", "id": "fc_3", "call_id": "call_3", "name": "get_weather", "arguments": "{\"city\": 42}", "status": "completed"},
-                {"type": "function_call", "id": "fc_4", "call_id": "call_4", "name": "weather_chart", "arguments": "{}", "status": "completed"},
-                {"type": "function_call", "id": "fc_5", "call_id": "call_5", "name": "rain_sensor", "arguments": "{}", "status": "completed"},
-                {"type": "function_call", "id": "fc_6", "call_id": "call_6", "name": "get_weather", "arguments": "Here: {\"city\": \"Nice\", \"days\": 1} done", "status": "completed"},
-                {"type": "function_call", "id": "fc_7", "call_id": "call_7", "name": "get_time", "arguments": "{}", "status": "completed"}
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+                 "arguments": "{\"city\": \"Paris\"}", "status": "completed"},
+                {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "get_wether",
+                 "arguments": "{\"city\": \"Lyon\"}", "status": "completed"},
+                {"type": "function_call", "id": "fc_3", "call_id": "call_3",
+                 "name": "get_weather", "arguments": "{\"city\": 42}", "status": "completed"},
+                {"type": "function_call", "id": "fc_4", "call_id": "call_4",
+                 "name": "weather_chart", "arguments": "{}", "status": "completed"},
+                {"type": "function_call", "id": "fc_5", "call_id": "call_5",
+                 "name": "rain_sensor", "arguments": "{}", "status": "completed"},
+                {"type": "function_call", "id": "fc_6", "call_id": "call_6",
+                 "name": "get_weather", "arguments": "Here: {\"city\": \"Nice\", \"days\": 1} done",
+                 "status": "completed"},
+                {"type": "function_call", "id": "fc_7", "call_id": "call_7",
+                 "name": "get_time", "arguments": "{}", "status": "completed"}
             ],
             "usage": {"input_tokens": 120, "output_tokens": 40, "total_tokens": 160,
-                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}
         }),
         Dialect::Anthropic => json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
             "stop_reason": "tool_use", "stop_sequence": null,
             "content": [
                 {"type": "text", "text": "Let me check."},
-                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-                {"type": "tool_use", "id": "toolu_2", "name": "get_wether", "input": {"city": "Lyon"}},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                 "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "get_wether",
+                 "input": {"city": "Lyon"}},
                 {"type": "tool_use", "id": "toolu_3", "name": "get_weather", "input": {"city": 42}},
                 {"type": "tool_use", "id": "toolu_4", "name": "weather_chart", "input": {}},
                 {"type": "tool_use", "id": "toolu_5", "name": "rain_sensor", "input": {}},
                 {"type": "tool_use", "id": "toolu_7", "name": "get_time", "input": {}}
             ],
-            "usage": {"input_tokens": 100, "output_tokens": 40, "cache_creation_input_tokens": 15, "cache_read_input_tokens": 5}
+            "usage": {"input_tokens": 100, "output_tokens": 40, "cache_creation_input_tokens": 15,
+                      "cache_read_input_tokens": 5}
         }),
         Dialect::Gemini => json!({
-            "candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model", "parts": [
-                {"functionCall": {"id": "c1", "name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "c2lnbmF0dXJl"},
-                {"functionCall": {"id": "c2", "name": "get_wether", "args": {"city": "Lyon"}}},
-                {"functionCall": {"id": "c3", "name": "get_weather", "args": {"city": 42}}},
-                {"functionCall": {"id": "c4", "name": "weather_chart", "args": {}}},
-                {"functionCall": {"id": "c5", "name": "rain_sensor"}},
-                {"functionCall": {"name": "get_time", "args": {}}}
-            ]}}],
-            "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 30, "thoughtsTokenCount": 10, "totalTokenCount": 160},
+            "candidates": [{
+                "index": 0, "finishReason": "STOP",
+                "content": {"role": "model", "parts": [
+                    {"functionCall": {"id": "c1", "name": "get_weather", "args": {"city": "Paris"}},
+                     "thoughtSignature": "c2lnbmF0dXJl"},
+                    {"functionCall": {"id": "c2", "name": "get_wether", "args": {"city": "Lyon"}}},
+                    {"functionCall": {"id": "c3", "name": "get_weather", "args": {"city": 42}}},
+                    {"functionCall": {"id": "c4", "name": "weather_chart", "args": {}}},
+                    {"functionCall": {"id": "c5", "name": "rain_sensor"}},
+                    {"functionCall": {"name": "get_time", "args": {}}}
+                ]}
+            }],
+            "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 30,
+                              "thoughtsTokenCount": 10, "totalTokenCount": 160},
             "modelVersion": "gemini", "responseId": "r1"
         }),
         _ => unreachable!("a dialect the tests do not know"),
@@ -327,7 +353,9 @@ async fn a_turn_without_calls_is_text_and_needs_no_results() {
         ),
         (
             Dialect::OpenAiResponses,
-            json!([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]}]),
+            json!([{"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": "Hi."}
+            ]}]),
         ),
         (
             Dialect::Anthropic,
@@ -369,7 +397,9 @@ fn unreadable_turns_say_which_field_is_wrong() {
         ),
         (
             Dialect::OpenAiChat,
-            json!({"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {}}]}),
+            json!({"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {}}
+            ]}),
             "`tool_calls[0].function.name` is missing",
         ),
         (
@@ -379,7 +409,9 @@ fn unreadable_turns_say_which_field_is_wrong() {
         ),
         (
             Dialect::Anthropic,
-            json!({"role": "assistant", "content": [{"type": "tool_use", "name": "x", "input": {}}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "name": "x", "input": {}}
+            ]}),
             "`content[0].id` is missing",
         ),
         (
@@ -469,15 +501,22 @@ async fn scripted(
 fn calls(calls: &[(&str, &str, &str)], total_tokens: u64) -> Reply {
     let tool_calls: Vec<Value> = calls
         .iter()
-        .map(|(id, name, arguments)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}))
+        .map(|(id, name, arguments)| {
+            json!({
+                "id": id, "type": "function", "function": {"name": name, "arguments": arguments}
+            })
+        })
         .collect();
     Reply::Json(
         200,
         vec![],
         json!({
             "id": "x", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": tool_calls}}],
-            "usage": {"prompt_tokens": total_tokens - 10, "completion_tokens": 10, "total_tokens": total_tokens}
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "tool_calls": tool_calls
+            }}],
+            "usage": {"prompt_tokens": total_tokens - 10, "completion_tokens": 10,
+                      "total_tokens": total_tokens}
         }),
     )
 }
@@ -488,7 +527,9 @@ fn says(text: &str) -> Reply {
         vec![],
         json!({
             "id": "x", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": text
+            }}],
             "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
         }),
     )
@@ -521,11 +562,34 @@ async fn the_loop_runs_to_done_over_http_streamed_or_not() {
         let (base, requests) = scripted(move |index, _| match (index, streamed) {
             (0, false) => calls(&[("c1", "get_weather", r#"{"city": "Paris"}"#)], 100),
             (0, true) => Reply::Stream(vec![
-                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}, "finish_reason": null}]}),
-                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\": "}}]}, "finish_reason": null}]}),
-                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"Paris\"}"}}]}, "finish_reason": null}]}),
-                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-                json!({"id": "s", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}}),
+                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{
+                    "index": 0,
+                    "delta": {"role": "assistant", "tool_calls": [{
+                        "index": 0, "id": "c1", "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""}
+                    }]},
+                    "finish_reason": null
+                }]}),
+                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{
+                    "index": 0,
+                    "delta": {"tool_calls": [
+                        {"index": 0, "function": {"arguments": "{\"city\": "}}
+                    ]},
+                    "finish_reason": null
+                }]}),
+                json!({"id": "s", "object": "chat.completion.chunk", "choices": [{
+                    "index": 0,
+                    "delta": {"tool_calls": [
+                        {"index": 0, "function": {"arguments": "\"Paris\"}"}}
+                    ]},
+                    "finish_reason": null
+                }]}),
+                json!({"id": "s", "object": "chat.completion.chunk", "choices": [
+                    {"index": 0, "delta": {}, "finish_reason": "tool_calls"}
+                ]}),
+                json!({"id": "s", "object": "chat.completion.chunk", "choices": [], "usage": {
+                    "prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100
+                }}),
             ]),
             _ => says("It is 17 degrees in Paris."),
         })
@@ -809,7 +873,13 @@ async fn a_server_that_does_not_answer_in_time_is_reported_so() {
 async fn without_usage_the_tokens_are_counted_here_and_marked_estimated() {
     let registry = registry();
     let (base, _) = scripted(|_, _| {
-        Reply::Json(200, vec![], json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello there."}}]}))
+        Reply::Json(
+            200,
+            vec![],
+            json!({"choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "Hello there."}}
+            ]}),
+        )
     })
     .await;
     let outcome = AgentLoop::new(client(&base), Tools::new(&registry))
@@ -838,7 +908,9 @@ async fn any_model_fits_the_loop_through_the_trait() {
         ) -> Result<Value, tool_runtime::agent::ModelError> {
             Ok(match request.history.len() {
                 1 => {
-                    json!({"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]})
+                    json!({"role": "model", "parts": [
+                        {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}
+                    ]})
                 }
                 _ => json!({"role": "model", "parts": [{"text": "Cold."}]}),
             })

@@ -176,7 +176,8 @@ async fn the_schema_and_dispatch_agree() {
         };
         if schema_accepts != *expected || dispatch_accepts != *expected {
             disagreements.push(format!(
-                "{label}: expected {expected}, schema says {schema_accepts}, dispatch says {dispatch_accepts} ({:?})",
+                "{label}: expected {expected}, schema says {schema_accepts}, \
+                 dispatch says {dispatch_accepts} ({:?})",
                 result.error().map(ToString::to_string)
             ));
         }
@@ -224,7 +225,9 @@ async fn the_schema_and_dispatch_agree_for_simple_parameters() {
         "a tool of simple parameters only"
     );
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let base = json!({"count": 1, "ratio": 0.5, "letter": "a", "tags": ["x"], "weights": {"k": 2}, "flags": [true]});
+    let base = json!({
+        "count": 1, "ratio": 0.5, "letter": "a", "tags": ["x"], "weights": {"k": 2}, "flags": [true]
+    });
     let with = |key: &str, value: Value| {
         let mut input = base.clone();
         input[key] = value;
@@ -264,7 +267,8 @@ async fn the_schema_and_dispatch_agree_for_simple_parameters() {
         let dispatch_accepts = result.error().is_none();
         if schema_accepts != *expected || dispatch_accepts != *expected {
             disagreements.push(format!(
-                "{label}: expected {expected}, schema {schema_accepts}, dispatch {dispatch_accepts} ({:?})",
+                "{label}: expected {expected}, schema {schema_accepts}, \
+                 dispatch {dispatch_accepts} ({:?})",
                 result.error().map(ToString::to_string)
             ));
         }

@@ -292,14 +292,22 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     assert!(question["params"].get("tools").is_none());
     client.send(&respond(
         &question["id"],
-        json!({"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m1", "stopReason": "endTurn"}),
+        json!({
+            "role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m1",
+            "stopReason": "endTurn"
+        }),
     ));
     assert_eq!(text(&client.next().await), "short (by m1)");
 
     // A client that refuses: the tool hears why, and tells the model.
     client.send(&call(4, "summarize", json!({"text": "secret"})));
     let question = client.next().await;
-    client.send(&json!({"jsonrpc": "2.0", "id": question["id"], "error": {"code": -1, "message": "User rejected sampling request"}}).to_string());
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": question["id"], "error": {
+            "code": -1, "message": "User rejected sampling request"
+        }})
+        .to_string(),
+    );
     let answer = client.next().await;
     assert_eq!(answer["result"]["isError"], true);
     assert!(
@@ -861,8 +869,10 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
 
 /// The error of a `tasks/*` request naming a task the caller cannot reach.
 fn not_found(task: &str) -> Value {
-    json!({"code": -32602,
-           "message": format!("Invalid params: no task {task:?} (it never existed, or it expired)")})
+    json!({
+        "code": -32602,
+        "message": format!("Invalid params: no task {task:?} (it never existed, or it expired)")
+    })
 }
 
 /// The 2026-07-28 task `task`, as `tasks/get` shows it.
@@ -1072,7 +1082,12 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     let bare = client.call(&call(6, "careful_job", json!({}))).await;
     assert_eq!(bare["error"]["code"], -32601, "{bare}");
     let refused = client
-        .call(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "quick", "task": {}}}).to_string())
+        .call(
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+                "name": "quick", "task": {}
+            }})
+            .to_string(),
+        )
         .await;
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
 }
@@ -1142,7 +1157,7 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
 }
 
 #[tokio::test]
-async fn at_2026_cancelling_a_task_stops_its_tool_and_a_required_tool_that_ends_at_once_is_an_ended_task(
+async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_once_is_an_ended_task(
 ) {
     let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "endless_job", json!({})).await;
@@ -1356,7 +1371,9 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
     let done = client
         .call(&round(
             3,
-            json!({"inputResponses": {"elicitation-1": {"action": "accept"}}, "requestState": state}),
+            json!({
+                "inputResponses": {"elicitation-1": {"action": "accept"}}, "requestState": state
+            }),
         ))
         .await;
     assert_eq!(text(&done), "dee: notes.txt", "{done}");

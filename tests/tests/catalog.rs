@@ -148,8 +148,10 @@ fn the_weather_tool_has_the_canonical_schema() {
             "type": "object",
             "properties": {
                 "city": {"type": "string", "description": "City name, as people write it."},
-                "units": {"$ref": "#/$defs/Units", "description": "Temperature units.", "default": "metric"},
-                "include_forecast": {"type": "boolean", "description": "Add the five-day forecast.", "default": false}
+                "units": {"$ref": "#/$defs/Units", "description": "Temperature units.",
+                          "default": "metric"},
+                "include_forecast": {"type": "boolean", "description": "Add the five-day forecast.",
+                                     "default": false}
             },
             "required": ["city"],
             "additionalProperties": false,
@@ -159,7 +161,8 @@ fn the_weather_tool_has_the_canonical_schema() {
     assert_eq!(tool.summary(), "Get the current weather for a city.");
     assert_eq!(
         tool.description(),
-        "Get the current weather for a city.\n\nData comes from the local station cache; it is at most ten minutes old."
+        "Get the current weather for a city.\n\n\
+         Data comes from the local station cache; it is at most ten minutes old."
     );
     assert_eq!(
         tool.examples(),
@@ -217,7 +220,10 @@ fn rustdoc_arguments_sections_block_comments_and_concat_are_read() {
     );
     assert_eq!(
         schema["properties"]["limit"],
-        json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64, "description": "At most this many hits."})
+        json!({
+            "type": "integer", "minimum": 0, "maximum": 4294967295u64,
+            "description": "At most this many hits."
+        })
     );
     assert_eq!(
         schema["properties"]["caseSensitive"],
@@ -291,7 +297,8 @@ async fn results_follow_seed_004s_tool_result() {
         json!({
             "name": "get_weather",
             "input": {"city": "Lima", "include_forecast": true},
-            "output": {"city": "Lima", "temperature": 18.0, "forecast": [18.0, 18.0, 18.0, 18.0, 18.0]}
+            "output": {"city": "Lima", "temperature": 18.0,
+                       "forecast": [18.0, 18.0, 18.0, 18.0, 18.0]}
         })
     );
     let failed = registry
@@ -299,7 +306,10 @@ async fn results_follow_seed_004s_tool_result() {
         .await;
     assert_eq!(
         serde_json::to_value(&failed).unwrap(),
-        json!({"name": "get_weather", "input": {"city": "Atlantis"}, "error": "no station near that city"})
+        json!({
+            "name": "get_weather", "input": {"city": "Atlantis"},
+            "error": "no station near that city"
+        })
     );
     let reversed = registry.call("reverse", json!({"text": "abc"})).await;
     assert_eq!(reversed.output(), Some(&json!({"result": "cba"})));

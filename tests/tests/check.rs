@@ -66,17 +66,21 @@ fn every_problem_is_reported_at_once() {
             (
                 Severity::Error,
                 "ask_address",
-                "it asks the user with the form Delivery, which elicitation cannot show: field `address` of Delivery is a nested struct or map; a form is one flat set of fields"
+                "it asks the user with the form Delivery, which elicitation cannot show: \
+                 field `address` of Delivery is a nested struct or map; \
+                 a form is one flat set of fields"
             ),
             (
                 Severity::Error,
                 "book",
-                r#"example 1 ({"class":"economy","seats":"three"}) does not fit the schema: 'seats' must be an integer between 0 and 255; got "three""#
+                "example 1 ({\"class\":\"economy\",\"seats\":\"three\"}) does not fit the schema: \
+                 'seats' must be an integer between 0 and 255; got \"three\""
             ),
             (
                 Severity::Error,
                 "book",
-                r#"example 2 ({"seats":300}) does not fit the schema: 'seats' must be an integer between 0 and 255; got 300"#
+                "example 2 ({\"seats\":300}) does not fit the schema: \
+                 'seats' must be an integer between 0 and 255; got 300"
             ),
             (
                 Severity::Error,
@@ -108,15 +112,14 @@ fn a_registry_with_an_example_that_does_not_fit_refuses_to_start() {
     assert_eq!(
         error,
         "tool `book`: its doc example {\"class\":\"economy\",\"seats\":\"three\"} does not fit its \
-         parameters: 'seats' must be an integer between 0 and 255; got \"three\"; fix the `Example:` \
-         line of its doc comment (`check` lists every such problem)"
+         parameters: 'seats' must be an integer between 0 and 255; got \"three\"; \
+         fix the `Example:` line of its doc comment (`check` lists every such problem)"
     );
 }
 
 #[test]
-#[should_panic(
-    expected = "the tool catalog has errors:\nerror: tool `ask_address`: it asks the user with the form Delivery"
-)]
+#[should_panic(expected = "the tool catalog has errors:\nerror: tool `ask_address`: \
+                           it asks the user with the form Delivery")]
 fn the_one_line_guard_fails_the_test() {
     tool_runtime::assert_catalog_ok!();
 }

@@ -71,8 +71,10 @@ fn exports_that_lose_something_say_so_on_stderr() {
     );
     assert_eq!(
         stderr(&output),
-        "warning: tool `inspect`: exported with strict: false: a value accepts any JSON, which strict mode cannot describe\n\
-         warning: tool `tag_items`: exported with strict: false: an object takes free-form keys (a map), but strict mode needs every key named\n"
+        "warning: tool `inspect`: exported with strict: false: \
+         a value accepts any JSON, which strict mode cannot describe\n\
+         warning: tool `tag_items`: exported with strict: false: \
+         an object takes free-form keys (a map), but strict mode needs every key named\n"
     );
 
     let output = run(&["list", "--format", "gemini-legacy"]);
@@ -83,7 +85,13 @@ fn exports_that_lose_something_say_so_on_stderr() {
         text.starts_with("error: the gemini-legacy export cannot express tool `inspect`"),
         "{text}"
     );
-    assert!(text.contains("tool `org_chart` (parameter `root`: parameter `reports`: type `Employee` contains itself"), "{text}");
+    assert!(
+        text.contains(
+            "tool `org_chart` (parameter `root`: parameter `reports`: \
+             type `Employee` contains itself"
+        ),
+        "{text}"
+    );
     assert_eq!(text.lines().count(), 1);
 
     // Asked to, it exports the rest and names what it left out, and why.
@@ -96,9 +104,14 @@ fn exports_that_lose_something_say_so_on_stderr() {
     );
     assert_eq!(
         stderr(&output),
-        "warning: tool `inspect`: left out of the gemini-legacy export: parameter `value`: a value accepts any JSON, which the legacy form cannot describe\n\
-         warning: tool `org_chart`: left out of the gemini-legacy export: parameter `root`: parameter `reports`: type `Employee` contains itself, and the legacy form has no references to describe a recursive type; use the `gemini` (parametersJsonSchema) export\n\
-         warning: tool `tag_items`: left out of the gemini-legacy export: parameter `tags`: an object takes free-form keys (a map), which the legacy form cannot describe\n"
+        "warning: tool `inspect`: left out of the gemini-legacy export: parameter `value`: \
+         a value accepts any JSON, which the legacy form cannot describe\n\
+         warning: tool `org_chart`: left out of the gemini-legacy export: parameter `root`: \
+         parameter `reports`: type `Employee` contains itself, \
+         and the legacy form has no references to describe a recursive type; \
+         use the `gemini` (parametersJsonSchema) export\n\
+         warning: tool `tag_items`: left out of the gemini-legacy export: parameter `tags`: \
+         an object takes free-form keys (a map), which the legacy form cannot describe\n"
     );
 }
 
@@ -107,7 +120,10 @@ fn call_takes_arguments_from_the_command_line_or_stdin() {
     let output = run(&[
         "call",
         "plan_trip",
-        r#"{"destination": {"city": "Paris", "country": "FR"}, "mode": "train", "stops": [{"city": "Lyon", "nights": 1}]}"#,
+        concat!(
+            r#"{"destination": {"city": "Paris", "country": "FR"}, "mode": "train", "#,
+            r#""stops": [{"city": "Lyon", "nights": 1}]}"#
+        ),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -284,7 +300,11 @@ fn diff_finds_breaking_and_compatible_changes() {
     fails["parameters"]["required"] = json!([]);
     let mut hotel = tools[0].clone();
     hotel["name"] = json!("book_hotel");
-    hotel["parameters"] = json!({"type": "object", "properties": {"nights": {"type": "integer"}}, "additionalProperties": false});
+    hotel["parameters"] = json!({
+        "type": "object",
+        "properties": {"nights": {"type": "integer"}},
+        "additionalProperties": false
+    });
     tools.push(hotel);
     std::fs::write(&saved, serde_json::to_string(&old).unwrap()).unwrap();
 

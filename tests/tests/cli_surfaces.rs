@@ -39,7 +39,10 @@ fn the_catalog_lists_prompts_and_resources_beside_the_tools() {
             "mimeType": "text/plain",
             "parameters": {
                 "type": "object",
-                "properties": {"id": {"type": "integer", "minimum": 0, "maximum": 4294967295u64, "description": "The book's number."}},
+                "properties": {"id": {
+                    "type": "integer", "minimum": 0, "maximum": 4294967295u64,
+                    "description": "The book's number."
+                }},
                 "required": ["id"],
                 "additionalProperties": false,
             },
@@ -112,7 +115,8 @@ fn diff_finds_breaking_changes_to_prompts_and_resources() {
         [
             "breaking: prompt `recommend`: argument `genre` added as required",
             "breaking: prompt `surprise`: removed",
-            "breaking: resource `library://books/{id}`: MIME type changed from application/json to text/plain",
+            "breaking: resource `library://books/{id}`: \
+             MIME type changed from application/json to text/plain",
             &format!(
                 "3 changes, 3 breaking (saved-before -> {})",
                 current["version"].as_str().unwrap()

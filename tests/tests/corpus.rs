@@ -47,9 +47,17 @@ fn echo(text: String) -> String {
 }
 
 /// Its own id, so the answer to it is told apart from the cases' (which use 0 and 1).
-const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+const INIT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":"init","method":"initialize","#,
+    r#""params":{"protocolVersion":"2025-11-25","capabilities":{},"#,
+    r#""clientInfo":{"name":"t","version":"1"}}}"#
+);
 /// The valid request sent after each case: a 2026-07-28 call, served in any session state.
-const AFTER: &str = r#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+const AFTER: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"add","#,
+    r#""arguments":{"a":1,"b":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+);
 const LEAKS: [&str; 8] = [
     "panicked",
     "secret detail",
@@ -322,7 +330,10 @@ async fn inputs_too_big_for_a_file() {
 
     // A 10 MB string: past the message limit on stdio, past the body limit over HTTP.
     let huge = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+            r#""params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#
+        ),
         "x".repeat(10_000_000)
     );
     let answers = stdio_session(&server, &[INIT.as_bytes(), huge.as_bytes()])
@@ -346,7 +357,10 @@ async fn inputs_too_big_for_a_file() {
     // Arrays nested 100,000 deep: refused by the parser's depth limit, not by a crash, and
     // answered to the request (its id was read before its params).
     let deep = format!(
-        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{}{}}}}}}}"#,
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+            r#""params":{{"name":"echo","arguments":{{"text":{}{}}}}}}}"#
+        ),
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
@@ -370,7 +384,10 @@ async fn inputs_too_big_for_a_file() {
 
     // A big message within the limits is served.
     let big = format!(
-        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","#,
+            r#""params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#
+        ),
         "y".repeat(3_000_000)
     );
     let small = server_with_output_limit(1_000);
@@ -400,7 +417,11 @@ async fn pause(millis: u64) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicate_ids_in_flight_over_stdio() {
     let server = server(ServerOptions::default());
-    let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pause","arguments":{"millis":300}}}"#;
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","#,
+        r#""params":{"name":"pause","arguments":{"millis":300}}}"#
+    )
+    .as_bytes();
     let answers = stdio_session(&server, &[INIT.as_bytes(), call, call])
         .await
         .unwrap();

@@ -111,7 +111,8 @@ async fn invalid_arguments_name_the_parameter_the_expectation_and_what_came() {
     let cases = [
         (
             json!({"city": "Lima", "units": "kelvin"}),
-            r#"invalid arguments for get_weather: 'units' must be one of "metric", "imperial"; got "kelvin""#,
+            "invalid arguments for get_weather: 'units' must be one of \"metric\", \"imperial\"; \
+             got \"kelvin\"",
         ),
         (
             json!({"units": "metric"}),
@@ -123,15 +124,18 @@ async fn invalid_arguments_name_the_parameter_the_expectation_and_what_came() {
         ),
         (
             json!({"city": "Lima", "zzz": 1}),
-            "invalid arguments for get_weather: unexpected parameter 'zzz'; parameters are: city, include_forecast, units",
+            "invalid arguments for get_weather: unexpected parameter 'zzz'; parameters are: \
+             city, include_forecast, units",
         ),
         (
             json!({"city": 5, "include_forecast": "yes"}),
-            "invalid arguments for get_weather: 'city' must be a string; got 5. 'include_forecast' must be a boolean (true or false); got \"yes\"",
+            "invalid arguments for get_weather: 'city' must be a string; got 5. \
+             'include_forecast' must be a boolean (true or false); got \"yes\"",
         ),
         (
             json!(["Lima"]),
-            r#"invalid arguments for get_weather: the arguments must be a JSON object of named parameters; got ["Lima"]"#,
+            "invalid arguments for get_weather: \
+             the arguments must be a JSON object of named parameters; got [\"Lima\"]",
         ),
     ];
     for (input, expected) in cases {
@@ -151,7 +155,8 @@ async fn nested_problems_are_named_by_their_path() {
     let cases = [
         (
             json!({"filter": {"limit": 300, "tags": []}, "count": 1}),
-            "invalid arguments for filtered: 'filter.limit' must be an integer between 0 and 255; got 300",
+            "invalid arguments for filtered: 'filter.limit' must be an integer between 0 and 255; \
+             got 300",
         ),
         (
             json!({"filter": {"limit": 1, "tags": ["a", 2]}, "count": 1}),
@@ -159,7 +164,8 @@ async fn nested_problems_are_named_by_their_path() {
         ),
         (
             json!({"filter": {"tags": []}, "count": -1}),
-            "invalid arguments for filtered: 'count' must be an integer between 0 and 255; got -1. 'filter' is missing required field 'limit' (an integer between 0 and 255)",
+            "invalid arguments for filtered: 'count' must be an integer between 0 and 255; got -1. \
+             'filter' is missing required field 'limit' (an integer between 0 and 255)",
         ),
     ];
     for (input, expected) in cases {
@@ -261,7 +267,8 @@ async fn state_is_injected_and_never_in_the_schema() {
     let result = registry.call("count_call", json!({"counter": 5})).await;
     assert_eq!(
         error(&result),
-        "invalid arguments for count_call: unexpected parameter 'counter'; this tool takes no parameters"
+        "invalid arguments for count_call: unexpected parameter 'counter'; \
+         this tool takes no parameters"
     );
 }
 

@@ -40,8 +40,8 @@ fn the_catalog_names_both_locations() {
         error.to_string(),
         "tool name `lookup` is used by 2 tools, at tests/tests/duplicate_names.rs:9 \
          (duplicate_names::billing) and tests/tests/duplicate_names.rs:19 \
-         (duplicate_names::shipping); give each a unique name with #[tool(name = \"...\")], or put a module's tools under a prefix with \
-         tool_runtime::namespace!"
+         (duplicate_names::shipping); give each a unique name with #[tool(name = \"...\")], \
+         or put a module's tools under a prefix with tool_runtime::namespace!"
     );
     let registry_error = tool_runtime::Registry::new().unwrap_err();
     assert!(matches!(

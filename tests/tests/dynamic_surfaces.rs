@@ -387,20 +387,29 @@ async fn handshake_clients_are_told_when_prompts_or_resources_change() {
     assert_eq!(gone["error"]["code"], -32002);
 }
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+const META: &str = concat!(
+    r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":{}}"#
+);
 
 #[tokio::test]
 async fn a_listen_stream_carries_what_it_asked_for_and_nothing_else() {
     let (server, updates) = notes();
     let mut listener = Client::new(&server);
     listener.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://7","notes://readme"]}},{META}}}}}"#
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","#,
+            r#""params":{{"notifications":{{"toolsListChanged":true,"promptsListChanged":true,"#,
+            r#""resourceSubscriptions":["notes://7","notes://readme"]}},{META}}}}}"#
+        ),
+        META = META
     ));
     assert_eq!(
         listener.next_now(),
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
             "_meta": {"io.modelcontextprotocol/subscriptionId": "l"},
-            "notifications": {"promptsListChanged": true, "resourceSubscriptions": ["notes://7", "notes://readme"]},
+            "notifications": {"promptsListChanged": true,
+                              "resourceSubscriptions": ["notes://7", "notes://readme"]},
         }}),
         "tools are not announced as changing here, so that filter is not honored"
     );

@@ -103,7 +103,8 @@ fn the_prompt_list_follows_the_seed() {
         text,
         "- health: Check that the service answers.\n\
          - plan_trip: Plan a trip to a destination, with stops on the way.\n  \
-         e.g. {\"destination\":{\"city\":\"Lima\",\"country\":\"PE\"},\"mode\":\"plane\",\"stops\":[]}\n  \
+         e.g. {\"destination\":{\"city\":\"Lima\",\"country\":\"PE\"},\
+         \"mode\":\"plane\",\"stops\":[]}\n  \
          e.g. plan a train trip to Paris with a night in Lyon\n"
     );
 }
@@ -397,8 +398,16 @@ fn targets_that_cannot_express_a_tool_say_which_and_why() {
     assert_eq!(
         warned,
         [
-            ("inspect", "exported with strict: false: a value accepts any JSON, which strict mode cannot describe"),
-            ("tag_items", "exported with strict: false: an object takes free-form keys (a map), but strict mode needs every key named"),
+            (
+                "inspect",
+                "exported with strict: false: \
+                 a value accepts any JSON, which strict mode cannot describe",
+            ),
+            (
+                "tag_items",
+                "exported with strict: false: an object takes free-form keys (a map), \
+                 but strict mode needs every key named",
+            ),
         ]
     );
 
@@ -411,9 +420,22 @@ fn targets_that_cannot_express_a_tool_say_which_and_why() {
     assert_eq!(
         problems,
         [
-            ("inspect", "parameter `value`: a value accepts any JSON, which the legacy form cannot describe"),
-            ("org_chart", "parameter `root`: parameter `reports`: type `Employee` contains itself, and the legacy form has no references to describe a recursive type; use the `gemini` (parametersJsonSchema) export"),
-            ("tag_items", "parameter `tags`: an object takes free-form keys (a map), which the legacy form cannot describe"),
+            (
+                "inspect",
+                "parameter `value`: \
+                 a value accepts any JSON, which the legacy form cannot describe",
+            ),
+            (
+                "org_chart",
+                "parameter `root`: parameter `reports`: type `Employee` contains itself, \
+                 and the legacy form has no references to describe a recursive type; \
+                 use the `gemini` (parametersJsonSchema) export",
+            ),
+            (
+                "tag_items",
+                "parameter `tags`: an object takes free-form keys (a map), \
+                 which the legacy form cannot describe",
+            ),
         ]
     );
 }

@@ -45,7 +45,10 @@ fn plain_log(
 }
 
 fn call(name: &str, arguments: Value, id: u32) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments
+    }})
+    .to_string()
 }
 
 fn read(uri: &str, id: u32) -> String {
@@ -92,7 +95,8 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     );
     assert!(
         preview.ends_with(&format!(
-            "[200 of {} bytes shown. The whole output is the resource {} (text/plain), readable with resources/read for 15 min.]",
+            "[200 of {} bytes shown. The whole output is the resource {} (text/plain), \
+             readable with resources/read for 15 min.]",
             full.len(),
             result["content"][1]["uri"].as_str().unwrap()
         )),

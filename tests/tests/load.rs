@@ -78,11 +78,19 @@ async fn hold() -> u8 {
 fn request(id: u64) -> String {
     if id.is_multiple_of(4) {
         format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":{id},"millis":1}}}}}}"#
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","#,
+                r#""params":{{"name":"later","arguments":{{"n":{id},"millis":1}}}}}}"#
+            ),
+            id = id
         )
     } else {
         format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","#,
+                r#""params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#
+            ),
+            id = id
         )
     }
 }
@@ -176,11 +184,24 @@ async fn sixteen_http_clients_at_once() {
                     let id = client * 1000 + i + 1;
                     let body = request(id).replace(
                         r#""params":{"#,
-                        r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#,
+                        concat!(
+                            r#""params":{"#,
+                            r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                            r#""io.modelcontextprotocol/clientCapabilities":{}},"#
+                        ),
                     );
                     let response = app
                         .clone()
-                        .oneshot(tool_tests::with_standard_headers(Request::post("/mcp").header("host", "localhost").header("accept", "application/json").body(Body::from(body)).unwrap()).await)
+                        .oneshot(
+                            tool_tests::with_standard_headers(
+                                Request::post("/mcp")
+                                    .header("host", "localhost")
+                                    .header("accept", "application/json")
+                                    .body(Body::from(body))
+                                    .unwrap(),
+                            )
+                            .await,
+                        )
                         .await
                         .unwrap();
                     let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
@@ -204,7 +225,17 @@ async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
     let _ = connection.handle(INITIALIZE.as_bytes(), &sink);
     messages.recv().await.unwrap();
     for id in 1..=4 {
-        let handled = connection.handle(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#).as_bytes(), &sink);
+        let handled = connection.handle(
+            format!(
+                concat!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","#,
+                    r#""params":{{"name":"later","arguments":{{"n":1,"millis":200}}}}}}"#
+                ),
+                id = id
+            )
+            .as_bytes(),
+            &sink,
+        );
         if let Some(work) = handled.into_work() {
             tokio::spawn(work.run());
         }
@@ -229,7 +260,11 @@ async fn calls_past_the_in_flight_limit_are_refused_with_the_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_goes_away_mid_call_drops_the_work() {
     let app = router(server(ServerOptions::default()), HttpOptions::default());
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let body = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    );
     let request = tool_tests::with_standard_headers(
         Request::post("/mcp")
             .header("host", "localhost")
@@ -289,8 +324,20 @@ async fn a_tool_that_never_returns_does_not_keep_the_server_alive_after_input_en
         tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
     });
     let (client_read, mut client_write) = tokio::io::split(client);
-    client_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n").await.unwrap();
-    client_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"forever\"}}\n").await.unwrap();
+    client_write
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\
+              \"params\":{\"protocolVersion\":\"2025-11-25\"}}\n",
+        )
+        .await
+        .unwrap();
+    client_write
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\
+              \"params\":{\"name\":\"forever\"}}\n",
+        )
+        .await
+        .unwrap();
     client_write.shutdown().await.unwrap();
     let mut lines = BufReader::new(client_read).lines();
     let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();

@@ -168,28 +168,62 @@ fn tokens_that_do_not_check_out_are_refused_saying_why() {
     .unwrap();
 
     let cases: Vec<(&str, String, &str)> = vec![
-        ("expired", with(&|c| c["exp"] = json!(now() - 3600)), "the token has expired"),
-        ("not yet valid", with(&|c| c["nbf"] = json!(now() + 3600)), "the token is not valid yet (nbf)"),
+        (
+            "expired",
+            with(&|c| c["exp"] = json!(now() - 3600)),
+            "the token has expired",
+        ),
+        (
+            "not yet valid",
+            with(&|c| c["nbf"] = json!(now() + 3600)),
+            "the token is not valid yet (nbf)",
+        ),
         (
             "for another server",
             with(&|c| c["aud"] = json!("https://other.example.test/mcp")),
-            "the token was not issued for this server; its audience must include https://tools.example.test/mcp",
+            "the token was not issued for this server; \
+             its audience must include https://tools.example.test/mcp",
         ),
         (
             "from another issuer",
             with(&|c| c["iss"] = json!("https://evil.example.test")),
             "the token was not issued by an authorization server this server trusts",
         ),
-        ("without expiry", with(&|c| { c.as_object_mut().unwrap().remove("exp"); }), "the token has no exp claim"),
+        (
+            "without expiry",
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("exp");
+            }),
+            "the token has no exp claim",
+        ),
         (
             "without subject",
-            with(&|c| { c.as_object_mut().unwrap().remove("sub"); }),
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            }),
             "the token names no subject (sub) or client (client_id)",
         ),
-        ("an unknown key", stranger.sign(&good), "the token is signed with key rogue, which this server does not know"),
-        ("a forged signature", impostor.sign(&good), "the token's signature is not valid"),
-        ("a shared secret", shared_secret, "the token is signed with a shared secret (HS256); only tokens signed with the authorization server's public keys are accepted"),
-        ("not a JWT", "not-a-jwt".to_owned(), "the token is not a well-formed JWT"),
+        (
+            "an unknown key",
+            stranger.sign(&good),
+            "the token is signed with key rogue, which this server does not know",
+        ),
+        (
+            "a forged signature",
+            impostor.sign(&good),
+            "the token's signature is not valid",
+        ),
+        (
+            "a shared secret",
+            shared_secret,
+            "the token is signed with a shared secret (HS256); \
+             only tokens signed with the authorization server's public keys are accepted",
+        ),
+        (
+            "not a JWT",
+            "not-a-jwt".to_owned(),
+            "the token is not a well-formed JWT",
+        ),
     ];
     for (case, token, reason) in &cases {
         let reply = post(server.port, Some(token), None, INITIALIZE);
@@ -230,7 +264,8 @@ fn tokens_that_do_not_check_out_are_refused_saying_why() {
 /// where the metadata is, with the scopes every tool requires.
 fn challenge(error: &str, why: &str) -> String {
     format!(
-        r#"Bearer error="{error}", error_description="{why}", resource_metadata="{METADATA_URL}", scope="notes:read notes:write""#
+        "Bearer error=\"{error}\", error_description=\"{why}\", \
+         resource_metadata=\"{METADATA_URL}\", scope=\"notes:read notes:write\""
     )
 }
 
@@ -284,7 +319,8 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
                    access token does not grant them, so the tool was not called. The user must \
                    authorize them first";
     let forbidden = format!(
-        r#"Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="{METADATA_URL}", error_description="{message}""#
+        "Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\", \
+         resource_metadata=\"{METADATA_URL}\", error_description=\"{message}\""
     );
     assert_eq!(refused.header("www-authenticate"), Some(forbidden.as_str()));
     let error = &messages(&refused.body)[0];

@@ -34,10 +34,16 @@ fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (
     )
 }
 
-const CALL_ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"private words"}}}"#;
+const CALL_ECHO: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+    r#""params":{"name":"echo","arguments":{"text":"private words"}}}"#
+);
 const CALL_UNKNOWN: &str =
     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"made_up","arguments":{}}}"#;
-const CALL_WAIT: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{"ms":30}}}"#;
+const CALL_WAIT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","#,
+    r#""params":{"name":"wait","arguments":{"ms":30}}}"#
+);
 
 #[test]
 fn every_call_is_one_audit_event_as_a_json_line() {
@@ -185,7 +191,10 @@ fn a_cancelled_call_is_audited_as_cancelled() {
         &["--log-format", "json"],
         &[
             INITIALIZE,
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{"ms":10000}}}"#,
+            concat!(
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","#,
+                r#""params":{"name":"wait","arguments":{"ms":10000}}}"#
+            ),
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
         ],
     );
@@ -209,7 +218,10 @@ fn a_cancelled_call_is_audited_as_cancelled() {
 
 /// A `tools/call` of echo in `session`; gives the HTTP status and the reply.
 fn echo_in(port: u16, session: &str) -> tool_tests::HttpReply {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#;
+    let body = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+        r#""params":{"name":"echo","arguments":{"text":"x"}}}"#
+    );
     let mut headers = JSON_POST.to_vec();
     headers.push(("Mcp-Session-Id", session));
     headers.push(("MCP-Protocol-Version", "2025-11-25"));

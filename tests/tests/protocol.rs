@@ -123,7 +123,10 @@ fn server() -> McpServer {
     McpServer::new(Registry::new().unwrap(), info())
 }
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+const META: &str = concat!(
+    r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":{}}"#
+);
 
 #[test]
 fn json_rpc_is_strict() {
@@ -190,7 +193,14 @@ fn the_handshake_negotiates_and_names_the_program() {
         ("1999-01-01", "2025-11-25"),
     ] {
         let mut client = Client::new(&server);
-        client.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{asked}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#));
+        client.send(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","#,
+                r#""params":{{"protocolVersion":"{asked}","capabilities":{{}},"#,
+                r#""clientInfo":{{"name":"t","version":"1"}}}}}}"#
+            ),
+            asked = asked
+        ));
         let answer = client.next_now();
         assert_eq!(answer["result"]["protocolVersion"], answered);
         assert_eq!(
@@ -267,20 +277,33 @@ fn the_2026_era_needs_no_handshake() {
     );
 
     // Versions not served, with the versions that are.
-    client.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","#,
+        r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    ));
     let error = client.next_now()["error"].clone();
     assert_eq!(error["code"], -32022);
     assert_eq!(error["data"]["requested"], "2099-01-01");
     assert_eq!(error["data"]["supported"][0], "2026-07-28");
 
     // Required _meta fields, and methods of the handshake era only.
-    client.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","#,
+        r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+    ));
     assert_eq!(client.next_now()["error"]["code"], -32602);
     client.send(&format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{{{META}}}}}"#
     ));
     assert_eq!(client.next_now()["error"]["code"], -32601);
-    client.send(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{{"level":"debug",{META}}}}}"#));
+    client.send(&format!(
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","#,
+            r#""params":{{"level":"debug",{META}}}}}"#
+        ),
+        META = META
+    ));
     assert_eq!(client.next_now()["error"]["code"], -32601);
 }
 
@@ -345,20 +368,35 @@ fn tools_list_pages_follow_cursors_and_are_served_from_bytes() {
 async fn tools_call_answers_content_structured_content_and_is_error() {
     let server = server();
     let mut client = Client::initialized(&server);
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":2,"b":40}}}"#
+        ))
+        .await;
     assert_eq!(
         answer["result"],
         json!({"content": [{"type": "text", "text": "42"}], "structuredContent": {"result": 42}})
     );
 
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":"x","b":1}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":"x","b":1}}}"#
+        ))
+        .await;
     assert_eq!(answer["result"]["isError"], true);
     assert_eq!(
         answer["result"]["content"][0]["text"],
         "invalid arguments for add: 'a' must be an integer; got \"x\""
     );
 
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"broken","arguments":{}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","#,
+            r#""params":{"name":"broken","arguments":{}}}"#
+        ))
+        .await;
     assert_eq!(
         answer["result"],
         json!({"content": [{"type": "text", "text": "the station is offline"}], "isError": true})
@@ -373,7 +411,12 @@ async fn tools_call_answers_content_structured_content_and_is_error() {
         "panic details never reach the client"
     );
 
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ad","arguments":{}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","#,
+            r#""params":{"name":"ad","arguments":{}}}"#
+        ))
+        .await;
     assert_eq!(answer["error"]["code"], -32602);
     assert_eq!(
         answer["error"]["message"],
@@ -404,7 +447,13 @@ async fn stateless_calls_carry_result_type() {
     let server = server();
     let mut client = Client::new(&server);
     let answer = client
-        .call(&format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{{"name":"greet","arguments":{{"name":"Ada"}},{META}}}}}"#))
+        .call(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":"x","method":"tools/call","#,
+                r#""params":{{"name":"greet","arguments":{{"name":"Ada"}},{META}}}}}"#
+            ),
+            META = META
+        ))
         .await;
     assert_eq!(answer["id"], "x");
     assert_eq!(answer["result"]["resultType"], "complete");
@@ -415,7 +464,10 @@ async fn stateless_calls_carry_result_type() {
 async fn notifications_a_client_does_not_read_are_bounded_and_the_answer_still_comes() {
     let server = server();
     let mut client = Client::initialized(&server);
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{"times":20000},"_meta":{"progressToken":"p"}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+        r#""params":{"name":"flood","arguments":{"times":20000},"_meta":{"progressToken":"p"}}}"#
+    ));
     // Nothing is read while the tool runs: its notifications wait on the connection.
     tokio::time::timeout(Duration::from_secs(10), client.connection.drain())
         .await
@@ -437,7 +489,12 @@ async fn notifications_a_client_does_not_read_are_bounded_and_the_answer_still_c
         "at most 1024 notifications wait per connection; the rest are dropped"
     );
     // Read notifications give their places back: the next call reports again.
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{"times":3},"_meta":{"progressToken":"q"}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+            r#""params":{"name":"flood","arguments":{"times":3},"_meta":{"progressToken":"q"}}}"#
+        ))
+        .await;
     assert_eq!(answer["params"]["progressToken"], "q");
 }
 
@@ -445,10 +502,15 @@ async fn notifications_a_client_does_not_read_are_bounded_and_the_answer_still_c
 async fn progress_goes_to_the_caller_only_when_asked_for() {
     let server = server();
     let mut client = Client::initialized(&server);
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+        r#""params":{"name":"steps","_meta":{"progressToken":"tok"}}}"#
+    ));
     assert_eq!(
         client.next().await,
-        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "tok", "progress": 1.0, "total": 2.0, "message": "half"}})
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+            "progressToken": "tok", "progress": 1.0, "total": 2.0, "message": "half"
+        }})
     );
     assert_eq!(
         client.next().await["params"],
@@ -456,7 +518,10 @@ async fn progress_goes_to_the_caller_only_when_asked_for() {
     );
     assert_eq!(client.next().await["id"], 1);
     // An integer token keeps its type; no token, no notifications.
-    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":17}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+        r#""params":{"name":"steps","_meta":{"progressToken":17}}}"#
+    ));
     assert_eq!(client.next().await["params"]["progressToken"], 17);
     client.next().await;
     assert_eq!(client.next().await["id"], 2);
@@ -477,7 +542,9 @@ async fn logging_respects_the_level_asked_for() {
     client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty"}}"#);
     assert_eq!(
         client.next().await,
-        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "debug", "logger": "chatty", "data": "a detail"}})
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+            "level": "debug", "logger": "chatty", "data": "a detail"
+        }})
     );
     assert_eq!(
         client.next().await["params"],
@@ -498,9 +565,22 @@ async fn logging_respects_the_level_asked_for() {
 
     // 2026-07-28: no level in _meta, no logs; a level, logs at or above it.
     let mut stateless = Client::new(&server);
-    let answer = stateless.call(&format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"chatty",{META}}}}}"#)).await;
+    let answer = stateless
+        .call(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","#,
+                r#""params":{{"name":"chatty",{META}}}}}"#
+            ),
+            META = META
+        ))
+        .await;
     assert_eq!(answer["id"], 5);
-    stateless.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"chatty","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}}}"#);
+    stateless.send(concat!(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"chatty","#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{},"#,
+        r#""io.modelcontextprotocol/logLevel":"info"}}}"#
+    ));
     assert_eq!(stateless.next().await["params"]["level"], "warning");
     assert_eq!(stateless.next().await["id"], 6);
 }
@@ -512,14 +592,22 @@ async fn cancellation_drops_the_work_and_sends_nothing() {
     client.send(r#"{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow"}}"#);
     SLOW_STARTED.wait("the slow tool's start").await;
     assert_eq!(client.connection.in_flight(), 1);
-    client.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","#,
+        r#""params":{"requestId":"long","reason":"user"}}"#
+    ));
     SLOW_DROPPED
         .wait("the drop of the slow tool's future")
         .await;
     assert_eq!(client.connection.in_flight(), 0);
     assert!(client.nothing_yet(), "a cancelled request gets no response");
     // The connection carries on.
-    let answer = client.call(r#"{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}"#).await;
+    let answer = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":"next","method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":1,"b":1}}}"#
+        ))
+        .await;
     assert_eq!(answer["result"]["structuredContent"], json!({"result": 2}));
 }
 
@@ -527,7 +615,10 @@ async fn cancellation_drops_the_work_and_sends_nothing() {
 async fn a_request_is_answered_only_when_its_work_runs_and_dropping_the_work_cancels_it() {
     let server = server();
     let mut client = Client::initialized(&server);
-    let call = r#"{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":"held","method":"tools/call","#,
+        r#""params":{"name":"add","arguments":{"a":1,"b":2}}}"#
+    );
     let work = client
         .connection
         .handle(call.as_bytes(), &client.sink)
@@ -569,7 +660,12 @@ async fn timeouts_stop_the_call_with_an_error_result() {
         .await;
     assert_eq!(
         answer["result"],
-        json!({"content": [{"type": "text", "text": "tool 'hasty' did not finish within 100ms and was stopped"}], "isError": true})
+        json!({
+            "content": [
+                {"type": "text", "text": "tool 'hasty' did not finish within 100ms and was stopped"}
+            ],
+            "isError": true
+        })
     );
     // A sync tool cannot be dropped; its Cancellation tells it to stop.
     let answer = client
@@ -602,7 +698,15 @@ async fn a_slow_tool_never_holds_up_others() {
     let mut client = Client::initialized(&server);
     client.send(r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow"}}"#);
     for id in 0..20 {
-        let answer = client.call(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#)).await;
+        let answer = client
+            .call(&format!(
+                concat!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","#,
+                    r#""params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#
+                ),
+                id = id
+            ))
+            .await;
         assert_eq!(answer["id"], id);
         assert_eq!(answer["result"]["structuredContent"]["result"], id + 1);
     }
@@ -639,10 +743,18 @@ async fn tool_changes_are_announced_in_both_eras() {
 
     // 2026-07-28: on a subscriptions/listen stream, acknowledged first.
     let mut listener = Client::new(&server);
-    listener.send(r#"{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#);
+    listener.send(concat!(
+        r#"{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","#,
+        r#""params":{"notifications":{"toolsListChanged":true},"#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    ));
     assert_eq!(
         listener.next_now(),
-        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "sub"}, "notifications": {"toolsListChanged": true}}})
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": "sub"},
+            "notifications": {"toolsListChanged": true}
+        }})
     );
     tokio::task::yield_now().await;
 
@@ -657,7 +769,9 @@ async fn tool_changes_are_announced_in_both_eras() {
     );
     assert_eq!(
         listener.next().await,
-        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "sub"}}})
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": "sub"}
+        }})
     );
     // The new tool is listed (the pages were rebuilt).
     client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
@@ -686,7 +800,12 @@ async fn subscriptions_count_against_the_limit_and_their_ids_are_taken() {
     let mut client = Client::new(&server);
     let listen = |id: &str| {
         format!(
-            r#"{{"jsonrpc":"2.0","id":"{id}","method":"subscriptions/listen","params":{{"notifications":{{}},{META}}}}}"#
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"subscriptions/listen","#,
+                r#""params":{{"notifications":{{}},{META}}}}}"#
+            ),
+            id = id,
+            META = META
         )
     };
     client.send(&listen("a"));

@@ -153,12 +153,19 @@ fn over_mcp_a_refused_call_is_an_error_result_the_model_reads() {
             text.starts_with("tool 'free' allows 1 call per minute"),
             "{text}"
         );
-        assert_eq!(second["result"]["_meta"]["status"], "rate_limited", "{second}");
+        assert_eq!(
+            second["result"]["_meta"]["status"], "rate_limited",
+            "{second}"
+        );
 
         // At 2026-07-28 the result's `_meta` carries the status beside the server's name.
         let mut stateless = Client::new(&server);
         let refused = stateless
-            .call(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"free","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#)
+            .call(concat!(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"free","#,
+                r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+            ))
             .await;
         let meta = &refused["result"]["_meta"];
         assert_eq!(meta["status"], "rate_limited", "{refused}");

@@ -257,7 +257,9 @@ async fn updates_and_list_changes_on_one_replica_reach_listeners_on_another_on(
     let listen = per_request(
         1,
         "subscriptions/listen",
-        json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["notes://today"]}}),
+        json!({"notifications": {
+            "toolsListChanged": true, "resourceSubscriptions": ["notes://today"]
+        }}),
         json!({}),
     );
     let ack = on_b.call(&listen).await;
@@ -370,7 +372,11 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
         replica(redis, &prefix).await,
     );
     let (on_a, on_b, on_c) = (http_of(&a), http_of(&b), http_of(&c));
-    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let initialize = concat!(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","#,
+        r#""params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"#,
+        r#""clientInfo":{"name":"t","version":"1"}}}"#
+    );
     let opened = post(&on_a, None, initialize).await;
     let session = opened.headers()["mcp-session-id"]
         .to_str()
@@ -380,7 +386,10 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
     assert_eq!(post(&on_b, Some(&session), initialized).await.status(), 202);
 
     // Started on A, as a task.
-    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_later","arguments":{},"task":{}}}"#;
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+        r#""params":{"name":"ask_later","arguments":{},"task":{}}}"#
+    );
     let created = Events::of(post(&on_a, Some(&session), call).await)
         .next()
         .await;
@@ -405,7 +414,9 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
     );
 
     // Answered through C: handed to A, whose tool goes on; B's stream ends with the result.
-    let answer = json!({"jsonrpc": "2.0", "id": question_id, "result": {"action": "accept", "content": {"confirm": true}}});
+    let answer = json!({"jsonrpc": "2.0", "id": question_id, "result": {
+        "action": "accept", "content": {"confirm": true}
+    }});
     assert_eq!(
         post(&on_c, Some(&session), &answer.to_string())
             .await
@@ -443,7 +454,9 @@ async fn a_large_output_stored_by_one_replica_is_read_from_another_on(redis: &im
         server(options(connect().await.unwrap())),
     );
     let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "report", "arguments": {"lines": 500}}});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "report", "arguments": {"lines": 500}
+    }});
     let linked = on_a.call(&call.to_string()).await;
     let uri = linked["result"]["content"][1]["uri"]
         .as_str()
@@ -482,7 +495,10 @@ async fn a_budget_is_spent_across_replicas_on(redis: &impl SharedRedis) {
     let (a, b) = (replica().await, replica().await);
     let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
     let call = |id: u32| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "report", "arguments": {"lines": 1}}}).to_string()
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "report", "arguments": {"lines": 1}
+        }})
+        .to_string()
     };
     // One client (the same key on both: this process's stdio), three calls in all.
     for id in 1..=3 {

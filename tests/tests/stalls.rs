@@ -24,7 +24,10 @@ fn turns_slow_direct() -> u32 {
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments
+    }})
+    .to_string()
 }
 
 /// A client's ends of a stdio connection.

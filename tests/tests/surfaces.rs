@@ -165,7 +165,10 @@ fn a_prompt_or_resource_whose_state_is_missing_stops_the_build_naming_it() {
     );
 }
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+const META: &str = concat!(
+    r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":{}}"#
+);
 
 #[tokio::test]
 async fn prompts_are_listed_with_their_arguments_and_filled_in() {
@@ -193,7 +196,10 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
     );
 
     let got = client
-        .call(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"friendly"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","#,
+            r#""params":{"name":"greet","arguments":{"name":"Ada","tone":"friendly"}}}"#
+        ))
         .await;
     assert_eq!(
         got["result"]["messages"],
@@ -204,7 +210,10 @@ async fn prompts_are_listed_with_their_arguments_and_filled_in() {
     );
     // A number argument arrives as text and is read as the parameter's type.
     let got = client
-        .call(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"3"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"plan_trip","#,
+            r#""arguments":{"country":"France","city":"Lyon","days":"3"}}}"#
+        ))
         .await;
     assert_eq!(
         got["result"]["messages"][0]["content"]["text"],
@@ -217,7 +226,10 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let missing = client
-        .call(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","#,
+            r#""params":{"name":"plan_trip","arguments":{"country":"France"}}}"#
+        ))
         .await;
     assert_eq!(missing["error"]["code"], -32602);
     let message = missing["error"]["message"].as_str().unwrap();
@@ -228,7 +240,10 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     );
 
     let wrong = client
-        .call(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada","tone":"grumpy"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","#,
+            r#""params":{"name":"greet","arguments":{"name":"Ada","tone":"grumpy"}}}"#
+        ))
         .await;
     assert_eq!(wrong["error"]["code"], -32602);
     let message = wrong["error"]["message"].as_str().unwrap();
@@ -244,7 +259,10 @@ async fn prompt_mistakes_get_errors_that_say_what_to_fix() {
     assert_eq!(unknown["error"]["message"], "Unknown prompt: greeting");
 
     let failed = client
-        .call(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","arguments":{"country":"France","city":"Lyon","days":"0"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"plan_trip","#,
+            r#""arguments":{"country":"France","city":"Lyon","days":"0"}}}"#
+        ))
         .await;
     assert_eq!(
         failed["error"]["code"], -32602,
@@ -271,7 +289,8 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
         .await;
     assert_eq!(
         list["result"]["resources"],
-        json!([{"uri": "library://name", "name": "library_name", "description": "The library's name.", "mimeType": "text/plain"}])
+        json!([{"uri": "library://name", "name": "library_name",
+                "description": "The library's name.", "mimeType": "text/plain"}])
     );
     let templates = client
         .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#)
@@ -283,7 +302,10 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
 
     // State is injected as for tools.
     let name = client
-        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://name"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","#,
+            r#""params":{"uri":"library://name"}}"#
+        ))
         .await;
     assert_eq!(
         name["result"]["contents"],
@@ -291,15 +313,22 @@ async fn resources_and_templates_are_listed_apart_and_read_by_uri() {
     );
     // A template variable is read as the parameter's type.
     let book = client
-        .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"library://books/42"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","#,
+            r#""params":{"uri":"library://books/42"}}"#
+        ))
         .await;
     assert_eq!(
         book["result"]["contents"],
-        json!([{"uri": "library://books/42", "mimeType": "application/json", "text": "{\"number\":42,\"title\":\"Book 42\"}"}])
+        json!([{"uri": "library://books/42", "mimeType": "application/json",
+                "text": "{\"number\":42,\"title\":\"Book 42\"}"}])
     );
     // A reserved expansion spans segments; bytes are sent as base64.
     let file = client
-        .call(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"library:///files/a/b.txt"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","#,
+            r#""params":{"uri":"library:///files/a/b.txt"}}"#
+        ))
         .await;
     assert_eq!(file["result"]["contents"][0]["blob"], "YS9iLnR4dA==");
     assert_eq!(
@@ -313,14 +342,21 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
     let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let missing = client
-        .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"library://nothing"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","#,
+            r#""params":{"uri":"library://nothing"}}"#
+        ))
         .await;
     assert_eq!(
         missing["error"],
-        json!({"code": -32002, "message": "Resource not found: library://nothing", "data": {"uri": "library://nothing"}})
+        json!({"code": -32002, "message": "Resource not found: library://nothing",
+               "data": {"uri": "library://nothing"}})
     );
     let not_a_number = client
-        .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"library://books/forty"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","#,
+            r#""params":{"uri":"library://books/forty"}}"#
+        ))
         .await;
     assert_eq!(not_a_number["error"]["code"], -32602);
     let message = not_a_number["error"]["message"].as_str().unwrap();
@@ -330,7 +366,10 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
          4294967295; got \"forty\""
     );
     let failed = client
-        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"library://books/500"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","#,
+            r#""params":{"uri":"library://books/500"}}"#
+        ))
         .await;
     assert_eq!(
         failed["error"]["code"], -32602,
@@ -341,7 +380,13 @@ async fn resource_mistakes_get_errors_that_carry_the_uri() {
     // At 2026-07-28 a missing resource is -32602, still with the URI.
     let mut stateless = Client::new(&server);
     let missing = stateless
-        .call(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":"library://nothing",{META}}}}}"#))
+        .call(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","#,
+                r#""params":{{"uri":"library://nothing",{META}}}}}"#
+            ),
+            META = META
+        ))
         .await;
     assert_eq!(missing["error"]["code"], -32602);
     assert_eq!(
@@ -355,14 +400,23 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
     let france = client
-        .call(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"L"},"context":{"arguments":{"country":"France"}}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","#,
+            r#""params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"#,
+            r#""argument":{"name":"city","value":"L"},"#,
+            r#""context":{"arguments":{"country":"France"}}}}"#
+        ))
         .await;
     assert_eq!(
         france["result"]["completion"],
         json!({"values": ["Lyon", "Lille", "Lens"], "total": 3, "hasMore": false})
     );
     let elsewhere = client
-        .call(r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"city","value":"Be"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","#,
+            r#""params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"#,
+            r#""argument":{"name":"city","value":"Be"}}}"#
+        ))
         .await;
     assert_eq!(
         elsewhere["result"]["completion"]["values"],
@@ -370,7 +424,11 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     );
     // An enum completes from its values with no function.
     let tone = client
-        .call(r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"tone","value":"f"}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","#,
+            r#""params":{"ref":{"type":"ref/prompt","name":"greet"},"#,
+            r#""argument":{"name":"tone","value":"f"}}}"#
+        ))
         .await;
     assert_eq!(
         tone["result"]["completion"]["values"],
@@ -378,7 +436,11 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     );
     // At most 100 values, with the total and hasMore.
     let many = client
-        .call(r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"pick_number"},"argument":{"name":"number","value":""}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","#,
+            r#""params":{"ref":{"type":"ref/prompt","name":"pick_number"},"#,
+            r#""argument":{"name":"number","value":""}}}"#
+        ))
         .await;
     assert_eq!(
         many["result"]["completion"]["values"]
@@ -391,7 +453,11 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
     assert_eq!(many["result"]["completion"]["hasMore"], true);
 
     let unknown = client
-        .call(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"argument":{"name":"town","value":""}}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","#,
+            r#""params":{"ref":{"type":"ref/prompt","name":"plan_trip"},"#,
+            r#""argument":{"name":"town","value":""}}}"#
+        ))
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(
@@ -404,10 +470,17 @@ async fn completion_uses_the_named_function_with_context_or_the_enum_values() {
 async fn a_slow_completion_function_holds_up_no_other_request() {
     let (server, _) = library(ServerOptions::default());
     let mut client = Client::initialized(&server);
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"echo_word"},"argument":{"name":"word","value":"go"}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","#,
+        r#""params":{"ref":{"type":"ref/prompt","name":"echo_word"},"#,
+        r#""argument":{"name":"word","value":"go"}}}"#
+    ));
     // Were the completion run on the executor, it would hold it until told to answer.
     COMPLETING.wait("the completion's start").await;
-    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"echo_word","arguments":{"word":"hi"}}}"#);
+    client.send(concat!(
+        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","#,
+        r#""params":{"name":"echo_word","arguments":{"word":"hi"}}}"#
+    ));
     let first = client.next().await;
     assert_eq!(
         first["id"], 2,
@@ -429,16 +502,25 @@ async fn subscribers_hear_of_updates_to_their_resources_only() {
     let (unsolicited, mut announcements) = outbox();
     client.connection.set_unsolicited(unsolicited);
     let subscribed = client
-        .call(r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"library://books/7"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","#,
+            r#""params":{"uri":"library://books/7"}}"#
+        ))
         .await;
     assert_eq!(subscribed["result"], json!({}));
     let unknown = client
-        .call(r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"library://nothing"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","#,
+            r#""params":{"uri":"library://nothing"}}"#
+        ))
         .await;
     assert_eq!(unknown["error"]["code"], -32002);
 
     let also = client
-        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"library://books/9"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","#,
+            r#""params":{"uri":"library://books/9"}}"#
+        ))
         .await;
     assert_eq!(also["result"], json!({}));
 
@@ -459,7 +541,10 @@ async fn subscribers_hear_of_updates_to_their_resources_only() {
     );
 
     let unsubscribed = client
-        .call(r#"{"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":"library://books/7"}}"#)
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","#,
+            r#""params":{"uri":"library://books/7"}}"#
+        ))
         .await;
     assert_eq!(unsubscribed["result"], json!({}));
     // Updates arrive in order: the one for book 9 coming first shows book 7's was skipped.
@@ -532,12 +617,24 @@ async fn capabilities_lists_pages_and_caching_hints_follow_the_catalog_and_optio
     assert_eq!(list["result"]["cacheScope"], "private");
     assert_eq!(list["result"]["resultType"], "complete");
     let read = stateless
-        .call(&format!(r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"library://name",{META}}}}}"#))
+        .call(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","#,
+                r#""params":{{"uri":"library://name",{META}}}}}"#
+            ),
+            META = META
+        ))
         .await;
     assert_eq!(read["result"]["ttlMs"], 0);
     assert_eq!(read["result"]["cacheScope"], "private");
     let subscribe = stateless
-        .call(&format!(r#"{{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{{"uri":"library://name",{META}}}}}"#))
+        .call(&format!(
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","#,
+                r#""params":{{"uri":"library://name",{META}}}}}"#
+            ),
+            META = META
+        ))
         .await;
     assert_eq!(subscribe["error"]["code"], -32601);
 }
@@ -550,7 +647,14 @@ async fn a_subscriber_that_fell_behind_is_told_every_resource_it_watches_may_hav
     client.connection.set_unsolicited(unsolicited);
     for (id, uri) in [(1, "library://books/1"), (2, "library://books/2")] {
         let subscribed = client
-            .call(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#))
+            .call(&format!(
+                concat!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","#,
+                    r#""params":{{"uri":"{uri}"}}}}"#
+                ),
+                id = id,
+                uri = uri
+            ))
             .await;
         assert_eq!(subscribed["result"], json!({}));
     }

@@ -48,10 +48,19 @@ async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
     let input = [
         INITIALIZE,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"millis":300}}}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+            r#""params":{"name":"wait","arguments":{"millis":300}}}"#
+        ),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":1,"b":2}}}"#
+        ),
         "",
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":"2"}}}"#,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":1,"b":"2"}}}"#
+        ),
     ];
     for line in input {
         client_write.write_all(line.as_bytes()).await.unwrap();
@@ -138,7 +147,10 @@ async fn http_sessions_of_the_handshake_era() {
     .await;
     assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
 
-    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}"#;
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+        r#""params":{"name":"add","arguments":{"a":2,"b":2}}}"#
+    );
     let request = post("/mcp")
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "2025-11-25")
@@ -154,7 +166,10 @@ async fn http_sessions_of_the_handshake_era() {
     );
 
     // A notification before the answer (progress) opens a stream that carries both.
-    let waiting = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":{"millis":20},"_meta":{"progressToken":"w"}}}"#;
+    let waiting = concat!(
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","#,
+        r#""params":{"name":"wait","arguments":{"millis":20},"_meta":{"progressToken":"w"}}}"#
+    );
     let request = post("/mcp")
         .header("mcp-session-id", &session)
         .body(Body::from(waiting))
@@ -312,10 +327,17 @@ async fn send_raw(app: &axum::Router, body: &str, headers: &[(&str, &str)]) -> (
 #[tokio::test]
 async fn http_standard_headers_and_era_rules_are_enforced() {
     let app = app();
-    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let meta = concat!(
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}"#
+    );
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{meta}}}}}"#);
     let call = format!(
-        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1,"b":2}},{meta}}}}}"#
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
+            r#""params":{{"name":"add","arguments":{{"a":1,"b":2}},{meta}}}}}"#
+        ),
+        meta = meta
     );
     let version = ("MCP-Protocol-Version", "2026-07-28");
     let mismatch = |(status, answer): (StatusCode, Value), case: &str| {
@@ -397,7 +419,12 @@ async fn http_standard_headers_and_era_rules_are_enforced() {
     // Methods removed at 2026-07-28: 404 with -32601, initialize included.
     for method in ["initialize", "ping", "logging/setLevel"] {
         let body = format!(
-            r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{{"protocolVersion":"2026-07-28","level":"info",{meta}}}}}"#
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","#,
+                r#""params":{{"protocolVersion":"2026-07-28","level":"info",{meta}}}}}"#
+            ),
+            method = method,
+            meta = meta
         );
         let (status, answer) = send_raw(&app, &body, &[version, ("Mcp-Method", method)]).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {answer}");
@@ -437,8 +464,16 @@ async fn http_standard_headers_and_era_rules_are_enforced() {
 #[tokio::test]
 async fn http_requests_of_the_2026_era() {
     let app = app();
-    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-    let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"wait","arguments":{"millis":10},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let meta = concat!(
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}"#
+    );
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","#,
+        r#""params":{"name":"wait","arguments":{"millis":10},"#,
+        r#""_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    );
     let request = post("/mcp")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
@@ -458,9 +493,30 @@ async fn http_requests_of_the_2026_era() {
     assert_eq!(messages[1]["result"]["resultType"], "complete");
 
     let cases = [
-        (format!(r#"{{"jsonrpc":"2.0","id":1,"method":"unknown/method","params":{{{meta}}}}}"#), StatusCode::NOT_FOUND, -32601),
-        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#.to_owned(), StatusCode::BAD_REQUEST, -32022),
-        (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(), StatusCode::BAD_REQUEST, -32602),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"unknown/method","params":{{{meta}}}}}"#),
+            StatusCode::NOT_FOUND,
+            -32601,
+        ),
+        (
+            concat!(
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","#,
+                r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","#,
+                r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+            )
+            .to_owned(),
+            StatusCode::BAD_REQUEST,
+            -32022,
+        ),
+        (
+            concat!(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","#,
+                r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+            )
+            .to_owned(),
+            StatusCode::BAD_REQUEST,
+            -32602,
+        ),
     ];
     for (body, expected_status, code) in cases {
         let (status, _, text) =
@@ -693,7 +749,14 @@ async fn seed_003_rest_endpoints() {
             .body(Body::from(body.to_owned()))
             .unwrap()
     };
-    let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":20,"b":22}},"id":"1"}"#)).await;
+    let (_, _, body) = send(
+        &app,
+        call(concat!(
+            r#"{"jsonrpc":"2.0","method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":20,"b":22}},"id":"1"}"#
+        )),
+    )
+    .await;
     assert_eq!(
         json_of(&body),
         json!({"jsonrpc": "2.0", "id": "1", "result": {
@@ -701,7 +764,14 @@ async fn seed_003_rest_endpoints() {
             "structuredContent": {"result": 42}
         }})
     );
-    let (_, _, body) = send(&app, call(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":1}},"id":"2"}"#)).await;
+    let (_, _, body) = send(
+        &app,
+        call(concat!(
+            r#"{"jsonrpc":"2.0","method":"tools/call","#,
+            r#""params":{"name":"add","arguments":{"a":1}},"id":"2"}"#
+        )),
+    )
+    .await;
     let error = json_of(&body)["error"].clone();
     assert_eq!(error["code"], -32602);
     assert!(

@@ -54,7 +54,10 @@ fn integers(
     k: u128,
     l: usize,
 ) -> Value {
-    json!({"a": a, "b": b, "c": c, "d": d, "e": e as i64, "f": f, "g": g, "h": h, "i": i, "j": j, "k": k as u64, "l": l})
+    json!({
+        "a": a, "b": b, "c": c, "d": d, "e": e as i64, "f": f, "g": g, "h": h, "i": i, "j": j,
+        "k": k as u64, "l": l
+    })
 }
 
 /// Echo scalars.
@@ -76,7 +79,10 @@ fn collections(
     let mut unique: Vec<String> = unique.into_iter().collect();
     unique.sort();
     let lookup: BTreeMap<String, u16> = lookup.into_iter().collect();
-    json!({"list": list, "fixed": fixed, "unique": unique, "ordered": ordered, "lookup": lookup, "sorted": sorted})
+    json!({
+        "list": list, "fixed": fixed, "unique": unique, "ordered": ordered, "lookup": lookup,
+        "sorted": sorted
+    })
 }
 
 /// Echo optional and any values.
@@ -162,7 +168,8 @@ fn integers_of_every_width_arrive_intact_and_narrow_ones_carry_bounds() {
 fn scalars_arrive_intact() {
     roundtrip(
         "scalars",
-        json!({"flag": true, "ratio": 0.5, "precise": 1.25e-7, "letter": "ñ", "text": "héllo \"quoted\"\n"}),
+        json!({"flag": true, "ratio": 0.5, "precise": 1.25e-7, "letter": "ñ",
+               "text": "héllo \"quoted\"\n"}),
     );
     let schema = Catalog::global()
         .unwrap()
@@ -186,8 +193,8 @@ fn scalars_arrive_intact() {
 fn collections_arrive_intact_with_the_right_schemas() {
     roundtrip(
         "collections",
-        json!({"list": ["a", "b", "a"], "fixed": [1, 2, 3], "unique": ["x", "y"], "ordered": [-1, 5],
-               "lookup": {"k": 7}, "sorted": {"a": [true, false]}}),
+        json!({"list": ["a", "b", "a"], "fixed": [1, 2, 3], "unique": ["x", "y"],
+               "ordered": [-1, 5], "lookup": {"k": 7}, "sorted": {"a": [true, false]}}),
     );
     let schema = Catalog::global()
         .unwrap()
@@ -259,7 +266,8 @@ fn user_types_nest_under_defs_and_arrive_intact() {
     roundtrip(
         "user_types",
         json!({
-            "drawing": {"name": "d", "points": [{"x": 1, "y": -2}], "shapes": {"s": {"circle": {"radius": 2.5}}, "t": "dot"}, "note": null},
+            "drawing": {"name": "d", "points": [{"x": 1, "y": -2}],
+                        "shapes": {"s": {"circle": {"radius": 2.5}}, "t": "dot"}, "note": null},
             "shape": {"square": 3.0},
             "tree": {"label": "root", "children": [{"label": "leaf", "children": []}]}
         }),

@@ -102,14 +102,24 @@ fn version(tool: &str) -> &'static str {
 }
 
 fn initialize(id: u64, tool: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {"protocolVersion": version(tool), "capabilities": {}, "clientInfo": {"name": "driver", "version": "1"}}}).to_string()
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": version(tool), "capabilities": {},
+        "clientInfo": {"name": "driver", "version": "1"}
+    }})
+    .to_string()
 }
 
 fn call(id: u64, tool: &str) -> String {
     match tool {
         "list" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string(),
-        "task" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "wait_task", "arguments": {"ms": 0}, "task": {}}}).to_string(),
-        name => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"a": id, "b": 1}}}).to_string(),
+        "task" => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "wait_task", "arguments": {"ms": 0}, "task": {}
+        }})
+        .to_string(),
+        name => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": {"a": id, "b": 1}
+        }})
+        .to_string(),
     }
 }
 

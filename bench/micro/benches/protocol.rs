@@ -19,7 +19,12 @@ fn initialized(server: &McpServer) -> Connection {
     let connection = server.connection();
     let (sink, mut messages) = outbox();
     let _ = connection.handle(
-        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}"#,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","#,
+            r#""params":{"protocolVersion":"2025-06-18","capabilities":{},"#,
+            r#""clientInfo":{"name":"b","version":"1"}}}"#
+        )
+        .as_bytes(),
         &sink,
     );
     messages.try_recv().unwrap();
@@ -42,7 +47,11 @@ fn protocol(c: &mut Criterion) {
     let server = server();
     let connection = initialized(&server);
     let (sink, mut messages) = outbox();
-    let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+    let call = concat!(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","#,
+        r#""params":{"name":"add","arguments":{"a":2,"b":3}}}"#
+    )
+    .as_bytes();
     // `add` is an `async fn`: its work runs right here, with no hand-off to another thread.
     for _ in 0..20 {
         handle(&runtime, &connection, call, &sink);
@@ -56,7 +65,11 @@ fn protocol(c: &mut Criterion) {
         })
     });
 
-    let wrong = br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"a":"two","b":3}}}"#;
+    let wrong = concat!(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","#,
+        r#""params":{"name":"add","arguments":{"a":"two","b":3}}}"#
+    )
+    .as_bytes();
     c.bench_function("tools/call add with an argument error", |b| {
         b.iter(|| {
             handle(&runtime, &connection, black_box(wrong), &sink);
@@ -64,7 +77,12 @@ fn protocol(c: &mut Criterion) {
         })
     });
 
-    let nested = br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"open_window","arguments":{"window":{"width":640,"height":480,"title":"main"},"action":{"kind":"move","x":10,"y":-20},"tags":["a","b"]}}}"#;
+    let nested = concat!(
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"open_window","#,
+        r#""arguments":{"window":{"width":640,"height":480,"title":"main"},"#,
+        r#""action":{"kind":"move","x":10,"y":-20},"tags":["a","b"]}}}"#
+    )
+    .as_bytes();
     handle(&runtime, &connection, nested, &sink);
     let answer = messages.try_recv().unwrap();
     assert!(

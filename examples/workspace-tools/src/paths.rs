@@ -43,11 +43,24 @@ pub enum PathError {
 impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PathError::Absolute(path) => write!(f, "'{path}' is an absolute path; give a path relative to the workspace root, like 'src/main.rs'"),
-            PathError::ParentDirectory(path) => write!(f, "'{path}' uses '..'; paths must stay inside the workspace"),
+            PathError::Absolute(path) => write!(
+                f,
+                "'{path}' is an absolute path; give a path relative to the workspace root, \
+                 like 'src/main.rs'"
+            ),
+            PathError::ParentDirectory(path) => write!(
+                f,
+                "'{path}' uses '..'; paths must stay inside the workspace"
+            ),
             PathError::NulByte => f.write_str("the path contains a NUL byte"),
-            PathError::OutsideRoot(path) => write!(f, "'{path}' leads outside the workspace (through a symbolic link)"),
-            PathError::Special(path) => write!(f, "'{path}' is a device, FIFO or socket, not a file or directory"),
+            PathError::OutsideRoot(path) => write!(
+                f,
+                "'{path}' leads outside the workspace (through a symbolic link)"
+            ),
+            PathError::Special(path) => write!(
+                f,
+                "'{path}' is a device, FIFO or socket, not a file or directory"
+            ),
             PathError::NotFound(path) => write!(f, "'{path}' does not exist in the workspace"),
             PathError::WrongKind { path, expected } => write!(f, "'{path}' is not {expected}"),
             PathError::Unreadable(path) => write!(f, "'{path}' cannot be read"),

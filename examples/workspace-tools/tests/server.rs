@@ -77,7 +77,13 @@ impl Server {
             output,
             next_id: 0,
         };
-        let init = server.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+        let init = server.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}
+            }),
+        );
         assert_eq!(init["result"]["serverInfo"]["name"], "workspace-tools");
         writeln!(
             server.input,
@@ -297,7 +303,11 @@ fn the_tools_do_their_job() {
     let dirs = server.call("list_dirs", json!({"depth": 2})).unwrap();
     assert_eq!(
         dirs,
-        json!({"dirs": [{"path": "docs", "depth": 1}, {"path": "src", "depth": 1}, {"path": "src/api", "depth": 2}], "truncated": false}),
+        json!({"dirs": [
+            {"path": "docs", "depth": 1},
+            {"path": "src", "depth": 1},
+            {"path": "src/api", "depth": 2}
+        ], "truncated": false}),
         "ignored/ and hidden directories are left out, links are not followed"
     );
     let dirs = server
@@ -316,7 +326,10 @@ fn the_tools_do_their_job() {
         .unwrap();
     assert_eq!(
         files,
-        json!({"files": [{"path": "src/lib.rs", "name": "lib.rs", "size": 51}, {"path": "src/main.rs", "name": "main.rs", "size": 34}], "truncated": false})
+        json!({"files": [
+            {"path": "src/lib.rs", "name": "lib.rs", "size": 51},
+            {"path": "src/main.rs", "name": "main.rs", "size": 34}
+        ], "truncated": false})
     );
     let files = server.call("list_files", json!({})).unwrap();
     let names: Vec<&str> = files["files"]
@@ -337,7 +350,10 @@ fn the_tools_do_their_job() {
         .unwrap();
     assert_eq!(
         readme,
-        json!({"path": "README.md", "content": "# Demo\nfn main is not here\n", "size": 27, "truncated": false, "binary": false})
+        json!({
+            "path": "README.md", "content": "# Demo\nfn main is not here\n", "size": 27,
+            "truncated": false, "binary": false
+        })
     );
     let image = server
         .call("read_file", json!({"path": "image.bin"}))
@@ -409,11 +425,14 @@ fn the_tools_do_their_job() {
         plan,
         json!({
             "items": [
-                {"id": "step-1", "content": "Gather context", "activeForm": "Gathering context", "status": "in_progress"},
-                {"id": "step-2", "content": "Map domains", "activeForm": "Mapping domains", "status": "pending"}
+                {"id": "step-1", "content": "Gather context", "activeForm": "Gathering context",
+                 "status": "in_progress"},
+                {"id": "step-2", "content": "Map domains", "activeForm": "Mapping domains",
+                 "status": "pending"}
             ],
             "maxItems": 15,
-            "currentItem": {"id": "step-1", "content": "Gather context", "activeForm": "Gathering context", "status": "in_progress"}
+            "currentItem": {"id": "step-1", "content": "Gather context",
+                            "activeForm": "Gathering context", "status": "in_progress"}
         })
     );
     let plan = server
@@ -434,10 +453,19 @@ fn the_tools_do_their_job() {
         "{error}"
     );
 
-    let verdict = server.call("validate_output", json!({"outputType": "domain_map", "data": {"domains": [], "layout": {}, "summary": {}}})).unwrap();
+    let verdict = server
+        .call(
+            "validate_output",
+            json!({"outputType": "domain_map", "data": {
+                "domains": [], "layout": {}, "summary": {}
+            }}),
+        )
+        .unwrap();
     assert_eq!(
         verdict,
-        json!({"valid": true, "errors": [], "warnings": ["'domains' is empty", "'layout' is empty", "'summary' is empty"]})
+        json!({"valid": true, "errors": [], "warnings": [
+            "'domains' is empty", "'layout' is empty", "'summary' is empty"
+        ]})
     );
     let verdict = server
         .call(
@@ -447,7 +475,11 @@ fn the_tools_do_their_job() {
         .unwrap();
     assert_eq!(
         verdict,
-        json!({"valid": false, "errors": ["Missing 'domains' array", "Missing 'summary' object"], "warnings": []})
+        json!({
+            "valid": false,
+            "errors": ["Missing 'domains' array", "Missing 'summary' object"],
+            "warnings": []
+        })
     );
     let error = server
         .call(
@@ -474,27 +506,32 @@ fn every_limit_is_enforced_with_an_error_that_states_it() {
         (
             "list_dirs",
             json!({"limit": 501}),
-            "invalid arguments for list_dirs: 'limit' must be an integer between 1 and 500; got 501",
+            "invalid arguments for list_dirs: 'limit' must be an integer between 1 and 500; \
+             got 501",
         ),
         (
             "list_files",
             json!({"limit": 1001}),
-            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; got 1001",
+            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; \
+             got 1001",
         ),
         (
             "list_files",
             json!({"limit": 0}),
-            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; got 0",
+            "invalid arguments for list_files: 'limit' must be an integer between 1 and 1000; \
+             got 0",
         ),
         (
             "search_code",
             json!({"query": "x", "limit": 201}),
-            "invalid arguments for search_code: 'limit' must be an integer between 1 and 200; got 201",
+            "invalid arguments for search_code: 'limit' must be an integer between 1 and 200; \
+             got 201",
         ),
         (
             "search_code",
             json!({"query": ""}),
-            "invalid arguments for search_code: 'query' must be a string of 1 to 1000 characters; got \"\"",
+            "invalid arguments for search_code: 'query' must be a string of 1 to 1000 characters; \
+             got \"\"",
         ),
     ];
     // The limits are in the published schema, so a client can know them before calling.
@@ -714,7 +751,10 @@ fn large_outputs_become_links_and_files_are_resources() {
     let file = server.request("resources/read", json!({"uri": "workspace:///src/main.rs"}));
     assert_eq!(
         file["result"]["contents"][0],
-        json!({"uri": "workspace:///src/main.rs", "mimeType": "text/plain", "text": "fn main() {\n    println!(\"hi\");\n}\n"})
+        json!({
+            "uri": "workspace:///src/main.rs", "mimeType": "text/plain",
+            "text": "fn main() {\n    println!(\"hi\");\n}\n"
+        })
     );
     let image = server.request("resources/read", json!({"uri": "workspace:///image.bin"}));
     assert_eq!(

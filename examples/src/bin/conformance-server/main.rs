@@ -14,7 +14,9 @@ use tool_runtime::result::{Content as Block, EmbeddedResource, PromptMessage};
 use tool_runtime::{prompt, resource, tool, Content, DynamicTool, Logger, Progress, State};
 
 /// A 1x1 red PNG.
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAA\
+     AABJRU5ErkJggg==";
 /// A tiny WAV file.
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
@@ -310,7 +312,10 @@ impl schemars::JsonSchema for Contact {
                 "email": {"type": "string"}
             },
             "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"]
+            },
             "then": {"required": ["phone"]},
             "else": {"required": ["email"]},
             "additionalProperties": false

@@ -35,7 +35,8 @@ async fn slow_compute(
 async fn failing_job(cancellation: Cancellation) -> Result<String, String> {
     tokio::select! {
         () = cancellation.cancelled() => Err("cancelled".to_owned()),
-        () = tokio::time::sleep(Duration::from_millis(300)) => Err("failing_job always fails".to_owned()),
+        () = tokio::time::sleep(Duration::from_millis(300)) =>
+            Err("failing_job always fails".to_owned()),
     }
 }
 

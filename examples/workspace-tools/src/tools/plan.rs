@@ -90,7 +90,9 @@ impl PlanBoard {
 /// Ids are assigned in order (`step-1`, ...). When no item is in progress, the first pending
 /// one becomes the current item. The plan is kept by the server between calls.
 ///
-/// Example: {"items": [{"content": "Gather context", "activeForm": "Gathering context", "status": "pending"}, {"content": "Map domains", "activeForm": "Mapping domains", "status": "pending"}]}
+/// Example: {"items": [
+///     {"content": "Gather context", "activeForm": "Gathering context", "status": "pending"},
+///     {"content": "Map domains", "activeForm": "Mapping domains", "status": "pending"}]}
 /// Example: {"items": []}
 #[tool(idempotent, destructive = false, open_world = false)]
 pub fn todo_manager(
@@ -110,7 +112,8 @@ pub fn todo_manager(
         }
         if item.active_form.trim().is_empty() {
             return Err(format!(
-                "item {}: activeForm is empty; give the step in the present continuous, like 'Mapping domains'",
+                "item {}: activeForm is empty; give the step in the present continuous, \
+                 like 'Mapping domains'",
                 index + 1
             ));
         }

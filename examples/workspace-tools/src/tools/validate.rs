@@ -22,8 +22,10 @@ pub struct ValidationResult {
 /// Check an output against a known type: `domain_map` (a `domains` array, a `layout` object
 /// and a `summary` object) or `plan` (an `items` array of steps).
 ///
-/// Example: {"outputType": "domain_map", "data": {"domains": [{"name": "billing"}], "layout": {}, "summary": {"text": "one domain"}}}
-/// Example: {"outputType": "plan", "data": {"items": [{"id": "step-1", "content": "Map domains", "status": "pending"}]}}
+/// Example: {"outputType": "domain_map", "data": {"domains": [{"name": "billing"}], "layout": {},
+///     "summary": {"text": "one domain"}}}
+/// Example: {"outputType": "plan", "data": {"items": [
+///     {"id": "step-1", "content": "Map domains", "status": "pending"}]}}
 #[tool(read_only, idempotent, open_world = false)]
 pub fn validate_output(
     /// The type to check against: domain_map or plan.
@@ -88,7 +90,10 @@ pub fn validate_output(
                         match item.get("status").and_then(Value::as_str) {
                             Some("pending" | "completed") | None => {}
                             Some("in_progress") => running += 1,
-                            Some(other) => errors.push(format!("items[{index}].status '{other}' is not pending, in_progress or completed")),
+                            Some(other) => errors.push(format!(
+                                "items[{index}].status '{other}' is not pending, in_progress or \
+                                 completed"
+                            )),
                         }
                     }
                     if running > 1 {

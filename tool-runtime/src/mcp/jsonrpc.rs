@@ -486,7 +486,8 @@ pub(crate) fn response_written(
 
 /// A success response around an already-serialized result.
 pub fn response_raw(id: &RequestId, result: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(result.len() + id.0.len() + 32);
+    const ENVELOPE: usize = r#"{"jsonrpc":"2.0","id":,"result":}"#.len();
+    let mut out = Vec::with_capacity(ENVELOPE + id.0.len() + result.len());
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.0.as_bytes());
     out.extend_from_slice(b",\"result\":");

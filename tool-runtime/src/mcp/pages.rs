@@ -89,6 +89,28 @@ fn offset_of(list: List, cursor: &str) -> Option<usize> {
         .ok()
 }
 
+/// One page of a list as a result body, read from the set of pages it was cut from (shared,
+/// not copied: a list's pages are the largest answers most servers send).
+pub(crate) struct Page {
+    set: Arc<PageSet>,
+    index: usize,
+    era: Era,
+}
+
+impl Page {
+    fn pages(&self) -> &[String] {
+        match self.era {
+            Era::PerRequest => &self.set.stateless,
+            Era::Handshake => &self.set.handshake,
+        }
+    }
+
+    /// The page's JSON text.
+    pub(crate) fn text(&self) -> &str {
+        &self.pages()[self.index]
+    }
+}
+
 impl Pages {
     /// The page at `cursor` (`None`: the first), as a result body, of the list as `caller`
     /// sees it; `Err` for a cursor this server did not give.
@@ -99,7 +121,7 @@ impl Pages {
         cursor: Option<&str>,
         era: Era,
         caller: &Caller,
-    ) -> Result<String, String> {
+    ) -> Result<Page, String> {
         let set = self.current_set(shared, list);
         let set = permitted_tools(shared, &set, list, caller).unwrap_or(set);
         let index = match cursor {
@@ -113,16 +135,14 @@ impl Pages {
                 offset / shared.page_size
             }
         };
-        let pages = match era {
-            Era::PerRequest => &set.stateless,
-            Era::Handshake => &set.handshake,
-        };
-        pages.get(index).cloned().ok_or_else(|| {
-            format!(
+        let page = Page { set, index, era };
+        if index >= page.pages().len() {
+            return Err(format!(
                 "Invalid params: cursor {cursor:?} is past the end of the {} list",
                 list.key()
-            )
-        })
+            ));
+        }
+        Ok(page)
     }
 
     fn current_set(&self, shared: &Shared, list: List) -> Arc<PageSet> {

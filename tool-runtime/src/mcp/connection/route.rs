@@ -180,7 +180,7 @@ impl Connection {
             .pages
             .page(shared, list, cursor, origin.era, origin.caller)
         {
-            Ok(page) => ServerMessage::result(super::super::jsonrpc::response_raw(id, &page)),
+            Ok(page) => ServerMessage::result(super::super::jsonrpc::response_raw(id, page.text())),
             Err(message) => invalid(id, &message),
         }
     }

@@ -211,37 +211,20 @@ impl Run<'_> {
         marks: &mut Marks,
     ) -> Option<bool> {
         let mut valid = true;
-        macro_rules! broke {
-            ($kind:expr) => {{
-                valid = false;
-                if !self.fail(path, value, $kind) {
-                    return None;
-                }
-            }};
-        }
         if let Some(target) = keywords.reference {
-            match self.eval(target, value, path, tracked) {
-                Some(found) => marks.merge(&found),
-                None if self.errors.is_none() => return None,
-                None => valid = false,
-            }
+            valid &= self.applied(target, value, path, tracked, marks)?;
         }
         for &each in &keywords.all_of {
-            match self.eval(each, value, path, tracked) {
-                Some(found) => marks.merge(&found),
-                None if self.errors.is_none() => return None,
-                None => valid = false,
-            }
+            valid &= self.applied(each, value, path, tracked, marks)?;
         }
-        match self.alternatives(keywords, value, path, tracked, marks) {
-            None => return None,
-            Some(fits) => valid &= fits,
-        }
+        valid &= self.alternatives(keywords, value, path, tracked, marks)?;
         if let Some(not) = keywords.not {
             if self.quietly(not, value, path, false).is_some() {
-                broke!(rule(
-                    "the value fits the schema of `not`, which it must not"
-                ));
+                valid = false;
+                let kind = rule("the value fits the schema of `not`, which it must not");
+                if !self.fail(path, value, kind) {
+                    return None;
+                }
             }
         }
         if let Some(condition) = &keywords.condition {
@@ -253,14 +236,30 @@ impl Run<'_> {
                 None => condition.otherwise,
             };
             if let Some(branch) = branch {
-                match self.eval(branch, value, path, tracked) {
-                    Some(found) => marks.merge(&found),
-                    None if self.errors.is_none() => return None,
-                    None => valid = false,
-                }
+                valid &= self.applied(branch, value, path, tracked, marks)?;
             }
         }
         Some(valid)
+    }
+
+    /// Applies the schema `id` to the same value, adding what it evaluated to `marks`;
+    /// whether the value fits it, or `None` for a verdict already lost.
+    fn applied(
+        &mut self,
+        id: NodeId,
+        value: &Value,
+        path: &mut Vec<PathSegment>,
+        tracked: bool,
+        marks: &mut Marks,
+    ) -> Option<bool> {
+        match self.eval(id, value, path, tracked) {
+            Some(found) => {
+                marks.merge(&found);
+                Some(true)
+            }
+            None if self.errors.is_none() => None,
+            None => Some(false),
+        }
     }
 
     /// `anyOf` and `oneOf`, adding what the alternatives that fit evaluated to `marks`;
@@ -467,11 +466,7 @@ impl Run<'_> {
         let mut valid = true;
         for (present, id) in &keywords.dependent_schemas {
             if map.contains_key(present) {
-                match self.eval(*id, value, path, tracked) {
-                    Some(found) => marks.merge(&found),
-                    None if self.errors.is_none() => return None,
-                    None => valid = false,
-                }
+                valid &= self.applied(*id, value, path, tracked, marks)?;
             }
         }
         Some(valid)

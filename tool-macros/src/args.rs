@@ -167,26 +167,13 @@ impl ToolArgs {
     }
 
     fn read_key(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-        let path = &meta.path;
-        let key = path
+        let key = meta
+            .path
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
         if !self.kind.keys().contains(&key.as_str()) {
-            // Consume a value, if any, so parsing can go on to the next key.
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                meta.parse_nested_meta(|_| Ok(()))?;
-            }
-            return Err(meta.error(format!(
-                "unknown {} argument `{}`; accepted: {}",
-                self.kind.attribute(),
-                quote::ToTokens::to_token_stream(path)
-                    .to_string()
-                    .replace(' ', ""),
-                self.kind.accepted_keys()
-            )));
+            return Err(self.unknown_key(meta)?);
         }
         match key.as_str() {
             "mime_type" => set_once(&mut self.mime_type, meta, string_value(meta)?),
@@ -204,43 +191,10 @@ impl ToolArgs {
             "exclusive" => set_once(&mut self.exclusive, meta, hint_value(meta)?),
             "approval" => set_once(&mut self.approval, meta, hint_value(meta)?),
             "large_output" => {
-                let text = string_value(meta)?;
-                let as_resource = match text.value().as_str() {
-                    "resource" => true,
-                    "cut" => false,
-                    other => {
-                        return Err(syn::Error::new(
-                            text.span(),
-                            format!(
-                                "large_output is \"resource\" (a large output is stored and \
-                                answered as a link to it, with a preview) or \"cut\" (the default: \
-                                cut at the server's limit), not {other:?}"
-                            ),
-                        ))
-                    }
-                };
+                let as_resource = large_output_value(meta)?;
                 set_once(&mut self.large_output_as_resource, meta, as_resource)
             }
-            "task" => {
-                let text = string_value(meta)?;
-                let task = match text.value().as_str() {
-                    "optional" => Task::Optional,
-                    "required" => Task::Required,
-                    "forbidden" => Task::Forbidden,
-                    other => {
-                        return Err(syn::Error::new(
-                            text.span(),
-                            format!(
-                                "task is \"optional\" (a client that can follow tasks gets one, \
-                                others wait for the answer), \"required\" (only clients that can \
-                                follow tasks may call it) or \"forbidden\" (the default), not \
-                                {other:?}"
-                            ),
-                        ))
-                    }
-                };
-                set_once(&mut self.task, meta, task)
-            }
+            "task" => set_once(&mut self.task, meta, task_value(meta)?),
             "timeout" => {
                 let text = string_value(meta)?;
                 let millis = parse_duration(&text.value()).map_err(|reason| {
@@ -259,6 +213,24 @@ impl ToolArgs {
             // `keys` lets through only the keys above.
             _ => unreachable!("a key `keys` lets through has no arm"),
         }
+    }
+
+    /// The error for a key the attribute does not take, naming the ones it does; its value,
+    /// if any, is consumed first, so parsing can go on to the next key.
+    fn unknown_key(&self, meta: &ParseNestedMeta<'_>) -> syn::Result<syn::Error> {
+        if meta.input.peek(syn::Token![=]) {
+            let _: syn::Expr = meta.value()?.parse()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            meta.parse_nested_meta(|_| Ok(()))?;
+        }
+        Ok(meta.error(format!(
+            "unknown {} argument `{}`; accepted: {}",
+            self.kind.attribute(),
+            quote::ToTokens::to_token_stream(&meta.path)
+                .to_string()
+                .replace(' ', ""),
+            self.kind.accepted_keys()
+        )))
     }
 }
 
@@ -356,6 +328,41 @@ fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {
         Ok(Hint { value: value.value })
     } else {
         Ok(Hint { value: true })
+    }
+}
+
+/// `large_output = "resource"` (true) or `"cut"` (false).
+fn large_output_value(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+    let text = string_value(meta)?;
+    match text.value().as_str() {
+        "resource" => Ok(true),
+        "cut" => Ok(false),
+        other => Err(syn::Error::new(
+            text.span(),
+            format!(
+                "large_output is \"resource\" (a large output is stored and answered as a \
+                link to it, with a preview) or \"cut\" (the default: cut at the server's \
+                limit), not {other:?}"
+            ),
+        )),
+    }
+}
+
+/// `task = "optional"`, `"required"` or `"forbidden"`.
+fn task_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Task> {
+    let text = string_value(meta)?;
+    match text.value().as_str() {
+        "optional" => Ok(Task::Optional),
+        "required" => Ok(Task::Required),
+        "forbidden" => Ok(Task::Forbidden),
+        other => Err(syn::Error::new(
+            text.span(),
+            format!(
+                "task is \"optional\" (a client that can follow tasks gets one, others wait \
+                for the answer), \"required\" (only clients that can follow tasks may call it) \
+                or \"forbidden\" (the default), not {other:?}"
+            ),
+        )),
     }
 }
 

@@ -158,19 +158,7 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
         map.insert("description".to_owned(), description.into());
     }
     if map.contains_key("$ref") {
-        // `$ref` must stand alone; a description moves to a one-branch anyOf around it.
-        let reference = map.remove("$ref").unwrap_or_default();
-        let description = map.remove("description");
-        map.clear();
-        match description {
-            Some(description) => {
-                map.insert("anyOf".to_owned(), json!([{"$ref": reference}]));
-                map.insert("description".to_owned(), description);
-            }
-            None => {
-                map.insert("$ref".to_owned(), reference);
-            }
-        }
+        reference_alone(map);
         return Ok(());
     }
     map.retain(|keyword, _| STRICT_KEYWORDS.contains(&keyword.as_str()));
@@ -181,6 +169,29 @@ fn strict_node(node: &mut Value) -> Result<(), String> {
     {
         map.remove("format");
     }
+    strict_object(map)
+}
+
+/// A node with a `$ref`, which strict mode wants alone: a description moves to a
+/// one-branch anyOf around it, and every other keyword goes.
+fn reference_alone(map: &mut Map<String, Value>) {
+    let reference = map.remove("$ref").unwrap_or_default();
+    let description = map.remove("description");
+    map.clear();
+    match description {
+        Some(description) => {
+            map.insert("anyOf".to_owned(), json!([{"$ref": reference}]));
+            map.insert("description".to_owned(), description);
+        }
+        None => {
+            map.insert("$ref".to_owned(), reference);
+        }
+    }
+}
+
+/// An object node made strict: every key named and required (the optional ones nullable),
+/// no other keys; an object of free-form keys is refused.
+fn strict_object(map: &mut Map<String, Value>) -> Result<(), String> {
     let is_object = map.contains_key("properties")
         || map
             .get("type")

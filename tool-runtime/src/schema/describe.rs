@@ -166,82 +166,89 @@ fn describe_type(
     depth: usize,
 ) -> String {
     match kind {
-        "string" => {
-            let min = object.get("minLength").and_then(Value::as_u64);
-            let max = object.get("maxLength").and_then(Value::as_u64);
-            let shape = match (min, max, length_words(min, max)) {
-                (Some(1), Some(1), _) => "a single character".to_owned(),
-                (_, _, Some(length)) => format!("a string of {length}"),
-                (_, _, None) => "a string".to_owned(),
-            };
-            match object.get("pattern").and_then(Value::as_str) {
-                Some(pattern) => format!("{shape} matching the pattern {pattern}"),
-                None => shape,
-            }
-        }
+        "string" => describe_string(object),
         "integer" => format!("an integer{}", bounds(object)),
         "number" => format!("a number{}", bounds(object)),
         "boolean" => "a boolean (true or false)".to_owned(),
         "null" => "null".to_owned(),
-        "array" => {
-            let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
-            let size = match (
-                object.get("minItems").and_then(Value::as_u64),
-                object.get("maxItems").and_then(Value::as_u64),
-            ) {
-                (Some(min), Some(max)) if min == max => format!(" of exactly {min} items"),
-                (Some(min), Some(max)) => format!(" of {min} to {max} items"),
-                (Some(min), None) if min > 0 => format!(" of at least {min} items"),
-                (None, Some(max)) => format!(" of at most {max} items"),
-                _ => String::new(),
-            };
-            let unique = if unique { " (no duplicates)" } else { "" };
-            match object.get("items") {
-                Some(items) if depth < MAX_DEPTH => {
-                    let item = describe_at(items, root, depth + 1);
-                    match plural(&item) {
-                        Some(plural) => format!("an array of {plural}{size}{unique}"),
-                        None => format!("an array{size}{unique} whose items are each {item}"),
-                    }
-                }
-                _ => format!("an array{size}{unique}"),
-            }
-        }
-        "object" => {
-            if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-                if properties.is_empty() {
-                    return "an object".to_owned();
-                }
-                let names: Vec<&str> = properties.keys().map(String::as_str).collect();
-                let required: Vec<&str> = object
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if required.is_empty() {
-                    format!("an object with fields {}", names.join(", "))
-                } else {
-                    format!(
-                        "an object with fields {} (required: {})",
-                        names.join(", "),
-                        required.join(", ")
-                    )
-                }
-            } else if let Some(values) =
-                object.get("additionalProperties").filter(|v| v.is_object())
-            {
-                if depth >= MAX_DEPTH {
-                    return "an object".to_owned();
-                }
-                format!(
-                    "an object whose values are each {}",
-                    describe_at(values, root, depth + 1)
-                )
-            } else {
-                "an object".to_owned()
-            }
-        }
+        "array" => describe_array(object, root, depth),
+        "object" => describe_object(object, root, depth),
         other => format!("a value of type {other}"),
+    }
+}
+
+/// A string type in words: its length and pattern, if any.
+fn describe_string(object: &serde_json::Map<String, Value>) -> String {
+    let min = object.get("minLength").and_then(Value::as_u64);
+    let max = object.get("maxLength").and_then(Value::as_u64);
+    let shape = match (min, max, length_words(min, max)) {
+        (Some(1), Some(1), _) => "a single character".to_owned(),
+        (_, _, Some(length)) => format!("a string of {length}"),
+        (_, _, None) => "a string".to_owned(),
+    };
+    match object.get("pattern").and_then(Value::as_str) {
+        Some(pattern) => format!("{shape} matching the pattern {pattern}"),
+        None => shape,
+    }
+}
+
+/// An array type in words: its size, whether its items are unique, and what they are.
+fn describe_array(object: &serde_json::Map<String, Value>, root: &Value, depth: usize) -> String {
+    let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
+    let size = match (
+        object.get("minItems").and_then(Value::as_u64),
+        object.get("maxItems").and_then(Value::as_u64),
+    ) {
+        (Some(min), Some(max)) if min == max => format!(" of exactly {min} items"),
+        (Some(min), Some(max)) => format!(" of {min} to {max} items"),
+        (Some(min), None) if min > 0 => format!(" of at least {min} items"),
+        (None, Some(max)) => format!(" of at most {max} items"),
+        _ => String::new(),
+    };
+    let unique = if unique { " (no duplicates)" } else { "" };
+    match object.get("items") {
+        Some(items) if depth < MAX_DEPTH => {
+            let item = describe_at(items, root, depth + 1);
+            match plural(&item) {
+                Some(plural) => format!("an array of {plural}{size}{unique}"),
+                None => format!("an array{size}{unique} whose items are each {item}"),
+            }
+        }
+        _ => format!("an array{size}{unique}"),
+    }
+}
+
+/// An object type in words: its fields and which are required, or what its values are.
+fn describe_object(object: &serde_json::Map<String, Value>, root: &Value, depth: usize) -> String {
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        if properties.is_empty() {
+            return "an object".to_owned();
+        }
+        let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let required: Vec<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if required.is_empty() {
+            format!("an object with fields {}", names.join(", "))
+        } else {
+            format!(
+                "an object with fields {} (required: {})",
+                names.join(", "),
+                required.join(", ")
+            )
+        }
+    } else if let Some(values) = object.get("additionalProperties").filter(|v| v.is_object()) {
+        if depth >= MAX_DEPTH {
+            return "an object".to_owned();
+        }
+        format!(
+            "an object whose values are each {}",
+            describe_at(values, root, depth + 1)
+        )
+    } else {
+        "an object".to_owned()
     }
 }
 

@@ -135,6 +135,12 @@ impl Run<'_> {
         }
     }
 
+    /// Records a failure like [`fail`](Self::fail); `None` when that loses the verdict (no
+    /// errors are collected, so the first failure ends the check), for `?`.
+    fn failed(&mut self, path: &[PathSegment], value: &Value, kind: ErrorKind) -> Option<()> {
+        self.fail(path, value, kind).then_some(())
+    }
+
     /// Whether `value` fits node `id`, asked without recording errors, and what it marked.
     fn quietly(
         &self,
@@ -222,9 +228,7 @@ impl Run<'_> {
             if self.quietly(not, value, path, false).is_some() {
                 valid = false;
                 let kind = rule("the value fits the schema of `not`, which it must not");
-                if !self.fail(path, value, kind) {
-                    return None;
-                }
+                self.failed(path, value, kind)?;
             }
         }
         if let Some(condition) = &keywords.condition {
@@ -287,9 +291,7 @@ impl Run<'_> {
             if !any {
                 valid = false;
                 let kind = rule("the value fits none of the alternatives of `anyOf`");
-                if !self.fail(path, value, kind) {
-                    return None;
-                }
+                self.failed(path, value, kind)?;
             }
         }
         if !keywords.one_of.is_empty() {
@@ -311,9 +313,7 @@ impl Run<'_> {
                 )),
             };
             valid = false;
-            if !self.fail(path, value, kind) {
-                return None;
-            }
+            self.failed(path, value, kind)?;
         }
         Some(valid)
     }
@@ -388,11 +388,7 @@ impl Run<'_> {
                 marks.set(index);
             }
         }
-        if !self.refuse_unexpected(path, value, unexpected) {
-            // Unless every error is collected, the first one ends the check.
-            self.errors.as_ref()?;
-            valid = false;
-        }
+        valid &= self.refuse_unexpected(path, value, unexpected)?;
         Some(valid)
     }
 
@@ -445,9 +441,7 @@ impl Run<'_> {
         }
         let valid = failures.is_empty();
         for kind in failures {
-            if !self.fail(path, value, kind) {
-                return None;
-            }
+            self.failed(path, value, kind)?;
         }
         Some(valid)
     }
@@ -501,27 +495,23 @@ impl Run<'_> {
             }
             marks.set(index);
         }
-        if !self.refuse_unexpected(path, value, unexpected) {
-            // Unless every error is collected, the first one ends the check.
-            self.errors.as_ref()?;
-            valid = false;
-        }
+        valid &= self.refuse_unexpected(path, value, unexpected)?;
         Some(valid)
     }
 
     /// Records the properties a `false` (`additionalProperties`, `unevaluatedProperties`)
-    /// refuses; whether there were none.
+    /// refuses: whether there were none, or `None` for a verdict lost.
     fn refuse_unexpected(
         &mut self,
         path: &[PathSegment],
         value: &Value,
         unexpected: Vec<String>,
-    ) -> bool {
+    ) -> Option<bool> {
         if unexpected.is_empty() {
-            return true;
+            return Some(true);
         }
-        self.fail(path, value, ErrorKind::AdditionalProperties { unexpected });
-        false
+        self.failed(path, value, ErrorKind::AdditionalProperties { unexpected })?;
+        Some(false)
     }
 
     /// The array keywords; whether the array fits them.

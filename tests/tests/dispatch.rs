@@ -457,51 +457,24 @@ fn where_am_i(sleep_ms: u64) -> String {
         .to_owned()
 }
 
+/// On a runtime of the caller's own (not one `serve` drives in turns), every run of a sync
+/// tool is on the blocking pool, however quick it proves: never on the caller's thread.
 #[tokio::test(flavor = "current_thread")]
-async fn quick_sync_tools_move_to_a_lane_and_slow_ones_go_back_to_the_pool() {
+async fn on_a_runtime_of_ones_own_sync_tools_run_on_the_blocking_pool() {
     let registry = registry();
     let here = std::thread::current()
         .name()
         .unwrap_or("unnamed")
         .to_owned();
-    let mut threads = Vec::new();
-    for _ in 0..10 {
-        let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
-        threads.push(
-            result.output().unwrap()["result"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
-    }
-    assert!(
-        threads.iter().all(|t| *t != here),
-        "no sync tool runs on the caller's thread: {threads:?}"
-    );
-    assert!(
-        threads[..8].iter().all(|t| t != "tool-lane"),
-        "the first runs are on the blocking pool: {threads:?}"
-    );
-    assert!(
-        threads[8..].iter().all(|t| t == "tool-lane"),
-        "then, proven quick, on a lane: {threads:?}"
-    );
-    // A run on a lane that takes long sends the tool back to the pool, and it must prove
-    // quick over more runs than the first time (16) before it leaves the pool again.
-    let slow = registry.call("where_am_i", json!({"sleep_ms": 5})).await;
-    assert_eq!(slow.output().unwrap()["result"], "tool-lane");
-    for _ in 0..16 {
+    for _ in 0..20 {
         let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
         let thread = result.output().unwrap()["result"].clone();
-        assert_ne!(thread, here.as_str());
-        assert_ne!(thread, "tool-lane");
+        assert_ne!(
+            thread,
+            here.as_str(),
+            "a sync tool ran on the caller's thread"
+        );
     }
-    let result = registry.call("where_am_i", json!({"sleep_ms": 0})).await;
-    assert_eq!(
-        result.output().unwrap()["result"],
-        "tool-lane",
-        "proven quick again, it is back on a lane"
-    );
 }
 
 /// A code, whose rule needs look-ahead: a pattern the validator does not run.

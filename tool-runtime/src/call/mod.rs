@@ -3,6 +3,7 @@
 
 pub(crate) mod arguments;
 pub(crate) mod ask;
+pub(crate) mod blocking;
 pub(crate) mod caller;
 pub(crate) mod clock;
 pub(crate) mod complete;
@@ -13,7 +14,6 @@ pub(crate) mod error;
 pub(crate) mod ids;
 pub(crate) mod inject;
 pub(crate) mod invoke;
-pub(crate) mod lanes;
 pub(crate) mod output;
 pub(crate) mod param;
 pub(crate) mod result;
@@ -114,7 +114,8 @@ pub(crate) async fn complete(
 ) -> Result<Answer, CallError> {
     let outcome = match limit {
         Some(limit) => {
-            match clock::within(limit, invoke::run(invocation, tool.runnable().pace())).await {
+            let run = invoke::run(invocation, tool.runnable().pace());
+            match tokio::time::timeout(limit, run).await.ok() {
                 Some(outcome) => outcome,
                 None => {
                     // The future is dropped here; a sync tool sees its Cancellation fire.
@@ -131,19 +132,6 @@ pub(crate) async fn complete(
         None => invoke::run(invocation, tool.runnable().pace()).await,
     };
     needing_pages(tool, finish(tool, outcome), context.scope().map(|s| &**s))
-}
-
-/// Runs a sync tool's work here and now (the caller has made sure that this holds up no
-/// one: see the stdio transport).
-pub(crate) fn complete_in_place(
-    tool: &ToolRef,
-    work: invoke::BlockingWork,
-    scope: Option<&scope::CallScope>,
-    started: std::time::Instant,
-) -> Result<Answer, CallError> {
-    let pace = tool.runnable().pace();
-    let outcome = finish(tool, invoke::run_in_place(work, pace, started));
-    needing_pages(tool, outcome, scope)
 }
 
 /// A tool that failed after saying the user must visit pages first

@@ -70,16 +70,6 @@ impl ToolResult {
         }
     }
 
-    /// The result of a call stopped at its time limit. (It carries no tool, so no output
-    /// schema applies to it: it is an error.)
-    pub(crate) fn timed_out(name: String, after: std::time::Duration) -> Self {
-        let error = CallError::TimedOut {
-            tool: name.clone(),
-            after,
-        };
-        ToolResult::new(name, Value::Null, None, Err(error))
-    }
-
     /// The content blocks, when the tool answered with content (text, images, audio,
     /// resources) rather than data; `output()` then holds the same blocks as JSON.
     pub fn content(&self) -> Option<&[Content]> {

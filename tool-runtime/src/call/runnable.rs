@@ -2,10 +2,10 @@
 //! or run-time handler, where its sync work runs, and its compiled argument checker. A
 //! [`ToolRef`] pairs the two, and is what a call resolves to once.
 
+use super::blocking::Pace;
 use super::complete::CompleteFn;
 use super::context::StateRequirement;
 use super::dynamic::DynamicHandler;
-use super::invoke::Pace;
 use super::{Arguments, Invocation};
 use crate::catalog::Tool;
 use crate::schema::validate::Validator;

@@ -3,6 +3,7 @@
 //! and each is a no-op where the caller gave nothing to report to (a CLI call, a REST call,
 //! an MCP request without a `progressToken`).
 
+use futures_util::task::AtomicWaker;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -353,6 +354,8 @@ pub struct Cancellation {
 struct CancelInner {
     cancelled: AtomicBool,
     notify: Notify,
+    /// The request's own work, which looks at every poll: one waker, no list to join.
+    owner: AtomicWaker,
 }
 
 impl Default for Cancellation {
@@ -375,6 +378,7 @@ impl Cancellation {
             inner: Arc::new(CancelInner {
                 cancelled: AtomicBool::new(false),
                 notify: Notify::new(),
+                owner: AtomicWaker::new(),
             }),
         }
     }
@@ -395,8 +399,21 @@ impl Cancellation {
         }
     }
 
+    /// Ready once the call is cancelled; for the one future that runs the request (a
+    /// second poller in its place would take its wake-up).
+    pub(crate) fn poll_cancelled(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if !self.is_cancelled() {
+            self.inner.owner.register(cx.waker());
+            if !self.is_cancelled() {
+                return std::task::Poll::Pending;
+            }
+        }
+        std::task::Poll::Ready(())
+    }
+
     pub(crate) fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::Release);
+        self.inner.owner.wake();
         self.inner.notify.notify_waiters();
     }
 }

@@ -4,7 +4,7 @@
 use super::args::{LogFormat, ServeArgs};
 use super::commands::failure;
 use super::EMPTY_CATALOG;
-use crate::call::lanes::turns;
+use crate::call::blocking::turns;
 use crate::mcp::{McpServer, ServerInfo, ServerOptions};
 use crate::registry::Registry;
 use std::io::IsTerminal;

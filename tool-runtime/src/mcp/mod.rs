@@ -37,7 +37,7 @@ pub(crate) use connection::Read;
 pub(crate) use connection::{Connection, ServerMessage};
 pub use options::{CacheHints, CacheScope, ServerOptions};
 pub use outputs::LargeOutputs;
-pub(crate) use work::{Placed, Watched, Work};
+pub(crate) use work::Work;
 
 use crate::registry::{ListsChanged, Registry};
 use outputs::OutputStore;

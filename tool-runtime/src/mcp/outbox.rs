@@ -15,7 +15,7 @@ use super::ServerMessage;
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
 /// A new outbox: the [`Outbox`] end a connection sends to, and the [`OutboxReader`] a
@@ -34,10 +34,8 @@ pub fn outbox() -> (Outbox, OutboxReader) {
             queue: VecDeque::new(),
             waker: None,
             reader_gone: false,
-            blocked: false,
         }),
         senders: AtomicUsize::new(1),
-        arrived: Condvar::new(),
     });
     (
         Outbox {
@@ -53,8 +51,6 @@ struct Shared {
     /// the lock, as `Arc` counts, because every request clones the connection's outbox: the
     /// last one to go takes the lock to tell the reader.
     senders: AtomicUsize,
-    /// For a reader that blocks its thread (stdio's writer).
-    arrived: Condvar,
 }
 
 struct State {
@@ -62,8 +58,6 @@ struct State {
     /// The reader's task, while it waits.
     waker: Option<Waker>,
     reader_gone: bool,
-    /// Whether the reader waits with its thread blocked.
-    blocked: bool,
 }
 
 impl Shared {
@@ -80,13 +74,9 @@ impl Shared {
     /// Tells the reader that the queue or the senders changed.
     fn notify(&self, mut state: MutexGuard<'_, State>) {
         let waker = state.waker.take();
-        let blocked = state.blocked;
         drop(state);
         if let Some(waker) = waker {
             waker.wake();
-        }
-        if blocked {
-            self.arrived.notify_one();
         }
     }
 }
@@ -189,24 +179,6 @@ impl OutboxReader {
     pub fn try_recv(&mut self) -> Option<ServerMessage> {
         self.shared.lock().queue.pop_front()
     }
-
-    /// The next message, blocking this thread (for a transport's own writer thread; never
-    /// call it on an async runtime's thread).
-    pub(crate) fn blocking_recv(&mut self) -> Option<ServerMessage> {
-        let mut state = self.shared.lock();
-        loop {
-            if let Some(message) = state.queue.pop_front() {
-                state.blocked = false;
-                return Some(message);
-            }
-            if self.shared.senders_gone() {
-                state.blocked = false;
-                return None;
-            }
-            state.blocked = true;
-            state = crate::sync::wait(&self.shared.arrived, state);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -240,17 +212,8 @@ mod tests {
     }
 
     #[test]
-    fn a_blocked_reader_is_woken_and_a_gone_reader_refuses() {
-        let (sink, mut reader) = outbox();
-        let sender = std::thread::spawn(move || {
-            // Not a synchronisation: it makes the reader likely to be blocked by then, so
-            // that the wake-up path is the one exercised (the test holds either way).
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            sink.send(message("late"));
-            sink
-        });
-        assert_eq!(reader.blocking_recv().unwrap().bytes, b"late");
-        let sink = sender.join().unwrap();
+    fn a_gone_reader_refuses() {
+        let (sink, reader) = outbox();
         drop(reader);
         assert!(sink.offer(message("nobody")).is_err());
     }

@@ -137,5 +137,5 @@ pub(crate) fn arrived(state: &Arc<State>, task: &str) -> Option<super::work::Wor
             take(&store, &task, &sink).await;
         }
     };
-    Some(super::work::Work::stream(work, None))
+    Some(super::work::Work::stream(work))
 }

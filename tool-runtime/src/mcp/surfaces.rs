@@ -90,7 +90,7 @@ impl Request {
                 typed,
                 context,
             } = asked;
-            let completion = crate::call::invoke::run_sync(move || {
+            let completion = crate::call::blocking::run_sync(move || {
                 let target = match &of {
                     Reference::Prompt { name } => CompletionTarget::Prompt(name),
                     Reference::Resource { uri } => CompletionTarget::Resource(uri),
@@ -125,34 +125,30 @@ impl Request {
         F: FnOnce(Arc<Shared>, CallContext, Era) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Map<String, Value>, SurfaceError>> + Send + 'static,
     {
-        let sink = Arc::clone(&self.notifier);
-        Work::stream(
-            async move {
-                let Request {
-                    shared,
-                    guard,
-                    context,
-                    cancellation,
-                    notifier,
-                    era,
-                    retry,
-                } = self;
-                let produced = produce(Arc::clone(&shared), context, era);
-                let outcome = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    outcome = produced => outcome,
-                };
-                guard.answer(&notifier.sink, || {
-                    let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
-                    settle(&guard.id, verdict, || match outcome {
-                        Ok(body) => result_message(&shared, &guard.id, body, era),
-                        Err(error) => surface_error(&guard.id, &error, era),
-                    })
-                });
-            },
-            Some(sink),
-        )
+        Work::stream(async move {
+            let Request {
+                shared,
+                guard,
+                context,
+                cancellation,
+                notifier,
+                era,
+                retry,
+            } = self;
+            let produced = produce(Arc::clone(&shared), context, era);
+            let outcome = tokio::select! {
+                biased;
+                () = cancellation.cancelled() => return,
+                outcome = produced => outcome,
+            };
+            guard.answer(&notifier.sink, || {
+                let verdict = verdict(retry.as_deref(), outcome.is_err(), &bound);
+                settle(&guard.id, verdict, || match outcome {
+                    Ok(body) => result_message(&shared, &guard.id, body, era),
+                    Err(error) => surface_error(&guard.id, &error, era),
+                })
+            });
+        })
     }
 }
 

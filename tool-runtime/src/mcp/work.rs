@@ -5,7 +5,7 @@
 use super::asking::retry::RetryAsker;
 use super::connection::{InFlight, State};
 use super::outbox::Outbox;
-use super::responses::{answer, settled_answer, Dialect};
+use super::responses::{settled_answer, Dialect};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
 use crate::sync::lock;
@@ -93,18 +93,15 @@ pub struct Work {
 
 enum Kind {
     Call(CallWork),
-    /// A stream of notifications, sent to `sink` (which a transport may change).
-    Stream {
-        future: BoxFuture,
-        sink: Option<Arc<RequestSink>>,
-    },
+    /// A stream of notifications, or other work that is not a call.
+    Stream(BoxFuture),
 }
 
 impl fmt::Debug for Work {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             Kind::Call(work) => f.debug_tuple("Work::Call").field(&work.guard.id).finish(),
-            Kind::Stream { .. } => f.write_str("Work::Stream"),
+            Kind::Stream(_) => f.write_str("Work::Stream"),
         }
     }
 }
@@ -116,50 +113,20 @@ impl Work {
         }
     }
 
-    /// A stream of notifications; `sink`, when given, is where it sends them, shared with
-    /// the future so that [`redirect`](Work::redirect) reaches it.
-    pub(crate) fn stream(
-        future: impl Future<Output = ()> + Send + 'static,
-        sink: Option<Arc<RequestSink>>,
-    ) -> Work {
+    /// A stream of notifications, or any other work a request leaves that is not a call.
+    pub(crate) fn stream(future: impl Future<Output = ()> + Send + 'static) -> Work {
         Work {
-            kind: Kind::Stream {
-                future: Box::pin(future),
-                sink,
-            },
+            kind: Kind::Stream(Box::pin(future)),
         }
     }
 
     /// Both works as one, when there are two: each runs until it ends.
     pub(crate) fn both(first: Option<Work>, second: Option<Work>) -> Option<Work> {
         match (first, second) {
-            (Some(first), Some(second)) => Some(Work::stream(
-                async move {
-                    tokio::join!(first.into_future(), second.into_future());
-                },
-                None,
-            )),
+            (Some(first), Some(second)) => Some(Work::stream(async move {
+                tokio::join!(first.into_future(), second.into_future());
+            })),
             (first, second) => first.or(second),
-        }
-    }
-
-    /// Where the work can run, for a transport that places calls itself: a sync tool
-    /// proven quick in place, anything else as a future.
-    pub(crate) fn placed(self) -> Placed {
-        match self.kind {
-            Kind::Call(work) => work.placed(),
-            Kind::Stream { .. } => Placed::Future(self),
-        }
-    }
-
-    /// Sends the work's messages to `sink` instead of the one its request came with.
-    pub(crate) fn redirect(&mut self, to: &Outbox) {
-        match &mut self.kind {
-            Kind::Call(work) => work.redirect(to),
-            Kind::Stream {
-                sink: Some(sink), ..
-            } => *lock(&sink.sink) = to.clone(),
-            Kind::Stream { sink: None, .. } => {}
         }
     }
 }
@@ -177,17 +144,16 @@ impl IntoFuture for Work {
 
     fn into_future(self) -> BoxFuture {
         match self.kind {
-            Kind::Call(work) => Box::pin(work.run()),
-            Kind::Stream { future, .. } => future,
+            Kind::Call(work) => work.run(),
+            Kind::Stream(future) => future,
         }
     }
 }
 
 /// A request's one sink: its notifications go there (within the connection's bounded
 /// backlog), and so does its answer; in the handshake era its questions to the client too
-/// (it is the call's asker: see `asking::live`). A transport may change it before the work
-/// starts (see [`Work::redirect`]); shared, so the work's copy moves with it. One object
-/// for the three, because every call makes one.
+/// (it is the call's asker: see `asking::live`). A relay may point it elsewhere once the
+/// call becomes a task. One object for the three, because every call makes one.
 pub(crate) struct RequestSink {
     pub(super) sink: Mutex<Outbox>,
     pub(super) backlog: Arc<super::backlog::Backlog>,
@@ -285,8 +251,7 @@ impl Drop for InFlightGuard {
     }
 }
 
-/// The work of a started `tools/call`, registered as in flight: run by the transport, in
-/// place when it is a sync tool proven quick and the transport can afford it.
+/// The work of a started `tools/call`, registered as in flight, for the transport to run.
 pub(crate) struct CallWork {
     pub(super) shared: Arc<Shared>,
     /// The request's registration: dropping the work unanswered cancels it.
@@ -305,41 +270,14 @@ pub(crate) struct CallWork {
 }
 
 impl CallWork {
-    /// Sends the call's notifications and answer to `sink` instead of the one it came with.
-    pub(crate) fn redirect(&mut self, sink: &Outbox) {
-        *lock(&self.notifier.sink) = sink.clone();
-    }
-
-    /// Where the work can run: in place when it is a sync tool proven quick; else it is
-    /// the work as it was, to run as a future.
-    pub(crate) fn placed(self) -> Placed {
-        // A call that may become a task runs on, after its answer, as a future.
-        if self.task.is_some() {
-            return Placed::Future(Work::call(self));
-        }
-        match self.pending.into_in_place(&self.context) {
-            Ok(call) => Placed::InPlace(InPlaceWork {
-                watched: Watched {
-                    shared: self.shared,
-                    guard: self.guard,
-                    dialect: self.dialect,
-                    retry: self.retry,
-                    tool: call.tool().clone(),
-                    limit: call.limit(),
-                    watch: call.watch().clone(),
-                },
-                call,
-            }),
-            Err(pending) => Placed::Future(Work::call(CallWork { pending, ..self })),
-        }
-    }
-
     /// Runs the call to its end and sends its answer, unless it was cancelled meanwhile
     /// (then the tool's future is dropped at once and nothing is sent).
-    async fn run(mut self) {
+    fn run(mut self) -> BoxFuture {
         if let Some(plan) = self.task.take() {
-            return super::tasks::run(self, plan).await;
+            return Box::pin(super::tasks::run(self, plan));
         }
+        // Taken apart before the future starts, so that it holds each part once: every call
+        // allocates this future, and a small one stays in the allocator's fast path.
         let CallWork {
             shared,
             guard,
@@ -351,95 +289,21 @@ impl CallWork {
             retry,
             task: _,
         } = self;
-        let result = tokio::select! {
-            biased;
-            () = cancellation.cancelled() => return,
-            result = pending.finish(&context) => result,
-        };
-        // Only a request still in flight is answered: a cancelled one gets nothing.
-        guard.answer(&notifier.sink, || {
-            settled_answer(&shared, &guard.id, retry.as_deref(), result, dialect)
-        });
-    }
-}
-
-/// Where a call's work can run (see [`CallWork::placed`]).
-pub(crate) enum Placed {
-    /// A sync tool proven quick: run it in place.
-    InPlace(InPlaceWork),
-    /// Anything else: a future to run on the runtime.
-    Future(Work),
-}
-
-/// The work of a started `tools/call` of a sync tool proven quick, to run in place.
-pub(crate) struct InPlaceWork {
-    call: crate::registry::InPlaceCall,
-    watched: Watched,
-}
-
-impl InPlaceWork {
-    /// The call to run here and now (`run(started)`, from the transport's reading of the
-    /// clock, which its watchdog times too), and what answers it: the watchdog, when its
-    /// time is up first, or [`Watched::answer`] once it returns.
-    pub(crate) fn split(self) -> (crate::registry::InPlaceCall, Watched) {
-        (self.call, self.watched)
-    }
-}
-
-/// A call running in place, as a watchdog sees it, and what answers it when it returns.
-/// It owns the request's registration, so a watchdog that answers first is the one the
-/// client hears from.
-pub(crate) struct Watched {
-    shared: Arc<Shared>,
-    guard: InFlightGuard,
-    dialect: Dialect,
-    retry: Option<Arc<RetryAsker>>,
-    tool: crate::call::runnable::ToolRef,
-    limit: Option<std::time::Duration>,
-    /// Records the call's end: the watchdog's answer is the one the client gets.
-    watch: crate::ops::watch::CallWatch,
-}
-
-impl Watched {
-    /// The call's time limit, if any.
-    pub(crate) fn limit(&self) -> Option<std::time::Duration> {
-        self.limit
-    }
-
-    /// Sends the tool back to the pool: a run in place is taking long.
-    pub(crate) fn demote(&self) {
-        self.tool.runnable().pace().demote();
-    }
-
-    /// The call's time is up: it is answered on `sink` with the timeout error (not on the
-    /// call's own, which may be a reader's that nobody drains while the call holds it) and
-    /// its cancellation fires; whatever the tool returns later is dropped.
-    pub(crate) fn time_out(&self, sink: &Outbox) {
-        let Some(limit) = self.limit else {
-            return;
-        };
-        let Some(in_flight) = self.guard.finish() else {
-            return;
-        };
-        in_flight.stop();
-        let result = crate::call::result::ToolResult::timed_out(self.tool.name().to_owned(), limit);
-        self.watch.finish(&result);
-        sink.send(answer(&self.shared, &self.guard.id, result, self.dialect));
-    }
-
-    /// The answer to the call that returned `result`, unless it was cancelled or answered
-    /// (timed out) meanwhile.
-    pub(crate) fn answer(
-        self,
-        result: crate::call::result::ToolResult,
-    ) -> Option<super::ServerMessage> {
-        self.guard.finish()?;
-        Some(settled_answer(
-            &self.shared,
-            &self.guard.id,
-            self.retry.as_deref(),
-            result,
-            self.dialect,
-        ))
+        Box::pin(async move {
+            let mut finish = std::pin::pin!(pending.finish(&context));
+            let finished = std::future::poll_fn(|cx| {
+                if cancellation.poll_cancelled(cx).is_ready() {
+                    return std::task::Poll::Ready(None);
+                }
+                finish.as_mut().poll(cx).map(Some)
+            });
+            let Some(result) = finished.await else {
+                return;
+            };
+            // Only a request still in flight is answered: a cancelled one gets nothing.
+            guard.answer(&notifier.sink, || {
+                settled_answer(&shared, &guard.id, retry.as_deref(), result, dialect)
+            });
+        })
     }
 }

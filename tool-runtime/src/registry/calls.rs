@@ -11,6 +11,7 @@ use crate::call::runnable::ToolRef;
 use crate::catalog::Tool;
 use crate::ops::watch::CallWatch;
 use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,83 +54,49 @@ impl PendingCall {
     }
 
     /// Awaits the work and gives the result.
-    pub(crate) async fn finish(self, context: &CallContext) -> ToolResult {
-        let name = self.tool.name_to_keep();
-        let outcome = match self.invocation {
-            Started::Now(invocation) => {
-                crate::call::complete(&self.tool, invocation, context, self.limit).await
-            }
-            Started::Admitting(admission) => match admission.run().await {
-                Err(refusal) => Err(refusal),
-                Ok(()) => match crate::call::start(&self.tool, &self.input, context) {
-                    crate::call::Started::Finished(outcome) => outcome,
-                    crate::call::Started::Pending(invocation) => {
-                        crate::call::complete(&self.tool, invocation, context, self.limit).await
-                    }
-                },
-            },
-        };
-        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
-        self.watch.finish(&result);
-        result
-    }
-
-    /// The call as work to run in place, when it is a sync tool proven quick; else the call
-    /// as it was.
-    pub(crate) fn into_in_place(self, context: &CallContext) -> Result<InPlaceCall, PendingCall> {
-        match self.invocation {
-            Started::Now(crate::call::Invocation::Blocking(work))
-                if self.tool.runnable().pace().runs_in_place() =>
-            {
-                Ok(InPlaceCall {
-                    scope: context.scope().cloned(),
-                    limit: self.limit,
-                    tool: self.tool,
-                    input: self.input,
-                    work,
-                    watch: self.watch,
-                })
-            }
-            invocation => Err(PendingCall { invocation, ..self }),
+    pub(crate) fn finish(self, context: &CallContext) -> impl Future<Output = ToolResult> + '_ {
+        // Taken apart before the future starts, so that it holds each part once: every call
+        // allocates this future, and a small one stays in the allocator's fast path.
+        let PendingCall {
+            tool,
+            input,
+            invocation,
+            limit,
+            watch,
+        } = self;
+        async move {
+            let outcome = match invocation {
+                Started::Now(invocation) => {
+                    crate::call::complete(&tool, invocation, context, limit).await
+                }
+                // Boxed: waiting on a shared store is the rarer path, and its future would
+                // make every call's larger.
+                Started::Admitting(admission) => {
+                    Box::pin(admitted(*admission, &tool, &input, context, limit)).await
+                }
+            };
+            let name = tool.name_to_keep();
+            let result = ToolResult::new(name, input, Some(tool), outcome);
+            watch.finish(&result);
+            result
         }
     }
 }
 
-/// A started call of a sync tool proven quick, which a transport may run in place.
-pub(crate) struct InPlaceCall {
-    tool: ToolRef,
-    input: Value,
-    work: crate::call::invoke::BlockingWork,
+/// Runs a call once the limits kept in a shared store admit it.
+async fn admitted(
+    admission: SharedAdmission,
+    tool: &ToolRef,
+    input: &Value,
+    context: &CallContext,
     limit: Option<Duration>,
-    watch: CallWatch,
-    /// The call's scope, which says whether the tool asked for pages to be visited.
-    scope: Option<std::sync::Arc<crate::call::scope::CallScope>>,
-}
-
-impl InPlaceCall {
-    /// The time limit of the call, if any.
-    pub(crate) fn limit(&self) -> Option<Duration> {
-        self.limit
-    }
-
-    /// The tool that runs.
-    pub(crate) fn tool(&self) -> &ToolRef {
-        &self.tool
-    }
-
-    /// What records the call's end, for a watchdog that may end it first.
-    pub(crate) fn watch(&self) -> &CallWatch {
-        &self.watch
-    }
-
-    /// Runs the work here and now; `started` is the time it starts at.
-    pub(crate) fn run(self, started: std::time::Instant) -> ToolResult {
-        let scope = self.scope.as_deref();
-        let outcome = crate::call::complete_in_place(&self.tool, self.work, scope, started);
-        let name = self.tool.name_to_keep();
-        let result = ToolResult::new(name, self.input, Some(self.tool), outcome);
-        self.watch.finish(&result);
-        result
+) -> Result<crate::call::Answer, CallError> {
+    admission.run().await?;
+    match crate::call::start(tool, input, context) {
+        crate::call::Started::Finished(outcome) => outcome,
+        crate::call::Started::Pending(invocation) => {
+            crate::call::complete(tool, invocation, context, limit).await
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub use crate::call::runnable::ToolRef;
 #[cfg(feature = "cli")]
 pub(crate) use builder::described;
 pub use builder::RegistryBuilder;
-pub(crate) use calls::{CallStart, InPlaceCall, PendingCall};
+pub(crate) use calls::{CallStart, PendingCall};
 pub(crate) use changes::Versions;
 pub use changes::{Changes, ListsChanged};
 pub use dynamic::DynamicTool;

@@ -125,6 +125,6 @@ impl Connection {
             };
             sink.send(message);
         };
-        Some(Work::stream(work, None))
+        Some(Work::stream(work))
     }
 }

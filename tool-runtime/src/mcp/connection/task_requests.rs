@@ -125,17 +125,13 @@ impl Connection {
         };
         let sink = RequestSink::new(&self.state, sink);
         let answer = answer(&sink);
-        let answer_sink = Arc::clone(&sink);
-        Some(Work::stream(
-            async move {
-                let message = tokio::select! {
-                    biased;
-                    () = cancellation.cancelled() => return,
-                    message = answer => message,
-                };
-                guard.answer(&answer_sink.sink, || message);
-            },
-            Some(sink),
-        ))
+        Some(Work::stream(async move {
+            let message = tokio::select! {
+                biased;
+                () = cancellation.cancelled() => return,
+                message = answer => message,
+            };
+            guard.answer(&sink.sink, || message);
+        }))
     }
 }

@@ -79,7 +79,7 @@ impl Connection {
             }
         };
         // Its notifications go where the connection's unsolicited ones go, set apart.
-        Some(Work::stream(work, None))
+        Some(Work::stream(work))
     }
 
     /// Handshake era: the work that sends `notifications/resources/updated` for the
@@ -113,7 +113,7 @@ impl Connection {
                 }
             }
         };
-        Work::stream(work, None)
+        Work::stream(work)
     }
 
     /// 2026-07-28 `subscriptions/listen`: acknowledges what it honors of what the client
@@ -191,6 +191,6 @@ impl Connection {
                 }
             }
         };
-        Some(Work::stream(work, Some(sink)))
+        Some(Work::stream(work))
     }
 }

@@ -162,7 +162,7 @@ pub(crate) fn sweep(shared: Arc<Shared>) -> (Work, mpsc::UnboundedReceiver<Work>
             }
         }
     };
-    (Work::stream(work, None), to_run)
+    (Work::stream(work), to_run)
 }
 
 /// Takes over the task `id` if its worker is still lost: for this replica to run again
@@ -268,7 +268,7 @@ fn run_again(shared: Arc<Shared>, id: String, rerun: Rerun, worker: String) -> W
             }
         }
     };
-    Work::stream(work, None)
+    Work::stream(work)
 }
 
 /// The asker of a task run again: its questions wait in the task for `tasks/update`.

@@ -1,7 +1,7 @@
 //! Cutting a byte stream into newline-delimited messages without ever holding more than the
 //! message size limit: a longer line is read through to its end and dropped, so one huge
-//! message neither exhausts memory nor ends the connection. Shared by the async and the
-//! threaded readers, which only supply the bytes; and the way out: one line per message.
+//! message neither exhausts memory nor ends the connection; and the way out: one line per
+//! message, several ready messages in one write.
 
 use crate::mcp::connection::ServerMessage;
 use crate::mcp::jsonrpc::{self, code};
@@ -90,21 +90,14 @@ pub(super) fn too_large(size: usize, limit: usize) -> ServerMessage {
 /// The most one write holds: everything ready goes out in one system call, up to this.
 const BATCH_BYTES: usize = 1024 * 1024;
 
-/// Appends to `batch` the messages already waiting, up to the batch size; true when it met
-/// an empty message, which no real one is and which the threaded writer takes as its
-/// signal to finish.
-pub(super) fn fill_batch(
-    batch: &mut Vec<u8>,
-    outgoing: &mut crate::mcp::connection::OutboxReader,
-) -> bool {
+/// Appends to `batch` the messages already waiting, up to the batch size.
+pub(super) fn fill_batch(batch: &mut Vec<u8>, outgoing: &mut crate::mcp::connection::OutboxReader) {
     while batch.len() < BATCH_BYTES {
         match outgoing.try_recv() {
-            Some(message) if message.bytes.is_empty() => return true,
             Some(message) => append(batch, &message.bytes),
             None => break,
         }
     }
-    false
 }
 
 /// Appends one outgoing message to `out` as a line.

@@ -4,77 +4,162 @@
 //! At the end of input the server answers what it is working on (within a grace period;
 //! what still runs after it is cancelled) and exits cleanly.
 //!
-//! - [`serve_stdio`]: the process's own stdin and stdout, with a reader thread that runs
-//!   quick sync tools in place (the fastest way, see the `threaded` module).
-//! - [`serve`]: any `AsyncRead`/`AsyncWrite` pair (an in-memory pipe in tests, a socket),
-//!   on the tokio runtime; quick sync tools run on a lane.
+//! [`serve`] takes any `AsyncRead`/`AsyncWrite` pair (an in-memory pipe in tests, a socket);
+//! [`serve_stdio`] is `serve` on the process's own stdin and stdout.
 
 mod framing;
-mod threaded;
 
-use crate::mcp::connection::{outbox, Connection};
+use crate::mcp::connection::{outbox, Connection, OutboxReader, Work};
 use crate::mcp::McpServer;
 use framing::{append, too_large, Framer, Line};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use futures_util::future::{BoxFuture, CatchUnwind};
+use futures_util::stream::FuturesUnordered;
+use futures_util::task::AtomicWaker;
+use futures_util::{FutureExt, StreamExt};
+use std::future::{poll_fn, Future, IntoFuture};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-/// Serves one client on `input`/`output` until the input ends.
+/// Serves one client on `input`/`output` until the input ends. The server's maintenance
+/// (see [`start_maintenance`](super::start_maintenance)) starts with its first connection.
+///
+/// The work each request leaves runs inside this future, beside the reading, rather than as
+/// a task of its own: a call costs no task of the runtime (a spawn, a scheduler's queue), so
+/// await it on the runtime that should run the connection, or spawn it.
 pub async fn serve<R, W>(server: &McpServer, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    super::start_maintenance(server);
     let connection = server
         .connection()
         .called_by(crate::call::caller::Caller::stdio());
-    let (sink, mut outgoing) = outbox();
+    let (sink, outgoing) = outbox();
     connection.set_unsolicited(sink.clone());
-    let writer = tokio::spawn(async move {
-        // Everything ready goes out in one write: one system call per batch, not two per
-        // message.
-        let mut output = output;
-        let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
-        while let Some(message) = outgoing.recv().await {
-            append(&mut batch, &message.bytes);
-            // No end marker is ever sent here: the channel closing ends the loop.
-            let _ = framing::fill_batch(&mut batch, &mut outgoing);
-            output.write_all(&batch).await?;
-            output.flush().await?;
-            batch.clear();
-        }
-        output.flush().await
-    });
+    let written = Arc::new(Written::default());
+    let writer = tokio::spawn(write_messages(outgoing, output, Arc::clone(&written)));
 
-    let limit = server.max_message_bytes();
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::new();
-    loop {
-        match read_line(&mut reader, &mut line, limit).await? {
-            Line::End => break,
-            Line::TooLarge(size) => {
-                sink.send(too_large(size, limit));
+    let mut lines = LineReader::new(input, server.max_message_bytes());
+    let mut running = Running::default();
+    let read = poll_fn(|cx| loop {
+        running.poll_all(cx);
+        ready!(written.poll_caught_up(cx));
+        match ready!(lines.poll_line(cx)) {
+            Err(error) => return Poll::Ready(Err(error)),
+            Ok(Line::End) => return Poll::Ready(Ok(())),
+            Ok(Line::TooLarge(size)) => {
+                sink.send(too_large(size, lines.limit));
             }
-            Line::Message if line.iter().all(u8::is_ascii_whitespace) => {}
-            Line::Message => {
-                if let Some(work) = connection.handle(&line, &sink).into_work() {
-                    tokio::spawn(work.run());
+            Ok(Line::Message) if lines.line.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(Line::Message) => {
+                if let Some(work) = connection.handle(&lines.line, &sink).into_work() {
+                    running.push(work);
                 }
             }
         }
-    }
+    })
+    .await;
 
-    wind_down(server, &connection).await;
+    wind_down(server, &connection, &mut running).await;
+    drop(running);
     drop(connection);
     drop(sink);
-    match writer.await {
+    let written = match writer.await {
         Ok(result) => result,
         Err(join_error) => Err(std::io::Error::other(join_error)),
+    };
+    read.and(written)
+}
+
+/// Writes the messages of the connection, everything ready in one write: one system call
+/// per batch, not two per message.
+async fn write_messages<W: AsyncWrite + Unpin>(
+    mut outgoing: OutboxReader,
+    mut output: W,
+    written: Arc<Written>,
+) -> std::io::Result<()> {
+    let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
+    while let Some(message) = outgoing.recv().await {
+        append(&mut batch, &message.bytes);
+        framing::fill_batch(&mut batch, &mut outgoing);
+        written.behind(true);
+        let outcome = async {
+            output.write_all(&batch).await?;
+            output.flush().await
+        }
+        .await;
+        written.behind(false);
+        outcome?;
+        batch.clear();
+    }
+    output.flush().await
+}
+
+/// Whether the writer is behind: it holds answers the client has not taken yet (its end of
+/// the pipe is full). The connection reads no further requests meanwhile, so what it owes
+/// stays bounded, and a client that sends faster than it reads is slowed to its own pace,
+/// which also lets each read and write carry many messages.
+#[derive(Default)]
+struct Written {
+    behind: AtomicBool,
+    reader: AtomicWaker,
+}
+
+impl Written {
+    fn behind(&self, behind: bool) {
+        self.behind.store(behind, Ordering::Release);
+        if !behind {
+            self.reader.wake();
+        }
+    }
+
+    /// Ready once the writer has caught up.
+    fn poll_caught_up(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.behind.load(Ordering::Acquire) {
+            self.reader.register(cx.waker());
+            if self.behind.load(Ordering::Acquire) {
+                return Poll::Pending;
+            }
+        }
+        Poll::Ready(())
+    }
+}
+
+/// The work of a connection's requests, run where the connection is served.
+#[derive(Default)]
+struct Running(FuturesUnordered<CatchUnwind<AssertUnwindSafe<BoxFuture<'static, ()>>>>);
+
+impl Running {
+    fn push(&mut self, work: Work) {
+        self.0
+            .push(AssertUnwindSafe(work.into_future()).catch_unwind());
+    }
+
+    /// Runs whatever work is ready, until none is.
+    fn poll_all(&mut self, cx: &mut Context<'_>) {
+        while let Poll::Ready(Some(ran)) = self.0.poll_next_unpin(cx) {
+            if let Err(panic) = ran {
+                let panic = crate::call::invoke::panic_message(panic.as_ref());
+                tracing::error!(%panic, "the work of a request panicked");
+            }
+        }
     }
 }
 
 /// End of input: the work in flight gets a grace period to answer, then what is left is
 /// cancelled (a tool that never returns must not keep the process alive).
-async fn wind_down(server: &McpServer, connection: &Connection) {
-    if tokio::time::timeout(server.shutdown_grace(), connection.drain())
+async fn wind_down(server: &McpServer, connection: &Connection, running: &mut Running) {
+    let mut drained = std::pin::pin!(connection.drain());
+    let answered = poll_fn(|cx| {
+        running.poll_all(cx);
+        drained.as_mut().poll(cx)
+    });
+    if tokio::time::timeout(server.shutdown_grace(), answered)
         .await
         .is_err()
     {
@@ -86,38 +171,93 @@ async fn wind_down(server: &McpServer, connection: &Connection) {
     connection.close();
 }
 
-/// Reads one line into `line` (see [`framing`]).
-async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
+/// Reads lines (see [`framing`]) from a buffered input; what it has read of a line is kept
+/// between polls.
+struct LineReader<R> {
+    reader: BufReader<R>,
     limit: usize,
-) -> std::io::Result<Line> {
-    let mut framer = Framer::start(limit, line);
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(framer.at_end());
+    /// The line read last, once [`poll_line`](LineReader::poll_line) says a message is there.
+    line: Vec<u8>,
+    /// The line being read, while it is.
+    framer: Option<Framer>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    fn new(input: R, limit: usize) -> Self {
+        LineReader {
+            reader: BufReader::with_capacity(64 * 1024, input),
+            limit,
+            line: Vec::new(),
+            framer: None,
         }
-        let (used, ended) = framer.feed(available, line);
-        reader.consume(used);
-        if let Some(ended) = ended {
-            return Ok(ended);
+    }
+
+    fn poll_line(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<Line>> {
+        let framer = self
+            .framer
+            .get_or_insert_with(|| Framer::start(self.limit, &mut self.line));
+        loop {
+            let available = ready!(Pin::new(&mut self.reader).poll_fill_buf(cx))?;
+            if available.is_empty() {
+                let line = framer.at_end();
+                self.framer = None;
+                return Poll::Ready(Ok(line));
+            }
+            let (used, ended) = framer.feed(available, &mut self.line);
+            Pin::new(&mut self.reader).consume(used);
+            if let Some(ended) = ended {
+                self.framer = None;
+                return Poll::Ready(Ok(ended));
+            }
         }
     }
 }
 
 /// Serves on this process's stdin and stdout, until the input ends.
 ///
-/// A reader thread reads each message and runs a sync tool proven quick right there,
-/// writing the answers of everything it read in one write; should such a run take long, a
-/// new reader takes over while it finishes (see the `threaded` module). Everything else
-/// runs on the current tokio runtime.
+/// When they are pipes, as they are when an MCP client starts the server, they are read and
+/// written without blocking, on the runtime's own I/O driver (tokio's `pipe`); otherwise (a
+/// file, a terminal) through tokio's `stdin` and `stdout`, which hand each read and write to
+/// a thread of the blocking pool.
 pub async fn serve_stdio(server: &McpServer) -> std::io::Result<()> {
-    super::start_maintenance(server);
-    threaded::serve(
-        server,
-        Box::new(std::io::stdin()),
-        Box::new(std::io::stdout()),
-    )
-    .await
+    let input: Box<dyn AsyncRead + Unpin + Send> = match piped::stdin() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Box<dyn AsyncWrite + Unpin + Send> = match piped::stdout() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    };
+    serve(server, input, output).await
+}
+
+/// The process's stdin and stdout as non-blocking pipes, when they are pipes.
+#[cfg(unix)]
+mod piped {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe::{Receiver, Sender};
+
+    fn file(fd: std::os::fd::BorrowedFd<'_>) -> Option<std::fs::File> {
+        fd.try_clone_to_owned().ok().map(std::fs::File::from)
+    }
+
+    pub(super) fn stdin() -> Option<Receiver> {
+        Receiver::from_file(file(std::io::stdin().as_fd())?).ok()
+    }
+
+    pub(super) fn stdout() -> Option<Sender> {
+        Sender::from_file(file(std::io::stdout().as_fd())?).ok()
+    }
+}
+
+/// Elsewhere stdin and stdout are read and written through tokio's blocking pool.
+#[cfg(not(unix))]
+mod piped {
+    pub(super) fn stdin() -> Option<tokio::io::Stdin> {
+        None
+    }
+
+    pub(super) fn stdout() -> Option<tokio::io::Stdout> {
+        None
+    }
 }

@@ -1,37 +1,34 @@
-//! A current-thread runtime we drive ourselves, so that the sync tools proven quick its calls
-//! submit run on its own thread between its turns: such a call crosses no thread at all.
+//! A current-thread runtime we drive ourselves, so that the work of quick sync tools its
+//! calls submit runs on its own thread between its turns: such a call crosses no thread.
 //!
-//! On a lane, a call costs two wake-ups of sleeping threads when the server is otherwise
-//! idle (the lane's, then the runtime's): more than the rest of a small call over HTTP. When
-//! the runtime is ours (`serve` builds it), [`drive`] runs it in turns instead: a turn is a
-//! `Runtime::block_on` of a future that a call wakes when it submits a job, and that tokio
-//! polls once it has run the ready tasks it took up (at most its `event_interval`) and looked
-//! at timers and I/O. The thread then runs the waiting jobs itself and starts the next turn,
-//! whose first step wakes the calls those jobs answered, from the runtime's own thread (so
-//! without a system call).
+//! [`drive`] runs the runtime in turns: a turn is a `Runtime::block_on` of a future that a
+//! call wakes when it submits work, and that tokio polls once it has run the ready tasks it
+//! took up (at most its `event_interval`) and looked at timers and I/O. The thread then
+//! runs the waiting work itself and starts the next turn, whose first step wakes the calls
+//! that work answered, from the runtime's own thread (so without a system call).
 //!
-//! While jobs run, the runtime stands still, as it would if the tools ran inside a task, and
-//! a tool that was quick a thousand times can still block on the next call. So jobs run for
-//! [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog looks while jobs
-//! run: when the one running would be stuck, and every [`STUCK_AFTER`] at most (so a job
-//! that starts between two looks is caught on time). When a job has run for that long, it
-//! sends the tool back to the blocking pool and starts another thread, which drives the
-//! runtime from then on (any thread may drive a current-thread runtime while no other
-//! does): the calls' time limits fire, that call's included, and other requests are served.
-//! The stuck thread finishes its job and ends; the jobs of the tool sent back go to the
-//! lanes.
+//! While work runs, the runtime stands still, as it would if the tools ran inside a task.
+//! So work runs for [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog
+//! looks while work runs: when the run in progress would be stuck, and every
+//! [`STUCK_AFTER`] at most (so a run that starts between two looks is caught on time). When
+//! a run has lasted that long, the watchdog sends its tool back to the blocking pool and
+//! starts another thread, which drives the runtime from then on (any thread may drive a
+//! current-thread runtime while no other does): time limits fire, that call's included, and
+//! other requests are served. The stuck thread finishes its run and ends; the waiting work
+//! of the tool sent back goes to the pool.
 //!
-//! A job that waits on the runtime it interrupts (a sync tool calling
+//! Work that waits on the runtime it interrupts (a sync tool calling
 //! `Handle::current().block_on(..)`) waits for that hand-over, and its tool then goes back
 //! to the pool like any tool that got stuck.
 
-use super::{Job, STUCK_AFTER};
-use crate::call::invoke::{CatchUnwind, Pace};
+use super::{BlockingWork, Pace, Ran, STUCK_AFTER};
 use crate::sync::lock;
+use futures_util::FutureExt;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -94,14 +91,14 @@ where
         .name("tool-runtime-watchdog".to_owned())
         .spawn(move || watched.watch());
     if let Err(error) = watchdog {
-        tracing::error!(%error, "cannot start a watchdog thread; quick sync tools run on lanes");
+        tracing::error!(%error, "cannot start a watchdog thread; sync tools run on the blocking pool");
         return blocked_on(runtime, future);
     }
     let outcome = Arc::new(Mutex::new(None));
     let ending = Arc::clone(&driven);
     let stored = Arc::clone(&outcome);
     drop(runtime.spawn(async move {
-        let result = CatchUnwind(Box::pin(future)).await;
+        let result = AssertUnwindSafe(future).catch_unwind().await;
         *lock(&stored) = Some(result);
         ending.finish();
     }));
@@ -132,33 +129,131 @@ where
     }
 }
 
-/// Queues a quick sync tool's `job` to run between turns of the runtime this thread drives;
-/// gives it back when this thread drives none (another runtime, or no runtime: a lane then
-/// takes it). `pace` is the tool's, sent back to the pool if the job gets stuck.
-pub(crate) fn defer(job: Job, pace: &Arc<Pace>) -> Result<(), Job> {
+/// Queues a quick sync tool's `work` to run between turns of the runtime this thread
+/// drives, and gives what its call awaits; gives the work back when this thread drives none
+/// (another runtime, or no runtime). `pace` is the tool's, sent back to the pool if the run
+/// gets stuck.
+pub(crate) fn defer(work: BlockingWork, pace: &Arc<Pace>) -> Result<Answered, BlockingWork> {
     DRIVING.with(|driving| match driving.borrow().as_ref() {
         Some(driven) => {
+            let (answer, answered) = slot();
             let mut state = lock(&driven.state);
-            state.jobs.push_back((job, Arc::clone(pace)));
+            state.jobs.push_back(Job {
+                work,
+                pace: Arc::clone(pace),
+                answer,
+            });
             if let Some(turn) = &state.turn {
                 // From the runtime's own thread: a flag, no system call.
                 turn.wake_by_ref();
             }
-            Ok(())
+            Ok(answered)
         }
-        None => Err(job),
+        None => Err(work),
     })
 }
 
-/// Holds the waker of a call that a job run between turns just answered (on this thread:
-/// the job's own), to be woken at the start of the next turn; gives it back when no such
-/// job runs on this thread.
-pub(super) fn hold_wake(waker: Waker) -> Option<Waker> {
-    if !RUNNING_JOBS.get() {
-        return Some(waker);
+/// A sync tool's work waiting to run between turns, and where its outcome goes.
+struct Job {
+    work: BlockingWork,
+    pace: Arc<Pace>,
+    answer: Answer,
+}
+
+impl Job {
+    /// Runs the work here (between turns), timing it for its tool's pace.
+    fn run(self) {
+        let started = Instant::now();
+        let ran = catch_unwind(AssertUnwindSafe(self.work));
+        self.pace.record_between_turns(started.elapsed());
+        self.answer.send(ran);
     }
-    ANSWERED.with(|answered| answered.borrow_mut().push(waker));
-    None
+
+    /// Runs the work on the blocking pool: its tool got stuck since it was queued.
+    fn run_on_pool(self, handle: &tokio::runtime::Handle) {
+        let Job { work, answer, .. } = self;
+        drop(handle.spawn_blocking(move || answer.send(catch_unwind(AssertUnwindSafe(work)))));
+    }
+}
+
+/// Where a run's outcome goes, and what its call awaits: `None` once the run was dropped
+/// unrun (the runtime shut down).
+fn slot() -> (Answer, Answered) {
+    let slot = Arc::new(Mutex::new(Slot {
+        ran: None,
+        waker: None,
+        dropped: false,
+    }));
+    (Answer(Some(Arc::clone(&slot))), Answered(slot))
+}
+
+struct Slot {
+    ran: Option<Ran>,
+    waker: Option<Waker>,
+    dropped: bool,
+}
+
+/// The sending half of [`slot`].
+struct Answer(Option<Arc<Mutex<Slot>>>);
+
+impl Answer {
+    fn send(mut self, ran: Ran) {
+        if let Some(slot) = self.0.take() {
+            let waker = {
+                let mut slot = lock(&slot);
+                slot.ran = Some(ran);
+                slot.waker.take()
+            };
+            wake(waker);
+        }
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            let waker = {
+                let mut slot = lock(&slot);
+                slot.dropped = true;
+                slot.waker.take()
+            };
+            wake(waker);
+        }
+    }
+}
+
+/// Wakes a call whose run just ended: at the start of the next turn when the run happened
+/// between turns on this thread (from the runtime's own thread, a queue push), else now.
+fn wake(waker: Option<Waker>) {
+    let Some(waker) = waker else {
+        return;
+    };
+    if RUNNING_JOBS.get() {
+        ANSWERED.with(|answered| answered.borrow_mut().push(waker));
+    } else {
+        waker.wake();
+    }
+}
+
+/// What a call whose work was deferred awaits.
+pub(crate) struct Answered(Arc<Mutex<Slot>>);
+
+impl Future for Answered {
+    type Output = Option<Ran>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Ran>> {
+        let mut slot = lock(&self.0);
+        if let Some(ran) = slot.ran.take() {
+            return Poll::Ready(Some(ran));
+        }
+        if slot.dropped {
+            return Poll::Ready(None);
+        }
+        if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            slot.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
 }
 
 thread_local! {
@@ -185,8 +280,8 @@ struct Driven {
 }
 
 struct State {
-    /// Jobs submitted and not yet started, with their tools' pace.
-    jobs: VecDeque<(Job, Arc<Pace>)>,
+    /// Work submitted and not yet started.
+    jobs: VecDeque<Job>,
     /// The wakers of calls answered between turns, for the next turn to wake (whichever
     /// thread drives it).
     answered: Vec<Waker>,
@@ -282,33 +377,30 @@ impl Driven {
                 break (false, answered);
             }
             state.answered.extend(answered);
-            let Some((job, pace)) = state.jobs.pop_front() else {
+            let Some(job) = state.jobs.pop_front() else {
                 state.running = None;
                 break (true, Vec::new());
             };
-            if !pace.runs_in_place() {
-                // Its tool got stuck meanwhile: this job goes where blocking does no harm.
-                super::enqueue(std::iter::once(job));
+            if !job.pace.is_quick() {
+                // Its tool got stuck meanwhile: this run goes where blocking does no harm.
+                job.run_on_pool(&self.handle);
                 continue;
             }
             let now = Instant::now();
             if now.duration_since(began) >= TURN_BUDGET {
-                state.jobs.push_front((job, pace));
+                state.jobs.push_front(job);
                 state.running = None;
                 state.runtime_first = true;
                 break (true, Vec::new());
             }
-            state.running = Some((now, pace));
+            state.running = Some((now, Arc::clone(&job.pace)));
             state.last_run = Some(now);
             if std::mem::take(&mut state.watchdog_asleep) {
                 self.watch.notify_one();
             }
             drop(state);
-            // A job catches its tool's panics; this keeps the driving thread whatever
-            // happens.
-            if catch_unwind(AssertUnwindSafe(job)).is_err() {
-                tracing::error!("a job run between turns of the runtime panicked");
-            }
+            // A run catches its tool's panics.
+            job.run();
             state = lock(&self.state);
         };
         drop(state);
@@ -438,23 +530,35 @@ impl Drop for Driving {
 
 #[cfg(test)]
 mod tests {
-    use super::super::returns::{pair, Return};
     use super::*;
+    use crate::call::output::Produced;
+    use serde_json::{json, Value};
     use std::sync::mpsc;
-    use std::thread::ThreadId;
 
-    /// How a held job's wait ended, and the thread it ran on.
-    type Held = (Result<(), mpsc::RecvTimeoutError>, ThreadId);
+    /// Work that answers what `f` gives.
+    fn work(f: impl FnOnce() -> Value + Send + 'static) -> BlockingWork {
+        Box::new(move || Ok(Produced::Json(f())))
+    }
 
-    /// A job that blocks until `released` says so (or 20 s pass, which fails the test that
-    /// expected otherwise), and the call that waits for it.
-    fn held_until(released: mpsc::Receiver<()>) -> (Job, Return<Held>) {
-        let (answer, answered) = pair();
-        let job: Job = Box::new(move || {
+    /// The value a deferred run answered.
+    async fn value(answered: Answered) -> Value {
+        match answered.await {
+            Some(Ok(Ok(Produced::Json(value)))) => value,
+            _ => panic!("the run did not answer a value"),
+        }
+    }
+
+    fn thread_name() -> Value {
+        json!(format!("{:?}", std::thread::current().id()))
+    }
+
+    /// Work that blocks until `released` says so (or 20 s pass, which fails the test that
+    /// expected otherwise), then answers whether it was released and its thread.
+    fn held_until(released: mpsc::Receiver<()>) -> BlockingWork {
+        work(move || {
             let outcome = released.recv_timeout(Duration::from_secs(20));
-            answer.send((outcome, std::thread::current().id()));
-        });
-        (job, answered)
+            json!([outcome.is_ok(), thread_name()])
+        })
     }
 
     fn current_thread() -> Runtime {
@@ -464,152 +568,127 @@ mod tests {
             .expect("a runtime")
     }
 
-    fn quick() -> Arc<Pace> {
-        Arc::new(Pace::proven_quick("add"))
+    fn quick(tool: &str) -> Arc<Pace> {
+        Arc::new(Pace::proven_quick(tool))
     }
 
-    /// Defers a job that runs `work` and answers with its result and thread.
-    async fn run_between_turns<T: Send + 'static>(
-        pace: &Arc<Pace>,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> (T, ThreadId) {
-        let (answer, answered) = pair();
-        let job: Job = Box::new(move || answer.send((work(), std::thread::current().id())));
-        assert!(
-            defer(job, pace).is_ok(),
-            "a task of a driven runtime defers its job"
-        );
-        answered.await.expect("the job answered")
+    fn deferred(work: BlockingWork, pace: &Arc<Pace>) -> Answered {
+        match defer(work, pace) {
+            Ok(answered) => answered,
+            Err(_) => panic!("a task of a driven runtime defers its work"),
+        }
     }
 
     #[test]
-    fn jobs_run_on_the_thread_that_drives_the_runtime() {
+    fn work_runs_on_the_thread_that_drives_the_runtime() {
         let (ran, driver) = drive(
             current_thread(),
             async {
-                let pace = quick();
+                let pace = quick("add");
                 let mut ran = Vec::new();
                 for n in 0..3 {
-                    let work = move || (n * 2, tokio::runtime::Handle::try_current().is_ok());
-                    ran.push(run_between_turns(&pace, work).await);
+                    let runs = work(move || {
+                        let in_runtime = tokio::runtime::Handle::try_current().is_ok();
+                        json!([n * 2, in_runtime, thread_name()])
+                    });
+                    ran.push(value(deferred(runs, &pace)).await);
                 }
-                (ran, std::thread::current().id())
+                (ran, thread_name())
             },
             Duration::from_secs(1),
         );
-        assert_ne!(
-            driver,
-            std::thread::current().id(),
-            "a thread of its own drives"
-        );
+        assert_ne!(driver, thread_name(), "a thread of its own drives");
         assert_eq!(
             ran,
             vec![
-                ((0, true), driver),
-                ((2, true), driver),
-                ((4, true), driver)
+                json!([0, true, driver]),
+                json!([2, true, driver]),
+                json!([4, true, driver])
             ],
-            "each job ran on the driving thread, in the runtime's context, and answered its call"
+            "each run was on the driving thread, in the runtime's context, and answered its call"
         );
     }
 
     #[test]
-    fn a_job_stuck_between_turns_hands_the_runtime_to_another_thread() {
+    fn work_stuck_between_turns_hands_the_runtime_to_another_thread() {
         let (release, released) = mpsc::channel::<()>();
-        let pace = quick();
+        let pace = quick("stuck");
         let tool = Arc::clone(&pace);
-        let (job_thread, after) = drive(
+        let (ran, after) = drive(
             current_thread(),
             async move {
                 // Blocks until the runtime has moved on without it.
-                let (job, answered) = held_until(released);
-                assert!(defer(job, &tool).is_ok());
+                let answered = deferred(held_until(released), &tool);
                 // A timer fires only if another thread drives the runtime meanwhile.
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                let after = std::thread::current().id();
-                release.send(()).expect("the job waits");
-                let (outcome, job_thread) = answered.await.expect("the job answered");
-                assert_eq!(outcome, Ok(()), "the runtime stood still behind the job");
-                (job_thread, after)
+                let after = thread_name();
+                release.send(()).expect("the work waits");
+                (value(answered).await, after)
             },
             Duration::from_secs(1),
         );
-        assert_ne!(job_thread, after, "another thread drove past the stuck job");
-        assert!(
-            !pace.runs_in_place(),
-            "the stuck tool goes back to the pool"
-        );
+        assert_eq!(ran[0], true, "the runtime stood still behind the work");
+        assert_ne!(ran[1], after, "another thread drove past the stuck work");
+        assert!(!pace.is_quick(), "the stuck tool goes back to the pool");
     }
 
     #[test]
-    fn a_call_answered_before_a_job_got_stuck_is_not_held_behind_it() {
+    fn a_call_answered_before_work_got_stuck_is_not_held_behind_it() {
         let (release, released) = mpsc::channel::<()>();
         let stuck_behind = drive(
             current_thread(),
             async move {
-                let pace = quick();
-                let (first, first_answered) = pair();
-                let quick_job: Job = Box::new(move || first.send(1));
-                let (stuck_job, second_answered) = held_until(released);
                 // Both in one turn: the quick one runs first, then the stuck one.
-                assert!(defer(quick_job, &pace).is_ok());
-                assert!(defer(stuck_job, &Arc::new(Pace::proven_quick("stuck"))).is_ok());
+                let first = deferred(work(|| json!(1)), &quick("add"));
+                let second = deferred(held_until(released), &quick("stuck"));
                 // The deadline is looked at first: a call woken only by it does not count.
                 let mut deadline = std::pin::pin!(tokio::time::sleep(Duration::from_secs(10)));
-                let mut first_answered = first_answered;
+                let mut first = std::pin::pin!(value(first));
                 let first = poll_fn(|cx| {
                     if deadline.as_mut().poll(cx).is_ready() {
                         return Poll::Ready(None);
                     }
-                    std::pin::Pin::new(&mut first_answered).poll(cx).map(Some)
+                    first.as_mut().poll(cx).map(Some)
                 })
                 .await;
-                release.send(()).expect("the stuck job waits");
-                let (second, _) = second_answered.await.expect("the stuck job answered");
-                (first, second)
+                release.send(()).expect("the stuck work waits");
+                (first, value(second).await[0].clone())
             },
             Duration::from_secs(1),
         );
         assert_eq!(
             stuck_behind,
-            (Some(Some(1)), Ok(())),
-            "the first call was answered while the second job was stuck"
+            (Some(json!(1)), json!(true)),
+            "the first call was answered while the second run was stuck"
         );
     }
 
     #[test]
-    fn the_waiting_jobs_of_a_tool_that_got_stuck_go_to_a_lane() {
+    fn the_waiting_work_of_a_tool_that_got_stuck_goes_to_the_pool() {
         let (release, released) = mpsc::channel::<()>();
-        let pace = quick();
+        let pace = quick("stuck");
         let tool = Arc::clone(&pace);
-        let (next_ran_on, outcome) = drive(
+        let (next_ran_on, stuck) = drive(
             current_thread(),
             async move {
-                let (stuck_job, stuck_answered) = held_until(released);
-                let (next, next_answered) = pair();
-                let next_job: Job = Box::new(move || {
-                    next.send(std::thread::current().name().map(str::to_owned));
-                });
-                assert!(defer(stuck_job, &tool).is_ok());
-                assert!(defer(next_job, &tool).is_ok());
-                let next_ran_on = next_answered.await.expect("the next job answered");
-                release.send(()).expect("the stuck job waits");
-                let (outcome, _) = stuck_answered.await.expect("the stuck job answered");
-                (next_ran_on, outcome)
+                let stuck = deferred(held_until(released), &tool);
+                let next = deferred(work(thread_name), &tool);
+                let next_ran_on = value(next).await;
+                release.send(()).expect("the stuck work waits");
+                (next_ran_on, value(stuck).await)
             },
             Duration::from_secs(1),
         );
-        assert_eq!(next_ran_on.as_deref(), Some("tool-lane"));
         assert_eq!(
-            outcome,
-            Ok(()),
-            "the next job ran while the first was stuck"
+            stuck[0], true,
+            "the next run ended while the first was stuck"
         );
-        assert!(!pace.runs_in_place());
+        assert_ne!(next_ran_on, stuck[1], "not behind the stuck run");
+        assert!(!pace.is_quick());
     }
 
     #[test]
-    fn jobs_give_the_runtime_a_turn_once_they_have_run_for_a_while() {
+    fn work_gives_the_runtime_a_turn_once_it_has_run_for_a_while() {
         let events = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&events);
         drive(
@@ -622,26 +701,24 @@ mod tests {
                     waiting.notified().await;
                     lock(&record).push("task".to_owned());
                 });
-                let pace = quick();
+                let pace = quick("add");
                 let mut answers = Vec::new();
                 for n in 0..10 {
-                    let (answer, answered) = pair();
                     let record = Arc::clone(&seen);
                     let woken = Arc::clone(&woken);
-                    let job: Job = Box::new(move || {
+                    let runs = work(move || {
                         if n == 0 {
                             // Ready from now on: it runs when the runtime gets a turn.
                             woken.notify_one();
                         }
                         std::thread::sleep(Duration::from_micros(400));
-                        lock(&record).push(format!("job {n}"));
-                        answer.send(());
+                        lock(&record).push(format!("run {n}"));
+                        Value::Null
                     });
-                    assert!(defer(job, &pace).is_ok());
-                    answers.push(answered);
+                    answers.push(deferred(runs, &pace));
                 }
                 for answered in answers {
-                    answered.await.expect("each job answered");
+                    value(answered).await;
                 }
                 task.await.expect("the task ran");
             },
@@ -649,31 +726,32 @@ mod tests {
         );
         let events = lock(&events).clone();
         let task = events.iter().position(|event| event == "task");
-        let last_job = events.iter().position(|event| event == "job 9");
+        let last_run = events.iter().position(|event| event == "run 9");
         assert!(
-            task < last_job,
-            "4 ms of jobs ran without a turn of the runtime: {events:?}"
+            task < last_run,
+            "4 ms of runs went by without a turn of the runtime: {events:?}"
         );
     }
 
     #[test]
-    fn the_end_does_not_wait_for_a_stuck_job() {
+    fn the_end_does_not_wait_for_stuck_work() {
         let (release, released) = mpsc::channel::<()>();
         let (done, finished) = mpsc::channel();
         drive(
             current_thread(),
             async move {
-                let job: Job = Box::new(move || {
+                let runs = work(move || {
                     let _ = released.recv_timeout(Duration::from_secs(20));
                     let _ = done.send("finished");
+                    Value::Null
                 });
-                assert!(defer(job, &quick()).is_ok());
+                drop(deferred(runs, &quick("stuck")));
                 tokio::time::sleep(Duration::from_millis(10)).await;
             },
             Duration::from_secs(1),
         );
-        // Here while the job still waits for its release.
-        release.send(()).expect("the job still runs");
+        // Here while the work still waits for its release.
+        release.send(()).expect("the work still runs");
         assert_eq!(
             finished.recv_timeout(Duration::from_secs(20)),
             Ok("finished")
@@ -681,22 +759,18 @@ mod tests {
     }
 
     #[test]
-    fn outside_a_driven_runtime_a_job_is_given_back() {
-        let given_back = |runtime: Runtime| {
-            drive(
-                runtime,
-                async {
-                    tokio::task::spawn_blocking(|| defer(Box::new(|| {}), &quick()).is_err())
-                        .await
-                        .expect("no panic")
-                },
-                Duration::from_secs(1),
-            )
-        };
-        assert!(
-            given_back(current_thread()),
-            "a blocking-pool thread drives nothing"
+    fn outside_a_driven_runtime_work_is_given_back() {
+        let given_back = || defer(work(|| Value::Null), &quick("add")).is_err();
+        let on_the_pool = drive(
+            current_thread(),
+            async move {
+                tokio::task::spawn_blocking(given_back)
+                    .await
+                    .expect("no panic")
+            },
+            Duration::from_secs(1),
         );
+        assert!(on_the_pool, "a blocking-pool thread drives nothing");
         let multi_thread = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .build()
@@ -704,12 +778,12 @@ mod tests {
         assert!(
             drive(
                 multi_thread,
-                async { defer(Box::new(|| {}), &quick()).is_err() },
+                async move { given_back() },
                 Duration::from_secs(1)
             ),
             "a multi-thread runtime is not driven in turns"
         );
-        assert!(defer(Box::new(|| {}), &quick()).is_err(), "no runtime");
+        assert!(given_back(), "no runtime");
     }
 
     #[test]

@@ -349,3 +349,67 @@ async fn a_tool_that_never_returns_does_not_keep_the_server_alive_after_input_en
         "the cancelled call gets no answer"
     );
 }
+
+/// Fired when `occupy` starts.
+static OCCUPIED: Signal = Signal::new();
+
+/// Holds its place for a minute, unless cancelled.
+#[tool]
+async fn occupy() -> u8 {
+    OCCUPIED.fire();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    0
+}
+
+/// The status and body of `GET path` on `app`.
+async fn get(app: &axum::Router, path: &str) -> (u16, String) {
+    let request = Request::get(path)
+        .header("host", "localhost")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = to_bytes(response.into_body(), 1 << 16).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_says_no_while_the_server_holds_all_the_requests_it_takes() {
+    let app = router(
+        server(ServerOptions::default().max_in_flight_total(1)),
+        HttpOptions::default(),
+    );
+    assert_eq!(get(&app, "/readyz").await, (200, "ready\n".to_owned()));
+    let body = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"occupy","#,
+        r#""arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+        r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    );
+    let request = tool_tests::with_standard_headers(
+        Request::post("/mcp")
+            .header("host", "localhost")
+            .header("accept", "application/json")
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await;
+    let call = tokio::spawn(app.clone().oneshot(request));
+    OCCUPIED.wait("the call started").await;
+    assert_eq!(
+        get(&app, "/readyz").await,
+        (503, "at capacity\n".to_owned())
+    );
+    let (_, health) = get(&app, "/healthz").await;
+    assert!(health.contains(r#""ready":false"#), "{health}");
+
+    // The client goes away: its call is cancelled, and the place is free again.
+    call.abort();
+    let mut polling = tool_tests::Polling::new("readiness after the call ended");
+    loop {
+        let ready = get(&app, "/readyz").await;
+        if ready.0 == 200 {
+            break;
+        }
+        polling.again(&Value::String(ready.1)).await;
+    }
+}

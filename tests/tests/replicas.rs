@@ -87,6 +87,32 @@ fn pid_file(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// Starts a task of `slow_lookup` that runs until `release` exists (a minute at most), so
+/// that it is surely still running when the server decides whether the call becomes a task.
+fn start_held_lookup(
+    cluster: &Cluster,
+    pid_file: &std::path::Path,
+    release: &std::path::Path,
+) -> String {
+    let _ = std::fs::remove_file(release);
+    let arguments = json!({
+        "seconds": 60,
+        "pid_file": pid_file.to_str().unwrap(),
+        "release_file": release.to_str().unwrap(),
+    });
+    start_task(cluster, "slow_lookup", arguments)
+}
+
+/// Ends a lookup started by [`start_held_lookup`].
+fn release(release: &std::path::Path) {
+    std::fs::write(release, b"").expect("the release file is written");
+}
+
+/// GET `path` on `port`: its status and body.
+fn get(port: u16, path: &str) -> HttpReply {
+    tool_tests::http(port, "GET", path, &[], "")
+}
+
 /// The bound within which a task whose replica died is reported, as the deployment guide
 /// states it: the lease (3 s) and a look for lost tasks (every second), with a margin.
 const LOST_WITHIN: Duration = Duration::from_secs(8);
@@ -132,12 +158,14 @@ fn a_killed_replica(cluster: &mut Cluster) {
     cluster.start_replica(runner);
     cluster.wait_until_all_up();
     let file = pid_file(&format!("lookup-{tag}"));
-    let arguments = json!({"seconds": 2, "pid_file": file.to_str().unwrap()});
-    let task = start_task(cluster, "slow_lookup", arguments);
+    let released = pid_file(&format!("lookup-{tag}-release"));
+    let task = start_held_lookup(cluster, &file, &released);
     let runner = cluster
         .replica_of(first_run(&file))
         .expect("a replica runs it");
     cluster.stop_replica(runner, "KILL");
+    // The run that takes over ends as soon as it starts.
+    release(&released);
     let (done, _) = poll(cluster, &task, LOST_WITHIN + Duration::from_secs(3), |t| {
         t["result"]["status"] == "completed"
     });
@@ -154,9 +182,10 @@ fn a_killed_replica(cluster: &mut Cluster) {
 fn tasks_and_their_results_outlive_a_restart_of_every_replica() {
     let mut cluster = Cluster::start(BINARY, &[]);
     let file = pid_file("restart");
-    let arguments = json!({"seconds": 0.3, "pid_file": file.to_str().unwrap()});
-    let task = start_task(&cluster, "slow_lookup", arguments);
-    poll(&cluster, &task, Duration::from_secs(5), |t| {
+    let released = pid_file("restart-release");
+    let task = start_held_lookup(&cluster, &file, &released);
+    release(&released);
+    poll(&cluster, &task, Duration::from_secs(20), |t| {
         t["result"]["status"] == "completed"
     });
     for index in 0..3 {
@@ -293,44 +322,80 @@ fn a_rolling_restart_under_load_loses_no_request() {
 fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     let mut cluster = Cluster::start(BINARY, &[]);
     let file = pid_file("outage");
-    let arguments = json!({"seconds": 0.2, "pid_file": file.to_str().unwrap()});
-    let task = start_task(&cluster, "slow_lookup", arguments);
-    poll(&cluster, &task, Duration::from_secs(5), |t| {
+    let released = pid_file("outage-release");
+    let task = start_held_lookup(&cluster, &file, &released);
+    release(&released);
+    poll(&cluster, &task, Duration::from_secs(20), |t| {
         t["result"]["status"] == "completed"
     });
 
     cluster.redis.stop();
-    let started = Instant::now();
-    // A plain call needs no shared state: it goes on.
-    let call = per_request(
-        7,
-        "tools/call",
-        json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
-        json!({}),
-    );
-    let reply = answer(&cluster.post(&call));
-    assert_eq!(reply["result"]["structuredContent"]["result"], 2, "{reply}");
-    // Reading the task needs the store: a clear error that says to retry, in good time.
+    // Every replica says the store is unreachable, on /healthz, once it has asked it.
+    for (port, _) in &cluster.replicas {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let health = get(*port, "/healthz");
+            assert_eq!(health.status, 200, "{}", health.body);
+            let health: Value = serde_json::from_str(health.body.trim()).expect("JSON");
+            if health["store"] == "unreachable" {
+                assert_eq!(health["ready"], true, "{health}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the store is seen unreachable: {health}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Readiness is a replica's own: the shared store being down takes none out, so the
+    // balancer keeps every replica and calls that need no store go on. The calls run over
+    // six of the balancer's check intervals (500 ms each, two failures take a replica out),
+    // which is where a replica reporting the store as unready would be taken out.
+    for port in cluster.replicas.iter().map(|(port, _)| *port) {
+        assert_eq!(
+            get(port, "/readyz").status,
+            200,
+            "replica on {port} stays ready"
+        );
+    }
+    let window = Instant::now();
+    let mut id = 100;
+    while window.elapsed() < Duration::from_secs(3) || id < 110 {
+        id += 1;
+        let call = per_request(
+            id,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
+            json!({}),
+        );
+        let reply = cluster.post(&call);
+        assert_eq!(reply.status, 200, "{} {}", reply.head, reply.body);
+        let reply = answer(&reply);
+        assert_eq!(reply["result"]["structuredContent"]["result"], 2, "{reply}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Reading the task needs the store: a clear error that says to retry. In good time: a
+    // client must not hang on it (the store's commands time out after 500 ms; the bound is
+    // generous for a busy machine).
+    let asked = Instant::now();
     let reply = get_task(&cluster, &task);
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("retry"), "{reply}");
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        asked.elapsed() < Duration::from_secs(10),
         "no request hangs"
     );
 
     cluster.redis.restart();
     // The client reconnects by itself; nothing acknowledged was lost.
-    let (got, _) = poll(&cluster, &task, Duration::from_secs(15), |t| {
+    let (got, _) = poll(&cluster, &task, Duration::from_secs(30), |t| {
         t.get("result").is_some()
     });
     assert_eq!(got["result"]["status"], "completed", "{got}");
-    let task = start_task(
-        &cluster,
-        "slow_lookup",
-        json!({"seconds": 0.2, "pid_file": file.to_str().unwrap()}),
-    );
-    poll(&cluster, &task, Duration::from_secs(5), |t| {
+    let task = start_held_lookup(&cluster, &file, &released);
+    release(&released);
+    poll(&cluster, &task, Duration::from_secs(20), |t| {
         t["result"]["status"] == "completed"
     });
 }

@@ -517,7 +517,7 @@ async fn a_budget_is_spent_across_replicas_on(redis: &impl SharedRedis) {
 }
 
 #[tokio::test]
-async fn without_its_store_a_session_request_says_retry_and_readiness_says_no() {
+async fn without_its_store_a_session_request_says_retry_and_health_says_why() {
     let mut redis = RedisServer::start();
     let prefix = prefix("outage");
     let (a, b) = (
@@ -545,32 +545,40 @@ async fn without_its_store_a_session_request_says_retry_and_readiness_says_no() 
         started.elapsed() < Duration::from_secs(3),
         "the request did not hang"
     );
-    let ready = get(&on_b, "/readyz").await;
-    assert_eq!(ready, 503, "not ready without the store");
+    // The store is every replica's: readiness, which is a replica's own, stays; health says
+    // the store is unreachable.
+    assert_eq!(get(&on_b, "/readyz").await.0, 200, "still ready");
+    let (status, health) = get(&on_b, "/healthz").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&health).unwrap(),
+        serde_json::json!({"status": "ok", "ready": true, "store": "unreachable"})
+    );
 
     redis.restart();
-    let mut ready = 0;
-    for _ in 0..100 {
-        ready = get(&on_b, "/readyz").await;
-        if ready == 200 {
+    let mut health = String::new();
+    for _ in 0..200 {
+        health = get(&on_b, "/healthz").await.1;
+        if health.contains("\"reachable\"") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(ready, 200, "ready again once the store is back");
-    assert_eq!(get(&on_b, "/healthz").await, 200);
+    assert!(
+        health.contains("\"store\":\"reachable\""),
+        "the store is back: {health}"
+    );
 }
 
-/// The status of `GET path` on `app`.
-async fn get(app: &axum::Router, path: &str) -> u16 {
+/// The status and body of `GET path` on `app`.
+async fn get(app: &axum::Router, path: &str) -> (u16, String) {
+    use http_body_util::BodyExt;
     use tower::ServiceExt;
     let request = axum::http::Request::get(path)
         .body(axum::body::Body::empty())
         .unwrap();
-    app.clone()
-        .oneshot(request)
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
 }

@@ -29,13 +29,23 @@ async fn slow_job(
 /// Looks something up slowly; running it again gives the same answer.
 #[tool(task = "optional", idempotent)]
 async fn slow_lookup(
-    /// How long the lookup takes, in seconds.
+    /// How long the lookup takes, in seconds (at most, when it waits for `release_file`).
     seconds: f64,
     /// A file to which each run appends the process id of the replica running it.
     pid_file: String,
+    /// A file whose appearance ends the lookup, so a test decides when it ends.
+    release_file: Option<String>,
 ) -> String {
     note_pid(&pid_file);
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let until = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
+    match release_file {
+        Some(release) => {
+            while !std::path::Path::new(&release).exists() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        None => tokio::time::sleep_until(until).await,
+    }
     "found it".to_owned()
 }
 

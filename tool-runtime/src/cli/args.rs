@@ -182,9 +182,9 @@ fn parse_address(text: &str) -> Result<SocketAddr, String> {
 /// grow is bounded, and so is everything it can hold open.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub(super) struct LoadLimits {
-    /// The most requests that run user code one connection (a stdio client, an HTTP
-    /// session) may have running at once (256 unless set); past it, the server-busy error
-    /// (HTTP: 503).
+    /// How many requests running user code (tool calls, prompts, resource reads) one
+    /// connection (a stdio client, an HTTP session) may have at once (256 unless set); past
+    /// it, the server-busy error (HTTP: 503).
     #[arg(
         long,
         value_name = "N",
@@ -192,7 +192,8 @@ pub(super) struct LoadLimits {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub(super) max_in_flight: Option<u32>,
-    /// The most such requests all connections together may have running at once (1024 unless set).
+    /// How many such requests all connections together may have at once (1024 unless set);
+    /// at the limit, GET /readyz answers 503 so a balancer sends new ones elsewhere.
     #[arg(
         long,
         value_name = "N",

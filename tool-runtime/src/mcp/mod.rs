@@ -350,6 +350,12 @@ impl McpServer {
         }
     }
 
+    /// Whether the server holds as many requests as it takes on all connections together:
+    /// the next one gets the server-busy error, so a balancer should send it elsewhere.
+    pub fn is_at_capacity(&self) -> bool {
+        self.shared.in_flight_total.is_full()
+    }
+
     /// The store this server shares state through with its replicas, if any.
     pub fn store(&self) -> Option<&crate::store::Store> {
         self.shared.store.as_ref()

@@ -36,6 +36,8 @@ pub(crate) mod names {
     pub(crate) const IN_FLIGHT: &str = "mcp_tool_calls_in_flight";
     /// How long calls took, in seconds, by `tool`.
     pub(crate) const DURATION: &str = "mcp_tool_call_duration_seconds";
+    /// Whether the store replicas share answered when last asked: 1 or 0.
+    pub(crate) const STORE_REACHABLE: &str = "mcp_store_reachable";
 }
 
 /// The tool label of a call of an unknown tool: its name comes from the client, and one

@@ -23,9 +23,28 @@ pub(crate) fn start_maintenance(server: &McpServer) {
         return;
     };
     runtime.spawn(sweep.run());
+    if let Some(store) = server.store().cloned() {
+        runtime.spawn(watch_store(store));
+    }
     runtime.spawn(async move {
         while let Some(rerun) = reruns.recv().await {
             tokio::spawn(rerun.run());
         }
     });
+}
+
+/// How often a server asks its shared store whether it answers, for the metric.
+const STORE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Keeps the gauge of whether the shared store answers (`mcp_store_reachable`) current.
+async fn watch_store(store: crate::store::Store) {
+    loop {
+        let reachable = store.is_reachable().await;
+        metrics::gauge!(crate::ops::watch::names::STORE_REACHABLE).set(if reachable {
+            1.0
+        } else {
+            0.0
+        });
+        tokio::time::sleep(STORE_CHECK_EVERY).await;
+    }
 }

@@ -95,6 +95,11 @@ impl InFlightTotal {
         }
     }
 
+    /// Whether every place is taken: the next request gets the server-busy error.
+    pub(crate) fn is_full(&self) -> bool {
+        self.running.load(Ordering::Acquire) >= self.most
+    }
+
     /// A place for one more request, unless all are taken.
     fn take(self: &Arc<Self>) -> Option<Counted> {
         let before = self.running.fetch_add(1, Ordering::AcqRel);

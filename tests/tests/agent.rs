@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tool_runtime::agent::openai::ChatClient;
 use tool_runtime::agent::{
-    AgentLoop, Approval, Arguments, Dialect, Limits, ModelRequest, Status, ToolCall, Tools,
+    AgentLoop, Approval, Dialect, Limits, ModelArguments, ModelRequest, Status, ToolCall, Tools,
 };
 use tool_runtime::Registry;
 use tool_tests::golden;
@@ -247,7 +247,7 @@ async fn a_registry_can_refuse_to_repair_and_a_long_output_is_cut() {
     let call = ToolCall::new(
         Some("c".into()),
         "get_weather",
-        Arguments::Text("```json\n{\"city\": \"Nice\"}\n```".into()),
+        ModelArguments::Text("```json\n{\"city\": \"Nice\"}\n```".into()),
     );
     let answered = Tools::new(&strict).run(std::slice::from_ref(&call)).await;
     let error = answered[0].result.error().unwrap().to_string();
@@ -277,7 +277,7 @@ async fn calls_overlap_up_to_the_bound_and_an_exclusive_tool_runs_alone() {
         ToolCall::new(
             None,
             "meet",
-            Arguments::Object(json!({"name": name}).as_object().unwrap().clone()),
+            ModelArguments::Object(json!({"name": name}).as_object().unwrap().clone()),
         )
     };
     let both = [meet("ann"), meet("bob")];
@@ -289,9 +289,9 @@ async fn calls_overlap_up_to_the_bound_and_an_exclusive_tool_runs_alone() {
     let alone = answered[0].result.error().unwrap().to_string();
     assert!(alone.contains("waited alone"), "one at a time: {alone}");
 
-    let note = |tool: &str| ToolCall::new(None, tool, Arguments::Object(Default::default()));
+    let note = |tool: &str| ToolCall::new(None, tool, ModelArguments::Object(Default::default()));
     let mut write = note("write_note");
-    write.arguments = Arguments::Text(r#"{"text": "hi"}"#.into());
+    write.arguments = ModelArguments::Text(r#"{"text": "hi"}"#.into());
     let calls = [
         note("read_notes"),
         note("read_notes"),
@@ -328,7 +328,7 @@ async fn a_part_of_the_registry_is_all_the_model_sees_and_may_call() {
     let call = ToolCall::new(
         Some("c".into()),
         "delete_file",
-        Arguments::Text(r#"{"path": "/etc"}"#.into()),
+        ModelArguments::Text(r#"{"path": "/etc"}"#.into()),
     );
     let answered = tools.run(&[call]).await;
     let error = answered[0].result.error().unwrap().to_string();

@@ -123,7 +123,7 @@ fn invoke_fn(kind: Kind, tool: &ToolFn) -> TokenStream {
     };
     quote! {
         fn __tool_invoke(
-            __tool_args: &mut #rt::Arguments<'_>,
+            __tool_args: &mut #rt::ArgumentReader<'_>,
         ) -> ::core::option::Option<#rt::Invocation> {
             #(#checks)*
             #(let #values = #extractions;)*

@@ -103,6 +103,53 @@
 //! - `openai`: a model client for the agent loop ([`agent`]) over any server of the OpenAI
 //!   Chat Completions API (reqwest, rustls on ring).
 //! - `async-openai`: conversions from and to the Chat Completions types of `async-openai`.
+//!
+//! On docs.rs every feature is shown, and each item says which feature it needs.
+// Documentation built locally shows the features it was built with; it says which are
+// left out, so that a reader of the default build knows where HTTP went.
+#![cfg_attr(
+    not(all(
+        feature = "cli",
+        feature = "http",
+        feature = "oauth",
+        feature = "tokens",
+        feature = "prometheus",
+        feature = "redis",
+        feature = "openai",
+        feature = "async-openai"
+    )),
+    doc = "\n**This documentation was built without some features**, and leaves out what \
+           they add. `cargo doc -p tool-runtime --all-features --open` shows everything, \
+           as docs.rs does. Left out here:\n"
+)]
+#![cfg_attr(not(feature = "cli"), doc = "- `cli`: the module `cli`\n")]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "- `http`: the module `transport::http` (Streamable HTTP, the REST endpoints, the \
+           catalog page, `router` to embed in an axum service)\n"
+)]
+#![cfg_attr(not(feature = "oauth"), doc = "- `oauth`: `transport::http::OAuth`\n")]
+#![cfg_attr(
+    not(feature = "prometheus"),
+    doc = "- `prometheus`: `ops::Prometheus`\n"
+)]
+#![cfg_attr(
+    not(feature = "redis"),
+    doc = "- `redis`: connecting a `store::Store` to Redis, which replicas share\n"
+)]
+#![cfg_attr(
+    not(feature = "openai"),
+    doc = "- `openai`: `agent::openai`, the Chat Completions client\n"
+)]
+#![cfg_attr(
+    not(feature = "async-openai"),
+    doc = "- `async-openai`: conversions from and to `async-openai`'s types\n"
+)]
+#![cfg_attr(
+    not(feature = "tokens"),
+    doc = "- `tokens`: real token counts (`o200k_base`)\n"
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
 mod call;
@@ -271,23 +318,22 @@ pub use call::result::ToolResult;
 pub use call::scope::{Cancellation, Logger, Progress};
 pub use registry::{DynamicTool, Registry};
 
-/// What a call gives back: its result, why it failed, and the content blocks a tool can
-/// answer with.
+/// What a call gives back beside the names at the crate's root ([`ToolResult`],
+/// [`CallError`], [`Content`], [`ToolError`], [`ToolOutput`]): the problems of refused
+/// arguments, content made of resources, and what prompts and resources answer.
 pub mod result {
-    pub use crate::call::content::{Content, EmbeddedResource, IntoContent};
-    pub use crate::call::error::{ArgumentProblem, CallError};
-    pub use crate::call::output::{ToolError, ToolOutput};
-    pub use crate::call::result::ToolResult;
+    pub use crate::call::content::{EmbeddedResource, IntoContent};
+    pub use crate::call::error::ArgumentProblem;
     pub use crate::call::surface_output::{PromptMessage, PromptOutput, ResourceOutput, Role};
 }
 
-/// What the runtime fills in for a tool's parameters: shared state, the call context, and
-/// the call's progress, logs and cancellation.
+/// What the runtime knows of a call beside the names at the crate's root ([`CallContext`],
+/// [`State`], [`Progress`], [`Logger`], [`Cancellation`]): who made it, the level of its
+/// log messages, and what completes a prompt's or a resource's arguments.
 pub mod context {
     pub use crate::call::caller::Caller;
     pub use crate::call::complete::{Completer, CompletionContext};
-    pub use crate::call::context::{CallContext, State};
-    pub use crate::call::scope::{Cancellation, LogLevel, Logger, Progress};
+    pub use crate::call::scope::LogLevel;
 }
 
 /// Asking the client while a call runs: the user (a form, or a page to visit), the

@@ -2,7 +2,7 @@
 
 pub use crate::__register_tool as register_tool;
 pub use crate::call::arguments::{
-    assert_option, is_optional, schema_of, Arguments, IsOption, ToolArgument,
+    assert_option, is_optional, schema_of, ArgumentReader, IsOption, ToolArgument,
 };
 pub use crate::call::ask::ElicitForm;
 pub use crate::call::complete::{complete_with, CompleteFn, CompletionContext};

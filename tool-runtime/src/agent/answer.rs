@@ -5,10 +5,11 @@
 use super::dialect::Dialect;
 use super::repair::{self, Repair};
 use super::reply::Reply;
-use super::{Arguments, ModelTurn, ToolCall};
+use super::{ModelArguments, ModelTurn, ToolCall};
 use crate::context::Caller;
-use crate::result::{ArgumentProblem, CallError, ToolResult};
+use crate::result::ArgumentProblem;
 use crate::Registry;
+use crate::{CallError, ToolResult};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
@@ -264,8 +265,8 @@ impl<'r> Tools<'r> {
                     .map(str::to_owned),
             };
             let input = match &call.arguments {
-                Arguments::Object(object) => Value::Object(object.clone()),
-                Arguments::Text(text) => Value::String(text.clone()),
+                ModelArguments::Object(object) => Value::Object(object.clone()),
+                ModelArguments::Text(text) => Value::String(text.clone()),
             };
             return (
                 Prepared::Ended(ToolResult::new(call.name.clone(), input, None, Err(error))),
@@ -273,8 +274,8 @@ impl<'r> Tools<'r> {
             );
         };
         let (input, repair) = match &call.arguments {
-            Arguments::Object(object) => (Ok(Value::Object(object.clone())), None),
-            Arguments::Text(text) => read_arguments(text, self.registry.repairs_arguments()),
+            ModelArguments::Object(object) => (Ok(Value::Object(object.clone())), None),
+            ModelArguments::Text(text) => read_arguments(text, self.registry.repairs_arguments()),
         };
         let input = match input {
             Ok(Value::Object(object)) => Value::Object(object),
@@ -299,8 +300,8 @@ impl<'r> Tools<'r> {
                 );
                 let error = invalid(&call.name, problem);
                 let came = match &call.arguments {
-                    Arguments::Text(text) => Value::String(text.clone()),
-                    Arguments::Object(object) => Value::Object(object.clone()),
+                    ModelArguments::Text(text) => Value::String(text.clone()),
+                    ModelArguments::Object(object) => Value::Object(object.clone()),
                 };
                 let result = ToolResult::new(call.name.clone(), came, None, Err(error));
                 return (Prepared::Ended(result), repair);

@@ -4,7 +4,7 @@
 
 use super::answer::AnsweredCall;
 use super::reply::{Media, Reply};
-use super::{Arguments, ModelTurn, ToolCall, Usage};
+use super::{ModelArguments, ModelTurn, ToolCall, Usage};
 use crate::catalog::Tool;
 use serde_json::{json, Map, Value};
 use std::fmt;
@@ -120,7 +120,7 @@ impl Dialect {
     /// the model's order.
     ///
     /// ```
-    /// use tool_runtime::agent::{Arguments, Dialect};
+    /// use tool_runtime::agent::{ModelArguments, Dialect};
     ///
     /// let response = serde_json::json!({
     ///     "role": "assistant",
@@ -131,7 +131,7 @@ impl Dialect {
     /// });
     /// let turn = Dialect::Anthropic.read_turn(&response).unwrap();
     /// assert_eq!(turn.calls[0].id.as_deref(), Some("toolu_1"));
-    /// assert!(matches!(&turn.calls[0].arguments, Arguments::Object(a) if a["b"] == 2));
+    /// assert!(matches!(&turn.calls[0].arguments, ModelArguments::Object(a) if a["b"] == 2));
     /// assert_eq!(turn.usage.unwrap().total_tokens, 15);
     /// ```
     pub fn read_turn(self, value: &Value) -> Result<ModelTurn, ReadError> {
@@ -317,7 +317,7 @@ fn chat_call(index: usize, call: &Value) -> Result<(ToolCall, Value), String> {
                 .ok_or(format!("`{at}.custom` is missing"))?;
             let name = required_text(custom, "name", &format!("{at}.custom"))?;
             let input = text_at(custom, "input").unwrap_or_default().to_owned();
-            (name, Arguments::Text(input))
+            (name, ModelArguments::Text(input))
         }
         "function" => {
             let function = call
@@ -325,11 +325,11 @@ fn chat_call(index: usize, call: &Value) -> Result<(ToolCall, Value), String> {
                 .ok_or(format!("`{at}.function` is missing"))?;
             let name = required_text(function, "name", &format!("{at}.function"))?;
             let arguments = match function.get("arguments") {
-                Some(Value::String(text)) => Arguments::Text(text.clone()),
+                Some(Value::String(text)) => ModelArguments::Text(text.clone()),
                 // Some compatible servers send an object rather than its text.
-                Some(Value::Object(object)) => Arguments::Object(object.clone()),
-                None | Some(Value::Null) => Arguments::Text(String::new()),
-                Some(other) => Arguments::Text(other.to_string()),
+                Some(Value::Object(object)) => ModelArguments::Object(object.clone()),
+                None | Some(Value::Null) => ModelArguments::Text(String::new()),
+                Some(other) => ModelArguments::Text(other.to_string()),
             };
             (name, arguments)
         }
@@ -389,7 +389,11 @@ fn read_responses(value: &Value) -> Result<ModelTurn, String> {
                 let id = required_text(item, "call_id", &at)?;
                 let name = required_text(item, "name", &at)?;
                 let arguments = text_at(item, "arguments").unwrap_or_default().to_owned();
-                calls.push(ToolCall::new(Some(id), name, Arguments::Text(arguments)));
+                calls.push(ToolCall::new(
+                    Some(id),
+                    name,
+                    ModelArguments::Text(arguments),
+                ));
             }
             Some("message") => {
                 for part in array_at(item, "content", &at)? {
@@ -436,9 +440,9 @@ fn read_anthropic(value: &Value) -> Result<ModelTurn, String> {
                 let id = required_text(block, "id", &at)?;
                 let name = required_text(block, "name", &at)?;
                 let arguments = match block.get("input") {
-                    Some(Value::Object(input)) => Arguments::Object(input.clone()),
-                    None | Some(Value::Null) => Arguments::Object(Map::new()),
-                    Some(other) => Arguments::Text(other.to_string()),
+                    Some(Value::Object(input)) => ModelArguments::Object(input.clone()),
+                    None | Some(Value::Null) => ModelArguments::Object(Map::new()),
+                    Some(other) => ModelArguments::Text(other.to_string()),
                 };
                 calls.push(ToolCall::new(Some(id), name, arguments));
             }
@@ -500,9 +504,9 @@ fn read_gemini(value: &Value) -> Result<ModelTurn, String> {
         {
             let name = required_text(call, "name", &at)?;
             let arguments = match call.get("args") {
-                Some(Value::Object(args)) => Arguments::Object(args.clone()),
-                None | Some(Value::Null) => Arguments::Object(Map::new()),
-                Some(other) => Arguments::Text(other.to_string()),
+                Some(Value::Object(args)) => ModelArguments::Object(args.clone()),
+                None | Some(Value::Null) => ModelArguments::Object(Map::new()),
+                Some(other) => ModelArguments::Text(other.to_string()),
             };
             let id = text_at(call, "id").map(str::to_owned);
             calls.push(ToolCall::new(id, name, arguments));

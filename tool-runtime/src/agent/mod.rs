@@ -78,12 +78,12 @@ pub struct ToolCall {
     /// The tool it names.
     pub name: String,
     /// Its arguments, as the model wrote them.
-    pub arguments: Arguments,
+    pub arguments: ModelArguments,
 }
 
 impl ToolCall {
     /// A call of `name` with `arguments`, whose result echoes `id`.
-    pub fn new(id: Option<String>, name: impl Into<String>, arguments: Arguments) -> ToolCall {
+    pub fn new(id: Option<String>, name: impl Into<String>, arguments: ModelArguments) -> ToolCall {
         ToolCall {
             id,
             name: name.into(),
@@ -95,7 +95,7 @@ impl ToolCall {
 /// The arguments of a call as the model wrote them: an object (Anthropic, Gemini), or text
 /// that should be a JSON object (OpenAI).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Arguments {
+pub enum ModelArguments {
     /// Already an object.
     Object(Map<String, Value>),
     /// Text to read as JSON.

@@ -4,7 +4,7 @@
 
 use super::repair::Repair;
 use crate::call::content::Content;
-use crate::result::{CallError, ToolResult};
+use crate::{CallError, ToolResult};
 use serde_json::Value;
 
 /// An image or other media a tool answered with, base64.

@@ -49,7 +49,7 @@ impl<T> IsOption for Option<T> {}
 
 /// The arguments of one call, as the generated call shim reads them.
 #[doc(hidden)]
-pub struct Arguments<'a> {
+pub struct ArgumentReader<'a> {
     tool: &'a Tool,
     values: &'a Map<String, Value>,
     context: &'a CallContext,
@@ -57,13 +57,13 @@ pub struct Arguments<'a> {
     pub(crate) unavailable: Option<String>,
 }
 
-impl<'a> Arguments<'a> {
+impl<'a> ArgumentReader<'a> {
     pub(crate) fn new(
         tool: &'a Tool,
         values: &'a Map<String, Value>,
         context: &'a CallContext,
     ) -> Self {
-        Arguments {
+        ArgumentReader {
             tool,
             values,
             context,

@@ -22,7 +22,7 @@ pub(crate) mod scope;
 pub(crate) mod surface_output;
 pub(crate) mod validate;
 
-pub use arguments::Arguments;
+pub use arguments::ArgumentReader;
 pub use invoke::Invocation;
 
 use crate::catalog::Tool;
@@ -78,7 +78,7 @@ pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Sta
         How::Macro { invoke, .. } => {
             let empty_map = Map::new();
             let values = input.as_object().unwrap_or(&empty_map);
-            let mut arguments = Arguments::new(tool, values, context);
+            let mut arguments = ArgumentReader::new(tool, values, context);
             match invoke(&mut arguments) {
                 Some(invocation) => invocation,
                 None => {

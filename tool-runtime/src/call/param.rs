@@ -4,7 +4,7 @@
 //! Deciding by type rather than by spelling means an alias works: after
 //! `type Db = State<Pool>;`, a parameter `db: Db` is filled in by the runtime.
 
-use super::arguments::{is_optional, schema_of, Arguments, ToolArgument};
+use super::arguments::{is_optional, schema_of, ArgumentReader, ToolArgument};
 use super::context::{CallContext, State, StateRequirement};
 use super::inject::Injected;
 use super::scope::{Cancellation, Logger, Progress};
@@ -29,11 +29,11 @@ pub trait ToolParam: Sized + Send + 'static {
     /// The registered state it needs, if any.
     fn requirement() -> Option<StateRequirement>;
     /// Reads or builds the value for one call; `None` records why in `arguments`.
-    fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self>;
+    fn read(arguments: &mut ArgumentReader<'_>, index: usize) -> Option<Self>;
     /// Reads the value, or `default()` when the caller left it out (`#[arg(default)]`). A
     /// runtime-provided value has no default: it is always filled in.
     fn read_or_else(
-        arguments: &mut Arguments<'_>,
+        arguments: &mut ArgumentReader<'_>,
         index: usize,
         default: impl FnOnce() -> Self,
     ) -> Option<Self>;
@@ -48,11 +48,11 @@ impl<T: ToolArgument> ToolParam for T {
     fn requirement() -> Option<StateRequirement> {
         None
     }
-    fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self> {
+    fn read(arguments: &mut ArgumentReader<'_>, index: usize) -> Option<Self> {
         arguments.argument(index)
     }
     fn read_or_else(
-        arguments: &mut Arguments<'_>,
+        arguments: &mut ArgumentReader<'_>,
         index: usize,
         default: impl FnOnce() -> Self,
     ) -> Option<Self> {
@@ -69,11 +69,11 @@ macro_rules! injected_param {
             fn requirement() -> Option<StateRequirement> {
                 <Self as Injected>::requirement()
             }
-            fn read(arguments: &mut Arguments<'_>, index: usize) -> Option<Self> {
+            fn read(arguments: &mut ArgumentReader<'_>, index: usize) -> Option<Self> {
                 arguments.injected(index)
             }
             fn read_or_else(
-                arguments: &mut Arguments<'_>,
+                arguments: &mut ArgumentReader<'_>,
                 index: usize,
                 _default: impl FnOnce() -> Self,
             ) -> Option<Self> {

@@ -6,7 +6,7 @@ use super::blocking::Pace;
 use super::complete::CompleteFn;
 use super::context::StateRequirement;
 use super::dynamic::DynamicHandler;
-use super::{Arguments, Invocation};
+use super::{ArgumentReader, Invocation};
 use crate::catalog::Tool;
 use crate::schema::validate::Validator;
 use std::borrow::Cow;
@@ -16,9 +16,9 @@ use std::sync::{Arc, OnceLock};
 
 /// The call shim `#[tool]` writes: reads the arguments into typed values and returns the
 /// work to run, or `None` when an argument could not be read (the problem is then in
-/// `Arguments`).
+/// `ArgumentReader`).
 #[doc(hidden)]
-pub type InvokeFn = fn(&mut Arguments<'_>) -> Option<Invocation>;
+pub type InvokeFn = fn(&mut ArgumentReader<'_>) -> Option<Invocation>;
 
 /// The registered state one parameter needs, if any.
 #[doc(hidden)]

@@ -24,7 +24,8 @@ pub enum Role {
 ///
 /// ```
 /// use tool_runtime::prompt;
-/// use tool_runtime::result::{Content, PromptMessage};
+/// use tool_runtime::result::PromptMessage;
+/// use tool_runtime::Content;
 ///
 /// /// Review a diff for bugs.
 /// #[prompt]

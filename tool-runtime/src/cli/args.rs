@@ -14,7 +14,7 @@ use super::oauth;
     about = "Tools for LLMs: serve them over MCP, list them for providers, call and check them.",
     disable_version_flag = true
 )]
-pub(super) struct Arguments {
+pub(super) struct CommandLine {
     #[command(subcommand)]
     pub(super) command: Option<Command>,
 }

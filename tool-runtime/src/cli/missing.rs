@@ -84,9 +84,9 @@ mod tests {
     #[cfg(not(feature = "http"))]
     #[test]
     fn serving_http_in_a_build_without_http_says_which_feature() {
-        use super::super::args::{Arguments, Command};
+        use super::super::args::{Command, CommandLine};
         use clap::Parser;
-        let parsed = Arguments::try_parse_from(["tools", "serve", "--http", "127.0.0.1:1"])
+        let parsed = CommandLine::try_parse_from(["tools", "serve", "--http", "127.0.0.1:1"])
             .expect("the flag is still accepted");
         let Some(Command::Serve(serve)) = parsed.command else {
             panic!("a serve command")
@@ -103,9 +103,9 @@ mod tests {
     #[cfg(not(feature = "oauth"))]
     #[test]
     fn an_oauth_flag_in_a_build_without_oauth_says_which_feature() {
-        use super::super::args::{Arguments, Command};
+        use super::super::args::{Command, CommandLine};
         use clap::Parser;
-        let parsed = Arguments::try_parse_from([
+        let parsed = CommandLine::try_parse_from([
             "tools",
             "serve",
             "--http",

@@ -79,7 +79,7 @@ mod store;
 use crate::mcp::ServerOptions;
 use crate::registry::DynamicTool;
 use crate::registry::{RegistryBuilder, RegistryError};
-use args::{Arguments, Command};
+use args::{Command, CommandLine};
 use clap::{CommandFactory, FromArgMatches};
 use commands::{answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items};
 use std::ffi::OsString;
@@ -277,7 +277,7 @@ impl Cli {
                 .and_then(|path| path.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "tools".to_owned())
         });
-        let mut clap_command = Arguments::command()
+        let mut clap_command = CommandLine::command()
             .name(name.clone())
             .bin_name(name.clone());
         if let Some(about) = &self.about {
@@ -298,11 +298,11 @@ impl Cli {
             Ok(matches) => matches,
             Err(error) => return usage_failure(error, &name),
         };
-        let command = match Arguments::from_arg_matches(&matches) {
-            Ok(Arguments {
+        let command = match CommandLine::from_arg_matches(&matches) {
+            Ok(CommandLine {
                 command: Some(command),
             }) => command,
-            Ok(Arguments { command: None }) => {
+            Ok(CommandLine { command: None }) => {
                 let _ = clap_command.write_help(&mut std::io::stderr());
                 return ExitCode::from(2);
             }

@@ -45,7 +45,7 @@ impl StoreFlags {
     pub(super) async fn apply(&self, options: ServerOptions) -> Result<ServerOptions, String> {
         let key = match &self.state_key_file {
             Some(path) => Some(
-                crate::mcp::SealingKey::from_file(path)
+                crate::store::SealingKey::from_file(path)
                     .map_err(|error| format!("cannot read the sealing keys: {error}"))?,
             ),
             None => None,
@@ -63,7 +63,7 @@ impl StoreFlags {
     async fn connect(
         &self,
         url: &str,
-        key: Option<crate::mcp::SealingKey>,
+        key: Option<crate::store::SealingKey>,
         options: ServerOptions,
     ) -> Result<ServerOptions, String> {
         use crate::store::{Store, WhenUnreachable};
@@ -92,7 +92,7 @@ impl StoreFlags {
     async fn connect(
         &self,
         _url: &str,
-        _key: Option<crate::mcp::SealingKey>,
+        _key: Option<crate::store::SealingKey>,
         _options: ServerOptions,
     ) -> Result<ServerOptions, String> {
         Err("this build has no store support (the `redis` feature is off)".to_owned())

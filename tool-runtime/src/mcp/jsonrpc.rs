@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 framing, strictly: reading one incoming message, writing responses, errors
 //! and notifications as bytes.
 
-use super::params::{Asked, Method};
+use super::params::{Method, MethodParams};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -95,7 +95,7 @@ pub enum Incoming<'a> {
         id: RequestId,
         method: Cow<'a, str>,
         /// Its params, read into what its method asks.
-        asked: Asked,
+        asked: MethodParams,
     },
     /// A notification: never answered.
     Notification {
@@ -202,7 +202,7 @@ fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
             return Err(rejected(id, code::INVALID_REQUEST, message));
         }
         Some(ParamsRead::Raw(raw)) => Some(raw),
-        Some(ParamsRead::Asked(asked)) => {
+        Some(ParamsRead::MethodParams(asked)) => {
             return Ok(match id {
                 Some(id) => Incoming::Request { id, method, asked },
                 // A notification named as a request: nothing reads its params.
@@ -216,7 +216,7 @@ fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
     };
     Ok(match id {
         Some(id) => {
-            let asked = Asked::read(Method::of(&method), raw);
+            let asked = MethodParams::read(Method::of(&method), raw);
             Incoming::Request { id, method, asked }
         }
         None => Incoming::Notification {
@@ -241,7 +241,7 @@ struct OnePass<'a> {
 /// (as clients write it), else kept as written.
 enum ParamsRead<'a> {
     Raw(&'a RawValue),
-    Asked(Asked),
+    MethodParams(MethodParams),
 }
 
 /// The fields of a message.
@@ -316,7 +316,7 @@ impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
                     let method = pass.method.as_deref().map(Method::of);
                     pass.params = Some(match method {
                         Some(method) if method != Method::Unknown => {
-                            ParamsRead::Asked(map.next_value_seed(AskedSeed(method))?)
+                            ParamsRead::MethodParams(map.next_value_seed(AskedSeed(method))?)
                         }
                         _ => ParamsRead::Raw(map.next_value()?),
                     });
@@ -338,22 +338,25 @@ impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
 struct AskedSeed(Method);
 
 impl<'de> serde::de::DeserializeSeed<'de> for AskedSeed {
-    type Value = Asked;
+    type Value = MethodParams;
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Asked, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<MethodParams, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
 impl<'de> serde::de::Visitor<'de> for AskedSeed {
-    type Value = Asked;
+    type Value = MethodParams;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("params, an object")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Asked, A::Error> {
-        Asked::deserialize(self.0, serde::de::value::MapAccessDeserializer::new(map))
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<MethodParams, A::Error> {
+        MethodParams::deserialize(self.0, serde::de::value::MapAccessDeserializer::new(map))
     }
 }
 
@@ -590,14 +593,14 @@ mod tests {
         match parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() {
             Incoming::Request { id, method, asked } => {
                 assert_eq!((&*id.0, &*method), ("7", "ping"));
-                assert!(matches!(asked, Asked::Ping(_)), "{asked:?}");
+                assert!(matches!(asked, MethodParams::Ping(_)), "{asked:?}");
             }
             other => panic!("{other:?}"),
         }
         match parse(br#" {"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"k":1}} "#).unwrap() {
             Incoming::Request { id, asked, .. } => {
                 assert_eq!(&*id.0, r#""a\"b""#);
-                assert!(matches!(asked, Asked::Unknown(_)), "{asked:?}");
+                assert!(matches!(asked, MethodParams::Unknown(_)), "{asked:?}");
             }
             other => panic!("{other:?}"),
         }
@@ -627,7 +630,7 @@ mod tests {
     fn called(text: &str) -> String {
         match parse(text.as_bytes()) {
             Ok(Incoming::Request {
-                asked: Asked::CallTool(call),
+                asked: MethodParams::CallTool(call),
                 ..
             }) => format!("{} {}", call.name, call.arguments),
             other => panic!("{other:?}"),
@@ -650,7 +653,7 @@ mod tests {
         match parse(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}"#) {
             Ok(Incoming::Request {
                 id,
-                asked: Asked::Unfit(Method::CallTool, _, why),
+                asked: MethodParams::Unfit(Method::CallTool, _, why),
                 ..
             }) => {
                 assert_eq!(id.as_json(), "2");

@@ -31,7 +31,7 @@ mod work;
 
 #[cfg(feature = "http")]
 pub(crate) use asking::live::asking_replica;
-pub use asking::sealed::SealingKey;
+
 #[cfg(feature = "http")]
 pub(crate) use connection::Read;
 pub(crate) use connection::{Connection, ServerMessage};
@@ -40,6 +40,7 @@ pub use outputs::LargeOutputs;
 pub(crate) use work::Work;
 
 use crate::registry::{ListsChanged, Registry};
+use crate::store::SealingKey;
 use outputs::OutputStore;
 use pages::Pages;
 use std::sync::Arc;

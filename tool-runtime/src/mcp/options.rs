@@ -1,7 +1,8 @@
 //! How a server behaves, whatever its transport: page sizes, limits, caching hints, large
 //! outputs, tasks, and the key that seals request states.
 
-use super::{millis, LargeOutputs, SealingKey};
+use super::{millis, LargeOutputs};
+use crate::store::SealingKey;
 
 /// How a server behaves, whatever its transport: list page sizes, limits on messages,
 /// outputs and calls in flight, caching hints, large outputs, tasks, and the key that seals
@@ -227,7 +228,8 @@ impl ServerOptions {
     /// other's calls. Without one, each server makes its own at start.
     ///
     /// ```
-    /// use tool_runtime::mcp::{SealingKey, ServerOptions};
+    /// use tool_runtime::mcp::ServerOptions;
+    /// use tool_runtime::store::SealingKey;
     ///
     /// let secret = [7u8; 32]; // from your secret store
     /// let options = ServerOptions::default().sealing_key(SealingKey::new(secret));

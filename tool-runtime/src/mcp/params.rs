@@ -1,6 +1,6 @@
 //! What a request asks, read once into types: its method, named by [`Method`], and its
 //! `params`, read straight from the request's bytes into one struct per method
-//! ([`Asked`]), with no JSON tree between. A request whose params do not fit is answered
+//! ([`MethodParams`]), with no JSON tree between. A request whose params do not fit is answered
 //! -32602 with the parameter, what was expected and what came.
 
 use serde::de::DeserializeOwned;
@@ -41,7 +41,7 @@ pub(crate) enum Method {
 /// What a request asks: its method, with its params read into that method's type, or why
 /// they do not fit (answered -32602 once the request's era lets it through).
 #[derive(Debug)]
-pub(crate) enum Asked {
+pub(crate) enum MethodParams {
     Initialize(InitializeParams),
     Ping(Bare),
     SetLogLevel(SetLevelParams),
@@ -70,49 +70,51 @@ pub(crate) enum Asked {
 macro_rules! by_method {
     ($method:expr, $deserialize:ident) => {
         match $method {
-            Method::Initialize => $deserialize!(InitializeParams).map(Asked::Initialize),
-            Method::Ping => $deserialize!(Bare).map(Asked::Ping),
-            Method::SetLogLevel => $deserialize!(SetLevelParams).map(Asked::SetLogLevel),
-            Method::Discover => $deserialize!(Bare).map(Asked::Discover),
-            Method::Listen => $deserialize!(ListenParams).map(Asked::Listen),
+            Method::Initialize => $deserialize!(InitializeParams).map(MethodParams::Initialize),
+            Method::Ping => $deserialize!(Bare).map(MethodParams::Ping),
+            Method::SetLogLevel => $deserialize!(SetLevelParams).map(MethodParams::SetLogLevel),
+            Method::Discover => $deserialize!(Bare).map(MethodParams::Discover),
+            Method::Listen => $deserialize!(ListenParams).map(MethodParams::Listen),
             method @ (Method::ListTools
             | Method::ListPrompts
             | Method::ListResources
             | Method::ListResourceTemplates) => {
-                $deserialize!(ListParams).map(|list| Asked::List(method, list))
+                $deserialize!(ListParams).map(|list| MethodParams::List(method, list))
             }
-            Method::CallTool => $deserialize!(CallParams).map(Asked::CallTool),
-            Method::GetPrompt => $deserialize!(GetPromptParams).map(Asked::GetPrompt),
-            Method::ReadResource => $deserialize!(ReadResourceParams).map(Asked::ReadResource),
-            Method::Complete => $deserialize!(CompleteParams).map(Asked::Complete),
-            Method::Subscribe => $deserialize!(SubscribeParams).map(Asked::Subscribe),
-            Method::Unsubscribe => $deserialize!(SubscribeParams).map(Asked::Unsubscribe),
+            Method::CallTool => $deserialize!(CallParams).map(MethodParams::CallTool),
+            Method::GetPrompt => $deserialize!(GetPromptParams).map(MethodParams::GetPrompt),
+            Method::ReadResource => {
+                $deserialize!(ReadResourceParams).map(MethodParams::ReadResource)
+            }
+            Method::Complete => $deserialize!(CompleteParams).map(MethodParams::Complete),
+            Method::Subscribe => $deserialize!(SubscribeParams).map(MethodParams::Subscribe),
+            Method::Unsubscribe => $deserialize!(SubscribeParams).map(MethodParams::Unsubscribe),
             method @ (Method::GetTask | Method::CancelTask | Method::TaskResult) => {
-                $deserialize!(TaskParams).map(|task| Asked::Task(method, task))
+                $deserialize!(TaskParams).map(|task| MethodParams::Task(method, task))
             }
-            Method::ListTasks => $deserialize!(ListParams).map(Asked::ListTasks),
-            Method::UpdateTask => $deserialize!(UpdateTaskParams).map(Asked::UpdateTask),
-            Method::Unknown => $deserialize!(Bare).map(Asked::Unknown),
+            Method::ListTasks => $deserialize!(ListParams).map(MethodParams::ListTasks),
+            Method::UpdateTask => $deserialize!(UpdateTaskParams).map(MethodParams::UpdateTask),
+            Method::Unknown => $deserialize!(Bare).map(MethodParams::Unknown),
         }
     };
 }
 
-impl Asked {
+impl MethodParams {
     /// Reads the params of `method` as written (`raw`; none: an empty object); params that
     /// do not fit are `Unfit`, with why.
-    pub(crate) fn read(method: Method, raw: Option<&RawValue>) -> Asked {
+    pub(crate) fn read(method: Method, raw: Option<&RawValue>) -> MethodParams {
         macro_rules! typed {
             ($type:ty) => {
                 read::<$type>(raw)
             };
         }
-        let read: Result<Asked, String> = by_method!(method, typed);
+        let read: Result<MethodParams, String> = by_method!(method, typed);
         read.unwrap_or_else(|why| {
             // The era is decided from `_meta` whatever else does not fit.
             let meta = self::read::<Bare>(raw)
                 .map(|bare| bare.meta)
                 .unwrap_or_default();
-            Asked::Unfit(method, meta, why)
+            MethodParams::Unfit(method, meta, why)
         })
     }
 
@@ -122,7 +124,7 @@ impl Asked {
     pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
         method: Method,
         deserializer: D,
-    ) -> Result<Asked, D::Error> {
+    ) -> Result<MethodParams, D::Error> {
         macro_rules! typed {
             ($type:ty) => {
                 <$type as Deserialize>::deserialize(deserializer)
@@ -134,40 +136,42 @@ impl Asked {
     /// The method asked.
     pub(crate) fn method(&self) -> Method {
         match self {
-            Asked::Initialize(_) => Method::Initialize,
-            Asked::Ping(_) => Method::Ping,
-            Asked::SetLogLevel(_) => Method::SetLogLevel,
-            Asked::Discover(_) => Method::Discover,
-            Asked::Listen(_) => Method::Listen,
-            Asked::CallTool(_) => Method::CallTool,
-            Asked::GetPrompt(_) => Method::GetPrompt,
-            Asked::ReadResource(_) => Method::ReadResource,
-            Asked::Complete(_) => Method::Complete,
-            Asked::Subscribe(_) => Method::Subscribe,
-            Asked::Unsubscribe(_) => Method::Unsubscribe,
-            Asked::ListTasks(_) => Method::ListTasks,
-            Asked::UpdateTask(_) => Method::UpdateTask,
-            Asked::Unknown(_) => Method::Unknown,
-            Asked::List(method, _) | Asked::Task(method, _) | Asked::Unfit(method, _, _) => *method,
+            MethodParams::Initialize(_) => Method::Initialize,
+            MethodParams::Ping(_) => Method::Ping,
+            MethodParams::SetLogLevel(_) => Method::SetLogLevel,
+            MethodParams::Discover(_) => Method::Discover,
+            MethodParams::Listen(_) => Method::Listen,
+            MethodParams::CallTool(_) => Method::CallTool,
+            MethodParams::GetPrompt(_) => Method::GetPrompt,
+            MethodParams::ReadResource(_) => Method::ReadResource,
+            MethodParams::Complete(_) => Method::Complete,
+            MethodParams::Subscribe(_) => Method::Subscribe,
+            MethodParams::Unsubscribe(_) => Method::Unsubscribe,
+            MethodParams::ListTasks(_) => Method::ListTasks,
+            MethodParams::UpdateTask(_) => Method::UpdateTask,
+            MethodParams::Unknown(_) => Method::Unknown,
+            MethodParams::List(method, _)
+            | MethodParams::Task(method, _)
+            | MethodParams::Unfit(method, _, _) => *method,
         }
     }
 
     /// The request's `_meta`.
     pub(crate) fn meta(&self) -> &RequestMeta {
         match self {
-            Asked::Initialize(p) => &p.meta,
-            Asked::Ping(p) | Asked::Discover(p) | Asked::Unknown(p) => &p.meta,
-            Asked::SetLogLevel(p) => &p.meta,
-            Asked::Listen(p) => &p.meta,
-            Asked::List(_, p) | Asked::ListTasks(p) => &p.meta,
-            Asked::CallTool(p) => &p.meta,
-            Asked::GetPrompt(p) => &p.meta,
-            Asked::ReadResource(p) => &p.meta,
-            Asked::Complete(p) => &p.meta,
-            Asked::Subscribe(p) | Asked::Unsubscribe(p) => &p.meta,
-            Asked::Task(_, p) => &p.meta,
-            Asked::UpdateTask(p) => &p.meta,
-            Asked::Unfit(_, meta, _) => meta,
+            MethodParams::Initialize(p) => &p.meta,
+            MethodParams::Ping(p) | MethodParams::Discover(p) | MethodParams::Unknown(p) => &p.meta,
+            MethodParams::SetLogLevel(p) => &p.meta,
+            MethodParams::Listen(p) => &p.meta,
+            MethodParams::List(_, p) | MethodParams::ListTasks(p) => &p.meta,
+            MethodParams::CallTool(p) => &p.meta,
+            MethodParams::GetPrompt(p) => &p.meta,
+            MethodParams::ReadResource(p) => &p.meta,
+            MethodParams::Complete(p) => &p.meta,
+            MethodParams::Subscribe(p) | MethodParams::Unsubscribe(p) => &p.meta,
+            MethodParams::Task(_, p) => &p.meta,
+            MethodParams::UpdateTask(p) => &p.meta,
+            MethodParams::Unfit(_, meta, _) => meta,
         }
     }
 
@@ -176,11 +180,11 @@ impl Asked {
     #[cfg(feature = "http")]
     pub(crate) fn named(&self) -> Option<&str> {
         match self {
-            Asked::CallTool(p) => Some(&p.name),
-            Asked::GetPrompt(p) => Some(&p.name),
-            Asked::ReadResource(p) => Some(&p.uri),
-            Asked::Task(_, p) => Some(&p.task_id),
-            Asked::UpdateTask(p) => Some(&p.task_id),
+            MethodParams::CallTool(p) => Some(&p.name),
+            MethodParams::GetPrompt(p) => Some(&p.name),
+            MethodParams::ReadResource(p) => Some(&p.uri),
+            MethodParams::Task(_, p) => Some(&p.task_id),
+            MethodParams::UpdateTask(p) => Some(&p.task_id),
             _ => None,
         }
     }

@@ -1,5 +1,5 @@
 //! The responses every method writes: results framed as their era frames them, errors with
-//! their codes, and a call's answer in the dialect it was asked in (MCP of either era, or
+//! their codes, and a call's answer in the format it was asked in (MCP of either era, or
 //! one of the REST endpoints), with the refusal a transport may have a status for.
 
 use super::asking::retry::RetryAsker;
@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 /// The shape a call's answer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
+pub(crate) enum AnswerFormat {
     /// MCP, in its era.
     Mcp(Era),
     /// The REST `execute` endpoint: the call's result as `{"name", "input", "output"}` or
@@ -67,18 +67,18 @@ pub(crate) fn answered(sink: &Outbox, message: ServerMessage) -> Option<Work> {
     None
 }
 
-/// The answer to a finished call, in `dialect`.
+/// The answer to a finished call, in `format`.
 pub(crate) fn answer(
     shared: &Shared,
     id: &RequestId,
     result: ToolResult,
-    dialect: Dialect,
+    format: AnswerFormat,
 ) -> ServerMessage {
-    match dialect {
+    match format {
         #[cfg(feature = "http")]
-        Dialect::Rest => rest_answer(&result),
+        AnswerFormat::Rest => rest_answer(&result),
         #[cfg(feature = "http")]
-        Dialect::RestRpc => match result.error() {
+        AnswerFormat::RestRpc => match result.error() {
             Some(error @ (CallError::UnknownTool { .. } | CallError::InvalidArguments { .. })) => {
                 error_message(
                     Some(id),
@@ -89,7 +89,7 @@ pub(crate) fn answer(
             }
             _ => mcp_answer(shared, id, result, None),
         },
-        Dialect::Mcp(era) => mcp_answer(shared, id, result, Some(era)),
+        AnswerFormat::Mcp(era) => mcp_answer(shared, id, result, Some(era)),
     }
 }
 
@@ -168,8 +168,8 @@ pub(crate) fn settled_answer(
     id: &RequestId,
     retry: Option<&RetryAsker>,
     result: ToolResult,
-    dialect: Dialect,
+    format: AnswerFormat,
 ) -> ServerMessage {
     let verdict = super::asking::verdict(retry, result.is_error(), result.input());
-    super::asking::settle(id, verdict, || answer(shared, id, result, dialect))
+    super::asking::settle(id, verdict, || answer(shared, id, result, format))
 }

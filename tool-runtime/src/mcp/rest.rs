@@ -1,4 +1,4 @@
-//! The REST dialect: MCP's two tool methods (list the tools, call one) in the shapes plain
+//! The REST format: MCP's two tool methods (list the tools, call one) in the shapes plain
 //! HTTP clients use, answered by the same connection, the same dispatcher and the same
 //! error texts as MCP requests. A transport frames them (the HTTP one serves them at
 //! `/api/tools/discover`, `/api/tools/execute`, `/mcp/tools/list` and `/mcp/tools/call`).
@@ -16,8 +16,8 @@ use super::connection::Connection;
 use super::connection::Refusal;
 use super::jsonrpc::{self, code, Incoming, RequestId};
 use super::outbox::Outbox;
-use super::params::{Asked, Method};
-use super::responses::{answered, error_message, Dialect};
+use super::params::{Method, MethodParams};
+use super::responses::{answered, error_message, AnswerFormat};
 use super::work::Handled;
 use super::ServerMessage;
 use crate::catalog::Tool;
@@ -82,7 +82,7 @@ impl Connection {
         let work = self.rest_call(
             &request.tool_name,
             request.parameters,
-            Dialect::Rest,
+            AnswerFormat::Rest,
             rest_id(),
             sink,
         );
@@ -108,7 +108,7 @@ impl Connection {
                 }
             }
         };
-        let work = self.rest_call(name, arguments, Dialect::Rest, rest_id(), sink);
+        let work = self.rest_call(name, arguments, AnswerFormat::Rest, rest_id(), sink);
         Handled::request(work)
     }
 
@@ -134,7 +134,7 @@ impl Connection {
         ServerMessage::result(body.to_string().into_bytes())
     }
 
-    /// The JSON-RPC call beside REST: a `tools/call` request, answered as its dialect says.
+    /// The JSON-RPC call beside REST: a `tools/call` request, answered as its format says.
     pub(crate) fn rest_rpc_call(&self, body: &[u8], sink: &Outbox) -> Handled {
         let (id, method, asked) = match jsonrpc::parse(body) {
             Ok(Incoming::Request { id, method, asked }) => (id, method, asked),
@@ -154,8 +154,8 @@ impl Connection {
             }
         };
         let call = match asked {
-            Asked::CallTool(call) => call,
-            Asked::Unfit(Method::CallTool, _, why) => {
+            MethodParams::CallTool(call) => call,
+            MethodParams::Unfit(Method::CallTool, _, why) => {
                 let refusal = error_message(Some(&id), code::INVALID_PARAMS, &why, None);
                 return Handled::request(answered(sink, refusal));
             }
@@ -165,7 +165,7 @@ impl Connection {
                 return Handled::request(answered(sink, refusal));
             }
         };
-        let work = self.rest_call(&call.name, call.arguments, Dialect::RestRpc, id, sink);
+        let work = self.rest_call(&call.name, call.arguments, AnswerFormat::RestRpc, id, sink);
         Handled::request(work)
     }
 }

@@ -343,14 +343,14 @@ mod tests {
     }
 
     #[derive(serde::Serialize, schemars::JsonSchema)]
-    struct Counted {
+    struct LetterCount {
         word: String,
         letters: usize,
     }
 
     fn registry() -> Registry {
         let count = DynamicTool::new("count", "Count letters.", |args: Word| async move {
-            Ok::<_, String>(Counted {
+            Ok::<_, String>(LetterCount {
                 letters: args.word.chars().count(),
                 word: args.word,
             })

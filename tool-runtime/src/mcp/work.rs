@@ -5,7 +5,7 @@
 use super::asking::retry::RetryAsker;
 use super::connection::{InFlight, State};
 use super::outbox::Outbox;
-use super::responses::{settled_answer, Dialect};
+use super::responses::{settled_answer, AnswerFormat};
 use super::{jsonrpc::RequestId, Shared};
 use crate::call::scope::Cancellation;
 use crate::sync::lock;
@@ -262,7 +262,7 @@ pub(crate) struct CallWork {
     /// Where the call's notifications and its answer go.
     pub(super) notifier: Arc<RequestSink>,
     /// The shape its answer takes.
-    pub(super) dialect: Dialect,
+    pub(super) format: AnswerFormat,
     /// At 2026-07-28, the round of asking whose verdict shapes the answer.
     pub(super) retry: Option<Arc<RetryAsker>>,
     /// Whether, and how, the call may become a task.
@@ -285,7 +285,7 @@ impl CallWork {
             context,
             cancellation,
             notifier,
-            dialect,
+            format,
             retry,
             task: _,
         } = self;
@@ -302,7 +302,7 @@ impl CallWork {
             };
             // Only a request still in flight is answered: a cancelled one gets nothing.
             guard.answer(&notifier.sink, || {
-                settled_answer(&shared, &guard.id, retry.as_deref(), result, dialect)
+                settled_answer(&shared, &guard.id, retry.as_deref(), result, format)
             });
         })
     }

@@ -151,9 +151,9 @@ impl RegistryBuilder {
     }
 
     /// Counts calls through the [`metrics`](https://docs.rs/metrics) facade, for whatever
-    /// recorder the program installs (see [`Prometheus`](crate::ops::Prometheus)): calls
-    /// and errors per tool, calls in flight, and a histogram of their duration. Off by
-    /// default.
+    /// recorder the program installs (with the feature `prometheus`, `ops::Prometheus`
+    /// installs one and serves it at `GET /metrics`): calls and errors per tool, calls in
+    /// flight, and a histogram of their duration. Off by default.
     pub fn metrics(mut self, on: bool) -> Self {
         self.observer.metrics = on;
         self

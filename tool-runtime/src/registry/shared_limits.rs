@@ -91,7 +91,7 @@ impl SharedAdmission {
         }
     }
 
-    async fn count(&self) -> Result<Result<(), CallError>, crate::store::StoreError> {
+    async fn count(&self) -> Result<Result<(), CallError>, crate::tasks::StoreError> {
         let backend = &self.store.backend;
         let refused = |client: bool, rate: Rate, retry_after: Duration| CallError::RateLimited {
             tool: self.tool.clone(),

@@ -14,7 +14,7 @@ const MIN_KEY_BYTES: usize = 32;
 /// its own at start, so its states are good only until it restarts. Clones share the keys.
 ///
 /// ```
-/// use tool_runtime::mcp::SealingKey;
+/// use tool_runtime::store::SealingKey;
 ///
 /// let current = [7u8; 32];
 /// let previous = [9u8; 32];

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! # #[cfg(feature = "redis")]
-//! # async fn run() -> Result<(), tool_runtime::store::StoreError> {
+//! # async fn run() -> Result<(), tool_runtime::tasks::StoreError> {
 //! use tool_runtime::mcp::ServerOptions;
 //! use tool_runtime::store::Store;
 //!
@@ -33,7 +33,7 @@ mod keys;
 mod redis;
 pub(crate) mod sessions;
 
-pub use crate::tasks::StoreError;
+use crate::tasks::StoreError;
 pub(crate) use events::Event;
 pub use keys::SealingKey;
 pub(crate) use sessions::SessionRecord;

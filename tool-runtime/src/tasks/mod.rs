@@ -288,12 +288,12 @@ impl std::error::Error for StoreError {
 /// use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 ///
 /// #[derive(Default)]
-/// struct Counted {
+/// struct CountingStore {
 ///     tasks: InMemoryTasks,
 ///     inserted: AtomicUsize,
 /// }
 ///
-/// impl TaskStore for Counted {
+/// impl TaskStore for CountingStore {
 ///     fn insert(&self, task: Task) -> StoreFuture<'_, Result<bool, StoreError>> {
 ///         self.inserted.fetch_add(1, Ordering::Relaxed);
 ///         self.tasks.insert(task)
@@ -313,7 +313,7 @@ impl std::error::Error for StoreError {
 ///     }
 /// }
 ///
-/// let options = TaskOptions::default().store(Counted::default());
+/// let options = TaskOptions::default().store(CountingStore::default());
 /// # let _ = options;
 /// ```
 pub trait TaskStore: Send + Sync + 'static {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tool_runtime::context::CompletionContext;
 use tool_runtime::registry::RegistryHandle;
-use tool_runtime::result::{Content as Block, EmbeddedResource, PromptMessage};
+use tool_runtime::result::{EmbeddedResource, PromptMessage};
 use tool_runtime::{prompt, resource, tool, Content, DynamicTool, Logger, Progress, State};
 
 /// A 1x1 red PNG.
@@ -262,7 +262,7 @@ fn test_prompt_with_embedded_resource(
         blob: None,
     };
     vec![
-        PromptMessage::user(Block::Resource { resource }),
+        PromptMessage::user(Content::Resource { resource }),
         PromptMessage::user("Please process the embedded resource above."),
     ]
 }
@@ -271,7 +271,7 @@ fn test_prompt_with_embedded_resource(
 #[prompt(title = "Prompt With Image")]
 fn test_prompt_with_image() -> Vec<PromptMessage> {
     vec![
-        PromptMessage::user(Block::image(decode(PNG), "image/png")),
+        PromptMessage::user(Content::image(decode(PNG), "image/png")),
         PromptMessage::user("Please analyze the image above."),
     ]
 }

@@ -474,7 +474,7 @@ impl Driven {
             .name("tool-runtime".to_owned())
             .stack_size(DRIVER_STACK)
             .spawn(move || {
-                let _counted = Counted(&driven);
+                let _thread = DriverThread(&driven);
                 driven.drive_from(next);
             });
         match started {
@@ -504,9 +504,9 @@ impl Driven {
 }
 
 /// Counts a driving thread out when it ends, however it ends.
-struct Counted<'a>(&'a Driven);
+struct DriverThread<'a>(&'a Driven);
 
-impl Drop for Counted<'_> {
+impl Drop for DriverThread<'_> {
     fn drop(&mut self) {
         lock(&self.0.state).threads -= 1;
     }

@@ -5,8 +5,9 @@
 //! request state. The tool runs again, from the start, on the next retry.
 
 use super::super::tasks::{TaskLink, TaskQuestion};
-use super::sealed::{Bound, SealingKey};
+use super::sealed::Bound;
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use crate::store::SealingKey;
 use crate::sync::lock;
 use serde_json::{json, Map, Value};
 use std::future::Future;

@@ -34,7 +34,7 @@ fn other_request(method: &str) -> String {
     )
 }
 
-pub use crate::store::SealingKey;
+use crate::store::SealingKey;
 
 /// What one round of a call hands to the next.
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq)]

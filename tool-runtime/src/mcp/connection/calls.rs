@@ -1,7 +1,7 @@
 //! The requests that run user code: `tools/call`, `prompts/get`, `resources/read` and
 //! `completion/complete`, and the calls of the REST endpoints. Each is checked here,
 //! registered in flight, and handed back as work; the call is started once, by the
-//! registry, whatever the dialect it is answered in.
+//! registry, whatever the format it is answered in.
 
 use super::super::asking::retry::RetryAsker;
 use super::super::era::Era;
@@ -10,7 +10,7 @@ use super::super::outbox::Outbox;
 use super::super::params::{
     CallParams, CompleteParams, GetPromptParams, ReadResourceParams, TaskAsked,
 };
-use super::super::responses::{answer, answered, error_message, Dialect};
+use super::super::responses::{answer, answered, error_message, AnswerFormat};
 use super::super::surfaces;
 use super::super::tasks::{self, TaskPlan};
 use super::super::work::{CallWork, InFlightGuard, RequestSink, Work};
@@ -98,7 +98,7 @@ enum Asking {
 }
 
 /// What a request that may ask its client names, for the state of its next round.
-struct Asked<'a> {
+struct RoundBinding<'a> {
     method: &'a str,
     target: &'a str,
     arguments: &'a Value,
@@ -125,7 +125,7 @@ impl Connection {
             request_state,
             meta,
         } = params;
-        let asked = Asked {
+        let asked = RoundBinding {
             method: "tools/call",
             target: &name,
             arguments: &arguments,
@@ -140,24 +140,24 @@ impl Connection {
             Ok(task) => task,
             Err(refusal) => return answered(sink, refusal),
         };
-        let dialect = Dialect::Mcp(origin.era);
+        let format = AnswerFormat::Mcp(origin.era);
         let scope = self.request_scope(meta.progress_token(), origin, asking, sink);
-        self.start_call(id, &name, arguments, scope, task, dialect, sink)
+        self.start_call(id, &name, arguments, scope, task, format, sink)
     }
 
-    /// A call of a REST endpoint (`dialect`), with no protocol around it: it asks nobody
+    /// A call of a REST endpoint (`format`), with no protocol around it: it asks nobody
     /// and never becomes a task; its answer goes to `sink` as any call's does.
     #[cfg(feature = "http")]
     pub(crate) fn rest_call(
         &self,
         name: &str,
         arguments: Value,
-        dialect: Dialect,
+        format: AnswerFormat,
         id: RequestId,
         sink: &Outbox,
     ) -> Option<Work> {
         let scope = self.request_scope(None, Origin::rest(&self.caller), Asking::Nobody, sink);
-        self.start_call(id, name, arguments, scope, None, dialect, sink)
+        self.start_call(id, name, arguments, scope, None, format, sink)
     }
 
     /// Starts the call of `name`: answered at once when it ends at once, else registered
@@ -170,13 +170,13 @@ impl Connection {
         arguments: Value,
         scope: RequestScope,
         task: Option<TaskPlan>,
-        dialect: Dialect,
+        format: AnswerFormat,
         sink: &Outbox,
     ) -> Option<Work> {
         let registry = &self.shared.registry;
         let pending = match registry.start_call(name, arguments, &scope.context) {
             CallStart::Ended(result) => {
-                return answered(sink, answer(&self.shared, &id, result, dialect))
+                return answered(sink, answer(&self.shared, &id, result, format))
             }
             CallStart::Running(pending) => pending,
         };
@@ -192,7 +192,7 @@ impl Connection {
             context: scope.context,
             cancellation: scope.cancellation,
             notifier: scope.notifier,
-            dialect,
+            format,
             retry: scope.retry,
             task,
         }))
@@ -213,7 +213,7 @@ impl Connection {
             request_state,
             meta,
         } = params;
-        let asked = Asked {
+        let asked = RoundBinding {
             method: "prompts/get",
             target: &name,
             arguments: &arguments,
@@ -242,7 +242,7 @@ impl Connection {
             request_state,
             meta,
         } = params;
-        let asked = Asked {
+        let asked = RoundBinding {
             method: "resources/read",
             target: &uri,
             arguments: &Value::Null,
@@ -278,7 +278,7 @@ impl Connection {
     fn surface_request(
         &self,
         id: &RequestId,
-        asked: Asked<'_>,
+        asked: RoundBinding<'_>,
         progress_token: Option<Value>,
         origin: Origin<'_>,
         sink: &Outbox,
@@ -364,7 +364,7 @@ impl Connection {
     /// 2026-07-28 by rounds, reading the answers and the sealed state a retry brings,
     /// refused (-32602, with why) when the state was altered or issued to another token's
     /// subject.
-    fn asking(&self, asked: Asked<'_>, origin: &Origin<'_>) -> Result<Asking, String> {
+    fn asking(&self, asked: RoundBinding<'_>, origin: &Origin<'_>) -> Result<Asking, String> {
         let Some(capabilities) = &origin.capabilities else {
             return Ok(Asking::Live);
         };

@@ -63,7 +63,7 @@ pub use super::jsonrpc::RequestId;
 use super::jsonrpc::{self, Incoming, Rejected};
 pub use super::message::{Refusal, ServerMessage, ServerMessageKind};
 pub use super::outbox::{outbox, Outbox, OutboxReader};
-use super::params::{self, Asked, CancelledParams};
+use super::params::{self, CancelledParams, MethodParams};
 use super::responses::error_message;
 pub use super::work::{Handled, Work};
 use super::Shared;
@@ -118,7 +118,7 @@ pub(crate) enum Arrived<'a> {
     Request {
         id: RequestId,
         name: Cow<'a, str>,
-        asked: Asked,
+        asked: MethodParams,
     },
 }
 
@@ -158,7 +158,7 @@ impl<'a> Read<'a> {
 
     /// What a request asks.
     #[cfg(feature = "http")]
-    pub(crate) fn asked(&self) -> Option<&Asked> {
+    pub(crate) fn asked(&self) -> Option<&MethodParams> {
         match &self.arrived {
             Arrived::Request { asked, .. } => Some(asked),
             _ => None,

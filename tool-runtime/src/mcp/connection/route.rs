@@ -6,7 +6,7 @@ use super::super::era::{Decision, Era};
 use super::super::jsonrpc::{code, RequestId};
 use super::super::outbox::Outbox;
 use super::super::pages::List;
-use super::super::params::{Asked, Capability, Method};
+use super::super::params::{Capability, Method, MethodParams};
 use super::super::responses::{answered, empty_result, error_message};
 use super::super::work::Work;
 use super::super::ServerMessage;
@@ -26,7 +26,7 @@ impl Connection {
         &self,
         id: RequestId,
         name: &str,
-        asked: Asked,
+        asked: MethodParams,
         decision: &Decision,
         caller: &Caller,
         sink: &Outbox,
@@ -88,39 +88,43 @@ impl Connection {
         &self,
         id: RequestId,
         name: &str,
-        asked: Asked,
+        asked: MethodParams,
         origin: Origin<'_>,
         sink: &Outbox,
     ) -> Option<Work> {
         match (asked, origin.era) {
-            (Asked::Unfit(_, _, why), _) => answered(sink, invalid(&id, &why)),
-            (Asked::Initialize(params), Era::Handshake) => self.initialize(&id, params, sink),
-            (Asked::Ping(_), Era::Handshake) => answered(sink, empty_result(&id)),
-            (Asked::SetLogLevel(params), Era::Handshake) => self.set_log_level(&id, params, sink),
-            (Asked::Discover(_), Era::PerRequest) => answered(sink, self.discover(&id)),
-            (Asked::Listen(params), Era::PerRequest) => self.listen(id, params, sink),
-            (Asked::List(method, params), _) => {
+            (MethodParams::Unfit(_, _, why), _) => answered(sink, invalid(&id, &why)),
+            (MethodParams::Initialize(params), Era::Handshake) => {
+                self.initialize(&id, params, sink)
+            }
+            (MethodParams::Ping(_), Era::Handshake) => answered(sink, empty_result(&id)),
+            (MethodParams::SetLogLevel(params), Era::Handshake) => {
+                self.set_log_level(&id, params, sink)
+            }
+            (MethodParams::Discover(_), Era::PerRequest) => answered(sink, self.discover(&id)),
+            (MethodParams::Listen(params), Era::PerRequest) => self.listen(id, params, sink),
+            (MethodParams::List(method, params), _) => {
                 let page = self.list(&id, method, params.cursor.as_deref(), &origin);
                 answered(sink, page)
             }
-            (Asked::CallTool(params), _) => self.tools_call(id, params, origin, sink),
-            (Asked::GetPrompt(params), _) => self.get_prompt(id, params, origin, sink),
-            (Asked::ReadResource(params), _) => self.read_resource(id, params, origin, sink),
-            (Asked::Complete(params), _) => self.complete(id, params, origin, sink),
-            (Asked::Subscribe(params), Era::Handshake) => {
+            (MethodParams::CallTool(params), _) => self.tools_call(id, params, origin, sink),
+            (MethodParams::GetPrompt(params), _) => self.get_prompt(id, params, origin, sink),
+            (MethodParams::ReadResource(params), _) => self.read_resource(id, params, origin, sink),
+            (MethodParams::Complete(params), _) => self.complete(id, params, origin, sink),
+            (MethodParams::Subscribe(params), Era::Handshake) => {
                 self.subscription(&id, true, params, sink)
             }
-            (Asked::Unsubscribe(params), Era::Handshake) => {
+            (MethodParams::Unsubscribe(params), Era::Handshake) => {
                 self.subscription(&id, false, params, sink)
             }
-            (asked @ (Asked::Task(..) | Asked::ListTasks(_)), Era::Handshake)
+            (asked @ (MethodParams::Task(..) | MethodParams::ListTasks(_)), Era::Handshake)
                 if self.serves_core_tasks() =>
             {
                 self.core_task_request(id, asked, origin.caller, sink)
             }
             (
-                asked @ (Asked::Task(Method::GetTask | Method::CancelTask, _)
-                | Asked::UpdateTask(_)),
+                asked @ (MethodParams::Task(Method::GetTask | Method::CancelTask, _)
+                | MethodParams::UpdateTask(_)),
                 Era::PerRequest,
             ) if self.shared.offered.tasks => {
                 self.extension_task_request(id, asked, name, &origin, sink)

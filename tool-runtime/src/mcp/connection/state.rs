@@ -77,7 +77,7 @@ pub(crate) struct SharedSession {
 pub(crate) struct InFlight {
     cancellation: Cancellation,
     /// Its place among the requests of all connections, given back when it ends.
-    _counted: Counted,
+    _place: InFlightPlace,
 }
 
 /// The requests running on all the server's connections, and how many may.
@@ -101,20 +101,20 @@ impl InFlightTotal {
     }
 
     /// A place for one more request, unless all are taken.
-    fn take(self: &Arc<Self>) -> Option<Counted> {
+    fn take(self: &Arc<Self>) -> Option<InFlightPlace> {
         let before = self.running.fetch_add(1, Ordering::AcqRel);
         if before >= self.most {
             self.running.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        Some(Counted(Arc::clone(self)))
+        Some(InFlightPlace(Arc::clone(self)))
     }
 }
 
 /// One request counted in [`InFlightTotal`] while it lives.
-pub(crate) struct Counted(Arc<InFlightTotal>);
+pub(crate) struct InFlightPlace(Arc<InFlightTotal>);
 
-impl Drop for Counted {
+impl Drop for InFlightPlace {
     fn drop(&mut self) {
         self.0.running.fetch_sub(1, Ordering::AcqRel);
     }
@@ -231,7 +231,7 @@ impl State {
             Entry::Vacant(slot) => {
                 slot.insert(InFlight {
                     cancellation,
-                    _counted: counted,
+                    _place: counted,
                 });
                 drop(in_flight);
                 Ok(InFlightGuard {

@@ -5,7 +5,7 @@
 
 use super::super::jsonrpc::RequestId;
 use super::super::outbox::Outbox;
-use super::super::params::{Asked, Method};
+use super::super::params::{Method, MethodParams};
 use super::super::remote_relay;
 use super::super::responses::answered;
 use super::super::tasks::{self, TaskRequest};
@@ -26,7 +26,7 @@ impl Connection {
     pub(super) fn core_task_request(
         &self,
         id: RequestId,
-        asked: Asked,
+        asked: MethodParams,
         caller: &Caller,
         sink: &Outbox,
     ) -> Option<Work> {
@@ -88,7 +88,7 @@ impl Connection {
     pub(super) fn extension_task_request(
         &self,
         id: RequestId,
-        asked: Asked,
+        asked: MethodParams,
         name: &str,
         origin: &Origin<'_>,
         sink: &Outbox,
@@ -101,7 +101,7 @@ impl Connection {
     }
 
     /// A `tasks/*` request, as its handler takes it.
-    fn task_request(&self, id: &RequestId, asked: Asked, caller: &Caller) -> TaskRequest {
+    fn task_request(&self, id: &RequestId, asked: MethodParams, caller: &Caller) -> TaskRequest {
         TaskRequest {
             shared: Arc::clone(&self.shared),
             id: id.clone(),

@@ -4,7 +4,7 @@
 use super::super::connection::State;
 use super::super::era::Era;
 use super::super::jsonrpc::{self, code, RequestId};
-use super::super::params::{Asked, Method};
+use super::super::params::{Method, MethodParams};
 use super::super::responses::{error_message, result_message};
 use super::super::{ServerMessage, Shared};
 use super::listed::unlist;
@@ -39,7 +39,7 @@ pub(crate) struct TaskRequest {
     pub(crate) id: RequestId,
     /// What it asks: `tasks/get`, `tasks/cancel`, `tasks/result`, `tasks/list` or
     /// `tasks/update`, with its params.
-    pub(crate) asked: Asked,
+    pub(crate) asked: MethodParams,
     pub(crate) caller: Caller,
 }
 
@@ -52,8 +52,8 @@ impl TaskRequest {
     /// The id of the task the request names (none for `tasks/list`).
     fn task(&self) -> String {
         match &self.asked {
-            Asked::Task(_, params) => params.task_id.clone(),
-            Asked::UpdateTask(params) => params.task_id.clone(),
+            MethodParams::Task(_, params) => params.task_id.clone(),
+            MethodParams::UpdateTask(params) => params.task_id.clone(),
             _ => String::new(),
         }
     }
@@ -103,13 +103,13 @@ pub(crate) async fn extension_method(request: TaskRequest) -> ServerMessage {
     let complete =
         |body: Map<String, Value>| result_message(&request.shared, id, body, Era::PerRequest);
     let updated = match &request.asked {
-        Asked::Task(Method::GetTask, _) => {
+        MethodParams::Task(Method::GetTask, _) => {
             return match request.reached().await {
                 Ok((_, found)) => complete(detailed_task(&found)),
                 Err(answer) => answer,
             }
         }
-        Asked::UpdateTask(params) => {
+        MethodParams::UpdateTask(params) => {
             let responses = &params.input_responses;
             // Answers to questions the task is not waiting for are ignored.
             request
@@ -181,7 +181,7 @@ async fn list(request: &TaskRequest, state: &State) -> ServerMessage {
     let listed = lock(&state.tasks).tasks.clone();
     // A cursor is the number of the last task of the page before (kept or not since).
     let cursor = match &request.asked {
-        Asked::ListTasks(params) => params.cursor.clone(),
+        MethodParams::ListTasks(params) => params.cursor.clone(),
         _ => None,
     };
     let start = match cursor {

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 pub(crate) struct TaskLink {
     store: Arc<dyn TaskStore>,
     id: String,
-    asked: Arc<Mutex<Asked>>,
+    asked: Arc<Mutex<QuestionNumbers>>,
     /// Where a question the tool stopped waiting for without closing it (its wait was
     /// dropped) goes, for the task's run to forget it.
     abandoned: mpsc::UnboundedSender<(String, u64)>,
@@ -24,7 +24,7 @@ pub(crate) struct TaskLink {
 /// asked again under the same key is never forgotten for the one before. (Questions open
 /// at the same time need keys of their own, as the retries of 2026-07-28 need them.)
 #[derive(Default)]
-struct Asked {
+struct QuestionNumbers {
     next: u64,
     latest: std::collections::HashMap<String, u64>,
 }
@@ -62,7 +62,7 @@ impl TaskLink {
     /// Forgets the question `number` under `key` in the task, unless another was asked
     /// under that key since; false when the store failed (the question stays).
     pub(super) async fn forget(&self, key: &str, number: u64) -> bool {
-        let is_latest = |asked: &Asked| asked.latest.get(key) == Some(&number);
+        let is_latest = |asked: &QuestionNumbers| asked.latest.get(key) == Some(&number);
         if !is_latest(&lock(&self.asked)) {
             return true;
         }

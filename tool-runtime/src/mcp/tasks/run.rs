@@ -8,7 +8,7 @@ use super::super::asking::{missing_message, settle, verdict};
 use super::super::era::Era;
 use super::super::jsonrpc::{self, code};
 use super::super::relay::{next_of, Relayed};
-use super::super::responses::{answer, settled_answer, Dialect};
+use super::super::responses::{answer, settled_answer, AnswerFormat};
 use super::super::tools::{self, CallAnswer};
 use super::super::work::{CallWork, InFlightGuard, RequestSink};
 use super::super::{ServerMessage, Shared};
@@ -41,7 +41,7 @@ struct TaskRun {
     finish: Finish,
     cancellation: Cancellation,
     notifier: Arc<RequestSink>,
-    dialect: Dialect,
+    format: AnswerFormat,
     retry: Option<Arc<RetryAsker>>,
     /// The token subject the task belongs to.
     owner: Option<String>,
@@ -75,7 +75,7 @@ pub(crate) async fn run(work: CallWork, plan: TaskPlan) {
         context,
         cancellation,
         notifier,
-        dialect,
+        format,
         retry,
         ..
     } = work;
@@ -92,7 +92,7 @@ pub(crate) async fn run(work: CallWork, plan: TaskPlan) {
         guard,
         cancellation,
         notifier,
-        dialect,
+        format,
         retry,
         owner,
         store,
@@ -206,10 +206,10 @@ impl TaskRun {
         let (shared, guard, sink) = (&self.shared, &self.guard, &self.notifier.sink);
         let verdict = verdict(self.retry.as_deref(), result.is_error(), result.input());
         if !(required && matches!(verdict, Verdict::Complete)) {
-            let dialect = self.dialect;
+            let format = self.format;
             guard.answer(sink, || {
                 settle(&guard.id, verdict, || {
-                    answer(shared, &guard.id, result, dialect)
+                    answer(shared, &guard.id, result, format)
                 })
             });
             return;
@@ -238,9 +238,9 @@ impl TaskRun {
             },
         };
         let (shared, guard, retry) = (&self.shared, &self.guard, self.retry.as_deref());
-        let dialect = self.dialect;
+        let format = self.format;
         guard.answer(&self.notifier.sink, || {
-            settled_answer(shared, &guard.id, retry, result, dialect)
+            settled_answer(shared, &guard.id, retry, result, format)
         });
     }
 

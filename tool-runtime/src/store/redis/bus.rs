@@ -10,8 +10,8 @@
 
 use super::{failed, Shared};
 use crate::store::events::{Envelope, Event, Handler, InboxHandler};
-use crate::store::StoreError;
 use crate::sync::{lock, read, write};
+use crate::tasks::StoreError;
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -7,7 +7,7 @@
 
 use super::{failed, Shared};
 use crate::catalog::time::Rate;
-use crate::store::StoreError;
+use crate::tasks::StoreError;
 use std::time::Duration;
 
 /// GCRA: `ARGV[1]` the emission interval, `ARGV[2]` the burst tolerance, both in µs.

@@ -4,7 +4,7 @@
 
 use super::sessions::millis;
 use super::{failed, Shared};
-use crate::store::StoreError;
+use crate::tasks::StoreError;
 use std::time::Duration;
 
 /// How long messages nobody takes are kept: a question waits for a `tasks/result` that

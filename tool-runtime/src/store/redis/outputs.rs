@@ -3,7 +3,7 @@
 
 use super::sessions::millis;
 use super::{failed, Shared};
-use crate::store::StoreError;
+use crate::tasks::StoreError;
 use std::time::Duration;
 
 pub(super) async fn put(

@@ -4,7 +4,7 @@
 
 use super::{failed, Shared};
 use crate::store::sessions::{Change, SessionRecord, MAX_SUBSCRIPTIONS};
-use crate::store::StoreError;
+use crate::tasks::StoreError;
 use std::collections::HashMap;
 use std::time::Duration;
 

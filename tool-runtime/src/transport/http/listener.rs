@@ -28,13 +28,13 @@ struct Tally {
 }
 
 /// One open connection, counted while it lives.
-struct Counted {
+struct OpenConnection {
     tally: Arc<Tally>,
     /// The client address it counts against, unless it comes from a trusted proxy.
     client: Option<IpAddr>,
 }
 
-impl Drop for Counted {
+impl Drop for OpenConnection {
     fn drop(&mut self) {
         {
             let mut open = crate::sync::lock(&self.tally.open);
@@ -59,7 +59,7 @@ impl Tally {
         self: &Arc<Self>,
         client: Option<IpAddr>,
         limits: &ConnectionLimits,
-    ) -> Result<Counted, &'static str> {
+    ) -> Result<OpenConnection, &'static str> {
         let mut open = crate::sync::lock(&self.open);
         if open.0 >= limits.most {
             return Err("server busy: it holds as many connections as it may; retry later");
@@ -72,7 +72,7 @@ impl Tally {
             *count += 1;
         }
         open.0 += 1;
-        Ok(Counted {
+        Ok(OpenConnection {
             tally: Arc::clone(self),
             client,
         })
@@ -160,7 +160,7 @@ async fn serve_one(
     service: axum::middleware::AddExtension<Router, ConnectInfo<SocketAddr>>,
     limits: ConnectionLimits,
     mut closed: tokio::sync::watch::Receiver<bool>,
-    _counted: Counted,
+    _open: OpenConnection,
 ) {
     let service = hyper_util::service::TowerToHyperService::new(service);
     let connection = hyper::server::conn::http1::Builder::new()

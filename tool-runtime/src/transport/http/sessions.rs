@@ -471,7 +471,7 @@ impl Sessions {
     }
 }
 
-fn unreachable(error: &crate::store::StoreError) -> Unreachable {
+fn unreachable(error: &crate::tasks::StoreError) -> Unreachable {
     tracing::warn!(%error, "the session store did not answer");
     Unreachable
 }

@@ -13,7 +13,7 @@ use crate::mcp::connection::Arrived;
 use crate::mcp::connection::{outbox, Connection, OutboxReader, ServerMessage, ServerMessageKind};
 use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
-use crate::mcp::params::{Asked, CancelledParams};
+use crate::mcp::params::{CancelledParams, MethodParams};
 use crate::mcp::Read;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -238,7 +238,7 @@ async fn route(
         Decision::PerRequest(_) | Decision::UnsupportedVersion(_) => {
             let checked = check_standard_headers(headers, &read.decision, read).and_then(|()| {
                 match read.asked() {
-                    Some(Asked::CallTool(call)) => {
+                    Some(MethodParams::CallTool(call)) => {
                         let registry = app.server.registry();
                         param_headers::check(headers, registry, &call.name, &call.arguments)
                     }
@@ -424,7 +424,7 @@ fn check_standard_headers(
         method,
         "the request's method is",
     )?;
-    if let Some(named) = read.asked().and_then(Asked::named) {
+    if let Some(named) = read.asked().and_then(MethodParams::named) {
         expect(NAME_HEADER, "Mcp-Name", named, "the request names")?;
     }
     Ok(())

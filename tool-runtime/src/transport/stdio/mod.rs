@@ -25,7 +25,8 @@ use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// Serves one client on `input`/`output` until the input ends. The server's maintenance
-/// (see [`start_maintenance`](super::start_maintenance)) starts with its first connection.
+/// (taking over the tasks of lost replicas, with a shared store) starts with its first
+/// connection.
 ///
 /// The work each request leaves runs inside this future, beside the reading, rather than as
 /// a task of its own: a call costs no task of the runtime (a spawn, a scheduler's queue), so

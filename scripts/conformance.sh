@@ -6,7 +6,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-eval "$(bash scripts/client-env.sh)"
+client_env="$(bash scripts/client-env.sh)"
+eval "$client_env"
 target="$(bash scripts/target-dir.sh)"
 # CONFORMANCE_URL names a server already running (replicas behind a balancer, say), and
 # CONFORMANCE_LABEL tells its logs apart; without it, the fixture is started here.

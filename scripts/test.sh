@@ -10,34 +10,52 @@
 # types of the providers' official Python SDKs (openai, anthropic, google-genai), the
 # OpenAPI document by a validator and a generic client, and the catalog page in a real
 # headless Chromium (installed by scripts/system-deps.sh).
+#
+# Every stage runs, whatever the ones before it ended with, so one red test does not hide
+# whether the real clients, the conformance suite and the replicas pass; the summary at
+# the end has one line per stage, and the script fails when any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/stages.sh
+state="$(bash scripts/target-dir.sh)/test-stages"
+mkdir -p "$state"
 
 # The tests of replicas run a real redis-server and a real HAProxy.
-bash scripts/system-deps.sh
+stage "system packages (redis-server, haproxy, chromium)" bash scripts/system-deps.sh
+stage "tests, inventory registration" cargo test --workspace --no-fail-fast
+stage "tests, linkme registration" cargo test --workspace --no-fail-fast --features tool-runtime/linkme
+stage "the default features alone: a flag whose feature is left out says which to enable" \
+    cargo test -p tool-runtime --lib cli::missing
 
-echo "== tests, inventory registration"
-cargo test --workspace
-echo "== tests, linkme registration"
-cargo test --workspace --features tool-runtime/linkme
-echo "== the default features alone: a flag whose feature is left out says which to enable"
-cargo test -p tool-runtime --lib cli::missing
+clients_setup() {
+    bash scripts/client-env.sh >"$state/client-env"
+    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools
+}
+stage "real MCP clients: installed (pinned), and the servers they test built" clients_setup
+clients_ready=false
+if stage_passed; then
+    # In this shell: the stages below need its variables.
+    eval "$(cat "$state/client-env")"
+    binaries="$(bash scripts/target-dir.sh)/debug"
+    clients_ready=true
+fi
+client_stage() { # NAME FUNCTION
+    if $clients_ready; then stage "$@"; else stage_skip "$1" "the clients could not be set up"; fi
+}
+python_sdk() { "$CLIENT_PYTHON" tests/clients/python_clients.py "$binaries/conformance-server"; }
+python_oauth() { "$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"; }
+typescript_sdk() { node tests/clients/typescript_clients.mjs "$binaries/conformance-server"; }
+providers() { "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent; }
+openapi() { "$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"; }
+catalog_page() { "$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/agent-tools"; }
+client_stage "the official Python SDK" python_sdk
+client_stage "the Python SDK's OAuth client" python_oauth
+client_stage "the official TypeScript SDK" typescript_sdk
+client_stage "what the agent layer hands each provider, against the providers' own SDK types" providers
+client_stage "the REST endpoints as OpenAPI 3.1: a validator and a generic client" openapi
+client_stage "the catalog page in headless Chromium" catalog_page
+client_stage "the MCP Inspector's schema lint" bash scripts/inspector-strict.sh
+stage "the conformance suite" bash scripts/conformance.sh
+stage "the conformance suite through HAProxy, over three replicas sharing Redis" bash scripts/replicas.sh
 
-echo "== real MCP clients"
-eval "$(bash scripts/client-env.sh)"
-cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools
-binaries="$(bash scripts/target-dir.sh)/debug"
-server="$binaries/conformance-server"
-"$CLIENT_PYTHON" tests/clients/python_clients.py "$server"
-"$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"
-node tests/clients/typescript_clients.mjs "$server"
-echo "== what the agent layer hands each provider, against the providers' own SDK types"
-"$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent
-echo "== the REST endpoints as OpenAPI 3.1: a validator and a generic client"
-"$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"
-echo "== the catalog page in headless Chromium"
-"$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/agent-tools"
-bash scripts/inspector-strict.sh
-bash scripts/conformance.sh
-echo "== the conformance suite through HAProxy, over three replicas sharing Redis"
-bash scripts/replicas.sh
+stage_summary

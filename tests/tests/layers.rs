@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// and a module may name only the modules of its own layer or of layers below it.
 /// `export`, `check` and `diff` use only the catalog and schemas, so they sit low.
 const LAYERS: &[&[&str]] = &[
-    &["schema", "tokens.rs", "sync.rs"],
+    &["schema", "tokens.rs", "sync.rs", "clock.rs"],
     &["catalog"],
     &["tasks"],
     &["store"],
@@ -83,8 +83,9 @@ fn no_layer_names_a_layer_above_it() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
-/// What the protocol layer must not name: it spawns nothing and waits on no timer of the
-/// runtime's, so that a transport decides where and when work runs.
+/// What the protocol layer must not name: it spawns nothing, waits on no timer of the
+/// runtime's and reads no clock (it is told the time), so that a transport and a driver
+/// decide where and when work runs.
 const RUNTIME_NAMES: &[&str] = &[
     "tokio::spawn",
     "spawn_blocking",
@@ -94,6 +95,9 @@ const RUNTIME_NAMES: &[&str] = &[
     "tokio::time",
     "std::thread::spawn",
     "std::thread::sleep",
+    "Instant::now",
+    "SystemTime::now",
+    "call::clock",
 ];
 
 /// The lines of `text`, outside comments and its unit tests (a test drives the code from
@@ -108,7 +112,7 @@ fn naming(text: &str, names: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn the_protocol_layer_spawns_nothing_and_waits_on_no_timer() {
+fn the_protocol_layer_spawns_nothing_waits_on_no_timer_and_reads_no_clock() {
     let mut files = Vec::new();
     rust_files(&source_dir().join("mcp"), &mut files);
     assert!(!files.is_empty());
@@ -120,6 +124,15 @@ fn the_protocol_layer_spawns_nothing_and_waits_on_no_timer() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_runtime_check_sees_a_clock_read() {
+    let text = "let deadline = Instant::now() + patience;\nlet at = told.now();";
+    assert_eq!(
+        naming(text, RUNTIME_NAMES),
+        ["let deadline = Instant::now() + patience;"]
+    );
 }
 
 #[test]

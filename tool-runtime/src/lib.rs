@@ -157,6 +157,7 @@ pub mod catalog;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod clock;
 pub mod diff;
 pub mod export;
 pub mod mcp;

@@ -5,7 +5,6 @@ pub(crate) mod arguments;
 pub(crate) mod ask;
 pub(crate) mod blocking;
 pub(crate) mod caller;
-pub(crate) mod clock;
 pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;

@@ -11,9 +11,11 @@
 pub(crate) mod asking;
 mod backlog;
 pub mod connection;
+mod duties;
 pub(crate) mod era;
 pub(crate) mod jsonrpc;
 mod message;
+mod methods;
 mod options;
 mod outbox;
 mod outputs;
@@ -26,12 +28,14 @@ pub(crate) mod responses;
 mod rest;
 mod surfaces;
 pub(crate) mod tasks;
+pub(crate) mod time;
 pub(crate) mod tools;
 mod work;
 
 #[cfg(feature = "http")]
 pub(crate) use asking::live::asking_replica;
 
+pub use crate::clock::{Clock, SystemClock};
 #[cfg(feature = "http")]
 pub(crate) use connection::Read;
 pub(crate) use connection::{Connection, ServerMessage};
@@ -177,8 +181,12 @@ pub(crate) struct Shared {
     pub(crate) store: Option<crate::store::Store>,
     /// This replica's runs of tasks that hold a lease (with a shared store).
     pub(crate) leased_runs: tasks::lease::LeasedRuns,
-    /// Whether the work that takes over lost tasks was handed out.
-    maintenance_out: std::sync::atomic::AtomicBool,
+    /// What stamps records with the wall clock's time.
+    pub(crate) clock: Arc<dyn crate::clock::Clock>,
+    /// The sleeps of the server's work, ended as its driver tells it the time.
+    pub(crate) timers: Arc<time::Timers>,
+    /// The work due now and then (with a shared store), and what it found to run.
+    duties: duties::Duties,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -257,6 +265,7 @@ impl McpServer {
         }
         let registry = Arc::new(registry);
         registry.attach_handle();
+        let timers = Arc::new(time::Timers::default());
         McpServer {
             shared: Arc::new(Shared {
                 registry,
@@ -273,13 +282,20 @@ impl McpServer {
                 shutdown_grace: options.shutdown_grace,
                 cache: options.cache,
                 offered,
-                outputs: OutputStore::new(options.large_outputs, options.store.clone()),
+                outputs: OutputStore::new(
+                    options.large_outputs,
+                    options.store.clone(),
+                    Arc::clone(&options.clock),
+                    Arc::clone(&timers),
+                ),
                 sealing_key: sealing_key.unwrap_or_else(SealingKey::random),
                 tasks,
                 list_only_permitted_tools: options.list_only_permitted_tools,
                 store: options.store,
                 leased_runs: tasks::lease::LeasedRuns::default(),
-                maintenance_out: std::sync::atomic::AtomicBool::new(false),
+                clock: options.clock,
+                timers,
+                duties: duties::Duties::default(),
             }),
         }
     }
@@ -326,19 +342,46 @@ impl McpServer {
         Connection::restored(Arc::clone(&self.shared), id, store, record)
     }
 
-    /// With a store shared by replicas: the work that takes over the tasks of replicas
-    /// that were lost (it runs for as long as the server), and the works it leaves (tasks
-    /// run again here). Handed out once; `None` without a store, or the second time.
-    pub(crate) fn maintenance(&self) -> Option<(Work, tokio::sync::mpsc::UnboundedReceiver<Work>)> {
-        self.shared.store.as_ref()?;
-        if self
-            .shared
-            .maintenance_out
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            return None;
+    /// Tells the server the time, `now`, as its driver's monotonic clock reads it (tokio's,
+    /// for a server on tokio, so that a test's paused clock drives it): the server's waits
+    /// whose time has come end. Gives the work due now, for the driver to run (spawn each):
+    /// with a store replicas share, the renewal of this replica's leases on tasks, the look
+    /// for tasks whose worker was lost, and those found to run again here.
+    ///
+    /// The protocol layer never reads a clock or waits on the runtime's timers: it is told
+    /// the time. [`transport::maintenance`](crate::transport::maintenance) is the driver the
+    /// built-in transports run; a transport of one's own runs it too (see there), or its
+    /// own driver: call this when [`next_wake`](McpServer::next_wake) comes or
+    /// [`wake_changed`](McpServer::wake_changed) resolves.
+    pub fn on_time(&self, now: std::time::Instant) -> Vec<Work> {
+        self.shared.timers.tell(now);
+        self.shared.duties.at(&self.shared, now)
+    }
+
+    /// When the server must next be told the time ([`on_time`](McpServer::on_time)), if it
+    /// waits for nothing timed.
+    pub fn next_wake(&self) -> Option<std::time::Instant> {
+        let timers = self.shared.timers.next_deadline();
+        let duties = self.shared.duties.next_due(&self.shared);
+        timers.into_iter().chain(duties).min()
+    }
+
+    /// Resolves once the server must be told the time again sooner than
+    /// [`next_wake`](McpServer::next_wake) said: its work began to wait for a while, or
+    /// found work for the driver to run. At once when that is the case already.
+    pub async fn wake_changed(&self) {
+        if self.shared.duties.pending(&self.shared) {
+            return;
         }
-        Some(tasks::lease::sweep(Arc::clone(&self.shared)))
+        tokio::select! {
+            () = self.shared.timers.changed() => {}
+            () = self.shared.duties.changed() => {}
+        }
+    }
+
+    /// Whether this is the first driver of the server to ask: one is enough.
+    pub(crate) fn claim_driver(&self) -> bool {
+        self.shared.timers.claim_driver()
     }
 
     /// Hands the tasks this replica runs back to its replicas (it is shutting down): each

@@ -63,6 +63,8 @@ pub struct ServerOptions {
     /// The state shared with the other replicas of this service, if any. See
     /// [`store`](ServerOptions::store).
     pub(crate) store: Option<crate::store::Store>,
+    /// What stamps records with the wall clock's time. See [`clock`](ServerOptions::clock).
+    pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -131,11 +133,20 @@ impl Default for ServerOptions {
             tasks: crate::tasks::TaskOptions::default(),
             list_only_permitted_tools: false,
             store: None,
+            clock: std::sync::Arc::new(crate::clock::SystemClock),
         }
     }
 }
 
 impl ServerOptions {
+    /// The wall clock the server stamps its records with: when a lease on a task ends, when
+    /// a request state it issues expires, when a stored output is forgotten. The system's
+    /// unless set; a test where such times are the subject sets its own.
+    pub fn clock(mut self, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Tools per `tools/list` page.
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size;

@@ -3,11 +3,12 @@
 //! `resource_link`; the client reads the whole output with `resources/read` until it
 //! expires.
 
-use crate::call::clock::Instant;
+use super::time::Timers;
 use crate::call::content::EmbeddedResource;
+use crate::clock::Clock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The URI scheme of stored outputs.
 const SCHEME: &str = "tool-output://";
@@ -84,7 +85,7 @@ impl LargeOutputs {
 struct Stored {
     text: Arc<str>,
     mime_type: &'static str,
-    expires: Instant,
+    expires: SystemTime,
 }
 
 /// The outputs kept: by URI, and the URIs in the order they were stored (which is also
@@ -108,7 +109,7 @@ impl Kept {
     }
 
     /// Drops the outputs whose time is up.
-    fn forget_expired(&mut self, now: Instant) {
+    fn forget_expired(&mut self, now: SystemTime) {
         while let Some(oldest) = self.oldest_first.front() {
             if self.by_uri.get(oldest).is_some_and(|s| s.expires > now) {
                 break;
@@ -125,8 +126,10 @@ pub(crate) struct Link {
 }
 
 /// How long a read waits for an output another replica is still writing to the store (it
-/// answered its call while the write was under way).
-const SHARED_PATIENCE: Duration = Duration::from_secs(1);
+/// answered its call while the write was under way): this many looks, a moment apart.
+const SHARED_LOOKS: u32 = 20;
+/// The moment between two looks.
+const SHARED_LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// The outputs stored by one server.
 pub(crate) struct OutputStore {
@@ -134,14 +137,25 @@ pub(crate) struct OutputStore {
     kept: Mutex<Kept>,
     /// The store the replicas share, where each output is also kept.
     shared: Option<crate::store::Store>,
+    /// When outputs expire.
+    clock: Arc<dyn Clock>,
+    /// The moments a read waits for another replica's write.
+    timers: Arc<Timers>,
 }
 
 impl OutputStore {
-    pub(crate) fn new(options: LargeOutputs, shared: Option<crate::store::Store>) -> Self {
+    pub(crate) fn new(
+        options: LargeOutputs,
+        shared: Option<crate::store::Store>,
+        clock: Arc<dyn Clock>,
+        timers: Arc<Timers>,
+    ) -> Self {
         OutputStore {
             options,
             kept: Mutex::new(Kept::default()),
             shared,
+            clock,
+            timers,
         }
     }
 
@@ -178,7 +192,7 @@ impl OutputStore {
         let stored = Stored {
             text: Arc::from(text),
             mime_type,
-            expires: Instant::now() + self.options.keep_for,
+            expires: self.clock.now() + self.options.keep_for,
         };
         let size = stored.text.len();
         if let Some(store) = &self.shared {
@@ -190,7 +204,7 @@ impl OutputStore {
             });
         }
         let mut kept = crate::sync::lock(&self.kept);
-        kept.forget_expired(Instant::now());
+        kept.forget_expired(self.clock.now());
         while kept.bytes + size > self.options.max_stored_bytes && kept.drop_oldest() {}
         kept.bytes += size;
         kept.oldest_first.push_back(uri.clone());
@@ -210,7 +224,7 @@ impl OutputStore {
             return Some(found);
         }
         let store = self.shared.as_ref()?;
-        let deadline = Instant::now() + SHARED_PATIENCE;
+        let mut looks = 0;
         loop {
             match store.backend.output_get(uri).await {
                 Ok(Some((text, mime_type))) => {
@@ -221,8 +235,9 @@ impl OutputStore {
                         blob: None,
                     })
                 }
-                Ok(None) if Instant::now() < deadline => {
-                    crate::call::clock::sleep(Duration::from_millis(50)).await;
+                Ok(None) if looks < SHARED_LOOKS => {
+                    looks += 1;
+                    self.timers.sleep(SHARED_LOOK_EVERY).await;
                 }
                 Ok(None) => return None,
                 Err(error) => {
@@ -237,7 +252,7 @@ impl OutputStore {
     pub(crate) fn read(&self, uri: &str) -> Option<EmbeddedResource> {
         let (text, mime_type) = {
             let mut kept = crate::sync::lock(&self.kept);
-            kept.forget_expired(Instant::now());
+            kept.forget_expired(self.clock.now());
             let stored = kept.by_uri.get(uri)?;
             (Arc::clone(&stored.text), stored.mime_type)
         };

@@ -115,7 +115,11 @@ async fn take(store: &crate::store::Store, task: &str, sink: &Outbox) -> bool {
 /// Another replica put messages of the task `task` in the store: a `tasks/result` waiting
 /// here takes them; else, when this replica holds the session's GET stream, the work that
 /// takes them onto it after a moment (unless a `tasks/result` came meanwhile).
-pub(crate) fn arrived(state: &Arc<State>, task: &str) -> Option<super::work::Work> {
+pub(crate) fn arrived(
+    state: &Arc<State>,
+    timers: &Arc<super::time::Timers>,
+    task: &str,
+) -> Option<super::work::Work> {
     if let Some(wait) = lock(&state.remote_waits).get(task) {
         if wait.stream.strong_count() > 0 {
             wait.arrived.notify_one();
@@ -125,8 +129,9 @@ pub(crate) fn arrived(state: &Arc<State>, task: &str) -> Option<super::work::Wor
     let sink = lock(&state.unsolicited).clone()?;
     let store = state.shared_session.get()?.store.clone();
     let (state, task) = (Arc::downgrade(state), task.to_owned());
+    let deferred = timers.sleep(GET_STREAM_DEFERS);
     let work = async move {
-        crate::call::clock::sleep(GET_STREAM_DEFERS).await;
+        deferred.await;
         let Some(state) = state.upgrade() else {
             return;
         };

@@ -16,6 +16,15 @@
 //! thread the system preempted on a busy machine, so a tool sent back is not sent back for
 //! good: it may prove quick again, over more runs each time.
 
+// Only `serve` (the command line) drives a runtime in turns; without it, every sync tool
+// runs on the pool and what serves the turns is never reached.
+#[cfg_attr(
+    not(any(feature = "cli", test)),
+    expect(
+        dead_code,
+        reason = "only the command line's serve drives a runtime in turns"
+    )
+)]
 pub(crate) mod turns;
 
 use super::output::{Produced, ToolError};

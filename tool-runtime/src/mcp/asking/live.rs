@@ -2,12 +2,12 @@
 //! the call's own stream (stdio's output, or the call's HTTP response stream), and the
 //! call waits for the client's response, which the connection routes back by id.
 
-use super::super::connection::State;
-use super::super::jsonrpc::{self, RequestId};
-use super::super::tasks::TaskQuestion;
-use super::super::work::RequestSink;
-use super::super::ServerMessage;
 use crate::call::ask::{Announcer, AskError, Asker, ClientCapability, Question};
+use crate::mcp::connection::State;
+use crate::mcp::jsonrpc::{self, RequestId};
+use crate::mcp::tasks::TaskQuestion;
+use crate::mcp::work::RequestSink;
+use crate::mcp::ServerMessage;
 use crate::sync::lock;
 use serde_json::{json, Value};
 use std::future::Future;

@@ -4,9 +4,10 @@
 //! tool returns the call is answered `input_required` with every question noted and a new
 //! request state. The tool runs again, from the start, on the next retry.
 
-use super::super::tasks::{TaskLink, TaskQuestion};
 use super::sealed::Bound;
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
+use crate::clock::Clock;
+use crate::mcp::tasks::{TaskLink, TaskQuestion};
 use crate::store::SealingKey;
 use crate::sync::lock;
 use serde_json::{json, Map, Value};
@@ -24,6 +25,8 @@ pub(crate) struct RetryAsker {
     /// Shared with the questions that wait for the call to become a task.
     round: Arc<Mutex<Round>>,
     key: SealingKey,
+    /// What the next round's state is stamped with.
+    clock: Arc<dyn Clock>,
     method: String,
     target: String,
     /// The token subject of the request, bound into the state of its next round.
@@ -90,7 +93,7 @@ impl RetryAsker {
     /// `requestState`), bound to the request's `arguments`; `Err` is why the retry is
     /// refused (-32602).
     pub(crate) fn of_request(
-        key: &SealingKey,
+        (key, clock): (&SealingKey, &Arc<dyn Clock>),
         (method, target, subject): (&str, &str, Option<&str>),
         (responses, sealed): (Option<Map<String, Value>>, Option<String>),
         arguments: &Value,
@@ -107,7 +110,7 @@ impl RetryAsker {
                     arguments,
                 };
                 Some(
-                    key.open(&sealed, &bound)
+                    key.open(clock.now(), &sealed, &bound)
                         .map_err(|why| format!("Invalid params: {why}"))?,
                 )
             }
@@ -125,6 +128,7 @@ impl RetryAsker {
                 ..Round::default()
             })),
             key: key.clone(),
+            clock: Arc::clone(clock),
             method: method.to_owned(),
             target: target.to_owned(),
             subject: subject.map(str::to_owned),
@@ -163,6 +167,7 @@ impl RetryAsker {
                 arguments,
             };
             let state = self.key.seal(
+                self.clock.now(),
                 &bound,
                 std::mem::take(&mut round.used),
                 std::mem::take(&mut round.kept),

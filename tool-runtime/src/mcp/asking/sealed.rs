@@ -84,15 +84,16 @@ impl SealingKey {
         Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts keys of any length")
     }
 
-    /// Seals `answers` and `kept` for the next round of `bound`.
+    /// Seals `answers` and `kept` for the next round of `bound`, at `now`.
     pub(crate) fn seal(
         &self,
+        now: SystemTime,
         bound: &Bound<'_>,
         answers: Map<String, Value>,
         kept: Map<String, Value>,
     ) -> String {
         self.seal_until(
-            now().saturating_add(LIFETIME.as_secs()),
+            unix_seconds(now).saturating_add(LIFETIME.as_secs()),
             bound,
             answers,
             kept,
@@ -123,8 +124,14 @@ impl SealingKey {
         format!("{body}.{tag}")
     }
 
-    /// Opens a state a client sent back for `bound`; why not, in words for the client.
-    pub(crate) fn open(&self, sealed: &str, bound: &Bound<'_>) -> Result<RoundState, String> {
+    /// Opens a state a client sent back for `bound`, at `now`; why not, in words for the
+    /// client.
+    pub(crate) fn open(
+        &self,
+        now: SystemTime,
+        sealed: &str,
+        bound: &Bound<'_>,
+    ) -> Result<RoundState, String> {
         let (body, tag) = sealed.split_once('.').ok_or(ALTERED)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| ALTERED)?;
         // Any key of the ring opens it: one sealed before a rotation stays good.
@@ -150,16 +157,15 @@ impl SealingKey {
         if state.subject.as_deref() != bound.subject {
             return Err(OTHER_CLIENT.to_owned());
         }
-        if state.expires < now() {
+        if state.expires < unix_seconds(now) {
             return Err(EXPIRED.to_owned());
         }
         Ok(state)
     }
 }
 
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
+fn unix_seconds(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())
 }
 
@@ -178,19 +184,23 @@ mod tests {
             arguments: &arguments,
         };
         let (old, new) = ([1u8; 32], [2u8; 32]);
-        let sealed = SealingKey::new(old).seal(&bound, Map::new(), Map::new());
+        let sealed = SealingKey::new(old).seal(SystemTime::now(), &bound, Map::new(), Map::new());
         let rotated = SealingKey::new(new).accepting([old]);
         assert!(
-            rotated.open(&sealed, &bound).is_ok(),
+            rotated.open(SystemTime::now(), &sealed, &bound).is_ok(),
             "the previous key still opens"
         );
-        let resealed = rotated.seal(&bound, Map::new(), Map::new());
+        let resealed = rotated.seal(SystemTime::now(), &bound, Map::new(), Map::new());
         assert!(
-            SealingKey::new(new).open(&resealed, &bound).is_ok(),
+            SealingKey::new(new)
+                .open(SystemTime::now(), &resealed, &bound)
+                .is_ok(),
             "the new key seals"
         );
         assert_eq!(
-            SealingKey::new(new).open(&sealed, &bound).unwrap_err(),
+            SealingKey::new(new)
+                .open(SystemTime::now(), &sealed, &bound)
+                .unwrap_err(),
             ALTERED,
             "once the previous key is dropped, its states are refused"
         );
@@ -201,7 +211,11 @@ mod tests {
             std::sync::Arc::from(&old[..]),
         ]);
         assert!(SealingKey::new(new)
-            .open(&ring.seal(&bound, Map::new(), Map::new()), &bound)
+            .open(
+                SystemTime::now(),
+                &ring.seal(SystemTime::now(), &bound, Map::new(), Map::new()),
+                &bound
+            )
             .is_ok());
     }
 
@@ -217,8 +231,13 @@ mod tests {
         };
         let mut answers = Map::new();
         answers.insert("x".into(), json!({"action": "accept"}));
-        let sealed = key.seal(&bound, answers.clone(), Map::new());
-        assert_eq!(key.open(&sealed, &bound).unwrap().answers, answers);
+        let sealed = key.seal(SystemTime::now(), &bound, answers.clone(), Map::new());
+        assert_eq!(
+            key.open(SystemTime::now(), &sealed, &bound)
+                .unwrap()
+                .answers,
+            answers
+        );
 
         let reordered = json!({"a": [true], "b": 1});
         let same = Bound {
@@ -226,14 +245,19 @@ mod tests {
             ..bound
         };
         assert!(
-            key.open(&sealed, &same).is_ok(),
+            key.open(SystemTime::now(), &sealed, &same).is_ok(),
             "key order does not matter"
         );
 
         let tampered = format!("{sealed}-TAMPERED");
-        assert_eq!(key.open(&tampered, &bound).unwrap_err(), ALTERED);
         assert_eq!(
-            SealingKey::random().open(&sealed, &bound).unwrap_err(),
+            key.open(SystemTime::now(), &tampered, &bound).unwrap_err(),
+            ALTERED
+        );
+        assert_eq!(
+            SealingKey::random()
+                .open(SystemTime::now(), &sealed, &bound)
+                .unwrap_err(),
             ALTERED
         );
         let other = json!({"b": 2, "a": [true]});
@@ -242,22 +266,38 @@ mod tests {
             ..bound
         };
         let another_request = other_request(bound.method);
-        assert_eq!(key.open(&sealed, &elsewhere).unwrap_err(), another_request);
-        let expired = key.seal_until(now() - 1, &bound, Map::new(), Map::new());
-        assert_eq!(key.open(&expired, &bound).unwrap_err(), EXPIRED);
+        assert_eq!(
+            key.open(SystemTime::now(), &sealed, &elsewhere)
+                .unwrap_err(),
+            another_request
+        );
+        let expired = key.seal_until(
+            unix_seconds(SystemTime::now()) - 1,
+            &bound,
+            Map::new(),
+            Map::new(),
+        );
+        assert_eq!(
+            key.open(SystemTime::now(), &expired, &bound).unwrap_err(),
+            EXPIRED
+        );
         let other_tool = Bound {
             target: "u",
             ..bound
         };
-        assert_eq!(key.open(&sealed, &other_tool).unwrap_err(), another_request);
+        assert_eq!(
+            key.open(SystemTime::now(), &sealed, &other_tool)
+                .unwrap_err(),
+            another_request
+        );
 
         // A state issued to one token's subject opens only for that subject.
         let ada = Bound {
             subject: Some("ada"),
             ..bound
         };
-        let for_ada = key.seal(&ada, Map::new(), Map::new());
-        assert!(key.open(&for_ada, &ada).is_ok());
+        let for_ada = key.seal(SystemTime::now(), &ada, Map::new(), Map::new());
+        assert!(key.open(SystemTime::now(), &for_ada, &ada).is_ok());
         // Nor does one issued without a subject open for a subject.
         for (state, other) in [
             (&for_ada, None),
@@ -268,7 +308,10 @@ mod tests {
                 subject: other,
                 ..bound
             };
-            assert_eq!(key.open(state, &caller).unwrap_err(), OTHER_CLIENT);
+            assert_eq!(
+                key.open(SystemTime::now(), state, &caller).unwrap_err(),
+                OTHER_CLIENT
+            );
         }
     }
 }

@@ -48,14 +48,10 @@
 // code, the REST endpoints' calls too), `task_requests` (`tasks/*`), `watch` (list and
 // resource notifications).
 
-mod calls;
-mod handshake;
-mod per_request;
-mod route;
+pub(crate) mod origin;
+pub(crate) mod requests;
 mod shared;
 pub(crate) mod state;
-mod task_requests;
-mod watch;
 
 use super::asking::live::ClientAnswer;
 use super::era::Decision;
@@ -76,10 +72,10 @@ use std::sync::Arc;
 
 /// One client's connection: a stdio process, or an HTTP session.
 pub struct Connection {
-    pub(super) shared: Arc<Shared>,
-    state: Arc<State>,
+    pub(in crate::mcp) shared: Arc<Shared>,
+    pub(in crate::mcp) state: Arc<State>,
     /// Who sends the messages [`handle`](Connection::handle) is given.
-    pub(super) caller: Caller,
+    pub(in crate::mcp) caller: Caller,
 }
 
 impl std::fmt::Debug for Connection {

@@ -6,14 +6,14 @@
 // Only the HTTP transport serves sessions replicas share.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
-use super::super::asking::live::ClientAnswer;
-use super::super::jsonrpc::{code, RequestId};
-use super::super::outbox::Outbox;
-use super::super::responses::error_message;
-use super::super::work::Work;
-use super::super::{ServerMessage, Shared, HANDSHAKE_VERSIONS};
 use super::state::SharedSession;
 use super::Connection;
+use crate::mcp::asking::live::ClientAnswer;
+use crate::mcp::jsonrpc::{code, RequestId};
+use crate::mcp::outbox::Outbox;
+use crate::mcp::responses::error_message;
+use crate::mcp::work::Work;
+use crate::mcp::{ServerMessage, Shared, HANDSHAKE_VERSIONS};
 use crate::store::sessions::Change;
 use crate::store::{SessionRecord, Store};
 use crate::sync::lock;
@@ -84,7 +84,7 @@ impl Connection {
     /// Another replica put messages of the task `task` in the store for a stream of this
     /// session: the work that takes them onto this replica's stream, when one should.
     pub(crate) fn task_messages_arrived(&self, task: &str) -> Option<Work> {
-        super::super::remote_relay::arrived(&self.state, task)
+        crate::mcp::remote_relay::arrived(&self.state, &self.shared.timers, task)
     }
 
     /// Whether the request `id` runs on this replica's copy of the connection.
@@ -102,7 +102,7 @@ impl Connection {
 
     /// Answers `answer` to the request `id` once `change` is recorded in the session's
     /// store (every replica then sees it); at once when no store is shared.
-    pub(super) fn recorded(
+    pub(in crate::mcp) fn recorded(
         &self,
         id: &RequestId,
         change: Change,

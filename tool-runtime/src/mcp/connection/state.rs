@@ -2,14 +2,14 @@
 //! flight (registered under one lock, so a duplicate id or a connection at its limit is
 //! refused), its questions to the client, its subscriptions and its 2025-11-25 tasks.
 
-use super::super::asking::live::ClientAnswer;
-use super::super::backlog::Backlog;
-use super::super::jsonrpc::{code, RequestId};
-use super::super::outbox::Outbox;
-use super::super::responses::error_message;
-use super::super::work::InFlightGuard;
-use super::super::ServerMessage;
 use crate::call::scope::{Cancellation, LogLevel};
+use crate::mcp::asking::live::ClientAnswer;
+use crate::mcp::backlog::Backlog;
+use crate::mcp::jsonrpc::{code, RequestId};
+use crate::mcp::outbox::Outbox;
+use crate::mcp::responses::error_message;
+use crate::mcp::work::InFlightGuard;
+use crate::mcp::ServerMessage;
 use crate::sync::lock;
 use serde_json::{Map, Value};
 use std::collections::hash_map::Entry;
@@ -56,15 +56,15 @@ pub(crate) struct State {
     pub(crate) next_question: AtomicU64,
     /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
     /// shows it).
-    pub(crate) tasks: Mutex<super::super::tasks::ListedTasks>,
+    pub(crate) tasks: Mutex<crate::mcp::tasks::ListedTasks>,
     /// The relays of this connection's running 2025-11-25 tasks, by task id.
-    pub(crate) relays: Mutex<HashMap<String, Arc<super::super::relay::TaskRelay>>>,
+    pub(crate) relays: Mutex<HashMap<String, Arc<crate::mcp::relay::TaskRelay>>>,
     /// The session this connection serves in a store shared with other replicas, once
     /// known: what the session's requests change is written there before it is answered.
     pub(crate) shared_session: OnceLock<SharedSession>,
     /// This replica's `tasks/result` requests waiting for tasks another replica runs, by
     /// task id.
-    pub(crate) remote_waits: Mutex<HashMap<String, super::super::remote_relay::RemoteWait>>,
+    pub(crate) remote_waits: Mutex<HashMap<String, crate::mcp::remote_relay::RemoteWait>>,
 }
 
 /// A handshake-era session kept in a store shared by replicas.

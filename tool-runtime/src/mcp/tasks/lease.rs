@@ -1,36 +1,38 @@
 //! Tasks that outlive the replica running them, when replicas share a store: the replica
-//! running a task's tool holds a lease on it and renews it; a replica whose lease lapsed is
-//! taken for lost. Every replica looks for such tasks now and then: one whose tool is
-//! idempotent (or read-only) runs again on the replica that finds it, at most as many times
-//! as allowed; any other ends `failed`, saying its worker was lost. A replica that shuts
-//! down hands its tasks back (lease released) rather than failing them.
+//! running a task's tool holds a lease on it, renewed every [`RENEW_EVERY`]; a replica whose
+//! lease lapsed is taken for lost. Every replica looks for such tasks every
+//! [`SWEEP_EVERY`]: one whose tool is idempotent (or read-only) runs again on the replica
+//! that finds it, at most as many times as allowed; any other ends `failed`, saying its
+//! worker was lost. A replica that shuts down hands its tasks back (lease released) rather
+//! than failing them. The renewals and the looks are work the server's driver runs when
+//! they are due (see the `duties` module), not loops of their own.
 
-use super::super::asking::retry::ask_in_task;
-use super::super::jsonrpc::code;
-use super::super::work::Work;
-use super::super::Shared;
 use super::questions::TaskLink;
 use super::run::{ending, record, Ended};
 use super::TaskPlan;
 use crate::call::ask::{AskError, Asker, ClientCapability, Question};
 use crate::call::caller::Caller;
-use crate::call::clock;
-use crate::call::scope::CallScope;
+use crate::call::scope::{CallScope, Cancellation};
+use crate::mcp::asking::retry::ask_in_task;
+use crate::mcp::jsonrpc::code;
+use crate::mcp::work::Work;
+use crate::mcp::Shared;
+use crate::sync::lock;
 use crate::tasks::{Task, TaskOutcome, TaskStatus, TaskStore};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use tokio::sync::mpsc;
 
 /// How long a lease lasts unless renewed.
 pub(crate) const LEASE: Duration = Duration::from_secs(3);
 /// How often a running task's lease is renewed.
-pub(super) const RENEW_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// How often a replica looks for tasks whose worker was lost.
-const SWEEP_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// How many lost tasks one look takes at most.
 const SWEEP_MOST: usize = 32;
 
@@ -82,10 +84,10 @@ pub(crate) fn worker(shared: &Shared) -> Option<&str> {
     shared.store.as_ref().map(|store| store.replica())
 }
 
-/// Takes the lease on `task` for `worker`, now.
-pub(crate) fn lease(task: &mut Task, worker: &str) {
+/// Takes the lease on `task` for `worker`, at `now`.
+pub(crate) fn lease(task: &mut Task, worker: &str, now: SystemTime) {
     task.worker = Some(worker.to_owned());
-    task.lease_until = Some(SystemTime::now() + LEASE);
+    task.lease_until = Some(now + LEASE);
 }
 
 /// What renewing a lease found.
@@ -98,14 +100,14 @@ pub(super) enum Renewed {
     Unknown,
 }
 
-/// Renews `worker`'s lease on the task `id`.
-pub(super) async fn renew(store: &dyn TaskStore, id: &str, worker: &str) -> Renewed {
+/// Renews `worker`'s lease on the task `id`, at `now`.
+async fn renew(store: &dyn TaskStore, id: &str, worker: &str, now: SystemTime) -> Renewed {
     let mut kept = false;
     let renewed = store
         .update(id, &mut |task| {
             kept = !task.status.is_terminal() && task.worker.as_deref() == Some(worker);
             if kept {
-                task.lease_until = Some(SystemTime::now() + LEASE);
+                task.lease_until = Some(now + LEASE);
             }
         })
         .await;
@@ -134,35 +136,25 @@ pub(super) async fn hand_back(store: &dyn TaskStore, id: &str, worker: &str) {
     }
 }
 
-/// The work that looks for tasks whose worker was lost, for as long as the server runs,
-/// and the works that run lost tasks again (for the transport to run where it chooses).
-pub(crate) fn sweep(shared: Arc<Shared>) -> (Work, mpsc::UnboundedReceiver<Work>) {
-    let (reruns, to_run) = mpsc::unbounded_channel();
-    let work = async move {
-        let Some(worker) = worker(&shared).map(str::to_owned) else {
+/// One look for tasks whose worker was lost, at `now`: each taken over is ended, or handed
+/// to `found` as the work that runs it again here.
+pub(crate) async fn look_for_lost(shared: Arc<Shared>, now: SystemTime, found: impl Fn(Work)) {
+    let Some(worker) = worker(&shared).map(str::to_owned) else {
+        return;
+    };
+    let store = Arc::clone(&shared.tasks.store);
+    let lost = match store.orphaned(now, SWEEP_MOST).await {
+        Ok(lost) => lost,
+        Err(error) => {
+            tracing::warn!(%error, "could not look for tasks whose worker was lost");
             return;
-        };
-        loop {
-            clock::sleep(SWEEP_EVERY).await;
-            let store = Arc::clone(&shared.tasks.store);
-            let lost = match store.orphaned(SystemTime::now(), SWEEP_MOST).await {
-                Ok(lost) => lost,
-                Err(error) => {
-                    tracing::warn!(%error, "could not look for tasks whose worker was lost");
-                    continue;
-                }
-            };
-            for id in lost {
-                if let Some(rerun) = take_over(&shared, store.as_ref(), &id, &worker).await {
-                    let work = run_again(Arc::clone(&shared), id, rerun, worker.clone());
-                    if reruns.send(work).is_err() {
-                        return;
-                    }
-                }
-            }
         }
     };
-    (Work::stream(work), to_run)
+    for id in lost {
+        if let Some(rerun) = take_over(&shared, store.as_ref(), &id, &worker, now).await {
+            found(run_again(Arc::clone(&shared), id, rerun, worker.clone()));
+        }
+    }
 }
 
 /// Takes over the task `id` if its worker is still lost: for this replica to run again
@@ -172,13 +164,14 @@ async fn take_over(
     store: &dyn TaskStore,
     id: &str,
     worker: &str,
+    now: SystemTime,
 ) -> Option<Rerun> {
     let most_runs = shared.tasks.max_runs;
     let mut taken = None;
     let changed = store
         .update(id, &mut |task| {
             taken = None;
-            if !task.is_orphaned(SystemTime::now()) {
+            if !task.is_orphaned(now) {
                 return;
             }
             let rerun = task
@@ -191,7 +184,7 @@ async fn take_over(
                     task.attempts += 1;
                     task.status = TaskStatus::Working;
                     task.input_requests.clear();
-                    lease(task, worker);
+                    lease(task, worker, now);
                     task.touch();
                     taken = Some(rerun);
                 }
@@ -240,17 +233,15 @@ fn run_again(shared: Arc<Shared>, id: String, rerun: Rerun, worker: String) -> W
         tokio::pin!(call);
         let cancelled = super::run::cancelled_in(store.as_ref(), &id);
         tokio::pin!(cancelled);
-        let ended = loop {
-            tokio::select! {
-                biased;
-                () = &mut cancelled => break Ended::Cancelled,
-                result = &mut call => break Ended::Tool(result),
-                () = clock::sleep(RENEW_EVERY) => {
-                    if let Renewed::Lost = renew(store.as_ref(), &id, &worker).await {
-                        cancellation.cancel();
-                        return;
-                    }
-                }
+        let running = shared.leased_runs.enter(Some(&id));
+        let ended = tokio::select! {
+            biased;
+            () = &mut cancelled => Ended::Cancelled,
+            result = &mut call => Ended::Tool(result),
+            () = running.lost() => Ended::Lost,
+            () = shared.leased_runs.handing_back() => {
+                hand_back(store.as_ref(), &id, &worker).await;
+                Ended::Lost
             }
         };
         match ended {
@@ -261,7 +252,7 @@ fn run_again(shared: Arc<Shared>, id: String, rerun: Rerun, worker: String) -> W
                 record(store.as_ref(), &id, cancel).await;
             }
             Ended::Tool(result) => {
-                let verdict = super::super::asking::retry::Verdict::Complete;
+                let verdict = crate::mcp::asking::retry::Verdict::Complete;
                 let (status, outcome) = ending(&shared, verdict, result, rerun.plan());
                 let end = &mut |t: &mut Task| t.end(status, Some(outcome.clone()));
                 record(store.as_ref(), &id, end).await;
@@ -297,25 +288,44 @@ impl Asker for TaskAsker {
     }
 }
 
-/// The runs of this replica that hold a lease, and the signal that hands them back.
+/// The runs of this replica that hold a lease, renewed together when renewals are due, and
+/// the signal that hands them back.
 pub(crate) struct LeasedRuns {
-    count: std::sync::atomic::AtomicUsize,
+    /// Each leased run's task, and what tells the run its lease was lost.
+    runs: Mutex<HashMap<String, Cancellation>>,
     /// Fired when the replica shuts down: every leased run hands its task back.
-    hand_back: crate::call::scope::Cancellation,
+    hand_back: Cancellation,
     /// Told when the last leased run ends.
     none_left: tokio::sync::Notify,
 }
 
-/// One leased run, counted while it lasts.
-pub(crate) struct Running<'a>(Option<&'a LeasedRuns>);
+/// One leased run, registered while it lasts.
+pub(crate) struct Running<'a> {
+    runs: &'a LeasedRuns,
+    /// The task, and its run's signal of a lost lease; `None` for a run without a lease.
+    leased: Option<(String, Cancellation)>,
+}
+
+impl Running<'_> {
+    /// Resolves once the run's lease was lost (another replica holds it, or the task
+    /// ended); never for a run without a lease.
+    pub(crate) async fn lost(&self) {
+        match &self.leased {
+            Some((_, lost)) => lost.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+}
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        if let Some(runs) = self.0 {
-            let left = runs.count.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) - 1;
-            if left == 0 {
-                runs.none_left.notify_waiters();
-            }
+        let Some((task, _)) = self.leased.take() else {
+            return;
+        };
+        let mut runs = lock(&self.runs.runs);
+        runs.remove(&task);
+        if runs.is_empty() {
+            self.runs.none_left.notify_waiters();
         }
     }
 }
@@ -323,21 +333,35 @@ impl Drop for Running<'_> {
 impl Default for LeasedRuns {
     fn default() -> Self {
         LeasedRuns {
-            count: std::sync::atomic::AtomicUsize::new(0),
-            hand_back: crate::call::scope::Cancellation::new(),
+            runs: Mutex::new(HashMap::new()),
+            hand_back: Cancellation::new(),
             none_left: tokio::sync::Notify::new(),
         }
     }
 }
 
 impl LeasedRuns {
-    /// Counts a run while the guard lives, when it holds a lease.
-    pub(crate) fn enter(&self, leased: bool) -> Running<'_> {
-        if !leased {
-            return Running(None);
+    /// Registers a run while the guard lives, when it holds a lease on `task`.
+    pub(crate) fn enter(&self, task: Option<&str>) -> Running<'_> {
+        let leased = task.map(|task| {
+            let lost = Cancellation::new();
+            lock(&self.runs).insert(task.to_owned(), lost.clone());
+            (task.to_owned(), lost)
+        });
+        Running { runs: self, leased }
+    }
+
+    /// Renews the lease of every run, at `now`; a run whose lease was lost is told so.
+    pub(crate) async fn renew_all(&self, store: &dyn TaskStore, worker: &str, now: SystemTime) {
+        let runs: Vec<(String, Cancellation)> = lock(&self.runs)
+            .iter()
+            .map(|(task, lost)| (task.clone(), lost.clone()))
+            .collect();
+        for (task, lost) in runs {
+            if let Renewed::Lost = renew(store, &task, worker, now).await {
+                lost.cancel();
+            }
         }
-        self.count.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        Running(Some(self))
     }
 
     /// Resolves once the replica hands its tasks back.
@@ -348,12 +372,12 @@ impl LeasedRuns {
     /// Hands every leased run's task back, and waits until each has.
     pub(crate) async fn hand_back(&self) {
         loop {
-            // Registered before the count is read, so the last run cannot slip between.
+            // Registered before the runs are counted, so the last one cannot slip between.
             let none_left = self.none_left.notified();
             tokio::pin!(none_left);
             none_left.as_mut().enable();
             self.hand_back.cancel();
-            if self.count.load(std::sync::atomic::Ordering::Acquire) == 0 {
+            if lock(&self.runs).is_empty() {
                 return;
             }
             none_left.await;

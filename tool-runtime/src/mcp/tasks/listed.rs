@@ -2,7 +2,7 @@
 //! they are added, and trimmed of those the store no longer keeps at a constant cost per
 //! task.
 
-use super::super::connection::State;
+use crate::mcp::connection::State;
 use crate::sync::lock;
 use crate::tasks::TaskStore;
 use std::collections::HashSet;

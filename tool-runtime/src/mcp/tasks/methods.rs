@@ -1,15 +1,15 @@
 //! The `tasks/*` methods of both eras over the task store. A task is reachable only by
 //! the token subject that started it: to anyone else it does not exist.
 
-use super::super::connection::State;
-use super::super::era::Era;
-use super::super::jsonrpc::{self, code, RequestId};
-use super::super::params::{Method, MethodParams};
-use super::super::responses::{error_message, result_message};
-use super::super::{ServerMessage, Shared};
 use super::listed::unlist;
 use super::wire::{detailed_task, invalid, mark_related, not_found, store_failed, task_object};
 use crate::call::caller::Caller;
+use crate::mcp::connection::State;
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::{self, code, RequestId};
+use crate::mcp::params::{Method, MethodParams};
+use crate::mcp::responses::{error_message, result_message};
+use crate::mcp::{ServerMessage, Shared};
 use crate::sync::lock;
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::{json, Map, Value};

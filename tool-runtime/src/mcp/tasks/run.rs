@@ -3,25 +3,25 @@
 //! with the task, the tool runs on until it ends or the task is cancelled, and its end is
 //! recorded in the store.
 
-use super::super::asking::retry::{RetryAsker, Verdict};
-use super::super::asking::{missing_message, settle, verdict};
-use super::super::era::Era;
-use super::super::jsonrpc::{self, code};
-use super::super::relay::{next_of, Relayed};
-use super::super::responses::{answer, settled_answer, AnswerFormat};
-use super::super::tools::{self, CallAnswer};
-use super::super::work::{CallWork, InFlightGuard, RequestSink};
-use super::super::{ServerMessage, Shared};
 use super::lease;
 use super::listed::{forget_gone, listed};
 use super::questions::TaskLink;
 use super::wire::{created, ended_as_call, no_room, store_failed, task_object};
 use super::TaskPlan;
-use crate::call::clock;
 use crate::call::error::CallError;
 use crate::call::ids::unguessable_id;
 use crate::call::result::ToolResult;
 use crate::call::scope::Cancellation;
+use crate::mcp::asking::retry::{RetryAsker, Verdict};
+use crate::mcp::asking::{missing_message, settle, verdict};
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::{self, code};
+use crate::mcp::relay::{next_of, Relayed};
+use crate::mcp::responses::{answer, settled_answer, AnswerFormat};
+use crate::mcp::time::{self, Timers};
+use crate::mcp::tools::{self, CallAnswer};
+use crate::mcp::work::{CallWork, InFlightGuard, RequestSink};
+use crate::mcp::{ServerMessage, Shared};
 use crate::sync::lock;
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus, TaskStore};
 use serde_json::Value;
@@ -120,7 +120,7 @@ impl TaskRun {
         );
         task.owner = self.owner.clone();
         if let Some(worker) = &self.worker {
-            lease::lease(&mut task, worker);
+            lease::lease(&mut task, worker, self.shared.clock.now());
             task.attempts = 1;
             task.rerun = self.rerun.clone();
         }
@@ -159,7 +159,7 @@ impl TaskRun {
             biased;
             () = self.cancellation.cancelled() => return None,
             result = &mut self.finish => Some(result),
-            () = clock::sleep(promote_after) => None,
+            () = self.shared.timers.sleep(promote_after) => None,
         };
         if let Some(result) = early {
             self.ended_early(result, required, plan).await;
@@ -180,7 +180,15 @@ impl TaskRun {
                 let store = self.store.as_ref();
                 let cancellation = &self.cancellation;
                 let meanwhile = &mut ended_meanwhile;
-                let kept = keep_running(store, &task, cancellation, &mut self.finish, meanwhile);
+                let timers = &self.shared.timers;
+                let kept = keep_running(
+                    store,
+                    timers,
+                    &task,
+                    cancellation,
+                    &mut self.finish,
+                    meanwhile,
+                );
                 let kept = kept.await?;
                 if let Some(promotion) = promotion {
                     promotion.settle(kept.then(|| self.link.clone()));
@@ -291,22 +299,17 @@ impl TaskRun {
         let cancelled = cancelled_in(self.store.as_ref(), &task.id);
         tokio::pin!(cancelled);
         let leased = self.worker.clone();
-        let _running = self.shared.leased_runs.enter(leased.is_some());
-        let mut renewal = clock::Instant::now() + lease::RENEW_EVERY;
+        // Its lease is renewed with the others of this replica, when renewals are due.
+        let shared = Arc::clone(&self.shared);
+        let running = shared
+            .leased_runs
+            .enter(leased.is_some().then_some(&*task.id));
         loop {
             tokio::select! {
                 biased;
                 () = &mut cancelled => return Ended::Cancelled,
                 result = &mut self.finish => return Ended::Tool(result),
-                () = clock::sleep_until(renewal), if leased.is_some() => {
-                    renewal = clock::Instant::now() + lease::RENEW_EVERY;
-                    let worker = leased.as_deref().unwrap_or_default();
-                    if let lease::Renewed::Lost =
-                        lease::renew(self.store.as_ref(), &task.id, worker).await
-                    {
-                        return Ended::Lost;
-                    }
-                }
+                () = running.lost() => return Ended::Lost,
                 () = self.shared.leased_runs.handing_back(), if leased.is_some() => {
                     let worker = leased.as_deref().unwrap_or_default();
                     lease::hand_back(self.store.as_ref(), &task.id, worker).await;
@@ -519,6 +522,7 @@ fn announce(relayed: &mut Option<Relayed>, ended: Option<Task>, plan: TaskPlan) 
 /// cancelled (a task kept all the same is recorded cancelled).
 async fn keep_running(
     store: &dyn TaskStore,
+    timers: &Arc<Timers>,
     task: &Task,
     cancellation: &Cancellation,
     finish: &mut Finish,
@@ -529,7 +533,7 @@ async fn keep_running(
         tokio::select! {
             biased;
             () = cancellation.cancelled() => {
-                if let Some(Ok(true)) = clock::within(STORE_PATIENCE, keep).await {
+                if let Some(Ok(true)) = time::within(timers, STORE_PATIENCE, keep).await {
                     let cancel = &mut |t: &mut Task| t.end(TaskStatus::Cancelled, None);
                     record(store, &task.id, cancel).await;
                 }

@@ -2,12 +2,12 @@
 //! 2025-11-25), the answer that creates one, the marks that tie a message to its task, and
 //! the errors of task requests.
 
-use super::super::era::Era;
-use super::super::jsonrpc::{self, code, RequestId};
-use super::super::pages::typed_result;
-use super::super::responses::{error_message, result_message};
-use super::super::{ServerMessage, Shared};
 use super::{TaskPlan, RELATED_TASK};
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::{self, code, RequestId};
+use crate::mcp::pages::typed_result;
+use crate::mcp::responses::{error_message, result_message};
+use crate::mcp::{ServerMessage, Shared};
 use crate::tasks::{StoreError, Task, TaskOutcome, TaskStatus};
 use serde_json::{json, Map, Value};
 use std::time::SystemTime;
@@ -34,10 +34,10 @@ pub(super) fn task_object(task: &Task, era: Era) -> Map<String, Value> {
         "lastUpdatedAt".to_owned(),
         timestamp(task.updated_at).into(),
     );
-    object.insert(ttl.to_owned(), super::super::millis(task.ttl).into());
+    object.insert(ttl.to_owned(), crate::mcp::millis(task.ttl).into());
     object.insert(
         poll.to_owned(),
-        super::super::millis(task.poll_interval).into(),
+        crate::mcp::millis(task.poll_interval).into(),
     );
     object
 }

@@ -1,15 +1,18 @@
-//! The notifications that say a list or a resource changed, and the work that sends them:
-//! for as long as the connection lasts in the handshake era, for as long as a
-//! `subscriptions/listen` stream lasts at 2026-07-28.
+//! What a client subscribes to, and the work that sends it the notifications: in the
+//! handshake era `resources/subscribe` and `resources/unsubscribe`, and the list changes a
+//! session hears of for as long as it lasts; at 2026-07-28 `subscriptions/listen`, a stream
+//! of the list changes and resource updates it asked for, for as long as it lasts.
 
-use super::super::jsonrpc::{self, RequestId};
-use super::super::outbox::Outbox;
-use super::super::responses::answered;
-use super::super::work::{notify_within, RequestSink, Work};
-use super::super::ServerMessage;
-use super::Connection;
 use crate::call::scope::Cancellation;
+use crate::mcp::connection::Connection;
+use crate::mcp::jsonrpc::{self, code, RequestId};
+use crate::mcp::outbox::Outbox;
+use crate::mcp::params::{ListenParams, SubscribeParams};
+use crate::mcp::responses::{answered, empty_result, error_message};
+use crate::mcp::work::{notify_within, RequestSink, Work};
+use crate::mcp::ServerMessage;
 use crate::registry::{ListsChanged, Update};
+use crate::store::sessions::Change;
 use crate::sync::lock;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -24,7 +27,7 @@ const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Each list (in the order of `ListsChanged::flags`): its filter in `subscriptions/listen`,
 /// and the notification that says it changed.
-pub(super) const LISTS: [(&str, &str); 3] = [
+pub(crate) const LISTS: [(&str, &str); 3] = [
     ("toolsListChanged", "notifications/tools/list_changed"),
     ("promptsListChanged", "notifications/prompts/list_changed"),
     (
@@ -45,16 +48,65 @@ fn list_changed_methods(
 }
 
 /// What a `subscriptions/listen` stream sends: the lists it watches, and the resources.
-pub(super) struct Listening {
-    pub(super) lists: ListsChanged,
-    pub(super) resources: HashSet<String>,
+pub(crate) struct Listening {
+    pub(crate) lists: ListsChanged,
+    pub(crate) resources: HashSet<String>,
 }
 
 impl Connection {
+    /// `subscriptions/listen`: honors what it can of what the client asked (list changes of
+    /// the lists announced as changing, updates of resources when resources are offered),
+    /// then streams those notifications until cancelled.
+    pub(super) fn listen(
+        &self,
+        id: RequestId,
+        params: ListenParams,
+        sink: &Outbox,
+    ) -> Option<Work> {
+        let wanted = params.notifications;
+        let lists = ListsChanged::from_flags([wanted.tools, wanted.prompts, wanted.resources])
+            .and(self.shared.list_changed);
+        let resources = match self.shared.offered.resources {
+            true => wanted.resource_uris.into_iter().collect(),
+            false => Default::default(),
+        };
+        self.listen_stream(id, Listening { lists, resources }, sink)
+    }
+
+    /// `resources/subscribe` (`subscribe`) and `resources/unsubscribe`. The first
+    /// subscription hands out the work that sends `notifications/resources/updated` for
+    /// the subscribed URIs, until the connection closes.
+    pub(super) fn subscription(
+        &self,
+        id: &RequestId,
+        subscribe: bool,
+        params: SubscribeParams,
+        sink: &Outbox,
+    ) -> Option<Work> {
+        let uri = params.uri;
+        if !subscribe {
+            lock(&self.state.subscribed).remove(&uri);
+            return self.recorded(id, Change::Subscription(uri, false), empty_result(id), sink);
+        }
+        if !self.shared.registry.has_resource(&uri) {
+            let message = format!("Resource not found: {uri}");
+            let data = Some(json!({"uri": uri}));
+            let refusal = error_message(Some(id), code::RESOURCE_NOT_FOUND, &message, data);
+            return answered(sink, refusal);
+        }
+        lock(&self.state.subscribed).insert(uri.clone());
+        // The first subscription starts watching before it is answered, so no update after
+        // the answer is missed.
+        let first = !self.state.watching_resources.swap(true, Ordering::SeqCst);
+        let watcher = first.then(|| self.watch_subscribed());
+        let recorded = self.recorded(id, Change::Subscription(uri, true), empty_result(id), sink);
+        Work::both(watcher, recorded)
+    }
+
     /// Handshake era: the work that tells the client when a list it was told can change
     /// (tools, prompts, resources) changes, until the connection closes (handed out once
     /// per connection).
-    pub(super) fn watch_list_changes(&self) -> Option<Work> {
+    pub(in crate::mcp) fn watch_list_changes(&self) -> Option<Work> {
         if self.state.watching.swap(true, Ordering::SeqCst) {
             return None;
         }
@@ -84,7 +136,7 @@ impl Connection {
 
     /// Handshake era: the work that sends `notifications/resources/updated` for the
     /// resources the client subscribed to, until the connection closes.
-    pub(super) fn watch_subscribed(&self) -> Work {
+    pub(in crate::mcp) fn watch_subscribed(&self) -> Work {
         let mut updates = self.shared.registry.resource_updates().subscribe();
         let state = Arc::clone(&self.state);
         let work = async move {

@@ -3,18 +3,18 @@
 //! touched), then handed back as work, which the request's cancellation stops. A store's
 //! future may need a runtime's timers or sockets, which only the transport's runtime has.
 
-use super::super::jsonrpc::RequestId;
-use super::super::outbox::Outbox;
-use super::super::params::{Method, MethodParams};
-use super::super::remote_relay;
-use super::super::responses::answered;
-use super::super::tasks::{self, TaskRequest};
-use super::super::work::{RequestSink, Work};
-use super::super::ServerMessage;
-use super::calls::Origin;
-use super::Connection;
 use crate::call::caller::Caller;
 use crate::call::scope::Cancellation;
+use crate::mcp::connection::origin::Origin;
+use crate::mcp::connection::Connection;
+use crate::mcp::jsonrpc::RequestId;
+use crate::mcp::outbox::Outbox;
+use crate::mcp::params::{Method, MethodParams};
+use crate::mcp::remote_relay;
+use crate::mcp::responses::answered;
+use crate::mcp::tasks::{self, TaskRequest};
+use crate::mcp::work::{RequestSink, Work};
+use crate::mcp::ServerMessage;
 use crate::sync::lock;
 use std::future::Future;
 use std::pin::Pin;

@@ -1,28 +1,54 @@
-//! The one router: a request's method, read once, goes to what does it, in either era.
-//! What only one era has is matched with that era; everything else is shared; and a
-//! method this server does not serve is answered "Method not found" in one place.
+//! Each MCP method a server answers, in a file named by the method, and the one router
+//! that sends a request there: its method, read once, goes to what does it, in either era.
+//! What only one era has is matched with that era; everything else is shared; a method
+//! this server does not serve is answered "Method not found" in one place.
+//!
+//! - `initialize`, `logging/setLevel` (handshake era): [`initialize`]
+//! - `server/discover` (2026-07-28): [`server_discover`]
+//! - `ping`: answered here
+//! - `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`: [`lists`]
+//! - `tools/call` (and the REST calls): [`tools_call`]
+//! - `prompts/get`: [`prompts_get`]
+//! - `resources/read`: [`resources_read`]
+//! - `completion/complete`: [`completion_complete`]
+//! - `resources/subscribe`, `resources/unsubscribe` (handshake era),
+//!   `subscriptions/listen` (2026-07-28): [`subscriptions`]
+//! - `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` (2025-11-25) and
+//!   `tasks/get`, `tasks/update`, `tasks/cancel` (2026-07-28): [`tasks`]
+//!
+//! What every request that runs user code goes through (its registration in flight, its
+//! scope, how it asks its client) is in `connection::requests`.
 
-use super::super::era::{Decision, Era};
-use super::super::jsonrpc::{code, RequestId};
-use super::super::outbox::Outbox;
-use super::super::pages::List;
-use super::super::params::{Capability, Method, MethodParams};
-use super::super::responses::{answered, empty_result, error_message};
-use super::super::work::Work;
-use super::super::ServerMessage;
-use super::calls::Origin;
-use super::state::duplicate_id;
-use super::Connection;
+pub(crate) mod completion_complete;
+pub(crate) mod initialize;
+pub(crate) mod lists;
+pub(crate) mod prompts_get;
+pub(crate) mod resources_read;
+pub(crate) mod server_discover;
+pub(crate) mod subscriptions;
+pub(crate) mod tasks;
+pub(crate) mod tools_call;
+
 use crate::call::caller::Caller;
+use crate::mcp::connection::origin::Origin;
+use crate::mcp::connection::state::duplicate_id;
+use crate::mcp::connection::Connection;
+use crate::mcp::era::{Decision, Era};
+use crate::mcp::jsonrpc::{code, RequestId};
+use crate::mcp::outbox::Outbox;
+use crate::mcp::params::{Capability, Method, MethodParams};
+use crate::mcp::responses::{answered, empty_result, error_message};
+use crate::mcp::work::Work;
+use crate::mcp::ServerMessage;
 use serde_json::Value;
 
 /// The one version whose handshake offers tasks as a core capability.
-pub(super) const TASKS_CORE_VERSION: &str = "2025-11-25";
+pub(crate) const TASKS_CORE_VERSION: &str = "2025-11-25";
 
 impl Connection {
     /// Handles a request (`name` is its method as written): refused as its era decides,
     /// then routed by what it asks.
-    pub(super) fn request(
+    pub(crate) fn request(
         &self,
         id: RequestId,
         name: &str,
@@ -159,33 +185,6 @@ impl Connection {
 }
 
 /// A -32602 answer.
-pub(super) fn invalid(id: &RequestId, message: &str) -> ServerMessage {
+pub(crate) fn invalid(id: &RequestId, message: &str) -> ServerMessage {
     error_message(Some(id), code::INVALID_PARAMS, message, None)
-}
-
-impl Connection {
-    /// A page of one of the lists (tools, prompts, resources or resource templates), from
-    /// `cursor` (`None`: the first), as the request's caller sees it.
-    fn list(
-        &self,
-        id: &RequestId,
-        method: Method,
-        cursor: Option<&str>,
-        origin: &Origin<'_>,
-    ) -> ServerMessage {
-        let list = match method {
-            Method::ListPrompts => List::Prompts,
-            Method::ListResources => List::Resources,
-            Method::ListResourceTemplates => List::ResourceTemplates,
-            _ => List::Tools,
-        };
-        let shared = &self.shared;
-        match shared
-            .pages
-            .page(shared, list, cursor, origin.era, origin.caller)
-        {
-            Ok(page) => ServerMessage::result(super::super::jsonrpc::response_raw(id, page.text())),
-            Err(message) => invalid(id, &message),
-        }
-    }
 }

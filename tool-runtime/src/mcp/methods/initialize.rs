@@ -1,15 +1,15 @@
-//! What only the handshake era has: `initialize` (the version and capabilities agreed for
-//! the session), `logging/setLevel`, and subscriptions to resources.
+//! What the handshake era begins with: `initialize` (the version and capabilities agreed for
+//! the session) and `logging/setLevel`.
 
-use super::super::jsonrpc::{self, code, RequestId};
-use super::super::outbox::Outbox;
-use super::super::params::{InitializeParams, SetLevelParams, SubscribeParams};
-use super::super::responses::{answered, empty_result, error_message};
-use super::super::work::Work;
-use super::super::{ServerMessage, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
-use super::route::{invalid, TASKS_CORE_VERSION};
-use super::Connection;
 use crate::call::scope::LogLevel;
+use crate::mcp::connection::Connection;
+use crate::mcp::jsonrpc::{self, RequestId};
+use crate::mcp::methods::{invalid, TASKS_CORE_VERSION};
+use crate::mcp::outbox::Outbox;
+use crate::mcp::params::{InitializeParams, SetLevelParams};
+use crate::mcp::responses::{answered, empty_result};
+use crate::mcp::work::Work;
+use crate::mcp::{ServerMessage, HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
 use crate::store::sessions::Change;
 use crate::sync::lock;
 use serde_json::{json, Map, Value};
@@ -96,7 +96,7 @@ impl Connection {
         } else if offered.tasks && STATELESS_VERSIONS.contains(&version) {
             capabilities.insert(
                 "extensions".to_owned(),
-                json!({super::super::tasks::EXTENSION: {}}),
+                json!({crate::mcp::tasks::EXTENSION: {}}),
             );
         }
         capabilities.insert(
@@ -120,35 +120,5 @@ impl Connection {
             capabilities.insert("completions".to_owned(), json!({}));
         }
         Value::Object(capabilities)
-    }
-
-    /// `resources/subscribe` (`subscribe`) and `resources/unsubscribe`. The first
-    /// subscription hands out the work that sends `notifications/resources/updated` for
-    /// the subscribed URIs, until the connection closes.
-    pub(super) fn subscription(
-        &self,
-        id: &RequestId,
-        subscribe: bool,
-        params: SubscribeParams,
-        sink: &Outbox,
-    ) -> Option<Work> {
-        let uri = params.uri;
-        if !subscribe {
-            lock(&self.state.subscribed).remove(&uri);
-            return self.recorded(id, Change::Subscription(uri, false), empty_result(id), sink);
-        }
-        if !self.shared.registry.has_resource(&uri) {
-            let message = format!("Resource not found: {uri}");
-            let data = Some(json!({"uri": uri}));
-            let refusal = error_message(Some(id), code::RESOURCE_NOT_FOUND, &message, data);
-            return answered(sink, refusal);
-        }
-        lock(&self.state.subscribed).insert(uri.clone());
-        // The first subscription starts watching before it is answered, so no update after
-        // the answer is missed.
-        let first = !self.state.watching_resources.swap(true, Ordering::SeqCst);
-        let watcher = first.then(|| self.watch_subscribed());
-        let recorded = self.recorded(id, Change::Subscription(uri, true), empty_result(id), sink);
-        Work::both(watcher, recorded)
     }
 }

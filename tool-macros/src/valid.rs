@@ -281,7 +281,7 @@ fn check_headers(kind: Kind, tool: &ToolFn, errors: &mut Vec<syn::Error>) {
                 "a parameter filled in by the runtime is not sent by clients, so no header can \
                 mirror it",
             ));
-        } else if name.is_empty() || !name.chars().all(is_token_char) {
+        } else if tool_rules::check_header_name(&name).is_err() {
             errors.push(syn::Error::new(
                 header.span(),
                 format!(
@@ -299,11 +299,6 @@ fn check_headers(kind: Kind, tool: &ToolFn, errors: &mut Vec<syn::Error>) {
         }
         seen.push(name.to_ascii_lowercase());
     }
-}
-
-/// A character of an HTTP token (RFC 9110 `tchar`).
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
 /// Whether `uri` starts with an RFC 3986 scheme: a letter, then letters, digits, `+`, `-`

@@ -15,6 +15,32 @@
 mod pattern;
 pub use pattern::Pattern;
 
+/// Why `name` cannot name the HTTP header `Mcp-Param-<name>` that mirrors a tool argument
+/// (`x-mcp-header`): it must be an RFC 9110 token, letters, digits and `!#$%&'*+-.^_`|~`,
+/// and not empty. `Ok` when it can.
+///
+/// ```
+/// assert!(tool_rules::check_header_name("Region").is_ok());
+/// assert!(tool_rules::check_header_name("my region").is_err());
+/// assert!(tool_rules::check_header_name("").is_err());
+/// ```
+pub fn check_header_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    match name.chars().find(|c| !is_token_char(*c)) {
+        None => Ok(()),
+        Some(bad) => Err(format!(
+            "it holds {bad:?}; a header name holds letters, digits and `!#$%&'*+-.^_`|~`"
+        )),
+    }
+}
+
+/// A character of an HTTP token (RFC 9110 `tchar`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
 /// Why `name` breaks the tool name rule every provider accepts,
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the intersection of the MCP, OpenAI, Anthropic and
 /// Gemini rules); `Ok` when it follows it.

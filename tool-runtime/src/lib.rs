@@ -157,10 +157,14 @@ pub mod catalog;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "client")]
+pub mod client;
 mod clock;
 pub mod diff;
 pub mod export;
 pub mod mcp;
+#[cfg(feature = "client")]
+pub mod mount;
 pub mod ops;
 mod registration;
 pub mod registry;

@@ -2,6 +2,7 @@
 //! arguments into the closure's own type and returns its work.
 
 use super::arguments::decode;
+use super::context::CallContext;
 use super::invoke::ToolFuture;
 use super::output::{Produced, ToolError, ToolOutput};
 use serde::de::DeserializeOwned;
@@ -12,8 +13,9 @@ use std::sync::Arc;
 
 /// Runs a run-time tool: reads its arguments and returns its work.
 pub(crate) trait DynamicHandler: Send + Sync {
-    /// `Err` says why the (already schema-checked) arguments could not be read.
-    fn start(&self, arguments: &Value) -> Result<ToolFuture, String>;
+    /// `Err` says why the (already schema-checked) arguments could not be read. `context`
+    /// is the call's (its progress, logs, cancellation, and how it asks its client).
+    fn start(&self, arguments: &Value, context: &CallContext) -> Result<ToolFuture, String>;
 }
 
 struct ClosureHandler<F> {
@@ -24,7 +26,7 @@ impl<F> DynamicHandler for ClosureHandler<F>
 where
     F: Fn(&Value) -> Result<ToolFuture, String> + Send + Sync,
 {
-    fn start(&self, arguments: &Value) -> Result<ToolFuture, String> {
+    fn start(&self, arguments: &Value, _context: &CallContext) -> Result<ToolFuture, String> {
         (self.start)(arguments)
     }
 }
@@ -65,4 +67,23 @@ where
         }) as ToolFuture)
     };
     Arc::new(ClosureHandler { start })
+}
+
+#[cfg(feature = "client")]
+/// The handler of a run-time tool that takes its arguments as they came, with its call's
+/// context: for tools whose schema is not a Rust type's (another server's, say).
+pub(crate) fn raw_handler<F>(start: F) -> Arc<dyn DynamicHandler>
+where
+    F: Fn(Value, CallContext) -> ToolFuture + Send + Sync + 'static,
+{
+    struct Raw<F>(F);
+    impl<F> DynamicHandler for Raw<F>
+    where
+        F: Fn(Value, CallContext) -> ToolFuture + Send + Sync,
+    {
+        fn start(&self, arguments: &Value, context: &CallContext) -> Result<ToolFuture, String> {
+            Ok((self.0)(arguments.clone(), context.clone()))
+        }
+    }
+    Arc::new(Raw(start))
 }

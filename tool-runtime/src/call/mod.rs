@@ -91,7 +91,7 @@ pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Sta
                 }
             }
         }
-        How::Dynamic(handler) => match handler.start(input) {
+        How::Dynamic(handler) => match handler.start(input, context) {
             Ok(future) => Invocation::Async(future),
             Err(reason) => {
                 return Started::Finished(Err(invalid(
@@ -157,6 +157,14 @@ fn needing_pages(
 /// Turns what the tool did into the call's answer.
 fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<Answer, CallError> {
     match outcome {
+        Ok(Produced::Relayed {
+            content,
+            structured,
+        }) => Ok(Answer {
+            value: structured
+                .unwrap_or_else(|| serde_json::to_value(&content).unwrap_or(Value::Null)),
+            content: Some(content),
+        }),
         Ok(Produced::Content(content)) => Ok(Answer {
             value: serde_json::to_value(&content).unwrap_or(Value::Null),
             content: Some(content),

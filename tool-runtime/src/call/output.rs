@@ -69,6 +69,14 @@ pub enum Produced {
     Json(Value),
     /// MCP content blocks.
     Content(Vec<Content>),
+    /// What another server's tool answered, passed on as it came: its content blocks, and
+    /// its structured content when it has some.
+    Relayed {
+        /// Its content blocks.
+        content: Vec<Content>,
+        /// Its structured content.
+        structured: Option<Value>,
+    },
 }
 
 /// Stands for a return type `R` while generated code picks how to handle it.

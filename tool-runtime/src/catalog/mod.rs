@@ -293,6 +293,11 @@ impl Tool {
         self.title = title;
     }
 
+    #[cfg(feature = "client")]
+    pub(crate) fn set_annotations(&mut self, annotations: Annotations) {
+        self.annotations = annotations;
+    }
+
     /// Whether an output over the server's threshold is stored and answered as a link to
     /// it with a preview (`#[tool(large_output = "resource")]`), rather than cut at the
     /// server's output limit. Such a tool publishes no output schema over MCP, since a

@@ -42,6 +42,10 @@ pub(super) enum Command {
         /// of refusing the whole export.
         #[arg(long)]
         skip_inexpressible: bool,
+        /// List another MCP server's catalog instead of this binary's: a URL, or a command
+        /// line to start the server over stdio.
+        #[arg(long, value_name = "SERVER")]
+        server: Option<String>,
     },
     /// Call one tool and print its result (name, input, output or error) as JSON.
     Call {
@@ -50,6 +54,10 @@ pub(super) enum Command {
         /// The arguments as a JSON object; read from stdin when left out and stdin is not a
         /// terminal.
         json: Option<String>,
+        /// Call a tool of another MCP server instead of this binary's: a URL, or a command
+        /// line to start the server over stdio.
+        #[arg(long, value_name = "SERVER")]
+        server: Option<String>,
     },
     /// Get one prompt's messages, as JSON, with its arguments.
     Prompt {
@@ -77,6 +85,8 @@ pub(super) enum Command {
             })
         )]
         dialect: crate::agent::Dialect,
+        #[command(flatten)]
+        mounts: super::remote::Mounts,
     },
     /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
     Check,
@@ -315,6 +325,8 @@ pub(super) struct ServeArgs {
     pub(super) no_catalog_page: bool,
     #[command(flatten)]
     pub(super) operating: Operating,
+    #[command(flatten)]
+    pub(super) mounts: super::remote::Mounts,
     #[command(flatten)]
     pub(super) load: LoadLimits,
     #[command(flatten)]

@@ -82,6 +82,22 @@ pub(super) fn with_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R
     })
 }
 
+/// Runs `f` over the registry's tools added at run time: another server's, mounted.
+pub(super) fn with_remote_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R) -> R {
+    let own = registry.catalog();
+    let tool_refs = registry.tools();
+    let tools: Vec<&Tool> = tool_refs
+        .iter()
+        .map(|tool| &**tool)
+        .filter(|tool| own.get(tool.name()).is_none())
+        .collect();
+    f(&Items {
+        tools: &tools,
+        prompts: &[],
+        resources: &[],
+    })
+}
+
 impl Items<'_> {
     fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
@@ -154,7 +170,7 @@ fn arguments(json: Option<String>) -> Result<Value, ExitCode> {
     })
 }
 
-pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> ExitCode {
+pub(super) fn call(registry: Registry, name: &str, json: Option<String>) -> ExitCode {
     if registry.get(name).is_none() && registry.prompt(name).is_some() {
         eprintln!("error: '{name}' is a prompt, not a tool: get it with `prompt {name}`");
         return ExitCode::from(2);
@@ -163,7 +179,10 @@ pub(super) fn call(registry: &Registry, name: &str, json: Option<String>) -> Exi
         Ok(input) => input,
         Err(code) => return code,
     };
-    let result = match run_tools(registry.call(name, input)) {
+    let called = super::remote::run_mounted(registry, |registry| async move {
+        registry.call(name, input).await
+    });
+    let result = match called {
         Ok(result) => result,
         Err(code) => return code,
     };
@@ -214,7 +233,7 @@ fn surface_failure(
 /// `answer`: a model's turn on stdin, the results its next turn needs on stdout (a JSON
 /// array of messages, or of items for OpenAI Responses). An unreadable turn exits 2 with
 /// the reason; a turn whose calls failed is still answered (the model reads the errors).
-pub(super) fn answer(registry: &Registry, dialect: crate::agent::Dialect) -> ExitCode {
+pub(super) fn answer(registry: Registry, dialect: crate::agent::Dialect) -> ExitCode {
     let mut text = String::new();
     if let Err(error) = std::io::stdin().read_to_string(&mut text) {
         return failure(&format!(
@@ -235,8 +254,12 @@ pub(super) fn answer(registry: &Registry, dialect: crate::agent::Dialect) -> Exi
             return ExitCode::from(2);
         }
     };
-    let tools = crate::agent::Tools::new(registry);
-    let answer = match run_tools(tools.answer(dialect, &turn)) {
+    let answered = super::remote::run_mounted(registry, |registry| async move {
+        crate::agent::Tools::new(&registry)
+            .answer(dialect, &turn)
+            .await
+    });
+    let answer = match answered {
         Ok(answer) => answer,
         Err(code) => return code,
     };

@@ -73,6 +73,7 @@ mod commands;
 mod missing;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod remote;
 mod serve;
 mod store;
 
@@ -81,7 +82,10 @@ use crate::registry::DynamicTool;
 use crate::registry::{RegistryBuilder, RegistryError};
 use args::{Command, CommandLine};
 use clap::{CommandFactory, FromArgMatches};
-use commands::{answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items};
+use commands::{
+    answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items,
+    with_remote_items,
+};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -320,14 +324,28 @@ impl Cli {
             Command::List {
                 format,
                 skip_inexpressible,
+                server: None,
             } => {
                 let title = (name.as_str(), version.as_deref().unwrap_or("0.0.0"));
                 with_items(&registry, |items| {
                     list(items, format, skip_inexpressible, title)
                 })
             }
-            Command::Call { name, json } => call(&registry, &name, json),
-            Command::Answer { dialect } => answer(&registry, dialect),
+            Command::List {
+                format,
+                skip_inexpressible,
+                server: Some(server),
+            } => {
+                let title = (server.as_str(), "0.0.0");
+                let listed = remote::run_mounted(registry, |registry| async move {
+                    with_remote_items(&registry, |items| {
+                        list(items, format, skip_inexpressible, title)
+                    })
+                });
+                listed.unwrap_or_else(|code| code)
+            }
+            Command::Call { name, json, .. } => call(registry, &name, json),
+            Command::Answer { dialect, .. } => answer(registry, dialect),
             Command::Prompt { name, json } => prompt(&registry, &name, json),
             Command::Read { uri } => read(&registry, &uri),
             Command::Check => with_items(&registry, check),
@@ -345,9 +363,23 @@ impl Cli {
         name: &str,
     ) -> Result<crate::registry::Registry, ExitCode> {
         let mut builder = self.registry;
-        if let Command::Serve(serve) = command {
-            builder = serve.operating.apply(builder);
-        }
+        let mounted = match command {
+            Command::Serve(serve) => serve.mounts.apply(serve.operating.apply(builder)),
+            Command::Answer { mounts, .. } => mounts.apply(builder),
+            Command::List {
+                server: Some(server),
+                ..
+            }
+            | Command::Call {
+                server: Some(server),
+                ..
+            } => remote::with_server(builder, server),
+            _ => Ok(builder),
+        };
+        builder = mounted.map_err(|reason| {
+            eprintln!("error: {reason} (see `{name} --help`)");
+            ExitCode::from(2)
+        })?;
         if let Some(setup) = self.setup {
             builder = setup(matches, builder).map_err(|reason| {
                 eprintln!("error: {reason} (see `{name} --help`)");

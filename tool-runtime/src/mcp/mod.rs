@@ -13,6 +13,7 @@ mod backlog;
 pub mod connection;
 mod duties;
 pub(crate) mod era;
+pub(crate) mod header_values;
 pub(crate) mod jsonrpc;
 mod message;
 mod methods;
@@ -20,6 +21,8 @@ mod options;
 mod outbox;
 mod outputs;
 mod pages;
+#[cfg(feature = "client")]
+pub(crate) use pages::SERVER_INFO_META;
 pub(crate) mod params;
 mod relay;
 mod remote_relay;
@@ -377,6 +380,12 @@ impl McpServer {
             () = self.shared.timers.changed() => {}
             () = self.shared.duties.changed() => {}
         }
+    }
+
+    /// Starts what the registry runs in the background (its mounted servers), on the
+    /// current runtime; once.
+    pub(crate) fn start_registry(&self) {
+        drop(self.shared.registry.start());
     }
 
     /// Whether this is the first driver of the server to ask: one is enough.

@@ -253,8 +253,12 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
         .map(|(text, mime_type)| (text.into_owned(), mime_type));
     let (outcome, content, tool) = result.into_parts();
     if let Some(content) = content {
+        // Blocks of a tool with an output schema (another server's, passed on) come with
+        // its structured content.
+        let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
         return CallAnswer::Result(CallBody {
             content: Blocks::Own(content),
+            structured: outcome.ok().filter(|_| has_schema),
             ..CallBody::text(String::new())
         });
     }

@@ -78,6 +78,8 @@ pub struct RegistryBuilder {
     /// Whether an agent loop keeps a model's almost-JSON arguments as they came (refused)
     /// rather than repairing them.
     no_argument_repair: bool,
+    /// What starts once the registry is shared on a runtime (mounted servers).
+    starters: Vec<super::Starter>,
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -195,6 +197,13 @@ impl RegistryBuilder {
         self.handle.clone()
     }
 
+    /// Runs `starter` once the registry is shared on a runtime (see `Registry::start`).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn on_start(mut self, starter: super::Starter) -> Self {
+        self.starters.push(starter);
+        self
+    }
+
     /// Builds the registry over this binary's static catalog. Fails on a duplicate name, a
     /// clash, or a `State<T>` parameter whose state was not registered.
     pub fn build(self) -> Result<Registry, RegistryError> {
@@ -250,6 +259,7 @@ impl RegistryBuilder {
             shared: std::sync::OnceLock::new(),
             repair_arguments: !self.no_argument_repair,
             handle: self.handle,
+            starters: std::sync::Mutex::new(self.starters),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

@@ -141,6 +141,61 @@ impl DynamicTool {
         self
     }
 
+    #[cfg(feature = "client")]
+    /// A tool whose schemas are given as they are (another server's tool, say) rather than
+    /// a Rust type's: the input schema is made publishable as every schema of the catalog is
+    /// (boolean schemas, nullable types, "any value" spelled out) and keeps what it allows;
+    /// its arguments reach `handler` as they came, once checked against it.
+    pub(crate) fn from_schemas(
+        name: String,
+        description: String,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        handler: Arc<dyn DynamicHandler>,
+    ) -> Result<DynamicTool, RegistryError> {
+        let name = checked_name(ItemKind::Tool, name)?;
+        let mut input_schema = input_schema;
+        let Value::Object(root) = &mut input_schema else {
+            return Err(RegistryError::InvalidSchema {
+                what: ItemKind::Tool,
+                name,
+                reason: "the input schema is not an object schema".to_owned(),
+            });
+        };
+        // The catalog's form: no dialect named, no title at the root, an object with its
+        // properties always present.
+        root.remove("$schema");
+        root.remove("title");
+        root.insert("type".to_owned(), "object".into());
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+        schema::publishable(&mut input_schema);
+        let params = params_of(&input_schema);
+        let output_schema = output_schema.map(|mut output| {
+            if let Value::Object(root) = &mut output {
+                root.remove("$schema");
+            }
+            schema::publishable(&mut output);
+            (output, false)
+        });
+        Ok(DynamicTool {
+            tool: Tool::dynamic(name, description, input_schema, output_schema, params),
+            handler,
+        })
+    }
+
+    #[cfg(feature = "client")]
+    /// Sets the tool's title and hints (what another server says of its tool).
+    pub(crate) fn described_as(
+        mut self,
+        title: Option<String>,
+        annotations: crate::catalog::Annotations,
+    ) -> Self {
+        self.tool.set_title(title);
+        self.tool.set_annotations(annotations);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         self.tool.name()
@@ -183,6 +238,35 @@ pub(super) fn described<A: JsonSchema>(
     ))
 }
 
+/// The parameters a root object schema describes.
+fn params_of(schema: &Value) -> Vec<ParamInfo> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, property)| ParamInfo {
+            name: name.clone(),
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            required: required.contains(&name.as_str()),
+            injected: false,
+            default: property.get("default").cloned(),
+            header: property
+                .get(crate::catalog::HEADER_KEYWORD)
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+        .collect()
+}
+
 /// The canonical schema of an argument struct, and its parameters.
 fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> {
     let mut generator = schema::generator_for_input();
@@ -205,23 +289,6 @@ fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> 
         Some(Value::Object(definitions)) => definitions,
         _ => Default::default(),
     };
-    let params = properties
-        .iter()
-        .map(|(name, property)| ParamInfo {
-            name: name.clone(),
-            description: property
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            required: required.iter().any(|r| r == name),
-            injected: false,
-            default: property.get("default").cloned(),
-            header: property
-                .get(crate::catalog::HEADER_KEYWORD)
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        })
-        .collect();
     let mut schema = schema::object_schema(properties, required, definitions);
     // What else the type's schema says of the whole object (composition, conditionals,
     // its own `additionalProperties`, the dialect it names) is kept as written: dropping
@@ -233,5 +300,6 @@ fn arguments_schema<A: JsonSchema>() -> Result<(Value, Vec<ParamInfo>), String> 
             }
         }
     }
+    let params = params_of(&schema);
     Ok((schema, params))
 }

@@ -96,7 +96,17 @@ pub struct Registry {
     repair_arguments: bool,
     /// The handle its builder gave out, pointed at it once it is shared.
     handle: RegistryHandle,
+    /// What starts once the registry is shared on a runtime; taken by the first start.
+    starters: std::sync::Mutex<Vec<Starter>>,
 }
+
+/// What a registry starts once it is shared on a runtime (a mounted server's connection);
+/// it gives what resolves once the started work is ready (a mount's first listing of tools
+/// was tried).
+pub(crate) type Starter = Box<dyn FnOnce(&Arc<Registry>) -> Ready + Send>;
+
+/// What resolves once started work is ready.
+pub(crate) type Ready = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -121,6 +131,22 @@ impl Registry {
     /// Points the handle its builder gave out at it, now that a server shares it.
     pub(crate) fn attach_handle(self: &Arc<Self>) {
         self.handle.attach(self);
+    }
+
+    /// Starts what the registry runs in the background (its mounted servers), once: on the
+    /// current tokio runtime. What it gives resolves once each has been tried.
+    pub(crate) fn start(self: &Arc<Self>) -> Ready {
+        let starters = std::mem::take(&mut *crate::sync::lock(&self.starters));
+        let ready: Vec<Ready> = starters.into_iter().map(|starter| starter(self)).collect();
+        Box::pin(async move {
+            futures_util::future::join_all(ready).await;
+        })
+    }
+
+    /// Adds tools made at run time, named as they are, all or none.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn add_group_as_named(&self, tools: Vec<DynamicTool>) -> Result<(), RegistryError> {
+        self.insert_all(tools)
     }
 
     /// Whether a model's almost-JSON arguments are repaired before they are checked

@@ -35,6 +35,7 @@ pub fn maintenance(server: &McpServer) -> Option<impl Future<Output = ()> + Send
     }
     let server = server.clone();
     Some(async move {
+        server.start_registry();
         let watched = server.store().cloned().map(watch_store);
         let driven = drive(server);
         match watched {

@@ -421,6 +421,24 @@ impl CallContext {
         )
     }
 
+    #[cfg(feature = "client")]
+    /// Asks the client what another server asked (a request of `method` with `params`, as
+    /// it came), for a tool that passes another server's questions on; `None` for a method
+    /// no client is asked. The answer is the client's result object, as it came.
+    pub(crate) fn relay(&self, method: &str, params: Value) -> Option<Ask<Value>> {
+        let capability = match method {
+            "elicitation/create" if params["mode"] == "url" => ClientCapability::ElicitationUrl,
+            "elicitation/create" => ClientCapability::Elicitation,
+            "sampling/createMessage" if params.get("tools").is_some() => {
+                ClientCapability::SamplingTools
+            }
+            "sampling/createMessage" => ClientCapability::Sampling,
+            "roots/list" => ClientCapability::Roots,
+            _ => return None,
+        };
+        Some(Ask::new(self.scope().cloned(), capability, Ok(params), Ok))
+    }
+
     /// Asks the client for its roots.
     pub fn roots(&self) -> Ask<Vec<Root>> {
         Ask::new(

@@ -5,7 +5,6 @@
 
 use crate::registry::Registry;
 use axum::http::HeaderMap;
-use base64::Engine;
 use serde_json::Value;
 
 /// Checks the `Mcp-Param-*` headers of a `tools/call` of `name` against its `arguments`;
@@ -40,7 +39,7 @@ pub(super) fn check(
         let text = raw
             .to_str()
             .map_err(|_| format!("{shown} is not visible ASCII; send it as =?base64?...?="))?;
-        let decoded = decode(text.trim_matches([' ', '\t']))
+        let decoded = crate::mcp::header_values::decode(text.trim_matches([' ', '\t']))
             .map_err(|reason| format!("{shown} cannot be read: {reason}"))?;
         if !agrees(&decoded, value) {
             return Err(format!(
@@ -50,21 +49,6 @@ pub(super) fn check(
         }
     }
     Ok(())
-}
-
-/// A header value: `=?base64?...?=` is strict standard base64 of UTF-8 text; anything else
-/// is the text itself.
-fn decode(text: &str) -> Result<String, String> {
-    let Some(encoded) = text
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    else {
-        return Ok(text.to_owned());
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|error| format!("invalid base64 ({error})"))?;
-    String::from_utf8(bytes).map_err(|_| "the base64 does not encode UTF-8 text".to_owned())
 }
 
 /// Whether a header's text says the argument's value: strings as they are, integers by
@@ -87,19 +71,6 @@ fn agrees(text: &str, value: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn base64_is_strict_and_anything_else_is_literal() {
-        assert_eq!(decode("=?base64?SGVsbG8=?="), Ok("Hello".to_owned()));
-        assert_eq!(decode("SGVsbG8="), Ok("SGVsbG8=".to_owned()));
-        assert_eq!(
-            decode("=?base64?SGVsbG8="),
-            Ok("=?base64?SGVsbG8=".to_owned())
-        );
-        assert!(decode("=?base64?SGVsbG8?=").is_err(), "padding required");
-        assert!(decode("=?base64?SGVs!!!bG8=?=").is_err(), "bad characters");
-        assert!(decode("=?base64?/w==?=").is_err(), "not UTF-8");
-    }
 
     #[test]
     fn values_compare_by_their_type() {

@@ -1,0 +1,94 @@
+//! A server other servers mount and clients call in the tests of the MCP client: a sync
+//! tool, a tool with an output schema, one that reports progress and waits to be released
+//! or cancelled, one that asks the user, one that fails, a prompt and a resource. Started
+//! over stdio or HTTP with the standard command line.
+
+use std::time::Duration;
+use tool_runtime::ask::Elicited;
+use tool_runtime::{prompt, resource, tool, CallContext, Cancellation, Progress};
+
+/// Add two integers.
+#[tool(read_only, idempotent)]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// The weather, as structured data.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Weather {
+    city: String,
+    celsius: f64,
+}
+
+/// Get the weather of a city.
+#[tool]
+fn weather(city: String) -> Weather {
+    Weather {
+        city,
+        celsius: 21.5,
+    }
+}
+
+/// Report progress in `steps` steps, then wait until `release` exists (a path), or until
+/// the call is cancelled, in which case `cancelled` (a path) is written.
+#[tool]
+async fn work(
+    steps: u32,
+    release: String,
+    cancelled: String,
+    progress: Progress,
+    cancellation: Cancellation,
+) -> String {
+    for step in 1..=steps {
+        progress.report(f64::from(step), Some(f64::from(steps)), Some("working"));
+    }
+    loop {
+        if std::path::Path::new(&release).exists() {
+            return "released".to_owned();
+        }
+        if cancellation.is_cancelled() {
+            let _ = std::fs::write(&cancelled, b"cancelled");
+            return "cancelled".to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Whom to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    /// The name.
+    name: String,
+}
+
+/// Greet the user, asking their name.
+#[tool]
+async fn greet(ctx: CallContext) -> Result<String, String> {
+    match ctx.elicit::<Name>("What is your name?").await {
+        Ok(Elicited::Accepted(Name { name })) => Ok(format!("hello {name}")),
+        Ok(_) => Ok("hello stranger".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Always fail, for the model to read why.
+#[tool]
+fn broken() -> Result<String, String> {
+    Err("the broken tool failed on purpose".to_owned())
+}
+
+/// Ask for a haiku about `topic`.
+#[prompt]
+fn haiku(topic: String) -> String {
+    format!("Write a haiku about {topic}.")
+}
+
+/// The motto of the upstream.
+#[resource("upstream://motto")]
+fn motto() -> String {
+    "mounted, not merged".to_owned()
+}
+
+fn main() -> std::process::ExitCode {
+    tool_runtime::cli::main()
+}

@@ -1,0 +1,119 @@
+//! The command line's way to other MCP servers: `--mount` (and `--mounts-file`) put another
+//! server's tools beside the binary's own for `serve` and `answer`; `--server` makes `list`
+//! and `call` work on another server's catalog instead of the binary's. A URL names a
+//! server over HTTP, anything else a command line to start over stdio.
+
+use crate::registry::{Registry, RegistryBuilder};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the command line waits for the mounted servers' tools before it goes on with
+/// those it has.
+const MOUNT_PATIENCE: Duration = Duration::from_secs(30);
+
+/// The servers mounted beside the binary's tools.
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct Mounts {
+    /// Mount another MCP server: PREFIX=URL, or 'PREFIX=COMMAND ARGS...' to start one over
+    /// stdio (repeatable). Its tools are called PREFIX_name.
+    #[arg(long = "mount", value_name = "PREFIX=SERVER")]
+    mounts: Vec<String>,
+    /// A file of mounts, one PREFIX=SERVER per line (blank lines and lines starting with #
+    /// are skipped).
+    #[arg(long, value_name = "PATH", env = "MCP_MOUNTS_FILE")]
+    mounts_file: Option<PathBuf>,
+}
+
+impl Mounts {
+    /// Every mount given, from the flags then the file.
+    fn specs(&self) -> Result<Vec<String>, String> {
+        let mut specs = self.mounts.clone();
+        if let Some(path) = &self.mounts_file {
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                format!("cannot read the mounts file {}: {error}", path.display())
+            })?;
+            specs.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                    .map(str::to_owned),
+            );
+        }
+        Ok(specs)
+    }
+
+    /// Whether any mount is given.
+    #[cfg(not(feature = "client"))]
+    fn any(&self) -> bool {
+        !self.mounts.is_empty() || self.mounts_file.is_some()
+    }
+
+    /// The registry with the mounts added.
+    #[cfg(feature = "client")]
+    pub(super) fn apply(&self, mut builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
+        for spec in self.specs()? {
+            builder = builder.mount(crate::mount::Mount::parse(&spec)?);
+        }
+        Ok(builder)
+    }
+
+    /// A binary without the client refuses mounts, naming the feature.
+    #[cfg(not(feature = "client"))]
+    pub(super) fn apply(&self, builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
+        self.specs()?;
+        match self.any() {
+            true => Err(super::missing::feature("--mount", "client")),
+            false => Ok(builder),
+        }
+    }
+}
+
+/// The registry with the server named by `--server` mounted under no prefix.
+#[cfg(feature = "client")]
+pub(super) fn with_server(
+    builder: RegistryBuilder,
+    server: &str,
+) -> Result<RegistryBuilder, String> {
+    Ok(builder.mount(crate::mount::Mount::whole(server)?))
+}
+
+#[cfg(not(feature = "client"))]
+pub(super) fn with_server(
+    _builder: RegistryBuilder,
+    _server: &str,
+) -> Result<RegistryBuilder, String> {
+    Err(super::missing::feature("--server", "client"))
+}
+
+/// Runs `work` over `registry` on a runtime of its own, once the registry's mounted servers
+/// have listed their tools (or `MOUNT_PATIENCE` has passed); `Err` is the exit code of a
+/// runtime that could not start, already reported.
+pub(super) fn run_mounted<T, F>(
+    registry: Registry,
+    work: impl FnOnce(Arc<Registry>) -> F,
+) -> Result<T, ExitCode>
+where
+    F: std::future::Future<Output = T>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            super::commands::failure(&format!("cannot start the async runtime: {error}"))
+        })?;
+    let registry = Arc::new(registry);
+    let done = runtime.block_on(async {
+        let ready = registry.start();
+        if tokio::time::timeout(MOUNT_PATIENCE, ready).await.is_err() {
+            eprintln!(
+                "warning: a mounted server did not list its tools in time; going on without them"
+            );
+        }
+        work(Arc::clone(&registry)).await
+    });
+    drop(registry);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(done)
+}

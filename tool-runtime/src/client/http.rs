@@ -1,0 +1,462 @@
+//! Streamable HTTP: each message a POST to the server's endpoint, answered with one JSON
+//! message or an event stream of messages. At 2026-07-28 each POST carries the standard
+//! headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) and closing a
+//! request's stream cancels it. In the handshake era a session id travels on every POST
+//! after `initialize`, a GET stream carries what the server sends on its own, and a stream
+//! that ends before its answer is resumed with `Last-Event-ID`.
+
+use super::error::ClientError;
+use super::link::Sent;
+use super::session::{Failure, Session};
+use super::wire;
+use crate::mcp::era::Era;
+use crate::sync::lock;
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often a stream that ended before its answer is resumed, at most.
+const RESUMES: u32 = 5;
+/// How long to wait before resuming when the server named no time.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// What authorizes requests: a bearer token, got fresh for each request.
+pub trait Credentials: Send + Sync {
+    /// The token to send, if any.
+    fn token(&self) -> Option<String>;
+    /// The server refused the token (401): whether a new one is worth a try.
+    fn refused(&self) -> bool {
+        false
+    }
+}
+
+/// An HTTP server's endpoint and what travels with every request to it; cheap to clone
+/// (each exchange runs in a task of its own with a clone).
+#[derive(Clone)]
+pub(crate) struct Http(Arc<Inner>);
+
+struct Inner {
+    client: reqwest::Client,
+    url: String,
+    /// The session id (handshake era), once `initialize` gave one.
+    session_id: Mutex<Option<String>>,
+    credentials: Option<Arc<dyn Credentials>>,
+    /// The largest message read.
+    limit: usize,
+    /// The GET stream of what the server sends on its own (handshake era), while open.
+    listening: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl Http {
+    pub(crate) fn new(
+        url: &str,
+        credentials: Option<Arc<dyn Credentials>>,
+        limit: usize,
+        connect_timeout: Duration,
+    ) -> Result<Http, String> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            // A redirect could carry the credentials elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
+        Ok(Http(Arc::new(Inner {
+            client,
+            url: url.to_owned(),
+            session_id: Mutex::new(None),
+            credentials,
+            limit,
+            listening: Mutex::new(None),
+        })))
+    }
+
+    /// The headers of every POST in `session`'s era, with `extra` (the method's own).
+    fn headers(
+        &self,
+        session: &Session,
+        method: Option<&str>,
+        extra: &[(String, String)],
+    ) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let (era, version) = {
+            let speaker = crate::sync::read(&session.speaker);
+            (speaker.era, speaker.version.clone())
+        };
+        let mut put = |name: &str, value: &str| {
+            if let (Ok(name), Ok(value)) =
+                (HeaderName::try_from(name), HeaderValue::from_str(value))
+            {
+                headers.insert(name, value);
+            }
+        };
+        // Before `initialize` is answered there is no version to name.
+        if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
+            put("mcp-protocol-version", &version);
+        }
+        if let Some(id) = lock(&self.0.session_id).clone() {
+            put("mcp-session-id", &id);
+        }
+        if era == Era::PerRequest {
+            if let Some(method) = method {
+                put("mcp-method", method);
+            }
+            for (name, value) in extra {
+                put(name, value);
+            }
+        }
+        if let Some(token) = self.0.credentials.as_ref().and_then(|c| c.token()) {
+            put("authorization", &format!("Bearer {token}"));
+        }
+        headers
+    }
+
+    /// POSTs request `id` and reads its answer into `session`, in a task of its own (closed
+    /// when the `Sent` is dropped).
+    pub(crate) fn send_request(
+        &self,
+        session: &Arc<Session>,
+        id: u64,
+        method: &str,
+        bytes: Vec<u8>,
+        headers: Vec<(String, String)>,
+    ) -> Sent {
+        let headers = self.headers(session, Some(method), &headers);
+        let request = self.0.client.post(&self.0.url).headers(headers).body(bytes);
+        let (session, http) = (Arc::clone(session), self.clone());
+        let task = tokio::spawn(async move {
+            let outcome = http.exchange(&session, request, Some(id)).await;
+            if let Err(failure) = outcome {
+                session.fail(id, failure);
+            }
+        });
+        Sent::task(task.abort_handle())
+    }
+
+    /// POSTs a message that gets no answer (a notification, our answer to a question).
+    pub(crate) async fn send_one_way(
+        &self,
+        session: &Arc<Session>,
+        method: Option<&str>,
+        bytes: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        let headers = self.headers(session, method.or(Some("")).filter(|m| !m.is_empty()), &[]);
+        let request = self.0.client.post(&self.0.url).headers(headers).body(bytes);
+        match self.clone().exchange(session, request, None).await {
+            Ok(()) => Ok(()),
+            Err(Failure::Transport(reason)) => Err(session.down(reason)),
+            Err(Failure::Protocol(reason)) => Err(ClientError::Protocol { reason }),
+            Err(Failure::Server(error)) => Err(ClientError::Server {
+                method: method.unwrap_or("a response").to_owned(),
+                code: error.code,
+                message: error.message,
+                data: error.data,
+            }),
+        }
+    }
+
+    /// Opens the GET stream of what the server sends on its own (handshake era, once a
+    /// session exists): kept open, and resumed, for as long as the session lasts. A server
+    /// that offers none (405) is fine.
+    pub(crate) fn listen(&self, session: &Arc<Session>) {
+        let (session_weak, http) = (Arc::downgrade(session), self.clone());
+        let task = tokio::spawn(async move {
+            let mut last_event: Option<String> = None;
+            let mut retry = DEFAULT_RETRY;
+            let mut failures = 0u32;
+            loop {
+                let Some(session) = session_weak.upgrade() else {
+                    return;
+                };
+                if session.is_dead() {
+                    return;
+                }
+                let mut headers = http.headers(&session, None, &[]);
+                headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+                if let Some(id) = last_event
+                    .as_deref()
+                    .and_then(|id| HeaderValue::from_str(id).ok())
+                {
+                    headers.insert("last-event-id", id);
+                }
+                let response = match http.0.client.get(&http.0.url).headers(headers).send().await {
+                    Ok(response) => response,
+                    Err(_) => {
+                        failures += 1;
+                        if failures > RESUMES {
+                            return;
+                        }
+                        drop(session);
+                        tokio::time::sleep(retry).await;
+                        continue;
+                    }
+                };
+                if !response.status().is_success() {
+                    // 405: the server sends nothing on its own.
+                    return;
+                }
+                failures = 0;
+                let mut cursor = Cursor {
+                    last_event: last_event.clone(),
+                    retry,
+                };
+                let _ = http.read_events(&session, response, &mut cursor).await;
+                last_event = cursor.last_event;
+                retry = cursor.retry;
+                drop(session);
+                tokio::time::sleep(retry).await;
+            }
+        });
+        if let Some(previous) = lock(&self.0.listening).replace(task.abort_handle()) {
+            previous.abort();
+        }
+    }
+
+    /// Ends the session: its GET stream closes, and a session with an id is deleted.
+    pub(crate) async fn close(&self, session: &Arc<Session>) {
+        if let Some(listening) = lock(&self.0.listening).take() {
+            listening.abort();
+        }
+        if lock(&self.0.session_id).is_none() {
+            return;
+        }
+        let headers = self.headers(session, None, &[]);
+        let deleted = self.0.client.delete(&self.0.url).headers(headers).send();
+        let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(listening) = lock(&self.listening).take() {
+            listening.abort();
+        }
+    }
+}
+
+/// Where a stream of events stands: the id of the last event, and how long to wait before
+/// resuming it.
+struct Cursor {
+    last_event: Option<String>,
+    retry: Duration,
+}
+
+impl Http {
+    /// Sends `request` and reads what comes back into `session`; for request `id`, resumes
+    /// a stream that ends before its answer.
+    async fn exchange(
+        &self,
+        session: &Arc<Session>,
+        request: reqwest::RequestBuilder,
+        id: Option<u64>,
+    ) -> Result<(), Failure> {
+        let response = request
+            .send()
+            .await
+            .map_err(|error| Failure::Transport(describe(&error)))?;
+        let status = response.status();
+        if let Some(given) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|value| value.to_str().ok())
+        {
+            let mut slot = lock(&self.0.session_id);
+            if slot.is_none() {
+                *slot = Some(given.to_owned());
+            }
+        }
+        if status == reqwest::StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        let is_stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        if status.is_success() && is_stream {
+            let mut cursor = Cursor {
+                last_event: None,
+                retry: DEFAULT_RETRY,
+            };
+            self.read_events(session, response, &mut cursor).await?;
+            let Some(id) = id else {
+                return Ok(());
+            };
+            return self.resume(session, id, cursor).await;
+        }
+        let body = read_body(response, self.0.limit).await?;
+        if status == reqwest::StatusCode::NOT_FOUND && lock(&self.0.session_id).is_some() {
+            session.die("the server ended the session");
+            return Err(Failure::Transport(
+                "the server ended the session".to_owned(),
+            ));
+        }
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            return Err(Failure::Protocol(format!(
+                "the server refused the request's authorization ({status})"
+            )));
+        }
+        match wire::read(&body) {
+            Ok(message @ wire::Message::Response { .. }) => {
+                session.dispatch(message);
+                Ok(())
+            }
+            Ok(message) if status.is_success() => {
+                session.dispatch(message);
+                Ok(())
+            }
+            _ if status.is_success() && body.iter().all(u8::is_ascii_whitespace) => Ok(()),
+            _ => Err(Failure::Protocol(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&body[..body.len().min(300)])
+            ))),
+        }
+    }
+
+    /// Reads a stream of events into `session`, keeping where it stands in `cursor`.
+    async fn read_events(
+        &self,
+        session: &Arc<Session>,
+        response: reqwest::Response,
+        cursor: &mut Cursor,
+    ) -> Result<(), Failure> {
+        let bytes = bounded(response.bytes_stream(), self.0.limit);
+        let mut events = sse_stream::SseStream::from_bytes_stream(bytes);
+        while let Some(event) = events.next().await {
+            let event = event
+                .map_err(|error| Failure::Transport(format!("the event stream broke: {error}")))?;
+            if let Some(id) = event.id {
+                cursor.last_event = Some(id);
+            }
+            if let Some(retry) = event.retry {
+                cursor.retry = Duration::from_millis(retry);
+            }
+            let Some(data) = event.data.filter(|data| !data.trim().is_empty()) else {
+                continue;
+            };
+            match wire::read(data.as_bytes()) {
+                Ok(message) => session.dispatch(message),
+                Err(why) => return Err(Failure::Protocol(why)),
+            }
+        }
+        Ok(())
+    }
+
+    /// A stream ended before the answer to `id`: in the handshake era, when its events had
+    /// ids, it is resumed with a GET carrying `Last-Event-ID`, after the wait the server
+    /// named; else the request has no answer.
+    async fn resume(
+        &self,
+        session: &Arc<Session>,
+        id: u64,
+        mut cursor: Cursor,
+    ) -> Result<(), Failure> {
+        for _ in 0..RESUMES {
+            if !session.waits_for(id) {
+                return Ok(());
+            }
+            if session.era() != Era::Handshake || cursor.last_event.is_none() {
+                break;
+            }
+            tokio::time::sleep(cursor.retry).await;
+            let mut headers = self.headers(session, None, &[]);
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if let Some(last) = cursor
+                .last_event
+                .as_deref()
+                .and_then(|id| HeaderValue::from_str(id).ok())
+            {
+                headers.insert("last-event-id", last);
+            }
+            let response = self
+                .0
+                .client
+                .get(&self.0.url)
+                .headers(headers)
+                .send()
+                .await
+                .map_err(|error| Failure::Transport(describe(&error)))?;
+            if !response.status().is_success() {
+                break;
+            }
+            // The resumed stream may stay open after the answer: stop once it came.
+            let reading = self.read_events(session, response, &mut cursor);
+            tokio::pin!(reading);
+            let answered = async {
+                while session.waits_for(id) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            };
+            tokio::select! {
+                outcome = &mut reading => outcome?,
+                () = answered => return Ok(()),
+            }
+        }
+        if session.waits_for(id) {
+            return Err(Failure::Transport(
+                "the server's stream ended before the answer".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a whole body, refusing one over `limit` bytes.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| Failure::Transport(describe(&error)))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(Failure::Protocol(format!(
+                "the server sent a body over {limit} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A byte stream that fails once more than `limit` bytes come without an empty line (the
+/// end of an event): one event may not be larger than a message may.
+fn bounded(
+    stream: impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+    limit: usize,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static {
+    let mut since_boundary = 0usize;
+    stream.map(move |chunk| {
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        match memchr::memmem::rfind(&chunk, b"\n\n")
+            .or_else(|| memchr::memmem::rfind(&chunk, b"\r\n\r\n"))
+        {
+            Some(at) => since_boundary = chunk.len() - at,
+            None => since_boundary += chunk.len(),
+        }
+        if since_boundary > limit {
+            return Err(std::io::Error::other(format!(
+                "the server sent an event over {limit} bytes"
+            )));
+        }
+        Ok(chunk)
+    })
+}
+
+/// An error with its causes, which reqwest keeps apart.
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,112 @@
+//! The transport under a session: a child process's stdin and stdout, or Streamable HTTP.
+//! It moves messages and nothing else; what they mean is the session's.
+
+use super::error::ClientError;
+use super::session::Session;
+use crate::mcp::era::Era;
+use std::sync::Arc;
+
+/// A session's transport.
+pub(crate) enum Link {
+    /// Boxed: a child process's handles outweigh an HTTP link's one pointer by far.
+    Stdio(Box<super::stdio::Stdio>),
+    Http(super::http::Http),
+}
+
+/// What a transport keeps of a request while it runs; dropped, the exchange stops (over
+/// HTTP, the response stream is closed, which at 2026-07-28 cancels the request).
+pub(crate) struct Sent(Option<tokio::task::AbortHandle>);
+
+impl Sent {
+    pub(crate) fn nothing() -> Sent {
+        Sent(None)
+    }
+
+    pub(crate) fn task(handle: tokio::task::AbortHandle) -> Sent {
+        Sent(Some(handle))
+    }
+}
+
+impl Drop for Sent {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
+        }
+    }
+}
+
+impl Link {
+    /// Starts reading what the server sends, into `session`.
+    pub(crate) fn start(&self, session: &Arc<Session>) {
+        match self {
+            Link::Stdio(stdio) => stdio.start(session),
+            Link::Http(_) => {}
+        }
+    }
+
+    /// Sends request `id` of `method` (its bytes), with `headers` for HTTP.
+    pub(crate) fn send_request(
+        &self,
+        session: &Arc<Session>,
+        id: u64,
+        method: &str,
+        bytes: Vec<u8>,
+        headers: Vec<(String, String)>,
+    ) -> Result<Sent, ClientError> {
+        match self {
+            Link::Stdio(stdio) => {
+                let _ = (id, method, headers);
+                stdio.send(bytes).map_err(|reason| session.down(reason))?;
+                Ok(Sent::nothing())
+            }
+            Link::Http(http) => Ok(http.send_request(session, id, method, bytes, headers)),
+        }
+    }
+
+    /// Sends a notification of `method`.
+    pub(crate) async fn send_notification(
+        &self,
+        session: &Arc<Session>,
+        method: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        match self {
+            Link::Stdio(stdio) => {
+                let _ = method;
+                stdio.send(bytes).map_err(|reason| session.down(reason))
+            }
+            Link::Http(http) => http.send_one_way(session, Some(method), bytes).await,
+        }
+    }
+
+    /// Sends our answer to a request of the server's.
+    pub(crate) async fn send_response(
+        &self,
+        session: &Arc<Session>,
+        bytes: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        match self {
+            Link::Stdio(stdio) => stdio.send(bytes).map_err(|reason| session.down(reason)),
+            Link::Http(http) => http.send_one_way(session, None, bytes).await,
+        }
+    }
+
+    /// Whether a cancelled request is cancelled with `notifications/cancelled` (else by
+    /// closing its exchange, as 2026-07-28 does over HTTP).
+    pub(crate) fn cancels_by_notification(&self, era: Era) -> bool {
+        match self {
+            Link::Stdio(_) => true,
+            Link::Http(_) => era == Era::Handshake,
+        }
+    }
+
+    /// Ends the connection: the child process is told (its input closes) and stopped, or
+    /// the HTTP session is deleted.
+    pub(crate) async fn close(&self, session: &Arc<Session>) {
+        match self {
+            Link::Stdio(stdio) => stdio.close().await,
+            Link::Http(http) => http.close(session).await,
+        }
+        session.die("closed");
+    }
+}

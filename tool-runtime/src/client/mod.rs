@@ -1,0 +1,600 @@
+//! A client of MCP servers, whoever wrote them: a child process over stdio, or a server
+//! over Streamable HTTP, in either protocol era, agreed with the server.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), tool_runtime::client::ClientError> {
+//! use tool_runtime::client::Client;
+//!
+//! // A URL is a server over HTTP; anything else is a command line to start over stdio.
+//! let client = Client::connect("npx -y @modelcontextprotocol/server-everything").await?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//! }
+//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//! assert!(!result.is_error);
+//! client.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! At 2026-07-28 (what this client asks first) each request carries the client's version,
+//! capabilities and identity, and nothing is kept between requests; a server that does not
+//! speak it is spoken to in the handshake era (`initialize`, a session), as the
+//! specification's negotiation says. What a server asks of the client (a form for the user,
+//! a page to visit, a message from the client's model, the client's roots) goes to the
+//! [`ClientHandler`] the client was given; at 2026-07-28 the client runs the rounds of a
+//! request that needs answers itself (`input_required`, then the retry with them).
+//!
+//! The client connects again by itself when its connection ends (a process that exited, a
+//! session the server ended), waiting longer after each failure.
+
+mod error;
+mod handler;
+mod headers;
+pub(crate) mod http;
+mod link;
+mod negotiate;
+mod session;
+mod stdio;
+mod types;
+mod wire;
+
+pub use error::ClientError;
+pub use handler::{Answer, ClientHandler, Elicitation};
+pub use http::Credentials;
+pub use types::{CallResult, Notification, Progress, RemoteTool};
+
+use crate::mcp::era::Era;
+use crate::sync::lock;
+use serde_json::{json, Map, Value};
+use session::{RequestOptions, Session};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, mpsc};
+
+/// How many pages of a list are read at most: a server that hands out cursors without end
+/// cannot keep the client reading forever.
+const MOST_PAGES: usize = 1000;
+/// How many rounds a request that needs answers (`input_required`) goes through at most.
+const MOST_ROUNDS: usize = 8;
+/// The wait after the first failure to connect; it doubles after each, up to
+/// [`LONGEST_WAIT`].
+const FIRST_WAIT: Duration = Duration::from_millis(200);
+const LONGEST_WAIT: Duration = Duration::from_secs(10);
+
+/// A server to connect to: a URL (`http://`, `https://`) is a server over Streamable HTTP;
+/// anything else is a command line, started as a child process spoken to over stdio.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Target {
+    /// A server over Streamable HTTP, at its MCP endpoint.
+    Http(String),
+    /// A command (a program and its arguments) started as a child process.
+    Command(Vec<String>),
+}
+
+impl Target {
+    /// Reads a target as people write one: a URL, or a command line split as a shell
+    /// splits it (quotes keep an argument whole).
+    pub fn parse(text: &str) -> Result<Target, String> {
+        let text = text.trim();
+        if text.starts_with("http://") || text.starts_with("https://") {
+            return Ok(Target::Http(text.to_owned()));
+        }
+        match shlex::split(text) {
+            Some(words) if !words.is_empty() => Ok(Target::Command(words)),
+            Some(_) => Err("an empty command line".to_owned()),
+            None => Err(format!("the command line {text:?} has an unclosed quote")),
+        }
+    }
+
+    /// The target as it was written, for messages.
+    fn shown(&self) -> String {
+        match self {
+            Target::Http(url) => url.clone(),
+            Target::Command(words) => words.join(" "),
+        }
+    }
+}
+
+/// How a [`Client`] connects and behaves. Build one with [`Client::builder`].
+pub struct ClientBuilder {
+    name: String,
+    version: String,
+    handler: Arc<dyn ClientHandler>,
+    era: Option<Era>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    max_message_bytes: usize,
+    credentials: Option<Arc<dyn Credentials>>,
+    environment: Vec<(String, String)>,
+    log_level: Option<String>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("name", &self.name)
+            .field("era", &self.era)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            name: "tool-runtime".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            handler: Arc::new(handler::Nobody),
+            era: None,
+            timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            max_message_bytes: 16 * 1024 * 1024,
+            credentials: None,
+            environment: Vec::new(),
+            log_level: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The client's name and version, as servers are told them.
+    pub fn named(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Who answers what servers ask of the client (forms, pages, sampling, roots); what it
+    /// supports is declared to servers.
+    pub fn handler(mut self, handler: impl ClientHandler + 'static) -> Self {
+        self.handler = Arc::new(handler);
+        self
+    }
+
+    /// Speaks only the handshake era (`true`), never trying 2026-07-28 first; or only
+    /// 2026-07-28 (`false`), never falling back.
+    pub fn handshake_era(mut self, handshake: bool) -> Self {
+        self.era = Some(if handshake {
+            Era::Handshake
+        } else {
+            Era::PerRequest
+        });
+        self
+    }
+
+    /// How long a request may wait for its answer (60 s unless set).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = limit;
+        self
+    }
+
+    /// The largest message read from a server (16 MiB unless set); a larger one ends the
+    /// request with a protocol error.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// What authorizes the client's HTTP requests (a bearer token each time).
+    pub fn credentials(mut self, credentials: impl Credentials + 'static) -> Self {
+        self.credentials = Some(Arc::new(credentials));
+        self
+    }
+
+    /// An environment variable for a server started as a process.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.environment.push((name.into(), value.into()));
+        self
+    }
+
+    /// The level of log messages wanted from servers at 2026-07-28 (`"info"`, say); none
+    /// unless set. In the handshake era a server sends what it sends.
+    pub fn log_level(mut self, level: impl Into<String>) -> Self {
+        self.log_level = Some(level.into());
+        self
+    }
+
+    /// Connects to `target` (see [`Target::parse`]).
+    pub async fn connect(self, target: &str) -> Result<Client, ClientError> {
+        let parsed = Target::parse(target).map_err(|reason| ClientError::TransportDown {
+            server: target.to_owned(),
+            reason,
+        })?;
+        self.connect_to(parsed).await
+    }
+
+    /// Connects to `target`.
+    pub async fn connect_to(self, target: Target) -> Result<Client, ClientError> {
+        let client = Client {
+            inner: Arc::new(Inner {
+                target,
+                options: self,
+                session: tokio::sync::Mutex::new(None),
+                failures: Mutex::new(Failures::default()),
+                tools: Mutex::new(HashMap::new()),
+                events: broadcast::channel(256).0,
+            }),
+        };
+        client.session().await?;
+        Ok(client)
+    }
+}
+
+/// A client of one MCP server; clones share the connection.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("target", &self.inner.target)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    target: Target,
+    options: ClientBuilder,
+    /// The connection, while there is one.
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    failures: Mutex<Failures>,
+    /// The headers each tool's calls carry, from the last list of tools.
+    tools: Mutex<HashMap<String, Vec<headers::Mirrored>>>,
+    /// What every connection's notifications go to, so a listener outlives a reconnection.
+    events: broadcast::Sender<Notification>,
+}
+
+/// Failures to connect in a row, and when the next try may be.
+#[derive(Default)]
+struct Failures {
+    count: u32,
+    next_try: Option<Instant>,
+    last: Option<ClientError>,
+}
+
+impl Client {
+    /// Connects to `target` with the default options: a URL is a server over HTTP,
+    /// anything else a command line to start.
+    pub async fn connect(target: &str) -> Result<Client, ClientError> {
+        Client::builder().connect(target).await
+    }
+
+    /// Options for a client, then [`connect`](ClientBuilder::connect).
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The server's connection, connecting (again) when there is none; after failures, not
+    /// before the wait since the last one has passed.
+    async fn session(&self) -> Result<Arc<Session>, ClientError> {
+        let mut slot = self.inner.session.lock().await;
+        if let Some(session) = slot.as_ref().filter(|s| !s.is_dead()) {
+            return Ok(Arc::clone(session));
+        }
+        {
+            let failures = lock(&self.inner.failures);
+            if let (Some(next_try), Some(last)) = (failures.next_try, &failures.last) {
+                if Instant::now() < next_try {
+                    return Err(last.clone());
+                }
+            }
+        }
+        match negotiate::connect(&self.inner.target, &self.inner.options).await {
+            Ok(session) => {
+                *lock(&self.inner.failures) = Failures::default();
+                forward(&session, self.inner.events.clone());
+                let again = slot.replace(Arc::clone(&session)).is_some();
+                if again {
+                    let _ = self.inner.events.send(Notification::Connected);
+                }
+                Ok(session)
+            }
+            Err(error) => {
+                let mut failures = lock(&self.inner.failures);
+                failures.count += 1;
+                let wait = FIRST_WAIT
+                    .saturating_mul(1 << failures.count.min(16).saturating_sub(1))
+                    .min(LONGEST_WAIT);
+                failures.next_try = Some(Instant::now() + wait);
+                failures.last = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends a request of `method` with `params` and gives its result.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let session = self.session().await?;
+        session
+            .request(method, params, RequestOptions::default())
+            .await
+    }
+
+    /// Every tool of the server, all pages read. A tool whose schema marks arguments for
+    /// headers against the rules is left out, with a warning: it could not be called
+    /// correctly.
+    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, ClientError> {
+        let listed = self.list_all("tools/list", "tools").await?;
+        let mut tools = Vec::new();
+        let mut marks = HashMap::new();
+        for raw in listed {
+            let Some(tool) = RemoteTool::from_value(raw) else {
+                continue;
+            };
+            match headers::marked(&tool.input_schema) {
+                Ok(mirrored) => {
+                    marks.insert(tool.name.clone(), mirrored);
+                    tools.push(tool);
+                }
+                Err(why) => {
+                    tracing::warn!(server = %self.inner.target.shown(), tool = %tool.name, %why, "a tool of an MCP server is left out");
+                }
+            }
+        }
+        *lock(&self.inner.tools) = marks;
+        Ok(tools)
+    }
+
+    /// Calls tool `name` with `arguments` (a JSON object).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallResult, ClientError> {
+        self.call(name, arguments, None, None).await
+    }
+
+    /// Calls tool `name` with `arguments`, sending its progress to `progress` and waiting
+    /// at most `timeout` (the client's limit unless given). Dropping the future cancels the
+    /// call on the server.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+        timeout: Option<Duration>,
+    ) -> Result<CallResult, ClientError> {
+        self.call_asking(name, arguments, progress, timeout, None)
+            .await
+    }
+
+    /// [`call`](Client::call), with the questions of this call's rounds (2026-07-28) put to
+    /// `asked` rather than to the client's handler.
+    pub(crate) async fn call_asking(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+        timeout: Option<Duration>,
+        asked: Option<&dyn ClientHandler>,
+    ) -> Result<CallResult, ClientError> {
+        let mirrored = lock(&self.inner.tools)
+            .get(name)
+            .cloned()
+            .unwrap_or_default();
+        let headers = headers::for_call(name, &arguments, &mirrored);
+        let params = json!({"name": name, "arguments": arguments});
+        let round = Round {
+            progress,
+            timeout,
+            asked,
+        };
+        let result = self.rounds("tools/call", params, headers, round).await?;
+        Ok(CallResult::from_value(result))
+    }
+
+    /// Every prompt of the server, all pages read.
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// The messages of prompt `name` with `arguments` (names to string values).
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        let headers = vec![(
+            "mcp-name".to_owned(),
+            crate::mcp::header_values::encode(name),
+        )];
+        let params = json!({"name": name, "arguments": arguments});
+        self.rounds("prompts/get", params, headers, Round::default())
+            .await
+    }
+
+    /// Every resource of the server, all pages read.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// Every resource template of the server, all pages read.
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// The contents of the resource at `uri`.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        let headers = vec![(
+            "mcp-name".to_owned(),
+            crate::mcp::header_values::encode(uri),
+        )];
+        self.rounds(
+            "resources/read",
+            json!({"uri": uri}),
+            headers,
+            Round::default(),
+        )
+        .await
+    }
+
+    /// Asks to be told when the resource at `uri` changes (handshake era; a
+    /// [`Notification::ResourceUpdated`] comes).
+    pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
+        self.request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .map(drop)
+    }
+
+    /// Stops being told of changes of the resource at `uri`.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
+        self.request("resources/unsubscribe", json!({"uri": uri}))
+            .await
+            .map(drop)
+    }
+
+    /// The values the server offers for argument `argument` of `reference` (a prompt,
+    /// `{"type": "ref/prompt", "name": ...}`, or a template, `{"type": "ref/resource",
+    /// "uri": ...}`), given what is typed so far.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ClientError> {
+        let params = json!({"ref": reference, "argument": {"name": argument, "value": value}});
+        let result = self.request("completion/complete", params).await?;
+        Ok(result["completion"]["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|value| value.as_str().map(str::to_owned))
+            .collect())
+    }
+
+    /// What the server sends on its own (log messages, list changes, resource updates,
+    /// task status): a receiver of every notification from now on.
+    pub fn notifications(&self) -> broadcast::Receiver<Notification> {
+        self.inner.events.subscribe()
+    }
+
+    /// The protocol version agreed with the server.
+    pub async fn protocol_version(&self) -> Result<String, ClientError> {
+        let session = self.session().await?;
+        let version = crate::sync::read(&session.speaker).version.clone();
+        Ok(version)
+    }
+
+    /// What the server said of itself: its capabilities, its name and version, and its
+    /// instructions for the client's model.
+    pub async fn server(&self) -> Result<(Value, Value, Option<String>), ClientError> {
+        let session = self.session().await?;
+        let side = crate::sync::read(&session.side).clone();
+        Ok((side.capabilities, side.info, side.instructions))
+    }
+
+    /// Ends the connection: a process's input is closed and the process stopped (killed
+    /// if it does not end), an HTTP session deleted.
+    pub async fn close(&self) {
+        let session = self.inner.session.lock().await.take();
+        if let Some(session) = session {
+            session.link.close(&session).await;
+        }
+    }
+
+    /// Every entry under `key` of the pages of `method`.
+    async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        let mut entries = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MOST_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let page = self.request(method, params).await?;
+            match page.get(key) {
+                Some(Value::Array(listed)) => entries.extend(listed.iter().cloned()),
+                _ => {
+                    return Err(ClientError::protocol(format!(
+                        "{method} gave no {key:?} list"
+                    )))
+                }
+            }
+            cursor = page["nextCursor"].as_str().map(str::to_owned);
+            if cursor.is_none() {
+                return Ok(entries);
+            }
+        }
+        Err(ClientError::protocol(format!(
+            "{method} gave more than {MOST_PAGES} pages"
+        )))
+    }
+
+    /// A request that may need answers (2026-07-28): while the server answers
+    /// `input_required`, its questions go to the client's handler and the request is sent
+    /// again with the answers and the state it gave, a new id each round.
+    async fn rounds(
+        &self,
+        method: &str,
+        params: Value,
+        headers: Vec<(String, String)>,
+        round: Round<'_>,
+    ) -> Result<Value, ClientError> {
+        let session = self.session().await?;
+        let asked = round.asked.unwrap_or(&*session.handler);
+        let mut params = params;
+        for _ in 0..MOST_ROUNDS {
+            let options = RequestOptions {
+                progress: round.progress.clone(),
+                headers: headers.clone(),
+                timeout: round.timeout,
+            };
+            let result = session.request(method, params.clone(), options).await?;
+            if result["resultType"] != "input_required" {
+                return Ok(result);
+            }
+            let mut responses = Map::new();
+            for (key, request) in result["inputRequests"].as_object().into_iter().flatten() {
+                let question = request["method"].as_str().unwrap_or_default();
+                let answer = handler::answer(asked, question, &request["params"]).await;
+                let answer = match answer {
+                    Ok(answer) => answer,
+                    // What the handler cannot answer is declined where the protocol lets a
+                    // client decline (a form), and refused otherwise.
+                    Err(_) if question == "elicitation/create" => json!({"action": "decline"}),
+                    Err((_, why)) => return Err(ClientError::Server {
+                        method: method.to_owned(),
+                        code: crate::mcp::jsonrpc::code::MISSING_CAPABILITY,
+                        message: format!(
+                            "the server asked {question}, which this client cannot answer: {why}"
+                        ),
+                        data: None,
+                    }),
+                };
+                responses.insert(key.clone(), answer);
+            }
+            let object = params.as_object_mut().expect("params are an object");
+            object.insert("inputResponses".to_owned(), Value::Object(responses));
+            match result.get("requestState") {
+                Some(state) => object.insert("requestState".to_owned(), state.clone()),
+                None => object.remove("requestState"),
+            };
+        }
+        Err(ClientError::protocol(format!(
+            "{method} still needed answers after {MOST_ROUNDS} rounds"
+        )))
+    }
+}
+
+/// What a request's rounds need besides the request: where its progress goes, its time
+/// limit, and who answers its questions (the client's handler unless given).
+#[derive(Default)]
+struct Round<'a> {
+    progress: Option<mpsc::UnboundedSender<Progress>>,
+    timeout: Option<Duration>,
+    asked: Option<&'a dyn ClientHandler>,
+}
+
+/// Passes what `session` is told on to the client's listeners, for as long as it lasts.
+fn forward(session: &Arc<Session>, events: broadcast::Sender<Notification>) {
+    let mut own = session.events.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match own.recv().await {
+                Ok(notification) => {
+                    let _ = events.send(notification);
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}

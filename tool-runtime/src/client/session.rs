@@ -1,0 +1,297 @@
+//! One connection to a server, once its era is agreed: the requests in flight (matched to
+//! their answers by id), the notifications that come (progress to the request that asked
+//! for it, the rest to whoever listens), and the server's own requests (answered by the
+//! client's handler). The transport under it only moves messages.
+
+use super::error::ClientError;
+use super::handler::{self, ClientHandler};
+use super::link::{Link, Sent};
+use super::wire::{self, ErrorObject, Message, Speaker};
+use super::{Notification, Progress};
+use crate::mcp::era::Era;
+use crate::sync::lock;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+/// What the server said of itself when the era was agreed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServerSide {
+    pub(crate) capabilities: Value,
+    pub(crate) info: Value,
+    pub(crate) instructions: Option<String>,
+}
+
+/// What a request needs besides its method and params.
+#[derive(Default)]
+pub(crate) struct RequestOptions {
+    /// Where its progress notifications go, if anywhere.
+    pub(crate) progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// What it names (`Mcp-Name`), and the `Mcp-Param-*` headers of its arguments.
+    pub(crate) headers: Vec<(String, String)>,
+    /// Its own time limit, instead of the client's.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// Why a request got no result.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The server answered with an error.
+    Server(ErrorObject),
+    /// The transport failed on the way (the exchange broke, the session expired).
+    Transport(String),
+    /// The server broke the protocol in its answer.
+    Protocol(String),
+}
+
+type Answered = oneshot::Sender<Result<Value, Failure>>;
+
+pub(crate) struct Session {
+    /// The server, as it was named (for errors and logs).
+    pub(crate) server: String,
+    pub(crate) link: Link,
+    pub(crate) speaker: RwLock<Speaker>,
+    pub(crate) side: RwLock<ServerSide>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, Answered>>,
+    progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
+    pub(crate) events: broadcast::Sender<Notification>,
+    pub(crate) handler: Arc<dyn ClientHandler>,
+    pub(crate) timeout: Duration,
+    /// Set once the transport is gone: every request fails at once, and the client
+    /// connects again.
+    dead: AtomicBool,
+}
+
+impl Session {
+    pub(crate) fn new(
+        server: String,
+        link: Link,
+        speaker: Speaker,
+        handler: Arc<dyn ClientHandler>,
+        timeout: Duration,
+    ) -> Arc<Session> {
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Session {
+            server,
+            link,
+            speaker: RwLock::new(speaker),
+            side: RwLock::new(ServerSide::default()),
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            events,
+            handler,
+            timeout,
+            dead: AtomicBool::new(false),
+        })
+    }
+
+    /// The era and version agreed.
+    pub(crate) fn era(&self) -> Era {
+        crate::sync::read(&self.speaker).era
+    }
+
+    /// Whether the transport is gone.
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
+    }
+
+    /// The transport is gone: every request waiting fails, and so will the next.
+    pub(crate) fn die(&self, reason: &str) {
+        if self.dead.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tracing::debug!(server = %self.server, reason, "the connection to an MCP server ended");
+        lock(&self.pending).clear();
+        lock(&self.progress).clear();
+    }
+
+    pub(crate) fn down(&self, reason: impl Into<String>) -> ClientError {
+        ClientError::TransportDown {
+            server: self.server.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Sends a request and waits for its answer: its result, or why there is none. Dropping
+    /// the future cancels the request on the server.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
+        if self.is_dead() {
+            return Err(self.down("the connection ended"));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let token = options
+            .progress
+            .as_ref()
+            .map(|_| Value::String(format!("progress-{id}")));
+        let params = crate::sync::read(&self.speaker).params(params, token.as_ref());
+        let (answer, answered) = oneshot::channel();
+        lock(&self.pending).insert(id, answer);
+        if let (Some(token), Some(progress)) = (&token, options.progress) {
+            lock(&self.progress).insert(token_key(token), progress);
+        }
+        let mut guard = InFlight {
+            session: Arc::clone(self),
+            id,
+            token,
+            method: method.to_owned(),
+            sent: None,
+            answered: false,
+        };
+        let bytes = wire::request(id, method, &params);
+        guard.sent = Some(
+            self.link
+                .send_request(self, id, method, bytes, options.headers)?,
+        );
+        let limit = options.timeout.unwrap_or(self.timeout);
+        let outcome = match tokio::time::timeout(limit, answered).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => {
+                guard.answered = true;
+                return Err(self.down("the connection ended before the answer came"));
+            }
+            Err(_) => {
+                return Err(ClientError::TimedOut {
+                    method: method.to_owned(),
+                    after: limit,
+                })
+            }
+        };
+        guard.answered = true;
+        outcome.map_err(|failure| match failure {
+            Failure::Server(error) => ClientError::Server {
+                method: method.to_owned(),
+                code: error.code,
+                message: error.message,
+                data: error.data,
+            },
+            Failure::Transport(reason) => self.down(reason),
+            Failure::Protocol(reason) => ClientError::Protocol { reason },
+        })
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), ClientError> {
+        let params = params.map(|params| crate::sync::read(&self.speaker).params(params, None));
+        let bytes = wire::notification(method, params.as_ref());
+        self.link.send_notification(self, method, bytes).await
+    }
+
+    /// Takes one message from the server, from whichever stream it came on.
+    pub(crate) fn dispatch(self: &Arc<Self>, message: Message) {
+        match message {
+            Message::Response { id, outcome } => {
+                let Some(id) = id.as_u64() else {
+                    tracing::debug!(server = %self.server, %id, "an answer to no request of ours");
+                    return;
+                };
+                if let Some(answer) = lock(&self.pending).remove(&id) {
+                    let _ = answer.send(outcome.map_err(Failure::Server));
+                }
+            }
+            Message::Request { id, method, params } => {
+                let session = Arc::clone(self);
+                tokio::spawn(async move {
+                    let outcome = handler::answer(&*session.handler, &method, &params).await;
+                    let bytes = wire::response(&id, outcome);
+                    if let Err(error) = session.link.send_response(&session, bytes).await {
+                        tracing::warn!(server = %session.server, %error, "could not answer a server's request");
+                    }
+                });
+            }
+            Message::Notification { method, params } => self.notified(&method, params),
+        }
+    }
+
+    fn notified(&self, method: &str, params: Value) {
+        if method == "notifications/progress" {
+            let key = token_key(&params["progressToken"]);
+            if let Some(progress) = lock(&self.progress).get(&key) {
+                let _ = progress.send(Progress {
+                    progress: params["progress"].as_f64().unwrap_or(0.0),
+                    total: params["total"].as_f64(),
+                    message: params["message"].as_str().map(str::to_owned),
+                });
+            }
+            return;
+        }
+        let notification = Notification::of(method, params);
+        // Nobody listening is no error: the notification is simply not needed.
+        let _ = self.events.send(notification);
+    }
+
+    /// The answer to request `id` cannot come, for `failure`.
+    pub(crate) fn fail(&self, id: u64, failure: Failure) {
+        if let Some(answer) = lock(&self.pending).remove(&id) {
+            let _ = answer.send(Err(failure));
+        }
+    }
+
+    /// Whether request `id` still waits for its answer.
+    pub(crate) fn waits_for(&self, id: u64) -> bool {
+        lock(&self.pending).contains_key(&id)
+    }
+}
+
+/// A progress token as a map key: the token's JSON text.
+fn token_key(token: &Value) -> String {
+    token.to_string()
+}
+
+/// A request waiting for its answer. Dropped unanswered (its caller stopped waiting, or its
+/// time ran out), it is cancelled on the server.
+struct InFlight {
+    session: Arc<Session>,
+    id: u64,
+    token: Option<Value>,
+    method: String,
+    /// What the transport keeps of the request while it runs (an HTTP exchange, stopped on
+    /// drop).
+    sent: Option<Sent>,
+    answered: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let waiting = lock(&self.session.pending).remove(&self.id).is_some();
+        if let Some(token) = &self.token {
+            lock(&self.session.progress).remove(&token_key(token));
+        }
+        if self.answered || !waiting || self.session.is_dead() {
+            return;
+        }
+        // The server stops working on it: over HTTP at 2026-07-28 closing the exchange says
+        // so (the `Sent` dropped with this guard); elsewhere a notification.
+        if self
+            .session
+            .link
+            .cancels_by_notification(self.session.era())
+        {
+            let session = Arc::clone(&self.session);
+            let params =
+                serde_json::json!({"requestId": self.id, "reason": "the client stopped waiting"});
+            let method = std::mem::take(&mut self.method);
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = session.notify("notifications/cancelled", Some(params)).await {
+                        tracing::debug!(%error, method, "could not tell the server a request was cancelled");
+                    }
+                });
+            }
+        }
+        drop(self.sent.take());
+    }
+}

@@ -143,27 +143,15 @@ fn past_the_cap_with_every_session_busy_initialize_is_told_to_retry() {
 
 /// Starts the server with at most `descriptors` file descriptors.
 fn spawn_limited(descriptors: u32, args: &[&str]) -> tool_tests::ServerProcess {
-    let port = tool_tests::free_port();
-    let address = format!("127.0.0.1:{port}");
     let mut command = tool_tests::command("sh");
     command
         .arg("-c")
         .arg(format!("ulimit -n {descriptors} && exec \"$0\" \"$@\""))
         .arg(BINARY)
-        .args(["serve", "--http", &address])
+        .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let server = tool_tests::ServerProcess {
-        child: command.spawn().unwrap(),
-        port,
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the server listens");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    server
+        .stdout(std::process::Stdio::null());
+    tool_tests::ServerProcess::start(command, "ops-tools-limited")
 }
 
 /// A health check over a new connection: whether it was answered within `wait`.

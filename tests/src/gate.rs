@@ -78,6 +78,19 @@ impl FileGate {
         })
     }
 
+    /// [`wait_entered`](FileGate::wait_entered), for an async test: the runtime goes on
+    /// meanwhile (the server under test may run on it).
+    pub async fn wait_entered_async(&self, runs: usize) -> Vec<u32> {
+        let what = format!("{runs} run(s) entering {}", self.path());
+        let mut pids = Vec::new();
+        crate::wait_for(&what, async || {
+            pids = self.entered_pids();
+            pids.len() >= runs
+        })
+        .await;
+        pids
+    }
+
     /// Opens the gate: every run waiting at it goes on, and so will any later one.
     pub fn release(&self) {
         std::fs::write(self.dir.join(RELEASE), b"")

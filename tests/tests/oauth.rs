@@ -398,7 +398,14 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let key = SigningKey::ed25519("k1");
     let keys = KeyFile::new("lists", &[&key]);
     let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
-    let everything = ["echo", "read_notes", "wait", "whoami", "write_notes"];
+    let everything = [
+        "echo",
+        "hold",
+        "read_notes",
+        "wait",
+        "whoami",
+        "write_notes",
+    ];
 
     let open = serve(&keys, &[]);
     let session = initialize(open.port, &reader);
@@ -408,7 +415,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let session = initialize(cut.port, &reader);
     assert_eq!(
         listed_tools(cut.port, &reader, &session),
-        ["echo", "read_notes", "wait", "whoami"]
+        ["echo", "hold", "read_notes", "wait", "whoami"]
     );
     let writer = key.sign(&claims(ISSUER, RESOURCE, "bob", "notes:read notes:write"));
     let session = initialize(cut.port, &writer);
@@ -427,8 +434,15 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
-    let permitted = ["echo", "read_notes", "wait", "whoami"];
-    let every = ["echo", "read_notes", "wait", "whoami", "write_notes"];
+    let permitted = ["echo", "hold", "read_notes", "wait", "whoami"];
+    let every = [
+        "echo",
+        "hold",
+        "read_notes",
+        "wait",
+        "whoami",
+        "write_notes",
+    ];
     for (port, scope, listed) in [
         (cut.port, "private", &permitted[..]),
         (open.port, "public", &every[..]),
@@ -451,7 +465,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let listed: Value = serde_json::from_str(&discover.body).unwrap();
     let mut listed = tool_tests::fields(&listed["tools"], "name");
     listed.sort();
-    assert_eq!(listed, ["echo", "read_notes", "wait", "whoami"]);
+    assert_eq!(listed, ["echo", "hold", "read_notes", "wait", "whoami"]);
 }
 
 #[test]

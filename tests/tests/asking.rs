@@ -1,6 +1,9 @@
 //! Tools that ask their client (elicitation, sampling, roots) and calls that run as tasks,
 //! in both protocol eras: over the protocol layer as any transport drives it, and over
 //! Streamable HTTP, where a handshake-era question travels on the call's own stream.
+//! Calls become tasks after 20 ms here; the tests on one thread run on paused time, so that
+//! moment comes in its order among the tools' own timers however busy the machine is (a
+//! sync tool's run on the blocking pool holds paused time still).
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -246,7 +249,7 @@ fn text(answer: &Value) -> &str {
         .unwrap_or_else(|| panic!("no text: {answer}"))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer() {
     let capabilities = json!({"elicitation": {}, "sampling": {}, "roots": {}});
     let mut client = initialized("2025-11-25", capabilities);
@@ -337,7 +340,7 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     assert!(text(&answer).contains("do not fit"), "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
     client.send(&call(1, "sign_in", json!({})));
@@ -380,7 +383,7 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
     assert!(request["params"].get("elicitationId").is_none(), "{asked}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_client_without_the_capability_is_never_asked() {
     let mut client = initialized("2025-11-25", json!({}));
     let answer = client
@@ -521,7 +524,7 @@ impl Events {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
     let http = HttpSession::open(json!({"elicitation": {}})).await;
     let mut events = http
@@ -636,7 +639,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     assert_eq!(question["method"], "elicitation/create", "{question}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_answers() {
     let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {}});
@@ -782,7 +785,7 @@ fn as_subject(server: &McpServer, subject: &str) -> Client {
     Client::of(server.connection().called_by(caller))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to() {
     let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
@@ -822,7 +825,7 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
@@ -880,7 +883,7 @@ async fn tasks_get(client: &mut Client, id: u32, task: &str) -> Value {
     task_method(client, id, "tasks/get", json!({"taskId": task})).await["result"].clone()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
     let mut client = Client::new(&server(quick_tasks()));
     let created = client
@@ -971,7 +974,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "careful_job", json!({})).await;
@@ -998,7 +1001,7 @@ async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     let mut client = initialized("2025-11-25", json!({}));
     let opened = {
@@ -1092,7 +1095,7 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_an_id_used_again_while_its_task_runs_names_a_request_of_its_own() {
     // Ids must differ only among requests in flight: the call that became a task was
     // answered, so the client may use its id for another request while the task runs.
@@ -1122,7 +1125,7 @@ async fn at_2025_11_25_an_id_used_again_while_its_task_runs_names_a_request_of_i
     assert_eq!(text(&answer), "call done", "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
     let id = start_core_task(&mut client, 1, "careful_job", json!({})).await;
@@ -1156,7 +1159,7 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_once_is_an_ended_task(
 ) {
     let mut client = Client::new(&server(quick_tasks()));
@@ -1196,7 +1199,7 @@ async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_on
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
     let server = server(quick_tasks().page_size(1));
     let mut client = Client::initialized(&server);
@@ -1260,7 +1263,7 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page_says_when_done() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
     let refused = client
@@ -1303,7 +1306,7 @@ async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page
     assert_eq!(text(&retried), "ann: notes.txt");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_call_names_it() {
     let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
     let refused = form_only
@@ -1335,7 +1338,7 @@ async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_c
     assert!(!finish_at_page("cyd").complete());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the_user_is_done() {
     let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {"url": {}}});
@@ -1395,7 +1398,7 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_that_needs_a_page_first_ends_with_32042_and_its_pages() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
     let task = start_core_task(&mut client, 1, "list_files", json!({"account": "fay"})).await;

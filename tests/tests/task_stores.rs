@@ -1,5 +1,7 @@
 //! Task stores of a user's own, as a database would be: every operation takes a moment,
 //! several servers share one, and it can fail. Tasks still run, ask, answer and cancel.
+//! On paused time: when a call becomes a task (after a moment) is the subject, so timers
+//! fire in the order of their deadlines however busy the machine is.
 
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -13,7 +15,7 @@ use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOpti
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
     core_call, core_request, server, start_core_task, start_task, task_method, until, until_seen,
-    Client, Signal,
+    Client, Signal, PATIENCE,
 };
 
 /// Whether to go ahead.
@@ -145,11 +147,15 @@ impl Remote {
         }
     }
 
-    /// Waits until it has served a read after the `seen` first ones (5 s at most).
+    /// Waits until it has served a read after the `seen` first ones ([`PATIENCE`] at most).
     async fn read_after(&self, seen: u64) {
         let mut reads = self.reads.subscribe();
-        let read = tokio::time::timeout(Duration::from_secs(5), reads.wait_for(|n| *n > seen));
-        assert!(read.await.is_ok(), "the store was read within 5 s");
+        let read = tokio::time::timeout(*PATIENCE, reads.wait_for(|n| *n > seen));
+        assert!(
+            read.await.is_ok(),
+            "the store was not read within {:?}",
+            *PATIENCE
+        );
     }
 
     fn has_lost(&self, id: &str) -> bool {
@@ -246,7 +252,7 @@ async fn answer_go(client: &mut Client, id: u32, task: &str, confirm: bool) -> S
         .to_owned()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn servers_sharing_a_store_serve_each_others_tasks() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
     let (a, b) = (
@@ -274,7 +280,7 @@ async fn servers_sharing_a_store_serve_each_others_tasks() {
     ENDLESS_STOPPED.wait("the tool on A was stopped").await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     // The store keeps the task only once the tool asks: the tool runs on meanwhile, and its
     // question goes to the task, not to a retry the client would never send.
@@ -292,7 +298,7 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retry() {
     // The store has no room: the call stays a call, and the question asked while it
     // decided goes back with the answer, for the client's retry.
@@ -315,7 +321,7 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
     assert!(result["requestState"].is_string(), "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
     let mut client = Client::new(&server(tasks_in(None)));
     let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
@@ -331,7 +337,7 @@ async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_befor
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     let store = Arc::new(Remote::new(Duration::from_millis(2)));
     let mut client = Client::new(&server(tasks_in(Some(&store))));
@@ -348,7 +354,7 @@ async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     assert_eq!(cancelled["result"]["resultType"], "complete", "{cancelled}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
     let mut client = Client::new(&server(tasks_in(Some(&store)))).past_handshake();
@@ -375,7 +381,7 @@ async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let store = Arc::new(Remote::new(Duration::ZERO));
     let tasks = TaskOptions::default().store(Arc::clone(&store));
@@ -412,7 +418,7 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let store = Arc::new(Remote::new(Duration::ZERO));
     let mut client = Client::new(&server(tasks_in(Some(&store))));

@@ -6,6 +6,7 @@ pub mod gate;
 pub mod logs;
 pub mod oauth;
 pub mod redis;
+pub mod stdio;
 mod wait;
 
 pub use wait::{wait_for, wait_until, wait_until_some, PATIENCE};
@@ -557,27 +558,6 @@ pub fn command(binary: &str) -> std::process::Command {
     }
     command.stdin(std::process::Stdio::null());
     command
-}
-
-/// Runs `command` (one of [`command`]) with `stdin` on its standard input, to its end;
-/// what it wrote is captured.
-pub fn run_with_stdin(command: &mut std::process::Command, stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    // Dropped once written: the end of input ends the session.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// Starts `binary serve --http host:0` with `args` and `env` (the deployment variables

@@ -11,11 +11,11 @@ use axum::http::Request;
 use load::{expected, request};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
-use tool_tests::{server, Signal, INITIALIZE, PATIENCE};
+use tool_tests::stdio::Session;
+use tool_tests::{server, Signal, INITIALIZE};
 use tower::ServiceExt;
 
 /// Fired by the test to let `held` calls end.
@@ -165,25 +165,17 @@ async fn a_client_that_goes_away_mid_call_drops_the_work() {
 #[tokio::test]
 async fn input_that_ends_mid_message_is_answered_and_the_server_exits_cleanly() {
     let server = server(ServerOptions::default());
-    let (client, server_side) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(async move {
-        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-    });
-    let (client_read, mut client_write) = tokio::io::split(client);
-    client_write
-        .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"pi"#)
-        .await
-        .unwrap();
-    client_write.shutdown().await.unwrap();
-    let mut lines = BufReader::new(client_read).lines();
-    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-    assert_eq!(answer["error"]["code"], -32700);
-    assert!(
-        lines.next_line().await.unwrap().is_none(),
-        "then the output ends"
+    let mut session = Session::in_memory(&server);
+    session
+        .send_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"pi"#)
+        .await;
+    let answers = session.finish().await;
+    assert_eq!(
+        answers.len(),
+        1,
+        "one answer, then the output ends: {answers:?}"
     );
-    serving.await.unwrap().unwrap();
+    assert_eq!(answers[0]["error"]["code"], -32700);
 }
 
 /// Never returns.
@@ -196,36 +188,18 @@ async fn forever() -> u8 {
 #[tokio::test]
 async fn a_tool_that_never_returns_does_not_keep_the_server_alive_after_input_ends() {
     let server = server(ServerOptions::default().shutdown_grace(Duration::from_millis(100)));
-    let (client, server_side) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(async move {
-        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-    });
-    let (client_read, mut client_write) = tokio::io::split(client);
-    client_write
-        .write_all(
-            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\
-              \"params\":{\"protocolVersion\":\"2025-11-25\"}}\n",
-        )
-        .await
-        .unwrap();
-    client_write
-        .write_all(
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\
-              \"params\":{\"name\":\"forever\"}}\n",
-        )
-        .await
-        .unwrap();
-    client_write.shutdown().await.unwrap();
-    let mut lines = BufReader::new(client_read).lines();
-    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-    assert_eq!(answer["id"], 0);
-    let exited = tokio::time::timeout(*PATIENCE, serving).await;
-    assert!(exited.is_ok(), "the server exits after the grace period");
-    assert!(
-        lines.next_line().await.unwrap().is_none(),
-        "the cancelled call gets no answer"
-    );
+    let mut session = Session::in_memory(&server);
+    session
+        .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#)
+        .await;
+    session
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}"#)
+        .await;
+    // The server exits after the grace period (`finish` fails the test if it does not), and
+    // the cancelled call gets no answer.
+    let answers = session.finish().await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["id"], 0);
 }
 
 /// Fired when `occupy` starts.

@@ -10,10 +10,9 @@ use serde_json::Value;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::Semaphore;
 use tool_runtime::mcp::{McpServer, ServerOptions};
-use tool_tests::{server, wait_for, INITIALIZE, PATIENCE};
+use tool_tests::stdio::Session;
+use tool_tests::{server, wait_for, INITIALIZE};
 
 /// Counts the bytes this process has allocated and not freed.
 struct Counting;
@@ -39,55 +38,29 @@ static ALLOCATOR: Counting = Counting;
 
 /// Runs one stdio session of `calls` calls, at most 64 in flight, checking every answer.
 async fn stdio_load(server: &McpServer, calls: u64) {
-    let (client, server_side) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = {
-        let server = server.clone();
-        tokio::spawn(async move {
-            tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-        })
-    };
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let window = std::sync::Arc::new(Semaphore::new(64));
-    let writer = {
-        let window = std::sync::Arc::clone(&window);
-        tokio::spawn(async move {
-            client_write.write_all(INITIALIZE.as_bytes()).await.unwrap();
-            client_write.write_all(b"\n").await.unwrap();
-            for id in 1..=calls {
-                window.acquire().await.unwrap().forget();
-                client_write
-                    .write_all(request(id).as_bytes())
-                    .await
-                    .unwrap();
-                client_write.write_all(b"\n").await.unwrap();
-            }
-            client_write.shutdown().await.unwrap();
-        })
-    };
-    let mut lines = BufReader::new(client_read).lines();
-    let mut seen = HashSet::new();
-    while let Some(line) = tokio::time::timeout(*PATIENCE, lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-    {
-        let answer: Value = serde_json::from_str(&line).unwrap();
-        let id = answer["id"].as_u64().unwrap();
-        if id == 0 {
-            continue;
+    let mut session = Session::in_memory(server);
+    session.send(INITIALIZE).await;
+    session.answer_to(0).await;
+    let (mut sent, mut seen) = (0, HashSet::new());
+    while (seen.len() as u64) < calls {
+        while sent < calls && sent - (seen.len() as u64) < 64 {
+            sent += 1;
+            session.send(&request(sent)).await;
         }
+        let answer = session.next().await;
+        let id = answer["id"].as_u64().unwrap();
         assert!(seen.insert(id), "answer {id} came twice");
         assert_eq!(
             answer["result"]["structuredContent"],
             expected(id),
             "answer {id}: {answer}"
         );
-        window.add_permits(1);
     }
-    assert_eq!(seen.len() as u64, calls, "every call answered");
-    writer.await.unwrap();
-    serving.await.unwrap().unwrap();
+    assert_eq!(
+        session.finish().await,
+        Vec::<Value>::new(),
+        "every call answered once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,7 +28,7 @@ fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
 fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (String, String) {
     let mut command = tool_tests::command(BINARY);
     command.arg("serve").args(args).envs(env.iter().copied());
-    let output = tool_tests::run_with_stdin(&mut command, &(requests.join("\n") + "\n"));
+    let output = tool_tests::stdio::run(&mut command, &(requests.join("\n") + "\n"));
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),

@@ -11,11 +11,11 @@ mod stalls;
 
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicU32;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::{tool, CallError, Registry};
 use tool_tests::gate::FileGate;
-use tool_tests::{INITIALIZE, PATIENCE};
+use tool_tests::stdio::Session;
+use tool_tests::INITIALIZE;
 
 static DIRECT_CALLS: AtomicU32 = AtomicU32::new(0);
 
@@ -35,46 +35,10 @@ fn call(id: u64, name: &str, arguments: Value) -> String {
     .to_string()
 }
 
-/// A client's ends of a stdio connection.
-struct Client {
-    write: Box<dyn AsyncWrite + Unpin + Send>,
-    lines: Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
-}
-
-impl Client {
-    fn new(
-        write: impl AsyncWrite + Unpin + Send + 'static,
-        read: impl AsyncRead + Unpin + Send + 'static,
-    ) -> Client {
-        let read: Box<dyn AsyncRead + Unpin + Send> = Box::new(read);
-        Client {
-            write: Box::new(write),
-            lines: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(*PATIENCE, self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no answer within {:?}", *PATIENCE))
-            .unwrap()
-            .expect("the server is still there");
-        serde_json::from_str(&line).unwrap()
-    }
-}
-
 /// The scenario: twenty quick calls of each tool, then `turns_slow` turns slow (it blocks
 /// at `gate`) while other requests come; they are answered, and the slow call gets its
 /// timeout, all while the tool is still blocked.
-async fn a_tool_turns_slow(client: &mut Client, gate: &FileGate) {
+async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
     let slow = json!({"gate": gate.path()});
     client.send(INITIALIZE).await;
     assert_eq!(client.next().await["id"], 0);
@@ -150,16 +114,9 @@ fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
         .unwrap();
     runtime.block_on(async {
         let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("t", "1"));
-        let (client_side, server_side) = tokio::io::duplex(64 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_side);
-        let serving = tokio::spawn(async move {
-            tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-        });
-        let (read, write) = tokio::io::split(client_side);
-        let mut client = Client::new(write, read);
+        let mut client = Session::in_memory(&server);
         a_tool_turns_slow(&mut client, &FileGate::new("stalls-in-memory")).await;
-        drop(client);
-        serving.await.unwrap().unwrap();
+        assert_eq!(client.finish().await, Vec::<Value>::new());
     });
 }
 
@@ -167,24 +124,9 @@ fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
 /// hands its role over when one turns slow.
 #[tokio::test]
 async fn over_process_stdio_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_stall-tools"))
-        .arg("serve")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the stall-tools binary starts");
-    let write = server.stdin.take().unwrap();
-    let read = server.stdout.take().unwrap();
-    let mut client = Client::new(write, read);
+    let mut client = Session::process(env!("CARGO_BIN_EXE_stall-tools"), &[]);
     a_tool_turns_slow(&mut client, &FileGate::new("stalls-process")).await;
-    drop(client);
-    let status = tokio::time::timeout(*PATIENCE, server.wait())
-        .await
-        .expect("the server ends with its input")
-        .unwrap();
-    assert!(status.success(), "{status}");
+    assert_eq!(client.finish().await, Vec::<Value>::new());
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ enum Server {
     InMemory(tokio::task::JoinHandle<std::io::Result<()>>),
     /// A child process (killed when dropped), its stderr in `log`.
     Process {
-        child: tokio::process::Child,
+        child: Box<tokio::process::Child>,
         log: PathBuf,
     },
 }
@@ -63,6 +63,7 @@ impl Session {
             .unwrap_or_else(|error| panic!("{binary} starts: {error}"));
         let write = child.stdin.take().expect("stdin is piped");
         let read = child.stdout.take().expect("stdout is piped");
+        let child = Box::new(child);
         Session::over(write, read, Server::Process { child, log })
     }
 

@@ -492,16 +492,22 @@ impl Events {
             if let Some(found) = tool_tests::messages(&self.seen).into_iter().find(&wanted) {
                 return found;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(5), self.events.next())
+            let chunk = tokio::time::timeout(*tool_tests::PATIENCE, self.events.next())
                 .await
-                .unwrap_or_else(|_| panic!("nothing wanted within 5 s: {}", self.seen))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "nothing wanted within {:?}: {}",
+                        *tool_tests::PATIENCE,
+                        self.seen
+                    )
+                })
                 .expect("the stream is open")
                 .unwrap();
             self.seen.push_str(std::str::from_utf8(&chunk).unwrap());
         }
     }
 
-    /// The answer to request `id`, which ends the stream (within 5 s).
+    /// The answer to request `id`, which ends the stream (within [`PATIENCE`]).
     async fn answer_to(self, id: u32) -> Value {
         let messages = self.rest().await;
         messages
@@ -512,7 +518,7 @@ impl Events {
 
     /// Every message, once the stream has ended (5 s at most).
     async fn rest(mut self) -> Vec<Value> {
-        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        let ended = tokio::time::timeout(*tool_tests::PATIENCE, async {
             while let Some(chunk) = self.events.next().await {
                 self.seen
                     .push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
@@ -604,7 +610,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 2}});
     handle(&cancel.to_string(), &other);
-    let ended = tokio::time::timeout(Duration::from_secs(5), first_stream.recv()).await;
+    let ended = tokio::time::timeout(*tool_tests::PATIENCE, first_stream.recv()).await;
     assert!(
         matches!(ended, Ok(None)),
         "the cancelled request's stream ends: {ended:?}"
@@ -632,9 +638,9 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
         &second,
     );
     drop(second);
-    let question = tokio::time::timeout(Duration::from_secs(5), second_stream.recv())
+    let question = tokio::time::timeout(*tool_tests::PATIENCE, second_stream.recv())
         .await
-        .expect("the question within 5 s");
+        .expect("the question in good time");
     let question = read(question);
     assert_eq!(question["method"], "elicitation/create", "{question}");
 }

@@ -6,6 +6,7 @@ pub mod gate;
 pub mod logs;
 pub mod oauth;
 pub mod redis;
+pub mod rpc;
 pub mod stdio;
 mod wait;
 
@@ -278,16 +279,6 @@ pub async fn with_standard_headers(
     axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// A request at protocol 2026-07-28, whose `_meta` names the version and the client's
-/// `capabilities` (each request carries them; there is no handshake).
-pub fn per_request(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
-    params["_meta"] = serde_json::json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
 /// The capabilities of a 2026-07-28 client that answers forms and follows tasks (the
 /// `io.modelcontextprotocol/tasks` extension).
 pub fn with_tasks() -> Value {
@@ -298,7 +289,7 @@ pub fn with_tasks() -> Value {
 /// [`with_tasks`]); the task's id.
 pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
     let created = client
-        .call(&per_request(
+        .call(&rpc::per_request(
             id,
             "tools/call",
             serde_json::json!({"name": name, "arguments": arguments}),
@@ -312,7 +303,7 @@ pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Val
 /// A 2026-07-28 `tasks/*` request of a client that declares [`with_tasks`]: its answer.
 pub async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
     client
-        .call(&per_request(id, method, params, with_tasks()))
+        .call(&rpc::per_request(id, method, params, with_tasks()))
         .await
 }
 
@@ -334,7 +325,7 @@ pub async fn until_seen(
     let params = serde_json::json!({"taskId": task});
     let mut polling = Polling::new(format!("task {task} becoming {what}"));
     for id in first.. {
-        let request = per_request(id, "tasks/get", params.clone(), with_tasks());
+        let request = rpc::per_request(id, "tasks/get", params.clone(), with_tasks());
         let got = client.call(&request).await["result"].clone();
         if seen(&got) {
             return got;
@@ -357,7 +348,7 @@ pub async fn until_core(
     let mut polling = Polling::new(format!("task {task} becoming {what}"));
     for id in first.. {
         let got = client
-            .call(&core_request(id, "tasks/get", params.clone()))
+            .call(&rpc::request(id, "tasks/get", params.clone()))
             .await["result"]
             .clone();
         if seen(&got) {
@@ -368,20 +359,9 @@ pub async fn until_core(
     unreachable!("request ids never run out before the polling fails")
 }
 
-/// A handshake-era request (the connection is past `initialize`).
-pub fn core_request(id: u32, method: &str, params: Value) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
-/// A 2025-11-25 `tools/call` of `name` that asks for a task.
-pub fn core_call(id: u32, name: &str, arguments: Value) -> String {
-    let params = serde_json::json!({"name": name, "arguments": arguments, "task": {}});
-    core_request(id, "tools/call", params)
-}
-
 /// Starts the 2025-11-25 call of `name` as a task; the task's id.
 pub async fn start_core_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
-    core_task_id(&client.call(&core_call(id, name, arguments)).await)
+    core_task_id(&client.call(&rpc::task_call(id, name, arguments)).await)
 }
 
 /// The id of the task a 2025-11-25 call that became one was answered with.
@@ -738,9 +718,7 @@ pub fn open_session(port: u16) -> String {
 
 /// The reply to a `tools/call` of `name` with `arguments` in `session`.
 pub fn call_reply(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> HttpReply {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments}})
-    .to_string();
+    let body = rpc::call(id, name, arguments);
     let mut headers = JSON_POST.to_vec();
     headers.push(("Mcp-Session-Id", session));
     headers.push(("MCP-Protocol-Version", "2025-11-25"));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tool_tests::cluster::{post_to, Cluster};
 use tool_tests::gate::FileGate;
 use tool_tests::PATIENCE;
-use tool_tests::{messages, per_request, wait_until, wait_until_some, with_tasks, HttpReply};
+use tool_tests::{messages, rpc, wait_until, wait_until_some, with_tasks, HttpReply};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_replica-tools");
 
@@ -23,7 +23,7 @@ fn answer(reply: &HttpReply) -> Value {
 
 /// `tasks/get` of `task` through the balancer.
 fn get_task(cluster: &Cluster, task: &str) -> Value {
-    let request = per_request(2, "tasks/get", json!({"taskId": task}), with_tasks());
+    let request = rpc::per_request(2, "tasks/get", json!({"taskId": task}), with_tasks());
     answer(&cluster.post(&request))
 }
 
@@ -50,7 +50,7 @@ fn poll(
 /// one that stays a call (the store did not keep the task) would wait for the gate, so
 /// past [`PATIENCE`] the gate is opened and the test fails with the answer it then gets.
 fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
-    let request = per_request(
+    let request = rpc::per_request(
         1,
         "tools/call",
         json!({"name": tool, "arguments": {"gate": gate.path()}}),
@@ -233,7 +233,7 @@ fn one_client_is_held_to_its_rate_across_replicas() {
                     && started.elapsed() < *PATIENCE
                 {
                     id += 1;
-                    let request = per_request(
+                    let request = rpc::per_request(
                         id,
                         "tools/call",
                         json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
@@ -292,7 +292,7 @@ fn a_rolling_restart_under_load_loses_no_request() {
                 let mut id = worker * 1_000_000;
                 while !stop.load(Ordering::Relaxed) {
                     id += 1;
-                    let request = per_request(
+                    let request = rpc::per_request(
                         id,
                         "tools/call",
                         json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
@@ -375,7 +375,7 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     let mut id = 100;
     while window.elapsed() < Duration::from_secs(3) || id < 110 {
         id += 1;
-        let call = per_request(
+        let call = rpc::per_request(
             id,
             "tools/call",
             json!({"name": "add", "arguments": {"a": 1, "b": 1}}),

@@ -18,7 +18,7 @@ use tool_runtime::{resource, tool, CallContext};
 use tool_tests::gate::FileGate;
 use tool_tests::redis::{RedisCluster, RedisServer, SharedRedis};
 use tool_tests::{
-    per_request, server, server_over, start_task, task_method, until, Client, Signal, INITIALIZE,
+    rpc, server, server_over, start_task, task_method, until, Client, Signal, INITIALIZE,
 };
 use tool_tests::{wait_for, PATIENCE};
 
@@ -194,7 +194,7 @@ async fn a_request_state_sealed_by_one_replica_opens_on_another_on(redis: &impl 
             .as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        per_request(id, "tools/call", params, capabilities.clone())
+        rpc::per_request(id, "tools/call", params, capabilities.clone())
     };
     let first = Client::new(&a).call(&call(1, json!({}))).await;
     let state = first["result"]["requestState"].as_str().unwrap().to_owned();
@@ -263,7 +263,7 @@ async fn updates_and_list_changes_on_one_replica_reach_listeners_on_another_on(
         changing_replica(redis, &prefix).await,
     );
     let mut on_b = Client::new(&b);
-    let listen = per_request(
+    let listen = rpc::per_request(
         1,
         "subscriptions/listen",
         json!({"notifications": {

@@ -15,7 +15,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::{tool, CallError, Registry};
 use tool_tests::gate::FileGate;
 use tool_tests::stdio::Session;
-use tool_tests::INITIALIZE;
+use tool_tests::{rpc, INITIALIZE};
 
 static DIRECT_CALLS: AtomicU32 = AtomicU32::new(0);
 
@@ -28,13 +28,6 @@ fn turns_slow_direct(
     stalls::quick_then_slow(&DIRECT_CALLS, &gate)
 }
 
-fn call(id: u64, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments
-    }})
-    .to_string()
-}
-
 /// The scenario: twenty quick calls of each tool, then `turns_slow` turns slow (it blocks
 /// at `gate`) while other requests come; they are answered, and the slow call gets its
 /// timeout, all while the tool is still blocked.
@@ -45,8 +38,8 @@ async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
     // Twenty quick calls of each: both tools now run in place or on a lane, not the pool.
     for id in 1..=20u64 {
         for line in [
-            call(id, "turns_slow", slow.clone()),
-            call(1000 + id, "quick", json!({"a": id})),
+            rpc::call(id, "turns_slow", slow.clone()),
+            rpc::call(1000 + id, "quick", json!({"a": id})),
         ] {
             client.send(&line).await;
             let answer = client.next().await;
@@ -59,8 +52,8 @@ async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
     client
         .send(&format!(
             "{}\n{}",
-            call(1021, "quick", json!({"a": 0})),
-            call(21, "turns_slow", slow.clone())
+            rpc::call(1021, "quick", json!({"a": 0})),
+            rpc::call(21, "turns_slow", slow.clone())
         ))
         .await;
     gate.wait_entered_async(1).await;
@@ -70,7 +63,7 @@ async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
     client
         .send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#)
         .await;
-    client.send(&call(24, "quick", json!({"a": 41}))).await;
+    client.send(&rpc::call(24, "quick", json!({"a": 41}))).await;
     // The others are answered while the slow call still runs, and the slow call gets its
     // timeout: the tool is still blocked, so only its time limit can have answered it.
     let mut ids = Vec::new();
@@ -98,7 +91,7 @@ async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
     gate.release();
 
     // The server goes on serving.
-    client.send(&call(25, "quick", json!({"a": 1}))).await;
+    client.send(&rpc::call(25, "quick", json!({"a": 1}))).await;
     assert_eq!(
         client.next().await["result"]["structuredContent"],
         json!({"result": 2})

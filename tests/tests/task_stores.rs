@@ -14,8 +14,8 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, server, start_core_task, start_task, task_method, until, until_seen,
-    Client, Signal, PATIENCE,
+    rpc, server, start_core_task, start_task, task_method, until, until_seen, Client, Signal,
+    PATIENCE,
 };
 
 /// Whether to go ahead.
@@ -359,13 +359,13 @@ async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
     let mut client = Client::new(&server(tasks_in(Some(&store)))).past_handshake();
     let task = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.1})).await;
-    let listed = client.call(&core_request(2, "tasks/list", json!({}))).await;
+    let listed = client.call(&rpc::request(2, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),
         vec![task.as_str()],
         "{listed}"
     );
-    client.send(&core_request(3, "tasks/result", json!({"taskId": task})));
+    client.send(&rpc::request(3, "tasks/result", json!({"taskId": task})));
     // Its status may come first, where the connection's unsolicited messages go.
     let mut result = client.next().await;
     while result.get("id").is_none() {
@@ -393,7 +393,7 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let mut client = Client::new(&server).past_handshake();
     let first = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.01})).await;
     let second = start_core_task(&mut client, 2, "long_job", json!({"seconds": 0.01})).await;
-    let page = client.call(&core_request(3, "tasks/list", json!({}))).await;
+    let page = client.call(&rpc::request(3, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&page["result"]["tasks"], "taskId"),
         vec![first.as_str()],
@@ -402,14 +402,14 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let cursor = page["result"]["nextCursor"].clone();
     // The first task expires, and a listing from the start takes it off the list.
     store.lost.lock().unwrap().insert(first.clone());
-    let again = client.call(&core_request(4, "tasks/list", json!({}))).await;
+    let again = client.call(&rpc::request(4, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&again["result"]["tasks"], "taskId"),
         vec![second.as_str()],
         "{again}"
     );
     let next = client
-        .call(&core_request(5, "tasks/list", json!({"cursor": cursor})))
+        .call(&rpc::request(5, "tasks/list", json!({"cursor": cursor})))
         .await;
     assert_eq!(
         tool_tests::fields(&next["result"]["tasks"], "taskId"),
@@ -456,15 +456,15 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let kept = start_core_task(&mut client, 6, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let refused = client
-        .call(&core_call(7, "long_job", json!({"seconds": 30})))
+        .call(&rpc::task_call(7, "long_job", json!({"seconds": 30})))
         .await;
     assert_eq!(refused["error"], expected, "{refused}");
-    let listed = client.call(&core_request(8, "tasks/list", json!({}))).await;
+    let listed = client.call(&rpc::request(8, "tasks/list", json!({}))).await;
     assert_eq!(listed["error"], expected, "{listed}");
     // A `tasks/result` already waiting when the store goes down.
     store.down.store(false, Ordering::SeqCst);
     let reads = *store.reads.borrow();
-    client.send(&core_request(9, "tasks/result", json!({"taskId": kept})));
+    client.send(&rpc::request(9, "tasks/result", json!({"taskId": kept})));
     store.read_after(reads).await;
     tool_tests::settle().await;
     assert!(client.nothing_yet(), "it waits for the task");
@@ -475,7 +475,7 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     // Back up: only the task it kept is listed.
     store.down.store(false, Ordering::SeqCst);
     let listed = client
-        .call(&core_request(10, "tasks/list", json!({})))
+        .call(&rpc::request(10, "tasks/list", json!({})))
         .await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),

@@ -17,14 +17,11 @@ mkdir -p "$logs"
 if [ -z "$url" ]; then
     cargo build --quiet -p examples --bin conformance-server
     server="$target/debug/conformance-server"
-    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-    "$server" serve --http "127.0.0.1:$port" 2>"$logs/server.log" &
+    source scripts/serving.sh
+    env -u RUST_LOG "$server" serve --http "127.0.0.1:0" 2>"$logs/server.log" &
     server_pid=$!
     trap 'kill "$server_pid" 2>/dev/null || true' EXIT
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        sleep 0.05
-    done
+    port="$(serving_port "$logs/server.log" "$server_pid" "the conformance server")"
     url="http://127.0.0.1:$port/mcp"
 fi
 

@@ -14,15 +14,10 @@ logs="$target/replicas"
 rm -rf "$logs"
 mkdir -p "$logs/redis"
 
+source scripts/serving.sh
+# HAProxy names the replicas' ports up front, so they are chosen here; a replica that finds
+# its port taken ends, and serving_port says so.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-wait_for() { # port what
-    for _ in $(seq 1 200); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.05
-    done
-    echo "error: $2 did not listen on 127.0.0.1:$1" >&2
-    return 1
-}
 
 pids=()
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
@@ -31,29 +26,35 @@ redis_port="$(free_port)"
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$logs/redis" --save "" \
     --appendonly yes --appendfsync everysec >"$logs/redis.log" 2>&1 &
 pids+=($!)
-wait_for "$redis_port" redis-server
+redis_answers() { [ "$(redis-cli -p "$redis_port" ping)" = PONG ]; }
+wait_until "$logs/redis.log" "${pids[-1]}" "redis-server answering on $redis_port" redis_answers
 
 export MCP_STORE="redis://127.0.0.1:$redis_port/0"
 export MCP_STORE_PREFIX="conformance-$$"
 for n in 1 2 3; do
     port="$(free_port)"
-    "$server" serve --http "127.0.0.1:$port" 2>"$logs/replica-$n.log" &
+    env -u RUST_LOG "$server" serve --http "127.0.0.1:$port" 2>"$logs/replica-$n.log" &
     pids+=($!)
-    wait_for "$port" "replica $n"
+    served="$(serving_port "$logs/replica-$n.log" "${pids[-1]}" "replica $n")"
+    if [ "$served" != "$port" ]; then
+        echo "error: replica $n serves on $served, not on $port" >&2
+        exit 1
+    fi
     export "MCP_REPLICA_$n=127.0.0.1:$port"
 done
 
 lb_port="$(free_port)"
-export MCP_LB_ADDRESS="127.0.0.1:$lb_port"
-haproxy -f examples/deploy/haproxy.cfg -db >"$logs/haproxy.log" 2>&1 &
+stats="127.0.0.1:$(free_port)"
+export MCP_LB_ADDRESS="127.0.0.1:$lb_port" MCP_STATS_ADDRESS="$stats"
+haproxy -f examples/deploy/haproxy.cfg -f tests/fixtures/haproxy-stats.cfg -db \
+    >"$logs/haproxy.log" 2>&1 &
 pids+=($!)
-wait_for "$lb_port" haproxy
-# Ready once every replica passed its health checks (two, 500 ms apart).
-for _ in $(seq 1 100); do
-    if curl -fsS "http://127.0.0.1:$lb_port/readyz" >/dev/null 2>&1; then break; fi
-    sleep 0.1
-done
-sleep 1.2
+# Ready once the balancer says every replica is UP (two good health checks in a row).
+all_up() {
+    [ "$(curl -fsS "http://$stats/stats;csv" |
+        awk -F, '$1 == "replicas" && $2 ~ /^r[0-9]+$/ && $18 == "UP"' | wc -l)" -eq 3 ]
+}
+wait_until "$logs/haproxy.log" "${pids[-1]}" "every replica UP behind haproxy" all_up
 
 CONFORMANCE_URL="http://127.0.0.1:$lb_port/mcp" CONFORMANCE_LABEL=replicas \
     bash scripts/conformance.sh

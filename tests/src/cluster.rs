@@ -1,12 +1,15 @@
 //! Replicas of a tool binary sharing a real `redis-server`, behind a real HAProxy running
-//! the deployment's own configuration (`examples/deploy/haproxy.cfg`), all on 127.0.0.1.
-//! Every process is stopped by its own process id when the cluster is dropped. Tests that
-//! need HAProxy fail (never skip) when it is missing, and say how to get it.
+//! the deployment's own configuration (`examples/deploy/haproxy.cfg`, plus a stats page the
+//! tests read), all on 127.0.0.1. Every process is stopped by its own process id when the
+//! cluster is dropped, and writes its log to a file of its own (see [`crate::logs`]); a
+//! test that fails with a cluster running says where they are. Tests that need HAProxy
+//! fail (never skip) when it is missing, and say how to get it.
 
 use crate::redis::{RedisCluster, RedisServer, SharedRedis};
-use crate::{free_port, http, standard_headers, HttpReply};
+use crate::{free_port, http, logs, standard_headers, HttpReply, PATIENCE};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The balancer's configuration, as deployed.
 const HAPROXY_CONFIG: &str = concat!(
@@ -14,17 +17,37 @@ const HAPROXY_CONFIG: &str = concat!(
     "/../examples/deploy/haproxy.cfg"
 );
 
+/// The stats page the tests add to it: which replicas the balancer sees up.
+const HAPROXY_STATS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/haproxy-stats.cfg");
+
+/// One replica: its port (fixed, the balancer's configuration names it), and its process
+/// while it runs.
+struct Replica {
+    port: u16,
+    running: Option<Running>,
+}
+
+/// A replica's process and the thread copying its stderr into its log.
+struct Running {
+    child: Child,
+    copying: std::thread::JoinHandle<()>,
+}
+
 /// Three replicas, their store and their balancer.
 pub struct Cluster {
+    /// The Redis the replicas share (unless they share a Redis Cluster).
     pub redis: RedisServer,
     /// A Redis Cluster the replicas share instead of `redis`, when started on one.
     redis_cluster: Option<RedisCluster>,
     binary: String,
     args: Vec<String>,
     prefix: String,
-    /// Each replica: its port, and its process while it runs.
-    pub replicas: Vec<(u16, Option<Child>)>,
+    replicas: Vec<Replica>,
     haproxy: Child,
+    /// Where the balancer serves its stats page.
+    stats_port: u16,
+    /// Every log file of the cluster's processes so far.
+    logs: Vec<PathBuf>,
     /// Where clients connect.
     pub port: u16,
 }
@@ -45,14 +68,26 @@ impl Cluster {
     fn start_with(binary: &str, args: &[&str], redis_cluster: Option<RedisCluster>) -> Cluster {
         let redis = RedisServer::start_persistent();
         let prefix = format!("cluster-{}-{}", std::process::id(), redis.port());
+        let mut logs = vec![redis.log().to_owned()];
+        logs.extend(redis_cluster.iter().flat_map(RedisCluster::logs));
+        // The balancer names the replicas' ports up front, so they are chosen here; a
+        // replica that finds its port taken ends, and `start_replica` says so.
+        let replicas = (0..3)
+            .map(|_| Replica {
+                port: free_port(),
+                running: None,
+            })
+            .collect();
         let mut cluster = Cluster {
             redis,
             redis_cluster,
             binary: binary.to_owned(),
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             prefix,
-            replicas: (0..3).map(|_| (free_port(), None)).collect(),
+            replicas,
             haproxy: spawn_placeholder(),
+            stats_port: free_port(),
+            logs,
             port: free_port(),
         };
         for index in 0..3 {
@@ -63,17 +98,23 @@ impl Cluster {
         cluster
     }
 
-    fn spawn_haproxy(&self) -> Child {
+    fn spawn_haproxy(&mut self) -> Child {
+        let log = logs::file("haproxy");
         let mut command = Command::new("haproxy");
         command
-            .args(["-f", HAPROXY_CONFIG, "-db"])
+            .args(["-f", HAPROXY_CONFIG, "-f", HAPROXY_STATS, "-db"])
             .env("MCP_LB_ADDRESS", format!("127.0.0.1:{}", self.port))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        for (index, (port, _)) in self.replicas.iter().enumerate() {
+            .env(
+                "MCP_STATS_ADDRESS",
+                format!("127.0.0.1:{}", self.stats_port),
+            )
+            .stdout(logs::stdio_to(&log))
+            .stderr(logs::stdio_to(&log));
+        self.logs.push(log);
+        for (index, replica) in self.replicas.iter().enumerate() {
             command.env(
                 format!("MCP_REPLICA_{}", index + 1),
-                format!("127.0.0.1:{port}"),
+                format!("127.0.0.1:{}", replica.port),
             );
         }
         command.spawn().unwrap_or_else(|error| {
@@ -84,24 +125,27 @@ impl Cluster {
         })
     }
 
-    /// Starts replica `index` (again) on its port, and waits until it listens.
+    /// Starts replica `index` (again) on its port, and waits until it says it serves there;
+    /// fails the test, with the replica's log, if it ends first.
     pub fn start_replica(&mut self, index: usize) {
-        let port = self.replicas[index].0;
-        let child = crate::command(&self.binary)
+        let port = self.replicas[index].port;
+        let mut command = crate::command(&self.binary);
+        command
             .args(["serve", "--http", &format!("127.0.0.1:{port}")])
             .args(&self.args)
             .env("MCP_STORE", self.store_url())
             .env("MCP_STORE_PREFIX", &self.prefix)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the replica starts");
-        self.replicas[index].1 = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "replica {index} listens");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            .stdout(Stdio::null());
+        let (child, log, copying, served) =
+            crate::spawn_serving(command, &format!("replica-{}", index + 1));
+        self.logs.push(log.clone());
+        assert_eq!(
+            served,
+            port,
+            "replica {index} serves on the port the balancer knows; its log: {}",
+            log.display()
+        );
+        self.replicas[index].running = Some(Running { child, copying });
     }
 
     /// The URL of the store the replicas share.
@@ -112,9 +156,15 @@ impl Cluster {
         }
     }
 
+    /// The port of each replica (running or not), on 127.0.0.1.
+    pub fn replica_ports(&self) -> Vec<u16> {
+        self.replicas.iter().map(|replica| replica.port).collect()
+    }
+
     /// The process id of replica `index`, while it runs.
     pub fn pid(&self, index: usize) -> Option<u32> {
-        self.replicas[index].1.as_ref().map(Child::id)
+        let running = self.replicas[index].running.as_ref();
+        running.map(|running| running.child.id())
     }
 
     /// The index of the replica whose process id is `pid`.
@@ -124,33 +174,68 @@ impl Cluster {
 
     /// Sends `signal` (`KILL`, `TERM`) to replica `index` and waits for it to end.
     pub fn stop_replica(&mut self, index: usize, signal: &str) {
-        if let Some(mut child) = self.replicas[index].1.take() {
+        if let Some(mut running) = self.replicas[index].running.take() {
             let _ = Command::new("kill")
-                .args([&format!("-{signal}"), &child.id().to_string()])
+                .args([&format!("-{signal}"), &running.child.id().to_string()])
                 .status();
-            let _ = child.wait();
+            let _ = running.child.wait();
+            let _ = running.copying.join();
         }
     }
 
-    /// Waits until the balancer's health checks pass for every running replica.
+    /// Waits until every running replica is ready and the balancer's stats say it is `UP`
+    /// (two good health checks in a row), so that the balancer sends requests to each.
     pub fn wait_until_all_up(&self) {
-        // Two checks 500 ms apart make a replica up; readiness through the balancer
-        // answers once any is.
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let running: Vec<usize> = (0..self.replicas.len())
+            .filter(|index| self.pid(*index).is_some())
+            .collect();
+        let deadline = std::time::Instant::now() + *PATIENCE;
         loop {
-            let all = (0..self.replicas.len())
-                .filter(|index| self.pid(*index).is_some())
-                .all(|index| ready(self.replicas[index].0));
-            if all && ready(self.port) {
-                break;
+            let ready = running
+                .iter()
+                .all(|index| ready(self.replicas[*index].port));
+            let states = self.balancer_states();
+            let up = running.iter().all(|index| {
+                let name = format!("r{}", index + 1);
+                states
+                    .iter()
+                    .any(|(server, status)| *server == name && status == "UP")
+            });
+            if ready && up {
+                return;
             }
             assert!(
-                Instant::now() < deadline,
-                "the replicas are up behind the balancer"
+                std::time::Instant::now() < deadline,
+                "replicas {running:?} up behind the balancer within {:?} (each ready: {ready}; \
+                 the balancer's view: {states:?}); logs: {}",
+                *PATIENCE,
+                self.logs()
             );
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(1_200));
+    }
+
+    /// Each replica the balancer knows, and its status there (`UP`, `DOWN`, `UP 1/2`, ...),
+    /// from its stats page; nothing while it does not answer.
+    pub fn balancer_states(&self) -> Vec<(String, String)> {
+        let Some(csv) = get_text(self.stats_port, "/stats;csv") else {
+            return Vec::new();
+        };
+        csv.lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| {
+                let columns: Vec<&str> = line.split(',').collect();
+                let (proxy, server, status) = (columns.first()?, columns.get(1)?, columns.get(17)?);
+                (*proxy == "replicas" && server.starts_with('r'))
+                    .then(|| ((*server).to_owned(), (*status).to_owned()))
+            })
+            .collect()
+    }
+
+    /// The paths of the log files of the cluster's processes, for a failure message.
+    pub fn logs(&self) -> String {
+        let paths: Vec<String> = self.logs.iter().map(|p| p.display().to_string()).collect();
+        paths.join(", ")
     }
 
     /// POSTs the 2026-07-28 message `body` to the balancer, with the standard headers.
@@ -172,18 +257,22 @@ pub fn post_to(port: u16, body: &str) -> HttpReply {
 
 /// Whether `GET /readyz` on `port` answers 200 (a port nobody listens on is not ready).
 fn ready(port: u16) -> bool {
+    get_text(port, "/readyz").is_some()
+}
+
+/// The body of `GET path` on `port` when it answers 200; nothing when it does not answer,
+/// or answers otherwise.
+fn get_text(port: u16, path: &str) -> Option<String> {
     use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    // HTTP/1.0: the body comes whole, never in chunks that could split a line.
+    let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
     let mut reply = String::new();
     let _ = stream.read_to_string(&mut reply);
-    reply.starts_with("HTTP/1.1 200")
+    let (head, body) = reply.split_once("\r\n\r\n")?;
+    (head.split(' ').nth(1) == Some("200")).then(|| body.to_owned())
 }
 
 /// A process that has already ended, to hold a place until the real one starts.
@@ -195,11 +284,14 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.haproxy.kill();
         let _ = self.haproxy.wait();
-        for (_, child) in &mut self.replicas {
-            if let Some(child) = child {
-                let _ = child.kill();
-                let _ = child.wait();
+        for replica in &mut self.replicas {
+            if let Some(running) = &mut replica.running {
+                let _ = running.child.kill();
+                let _ = running.child.wait();
             }
+        }
+        if std::thread::panicking() {
+            eprintln!("the cluster's logs: {}", self.logs());
         }
     }
 }

@@ -2,8 +2,15 @@
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
 
 pub mod cluster;
+pub mod gate;
+pub mod logs;
 pub mod oauth;
 pub mod redis;
+pub mod rpc;
+pub mod stdio;
+mod wait;
+
+pub use wait::{wait_for, wait_until, wait_until_some, PATIENCE};
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,10 +76,10 @@ impl Signal {
         self.fired.load(Ordering::SeqCst)
     }
 
-    /// Waits until it happens (5 s at most; past that the test fails, saying `what` it
-    /// waited for).
+    /// Waits until it happens ([`PATIENCE`] at most; past that the test fails, saying
+    /// `what` it waited for).
     pub async fn wait(&self, what: &str) {
-        let waited = tokio::time::timeout(Duration::from_secs(5), async {
+        let waited = tokio::time::timeout(*PATIENCE, async {
             loop {
                 // Registered before the flag is read, so a fire between cannot be missed.
                 let notified = self.notify.notified();
@@ -86,7 +93,7 @@ impl Signal {
         });
         waited
             .await
-            .unwrap_or_else(|_| panic!("{what} did not happen within 5 s"));
+            .unwrap_or_else(|_| panic!("{what} did not happen within {:?}", *PATIENCE));
     }
 
     /// [`wait`](Signal::wait), on a thread.
@@ -94,14 +101,19 @@ impl Signal {
         let held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let (_held, timed_out) = self
             .changed
-            .wait_timeout_while(held, Duration::from_secs(5), |_| !self.fired())
+            .wait_timeout_while(held, *PATIENCE, |_| !self.fired())
             .unwrap_or_else(|p| p.into_inner());
-        assert!(!timed_out.timed_out(), "{what} did not happen within 5 s");
+        assert!(
+            !timed_out.timed_out(),
+            "{what} did not happen within {:?}",
+            *PATIENCE
+        );
     }
 }
 
 /// Polling for what a client can only learn by asking again (a task's status): between
-/// two asks, [`again`](Polling::again) waits 10 ms, and fails the test once 5 s have passed.
+/// two asks, [`again`](Polling::again) waits 10 ms, and fails the test once [`PATIENCE`]
+/// has passed (on tokio's clock, so paused time passes as the test polls).
 ///
 /// ```ignore
 /// let mut polling = Polling::new("the task to end");
@@ -113,26 +125,26 @@ impl Signal {
 /// ```
 pub struct Polling {
     what: String,
-    asked: u32,
+    deadline: tokio::time::Instant,
 }
 
 impl Polling {
-    /// Polling for `what`.
+    /// Polling for `what`, from now.
     pub fn new(what: impl Into<String>) -> Polling {
         Polling {
             what: what.into(),
-            asked: 0,
+            deadline: tokio::time::Instant::now() + *PATIENCE,
         }
     }
 
-    /// Waits before asking again; past 5 s, fails the test with `what` and the `last`
-    /// answer.
+    /// Waits before asking again; past [`PATIENCE`], fails the test with `what` and the
+    /// `last` answer.
     pub async fn again(&mut self, last: &Value) {
-        self.asked += 1;
         assert!(
-            self.asked < 500,
-            "{} did not happen within 5 s; last answer: {last}",
-            self.what
+            tokio::time::Instant::now() < self.deadline,
+            "{} did not happen within {:?}; last answer: {last}",
+            self.what,
+            *PATIENCE
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -267,16 +279,6 @@ pub async fn with_standard_headers(
     axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// A request at protocol 2026-07-28, whose `_meta` names the version and the client's
-/// `capabilities` (each request carries them; there is no handshake).
-pub fn per_request(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
-    params["_meta"] = serde_json::json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
 /// The capabilities of a 2026-07-28 client that answers forms and follows tasks (the
 /// `io.modelcontextprotocol/tasks` extension).
 pub fn with_tasks() -> Value {
@@ -287,7 +289,7 @@ pub fn with_tasks() -> Value {
 /// [`with_tasks`]); the task's id.
 pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
     let created = client
-        .call(&per_request(
+        .call(&rpc::per_request(
             id,
             "tools/call",
             serde_json::json!({"name": name, "arguments": arguments}),
@@ -301,7 +303,7 @@ pub async fn start_task(client: &mut Client, id: u32, name: &str, arguments: Val
 /// A 2026-07-28 `tasks/*` request of a client that declares [`with_tasks`]: its answer.
 pub async fn task_method(client: &mut Client, id: u32, method: &str, params: Value) -> Value {
     client
-        .call(&per_request(id, method, params, with_tasks()))
+        .call(&rpc::per_request(id, method, params, with_tasks()))
         .await
 }
 
@@ -323,7 +325,7 @@ pub async fn until_seen(
     let params = serde_json::json!({"taskId": task});
     let mut polling = Polling::new(format!("task {task} becoming {what}"));
     for id in first.. {
-        let request = per_request(id, "tasks/get", params.clone(), with_tasks());
+        let request = rpc::per_request(id, "tasks/get", params.clone(), with_tasks());
         let got = client.call(&request).await["result"].clone();
         if seen(&got) {
             return got;
@@ -346,7 +348,7 @@ pub async fn until_core(
     let mut polling = Polling::new(format!("task {task} becoming {what}"));
     for id in first.. {
         let got = client
-            .call(&core_request(id, "tasks/get", params.clone()))
+            .call(&rpc::request(id, "tasks/get", params.clone()))
             .await["result"]
             .clone();
         if seen(&got) {
@@ -357,20 +359,9 @@ pub async fn until_core(
     unreachable!("request ids never run out before the polling fails")
 }
 
-/// A handshake-era request (the connection is past `initialize`).
-pub fn core_request(id: u32, method: &str, params: Value) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
-/// A 2025-11-25 `tools/call` of `name` that asks for a task.
-pub fn core_call(id: u32, name: &str, arguments: Value) -> String {
-    let params = serde_json::json!({"name": name, "arguments": arguments, "task": {}});
-    core_request(id, "tools/call", params)
-}
-
 /// Starts the 2025-11-25 call of `name` as a task; the task's id.
 pub async fn start_core_task(client: &mut Client, id: u32, name: &str, arguments: Value) -> String {
-    core_task_id(&client.call(&core_call(id, name, arguments)).await)
+    core_task_id(&client.call(&rpc::task_call(id, name, arguments)).await)
 }
 
 /// The id of the task a 2025-11-25 call that became one was answered with.
@@ -441,11 +432,11 @@ impl Client {
         serde_json::from_slice(&message.bytes).unwrap()
     }
 
-    /// The next message, waiting for it (5 s at most).
+    /// The next message, waiting for it ([`PATIENCE`] at most).
     pub async fn next(&mut self) -> Value {
-        let message = tokio::time::timeout(Duration::from_secs(5), self.messages.recv())
+        let message = tokio::time::timeout(*PATIENCE, self.messages.recv())
             .await
-            .expect("a message within 5 s")
+            .unwrap_or_else(|_| panic!("no message within {:?}", *PATIENCE))
             .expect("the channel is open");
         serde_json::from_slice(&message.bytes).unwrap()
     }
@@ -464,24 +455,28 @@ impl Client {
 }
 
 /// A server child process (`serve --http`), stopped by its own process id when dropped.
+/// What it writes on stderr goes to its log file; a test that fails while it runs says
+/// where that file is.
 pub struct ServerProcess {
-    /// The child; its stderr is piped when the test reads the logs.
+    /// The child.
     pub child: std::process::Child,
     /// The port it listens on, on 127.0.0.1.
     pub port: u16,
+    /// Its log file (its stderr).
+    pub log: std::path::PathBuf,
+    /// The thread copying its stderr into the log file, while it runs.
+    copying: Option<std::thread::JoinHandle<()>>,
 }
 
 impl ServerProcess {
     /// Stops the server and gives what it wrote on stderr.
     pub fn stop_and_read_logs(&mut self) -> String {
-        use std::io::Read;
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut logs = String::new();
-        if let Some(mut stderr) = self.child.stderr.take() {
-            stderr.read_to_string(&mut logs).expect("the logs are text");
+        if let Some(copying) = self.copying.take() {
+            let _ = copying.join();
         }
-        logs
+        logs::read(&self.log)
     }
 }
 
@@ -489,6 +484,9 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("the server's log: {}", self.log.display());
+        }
     }
 }
 
@@ -542,55 +540,94 @@ pub fn command(binary: &str) -> std::process::Command {
     command
 }
 
-/// Runs `command` (one of [`command`]) with `stdin` on its standard input, to its end;
-/// what it wrote is captured.
-pub fn run_with_stdin(command: &mut std::process::Command, stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    // Dropped once written: the end of input ends the session.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-/// Starts `binary serve --http host:port` with `args` and `env` (the deployment variables
-/// of the test's own environment removed), and waits until it listens.
+/// Starts `binary serve --http host:0` with `args` and `env` (the deployment variables
+/// of the test's own environment removed), and waits until it says where it listens: the
+/// port is the one the server bound, so no other process can have taken it.
 pub fn spawn_http(binary: &str, host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
-    use std::process::Stdio;
-    let port = free_port();
-    let address = format!("{host}:{port}");
     let mut command = command(binary);
     command
-        .args(["serve", "--http", &address])
+        .args(["serve", "--http", &format!("{host}:0")])
         .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .stdout(std::process::Stdio::null());
     for (name, value) in env {
         command.env(name, value);
     }
-    let server = ServerProcess {
-        child: command.spawn().expect("the server starts"),
-        port,
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server listens on {address}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    let name = std::path::Path::new(binary)
+        .file_name()
+        .map_or("server".into(), |name| name.to_string_lossy());
+    ServerProcess::start(command, &name)
+}
+
+impl ServerProcess {
+    /// Starts `command`, a `serve --http` on a port of 127.0.0.1 (`:0`, so the server picks
+    /// one nobody holds), and waits until it says where it serves. Its stdout is left as
+    /// `command` sets it; its stderr goes to a log file named after `what`.
+    pub fn start(command: std::process::Command, what: &str) -> ServerProcess {
+        let (child, log, copying, port) = spawn_serving(command, what);
+        ServerProcess {
+            child,
+            port,
+            log,
+            copying: Some(copying),
+        }
     }
-    server
+}
+
+/// What a started `serve --http` child gives: the child, its log file, the thread copying
+/// its stderr there, and the port it listens on.
+pub(crate) type Serving = (
+    std::process::Child,
+    std::path::PathBuf,
+    std::thread::JoinHandle<()>,
+    u16,
+);
+
+/// Spawns `command` (a `serve --http`), its stderr copied to a new log file named after
+/// `what`, and waits for the line in which the server says where it listens (the
+/// runtime's own info line, there because [`command`] removes `RUST_LOG`). Fails the test,
+/// with the log, if the child ends first or says nothing within [`PATIENCE`].
+pub(crate) fn spawn_serving(mut command: std::process::Command, what: &str) -> Serving {
+    let log = logs::file(what);
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{what} starts: {error}"));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (copying, served) = logs::tee(stderr, &log, served_port);
+    let deadline = std::time::Instant::now() + *PATIENCE;
+    loop {
+        match served.recv_timeout(Duration::from_millis(50)) {
+            Ok(port) => return (child, log, copying, port),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let status = child.wait();
+                let _ = copying.join();
+                panic!(
+                    "{what} ended ({status:?}) before it served; its log ({}):\n{}",
+                    log.display(),
+                    logs::tail(&log, 40)
+                );
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} did not say where it serves within {:?}; its log ({}):\n{}",
+                *PATIENCE,
+                log.display(),
+                logs::tail(&log, 40)
+            );
+        }
+    }
+}
+
+/// The port in a server's "serving MCP over HTTP at http://ADDRESS/..." log line (plain
+/// or JSON).
+fn served_port(line: &str) -> Option<u16> {
+    let (_, rest) = line.split_once("serving MCP over HTTP at http://")?;
+    let address = rest.split(['/', '"', ' ']).next()?;
+    address.rsplit_once(':')?.1.parse().ok()
 }
 
 /// One HTTP exchange's answer.
@@ -624,7 +661,8 @@ pub fn http(
     body: &str,
 ) -> HttpReply {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .unwrap_or_else(|error| panic!("{method} {path} to 127.0.0.1:{port}: {error}"));
     let mut request = format!(
         "{method} {path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -640,15 +678,21 @@ pub fn http(
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|error| panic!("{method} {path} to 127.0.0.1:{port}: {error}"));
     // A reply that never ends (an event stream opened by mistake) fails the test, not
     // hangs it.
     stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-        .unwrap();
+        .set_read_timeout(Some(*PATIENCE))
+        .expect("a read timeout");
     let mut response = String::new();
     if let Err(error) = stream.read_to_string(&mut response) {
-        panic!("{method} {path}: no whole reply within 10 s ({error}): {response}");
+        panic!(
+            "{method} {path} to 127.0.0.1:{port}: no whole reply within {:?} ({error}): \
+             {response}",
+            *PATIENCE
+        );
     }
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     HttpReply {
@@ -674,9 +718,7 @@ pub fn open_session(port: u16) -> String {
 
 /// The reply to a `tools/call` of `name` with `arguments` in `session`.
 pub fn call_reply(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> HttpReply {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments}})
-    .to_string();
+    let body = rpc::call(id, name, arguments);
     let mut headers = JSON_POST.to_vec();
     headers.push(("Mcp-Session-Id", session));
     headers.push(("MCP-Protocol-Version", "2025-11-25"));

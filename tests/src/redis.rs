@@ -1,16 +1,20 @@
 //! A real `redis-server` for a test: started on a free port of 127.0.0.1 with a data
-//! directory of its own, and stopped by its process id when dropped. Tests that need one
-//! fail (never skip) when `redis-server` is missing, and say how to get it.
+//! directory of its own, its log in a file of its own (see [`crate::logs`]), and stopped by
+//! its process id when dropped. Tests that need one fail (never skip) when `redis-server`
+//! is missing, and say how to get it.
 
-use std::path::PathBuf;
+use crate::{wait_until, PATIENCE};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One running Redis.
 pub struct RedisServer {
     child: Child,
     port: u16,
     dir: PathBuf,
+    /// Its log file, for every run of it.
+    log: PathBuf,
     /// The arguments it was started with, to start it again on the same port and data.
     args: Vec<String>,
 }
@@ -26,8 +30,10 @@ impl RedisServer {
         RedisServer::start_with(&["--save", "", "--appendonly", "no"])
     }
 
-    /// Starts one with an append-only file (fsync every write), so that its data outlives
-    /// a stop and a start.
+    /// Starts one with an append-only file, so that its data outlives a stop and a start:
+    /// a stop ([`RedisServer::stop`], SIGTERM) writes and syncs the file. Synced once a
+    /// second otherwise, as deployed: syncing every write can stall a write on a busy disk
+    /// past the store's time limit on commands.
     pub fn start_persistent() -> RedisServer {
         RedisServer::start_with(&[
             "--save",
@@ -35,7 +41,7 @@ impl RedisServer {
             "--appendonly",
             "yes",
             "--appendfsync",
-            "always",
+            "everysec",
         ])
     }
 
@@ -60,11 +66,13 @@ impl RedisServer {
         .map(|arg| (*arg).to_owned())
         .collect();
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
-        let child = spawn(&args);
+        let log = crate::logs::file(&format!("redis-{port}"));
+        let child = spawn(&args, &log);
         let server = RedisServer {
             child,
             port,
             dir,
+            log,
             args,
         };
         server.wait_until_ready();
@@ -79,6 +87,11 @@ impl RedisServer {
     /// Its port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Its log file.
+    pub fn log(&self) -> &Path {
+        &self.log
     }
 
     /// Stops it (SIGTERM: it saves what it must) and waits for it to end; nothing when it
@@ -96,31 +109,32 @@ impl RedisServer {
     /// Starts it again on the same port and data directory.
     pub fn restart(&mut self) {
         self.stop();
-        self.child = spawn(&self.args);
+        self.child = spawn(&self.args, &self.log);
         self.wait_until_ready();
     }
 
     fn wait_until_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if ping(self.port) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "redis-server answers on port {}",
-                self.port
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let what = format!(
+            "redis-server answering on port {} (its log: {})",
+            self.port,
+            self.log.display()
+        );
+        wait_until(&what, || ping(self.port));
     }
 }
 
-fn spawn(args: &[String]) -> Child {
+/// Starts `redis-server` with `args`, appending what it says to `log`.
+fn spawn(args: &[String], log: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap_or_else(|error| panic!("a log file at {}: {error}", log.display()));
+    let stderr = log.try_clone().expect("a second handle on the log file");
     match Command::new(binary())
         .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(stderr))
         .spawn()
     {
         Ok(child) => child,
@@ -151,6 +165,9 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+        if std::thread::panicking() {
+            eprintln!("redis-server's log: {}", self.log.display());
+        }
     }
 }
 
@@ -198,15 +215,18 @@ impl RedisCluster {
             let reply = command(nodes[0].port(), &["CLUSTER", "MEET", "127.0.0.1", &port]);
             assert!(reply.starts_with("+OK"), "CLUSTER MEET: {reply}");
         }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !nodes.iter().all(|node| {
-            let info = command(node.port(), &["CLUSTER", "INFO"]);
-            info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
-        }) {
-            assert!(Instant::now() < deadline, "the cluster became ok");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until("the Redis Cluster saying it is ok", || {
+            nodes.iter().all(|node| {
+                let info = command(node.port(), &["CLUSTER", "INFO"]);
+                info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+            })
+        });
         RedisCluster { nodes }
+    }
+
+    /// The log files of its nodes.
+    pub fn logs(&self) -> Vec<PathBuf> {
+        self.nodes.iter().map(|node| node.log.clone()).collect()
     }
 
     /// Its URL, naming every node.
@@ -228,8 +248,9 @@ impl RedisCluster {
 /// Sends one command to the Redis on `port` and returns the start of its reply, as text.
 pub fn command(port: u16, args: &[&str]) -> String {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("redis answers");
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .unwrap_or_else(|error| panic!("redis on port {port} answers: {error}"));
+    let _ = stream.set_read_timeout(Some(*PATIENCE));
     let mut request = format!("*{}\r\n", args.len());
     for arg in args {
         request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));

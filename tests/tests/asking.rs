@@ -1,6 +1,9 @@
 //! Tools that ask their client (elicitation, sampling, roots) and calls that run as tasks,
 //! in both protocol eras: over the protocol layer as any transport drives it, and over
 //! Streamable HTTP, where a handshake-era question travels on the call's own stream.
+//! Calls become tasks after 20 ms here; the tests on one thread run on paused time, so that
+//! moment comes in its order among the tools' own timers however busy the machine is (a
+//! sync tool's run on the blocking pool holds paused time still).
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -15,8 +18,8 @@ use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, core_task_id, per_request as stateless, server, start_core_task,
-    start_task, task_method, until, with_tasks, Client, Polling, Signal,
+    core_task_id, rpc, server, start_core_task, start_task, task_method, until, with_tasks, Client,
+    Polling, Signal,
 };
 use tower::ServiceExt;
 
@@ -215,29 +218,12 @@ fn quick_tasks() -> ServerOptions {
     ServerOptions::default().tasks(TaskOptions::default().promote_after(Duration::from_millis(20)))
 }
 
-fn initialize(version: &str, capabilities: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": capabilities,
-        "clientInfo": {"name": "t", "version": "1"}}})
-    .to_string()
-}
-
 fn initialized(version: &str, capabilities: Value) -> Client {
     let mut client = Client::new(&server(quick_tasks()));
-    client.send(&initialize(version, capabilities));
+    client.send(&rpc::initialize(version, capabilities));
     let answer = client.next_now();
     assert!(answer["result"].is_object(), "{answer}");
     client
-}
-
-fn call(id: u32, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": arguments}})
-    .to_string()
-}
-
-fn respond(id: &Value, result: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }
 
 fn text(answer: &Value) -> &str {
@@ -246,12 +232,12 @@ fn text(answer: &Value) -> &str {
         .unwrap_or_else(|| panic!("no text: {answer}"))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer() {
     let capabilities = json!({"elicitation": {}, "sampling": {}, "roots": {}});
     let mut client = initialized("2025-11-25", capabilities);
 
-    client.send(&call(1, "delete_files", json!({"count": 3})));
+    client.send(&rpc::call(1, "delete_files", json!({"count": 3})));
     let question = client.next().await;
     assert_eq!(question["method"], "elicitation/create", "{question}");
     assert_eq!(question["params"]["message"], "Delete 3 files?");
@@ -264,7 +250,7 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
         json!(["confirm"])
     );
     assert!(client.nothing_yet(), "the call waits for the answer");
-    client.send(&respond(
+    client.send(&rpc::respond(
         &question["id"],
         json!({"action": "accept", "content": {"confirm": true}}),
     ));
@@ -275,13 +261,13 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     );
 
     // A declined form is an answer too.
-    client.send(&call(2, "delete_files", json!({"count": 4})));
+    client.send(&rpc::call(2, "delete_files", json!({"count": 4})));
     let question = client.next().await;
-    client.send(&respond(&question["id"], json!({"action": "decline"})));
+    client.send(&rpc::respond(&question["id"], json!({"action": "decline"})));
     assert_eq!(text(&client.next().await), "declined");
 
     // Sampling: the model's message comes back typed.
-    client.send(&call(3, "summarize", json!({"text": "long text"})));
+    client.send(&rpc::call(3, "summarize", json!({"text": "long text"})));
     let question = client.next().await;
     assert_eq!(question["method"], "sampling/createMessage");
     assert_eq!(question["params"]["maxTokens"], 50);
@@ -290,7 +276,7 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
         "long text"
     );
     assert!(question["params"].get("tools").is_none());
-    client.send(&respond(
+    client.send(&rpc::respond(
         &question["id"],
         json!({
             "role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m1",
@@ -300,7 +286,7 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     assert_eq!(text(&client.next().await), "short (by m1)");
 
     // A client that refuses: the tool hears why, and tells the model.
-    client.send(&call(4, "summarize", json!({"text": "secret"})));
+    client.send(&rpc::call(4, "summarize", json!({"text": "secret"})));
     let question = client.next().await;
     client.send(
         &json!({"jsonrpc": "2.0", "id": question["id"], "error": {
@@ -316,19 +302,19 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     );
 
     // Roots.
-    client.send(&call(5, "roots", json!({})));
+    client.send(&rpc::call(5, "roots", json!({})));
     let question = client.next().await;
     assert_eq!(question["method"], "roots/list");
-    client.send(&respond(
+    client.send(&rpc::respond(
         &question["id"],
         json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
     ));
     assert_eq!(text(&client.next().await), "file:///work");
 
     // An answer that does not fit the form is the tool's error, saying what did not fit.
-    client.send(&call(6, "delete_files", json!({"count": 5})));
+    client.send(&rpc::call(6, "delete_files", json!({"count": 5})));
     let question = client.next().await;
-    client.send(&respond(
+    client.send(&rpc::respond(
         &question["id"],
         json!({"action": "accept", "content": {"confirm": "yes"}}),
     ));
@@ -337,10 +323,10 @@ async fn handshake_questions_go_to_the_client_and_the_call_waits_for_the_answer(
     assert!(text(&answer).contains("do not fit"), "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
-    client.send(&call(1, "sign_in", json!({})));
+    client.send(&rpc::call(1, "sign_in", json!({})));
     let question = client.next().await;
     let params = &question["params"];
     assert_eq!(
@@ -353,12 +339,12 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
         Some(32),
         "{question}"
     );
-    client.send(&respond(&question["id"], json!({"action": "accept"})));
+    client.send(&rpc::respond(&question["id"], json!({"action": "accept"})));
     assert_eq!(text(&client.next().await), "Accepted(())");
 
     // Form mode only (`elicitation: {}`): never asked for a URL.
     let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
-    let refused = form_only.call(&call(2, "sign_in", json!({}))).await;
+    let refused = form_only.call(&rpc::call(2, "sign_in", json!({}))).await;
     assert_eq!(
         text(&refused),
         "the client does not support URL-mode elicitation (it did not declare the capability)",
@@ -368,7 +354,7 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
     // At 2026-07-28 the request state correlates rounds: no id.
     let mut stateless_client = Client::new(&server(quick_tasks()));
     let asked = stateless_client
-        .call(&stateless(
+        .call(&rpc::per_request(
             3,
             "tools/call",
             json!({"name": "sign_in", "arguments": {}}),
@@ -380,11 +366,11 @@ async fn a_url_elicitation_needs_its_own_capability_and_carries_an_id_only_live(
     assert!(request["params"].get("elicitationId").is_none(), "{asked}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_client_without_the_capability_is_never_asked() {
     let mut client = initialized("2025-11-25", json!({}));
     let answer = client
-        .call(&call(1, "delete_files", json!({"count": 1})))
+        .call(&rpc::call(1, "delete_files", json!({"count": 1})))
         .await;
     assert_eq!(
         answer["id"], 1,
@@ -399,7 +385,7 @@ async fn a_client_without_the_capability_is_never_asked() {
     // A client that elicits but does not sample is never asked to sample.
     let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
     let answer = client
-        .call(&call(2, "summarize", json!({"text": "x"})))
+        .call(&rpc::call(2, "summarize", json!({"text": "x"})))
         .await;
     assert!(
         text(&answer).contains("does not support sampling"),
@@ -419,7 +405,10 @@ impl HttpSession {
         let app = router(server(quick_tasks()), HttpOptions::default());
         let opened = app
             .clone()
-            .oneshot(Self::request(initialize("2025-11-25", capabilities), None))
+            .oneshot(Self::request(
+                rpc::initialize("2025-11-25", capabilities),
+                None,
+            ))
             .await
             .unwrap();
         let session = opened.headers()["mcp-session-id"]
@@ -461,7 +450,7 @@ impl HttpSession {
     /// of its own, accepted with 202.
     async fn accept(&self, question: &Value, content: Value) {
         let answer = json!({"action": "accept", "content": content});
-        let answered = self.post(respond(&question["id"], answer)).await;
+        let answered = self.post(rpc::respond(&question["id"], answer)).await;
         assert_eq!(answered.status(), StatusCode::ACCEPTED);
     }
 
@@ -489,16 +478,22 @@ impl Events {
             if let Some(found) = tool_tests::messages(&self.seen).into_iter().find(&wanted) {
                 return found;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(5), self.events.next())
+            let chunk = tokio::time::timeout(*tool_tests::PATIENCE, self.events.next())
                 .await
-                .unwrap_or_else(|_| panic!("nothing wanted within 5 s: {}", self.seen))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "nothing wanted within {:?}: {}",
+                        *tool_tests::PATIENCE,
+                        self.seen
+                    )
+                })
                 .expect("the stream is open")
                 .unwrap();
             self.seen.push_str(std::str::from_utf8(&chunk).unwrap());
         }
     }
 
-    /// The answer to request `id`, which ends the stream (within 5 s).
+    /// The answer to request `id`, which ends the stream (within [`PATIENCE`]).
     async fn answer_to(self, id: u32) -> Value {
         let messages = self.rest().await;
         messages
@@ -509,7 +504,7 @@ impl Events {
 
     /// Every message, once the stream has ended (5 s at most).
     async fn rest(mut self) -> Vec<Value> {
-        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        let ended = tokio::time::timeout(*tool_tests::PATIENCE, async {
             while let Some(chunk) = self.events.next().await {
                 self.seen
                     .push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
@@ -521,11 +516,11 @@ impl Events {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn over_http_a_handshake_question_travels_on_the_calls_stream() {
     let http = HttpSession::open(json!({"elicitation": {}})).await;
     let mut events = http
-        .stream(call(1, "delete_files", json!({"count": 2})))
+        .stream(rpc::call(1, "delete_files", json!({"count": 2})))
         .await;
     let question = events.until(|m| m["method"].is_string()).await;
     assert_eq!(question["method"], "elicitation/create");
@@ -539,11 +534,15 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
     // No GET stream is open: the task's question, asked once the call is answered, has
     // nowhere to go yet.
     let http = HttpSession::open(json!({"elicitation": {}})).await;
-    let task = core_task_id(&http.answer(core_call(1, "careful_job", json!({}))).await);
+    let task = core_task_id(
+        &http
+            .answer(rpc::task_call(1, "careful_job", json!({})))
+            .await,
+    );
     let mut polling = Polling::new("the task to stop working");
     let polled = loop {
         let got = http
-            .answer(core_request(2, "tasks/get", json!({"taskId": task})))
+            .answer(rpc::request(2, "tasks/get", json!({"taskId": task})))
             .await;
         if got["result"]["status"] != "working" {
             break got["result"]["status"].clone();
@@ -555,7 +554,7 @@ async fn over_http_a_2025_11_25_task_asks_on_the_tasks_result_stream_when_no_oth
     // The client sees `input_required` and asks for the result, as the protocol says: the
     // question comes on that stream, then (once answered) the result.
     let mut events = http
-        .stream(core_request(3, "tasks/result", json!({"taskId": task})))
+        .stream(rpc::request(3, "tasks/result", json!({"taskId": task})))
         .await;
     let question = events.until(|m| m["method"] == "elicitation/create").await;
     assert_eq!(
@@ -584,16 +583,19 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
         serde_json::from_slice::<Value>(&message.bytes).unwrap()
     };
     let (sink, mut messages) = tool_runtime::mcp::connection::outbox();
-    handle(&initialize("2025-11-25", json!({"elicitation": {}})), &sink);
+    handle(
+        &rpc::initialize("2025-11-25", json!({"elicitation": {}})),
+        &sink,
+    );
     assert!(read(messages.recv().await)["result"].is_object());
-    handle(&core_call(1, "gated_careful_job", json!({})), &sink);
+    handle(&rpc::task_call(1, "gated_careful_job", json!({})), &sink);
     let task = core_task_id(&read(messages.recv().await));
     drop(sink);
 
     // The first `tasks/result`, cancelled before the task asks.
     let (first, mut first_stream) = tool_runtime::mcp::connection::outbox();
     handle(
-        &core_request(2, "tasks/result", json!({"taskId": task})),
+        &rpc::request(2, "tasks/result", json!({"taskId": task})),
         &first,
     );
     drop(first);
@@ -601,7 +603,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 2}});
     handle(&cancel.to_string(), &other);
-    let ended = tokio::time::timeout(Duration::from_secs(5), first_stream.recv()).await;
+    let ended = tokio::time::timeout(*tool_tests::PATIENCE, first_stream.recv()).await;
     assert!(
         matches!(ended, Ok(None)),
         "the cancelled request's stream ends: {ended:?}"
@@ -613,7 +615,7 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     loop {
         let (sink, mut polled) = tool_runtime::mcp::connection::outbox();
         handle(
-            &core_request(4, "tasks/get", json!({"taskId": task})),
+            &rpc::request(4, "tasks/get", json!({"taskId": task})),
             &sink,
         );
         drop(sink);
@@ -625,23 +627,23 @@ async fn a_cancelled_tasks_result_request_leaves_no_stream_open_behind_it() {
     }
     let (second, mut second_stream) = tool_runtime::mcp::connection::outbox();
     handle(
-        &core_request(3, "tasks/result", json!({"taskId": task})),
+        &rpc::request(3, "tasks/result", json!({"taskId": task})),
         &second,
     );
     drop(second);
-    let question = tokio::time::timeout(Duration::from_secs(5), second_stream.recv())
+    let question = tokio::time::timeout(*tool_tests::PATIENCE, second_stream.recv())
         .await
-        .expect("the question within 5 s");
+        .expect("the question in good time");
     let question = read(question);
     assert_eq!(question["method"], "elicitation/create", "{question}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_answers() {
     let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {}});
     let first = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             1,
             "tools/call",
             json!({"name": "two_steps", "arguments": {}}),
@@ -662,7 +664,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 
     // An altered state is refused, and so is one sent with other arguments.
     let tampered = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             2,
             "tools/call",
             json!({"name": "two_steps", "arguments": {},
@@ -678,7 +680,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
          issued by a server with another key; call again without it"
     );
     let elsewhere = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             3,
             "tools/call",
             json!({"name": "two_steps", "arguments": {"x": 1},
@@ -695,7 +697,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 
     // Round two: the name answered, the color asked, with a new state.
     let second = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             4,
             "tools/call",
             json!({"name": "two_steps", "arguments": {},
@@ -715,7 +717,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
     // Round three brings the color: the name comes from the state, as does the note, and
     // a new answer to the sealed question does not replace the one the tool had.
     let third = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             5,
             "tools/call",
             json!({"name": "two_steps", "arguments": {},
@@ -730,7 +732,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 
     // An answer of the wrong shape is the retry's error, naming the key.
     let invalid = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             6,
             "tools/call",
             json!({"name": "delete_files", "arguments": {"count": 1},
@@ -745,7 +747,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
          elicitation result needs \"action\": \"accept\", \"decline\" or \"cancel\"; got 12345"
     );
     let not_an_object = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             7,
             "tools/call",
             json!({"name": "delete_files", "arguments": {"count": 1},
@@ -762,7 +764,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 
     // A capability the tool needs and the client lacks: -32021, naming it.
     let missing = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             8,
             "tools/call",
             json!({"name": "summarize", "arguments": {"text": "x"}}),
@@ -782,13 +784,13 @@ fn as_subject(server: &McpServer, subject: &str) -> Client {
     Client::of(server.connection().called_by(caller))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to() {
     let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
     let capabilities = json!({"elicitation": {}});
     let first = ada
-        .call(&stateless(
+        .call(&rpc::per_request(
             1,
             "tools/call",
             json!({"name": "two_steps", "arguments": {}}),
@@ -797,7 +799,7 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
         .await;
     let state = first["result"]["requestState"].as_str().unwrap().to_owned();
     let retry = |id| {
-        stateless(
+        rpc::per_request(
             id,
             "tools/call",
             json!({"name": "two_steps", "arguments": {},
@@ -822,7 +824,7 @@ async fn at_2026_a_request_state_serves_only_the_token_subject_it_was_issued_to(
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     let server = server(quick_tasks());
     let (mut ada, mut eve) = (as_subject(&server, "ada"), as_subject(&server, "eve"));
@@ -837,7 +839,9 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         ),
         (4, "tasks/cancel", json!({"taskId": task})),
     ] {
-        let refused = eve.call(&stateless(id, method, params, with_tasks())).await;
+        let refused = eve
+            .call(&rpc::per_request(id, method, params, with_tasks()))
+            .await;
         assert_eq!(refused["error"], not_found(&task), "{method}: {refused}");
     }
     assert_eq!(tasks_get(&mut ada, 5, &task).await["status"], "working");
@@ -849,12 +853,12 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
     let task = start_core_task(&mut ada, 2, "long_job", json!({"seconds": 30})).await;
     for (id, method) in [(3, "tasks/get"), (4, "tasks/result"), (6, "tasks/cancel")] {
         let refused = eve
-            .call(&core_request(id, method, json!({"taskId": task})))
+            .call(&rpc::request(id, method, json!({"taskId": task})))
             .await;
         assert_eq!(refused["error"], not_found(&task), "{method}: {refused}");
     }
     let own = ada
-        .call(&core_request(5, "tasks/get", json!({"taskId": task})))
+        .call(&rpc::request(5, "tasks/get", json!({"taskId": task})))
         .await;
     assert_eq!(own["result"]["taskId"], task.as_str(), "{own}");
     assert_eq!(
@@ -862,7 +866,7 @@ async fn a_task_belongs_to_the_token_subject_that_started_it_in_both_eras() {
         "eve's cancel left it running: {own}"
     );
     let cancelled = ada
-        .call(&core_request(7, "tasks/cancel", json!({"taskId": task})))
+        .call(&rpc::request(7, "tasks/cancel", json!({"taskId": task})))
         .await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
 }
@@ -880,11 +884,11 @@ async fn tasks_get(client: &mut Client, id: u32, task: &str) -> Value {
     task_method(client, id, "tasks/get", json!({"taskId": task})).await["result"].clone()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
     let mut client = Client::new(&server(quick_tasks()));
     let created = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             1,
             "tools/call",
             json!({"name": "long_job", "arguments": {"seconds": 30}}),
@@ -900,7 +904,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
 
     assert_eq!(tasks_get(&mut client, 2, &task).await["status"], "working");
     let ack = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             3,
             "tasks/cancel",
             json!({"taskId": task}),
@@ -917,7 +921,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         "cancelled"
     );
     let again = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             5,
             "tasks/cancel",
             json!({"taskId": task}),
@@ -931,7 +935,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
 
     // Without the extension: the same tool answers as any call, and the task methods refuse.
     let plain = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             6,
             "tools/call",
             json!({"name": "long_job", "arguments": {"seconds": 0.05}}),
@@ -940,7 +944,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         .await;
     assert_eq!(text(&plain), "slept 0.05");
     let refused = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             7,
             "tasks/get",
             json!({"taskId": task}),
@@ -949,7 +953,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         .await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
     let required = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             8,
             "tools/call",
             json!({"name": "careful_job", "arguments": {}}),
@@ -961,7 +965,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
         json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     let unknown = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             9,
             "tasks/get",
             json!({"taskId": "nope"}),
@@ -971,7 +975,7 @@ async fn at_2026_a_long_call_becomes_a_task_the_client_follows() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "careful_job", json!({})).await;
@@ -981,7 +985,7 @@ async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
         "{status}"
     );
     let ack = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             200,
             "tasks/update",
             json!({"taskId": task, "inputResponses": {
@@ -998,12 +1002,12 @@ async fn at_2026_a_task_asks_through_itself_and_tasks_update_answers() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     let mut client = initialized("2025-11-25", json!({}));
     let opened = {
         let mut fresh = Client::new(&server(quick_tasks()));
-        fresh.call(&initialize("2025-11-25", json!({}))).await
+        fresh.call(&rpc::initialize("2025-11-25", json!({}))).await
     };
     assert_eq!(
         opened["result"]["capabilities"]["tasks"],
@@ -1079,7 +1083,7 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     );
 
     // A tool that runs only as a task needs one; one that never does refuses it.
-    let bare = client.call(&call(6, "careful_job", json!({}))).await;
+    let bare = client.call(&rpc::call(6, "careful_job", json!({}))).await;
     assert_eq!(bare["error"]["code"], -32601, "{bare}");
     let refused = client
         .call(
@@ -1092,20 +1096,20 @@ async fn at_2025_11_25_a_client_asks_for_a_task_and_reads_its_result() {
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_an_id_used_again_while_its_task_runs_names_a_request_of_its_own() {
     // Ids must differ only among requests in flight: the call that became a task was
     // answered, so the client may use its id for another request while the task runs.
     let mut client = initialized("2025-11-25", json!({}));
     // Run here, so the test knows when the task's work is over.
     let handled = client.connection.handle(
-        core_call(1, "gated_task_job", json!({})).as_bytes(),
+        rpc::task_call(1, "gated_task_job", json!({})).as_bytes(),
         &client.sink,
     );
     let task_work = tokio::spawn(handled.into_work().expect("the call's work").run());
     let created = client.next().await;
     assert!(created["result"]["task"]["taskId"].is_string(), "{created}");
-    client.send(&call(1, "gated_call", json!({})));
+    client.send(&rpc::call(1, "gated_call", json!({})));
     TASK_GATE.fire();
     task_work.await.expect("the task's work ends");
     assert_eq!(
@@ -1122,7 +1126,7 @@ async fn at_2025_11_25_an_id_used_again_while_its_task_runs_names_a_request_of_i
     assert_eq!(text(&answer), "call done", "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {}}));
     let id = start_core_task(&mut client, 1, "careful_job", json!({})).await;
@@ -1139,7 +1143,7 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
         )
         .await;
     assert_eq!(status["result"]["status"], "input_required", "{status}");
-    client.send(&respond(
+    client.send(&rpc::respond(
         &question["id"],
         json!({"action": "accept", "content": {"confirm": true}}),
     ));
@@ -1156,14 +1160,14 @@ async fn at_2025_11_25_a_task_asks_live_and_says_whose_question_it_is() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_once_is_an_ended_task(
 ) {
     let mut client = Client::new(&server(quick_tasks()));
     let task = start_task(&mut client, 1, "endless_job", json!({})).await;
     assert!(ENDLESS_STARTED.fired());
     client
-        .call(&stateless(
+        .call(&rpc::per_request(
             2,
             "tasks/cancel",
             json!({"taskId": task}),
@@ -1174,7 +1178,7 @@ async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_on
 
     // A tool that runs only as a task and ends before the moment passes: a task, ended.
     let ended = client
-        .call(&stateless(
+        .call(&rpc::per_request(
             3,
             "tools/call",
             json!({"name": "instant_failure", "arguments": {}}),
@@ -1196,7 +1200,7 @@ async fn at_2026_a_cancelled_task_stops_its_tool_and_a_required_one_ending_at_on
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its_own_tasks() {
     let server = server(quick_tasks().page_size(1));
     let mut client = Client::initialized(&server);
@@ -1220,12 +1224,12 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
         "a tool error is a result, not a protocol error"
     );
     let result = client
-        .call(&core_request(3, "tasks/result", json!({"taskId": failing})))
+        .call(&rpc::request(3, "tasks/result", json!({"taskId": failing})))
         .await;
     assert_eq!(result["result"]["isError"], true, "{result}");
 
     // Listed a page at a time, this connection's tasks only.
-    let first = client.call(&core_request(4, "tasks/list", json!({}))).await;
+    let first = client.call(&rpc::request(4, "tasks/list", json!({}))).await;
     assert_eq!(
         first["result"]["tasks"][0]["taskId"],
         json!(failing),
@@ -1233,7 +1237,7 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
     );
     let cursor = first["result"]["nextCursor"].clone();
     let second = client
-        .call(&core_request(5, "tasks/list", json!({"cursor": cursor})))
+        .call(&rpc::request(5, "tasks/list", json!({"cursor": cursor})))
         .await;
     assert_eq!(
         second["result"]["tasks"][0]["taskId"],
@@ -1242,12 +1246,12 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
     );
     assert!(second["result"].get("nextCursor").is_none());
     let mut other = Client::initialized(&server);
-    let theirs = other.call(&core_request(1, "tasks/list", json!({}))).await;
+    let theirs = other.call(&rpc::request(1, "tasks/list", json!({}))).await;
     assert_eq!(theirs["result"]["tasks"], json!([]), "{theirs}");
 
     // Cancelling a running task answers it cancelled and announces it.
     let cancelled = client
-        .call(&core_request(6, "tasks/cancel", json!({"taskId": endless})))
+        .call(&rpc::request(6, "tasks/cancel", json!({"taskId": endless})))
         .await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
     let status = client.next().await;
@@ -1260,11 +1264,11 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page_says_when_done() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
     let refused = client
-        .call(&call(1, "list_files", json!({"account": "ann"})))
+        .call(&rpc::call(1, "list_files", json!({"account": "ann"})))
         .await;
     let error = &refused["error"];
     assert_eq!(error["code"], -32042, "{refused}");
@@ -1298,16 +1302,16 @@ async fn at_2025_11_25_a_tool_that_needs_a_page_first_answers_32042_and_the_page
     assert!(client.nothing_yet());
 
     let retried = client
-        .call(&call(2, "list_files", json!({"account": "ann"})))
+        .call(&rpc::call(2, "list_files", json!({"account": "ann"})))
         .await;
     assert_eq!(text(&retried), "ann: notes.txt");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_call_names_it() {
     let mut form_only = initialized("2025-11-25", json!({"elicitation": {}}));
     let refused = form_only
-        .call(&call(1, "list_files", json!({"account": "bob"})))
+        .call(&rpc::call(1, "list_files", json!({"account": "bob"})))
         .await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     assert_eq!(
@@ -1335,7 +1339,7 @@ async fn a_page_is_never_sent_to_a_client_without_url_elicitation_and_a_direct_c
     assert!(!finish_at_page("cyd").complete());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the_user_is_done() {
     let mut client = Client::new(&server(quick_tasks()));
     let capabilities = json!({"elicitation": {"url": {}}});
@@ -1344,7 +1348,7 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
         if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
             params.extend(extra);
         }
-        stateless(id, "tools/call", params, capabilities.clone())
+        rpc::per_request(id, "tools/call", params, capabilities.clone())
     };
     let first = client.call(&round(1, json!({}))).await;
     let result = &first["result"];
@@ -1381,7 +1385,7 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
     // A client without URL elicitation: -32021, naming it.
     let mut form_only = Client::new(&server(quick_tasks()));
     let refused = form_only
-        .call(&stateless(
+        .call(&rpc::per_request(
             4,
             "tools/call",
             json!({"name": "list_files", "arguments": {"account": "eve"}}),
@@ -1395,11 +1399,11 @@ async fn at_2026_a_tool_that_needs_a_page_first_asks_for_it_each_round_until_the
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_that_needs_a_page_first_ends_with_32042_and_its_pages() {
     let mut client = initialized("2025-11-25", json!({"elicitation": {"url": {}}}));
     let task = start_core_task(&mut client, 1, "list_files", json!({"account": "fay"})).await;
-    client.send(&core_request(2, "tasks/result", json!({"taskId": task})));
+    client.send(&rpc::request(2, "tasks/result", json!({"taskId": task})));
     let ended = loop {
         let message = client.next().await;
         if message["id"] == 2 {

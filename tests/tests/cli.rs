@@ -13,7 +13,7 @@ fn run(args: &[&str]) -> Output {
 
 fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
     let binary = env!("CARGO_BIN_EXE_travel-tools");
-    tool_tests::run_with_stdin(tool_tests::command(binary).args(args), stdin)
+    tool_tests::stdio::run(tool_tests::command(binary).args(args), stdin)
 }
 
 fn stdout(output: &Output) -> String {

@@ -8,12 +8,11 @@ use axum::http::{Request, StatusCode};
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tool_runtime::mcp::{McpServer, ServerOptions};
 use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
-use tool_tests::{messages, server};
+use tool_tests::stdio::Session;
+use tool_tests::{messages, server, Signal};
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -145,38 +144,20 @@ fn no_leaks(text: &str) -> Result<(), String> {
 }
 
 /// One stdio session: sends `lines`, then the `after` request, and returns every answer
-/// before the one to `after` (which must come).
+/// but the one to `after` (which must come) and to `init`.
 async fn stdio_session(server: &McpServer, lines: &[&[u8]]) -> Result<Vec<Value>, String> {
-    let (client, server_side) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let server = server.clone();
-    let serving = tokio::spawn(async move {
-        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-    });
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let writer = {
-        let lines: Vec<Vec<u8>> = lines.iter().map(|l| l.to_vec()).collect();
-        tokio::spawn(async move {
-            for line in lines {
-                client_write.write_all(&line).await?;
-                client_write.write_all(b"\n").await?;
-            }
-            client_write.write_all(AFTER.as_bytes()).await?;
-            client_write.write_all(b"\n").await?;
-            client_write.shutdown().await
-        })
-    };
+    let mut session = Session::in_memory(server);
+    for line in lines {
+        session.send_bytes(line).await;
+        session.send_bytes(b"\n").await;
+    }
+    session.send(AFTER).await;
+    session.end_input().await;
     // Read everything until the server ends its output (it does at the end of input, once
     // the calls in flight are answered): slow answers may come after the next request's.
-    let mut reader = BufReader::new(client_read).lines();
     let mut answers = Vec::new();
     let mut after_served = false;
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(10), reader.next_line())
-            .await
-            .map_err(|_| "no answer within 10 s".to_owned())?
-            .map_err(|e| e.to_string())?;
-        let Some(line) = line else { break };
+    while let Some(line) = session.next_text().await {
         no_leaks(&line)?;
         let answer: Value =
             serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}: {line}"))?;
@@ -192,8 +173,7 @@ async fn stdio_session(server: &McpServer, lines: &[&[u8]]) -> Result<Vec<Value>
     if !after_served {
         return Err("the next request got no answer".to_owned());
     }
-    writer.await.unwrap().map_err(|e| e.to_string())?;
-    serving.await.unwrap().map_err(|e| e.to_string())?;
+    session.finish().await;
     Ok(answers)
 }
 
@@ -407,38 +387,43 @@ fn server_with_output_limit(bytes: usize) -> McpServer {
     server(ServerOptions::default().max_output_bytes(bytes))
 }
 
-/// Answers after `millis` milliseconds.
+/// Lets `paused` end.
+static RESUME: Signal = Signal::new();
+
+/// Answers once the test lets it.
 #[tool]
-async fn pause(millis: u64) -> u64 {
-    tokio::time::sleep(Duration::from_millis(millis)).await;
-    millis
+async fn paused() -> &'static str {
+    RESUME.wait("the test letting the paused call end").await;
+    "resumed"
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicate_ids_in_flight_over_stdio() {
     let server = server(ServerOptions::default());
-    let call = concat!(
-        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","#,
-        r#""params":{"name":"pause","arguments":{"millis":300}}}"#
-    )
-    .as_bytes();
-    let answers = stdio_session(&server, &[INIT.as_bytes(), call, call])
-        .await
-        .unwrap();
-    assert_eq!(answers.len(), 2, "{answers:?}");
-    assert_eq!(answers[0]["id"], 7);
+    let mut session = Session::in_memory(&server);
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"paused"}}"#;
+    session.send(INIT).await;
+    session.answer_to("init").await;
+    session.send(call).await;
+    session.send(call).await;
+    // The first is still running (it waits for the test): the second is refused at once.
+    let refused = session.next().await;
+    assert_eq!(refused["id"], 7);
     assert_eq!(
-        answers[0]["error"]["code"], -32600,
-        "the second request with id 7 is refused at once"
+        refused["error"]["code"], -32600,
+        "the second request with id 7 is refused at once: {refused}"
     );
-    assert!(answers[0]["error"]["message"]
+    assert!(refused["error"]["message"]
         .as_str()
         .unwrap()
         .contains("already used by a request that has not been answered"));
-    assert_eq!(answers[1]["id"], 7);
+    RESUME.fire();
+    let answered = session.next().await;
+    assert_eq!(answered["id"], 7);
     assert_eq!(
-        answers[1]["result"]["structuredContent"],
-        json!({"result": 300}),
+        answered["result"]["structuredContent"],
+        json!({"result": "resumed"}),
         "the first is answered"
     );
+    assert_eq!(session.finish().await, Vec::<Value>::new(), "nothing more");
 }

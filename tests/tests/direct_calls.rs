@@ -4,11 +4,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tool_runtime::{prompt, resource, tool, Cancellation, Registry};
+use tool_tests::{wait_for, PATIENCE};
 
-/// Waits until cancelled (three seconds at most, so a missing cancellation fails the test
+/// Waits until cancelled ([`PATIENCE`] at most, so a missing cancellation fails the test
 /// instead of hanging it); says in `flag` whether it was.
 fn wait_for_cancel(cancellation: &Cancellation, flag: &AtomicBool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let deadline = std::time::Instant::now() + *PATIENCE;
     while !cancellation.is_cancelled() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -40,15 +41,10 @@ fn slow_resource(cancellation: Cancellation) -> String {
     "late".to_owned()
 }
 
-/// Whether `flag` is set within five seconds (the item stops soon after its cancellation).
-async fn set_soon(flag: &AtomicBool) -> bool {
-    for _ in 0..500 {
-        if flag.load(Ordering::SeqCst) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
+/// Waits until `flag` is set (the item stops soon after its cancellation); fails the test,
+/// saying that `what` did not happen, past [`PATIENCE`].
+async fn set_soon(flag: &AtomicBool, what: &str) {
+    wait_for(what, async || flag.load(Ordering::SeqCst)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,25 +53,16 @@ async fn a_time_limit_cancels_tools_prompts_and_resources_called_directly() {
 
     let result = registry.call("slow_tool", serde_json::json!({})).await;
     assert!(result.error().unwrap().to_string().contains("100ms"));
-    assert!(
-        set_soon(&TOOL_CANCELLED).await,
-        "the tool saw its cancellation"
-    );
+    set_soon(&TOOL_CANCELLED, "the tool seeing its cancellation").await;
 
     let error = registry
         .get_prompt("slow_prompt", serde_json::json!({}))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("100ms"), "{error}");
-    assert!(
-        set_soon(&PROMPT_CANCELLED).await,
-        "the prompt saw its cancellation"
-    );
+    set_soon(&PROMPT_CANCELLED, "the prompt seeing its cancellation").await;
 
     let error = registry.read_resource("slow://thing").await.unwrap_err();
     assert!(error.to_string().contains("100ms"), "{error}");
-    assert!(
-        set_soon(&RESOURCE_CANCELLED).await,
-        "the resource saw its cancellation"
-    );
+    set_soon(&RESOURCE_CANCELLED, "the resource seeing its cancellation").await;
 }

@@ -75,7 +75,7 @@ pub struct Release {
 fn wait_for_release(release: State<Release>) -> Result<&'static str, String> {
     let receiver = release.receiver.lock().unwrap();
     receiver
-        .recv_timeout(Duration::from_secs(10))
+        .recv_timeout(*tool_tests::PATIENCE)
         .map(|()| "released")
         .map_err(|_| "never released: the executor was blocked".to_owned())
 }

@@ -3,7 +3,6 @@
 //! announced to clients when they change (handshake era and `subscriptions/listen`).
 
 use serde_json::{json, Value};
-use std::time::Duration;
 use tool_runtime::catalog::ItemKind;
 use tool_runtime::mcp::connection::outbox;
 use tool_runtime::mcp::{McpServer, ServerOptions};
@@ -344,9 +343,9 @@ async fn handshake_clients_are_told_when_prompts_or_resources_change() {
     assert_eq!(names(&before, "prompts", "name"), ["explain", "hello"]);
 
     let mut announced = async || {
-        let message = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+        let message = tokio::time::timeout(*tool_tests::PATIENCE, announcements.recv())
             .await
-            .expect("a notification within 5 s")
+            .expect("a notification in good time")
             .expect("the channel is open");
         serde_json::from_slice::<Value>(&message.bytes).unwrap()["method"].clone()
     };

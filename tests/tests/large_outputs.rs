@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::mcp::{LargeOutputs, McpServer, ServerInfo, ServerOptions};
 use tool_runtime::{tool, Registry};
-use tool_tests::{Client, INITIALIZE};
+use tool_tests::{rpc, Client, INITIALIZE};
 
 /// A report of `lines` lines.
 #[tool(large_output = "resource")]
@@ -44,18 +44,6 @@ fn plain_log(
     (1..=lines).map(|n| format!("entry {n}\n")).collect()
 }
 
-fn call(name: &str, arguments: Value, id: u32) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments
-    }})
-    .to_string()
-}
-
-fn read(uri: &str, id: u32) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
-        .to_string()
-}
-
 #[tokio::test]
 async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     let server = reports(LargeOutputs::default().above(200));
@@ -75,7 +63,9 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
         "a link is not a Totals, so none is promised"
     );
 
-    let small = client.call(&call("totals", json!({"count": 3}), 2)).await;
+    let small = client
+        .call(&rpc::call(2, "totals", json!({"count": 3})))
+        .await;
     assert_eq!(
         small["result"]["structuredContent"],
         json!({"entries": [0, 1, 2]}),
@@ -83,7 +73,9 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     );
 
     let full: String = (1..=100).map(|n| format!("line {n}\n")).collect();
-    let large = client.call(&call("report", json!({"lines": 100}), 3)).await;
+    let large = client
+        .call(&rpc::call(3, "report", json!({"lines": 100})))
+        .await;
     let result = &large["result"];
     assert!(result.get("isError").is_none());
     let preview = result["content"][0]["text"].as_str().unwrap();
@@ -107,23 +99,33 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     assert_eq!(link["name"], "report output");
     assert_eq!(link["size"], full.len());
     let uri = link["uri"].as_str().unwrap().to_owned();
-    let contents = client.call(&read(&uri, 4)).await;
+    let contents = client
+        .call(&rpc::request(4, "resources/read", json!({"uri": &uri})))
+        .await;
     assert_eq!(
         contents["result"]["contents"],
         json!([{"uri": uri, "mimeType": "text/plain", "text": full}])
     );
 
-    let data = client.call(&call("totals", json!({"count": 100}), 5)).await;
+    let data = client
+        .call(&rpc::call(5, "totals", json!({"count": 100})))
+        .await;
     let link = &data["result"]["content"][1];
     assert_eq!(link["mimeType"], "application/json");
-    let contents = client.call(&read(link["uri"].as_str().unwrap(), 6)).await;
+    let contents = client
+        .call(&rpc::request(
+            6,
+            "resources/read",
+            json!({"uri": link["uri"].as_str().unwrap()}),
+        ))
+        .await;
     let stored: Value =
         serde_json::from_str(contents["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(stored["entries"].as_array().unwrap().len(), 100);
 
     // A tool that does not allow links keeps its whole output.
     let log = client
-        .call(&call("plain_log", json!({"lines": 100}), 7))
+        .call(&rpc::call(7, "plain_log", json!({"lines": 100})))
         .await;
     let whole_log: String = (1..=100).map(|n| format!("entry {n}\n")).collect();
     assert_eq!(
@@ -132,9 +134,10 @@ async fn a_large_output_is_a_preview_and_a_link_to_the_whole() {
     );
 
     let unknown = client
-        .call(&read(
-            "tool-output://report/ffffffffffffffffffffffffffffffff",
+        .call(&rpc::request(
             8,
+            "resources/read",
+            json!({"uri": "tool-output://report/ffffffffffffffffffffffffffffffff"}),
         ))
         .await;
     assert_eq!(unknown["error"]["code"], -32002);
@@ -163,31 +166,49 @@ async fn stored_outputs_expire_and_the_oldest_make_room() {
             .unwrap()
             .to_owned()
     };
-    let first = uri_of(&client.call(&call("report", json!({"lines": 100}), 1)).await);
-    let second = uri_of(&client.call(&call("report", json!({"lines": 100}), 2)).await);
+    let first = uri_of(
+        &client
+            .call(&rpc::call(1, "report", json!({"lines": 100})))
+            .await,
+    );
+    let second = uri_of(
+        &client
+            .call(&rpc::call(2, "report", json!({"lines": 100})))
+            .await,
+    );
     assert_ne!(first, second, "each output has its own URI");
-    let pushed_out = client.call(&read(&first, 3)).await;
+    let pushed_out = client
+        .call(&rpc::request(3, "resources/read", json!({"uri": &first})))
+        .await;
     assert_eq!(
         pushed_out["error"]["code"], -32002,
         "two do not fit: the oldest went"
     );
-    let kept = client.call(&read(&second, 4)).await;
+    let kept = client
+        .call(&rpc::request(4, "resources/read", json!({"uri": &second})))
+        .await;
     assert!(kept["result"]["contents"][0]["text"].is_string());
 
     // Time is paused: a moment short of the 300 ms it is kept, then just past it.
     tokio::time::advance(Duration::from_millis(299)).await;
-    let still = client.call(&read(&second, 5)).await;
+    let still = client
+        .call(&rpc::request(5, "resources/read", json!({"uri": &second})))
+        .await;
     assert!(
         still["result"]["contents"][0]["text"].is_string(),
         "{still}"
     );
     tokio::time::advance(Duration::from_millis(2)).await;
-    let expired = client.call(&read(&second, 5)).await;
+    let expired = client
+        .call(&rpc::request(5, "resources/read", json!({"uri": &second})))
+        .await;
     assert_eq!(expired["error"]["code"], -32002, "kept for 300 ms only");
 
     let too_big = server_with_room(10);
     let mut client = Client::initialized(&too_big);
-    let answer = client.call(&call("report", json!({"lines": 100}), 6)).await;
+    let answer = client
+        .call(&rpc::call(6, "report", json!({"lines": 100})))
+        .await;
     let whole: String = (1..=100).map(|n| format!("line {n}\n")).collect();
     assert_eq!(
         answer["result"]["content"],

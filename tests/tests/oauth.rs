@@ -11,7 +11,7 @@ use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::transport::http::{router, HttpOptions, Jwks, OAuth};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::oauth::{claims, jwks, now, SigningKey};
-use tool_tests::{http, messages, names, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+use tool_tests::{http, messages, names, rpc, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
 use tower::ServiceExt;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -82,12 +82,6 @@ fn initialize(port: u16, token: &str) -> String {
         .to_owned()
 }
 
-fn tool_call(id: u32, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": arguments}})
-    .to_string()
-}
-
 fn listed_tools(port: u16, token: &str, session: &str) -> Vec<String> {
     let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
     let reply = post(port, Some(token), Some(session), list);
@@ -104,7 +98,7 @@ fn structured_call(port: u16, token: &str, session: &str, name: &str, arguments:
         port,
         Some(token),
         Some(session),
-        &tool_call(1, name, arguments),
+        &rpc::call(1, name, arguments),
     );
     assert_eq!(reply.status, 200, "{reply:?}");
     messages(&reply.body)[0]["result"]["structuredContent"].clone()
@@ -312,7 +306,7 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
     );
 
     let line = json!({"line": "ship on monday"});
-    let write = tool_call(2, "write_notes", line.clone());
+    let write = rpc::call(2, "write_notes", line.clone());
     let refused = post(server.port, Some(&reader), Some(&session), &write);
     assert_eq!(refused.status, 403, "{refused:?}");
     let message = "tool 'write_notes' requires the scopes notes:read notes:write; this client's \
@@ -398,7 +392,14 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let key = SigningKey::ed25519("k1");
     let keys = KeyFile::new("lists", &[&key]);
     let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
-    let everything = ["echo", "read_notes", "wait", "whoami", "write_notes"];
+    let everything = [
+        "echo",
+        "hold",
+        "read_notes",
+        "wait",
+        "whoami",
+        "write_notes",
+    ];
 
     let open = serve(&keys, &[]);
     let session = initialize(open.port, &reader);
@@ -408,7 +409,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let session = initialize(cut.port, &reader);
     assert_eq!(
         listed_tools(cut.port, &reader, &session),
-        ["echo", "read_notes", "wait", "whoami"]
+        ["echo", "hold", "read_notes", "wait", "whoami"]
     );
     let writer = key.sign(&claims(ISSUER, RESOURCE, "bob", "notes:read notes:write"));
     let session = initialize(cut.port, &writer);
@@ -427,8 +428,15 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
-    let permitted = ["echo", "read_notes", "wait", "whoami"];
-    let every = ["echo", "read_notes", "wait", "whoami", "write_notes"];
+    let permitted = ["echo", "hold", "read_notes", "wait", "whoami"];
+    let every = [
+        "echo",
+        "hold",
+        "read_notes",
+        "wait",
+        "whoami",
+        "write_notes",
+    ];
     for (port, scope, listed) in [
         (cut.port, "private", &permitted[..]),
         (open.port, "public", &every[..]),
@@ -451,7 +459,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let listed: Value = serde_json::from_str(&discover.body).unwrap();
     let mut listed = tool_tests::fields(&listed["tools"], "name");
     listed.sort();
-    assert_eq!(listed, ["echo", "read_notes", "wait", "whoami"]);
+    assert_eq!(listed, ["echo", "hold", "read_notes", "wait", "whoami"]);
 }
 
 #[test]
@@ -462,7 +470,7 @@ fn a_session_belongs_to_the_subject_that_opened_it() {
     let ada = key.sign(&claims(ISSUER, RESOURCE, "ada", "notes:read"));
     let eve = key.sign(&claims(ISSUER, RESOURCE, "eve", "notes:read"));
     let session = initialize(server.port, &ada);
-    let call = tool_call(1, "read_notes", json!({}));
+    let call = rpc::call(1, "read_notes", json!({}));
     assert_eq!(
         post(server.port, Some(&ada), Some(&session), &call).status,
         200

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use tool_tests::PATIENCE;
 use tool_tests::{call_reply, http, messages, open_session, spawn_http, INITIALIZE, JSON_POST};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -27,7 +28,7 @@ fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {
 fn stdio_session_in(env: &[(&str, &str)], args: &[&str], requests: &[&str]) -> (String, String) {
     let mut command = tool_tests::command(BINARY);
     command.arg("serve").args(args).envs(env.iter().copied());
-    let output = tool_tests::run_with_stdin(&mut command, &(requests.join("\n") + "\n"));
+    let output = tool_tests::stdio::run(&mut command, &(requests.join("\n") + "\n"));
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -143,9 +144,14 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
         r#"mcp_tool_calls_total{tool="wait",outcome="ok"} 1"#,
         r#"mcp_tool_calls_in_flight{tool="wait"} 0"#,
         r#"mcp_tool_call_duration_seconds_count{tool="echo"} 3"#,
-        // The 30 ms wait falls between the 25 ms and 50 ms buckets.
+        // The 30 ms wait cannot fall in the 25 ms bucket; where above it depends on how
+        // busy the machine is, so only that it was counted once is checked.
         r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="0.025"} 0"#,
-        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="0.05"} 1"#,
+        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="+Inf"} 1"#,
+        r#"mcp_tool_call_duration_seconds_count{tool="wait"} 1"#,
+        // The buckets between: 50 ms, then on up to 10 s.
+        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="0.05"} "#,
+        r#"mcp_tool_call_duration_seconds_bucket{tool="wait",le="10"} "#,
     ] {
         assert!(text.contains(line), "{line} in:\n{text}");
     }
@@ -186,7 +192,6 @@ fn metrics_are_off_unless_asked_for_and_need_http() {
 
 #[test]
 fn a_cancelled_call_is_audited_as_cancelled() {
-    let started = std::time::Instant::now();
     let (stdout, stderr) = stdio_session(
         &["--log-format", "json"],
         &[
@@ -198,13 +203,6 @@ fn a_cancelled_call_is_audited_as_cancelled() {
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
         ],
     );
-    // The call stopped when cancelled: an ignored cancellation would hold the exit for the
-    // shutdown grace (5 s) before the call is dropped, which is audited as cancelled too.
-    let took = started.elapsed();
-    assert!(
-        took < std::time::Duration::from_secs(4),
-        "the session took {took:?}"
-    );
     assert_eq!(
         stdout.lines().count(),
         1,
@@ -214,6 +212,11 @@ fn a_cancelled_call_is_audited_as_cancelled() {
     assert_eq!(events.len(), 1, "{stderr}");
     assert_eq!(events[0]["tool"], "wait");
     assert_eq!(events[0]["outcome"], "cancelled");
+    // The call stopped when cancelled: an ignored cancellation would have held it for the
+    // shutdown grace (5 s) at the end of input before it was dropped, which is audited as
+    // cancelled too. The server's own measure leaves out starting and ending the process.
+    let ms = events[0]["duration_ms"].as_f64().expect("a duration");
+    assert!(ms < 5000.0, "the call ran {ms} ms: held for the grace");
 }
 
 /// A `tools/call` of echo in `session`; gives the HTTP status and the reply.
@@ -262,21 +265,28 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
 
     // The modest client calls 10 times a second, half its allowance, while the greedy one
     // calls as fast as it can.
+    // It calls 10 times at least, and until the greedy one is done.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let modest_calls = {
         let stop = std::sync::Arc::clone(&stop);
         std::thread::spawn(move || {
             let mut refusals = Vec::new();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            while refusals.len() < 10 || !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 refusals.push(refused_for_rate(&echo_in(port, &modest)));
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             refusals
         })
     };
+    // The greedy one calls for 1.5 s, and on until it has been refused: on a busy machine
+    // it may take longer to call faster than its rate.
     let started = std::time::Instant::now();
     let (mut passed, mut refused) = (0u32, 0u32);
-    while started.elapsed() < std::time::Duration::from_millis(1500) {
+    while started.elapsed() < std::time::Duration::from_millis(1500) || refused == 0 {
+        assert!(
+            started.elapsed() < *PATIENCE,
+            "the greedy client was never refused: {passed} calls passed"
+        );
         match refused_for_rate(&echo_in(port, &greedy)) {
             false => passed += 1,
             true => refused += 1,
@@ -286,15 +296,17 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let modest_refusals = modest_calls.join().unwrap();
 
-    // A full allowance at the start, then the rate: within 10% of that.
-    let expected = RATE + RATE * elapsed;
+    // GCRA: a full allowance at the start, then the rate, over any window whatever the
+    // load; every call that passed fell within `elapsed`.
+    let most = RATE + RATE * elapsed + 1.0;
     let passed = f64::from(passed);
     assert!(
-        (passed - expected).abs() <= expected * 0.1,
-        "{passed} passed in {elapsed:.2} s; the limit allows {expected:.1}"
+        passed <= most,
+        "{passed} passed in {elapsed:.2} s; the limit allows {most:.1}"
     );
-    assert!(refused > 0, "the greedy client went past its limit");
-    assert!(modest_refusals.len() >= 10, "{modest_refusals:?}");
+    // A client slowed by a busy machine cannot show the limit is not too strict; the
+    // allowance at the start it always gets.
+    assert!(passed >= RATE, "{passed} passed: less than the allowance");
     assert!(
         modest_refusals.iter().all(|refused| !refused),
         "the other client is unaffected: {modest_refusals:?}"
@@ -312,11 +324,12 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
             execute,
         )
     };
-    let replies: Vec<tool_tests::HttpReply> = (0..30).map(rest).collect();
-    let too_many = replies
-        .iter()
-        .find(|reply| reply.status == 429)
-        .expect("a refusal");
+    // Sent until refused: how many pass first depends on how fast this machine sends them.
+    let too_many = (0..1000)
+        .map(rest)
+        .find(|reply| reply.status != 200)
+        .expect("a refusal within 1000 calls");
+    assert_eq!(too_many.status, 429, "{too_many:?}");
     assert_eq!(too_many.header("retry-after"), Some("1"), "{too_many:?}");
     let body: Value = serde_json::from_str(&too_many.body).unwrap();
     assert_eq!(body["name"], "echo");

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tool_tests::cluster::{post_to, Cluster};
-use tool_tests::{messages, per_request, with_tasks, HttpReply};
+use tool_tests::gate::FileGate;
+use tool_tests::PATIENCE;
+use tool_tests::{messages, rpc, wait_until, wait_until_some, with_tasks, HttpReply};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_replica-tools");
 
@@ -19,93 +21,71 @@ fn answer(reply: &HttpReply) -> Value {
         .unwrap_or_else(|| panic!("an answer: {} {}", reply.head, reply.body))
 }
 
-/// Starts a 2026-07-28 task of `tool` with `arguments` through the balancer: its id.
-fn start_task(cluster: &Cluster, tool: &str, arguments: Value) -> String {
-    let request = per_request(
-        1,
-        "tools/call",
-        json!({"name": tool, "arguments": arguments}),
-        with_tasks(),
-    );
-    let created = answer(&cluster.post(&request));
-    assert_eq!(created["result"]["resultType"], "task", "{created}");
-    created["result"]["taskId"].as_str().unwrap().to_owned()
-}
-
 /// `tasks/get` of `task` through the balancer.
 fn get_task(cluster: &Cluster, task: &str) -> Value {
-    let request = per_request(2, "tasks/get", json!({"taskId": task}), with_tasks());
+    let request = rpc::per_request(2, "tasks/get", json!({"taskId": task}), with_tasks());
     answer(&cluster.post(&request))
 }
 
-/// Polls `task` until `done` says so, for `most` at most; the task then, and how long it
-/// took. Each poll is one request through the balancer, which must answer.
+/// Polls `task` until `done` says so; the task then, and how long it took. Each poll is
+/// one request through the balancer, which must answer.
 fn poll(
     cluster: &Cluster,
     task: &str,
-    most: Duration,
+    what: &str,
     done: impl Fn(&Value) -> bool,
 ) -> (Value, Duration) {
     let started = Instant::now();
-    loop {
-        let got = get_task(cluster, task);
-        if done(&got) {
-            return (got, started.elapsed());
-        }
-        assert!(
-            started.elapsed() < most,
-            "task {task} within {most:?}: {got}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// The process ids written to `path`, one per run.
-fn runs(path: &std::path::Path) -> Vec<u32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| line.trim().parse().ok())
-        .collect()
-}
-
-/// Waits until a run has written its process id to `path`; the id.
-fn first_run(path: &std::path::Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(pid) = runs(path).first() {
-            return *pid;
-        }
-        assert!(Instant::now() < deadline, "the task started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn pid_file(name: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("replicas-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    path
-}
-
-/// Starts a task of `slow_lookup` that runs until `release` exists (a minute at most), so
-/// that it is surely still running when the server decides whether the call becomes a task.
-fn start_held_lookup(
-    cluster: &Cluster,
-    pid_file: &std::path::Path,
-    release: &std::path::Path,
-) -> String {
-    let _ = std::fs::remove_file(release);
-    let arguments = json!({
-        "seconds": 60,
-        "pid_file": pid_file.to_str().unwrap(),
-        "release_file": release.to_str().unwrap(),
+    let mut last = Value::Null;
+    let what = format!("task {task} {what} (last seen: {{last}})");
+    let got = wait_until_some(&what, || {
+        last = get_task(cluster, task);
+        done(&last).then(|| last.clone())
     });
-    start_task(cluster, "slow_lookup", arguments)
+    (got, started.elapsed())
 }
 
-/// Ends a lookup started by [`start_held_lookup`].
-fn release(release: &std::path::Path) {
-    std::fs::write(release, b"").expect("the release file is written");
+/// Starts a task of `tool` (`slow_lookup`, `slow_job`) held at `gate`, so that it surely
+/// still runs when the server decides whether the call becomes a task; its id. The call must become a task:
+/// one that stays a call (the store did not keep the task) would wait for the gate, so
+/// past [`PATIENCE`] the gate is opened and the test fails with the answer it then gets.
+fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
+    let request = rpc::per_request(
+        1,
+        "tools/call",
+        json!({"name": tool, "arguments": {"gate": gate.path()}}),
+        with_tasks(),
+    );
+    let port = cluster.port;
+    let (answered, answer_of) = std::sync::mpsc::channel();
+    let calling = std::thread::spawn(move || {
+        let _ = answered.send(answer(&post_to(port, &request)));
+    });
+    let created = match answer_of.recv_timeout(*PATIENCE) {
+        Ok(created) => created,
+        Err(_) => {
+            gate.release();
+            let _ = calling.join();
+            let late = answer_of
+                .try_recv()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            panic!(
+                "the call was not promoted within {:?}: the store did not keep the task \
+                 (answered once released: {late}); logs: {}",
+                *PATIENCE,
+                cluster.logs()
+            );
+        }
+    };
+    let _ = calling.join();
+    assert_eq!(
+        created["result"]["resultType"],
+        "task",
+        "{created}; logs: {}",
+        cluster.logs()
+    );
+    created["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
 /// GET `path` on `port`: its status and body.
@@ -113,9 +93,31 @@ fn get(port: u16, path: &str) -> HttpReply {
     tool_tests::http(port, "GET", path, &[], "")
 }
 
-/// The bound within which a task whose replica died is reported, as the deployment guide
-/// states it: the lease (3 s) and a look for lost tasks (every second), with a margin.
-const LOST_WITHIN: Duration = Duration::from_secs(8);
+/// Waits until every replica's own `/healthz` says the shared store is `state`
+/// (`reachable` or `unreachable`): each has asked it since it changed.
+fn wait_until_every_replica_sees_the_store(cluster: &Cluster, state: &str) {
+    for port in cluster.replica_ports() {
+        let mut last = Value::Null;
+        wait_until(
+            &format!("the replica on {port} seeing the store {state}"),
+            || {
+                let health = get(port, "/healthz");
+                assert_eq!(health.status, 200, "{}", health.body);
+                last = serde_json::from_str(health.body.trim()).expect("JSON");
+                assert_eq!(last["ready"], true, "{last}");
+                last["store"] == state
+            },
+        );
+    }
+}
+
+/// How soon the deployment guide says a task whose replica died is reported: a lease of
+/// 3 s and a look for lost tasks every second.
+const GUIDE_SAYS_LOST_WITHIN: Duration = Duration::from_secs(4);
+
+/// The bound the test holds it to: far above the guide's figure, for a busy machine where
+/// another cluster runs too, yet one a user would tell from never.
+const LOST_WITHIN: Duration = Duration::from_secs(20);
 
 #[test]
 fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere() {
@@ -130,20 +132,16 @@ fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere_on_a_redis_clust
 }
 
 /// A task whose replica is killed: reported failed when it is not idempotent, run again
-/// elsewhere when it is. Its files are named after the balancer's port: the two variants
-/// run at once.
+/// elsewhere when it is.
 fn a_killed_replica(cluster: &mut Cluster) {
-    let tag = cluster.port;
-
     // Not idempotent: another replica reports it failed, saying the worker was lost.
-    let file = pid_file(&format!("job-{tag}"));
-    let arguments = json!({"seconds": 60, "pid_file": file.to_str().unwrap()});
-    let task = start_task(cluster, "slow_job", arguments);
+    let gate = FileGate::new("job");
+    let task = start_held(cluster, "slow_job", &gate);
     let runner = cluster
-        .replica_of(first_run(&file))
+        .replica_of(gate.wait_entered(1)[0])
         .expect("a replica runs it");
     cluster.stop_replica(runner, "KILL");
-    let (failed, took) = poll(cluster, &task, LOST_WITHIN, |t| {
+    let (failed, took) = poll(cluster, &task, "ending", |t| {
         t["result"]["status"] != "working"
     });
     assert_eq!(failed["result"]["status"], "failed", "{failed}");
@@ -151,29 +149,41 @@ fn a_killed_replica(cluster: &mut Cluster) {
         .as_str()
         .unwrap_or_default();
     assert!(message.contains("worker was lost"), "{failed}");
-    assert_eq!(runs(&file).len(), 1, "not run again: it is not idempotent");
-    eprintln!("lost task reported failed {took:?} after its replica was killed");
+    assert_eq!(
+        gate.entered_pids().len(),
+        1,
+        "not run again: it is not idempotent"
+    );
+    eprintln!(
+        "lost task reported failed {took:?} after its replica was killed (the deployment \
+         guide says within about {GUIDE_SAYS_LOST_WITHIN:?})"
+    );
+    assert!(
+        took < LOST_WITHIN,
+        "a lost task is reported in good time: {took:?}, where the deployment guide says \
+         about {GUIDE_SAYS_LOST_WITHIN:?}"
+    );
 
     // Idempotent: it runs again on another replica, and completes.
     cluster.start_replica(runner);
     cluster.wait_until_all_up();
-    let file = pid_file(&format!("lookup-{tag}"));
-    let released = pid_file(&format!("lookup-{tag}-release"));
-    let task = start_held_lookup(cluster, &file, &released);
+    let gate = FileGate::new("lookup");
+    let task = start_held(cluster, "slow_lookup", &gate);
     let runner = cluster
-        .replica_of(first_run(&file))
+        .replica_of(gate.wait_entered(1)[0])
         .expect("a replica runs it");
     cluster.stop_replica(runner, "KILL");
     // The run that takes over ends as soon as it starts.
-    release(&released);
-    let (done, _) = poll(cluster, &task, LOST_WITHIN + Duration::from_secs(3), |t| {
+    gate.release();
+    let (done, took) = poll(cluster, &task, "completing", |t| {
         t["result"]["status"] == "completed"
     });
     assert_eq!(
         done["result"]["result"]["content"][0]["text"], "found it",
         "{done}"
     );
-    let pids = runs(&file);
+    assert!(took < LOST_WITHIN, "run again in good time: {took:?}");
+    let pids = gate.entered_pids();
     assert_eq!(pids.len(), 2, "run once more: {pids:?}");
     assert_ne!(pids[0], pids[1], "by another replica");
 }
@@ -181,11 +191,10 @@ fn a_killed_replica(cluster: &mut Cluster) {
 #[test]
 fn tasks_and_their_results_outlive_a_restart_of_every_replica() {
     let mut cluster = Cluster::start(BINARY, &[]);
-    let file = pid_file("restart");
-    let released = pid_file("restart-release");
-    let task = start_held_lookup(&cluster, &file, &released);
-    release(&released);
-    poll(&cluster, &task, Duration::from_secs(20), |t| {
+    let gate = FileGate::new("restart");
+    let task = start_held(&cluster, "slow_lookup", &gate);
+    gate.release();
+    poll(&cluster, &task, "completing", |t| {
         t["result"]["status"] == "completed"
     });
     for index in 0..3 {
@@ -210,6 +219,8 @@ fn one_client_is_held_to_its_rate_across_replicas() {
     );
     let admitted = Arc::new(AtomicU64::new(0));
     let refused = Arc::new(AtomicU64::new(0));
+    // The client asks as fast as it can, for a while and until it has been refused at
+    // least once: on a busy machine it may take longer to ask faster than its rate.
     let run_for = Duration::from_secs(5);
     let started = Instant::now();
     let workers: Vec<_> = (0..4)
@@ -218,9 +229,11 @@ fn one_client_is_held_to_its_rate_across_replicas() {
                 (Arc::clone(&admitted), Arc::clone(&refused), cluster.port);
             std::thread::spawn(move || {
                 let mut id = worker * 1_000_000;
-                while started.elapsed() < run_for {
+                while (started.elapsed() < run_for || refused.load(Ordering::Relaxed) == 0)
+                    && started.elapsed() < *PATIENCE
+                {
                     id += 1;
-                    let request = per_request(
+                    let request = rpc::per_request(
                         id,
                         "tools/call",
                         json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
@@ -246,19 +259,29 @@ fn one_client_is_held_to_its_rate_across_replicas() {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let admitted = admitted.load(Ordering::Relaxed) as f64;
-    // GCRA: the burst (30 at once), then 30 a second.
-    let expected = 30.0 + 30.0 * elapsed;
     let refused = refused.load(Ordering::Relaxed);
     assert!(refused > 0, "the client asked for more than its rate");
+    // GCRA admits at most the burst (30 at once) and then 30 a second, over any window,
+    // whatever the load: every admitted call fell within `elapsed`.
+    let most = 30.0 + 30.0 * elapsed + 1.0;
     assert!(
-        (admitted - expected).abs() <= expected * 0.1,
-        "admitted {admitted} calls in {elapsed:.2}s; 30/s with its burst is {expected:.0}"
+        admitted <= most,
+        "admitted {admitted} calls in {elapsed:.2}s; 30/s with its burst is at most {most:.0}"
+    );
+    // A client slowed by a busy machine cannot show that the rate is not over-enforced;
+    // the burst it must always get.
+    assert!(
+        admitted >= 30.0,
+        "admitted {admitted} calls in {elapsed:.2}s: less than the burst"
     );
 }
 
 #[test]
 fn a_rolling_restart_under_load_loses_no_request() {
-    let mut cluster = Cluster::start(BINARY, &[]);
+    // A replica told to stop answers /readyz with 503 at once and goes on serving for the
+    // drain delay: the delay must outlast the balancer's noticing (two failed checks 500 ms
+    // apart), with room for a busy machine.
+    let mut cluster = Cluster::start(BINARY, &["--drain-delay", "5s"]);
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..3)
@@ -269,7 +292,7 @@ fn a_rolling_restart_under_load_loses_no_request() {
                 let mut id = worker * 1_000_000;
                 while !stop.load(Ordering::Relaxed) {
                     id += 1;
-                    let request = per_request(
+                    let request = rpc::per_request(
                         id,
                         "tools/call",
                         json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
@@ -294,10 +317,20 @@ fn a_rolling_restart_under_load_loses_no_request() {
             })
         })
         .collect();
+    // Each phase of the restart sees calls answered: the load goes on throughout.
+    let answered_more = |what: &str| {
+        let before = answered.load(Ordering::Relaxed);
+        wait_until(&format!("ten more calls answered {what}"), || {
+            answered.load(Ordering::Relaxed) >= before + 10
+        });
+    };
+    answered_more("before the restart");
     for index in 0..3 {
         cluster.stop_replica(index, "TERM");
+        answered_more(&format!("with replica {index} stopped"));
         cluster.start_replica(index);
         cluster.wait_until_all_up();
+        answered_more(&format!("with replica {index} back"));
     }
     stop.store(true, Ordering::Relaxed);
     let failures: Vec<String> = workers
@@ -305,10 +338,6 @@ fn a_rolling_restart_under_load_loses_no_request() {
         .flat_map(|w| w.join().unwrap())
         .collect();
     let answered = answered.load(Ordering::Relaxed);
-    assert!(
-        answered > 100,
-        "the load went on throughout: {answered} answered"
-    );
     assert!(
         failures.is_empty(),
         "{} of {} requests failed: {:?}",
@@ -321,38 +350,21 @@ fn a_rolling_restart_under_load_loses_no_request() {
 #[test]
 fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     let mut cluster = Cluster::start(BINARY, &[]);
-    let file = pid_file("outage");
-    let released = pid_file("outage-release");
-    let task = start_held_lookup(&cluster, &file, &released);
-    release(&released);
-    poll(&cluster, &task, Duration::from_secs(20), |t| {
+    let gate = FileGate::new("outage");
+    let task = start_held(&cluster, "slow_lookup", &gate);
+    gate.release();
+    poll(&cluster, &task, "completing", |t| {
         t["result"]["status"] == "completed"
     });
 
     cluster.redis.stop();
     // Every replica says the store is unreachable, on /healthz, once it has asked it.
-    for (port, _) in &cluster.replicas {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let health = get(*port, "/healthz");
-            assert_eq!(health.status, 200, "{}", health.body);
-            let health: Value = serde_json::from_str(health.body.trim()).expect("JSON");
-            if health["store"] == "unreachable" {
-                assert_eq!(health["ready"], true, "{health}");
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the store is seen unreachable: {health}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    wait_until_every_replica_sees_the_store(&cluster, "unreachable");
     // Readiness is a replica's own: the shared store being down takes none out, so the
     // balancer keeps every replica and calls that need no store go on. The calls run over
     // six of the balancer's check intervals (500 ms each, two failures take a replica out),
     // which is where a replica reporting the store as unready would be taken out.
-    for port in cluster.replicas.iter().map(|(port, _)| *port) {
+    for port in cluster.replica_ports() {
         assert_eq!(
             get(port, "/readyz").status,
             200,
@@ -363,7 +375,7 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     let mut id = 100;
     while window.elapsed() < Duration::from_secs(3) || id < 110 {
         id += 1;
-        let call = per_request(
+        let call = rpc::per_request(
             id,
             "tools/call",
             json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
@@ -377,7 +389,7 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     }
     // Reading the task needs the store: a clear error that says to retry. In good time: a
     // client must not hang on it (the store's commands time out after 500 ms; the bound is
-    // generous for a busy machine).
+    // generous for a busy machine, and one a user would tell from hanging).
     let asked = Instant::now();
     let reply = get_task(&cluster, &task);
     let message = reply["error"]["message"].as_str().unwrap_or_default();
@@ -389,13 +401,17 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
 
     cluster.redis.restart();
     // The client reconnects by itself; nothing acknowledged was lost.
-    let (got, _) = poll(&cluster, &task, Duration::from_secs(30), |t| {
+    let (got, _) = poll(&cluster, &task, "readable again", |t| {
         t.get("result").is_some()
     });
     assert_eq!(got["result"]["status"], "completed", "{got}");
-    let task = start_held_lookup(&cluster, &file, &released);
-    release(&released);
-    poll(&cluster, &task, Duration::from_secs(20), |t| {
+    // Every replica, not only the one that answered, can use the store again before the
+    // next task: its connection may still be waiting to reconnect.
+    wait_until_every_replica_sees_the_store(&cluster, "reachable");
+    let gate = FileGate::new("after-outage");
+    let task = start_held(&cluster, "slow_lookup", &gate);
+    gate.release();
+    poll(&cluster, &task, "completing", |t| {
         t["result"]["status"] == "completed"
     });
 }

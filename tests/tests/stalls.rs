@@ -1,5 +1,7 @@
 //! A sync tool that was quick many times and then turns slow keeps its timeout, and stalls
-//! nothing else: other requests on the same stdio connection are answered at once. Run in
+//! nothing else: other requests on the same stdio connection are answered while it runs.
+//! The slow call blocks at a gate the test opens only at the end, so every answer the test
+//! reads before then came while the tool was still running. Run in
 //! memory (the async stdio server on a single-threaded runtime), over the real stdin and
 //! stdout of a process (the threaded reader), over HTTP (quick tools run between the turns of
 //! the server's runtime), and through the registry.
@@ -9,73 +11,35 @@ mod stalls;
 
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicU32;
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::{tool, CallError, Registry};
-use tool_tests::INITIALIZE;
+use tool_tests::gate::FileGate;
+use tool_tests::stdio::Session;
+use tool_tests::{rpc, INITIALIZE};
 
 static DIRECT_CALLS: AtomicU32 = AtomicU32::new(0);
 
 /// `turns_slow`, for the call made through the registry (its own count of calls).
 #[tool(timeout = "500ms")]
-fn turns_slow_direct() -> u32 {
-    stalls::quick_then_slow(&DIRECT_CALLS)
+fn turns_slow_direct(
+    /// The gate at which the slow calls block (a directory).
+    gate: String,
+) -> u32 {
+    stalls::quick_then_slow(&DIRECT_CALLS, &gate)
 }
 
-fn call(id: u64, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments
-    }})
-    .to_string()
-}
-
-/// A client's ends of a stdio connection.
-struct Client {
-    write: Box<dyn AsyncWrite + Unpin + Send>,
-    lines: Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
-}
-
-impl Client {
-    fn new(
-        write: impl AsyncWrite + Unpin + Send + 'static,
-        read: impl AsyncRead + Unpin + Send + 'static,
-    ) -> Client {
-        let read: Box<dyn AsyncRead + Unpin + Send> = Box::new(read);
-        Client {
-            write: Box::new(write),
-            lines: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
-            .await
-            .expect("an answer within 5 s")
-            .unwrap()
-            .expect("the server is still there");
-        serde_json::from_str(&line).unwrap()
-    }
-}
-
-/// The scenario: twenty quick calls of each tool, then `turns_slow` turns slow while other
-/// requests come; they are answered at once, and the slow call gets its timeout.
-async fn a_tool_turns_slow(client: &mut Client) {
+/// The scenario: twenty quick calls of each tool, then `turns_slow` turns slow (it blocks
+/// at `gate`) while other requests come; they are answered, and the slow call gets its
+/// timeout, all while the tool is still blocked.
+async fn a_tool_turns_slow(client: &mut Session, gate: &FileGate) {
+    let slow = json!({"gate": gate.path()});
     client.send(INITIALIZE).await;
     assert_eq!(client.next().await["id"], 0);
     // Twenty quick calls of each: both tools now run in place or on a lane, not the pool.
     for id in 1..=20u64 {
         for line in [
-            call(id, "turns_slow", json!({})),
-            call(1000 + id, "quick", json!({"a": id})),
+            rpc::call(id, "turns_slow", slow.clone()),
+            rpc::call(1000 + id, "quick", json!({"a": id})),
         ] {
             client.send(&line).await;
             let answer = client.next().await;
@@ -83,52 +47,51 @@ async fn a_tool_turns_slow(client: &mut Client) {
         }
     }
 
-    let sent = Instant::now();
     // In one write, a quick call and then the call that turns slow: the quick one's answer
     // is ready before the slow one starts, and must not wait for it.
     client
         .send(&format!(
             "{}\n{}",
-            call(1021, "quick", json!({"a": 0})),
-            call(21, "turns_slow", json!({}))
+            rpc::call(1021, "quick", json!({"a": 0})),
+            rpc::call(21, "turns_slow", slow.clone())
         ))
         .await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    gate.wait_entered_async(1).await;
     client
         .send(r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#)
         .await;
     client
         .send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/list"}"#)
         .await;
-    client.send(&call(24, "quick", json!({"a": 41}))).await;
-    // The others are answered while the slow call still runs, before its timeout.
+    client.send(&rpc::call(24, "quick", json!({"a": 41}))).await;
+    // The others are answered while the slow call still runs, and the slow call gets its
+    // timeout: the tool is still blocked, so only its time limit can have answered it.
     let mut ids = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..5 {
         let answer = client.next().await;
-        if answer["id"] == 24 {
-            assert_eq!(answer["result"]["structuredContent"], json!({"result": 42}));
+        match answer["id"].as_u64() {
+            Some(24) => assert_eq!(
+                answer["result"]["structuredContent"],
+                json!({"result": 42}),
+                "{answer}"
+            ),
+            Some(21) => {
+                assert_eq!(answer["result"]["isError"], true, "{answer}");
+                assert_eq!(
+                    answer["result"]["content"][0]["text"],
+                    "tool 'turns_slow' did not finish within 500ms and was stopped"
+                );
+            }
+            _ => assert!(answer.get("result").is_some(), "{answer}"),
         }
         ids.push(answer["id"].as_u64().unwrap());
     }
     ids.sort_unstable();
-    assert_eq!(ids, [22, 23, 24, 1021], "the other requests came first");
-    assert!(
-        sent.elapsed() < Duration::from_millis(450),
-        "the other requests waited for the slow call"
-    );
-
-    // Then the slow call gets its timeout, long before the tool's 2 s are over.
-    let answer = client.next().await;
-    assert_eq!(answer["id"], 21);
-    assert_eq!(answer["result"]["isError"], true);
-    assert_eq!(
-        answer["result"]["content"][0]["text"],
-        "tool 'turns_slow' did not finish within 500ms and was stopped"
-    );
-    assert!(sent.elapsed() < Duration::from_millis(1500));
+    assert_eq!(ids, [21, 22, 23, 24, 1021], "every request answered");
+    gate.release();
 
     // The server goes on serving.
-    client.send(&call(25, "quick", json!({"a": 1}))).await;
+    client.send(&rpc::call(25, "quick", json!({"a": 1}))).await;
     assert_eq!(
         client.next().await["result"]["structuredContent"],
         json!({"result": 2})
@@ -144,16 +107,9 @@ fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
         .unwrap();
     runtime.block_on(async {
         let server = McpServer::new(Registry::new().unwrap(), ServerInfo::new("t", "1"));
-        let (client_side, server_side) = tokio::io::duplex(64 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_side);
-        let serving = tokio::spawn(async move {
-            tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-        });
-        let (read, write) = tokio::io::split(client_side);
-        let mut client = Client::new(write, read);
-        a_tool_turns_slow(&mut client).await;
-        drop(client);
-        serving.await.unwrap().unwrap();
+        let mut client = Session::in_memory(&server);
+        a_tool_turns_slow(&mut client, &FileGate::new("stalls-in-memory")).await;
+        assert_eq!(client.finish().await, Vec::<Value>::new());
     });
 }
 
@@ -161,38 +117,29 @@ fn in_memory_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
 /// hands its role over when one turns slow.
 #[tokio::test]
 async fn over_process_stdio_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_stall-tools"))
-        .arg("serve")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the stall-tools binary starts");
-    let write = server.stdin.take().unwrap();
-    let read = server.stdout.take().unwrap();
-    let mut client = Client::new(write, read);
-    a_tool_turns_slow(&mut client).await;
-    drop(client);
-    let status = server.wait().await.unwrap();
-    assert!(status.success(), "{status}");
+    let mut client = Session::process(env!("CARGO_BIN_EXE_stall-tools"), &[]);
+    a_tool_turns_slow(&mut client, &FileGate::new("stalls-process")).await;
+    assert_eq!(client.finish().await, Vec::<Value>::new());
 }
 
 #[tokio::test]
 async fn a_registry_call_of_a_sync_tool_turning_slow_keeps_its_timeout() {
     let registry = Registry::new().unwrap();
+    let gate = FileGate::new("stalls-registry");
+    let arguments = json!({"gate": gate.path()});
     for _ in 0..20 {
-        let result = registry.call("turns_slow_direct", json!({})).await;
+        let result = registry.call("turns_slow_direct", arguments.clone()).await;
         assert!(result.error().is_none());
     }
-    let started = Instant::now();
-    let result = registry.call("turns_slow_direct", json!({})).await;
+    // The tool stays blocked: only its time limit can end the call.
+    let result = registry.call("turns_slow_direct", arguments).await;
     assert!(
         matches!(result.error(), Some(CallError::TimedOut { .. })),
         "{:?}",
         result.error()
     );
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert_eq!(gate.entered_pids().len(), 1, "the slow call ran");
+    gate.release();
 }
 
 /// `serve --http` on one thread, where quick sync tools run on the runtime's own thread
@@ -204,42 +151,35 @@ fn over_http_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
     let server = spawn_http(env!("CARGO_BIN_EXE_stall-tools"), "127.0.0.1", &[], &[]);
     let port = server.port;
     let session = open_session(port);
+    let gate = FileGate::new("stalls-http");
+    let slow = json!({"gate": gate.path()});
     let result = |reply: tool_tests::HttpReply| -> Value {
         assert_eq!(reply.status, 200, "{reply:?}");
         let message: Value = serde_json::from_str(&reply.body).expect("a JSON answer");
         message["result"].clone()
     };
     for id in 1..=20u32 {
-        for (name, arguments) in [("turns_slow", json!({})), ("quick", json!({"a": id}))] {
+        for (name, arguments) in [("turns_slow", slow.clone()), ("quick", json!({"a": id}))] {
             let answer = result(call_reply(port, &session, id, name, arguments));
             assert!(answer["isError"].is_null(), "{answer}");
         }
     }
 
-    let sent = Instant::now();
     let slow_session = session.clone();
-    let slow =
-        std::thread::spawn(move || call_reply(port, &slow_session, 21, "turns_slow", json!({})));
-    // Nothing outside the server tells when the slow call has started; this makes it likely
-    // (had it not, the quick call below would pass without proving anything).
-    std::thread::sleep(Duration::from_millis(50));
+    let slow = std::thread::spawn(move || call_reply(port, &slow_session, 21, "turns_slow", slow));
+    gate.wait_entered(1);
+    // Answered while the slow call's tool is blocked.
     let quick = result(call_reply(port, &session, 22, "quick", json!({"a": 41})));
     assert_eq!(quick["structuredContent"], json!({"result": 42}));
-    assert!(
-        sent.elapsed() < Duration::from_millis(450),
-        "the quick call waited for the slow one"
-    );
 
+    // The tool is still blocked: only its time limit can have answered the slow call.
     let answer = result(slow.join().expect("the slow call's thread"));
     assert_eq!(answer["isError"], true);
     assert_eq!(
         answer["content"][0]["text"],
         "tool 'turns_slow' did not finish within 500ms and was stopped"
     );
-    assert!(
-        sent.elapsed() < Duration::from_millis(1500),
-        "the time limit fired, not the tool's end"
-    );
+    gate.release();
     // The server goes on serving.
     let answer = result(call_reply(port, &session, 23, "quick", json!({"a": 1})));
     assert_eq!(answer["structuredContent"], json!({"result": 2}));

@@ -526,9 +526,9 @@ async fn subscribers_hear_of_updates_to_their_resources_only() {
 
     // The updates are watched from the first subscription on: no wait is needed.
     let mut heard = async || {
-        let message = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+        let message = tokio::time::timeout(*tool_tests::PATIENCE, announcements.recv())
             .await
-            .expect("an update within 5 s")
+            .expect("an update in good time")
             .expect("the channel is open");
         serde_json::from_slice::<Value>(&message.bytes).unwrap()["params"]["uri"].clone()
     };
@@ -665,9 +665,9 @@ async fn a_subscriber_that_fell_behind_is_told_every_resource_it_watches_may_hav
     }
     let mut heard = Vec::new();
     for _ in 0..2 {
-        let message = tokio::time::timeout(Duration::from_secs(5), announcements.recv())
+        let message = tokio::time::timeout(*tool_tests::PATIENCE, announcements.recv())
             .await
-            .expect("an update within 5 s")
+            .expect("an update in good time")
             .expect("the channel is open");
         let message: Value = serde_json::from_slice(&message.bytes).unwrap();
         assert_eq!(message["method"], "notifications/resources/updated");

@@ -1,5 +1,7 @@
 //! Task stores of a user's own, as a database would be: every operation takes a moment,
 //! several servers share one, and it can fail. Tasks still run, ask, answer and cancel.
+//! On paused time: when a call becomes a task (after a moment) is the subject, so timers
+//! fire in the order of their deadlines however busy the machine is.
 
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -12,8 +14,8 @@ use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::tasks::{InMemoryTasks, StoreError, StoreFuture, Task, TaskOptions, TaskStore};
 use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::{
-    core_call, core_request, server, start_core_task, start_task, task_method, until, until_seen,
-    Client, Signal,
+    rpc, server, start_core_task, start_task, task_method, until, until_seen, Client, Signal,
+    PATIENCE,
 };
 
 /// Whether to go ahead.
@@ -145,11 +147,15 @@ impl Remote {
         }
     }
 
-    /// Waits until it has served a read after the `seen` first ones (5 s at most).
+    /// Waits until it has served a read after the `seen` first ones ([`PATIENCE`] at most).
     async fn read_after(&self, seen: u64) {
         let mut reads = self.reads.subscribe();
-        let read = tokio::time::timeout(Duration::from_secs(5), reads.wait_for(|n| *n > seen));
-        assert!(read.await.is_ok(), "the store was read within 5 s");
+        let read = tokio::time::timeout(*PATIENCE, reads.wait_for(|n| *n > seen));
+        assert!(
+            read.await.is_ok(),
+            "the store was not read within {:?}",
+            *PATIENCE
+        );
     }
 
     fn has_lost(&self, id: &str) -> bool {
@@ -246,7 +252,7 @@ async fn answer_go(client: &mut Client, id: u32, task: &str, confirm: bool) -> S
         .to_owned()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn servers_sharing_a_store_serve_each_others_tasks() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
     let (a, b) = (
@@ -274,7 +280,7 @@ async fn servers_sharing_a_store_serve_each_others_tasks() {
     ENDLESS_STOPPED.wait("the tool on A was stopped").await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     // The store keeps the task only once the tool asks: the tool runs on meanwhile, and its
     // question goes to the task, not to a retry the client would never send.
@@ -292,7 +298,7 @@ async fn a_question_asked_while_the_store_keeps_the_task_waits_in_the_task() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retry() {
     // The store has no room: the call stays a call, and the question asked while it
     // decided goes back with the answer, for the client's retry.
@@ -315,7 +321,7 @@ async fn a_question_asked_while_the_store_refuses_the_task_comes_back_for_a_retr
     assert!(result["requestState"].is_string(), "{answer}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_before() {
     let mut client = Client::new(&server(tasks_in(None)));
     let task = start_task(&mut client, 1, "ask_twice", json!({})).await;
@@ -331,7 +337,7 @@ async fn a_question_asked_again_under_its_key_is_not_forgotten_for_the_one_befor
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     let store = Arc::new(Remote::new(Duration::from_millis(2)));
     let mut client = Client::new(&server(tasks_in(Some(&store))));
@@ -348,18 +354,18 @@ async fn a_question_the_tool_stops_waiting_for_leaves_the_task() {
     assert_eq!(cancelled["result"]["resultType"], "complete", "{cancelled}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     let store = Arc::new(Remote::new(Duration::from_millis(5)));
     let mut client = Client::new(&server(tasks_in(Some(&store)))).past_handshake();
     let task = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.1})).await;
-    let listed = client.call(&core_request(2, "tasks/list", json!({}))).await;
+    let listed = client.call(&rpc::request(2, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),
         vec![task.as_str()],
         "{listed}"
     );
-    client.send(&core_request(3, "tasks/result", json!({"taskId": task})));
+    client.send(&rpc::request(3, "tasks/result", json!({"taskId": task})));
     // Its status may come first, where the connection's unsolicited messages go.
     let mut result = client.next().await;
     while result.get("id").is_none() {
@@ -375,7 +381,7 @@ async fn at_2025_11_25_a_task_in_a_slow_store_is_listed_and_its_result_read() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let store = Arc::new(Remote::new(Duration::ZERO));
     let tasks = TaskOptions::default().store(Arc::clone(&store));
@@ -387,7 +393,7 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let mut client = Client::new(&server).past_handshake();
     let first = start_core_task(&mut client, 1, "long_job", json!({"seconds": 0.01})).await;
     let second = start_core_task(&mut client, 2, "long_job", json!({"seconds": 0.01})).await;
-    let page = client.call(&core_request(3, "tasks/list", json!({}))).await;
+    let page = client.call(&rpc::request(3, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&page["result"]["tasks"], "taskId"),
         vec![first.as_str()],
@@ -396,14 +402,14 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     let cursor = page["result"]["nextCursor"].clone();
     // The first task expires, and a listing from the start takes it off the list.
     store.lost.lock().unwrap().insert(first.clone());
-    let again = client.call(&core_request(4, "tasks/list", json!({}))).await;
+    let again = client.call(&rpc::request(4, "tasks/list", json!({}))).await;
     assert_eq!(
         tool_tests::fields(&again["result"]["tasks"], "taskId"),
         vec![second.as_str()],
         "{again}"
     );
     let next = client
-        .call(&core_request(5, "tasks/list", json!({"cursor": cursor})))
+        .call(&rpc::request(5, "tasks/list", json!({"cursor": cursor})))
         .await;
     assert_eq!(
         tool_tests::fields(&next["result"]["tasks"], "taskId"),
@@ -412,7 +418,7 @@ async fn at_2025_11_25_a_list_cursor_keeps_its_place_when_its_task_is_gone() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let store = Arc::new(Remote::new(Duration::ZERO));
     let mut client = Client::new(&server(tasks_in(Some(&store))));
@@ -450,15 +456,15 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     let kept = start_core_task(&mut client, 6, "long_job", json!({"seconds": 30})).await;
     store.down.store(true, Ordering::SeqCst);
     let refused = client
-        .call(&core_call(7, "long_job", json!({"seconds": 30})))
+        .call(&rpc::task_call(7, "long_job", json!({"seconds": 30})))
         .await;
     assert_eq!(refused["error"], expected, "{refused}");
-    let listed = client.call(&core_request(8, "tasks/list", json!({}))).await;
+    let listed = client.call(&rpc::request(8, "tasks/list", json!({}))).await;
     assert_eq!(listed["error"], expected, "{listed}");
     // A `tasks/result` already waiting when the store goes down.
     store.down.store(false, Ordering::SeqCst);
     let reads = *store.reads.borrow();
-    client.send(&core_request(9, "tasks/result", json!({"taskId": kept})));
+    client.send(&rpc::request(9, "tasks/result", json!({"taskId": kept})));
     store.read_after(reads).await;
     tool_tests::settle().await;
     assert!(client.nothing_yet(), "it waits for the task");
@@ -469,7 +475,7 @@ async fn a_store_that_fails_gets_an_internal_error_that_names_no_detail() {
     // Back up: only the task it kept is listed.
     store.down.store(false, Ordering::SeqCst);
     let listed = client
-        .call(&core_request(10, "tasks/list", json!({})))
+        .call(&rpc::request(10, "tasks/list", json!({})))
         .await;
     assert_eq!(
         tool_tests::fields(&listed["result"]["tasks"], "taskId"),

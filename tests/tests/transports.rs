@@ -5,11 +5,11 @@ use axum::body::{to_bytes, Body};
 use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::transport::http::{router, Cors, HttpOptions};
 use tool_runtime::{tool, Progress};
-use tool_tests::{messages, server, Signal, INITIALIZE};
+use tool_tests::stdio::Session;
+use tool_tests::{messages, server, Signal, INITIALIZE, PATIENCE};
 use tower::ServiceExt;
 
 /// Add two integers.
@@ -30,6 +30,18 @@ async fn wait(
     millis
 }
 
+/// Lets `held` end.
+static RELEASE_HELD: Signal = Signal::new();
+
+/// Waits until the test lets it end; says so.
+#[tool]
+async fn held() -> &'static str {
+    RELEASE_HELD
+        .wait("the test letting the held call end")
+        .await;
+    "released"
+}
+
 /// Fails.
 #[tool]
 fn fail() -> Result<(), String> {
@@ -39,19 +51,11 @@ fn fail() -> Result<(), String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
     let server = server(ServerOptions::default());
-    let (client_side, server_side) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(async move {
-        tool_runtime::transport::stdio::serve(&server, server_read, server_write).await
-    });
-    let (client_read, mut client_write) = tokio::io::split(client_side);
+    let mut session = Session::in_memory(&server);
     let input = [
         INITIALIZE,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        concat!(
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
-            r#""params":{"name":"wait","arguments":{"millis":300}}}"#
-        ),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{}}}"#,
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","#,
             r#""params":{"name":"add","arguments":{"a":1,"b":2}}}"#
@@ -63,40 +67,38 @@ async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
         ),
     ];
     for line in input {
-        client_write.write_all(line.as_bytes()).await.unwrap();
-        client_write.write_all(b"\n").await.unwrap();
+        session.send(line).await;
     }
-    client_write.shutdown().await.unwrap();
-    drop(client_write);
+    session.end_input().await;
 
-    let mut lines = BufReader::new(client_read).lines();
+    // The others are answered while the call sent first still runs; input has ended.
     let mut answers = Vec::new();
-    while let Some(line) = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-    {
-        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    while answers.len() < 3 {
+        answers.push(session.next().await);
     }
-    let ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
-    assert_eq!(ids.len(), 4, "{answers:?}");
+    let mut ids: Vec<Value> = answers.iter().map(|a| a["id"].clone()).collect();
     assert_eq!(ids[0], 0);
-    assert_eq!(
-        ids[3], 1,
-        "the slow call, sent first, answers last: {answers:?}"
-    );
+    ids.sort_by_key(|id| id.as_i64());
+    assert_eq!(ids, [0, 2, 3], "{answers:?}");
     let by_id = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
     assert_eq!(
         by_id(2)["result"]["structuredContent"],
         json!({"result": 3})
     );
     assert_eq!(by_id(3)["result"]["isError"], true);
+    // In-flight work finishes before exit.
+    RELEASE_HELD.fire();
+    let rest = session.finish().await;
     assert_eq!(
-        by_id(1)["result"]["structuredContent"],
-        json!({"result": 300}),
-        "in-flight work finishes before exit"
+        rest.len(),
+        1,
+        "only the held call's answer is left: {rest:?}"
     );
-    serving.await.unwrap().unwrap();
+    assert_eq!(rest[0]["id"], 1, "{rest:?}");
+    assert_eq!(
+        rest[0]["result"]["structuredContent"],
+        json!({"result": "released"})
+    );
 }
 
 fn app() -> axum::Router {
@@ -676,7 +678,7 @@ async fn seed_003_rest_endpoints() {
     let (status, _, body) = send(&app, get("/api/tools/discover")).await;
     assert_eq!(status, StatusCode::OK);
     let discovered = json_of(&body);
-    assert_eq!(discovered["totalCount"], 4);
+    assert_eq!(discovered["totalCount"], 5);
     assert_eq!(discovered["tools"][0]["name"], "add");
     assert_eq!(
         discovered["tools"][0]["parameters"]["required"],
@@ -821,11 +823,11 @@ async fn the_router_nests_into_an_existing_app() {
 /// Fired when `nap` starts.
 static NAP_STARTED: Signal = Signal::new();
 
-/// Sleeps two seconds.
+/// Never ends by itself: only ending its session releases its caller.
 #[tool]
 async fn nap() -> u8 {
     NAP_STARTED.fire();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    std::future::pending::<()>().await;
     1
 }
 
@@ -863,9 +865,10 @@ async fn ending_a_session_releases(accept: &'static str) {
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&app, delete).await.0, StatusCode::NO_CONTENT);
-    let (status, _, body) = tokio::time::timeout(Duration::from_secs(1), waiting)
+    // The tool never ends: only the session's end can have released the request.
+    let (status, _, body) = tokio::time::timeout(*PATIENCE, waiting)
         .await
-        .unwrap_or_else(|_| panic!("released at once (accept: {accept})"))
+        .unwrap_or_else(|_| panic!("not released (accept: {accept})"))
         .unwrap();
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
     let answer = json_of(&body);

@@ -1,5 +1,6 @@
 //! A tool binary with the standard command line, for the tests of operating a server:
-//! audit events, metrics, rate limits, budgets and authorization.
+//! audit events, metrics, rate limits, budgets and authorization, and bounds under load
+//! (`hold` keeps a call running until the test releases it).
 
 use tool_runtime::tool;
 
@@ -20,6 +21,17 @@ async fn wait(
 ) -> u64 {
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     ms
+}
+
+/// Wait until released: enters the gate (a directory a test holds, see `tool_tests::gate`)
+/// and waits until the test opens it.
+#[tool]
+async fn hold(
+    /// The gate's directory.
+    gate: String,
+) -> &'static str {
+    tool_tests::gate::hold(&gate).await;
+    "released"
 }
 
 /// Read the team's notes.

@@ -7,8 +7,9 @@
 //!   that thread between two turns, so its call crosses no thread at all. A hand-off to the
 //!   pool and back costs two wake-ups of sleeping threads, more than a small tool and the
 //!   rest of its call together. A watchdog looks while such work runs: when one run lasts
-//!   [`STUCK_AFTER`], it hands the runtime to a new thread (the other requests go on, time
-//!   limits fire, that call's included) and the tool goes back to the pool.
+//!   [`STUCK_AFTER`] (one of its [`Limits`]), it hands the runtime to a new thread (the
+//!   other requests go on, time limits fire, that call's included) and the tool goes back
+//!   to the pool.
 //! - **In place**, outside any runtime (a plain test, a direct call from sync code).
 //!
 //! A tool is *proven quick* once its last [`QUICK_STREAK`] runs on the pool each took less
@@ -50,7 +51,29 @@ const LONGEST_STREAK: u32 = 1024;
 /// A run between turns longer than this sends the tool back to the pool once it returns.
 const TOO_SLOW: Duration = Duration::from_millis(1);
 /// A run between turns this long counts as stuck: the watchdog moves the runtime on.
-pub(crate) const STUCK_AFTER: Duration = Duration::from_millis(2);
+const STUCK_AFTER: Duration = Duration::from_millis(2);
+
+/// The wall-clock thresholds of running work between turns ([`turns`]). A server uses
+/// [`Limits::DEFAULT`]; the unit tests of what does not depend on them use seconds, since a
+/// thread preempted on a busy machine would otherwise count as slow or stuck.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// A run longer than this sends its tool back to the pool once it returns.
+    pub(crate) too_slow: Duration,
+    /// A run this long counts as stuck: the watchdog moves the runtime on.
+    pub(crate) stuck_after: Duration,
+    /// How long jobs run in a row before the runtime gets a turn.
+    pub(crate) turn_budget: Duration,
+}
+
+impl Limits {
+    /// The thresholds a server runs with.
+    pub(crate) const DEFAULT: Limits = Limits {
+        too_slow: TOO_SLOW,
+        stuck_after: STUCK_AFTER,
+        turn_budget: turns::TURN_BUDGET,
+    };
+}
 
 /// Runs a sync tool's work where the rule above says, and gives what it returned (or its
 /// panic). The caller awaits it like any future, so its time limit and cancellation apply.
@@ -156,9 +179,10 @@ impl Pace {
         }
     }
 
-    /// Records a run between turns: one that took long sends the tool back to the pool.
-    fn record_between_turns(&self, took: Duration) {
-        if took > TOO_SLOW {
+    /// Records a run between turns: one that took longer than `too_slow` sends the tool
+    /// back to the pool.
+    fn record_between_turns(&self, took: Duration, too_slow: Duration) {
+        if took > too_slow {
             self.demote();
         }
     }
@@ -196,7 +220,7 @@ mod tests {
         pace.record_pooled(Duration::from_micros(5));
         assert!(pace.is_quick());
 
-        pace.record_between_turns(Duration::from_millis(3));
+        pace.record_between_turns(Duration::from_millis(3), Limits::DEFAULT.too_slow);
         assert!(!pace.is_quick(), "a long run between turns sends it back");
         for _ in 0..QUICK_STREAK {
             pace.record_pooled(Duration::from_micros(5));

@@ -10,18 +10,18 @@
 //! While work runs, the runtime stands still, as it would if the tools ran inside a task.
 //! So work runs for [`TURN_BUDGET`] at most before the runtime gets a turn, and a watchdog
 //! looks while work runs: when the run in progress would be stuck, and every
-//! [`STUCK_AFTER`] at most (so a run that starts between two looks is caught on time). When
-//! a run has lasted that long, the watchdog sends its tool back to the blocking pool and
-//! starts another thread, which drives the runtime from then on (any thread may drive a
-//! current-thread runtime while no other does): time limits fire, that call's included, and
-//! other requests are served. The stuck thread finishes its run and ends; the waiting work
-//! of the tool sent back goes to the pool.
+//! [`stuck_after`](super::Limits::stuck_after) at most (so a run that starts between two
+//! looks is caught on time). When a run has lasted that long, the watchdog sends its tool
+//! back to the blocking pool and starts another thread, which drives the runtime from then
+//! on (any thread may drive a current-thread runtime while no other does): time limits
+//! fire, that call's included, and other requests are served. The stuck thread finishes
+//! its run and ends; the waiting work of the tool sent back goes to the pool.
 //!
 //! Work that waits on the runtime it interrupts (a sync tool calling
 //! `Handle::current().block_on(..)`) waits for that hand-over, and its tool then goes back
 //! to the pool like any tool that got stuck.
 
-use super::{BlockingWork, Pace, Ran, STUCK_AFTER};
+use super::{BlockingWork, Limits, Pace, Ran};
 use crate::sync::lock;
 use futures_util::FutureExt;
 use std::cell::{Cell, RefCell};
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::{Runtime, RuntimeFlavor};
 
 /// How long jobs run in a row before the runtime gets a turn.
-const TURN_BUDGET: Duration = Duration::from_millis(1);
+pub(super) const TURN_BUDGET: Duration = Duration::from_millis(1);
 /// How long after the last job started the watchdog still looks; then it sleeps until the
 /// next job starts.
 const BUSY_FOR: Duration = Duration::from_millis(50);
@@ -58,6 +58,15 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    drive_with(runtime, future, shutdown, Limits::DEFAULT)
+}
+
+/// [`drive`], with work between turns held to `limits`.
+fn drive_with<F>(runtime: Runtime, future: F, shutdown: Duration, limits: Limits) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     let blocked_on = |runtime: Runtime, future: F| {
         let output = runtime.block_on(future);
         runtime.shutdown_timeout(shutdown);
@@ -68,6 +77,7 @@ where
     }
     let driven = Arc::new(Driven {
         handle: runtime.handle().clone(),
+        limits,
         runtime: Mutex::new(None),
         state: Mutex::new(State {
             jobs: VecDeque::new(),
@@ -161,11 +171,12 @@ struct Job {
 }
 
 impl Job {
-    /// Runs the work here (between turns), timing it for its tool's pace.
-    fn run(self) {
+    /// Runs the work here (between turns), timing it for its tool's pace: longer than
+    /// `too_slow` sends the tool back to the pool.
+    fn run(self, too_slow: Duration) {
         let started = Instant::now();
         let ran = catch_unwind(AssertUnwindSafe(self.work));
-        self.pace.record_between_turns(started.elapsed());
+        self.pace.record_between_turns(started.elapsed(), too_slow);
         self.answer.send(ran);
     }
 
@@ -269,6 +280,8 @@ struct Driven {
     /// Entered while jobs run, as tokio's blocking pool does for sync work: a tool can reach
     /// the runtime (`Handle::current`).
     handle: tokio::runtime::Handle,
+    /// How long work may run between turns.
+    limits: Limits,
     /// The runtime, held by the thread driving it for the length of a turn; `None` before
     /// the first turn and after the end.
     runtime: Mutex<Option<Runtime>>,
@@ -363,8 +376,8 @@ impl Driven {
         turn
     }
 
-    /// Runs the waiting jobs, one at a time, while thread `me` drives and for
-    /// [`TURN_BUDGET`] at most; `false` once another thread drives.
+    /// Runs the waiting jobs, one at a time, while thread `me` drives and for the turn
+    /// budget at most; `false` once another thread drives.
     fn run_jobs(self: &Arc<Self>, me: u64) -> bool {
         RUNNING_JOBS.set(true);
         let entered = self.handle.enter();
@@ -387,7 +400,7 @@ impl Driven {
                 continue;
             }
             let now = Instant::now();
-            if now.duration_since(began) >= TURN_BUDGET {
+            if now.duration_since(began) >= self.limits.turn_budget {
                 state.jobs.push_front(job);
                 state.running = None;
                 state.runtime_first = true;
@@ -400,7 +413,7 @@ impl Driven {
             }
             drop(state);
             // A run catches its tool's panics.
-            job.run();
+            job.run(self.limits.too_slow);
             state = lock(&self.state);
         };
         drop(state);
@@ -414,6 +427,7 @@ impl Driven {
 
     /// The watchdog: hands the runtime to a new thread when a job has run for too long.
     fn watch(self: Arc<Self>) {
+        let stuck_after = self.limits.stuck_after;
         let mut state = lock(&self.state);
         loop {
             if state.finished {
@@ -423,19 +437,19 @@ impl Driven {
             let stuck = state
                 .running
                 .as_ref()
-                .is_some_and(|(since, _)| now.duration_since(*since) >= STUCK_AFTER);
+                .is_some_and(|(since, _)| now.duration_since(*since) >= stuck_after);
             if stuck {
                 self.hand_over(&mut state);
             }
             // When the job running now would be stuck; else, while jobs keep coming, a
-            // [`STUCK_AFTER`] from now, so one that starts meanwhile is caught on time.
+            // `stuck_after` from now, so one that starts meanwhile is caught on time.
             let wait = match &state.running {
-                Some((since, _)) => STUCK_AFTER.saturating_sub(now.duration_since(*since)),
+                Some((since, _)) => stuck_after.saturating_sub(now.duration_since(*since)),
                 None if state
                     .last_run
                     .is_some_and(|last| now.duration_since(last) < BUSY_FOR) =>
                 {
-                    STUCK_AFTER
+                    stuck_after
                 }
                 None => {
                     state.watchdog_asleep = true;
@@ -568,6 +582,14 @@ mod tests {
             .expect("a runtime")
     }
 
+    /// Limits for the tests not about slowness: no run counts as slow or stuck, however long
+    /// a busy machine makes it; the turn budget is the server's.
+    const PATIENT: Limits = Limits {
+        too_slow: Duration::from_secs(60),
+        stuck_after: Duration::from_secs(60),
+        turn_budget: TURN_BUDGET,
+    };
+
     fn quick(tool: &str) -> Arc<Pace> {
         Arc::new(Pace::proven_quick(tool))
     }
@@ -581,7 +603,7 @@ mod tests {
 
     #[test]
     fn work_runs_on_the_thread_that_drives_the_runtime() {
-        let (ran, driver) = drive(
+        let (ran, driver) = drive_with(
             current_thread(),
             async {
                 let pace = quick("add");
@@ -596,6 +618,7 @@ mod tests {
                 (ran, thread_name())
             },
             Duration::from_secs(1),
+            PATIENT,
         );
         assert_ne!(driver, thread_name(), "a thread of its own drives");
         assert_eq!(
@@ -689,9 +712,11 @@ mod tests {
 
     #[test]
     fn work_gives_the_runtime_a_turn_once_it_has_run_for_a_while() {
+        // Each run lasts 400 µs at least, so the budget runs out after three at most: a
+        // busy machine only makes them longer.
         let events = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&events);
-        drive(
+        drive_with(
             current_thread(),
             async move {
                 let woken = Arc::new(tokio::sync::Notify::new());
@@ -723,6 +748,7 @@ mod tests {
                 task.await.expect("the task ran");
             },
             Duration::from_secs(1),
+            PATIENT,
         );
         let events = lock(&events).clone();
         let task = events.iter().position(|event| event == "task");

@@ -1,0 +1,59 @@
+//! Waiting for what a test is about: one patience for every hang guard, and polling for
+//! what can only be learnt by asking again.
+
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should happen before it calls it a hang and
+/// fails: 30 s, or `TOOL_TESTS_PATIENCE_SECS` seconds. It bounds only waits that end as
+/// soon as the awaited thing happens, so it costs nothing when the tests pass and is
+/// generous for a busy machine.
+pub static PATIENCE: LazyLock<Duration> = LazyLock::new(|| {
+    let seconds = std::env::var("TOOL_TESTS_PATIENCE_SECS")
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .unwrap_or(30);
+    Duration::from_secs(seconds)
+});
+
+/// How often [`wait_until`] and [`wait_for`] ask again.
+const POLL_EVERY: Duration = Duration::from_millis(15);
+
+/// Asks `done` every 15 ms until it says true; past [`PATIENCE`], fails the test saying
+/// that `what` did not happen.
+#[track_caller]
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    wait_until_some(what, || done().then_some(()))
+}
+
+/// Asks `found` every 15 ms until it gives something, and gives it; past [`PATIENCE`],
+/// fails the test saying that `what` did not happen.
+#[track_caller]
+pub fn wait_until_some<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + *PATIENCE;
+    loop {
+        if let Some(found) = found() {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {:?}",
+            *PATIENCE
+        );
+        std::thread::sleep(POLL_EVERY);
+    }
+}
+
+/// [`wait_until`] for an async question, on tokio's clock (so paused time passes as the
+/// test polls).
+pub async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + *PATIENCE;
+    while !done().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} did not happen within {:?}",
+            *PATIENCE
+        );
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}

@@ -10,7 +10,7 @@ pub mod rpc;
 pub mod stdio;
 mod wait;
 
-pub use wait::{wait_for, wait_until, wait_until_some, PATIENCE};
+pub use wait::{wait_for, wait_for_some, wait_until, wait_until_some, PATIENCE};
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -372,6 +372,17 @@ pub fn core_task_id(created: &Value) -> String {
         .to_owned()
 }
 
+/// Starts the driver of `server`'s time on the current tokio runtime, as the built-in
+/// transports do with their first connection; nothing when it has one already or when no
+/// runtime is current.
+pub fn drive(server: &McpServer) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        if let Some(driver) = tool_runtime::transport::maintenance(server) {
+            runtime.spawn(driver);
+        }
+    }
+}
+
 /// A client of one connection, driving the protocol layer as a transport does: each
 /// message's work is spawned on the current runtime, and answers are read off the outbox.
 pub struct Client {
@@ -384,12 +395,15 @@ pub struct Client {
 }
 
 impl Client {
-    /// A fresh connection of `server`.
+    /// A fresh connection of `server`, whose time is driven as a built-in transport's is
+    /// (when called inside a tokio runtime).
     pub fn new(server: &McpServer) -> Self {
+        drive(server);
         Client::of(server.connection())
     }
 
-    /// A client of `connection` (one made for a caller, say).
+    /// A client of `connection` (one made for a caller, say); the test drives its server's
+    /// time with [`drive`] when it waits on any.
     pub fn of(connection: Connection) -> Self {
         let (sink, messages) = outbox();
         // As over stdio, what is sent outside any request comes on the same stream.

@@ -57,3 +57,19 @@ pub async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) {
         tokio::time::sleep(POLL_EVERY).await;
     }
 }
+
+/// [`wait_until_some`] for an async question, on tokio's clock.
+pub async fn wait_for_some<T>(what: &str, mut found: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + *PATIENCE;
+    loop {
+        if let Some(found) = found().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} did not happen within {:?}",
+            *PATIENCE
+        );
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}

@@ -781,6 +781,7 @@ async fn at_2026_questions_come_back_with_the_answer_and_the_retry_brings_the_an
 /// A client of `server` whose requests come with an access token of `subject`.
 fn as_subject(server: &McpServer, subject: &str) -> Client {
     let caller = tool_runtime::context::Caller::http(None).with_subject(subject, ["notes"]);
+    tool_tests::drive(server);
     Client::of(server.connection().called_by(caller))
 }
 

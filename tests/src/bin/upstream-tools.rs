@@ -1,7 +1,7 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
-//! or cancelled, one that asks the user, one that fails, a prompt and a resource. Started
-//! over stdio or HTTP with the standard command line.
+//! or cancelled, one that asks the user, one that fails, one that ends the process, a prompt
+//! and a resource. Started over stdio or HTTP with the standard command line.
 
 use std::time::Duration;
 use tool_runtime::ask::Elicited;
@@ -75,6 +75,12 @@ async fn greet(ctx: CallContext) -> Result<String, String> {
 #[tool]
 fn broken() -> Result<String, String> {
     Err("the broken tool failed on purpose".to_owned())
+}
+
+/// End the server's process at once, without answering: a server that died mid-call.
+#[tool]
+fn quit() -> String {
+    std::process::exit(3)
 }
 
 /// Ask for a haiku about `topic`.

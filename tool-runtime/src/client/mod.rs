@@ -42,7 +42,7 @@ mod wire;
 pub use error::ClientError;
 pub use handler::{Answer, ClientHandler, Elicitation};
 pub use http::Credentials;
-pub use types::{CallResult, Notification, Progress, RemoteTool};
+pub use types::{CallResult, Notification, Progress, RemoteTool, ServerDescription};
 
 use crate::mcp::era::Era;
 use crate::sync::lock;
@@ -468,17 +468,24 @@ impl Client {
 
     /// The protocol version agreed with the server.
     pub async fn protocol_version(&self) -> Result<String, ClientError> {
-        let session = self.session().await?;
-        let version = crate::sync::read(&session.speaker).version.clone();
-        Ok(version)
+        Ok(self.server().await?.protocol_version)
     }
 
-    /// What the server said of itself: its capabilities, its name and version, and its
+    /// What the server said of itself: its name and version, its capabilities, and its
     /// instructions for the client's model.
-    pub async fn server(&self) -> Result<(Value, Value, Option<String>), ClientError> {
+    pub async fn server(&self) -> Result<ServerDescription, ClientError> {
         let session = self.session().await?;
+        let protocol_version = crate::sync::read(&session.speaker).version.clone();
         let side = crate::sync::read(&session.side).clone();
-        Ok((side.capabilities, side.info, side.instructions))
+        let text = |key: &str| side.info[key].as_str().unwrap_or_default().to_owned();
+        Ok(ServerDescription {
+            protocol_version,
+            name: text("name"),
+            version: text("version"),
+            capabilities: side.capabilities,
+            instructions: side.instructions,
+            info: side.info,
+        })
     }
 
     /// Ends the connection: a process's input is closed and the process stopped (killed

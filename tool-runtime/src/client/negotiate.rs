@@ -85,7 +85,19 @@ pub(super) async fn connect(
         Ok(()) => Ok(session),
         Err(error) => {
             session.link.close(&session).await;
-            Err(error)
+            // A server that wrote something else than messages and never answered is most
+            // likely no MCP server (or one that logs on its output): say what it wrote.
+            match (error, session.first_not_understood()) {
+                (ClientError::TimedOut { method, after }, Some(written)) => {
+                    Err(ClientError::protocol(format!(
+                        "no answer to {method} within {}, and what it wrote is no JSON-RPC \
+                         message: {written:?} (is it an MCP server, and does it log on its \
+                         standard output?)",
+                        crate::catalog::time::show_duration(after)
+                    )))
+                }
+                (error, _) => Err(error),
+            }
         }
     }
 }

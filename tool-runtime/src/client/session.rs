@@ -64,6 +64,9 @@ pub(crate) struct Session {
     /// Set once the transport is gone: every request fails at once, and the client
     /// connects again.
     dead: AtomicBool,
+    /// The first thing the server sent that was no message (its start, shortened): when no
+    /// answer comes, likely why.
+    not_understood: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -87,6 +90,7 @@ impl Session {
             handler,
             timeout,
             dead: AtomicBool::new(false),
+            not_understood: Mutex::new(None),
         })
     }
 
@@ -98,6 +102,26 @@ impl Session {
     /// Whether the transport is gone.
     pub(crate) fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Acquire)
+    }
+
+    /// Keeps the first thing the server sent that was no message, for when an answer does
+    /// not come.
+    pub(crate) fn not_understood(&self, bytes: &[u8]) {
+        const SHOWN: usize = 120;
+        let mut first = lock(&self.not_understood);
+        if first.is_none() {
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim();
+            *first = Some(match text.char_indices().nth(SHOWN) {
+                Some((end, _)) => format!("{}...", &text[..end]),
+                None => text.to_owned(),
+            });
+        }
+    }
+
+    /// The first thing the server sent that was no message, if any.
+    pub(crate) fn first_not_understood(&self) -> Option<String> {
+        lock(&self.not_understood).clone()
     }
 
     /// The transport is gone: every request waiting fails, and so will the next.

@@ -86,6 +86,7 @@ impl Stdio {
                 match wire::read(&line) {
                     Ok(message) => session.dispatch(message),
                     Err(why) => {
+                        session.not_understood(&line);
                         tracing::warn!(server = %session.server, %why, "a message from the server was not understood")
                     }
                 }

@@ -106,6 +106,31 @@ impl CallResult {
     }
 }
 
+/// What a server said of itself when the client connected.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerDescription {
+    /// The protocol version agreed with it.
+    pub protocol_version: String,
+    /// Its name (`serverInfo.name`).
+    pub name: String,
+    /// Its version (`serverInfo.version`).
+    pub version: String,
+    /// What it offers (`tools`, `prompts`, `resources`, `logging`, ...), as it said.
+    pub capabilities: Value,
+    /// Its instructions for the client's model, if any.
+    pub instructions: Option<String>,
+    /// Its `serverInfo` as it sent it (title, icons, website, ...).
+    pub info: Value,
+}
+
+impl ServerDescription {
+    /// Whether it declared `capability` (`"tools"`, `"resources"`, ...).
+    pub fn offers(&self, capability: &str) -> bool {
+        self.capabilities.get(capability).is_some()
+    }
+}
+
 /// A call's progress, as the server reports it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -1,0 +1,137 @@
+//! The command line's reach to other MCP servers, run as a real binary: `list` and `call`
+//! on another server's catalog (`--server`), and another server's tools mounted beside the
+//! binary's own for `serve` and `answer` (`--mount`, `--mounts-file`).
+
+use serde_json::{json, Value};
+use std::process::Output;
+use tool_tests::stdio::Session;
+
+const TRAVEL: &str = env!("CARGO_BIN_EXE_travel-tools");
+const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
+
+fn upstream_command() -> String {
+    format!("{UPSTREAM} serve")
+}
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    tool_tests::stdio::run(tool_tests::command(TRAVEL).args(args), stdin)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+#[test]
+fn list_server_prints_another_servers_catalog_in_any_format() {
+    let upstream = upstream_command();
+    let output = run(&["list", "--server", &upstream, "--format", "openai"], "");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["add", "broken", "greet", "quit", "weather", "work"],
+        "the other server's tools, and none of this binary's"
+    );
+    let add = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["function"]["name"] == "add")
+        .unwrap();
+    assert_eq!(add["function"]["description"], "Add two integers.");
+    assert_eq!(
+        add["function"]["parameters"]["properties"]["b"]["type"],
+        "integer"
+    );
+}
+
+#[test]
+fn call_server_calls_another_servers_tool() {
+    let upstream = upstream_command();
+    let output = run(&["call", "--server", &upstream, "add", r#"{"a": 2, "b": 40}"#], "");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["name"], "add", "{printed}");
+    assert_eq!(printed["input"], json!({"a": 2, "b": 40}));
+    let shown = printed.to_string();
+    assert!(shown.contains("42"), "{printed}");
+
+    let output = run(&["call", "--server", &upstream, "add", r#"{"a": "x", "b": 1}"#], "");
+    assert!(!output.status.success());
+    let printed = text(&output.stdout) + &text(&output.stderr);
+    assert!(printed.contains("integer"), "{printed}");
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_named_in_the_failure() {
+    let output = run(&["call", "--server", "/nonexistent/server serve", "add", "{}"], "");
+    assert!(!output.status.success());
+    let told = text(&output.stdout) + &text(&output.stderr);
+    assert!(told.contains("/nonexistent/server"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
+    let spec = format!("up={}", upstream_command());
+    let mut session = Session::process(TRAVEL, &["--mount", &spec]);
+    session.send(tool_tests::INITIALIZE).await;
+    session.answer_to(0).await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let mut id = 0;
+    let names = tool_tests::wait_for_some("up_add is served", async || {
+        id += 1;
+        session
+            .send(&tool_tests::rpc::request(id, "tools/list", json!({})))
+            .await;
+        let (list, _) = session.answer_to(id).await;
+        let names = tool_tests::names(&list, "tools", "name");
+        names.contains(&"up_add".to_owned()).then_some(names)
+    })
+    .await;
+    assert!(names.iter().any(|name| !name.starts_with("up_")), "{names:?}");
+    session
+        .send(&tool_tests::rpc::call(500, "up_add", json!({"a": 3, "b": 4})))
+        .await;
+    let (answer, _) = session.answer_to(500).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
+}
+
+#[test]
+fn answer_with_mounts_from_a_file_answers_calls_of_mounted_tools() {
+    let file = std::env::temp_dir().join(format!("tool-tests-mounts-{}.txt", std::process::id()));
+    std::fs::write(
+        &file,
+        format!("# the upstream\n\nup={}\n", upstream_command()),
+    )
+    .unwrap();
+    let turn = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "up_add", "input": {"a": 5, "b": 6}}
+    ]});
+    let output = run(
+        &["answer", "--dialect", "anthropic", "--mounts-file", file.to_str().unwrap()],
+        &turn.to_string(),
+    );
+    let _ = std::fs::remove_file(&file);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let messages: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let block = &messages[0]["content"][0];
+    assert_eq!(block["tool_use_id"], "t1", "{messages}");
+    assert_ne!(block["is_error"], true, "{messages}");
+    assert!(block.to_string().contains("11"), "{messages}");
+}
+
+#[test]
+fn a_mount_written_wrong_is_refused_before_anything_starts() {
+    let output = run(&["serve", "--mount", "no-equals-sign"], "");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("PREFIX="), "{}", text(&output.stderr));
+}

@@ -1,0 +1,497 @@
+//! The MCP client against a real server in another process (`upstream-tools`), over stdio
+//! and Streamable HTTP, in both protocol eras: what it lists and calls, progress and
+//! cancellation, time limits, the questions a server asks, and what happens when the
+//! server is unreachable, dies, or is no MCP server at all.
+
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tool_runtime::client::{
+    Answer, Client, ClientError, ClientHandler, Elicitation, Notification, Target,
+};
+use tool_tests::{spawn_http, wait_for, ServerProcess, PATIENCE};
+
+const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
+
+/// How the client reaches the upstream.
+#[derive(Debug, Clone, Copy)]
+enum Over {
+    Stdio,
+    Http,
+}
+
+/// Every way to reach a server: each transport, each era (`true` is the handshake era).
+const EVERY_WAY: [(Over, bool); 4] = [
+    (Over::Stdio, false),
+    (Over::Stdio, true),
+    (Over::Http, false),
+    (Over::Http, true),
+];
+
+/// The upstream reached `over` a transport: for HTTP, its process (stopped when dropped).
+struct Upstream {
+    target: Target,
+    _process: Option<ServerProcess>,
+}
+
+fn upstream(over: Over) -> Upstream {
+    match over {
+        Over::Stdio => Upstream {
+            target: Target::Command(vec![UPSTREAM.to_owned(), "serve".to_owned()]),
+            _process: None,
+        },
+        Over::Http => {
+            let process = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+            Upstream {
+                target: Target::Http(format!("http://127.0.0.1:{}/mcp", process.port)),
+                _process: Some(process),
+            }
+        }
+    }
+}
+
+/// A client of `upstream` in the handshake era or not, answering with `handler` if given.
+async fn connect(
+    upstream: &Upstream,
+    handshake: bool,
+    handler: Option<Box<dyn ClientHandler>>,
+) -> Client {
+    let mut builder = Client::builder().handshake_era(handshake);
+    if let Some(handler) = handler {
+        builder = builder.handler(BoxedHandler(handler));
+    }
+    builder
+        .connect_to(upstream.target.clone())
+        .await
+        .unwrap_or_else(|error| panic!("the client connects to {:?}: {error}", upstream.target))
+}
+
+/// The era a client at `handshake` agrees on with our server.
+fn version(handshake: bool) -> &'static str {
+    if handshake {
+        "2025-11-25"
+    } else {
+        "2026-07-28"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let client = connect(&upstream, handshake, None).await;
+
+        let server = client.server().await.unwrap();
+        assert_eq!(server.protocol_version, version(handshake), "{way}");
+        assert_eq!(server.name, "upstream-tools", "{way}");
+        assert!(server.offers("tools") && server.offers("prompts"), "{way}");
+
+        let tools = client.list_tools().await.unwrap();
+        let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            ["add", "broken", "greet", "quit", "weather", "work"],
+            "{way}"
+        );
+        let add = tools.iter().find(|tool| tool.name == "add").unwrap();
+        assert!(add.is_read_only() && add.is_idempotent(), "{way}");
+        assert_eq!(add.input_schema["required"], json!(["a", "b"]), "{way}");
+
+        let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+        assert!(!sum.is_error, "{way}: {sum:?}");
+        assert_eq!(sum.text(), "5", "{way}");
+
+        let weather = client
+            .call_tool("weather", json!({"city": "Lyon"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            weather.structured,
+            Some(json!({"city": "Lyon", "celsius": 21.5})),
+            "{way}"
+        );
+
+        let broken = client.call_tool("broken", json!({})).await.unwrap();
+        assert!(broken.is_error, "{way}");
+        assert!(broken.text().contains("failed on purpose"), "{way}: {broken:?}");
+
+        let bad = client.call_tool("add", json!({"a": "two", "b": 3})).await;
+        let refusal = match bad {
+            Ok(result) => {
+                assert!(result.is_error, "{way}: {result:?}");
+                result.text()
+            }
+            Err(error) => error.to_string(),
+        };
+        assert!(refusal.contains('a') && refusal.contains("integer"), "{way}: {refusal}");
+
+        let unknown = client.call_tool("nowhere", json!({})).await;
+        let told = match unknown {
+            Ok(result) => {
+                assert!(result.is_error, "{way}: {result:?}");
+                result.text()
+            }
+            Err(error) => error.to_string(),
+        };
+        assert!(told.contains("nowhere"), "{way}: {told}");
+
+        let prompt = client
+            .get_prompt("haiku", json!({"topic": "rivers"}))
+            .await
+            .unwrap();
+        assert!(
+            prompt["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("rivers"),
+            "{way}: {prompt}"
+        );
+        let resources = client.list_resources().await.unwrap();
+        assert!(
+            resources.iter().any(|r| r["uri"] == "upstream://motto"),
+            "{way}: {resources:?}"
+        );
+        let motto = client.read_resource("upstream://motto").await.unwrap();
+        assert_eq!(motto["contents"][0]["text"], "mounted, not merged", "{way}");
+
+        client.close().await;
+    }
+}
+
+/// A pair of paths the `work` tool is given: it returns once `release` exists, and writes
+/// `cancelled` when its call is cancelled.
+struct WorkFiles {
+    dir: std::path::PathBuf,
+}
+
+impl WorkFiles {
+    fn new(name: &str) -> WorkFiles {
+        let dir = std::env::temp_dir().join(format!(
+            "tool-tests-client-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        WorkFiles { dir }
+    }
+
+    fn arguments(&self, steps: u32) -> Value {
+        json!({
+            "steps": steps,
+            "release": self.dir.join("release"),
+            "cancelled": self.dir.join("cancelled"),
+        })
+    }
+
+    fn cancelled(&self) -> bool {
+        self.dir.join("cancelled").exists()
+    }
+
+    fn release(&self) {
+        std::fs::write(self.dir.join("release"), b"go").unwrap();
+    }
+}
+
+impl Drop for WorkFiles {
+    fn drop(&mut self) {
+        self.release();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_the_caller_and_a_dropped_call_is_cancelled_on_the_server() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let client = connect(&upstream, handshake, None).await;
+        let files = WorkFiles::new(&format!("cancel-{over:?}-{handshake}"));
+
+        let (progress, mut reported) = mpsc::unbounded_channel();
+        let calling = {
+            let (client, arguments) = (client.clone(), files.arguments(3));
+            tokio::spawn(async move { client.call("work", arguments, Some(progress), None).await })
+        };
+        for step in 1..=3 {
+            let seen = tokio::time::timeout(*PATIENCE, reported.recv())
+                .await
+                .unwrap_or_else(|_| panic!("{way}: progress step {step} came"))
+                .unwrap();
+            assert_eq!(seen.progress, f64::from(step), "{way}");
+            assert_eq!(seen.total, Some(3.0), "{way}");
+            assert_eq!(seen.message.as_deref(), Some("working"), "{way}");
+        }
+        assert!(!files.cancelled(), "{way}: nothing cancelled the call yet");
+
+        calling.abort();
+        wait_for(&format!("{way}: the server saw the call cancelled"), async || {
+            files.cancelled()
+        })
+        .await;
+
+        // The connection serves on after a cancelled call.
+        let sum = client.call_tool("add", json!({"a": 1, "b": 1})).await.unwrap();
+        assert_eq!(sum.text(), "2", "{way}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_call_returns_its_result_after_its_progress() {
+    let upstream = upstream(Over::Http);
+    let client = connect(&upstream, false, None).await;
+    let files = WorkFiles::new("released");
+    let (progress, mut reported) = mpsc::unbounded_channel();
+    let calling = {
+        let (client, arguments) = (client.clone(), files.arguments(1));
+        tokio::spawn(async move { client.call("work", arguments, Some(progress), None).await })
+    };
+    tokio::time::timeout(*PATIENCE, reported.recv())
+        .await
+        .expect("the progress came")
+        .unwrap();
+    files.release();
+    let result = tokio::time::timeout(*PATIENCE, calling)
+        .await
+        .expect("the call ended once released")
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.text(), "released");
+    assert!(!files.cancelled());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_server() {
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Stdio);
+        let client = connect(&upstream, handshake, None).await;
+        let files = WorkFiles::new(&format!("limit-{handshake}"));
+        let limit = Duration::from_millis(300);
+        let outcome = client
+            .call("work", files.arguments(0), None, Some(limit))
+            .await;
+        match outcome {
+            Err(ClientError::TimedOut { ref method, after }) => {
+                assert_eq!(method, "tools/call");
+                assert_eq!(after, limit);
+            }
+            other => panic!("handshake era {handshake}: a time-out, not {other:?}"),
+        }
+        assert!(outcome.unwrap_err().is_retryable());
+        wait_for("the server saw the timed-out call cancelled", async || {
+            files.cancelled()
+        })
+        .await;
+        client.close().await;
+    }
+}
+
+/// Answers every form with `name` set to the value it was made with, and counts the
+/// questions.
+struct Answers {
+    name: Value,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ClientHandler for Answers {
+    fn supports(&self, capability: &str) -> bool {
+        capability == "elicitation"
+    }
+
+    fn elicit<'a>(&'a self, message: &'a str, schema: &'a Value) -> Answer<'a, Elicitation> {
+        assert_eq!(message, "What is your name?");
+        assert_eq!(schema["properties"]["name"]["type"], "string");
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut content = Map::new();
+        content.insert("name".to_owned(), self.name.clone());
+        Box::pin(async move { Ok(Elicitation::Accept(content)) })
+    }
+}
+
+/// A boxed handler, as the builder takes one.
+struct BoxedHandler(Box<dyn ClientHandler>);
+
+impl ClientHandler for BoxedHandler {
+    fn supports(&self, capability: &str) -> bool {
+        self.0.supports(capability)
+    }
+
+    fn elicit<'a>(&'a self, message: &'a str, schema: &'a Value) -> Answer<'a, Elicitation> {
+        self.0.elicit(message, schema)
+    }
+}
+
+fn answering(name: Value) -> (Box<dyn ClientHandler>, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let asked = std::sync::Arc::default();
+    let handler = Answers {
+        name,
+        asked: std::sync::Arc::clone(&asked),
+    };
+    (Box::new(handler), asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handler_answers_what_the_server_asks_every_way() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let (handler, asked) = answering(json!("Ada"));
+        let client = connect(&upstream, handshake, Some(handler)).await;
+        let greeting = client.call_tool("greet", json!({})).await.unwrap();
+        assert!(!greeting.is_error, "{way}: {greeting:?}");
+        assert_eq!(greeting.text(), "hello Ada", "{way}");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "{way}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_handler_the_client_declares_no_forms_and_the_tool_is_told() {
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Stdio);
+        let client = connect(&upstream, handshake, None).await;
+        let greeting = client.call_tool("greet", json!({})).await.unwrap();
+        assert!(greeting.is_error, "handshake era {handshake}: {greeting:?}");
+        assert!(
+            greeting.text().contains("elicitation"),
+            "handshake era {handshake}: {greeting:?}"
+        );
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_does_not_fit_the_form_never_reaches_the_server_as_accepted() {
+    // At 2026-07-28 the client declines in its place (a form may always be declined); in
+    // the handshake era it answers the server's request with an error.
+    for (handshake, expected_error, expected_text) in [
+        (false, false, "hello stranger"),
+        (true, true, "does not fit the form"),
+    ] {
+        let upstream = upstream(Over::Stdio);
+        let (handler, asked) = answering(json!(42));
+        let client = connect(&upstream, handshake, Some(handler)).await;
+        let greeting = client.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(greeting.is_error, expected_error, "{greeting:?}");
+        assert!(
+            greeting.text().contains(expected_text),
+            "handshake era {handshake}: {greeting:?}"
+        );
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_process_that_dies_mid_call_fails_the_call_and_the_next_call_starts_it_again() {
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Stdio);
+        let client = connect(&upstream, handshake, None).await;
+        let mut events = client.notifications();
+        let died = client.call_tool("quit", json!({})).await;
+        match &died {
+            Err(error @ ClientError::TransportDown { server, .. }) => {
+                assert!(server.contains("upstream-tools"), "{error}");
+                assert!(error.is_retryable());
+            }
+            other => panic!("handshake era {handshake}: the transport down, not {other:?}"),
+        }
+        // The first try after a failure may come before the backoff allows; the client
+        // connects again by itself once it does.
+        let mut sum = None;
+        wait_for("the client connects to a new process", async || {
+            sum = client.call_tool("add", json!({"a": 4, "b": 4})).await.ok();
+            sum.is_some()
+        })
+        .await;
+        assert_eq!(sum.unwrap().text(), "8");
+        let connected = tokio::time::timeout(*PATIENCE, async {
+            loop {
+                if let Ok(Notification::Connected) = events.recv().await {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(connected.is_ok(), "listeners are told the client connected again");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_restarts_is_reached_again_on_a_new_session() {
+    for handshake in [false, true] {
+        let first = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+        let port = first.port;
+        let target = Target::Http(format!("http://127.0.0.1:{port}/mcp"));
+        let client = Client::builder()
+            .handshake_era(handshake)
+            .connect_to(target)
+            .await
+            .unwrap();
+        assert_eq!(client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap().text(), "3");
+        drop(first);
+
+        let down = client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap_err();
+        assert!(down.is_retryable(), "handshake era {handshake}: {down}");
+        assert!(down.to_string().contains(&port.to_string()), "{down}");
+
+        let mut command = tool_tests::command(UPSTREAM);
+        command
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null());
+        let _second = ServerProcess::start(command, "upstream-tools-again");
+        let mut sum = None;
+        wait_for("the client reaches the restarted server", async || {
+            sum = client.call_tool("add", json!({"a": 2, "b": 2})).await.ok();
+            sum.is_some()
+        })
+        .await;
+        assert_eq!(sum.unwrap().text(), "4");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_servers_fail_retryably_naming_what_was_tried() {
+    let missing = Client::connect("/nonexistent/mcp-server --stdio").await.unwrap_err();
+    assert!(
+        matches!(missing, ClientError::TransportDown { ref server, .. } if server == "/nonexistent/mcp-server --stdio"),
+        "{missing:?}"
+    );
+    assert!(missing.to_string().contains("/nonexistent/mcp-server"), "{missing}");
+    assert!(missing.is_retryable());
+
+    let port = tool_tests::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let refused = Client::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(refused, ClientError::TransportDown { ref server, .. } if *server == url),
+        "{refused:?}"
+    );
+    assert!(refused.is_retryable());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_is_no_mcp_server_is_a_protocol_error_not_a_hang() {
+    let target = Target::Command(vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo 'this is not JSON-RPC'; cat > /dev/null".to_owned(),
+    ]);
+    let outcome = tokio::time::timeout(
+        *PATIENCE,
+        Client::builder()
+            .timeout(Duration::from_secs(2))
+            .connect_to(target),
+    )
+    .await
+    .expect("the client gives up by itself");
+    let error = outcome.unwrap_err();
+    assert!(matches!(error, ClientError::Protocol { .. }), "{error:?}");
+    let told = error.to_string();
+    assert!(told.contains("initialize"), "{told}");
+    assert!(told.contains("this is not JSON-RPC"), "{told}");
+}

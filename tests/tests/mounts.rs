@@ -1,0 +1,368 @@
+//! Another MCP server's tools served as this registry's own: listed under the mount's
+//! prefix beside the local tools, checked against their schema before anything is sent,
+//! called with their progress, cancellation and questions passed through, and kept
+//! through the upstream's death and restart while every other tool goes on.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tool_runtime::mcp::ServerOptions;
+use tool_runtime::mount::Mount;
+use tool_runtime::{tool, Registry};
+use tool_tests::{rpc, server_over, spawn_http, wait_for, Client, ServerProcess, PATIENCE};
+
+const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
+
+/// Echo a word back: a tool of this binary, beside the mounted ones.
+#[tool]
+fn echo(word: String) -> String {
+    word
+}
+
+/// The upstream over stdio, as a mount's command line writes it.
+fn stdio_upstream() -> String {
+    format!("{UPSTREAM} serve")
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result in {answer}"))
+        .to_owned()
+}
+
+/// The names a `tools/list` answer lists, sorted.
+async fn listed(client: &mut Client, id: u32) -> Vec<String> {
+    let list = client
+        .call(&rpc::request(id, "tools/list", json!({})))
+        .await;
+    let mut names = tool_tests::names(&list, "tools", "name");
+    names.sort();
+    names
+}
+
+/// Waits until the server lists `name` (a mount lists its server's tools in the
+/// background once the server is served).
+async fn until_listed(client: &mut Client, name: &str) {
+    let mut id = 1000;
+    wait_for(&format!("{name} is listed"), async || {
+        id += 1;
+        listed(client, id).await.iter().any(|listed| listed == name)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_it() {
+    let registry = Registry::builder()
+        .mount(
+            Mount::new("up", &stdio_upstream())
+                .unwrap()
+                .exclude(["quit"])
+                .rename("add", "sum"),
+        )
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_sum").await;
+    assert_eq!(
+        listed(&mut client, 1).await,
+        ["echo", "up_broken", "up_greet", "up_sum", "up_weather", "up_work"],
+        "the excluded tool is left out, the renamed one renamed"
+    );
+
+    let list = client
+        .call(&rpc::request(2, "tools/list", json!({})))
+        .await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let sum = tools.iter().find(|t| t["name"] == "up_sum").unwrap();
+    assert_eq!(sum["description"], "Add two integers.");
+    assert_eq!(sum["annotations"]["readOnlyHint"], true);
+    assert_eq!(sum["inputSchema"]["properties"]["a"]["type"], "integer");
+    let weather = tools.iter().find(|t| t["name"] == "up_weather").unwrap();
+    assert_eq!(
+        weather["outputSchema"]["properties"]["celsius"]["type"],
+        "number"
+    );
+
+    let answer = client
+        .call(&rpc::call(3, "up_sum", json!({"a": 20, "b": 22})))
+        .await;
+    assert_eq!(text(&answer), "42", "{answer}");
+    let answer = client
+        .call(&rpc::call(4, "up_weather", json!({"city": "Oslo"})))
+        .await;
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"city": "Oslo", "celsius": 21.5}),
+        "{answer}"
+    );
+    let answer = client
+        .call(&rpc::call(5, "up_broken", json!({})))
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(text(&answer).contains("failed on purpose"), "{answer}");
+    let answer = client.call(&rpc::call(6, "echo", json!({"word": "local"}))).await;
+    assert_eq!(text(&answer), "local");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_do_not_fit_a_mounted_tool_are_refused_here_naming_the_parameter() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_add").await;
+    let answer = client
+        .call(&rpc::call(1, "up_add", json!({"a": "twenty", "b": 22})))
+        .await;
+    let told = answer.to_string();
+    assert!(told.contains("up_add"), "{told}");
+    assert!(told.contains("\\\"a\\\"") || told.contains("`a`") || told.contains("'a'"), "{told}");
+    assert!(told.contains("integer"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_of_its_own_starts_its_mounts_and_calls_them_directly() {
+    let registry = Arc::new(
+        Registry::builder()
+            .mount(Mount::new("up", &stdio_upstream()).unwrap())
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server");
+    assert!(registry.get("up_add").is_some());
+    let result = registry.call("up_add", json!({"a": 1, "b": 2})).await;
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(
+        result.content().unwrap(),
+        [tool_runtime::Content::text("3")],
+        "{result:?}"
+    );
+}
+
+/// Files the upstream's `work` tool is given (see the client tests).
+struct WorkFiles(std::path::PathBuf);
+
+impl WorkFiles {
+    fn new(name: &str) -> WorkFiles {
+        let dir = std::env::temp_dir().join(format!(
+            "tool-tests-mount-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        WorkFiles(dir)
+    }
+
+    fn arguments(&self, steps: u32) -> Value {
+        json!({"steps": steps, "release": self.0.join("release"),
+            "cancelled": self.0.join("cancelled")})
+    }
+
+    fn cancelled(&self) -> bool {
+        self.0.join("cancelled").exists()
+    }
+}
+
+impl Drop for WorkFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0.join("release"), b"go");
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstream() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_work").await;
+    let files = WorkFiles::new("progress");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "up_work", "arguments": files.arguments(2), "_meta": {"progressToken": "p"}}});
+    client.send(&call.to_string());
+    for step in 1..=2 {
+        let note = client.next().await;
+        assert_eq!(note["method"], "notifications/progress", "{note}");
+        assert_eq!(note["params"]["progressToken"], "p");
+        assert_eq!(note["params"]["progress"], f64::from(step));
+        assert_eq!(note["params"]["total"], 2.0);
+    }
+    assert!(!files.cancelled());
+    client.send(&rpc::notification(
+        "notifications/cancelled",
+        json!({"requestId": 7, "reason": "changed my mind"}),
+    ));
+    wait_for("the upstream saw the call cancelled", async || files.cancelled()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::new(&server);
+    client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
+    client.next().await;
+    client.send(&rpc::notification("notifications/initialized", json!({})));
+    until_listed(&mut client, "up_greet").await;
+
+    client.send(&rpc::call(1, "up_greet", json!({})));
+    let question = client.next().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(question["params"]["message"], "What is your name?");
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    client.send(&rpc::respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"name": "Grace"}}),
+    ));
+    let answer = client.next().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text(&answer), "hello Grace", "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::new(&server);
+    let capabilities = json!({"elicitation": {}});
+    let mut id = 0;
+    wait_for("up_greet is listed at 2026", async || {
+        id += 1;
+        let list = client
+            .call(&rpc::per_request(id, "tools/list", json!({}), capabilities.clone()))
+            .await;
+        tool_tests::names(&list, "tools", "name").contains(&"up_greet".to_owned())
+    })
+    .await;
+
+    let first = client
+        .call(&rpc::per_request(
+            1,
+            "tools/call",
+            json!({"name": "up_greet", "arguments": {}}),
+            capabilities.clone(),
+        ))
+        .await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let requests = result["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, question) = requests.iter().next().unwrap();
+    assert_eq!(question["method"], "elicitation/create");
+    assert_eq!(question["params"]["message"], "What is your name?");
+
+    let mut params = json!({"name": "up_greet", "arguments": {},
+        "inputResponses": {key: {"action": "accept", "content": {"name": "Lin"}}}});
+    if let Some(state) = result.get("requestState") {
+        params["requestState"] = state.clone();
+    }
+    let second = client
+        .call(&rpc::per_request(2, "tools/call", params, capabilities))
+        .await;
+    assert_eq!(text(&second), "hello Lin", "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() {
+    let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    let port = upstream.port;
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &format!("http://127.0.0.1:{port}/mcp")).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_add").await;
+    let answer = client.call(&rpc::call(1, "up_add", json!({"a": 1, "b": 1}))).await;
+    assert_eq!(text(&answer), "2");
+
+    drop(upstream);
+    let answer = client.call(&rpc::call(2, "up_add", json!({"a": 1, "b": 1}))).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let told = text(&answer);
+    assert!(told.contains("`up`"), "the error names the mount: {told}");
+    assert!(told.contains(&port.to_string()), "and its server: {told}");
+    assert!(told.contains("retry"), "and says to retry: {told}");
+    let answer = client.call(&rpc::call(3, "echo", json!({"word": "still"}))).await;
+    assert_eq!(text(&answer), "still", "the other tools go on");
+
+    let mut command = tool_tests::command(UPSTREAM);
+    command
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null());
+    let _restarted = ServerProcess::start(command, "upstream-tools-restarted");
+    let mut id = 10;
+    wait_for("the mounted tool answers again", async || {
+        id += 1;
+        let answer = client.call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3}))).await;
+        answer["result"]["content"][0]["text"] == "5"
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_quit").await;
+    let answer = client.call(&rpc::call(1, "up_quit", json!({}))).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(text(&answer).contains("retry"), "{answer}");
+    let mut id = 10;
+    wait_for("the mounted process is started again", async || {
+        id += 1;
+        let answer = client.call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3}))).await;
+        answer["result"]["content"][0]["text"] == "5"
+    })
+    .await;
+    assert!(listed(&mut client, 99).await.contains(&"up_add".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_be_reached_leaves_the_others_served() {
+    let port = tool_tests::free_port();
+    let registry = Arc::new(
+        Registry::builder()
+            .mount(Mount::new("gone", &format!("http://127.0.0.1:{port}/mcp")).unwrap())
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("an unreachable mount is tried, not waited for");
+    assert!(registry.get("gone_add").is_none());
+    let result = registry.call("echo", json!({"word": "fine"})).await;
+    assert_eq!(result.output(), Some(&json!("fine")), "{result:?}");
+}
+
+#[test]
+fn mounts_are_refused_with_a_reason_when_written_wrong() {
+    let no_equals = Mount::parse("just-a-command").unwrap_err();
+    assert!(no_equals.contains("PREFIX=URL"), "{no_equals}");
+    let bad_prefix = Mount::new("has space", "http://127.0.0.1:1/mcp").unwrap_err();
+    assert!(bad_prefix.contains("has space"), "{bad_prefix}");
+    let unclosed = Mount::parse("up=sh -c 'echo").unwrap_err();
+    assert!(unclosed.contains("unclosed quote"), "{unclosed}");
+}

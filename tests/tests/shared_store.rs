@@ -380,7 +380,7 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
         "action": "accept", "content": {"confirm": true}
     }});
     assert_eq!(
-        Request::mcp(&answer.to_string())
+        Request::mcp(answer.to_string())
             .session(&session)
             .stream_from(&on_c)
             .await

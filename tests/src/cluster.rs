@@ -6,7 +6,7 @@
 //! fail (never skip) when it is missing, and say how to get it.
 
 use crate::redis::{RedisCluster, RedisServer, SharedRedis};
-use crate::{free_port, http, logs, standard_headers, HttpReply, PATIENCE};
+use crate::{free_port, logs, PATIENCE};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -237,22 +237,6 @@ impl Cluster {
         let paths: Vec<String> = self.logs.iter().map(|p| p.display().to_string()).collect();
         paths.join(", ")
     }
-
-    /// POSTs the 2026-07-28 message `body` to the balancer, with the standard headers.
-    pub fn post(&self, body: &str) -> HttpReply {
-        post_to(self.port, body)
-    }
-}
-
-/// POSTs the 2026-07-28 message `body` to `/mcp` on `port`, with the standard headers.
-pub fn post_to(port: u16, body: &str) -> HttpReply {
-    let standard = standard_headers(body.as_bytes());
-    let mut headers: Vec<(&str, &str)> = vec![
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-    ];
-    headers.extend(standard.iter().map(|(name, value)| (*name, value.as_str())));
-    http(port, "POST", "/mcp", &headers, body)
 }
 
 /// Whether `GET /readyz` on `port` answers 200 (a port nobody listens on is not ready).

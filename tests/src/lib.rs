@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod gate;
+pub mod http;
 pub mod logs;
 pub mod oauth;
 pub mod redis;
@@ -643,107 +644,6 @@ fn served_port(line: &str) -> Option<u16> {
     let address = rest.split(['/', '"', ' ']).next()?;
     address.rsplit_once(':')?.1.parse().ok()
 }
-
-/// One HTTP exchange's answer.
-#[derive(Debug)]
-pub struct HttpReply {
-    /// The status code.
-    pub status: u16,
-    /// The status line and headers, as sent.
-    pub head: String,
-    /// The body (chunked bodies are left as sent).
-    pub body: String,
-}
-
-impl HttpReply {
-    /// The value of header `name` (in any case, as header names are), if sent.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
-        })
-    }
-}
-
-/// Sends one HTTP/1.1 request to 127.0.0.1:`port` on a new connection (a `Host` of
-/// localhost unless given) and reads the whole answer.
-pub fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> HttpReply {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
-        .unwrap_or_else(|error| panic!("{method} {path} to 127.0.0.1:{port}: {error}"));
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if !headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-    {
-        request.push_str(&format!("Host: localhost:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream
-        .write_all(request.as_bytes())
-        .unwrap_or_else(|error| panic!("{method} {path} to 127.0.0.1:{port}: {error}"));
-    // A reply that never ends (an event stream opened by mistake) fails the test, not
-    // hangs it.
-    stream
-        .set_read_timeout(Some(*PATIENCE))
-        .expect("a read timeout");
-    let mut response = String::new();
-    if let Err(error) = stream.read_to_string(&mut response) {
-        panic!(
-            "{method} {path} to 127.0.0.1:{port}: no whole reply within {:?} ({error}): \
-             {response}",
-            *PATIENCE
-        );
-    }
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    HttpReply {
-        status: head
-            .split(' ')
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or(0),
-        head: head.to_owned(),
-        body: body.to_owned(),
-    }
-}
-
-/// Opens a 2025-11-25 session over HTTP and gives its id.
-pub fn open_session(port: u16) -> String {
-    let reply = http(port, "POST", "/mcp", &JSON_POST, INITIALIZE);
-    assert_eq!(reply.status, 200, "{reply:?}");
-    reply
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned()
-}
-
-/// The reply to a `tools/call` of `name` with `arguments` in `session`.
-pub fn call_reply(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> HttpReply {
-    let body = rpc::call(id, name, arguments);
-    let mut headers = JSON_POST.to_vec();
-    headers.push(("Mcp-Session-Id", session));
-    headers.push(("MCP-Protocol-Version", "2025-11-25"));
-    http(port, "POST", "/mcp", &headers, &body)
-}
-
-/// The headers of a JSON-RPC POST to `/mcp`.
-pub const JSON_POST: [(&str, &str); 2] = [
-    ("Content-Type", "application/json"),
-    ("Accept", "application/json, text/event-stream"),
-];
 
 /// Compares `actual` with the golden file `tests/golden/<file>`, or writes it when
 /// `UPDATE_GOLDEN` is set.

@@ -5,9 +5,6 @@
 //! moment comes in its order among the tools' own timers however busy the machine is (a
 //! sync tool's run on the blocking pool holds paused time still).
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -17,11 +14,11 @@ use tool_runtime::mcp::{McpServer, ServerOptions};
 use tool_runtime::tasks::TaskOptions;
 use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{tool, CallContext, Registry};
+use tool_tests::http;
 use tool_tests::{
     core_task_id, rpc, server, start_core_task, start_task, task_method, until, with_tasks, Client,
     Polling, Signal,
 };
-use tower::ServiceExt;
 
 /// Whether to go ahead.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -403,116 +400,42 @@ impl HttpSession {
     /// Opens a session at 2025-11-25 whose client declares `capabilities`.
     async fn open(capabilities: Value) -> HttpSession {
         let app = router(server(quick_tasks()), HttpOptions::default());
-        let opened = app
-            .clone()
-            .oneshot(Self::request(
-                rpc::initialize("2025-11-25", capabilities),
-                None,
-            ))
-            .await
-            .unwrap();
-        let session = opened.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
+        let opened = http::Request::mcp(rpc::initialize("2025-11-25", capabilities))
+            .send_to(&app)
+            .await;
+        let session = opened
+            .header("mcp-session-id")
+            .expect("a session")
             .to_owned();
         HttpSession { app, session }
     }
 
-    fn request(body: String, session: Option<&str>) -> Request<Body> {
-        let mut request = Request::post("/mcp")
-            .header("host", "127.0.0.1:8080")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.body(Body::from(body)).unwrap()
-    }
-
-    /// POSTs one message in the session.
-    async fn post(&self, body: String) -> axum::response::Response {
-        let request = Self::request(body, Some(&self.session));
-        self.app.clone().oneshot(request).await.unwrap()
+    /// One message in the session.
+    fn request(&self, body: String) -> http::Request {
+        http::Request::mcp(body).session(&self.session)
     }
 
     /// POSTs a request answered with plain JSON: its answer.
     async fn answer(&self, body: String) -> Value {
-        let response = self.post(body).await;
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        serde_json::from_slice(&bytes).unwrap()
+        self.request(body).send_to(&self.app).await.message()
     }
 
     /// The client accepts `question` (an elicitation) with `content`: its answer is a POST
     /// of its own, accepted with 202.
     async fn accept(&self, question: &Value, content: Value) {
         let answer = json!({"action": "accept", "content": content});
-        let answered = self.post(rpc::respond(&question["id"], answer)).await;
-        assert_eq!(answered.status(), StatusCode::ACCEPTED);
+        let answered = self
+            .request(rpc::respond(&question["id"], answer))
+            .send_to(&self.app)
+            .await;
+        assert_eq!(answered.status, 202, "{answered:?}");
     }
 
     /// POSTs a request answered with an event stream.
-    async fn stream(&self, body: String) -> Events {
-        let response = self.post(body).await;
-        assert_eq!(response.headers()["content-type"], "text/event-stream");
-        Events {
-            events: response.into_body().into_data_stream(),
-            seen: String::new(),
-        }
-    }
-}
-
-/// The messages of an event stream, as they come.
-struct Events {
-    events: axum::body::BodyDataStream,
-    seen: String,
-}
-
-impl Events {
-    /// The first message `wanted` picks, waiting 5 s at most.
-    async fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            if let Some(found) = tool_tests::messages(&self.seen).into_iter().find(&wanted) {
-                return found;
-            }
-            let chunk = tokio::time::timeout(*tool_tests::PATIENCE, self.events.next())
-                .await
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "nothing wanted within {:?}: {}",
-                        *tool_tests::PATIENCE,
-                        self.seen
-                    )
-                })
-                .expect("the stream is open")
-                .unwrap();
-            self.seen.push_str(std::str::from_utf8(&chunk).unwrap());
-        }
-    }
-
-    /// The answer to request `id`, which ends the stream (within [`PATIENCE`]).
-    async fn answer_to(self, id: u32) -> Value {
-        let messages = self.rest().await;
-        messages
-            .into_iter()
-            .find(|m| m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
-            .unwrap_or_else(|| panic!("the answer to {id} ends the stream"))
-    }
-
-    /// Every message, once the stream has ended (5 s at most).
-    async fn rest(mut self) -> Vec<Value> {
-        let ended = tokio::time::timeout(*tool_tests::PATIENCE, async {
-            while let Some(chunk) = self.events.next().await {
-                self.seen
-                    .push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
-            }
-        })
-        .await;
-        assert!(ended.is_ok(), "the stream ends: {}", self.seen);
-        tool_tests::messages(&self.seen)
+    async fn stream(&self, body: String) -> http::Events {
+        let events = self.request(body).stream_from(&self.app).await;
+        assert_eq!(events.header("content-type"), Some("text/event-stream"));
+        events
     }
 }
 

@@ -3,17 +3,16 @@
 //! string, arrays nested 100,000 deep, bodies past the size limit. After every case the
 //! server must answer a valid request, and no answer may leak internals.
 
-use axum::body::{to_bytes, Body};
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use tool_runtime::mcp::{McpServer, ServerOptions};
 use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
+use tool_tests::http::Request;
 use tool_tests::stdio::Session;
 use tool_tests::{messages, server, Signal};
-use tower::ServiceExt;
 
 /// Add two integers.
 #[tool]
@@ -207,41 +206,25 @@ async fn the_corpus_over_stdio() {
     );
 }
 
+/// POSTs `body` to `app` (in `session`, if any): the status and body of the reply.
 async fn post(app: &axum::Router, session: Option<&str>, body: Vec<u8>) -> (StatusCode, String) {
-    let mut request = Request::post("/mcp")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
+    let mut request = Request::mcp(body);
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
-    for (name, value) in tool_tests::standard_headers(&body) {
-        request = request.header(name, value);
-    }
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::from(body)).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = to_bytes(response.into_body(), 64 << 20).await.unwrap();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    let reply = request.send_to(app).await;
+    (
+        StatusCode::from_u16(reply.status).expect("a status"),
+        reply.body,
+    )
 }
 
+/// Opens a session with `app`: its id.
 async fn http_session(app: &axum::Router) -> String {
-    let response = app
-        .clone()
-        .oneshot(
-            Request::post("/mcp")
-                .header("host", "127.0.0.1")
-                .body(Body::from(INIT))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
+    let reply = Request::mcp(INIT).send_to(app).await;
+    reply
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("a session: {reply:?}"))
         .to_owned()
 }
 

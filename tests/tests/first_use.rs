@@ -5,7 +5,8 @@
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use tool_tests::{http, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+use tool_tests::http::{Reply, Request};
+use tool_tests::{spawn_http, ServerProcess, INITIALIZE};
 
 fn run(binary: &str, args: &[&str]) -> Output {
     tool_tests::command(binary)
@@ -128,9 +129,8 @@ fn serve_http(host: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess 
 }
 
 /// Sends an `initialize` to `/mcp`.
-fn post(port: u16, headers: &[(&str, &str)]) -> tool_tests::HttpReply {
-    let headers: Vec<(&str, &str)> = JSON_POST.iter().chain(headers).copied().collect();
-    http(port, "POST", "/mcp", &headers, INITIALIZE)
+fn post(port: u16, headers: &[(&str, &str)]) -> Reply {
+    Request::mcp(INITIALIZE).headers(headers).send(port)
 }
 
 #[test]

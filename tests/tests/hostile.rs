@@ -8,8 +8,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 use tool_tests::gate::FileGate;
+use tool_tests::http::{open_session, Reply, Request};
 use tool_tests::PATIENCE;
-use tool_tests::{call_reply, messages, open_session, spawn_http, INITIALIZE, JSON_POST};
+use tool_tests::{messages, rpc, spawn_http, INITIALIZE};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 
@@ -77,13 +78,9 @@ fn a_flood_of_sessions_keeps_memory_flat_and_an_honest_client_served() {
             // The honest client keeps using its session, so it is never the idlest.
             if opened % 100 == 0 {
                 honest_calls += 1;
-                let reply = call_reply(
-                    server.port,
-                    &honest,
-                    honest_calls,
-                    "echo",
-                    json!({"text": "hi"}),
-                );
+                let reply = Request::mcp(rpc::call(honest_calls, "echo", json!({"text": "hi"})))
+                    .session(&honest)
+                    .send(server.port);
                 assert_eq!(reply.status, 200, "the honest client is served: {reply:?}");
                 let answer = messages(&reply.body).pop().unwrap();
                 assert!(answer["result"]["isError"] != true, "{answer}");
@@ -113,12 +110,15 @@ fn past_the_cap_with_every_session_busy_initialize_is_told_to_retry() {
             let session = open_session(port);
             let gate = gate.path().to_owned();
             std::thread::spawn(move || {
-                call_reply(port, &session, 1, "hold", json!({"gate": gate})).status
+                Request::mcp(rpc::call(1, "hold", json!({"gate": gate})))
+                    .session(&session)
+                    .send(port)
+                    .status
             })
         })
         .collect();
     gate.wait_entered(2);
-    let refused = tool_tests::http(port, "POST", "/mcp", &JSON_POST, INITIALIZE);
+    let refused = Request::mcp(INITIALIZE).send(port);
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(refused.header("retry-after"), Some("1"));
     let error: Value = serde_json::from_str(&refused.body).unwrap();
@@ -289,11 +289,15 @@ fn a_burst_past_the_in_flight_bound_is_answered_in_full() {
         let (start, replied, gate) = (start.clone(), replied.clone(), gate.path().to_owned());
         std::thread::spawn(move || {
             start.wait();
-            let _ = replied.send(call_reply(port, &session, 7, "hold", json!({"gate": gate})));
+            let _ = replied.send(
+                Request::mcp(rpc::call(7, "hold", json!({"gate": gate})))
+                    .session(&session)
+                    .send(port),
+            );
         });
     }
-    let mut answered: Vec<tool_tests::HttpReply> = Vec::new();
-    let next = |answered: &Vec<tool_tests::HttpReply>| {
+    let mut answered: Vec<Reply> = Vec::new();
+    let next = |answered: &Vec<Reply>| {
         replies.recv_timeout(*PATIENCE).unwrap_or_else(|_| {
             let statuses: Vec<u16> = answered.iter().map(|reply| reply.status).collect();
             panic!(
@@ -332,7 +336,10 @@ fn a_burst_past_the_in_flight_bound_is_answered_in_full() {
     // Once they are answered, the bound admits calls again.
     let session = open_session(port);
     assert_eq!(
-        call_reply(port, &session, 8, "wait", json!({"ms": 1})).status,
+        Request::mcp(rpc::call(8, "wait", json!({"ms": 1})))
+            .session(&session)
+            .send(port)
+            .status,
         200
     );
 }

@@ -6,17 +6,15 @@
 #[path = "../fixtures/load.rs"]
 mod load;
 
-use axum::body::{to_bytes, Body};
-use axum::http::Request;
-use load::{expected, request};
+use load::{expected, per_request};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::tool;
 use tool_runtime::transport::http::{router, HttpOptions};
+use tool_tests::http::Request;
 use tool_tests::stdio::Session;
 use tool_tests::{server, Signal, INITIALIZE};
-use tower::ServiceExt;
 
 /// Fired by the test to let `held` calls end.
 static RELEASE_HELD: Signal = Signal::new();
@@ -58,30 +56,11 @@ async fn sixteen_http_clients_at_once() {
             tokio::spawn(async move {
                 for i in 0..150u64 {
                     let id = client * 1000 + i + 1;
-                    let body = request(id).replace(
-                        r#""params":{"#,
-                        concat!(
-                            r#""params":{"#,
-                            r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
-                            r#""io.modelcontextprotocol/clientCapabilities":{}},"#
-                        ),
-                    );
-                    let response = app
-                        .clone()
-                        .oneshot(
-                            tool_tests::with_standard_headers(
-                                Request::post("/mcp")
-                                    .header("host", "localhost")
-                                    .header("accept", "application/json")
-                                    .body(Body::from(body))
-                                    .unwrap(),
-                            )
-                            .await,
-                        )
+                    let answer = Request::mcp(per_request(id))
+                        .header("Accept", "application/json")
+                        .send_to(&app)
                         .await
-                        .unwrap();
-                    let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
-                    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+                        .message();
                     assert_eq!(answer["id"], id);
                     assert_eq!(answer["result"]["structuredContent"], expected(id));
                 }
@@ -143,17 +122,9 @@ async fn a_client_that_goes_away_mid_call_drops_the_work() {
         r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
         r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
     );
-    let request = tool_tests::with_standard_headers(
-        Request::post("/mcp")
-            .header("host", "localhost")
-            .header("accept", "application/json, text/event-stream")
-            .body(Body::from(body))
-            .unwrap(),
-    )
-    .await;
     // No notification comes before the answer, so the server holds the response back
     // until the answer is ready (JSON); the client gives up while it waits.
-    let waiting = tokio::spawn(app.oneshot(request));
+    let waiting = tokio::spawn(async move { Request::mcp(body).send_to(&app).await });
     HOLD_STARTED.wait("the held call's start").await;
     assert!(!HOLD_DROPPED.fired());
     waiting.abort(); // The client hangs up.
@@ -215,14 +186,8 @@ async fn occupy() -> u8 {
 
 /// The status and body of `GET path` on `app`.
 async fn get(app: &axum::Router, path: &str) -> (u16, String) {
-    let request = Request::get(path)
-        .header("host", "localhost")
-        .body(Body::empty())
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = to_bytes(response.into_body(), 1 << 16).await.unwrap();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let reply = Request::get(path).send_to(app).await;
+    (reply.status, reply.body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -237,15 +202,11 @@ async fn readiness_says_no_while_the_server_holds_all_the_requests_it_takes() {
         r#""arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
         r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
     );
-    let request = tool_tests::with_standard_headers(
-        Request::post("/mcp")
-            .header("host", "localhost")
-            .header("accept", "application/json")
-            .body(Body::from(body))
-            .unwrap(),
-    )
-    .await;
-    let call = tokio::spawn(app.clone().oneshot(request));
+    let call = {
+        let app = app.clone();
+        let request = Request::mcp(body).header("Accept", "application/json");
+        tokio::spawn(async move { request.send_to(&app).await })
+    };
     OCCUPIED.wait("the call started").await;
     assert_eq!(
         get(&app, "/readyz").await,

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use tool_runtime::mcp::{McpServer, ServerInfo};
 use tool_runtime::transport::http::{router, HttpOptions, Jwks, OAuth};
 use tool_runtime::{tool, CallContext, Registry};
+use tool_tests::http::{Reply, Request};
 use tool_tests::oauth::{claims, jwks, now, SigningKey};
-use tool_tests::{http, messages, names, rpc, spawn_http, ServerProcess, INITIALIZE, JSON_POST};
+use tool_tests::{messages, names, rpc, spawn_http, ServerProcess, INITIALIZE};
 use tower::ServiceExt;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
@@ -54,22 +55,15 @@ fn serve(keys: &KeyFile, extra: &[&str]) -> ServerProcess {
 }
 
 /// POSTs `body` to `/mcp` with `token` (and `session`, if any).
-fn post(
-    port: u16,
-    token: Option<&str>,
-    session: Option<&str>,
-    body: &str,
-) -> tool_tests::HttpReply {
-    let authorization = token.map(|token| format!("Bearer {token}"));
-    let mut headers: Vec<(&str, &str)> = JSON_POST.to_vec();
-    if let Some(authorization) = &authorization {
-        headers.push(("Authorization", authorization));
+fn post(port: u16, token: Option<&str>, session: Option<&str>, body: &str) -> Reply {
+    let mut request = Request::mcp(body).raw();
+    if let Some(token) = token {
+        request = request.bearer(token);
     }
     if let Some(session) = session {
-        headers.push(("Mcp-Session-Id", session));
-        headers.push(("MCP-Protocol-Version", "2025-11-25"));
+        request = request.session(session);
     }
-    http(port, "POST", "/mcp", &headers, body)
+    request.send(port)
 }
 
 /// Opens a session with `token`; its id.
@@ -125,7 +119,7 @@ fn a_request_without_a_token_is_told_where_the_metadata_is_and_the_metadata_is_o
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
     ] {
-        let reply = http(server.port, "GET", path, &[], "");
+        let reply = Request::get(path).send(server.port);
         assert_eq!(reply.status, 200, "{path}: {reply:?}");
         let document: Value = serde_json::from_str(&reply.body).unwrap();
         assert_eq!(document["resource"], RESOURCE);
@@ -137,7 +131,7 @@ fn a_request_without_a_token_is_told_where_the_metadata_is_and_the_metadata_is_o
         assert_eq!(document["bearer_methods_supported"], json!(["header"]));
     }
     // Only the metadata is open: every other path needs a token.
-    let list = http(server.port, "GET", "/api/tools/discover", &[], "");
+    let list = Request::get("/api/tools/discover").send(server.port);
     assert_eq!(list.status, 401, "{list:?}");
 }
 
@@ -233,17 +227,9 @@ fn tokens_that_do_not_check_out_are_refused_saying_why() {
             "{case}: the body says why too"
         );
     }
-    let basic = http(
-        server.port,
-        "POST",
-        "/mcp",
-        &[
-            JSON_POST[0],
-            JSON_POST[1],
-            ("Authorization", "Basic YWRhOnNlY3JldA=="),
-        ],
-        INITIALIZE,
-    );
+    let basic = Request::mcp(INITIALIZE)
+        .header("Authorization", "Basic YWRhOnNlY3JldA==")
+        .send(server.port);
     assert_eq!(basic.status, 401);
     let why = "the Authorization header must be Bearer <token>";
     assert_eq!(
@@ -327,13 +313,10 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
         ("Content-Type", "application/json"),
         ("Authorization", authorization.as_str()),
     ];
-    let rest = http(
-        server.port,
-        "POST",
-        "/api/tools/execute",
-        &headers,
-        r#"{"toolName": "write_notes", "parameters": {"line": "x"}}"#,
-    );
+    let rest = Request::new("POST", "/api/tools/execute")
+        .headers(&headers)
+        .body(r#"{"toolName": "write_notes", "parameters": {"line": "x"}}"#)
+        .send(server.port);
     assert_eq!(rest.status, 403, "{rest:?}");
     assert_eq!(rest.header("www-authenticate"), Some(forbidden.as_str()));
     let body: Value = serde_json::from_str(&rest.body).unwrap();
@@ -416,18 +399,11 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     assert_eq!(listed_tools(cut.port, &writer, &session), everything);
 
     // At 2026-07-28 a list cut to one token is marked private: no cache may share it.
-    let authorization = format!("Bearer {reader}");
     let stateless = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let headers = [
-        JSON_POST[0],
-        JSON_POST[1],
-        ("Authorization", authorization.as_str()),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/list"),
-    ];
+        "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
     let permitted = ["echo", "hold", "read_notes", "wait", "whoami"];
     let every = [
         "echo",
@@ -441,7 +417,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
         (cut.port, "private", &permitted[..]),
         (open.port, "public", &every[..]),
     ] {
-        let reply = http(port, "POST", "/mcp", &headers, &stateless.to_string());
+        let reply = Request::mcp(&stateless).bearer(&reader).send(port);
         let answer = &messages(&reply.body)[0];
         assert_eq!(answer["result"]["cacheScope"], scope, "{reply:?}");
         let mut names = names(answer, "tools", "name");
@@ -449,13 +425,9 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
         assert_eq!(names, listed, "{reply:?}");
     }
 
-    let discover = http(
-        cut.port,
-        "GET",
-        "/api/tools/discover",
-        &[("Authorization", &authorization)],
-        "",
-    );
+    let discover = Request::get("/api/tools/discover")
+        .bearer(&reader)
+        .send(cut.port);
     let listed: Value = serde_json::from_str(&discover.body).unwrap();
     let mut listed = tool_tests::fields(&listed["tools"], "name");
     listed.sort();
@@ -489,7 +461,9 @@ fn a_session_belongs_to_the_subject_that_opened_it() {
         ("Accept", "text/event-stream"),
     ];
     for method in ["GET", "DELETE"] {
-        let reply = http(server.port, method, "/mcp", &eve_headers, "");
+        let reply = Request::new(method, "/mcp")
+            .headers(&eve_headers)
+            .send(server.port);
         assert_eq!(reply.status, 404, "{method}: {reply:?}");
     }
     assert_eq!(

@@ -3,8 +3,9 @@
 
 use serde_json::{json, Value};
 
+use tool_tests::http::{open_session, Reply, Request};
 use tool_tests::PATIENCE;
-use tool_tests::{call_reply, http, messages, open_session, spawn_http, INITIALIZE, JSON_POST};
+use tool_tests::{messages, rpc, spawn_http, INITIALIZE};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 
@@ -108,7 +109,9 @@ fn every_call_is_one_audit_event_as_a_json_line() {
 }
 
 fn call_in_session(port: u16, session: &str, id: u32, name: &str, arguments: Value) -> Value {
-    let reply = call_reply(port, session, id, name, arguments);
+    let reply = Request::mcp(rpc::call(id, name, arguments))
+        .session(session)
+        .send(port);
     assert_eq!(reply.status, 200, "{reply:?}");
     messages(&reply.body).pop().expect("an answer")
 }
@@ -131,7 +134,7 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     call_in_session(port, &session, 4, "wait", json!({"ms": 30}));
 
-    let reply = http(port, "GET", "/metrics", &[], "");
+    let reply = Request::get("/metrics").send(port);
     assert_eq!(reply.status, 200);
     assert!(reply
         .header("content-type")
@@ -157,7 +160,7 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
     }
 
     // The metrics are not on the MCP endpoint, whatever is asked there.
-    let reply = http(port, "GET", "/mcp/metrics", &[], "");
+    let reply = Request::get("/mcp/metrics").send(port);
     assert_eq!(reply.status, 404);
 
     let logs = server.stop_and_read_logs();
@@ -178,7 +181,7 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
 #[test]
 fn metrics_are_off_unless_asked_for_and_need_http() {
     let server = spawn_http(BINARY, "127.0.0.1", &[], &[]);
-    assert_eq!(http(server.port, "GET", "/metrics", &[], "").status, 404);
+    assert_eq!(Request::get("/metrics").send(server.port).status, 404);
     drop(server);
 
     let output = tool_tests::command(BINARY)
@@ -219,21 +222,9 @@ fn a_cancelled_call_is_audited_as_cancelled() {
     assert!(ms < 5000.0, "the call ran {ms} ms: held for the grace");
 }
 
-/// A `tools/call` of echo in `session`; gives the HTTP status and the reply.
-fn echo_in(port: u16, session: &str) -> tool_tests::HttpReply {
-    let body = concat!(
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
-        r#""params":{"name":"echo","arguments":{"text":"x"}}}"#
-    );
-    let mut headers = JSON_POST.to_vec();
-    headers.push(("Mcp-Session-Id", session));
-    headers.push(("MCP-Protocol-Version", "2025-11-25"));
-    http(port, "POST", "/mcp", &headers, body)
-}
-
 /// Whether an MCP answer over HTTP refused its call for the client's rate (the model reads
 /// when to call again).
-fn refused_for_rate(reply: &tool_tests::HttpReply) -> bool {
+fn refused_for_rate(reply: &Reply) -> bool {
     assert_eq!(reply.status, 200, "{reply:?}");
     let answer = &messages(&reply.body)[0];
     if answer["result"]["_meta"]["status"] != "rate_limited" {
@@ -272,7 +263,11 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
         std::thread::spawn(move || {
             let mut refusals = Vec::new();
             while refusals.len() < 10 || !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                refusals.push(refused_for_rate(&echo_in(port, &modest)));
+                refusals.push(refused_for_rate(
+                    &Request::mcp(rpc::call(1, "echo", json!({"text": "x"})))
+                        .session(&modest)
+                        .send(port),
+                ));
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             refusals
@@ -287,7 +282,11 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
             started.elapsed() < *PATIENCE,
             "the greedy client was never refused: {passed} calls passed"
         );
-        match refused_for_rate(&echo_in(port, &greedy)) {
+        match refused_for_rate(
+            &Request::mcp(rpc::call(1, "echo", json!({"text": "x"})))
+                .session(&greedy)
+                .send(port),
+        ) {
             false => passed += 1,
             true => refused += 1,
         }
@@ -315,15 +314,7 @@ fn a_client_past_its_rate_is_refused_and_the_limit_holds_under_load_without_touc
     // Over REST, the refusal is 429 with when to retry; the client there is its address,
     // which has not called yet.
     let execute = r#"{"toolName": "echo", "parameters": {"text": "x"}}"#;
-    let rest = |_| {
-        http(
-            port,
-            "POST",
-            "/api/tools/execute",
-            &[("Content-Type", "application/json")],
-            execute,
-        )
-    };
+    let rest = |_| Request::rest("/api/tools/execute", execute).send(port);
     // Sent until refused: how many pass first depends on how fast this machine sends them.
     let too_many = (0..1000)
         .map(rest)

@@ -7,24 +7,18 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tool_tests::cluster::{post_to, Cluster};
+use tool_tests::cluster::Cluster;
 use tool_tests::gate::FileGate;
+use tool_tests::http::Request;
 use tool_tests::PATIENCE;
-use tool_tests::{messages, rpc, wait_until, wait_until_some, with_tasks, HttpReply};
+use tool_tests::{messages, rpc, wait_until, wait_until_some, with_tasks};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_replica-tools");
-
-/// The one JSON-RPC message of a reply.
-fn answer(reply: &HttpReply) -> Value {
-    messages(&reply.body)
-        .pop()
-        .unwrap_or_else(|| panic!("an answer: {} {}", reply.head, reply.body))
-}
 
 /// `tasks/get` of `task` through the balancer.
 fn get_task(cluster: &Cluster, task: &str) -> Value {
     let request = rpc::per_request(2, "tasks/get", json!({"taskId": task}), with_tasks());
-    answer(&cluster.post(&request))
+    Request::mcp(&request).send(cluster.port).message()
 }
 
 /// Polls `task` until `done` says so; the task then, and how long it took. Each poll is
@@ -59,7 +53,7 @@ fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
     let port = cluster.port;
     let (answered, answer_of) = std::sync::mpsc::channel();
     let calling = std::thread::spawn(move || {
-        let _ = answered.send(answer(&post_to(port, &request)));
+        let _ = answered.send(Request::mcp(&request).send(port).message());
     });
     let created = match answer_of.recv_timeout(*PATIENCE) {
         Ok(created) => created,
@@ -88,11 +82,6 @@ fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
     created["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
-/// GET `path` on `port`: its status and body.
-fn get(port: u16, path: &str) -> HttpReply {
-    tool_tests::http(port, "GET", path, &[], "")
-}
-
 /// Waits until every replica's own `/healthz` says the shared store is `state`
 /// (`reachable` or `unreachable`): each has asked it since it changed.
 fn wait_until_every_replica_sees_the_store(cluster: &Cluster, state: &str) {
@@ -101,7 +90,7 @@ fn wait_until_every_replica_sees_the_store(cluster: &Cluster, state: &str) {
         wait_until(
             &format!("the replica on {port} seeing the store {state}"),
             || {
-                let health = get(port, "/healthz");
+                let health = Request::get("/healthz").send(port);
                 assert_eq!(health.status, 200, "{}", health.body);
                 last = serde_json::from_str(health.body.trim()).expect("JSON");
                 assert_eq!(last["ready"], true, "{last}");
@@ -239,7 +228,7 @@ fn one_client_is_held_to_its_rate_across_replicas() {
                         json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
                         json!({}),
                     );
-                    let reply = answer(&post_to(port, &request));
+                    let reply = Request::mcp(&request).send(port).message();
                     match reply["result"]["_meta"]["status"].as_str() {
                         Some("rate_limited") => refused.fetch_add(1, Ordering::Relaxed),
                         _ => {
@@ -298,7 +287,7 @@ fn a_rolling_restart_under_load_loses_no_request() {
                         json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
                         json!({}),
                     );
-                    let reply = post_to(port, &request);
+                    let reply = Request::mcp(&request).send(port);
                     let ok = reply.status == 200
                         && messages(&reply.body)
                             .first()
@@ -366,7 +355,7 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
     // which is where a replica reporting the store as unready would be taken out.
     for port in cluster.replica_ports() {
         assert_eq!(
-            get(port, "/readyz").status,
+            Request::get("/readyz").send(port).status,
             200,
             "replica on {port} stays ready"
         );
@@ -381,9 +370,9 @@ fn with_redis_stopped_requests_that_need_it_say_retry_and_the_rest_go_on() {
             json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
             json!({}),
         );
-        let reply = cluster.post(&call);
+        let reply = Request::mcp(&call).send(cluster.port);
         assert_eq!(reply.status, 200, "{} {}", reply.head, reply.body);
-        let reply = answer(&reply);
+        let reply = reply.message();
         assert_eq!(reply["result"]["structuredContent"]["result"], 2, "{reply}");
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -16,11 +16,12 @@ use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::Registry;
 use tool_runtime::{resource, tool, CallContext};
 use tool_tests::gate::FileGate;
+use tool_tests::http::Request;
 use tool_tests::redis::{RedisCluster, RedisServer, SharedRedis};
+use tool_tests::wait_for;
 use tool_tests::{
     rpc, server, server_over, start_task, task_method, until, Client, Signal, INITIALIZE,
 };
-use tool_tests::{wait_for, PATIENCE};
 
 /// Whether to go ahead.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -305,68 +306,6 @@ fn http_of(server: &McpServer) -> axum::Router {
     router(server.clone(), HttpOptions::default())
 }
 
-/// POSTs `body` to `app` in session `session`; the response.
-async fn post(app: &axum::Router, session: Option<&str>, body: &str) -> axum::response::Response {
-    use tower::ServiceExt;
-    let mut request = axum::http::Request::post("/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25");
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let request = request
-        .body(axum::body::Body::from(body.to_owned()))
-        .unwrap();
-    tokio::time::timeout(*PATIENCE, app.clone().oneshot(request))
-        .await
-        .unwrap_or_else(|_| panic!("no answer within {:?} to {body}", *PATIENCE))
-        .unwrap()
-}
-
-/// The JSON-RPC messages of an event stream, read one at a time as they come.
-struct Events {
-    body: axum::body::Body,
-    buffer: String,
-}
-
-impl Events {
-    fn of(response: axum::response::Response) -> Events {
-        Events {
-            body: response.into_body(),
-            buffer: String::new(),
-        }
-    }
-
-    /// The next message, within [`PATIENCE`].
-    async fn next(&mut self) -> Value {
-        use http_body_util::BodyExt;
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                if let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: ")) {
-                    return serde_json::from_str(data).unwrap();
-                }
-                continue;
-            }
-            let frame = tokio::time::timeout(*PATIENCE, self.body.frame())
-                .await
-                .unwrap_or_else(|_| panic!("no event within {:?}", *PATIENCE));
-            let Some(frame) = frame else {
-                // Not a stream: a JSON answer, whole.
-                let whole = std::mem::take(&mut self.buffer);
-                return serde_json::from_str(&whole)
-                    .unwrap_or_else(|_| panic!("an answer: {whole}"));
-            };
-            let frame = frame.unwrap();
-            if let Ok(data) = frame.into_data() {
-                self.buffer.push_str(std::str::from_utf8(&data).unwrap());
-            }
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_2025_task_asks_through_the_replica_where_its_result_waits() {
     a_2025_task_asks_through_the_replica_where_its_result_waits_on(&RedisServer::start()).await;
@@ -386,20 +325,30 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
         r#""params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"#,
         r#""clientInfo":{"name":"t","version":"1"}}}"#
     );
-    let opened = post(&on_a, None, initialize).await;
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
+    let opened = Request::mcp(initialize).stream_from(&on_a).await;
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session")
         .to_owned();
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(post(&on_b, Some(&session), initialized).await.status(), 202);
+    assert_eq!(
+        Request::mcp(initialized)
+            .session(&session)
+            .stream_from(&on_b)
+            .await
+            .status,
+        202
+    );
 
     // Started on A, as a task.
     let gate = FileGate::new("relay");
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "ask_later", "arguments": {"gate": gate.path()}, "task": {}}})
     .to_string();
-    let created = Events::of(post(&on_a, Some(&session), &call).await)
+    let created = Request::mcp(&call)
+        .session(&session)
+        .stream_from(&on_a)
+        .await
         .next()
         .await;
     gate.release();
@@ -412,7 +361,10 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
     let result = format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{{"taskId":"{task}"}}}}"#
     );
-    let mut waiting = Events::of(post(&on_b, Some(&session), &result).await);
+    let mut waiting = Request::mcp(&result)
+        .session(&session)
+        .stream_from(&on_b)
+        .await;
     let question = waiting.next().await;
     assert_eq!(question["method"], "elicitation/create", "{question}");
     let question_id = question["id"].clone();
@@ -428,9 +380,11 @@ async fn a_2025_task_asks_through_the_replica_where_its_result_waits_on(redis: &
         "action": "accept", "content": {"confirm": true}
     }});
     assert_eq!(
-        post(&on_c, Some(&session), &answer.to_string())
+        Request::mcp(answer.to_string())
+            .session(&session)
+            .stream_from(&on_c)
             .await
-            .status(),
+            .status,
         202
     );
     let ended = loop {
@@ -535,19 +489,22 @@ async fn without_its_store_a_session_request_says_retry_and_health_says_why() {
         replica(&redis, &prefix).await,
     );
     let (on_a, on_b) = (http_of(&a), http_of(&b));
-    let opened = post(&on_a, None, INITIALIZE).await;
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
+    let opened = Request::mcp(INITIALIZE).stream_from(&on_a).await;
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session")
         .to_owned();
 
     redis.stop();
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
     let started = std::time::Instant::now();
-    let refused = post(&on_b, Some(&session), list).await;
-    assert_eq!(refused.status(), 503);
-    assert_eq!(refused.headers()["retry-after"], "1");
-    let answer = Events::of(refused).next().await;
+    let mut refused = Request::mcp(list)
+        .session(&session)
+        .stream_from(&on_b)
+        .await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let answer = refused.next().await;
     assert_eq!(answer["id"], 1, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("retry"), "{answer}");
@@ -559,31 +516,22 @@ async fn without_its_store_a_session_request_says_retry_and_health_says_why() {
     );
     // The store is every replica's: readiness, which is a replica's own, stays; health says
     // the store is unreachable.
-    assert_eq!(get(&on_b, "/readyz").await.0, 200, "still ready");
-    let (status, health) = get(&on_b, "/healthz").await;
-    assert_eq!(status, 200);
     assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&health).unwrap(),
+        Request::get("/readyz").send_to(&on_b).await.status,
+        200,
+        "still ready"
+    );
+    let health = Request::get("/healthz").send_to(&on_b).await;
+    assert_eq!(health.status, 200);
+    assert_eq!(
+        health.json(),
         serde_json::json!({"status": "ok", "ready": true, "store": "unreachable"})
     );
 
     redis.restart();
     wait_for("the store back on /healthz", async || {
-        let health = get(&on_b, "/healthz").await.1;
+        let health = Request::get("/healthz").send_to(&on_b).await.body;
         health.contains("\"store\":\"reachable\"")
     })
     .await;
-}
-
-/// The status and body of `GET path` on `app`.
-async fn get(app: &axum::Router, path: &str) -> (u16, String) {
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let request = axum::http::Request::get(path)
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
 }

@@ -147,29 +147,42 @@ async fn a_registry_call_of_a_sync_tool_turning_slow_keeps_its_timeout() {
 /// requests are answered and the slow call's time limit fires.
 #[test]
 fn over_http_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
-    use tool_tests::{call_reply, open_session, spawn_http};
+    use tool_tests::http::{open_session, Reply, Request};
+    use tool_tests::spawn_http;
     let server = spawn_http(env!("CARGO_BIN_EXE_stall-tools"), "127.0.0.1", &[], &[]);
     let port = server.port;
     let session = open_session(port);
     let gate = FileGate::new("stalls-http");
     let slow = json!({"gate": gate.path()});
-    let result = |reply: tool_tests::HttpReply| -> Value {
+    let result = |reply: Reply| -> Value {
         assert_eq!(reply.status, 200, "{reply:?}");
         let message: Value = serde_json::from_str(&reply.body).expect("a JSON answer");
         message["result"].clone()
     };
     for id in 1..=20u32 {
         for (name, arguments) in [("turns_slow", slow.clone()), ("quick", json!({"a": id}))] {
-            let answer = result(call_reply(port, &session, id, name, arguments));
+            let answer = result(
+                Request::mcp(rpc::call(id, name, arguments))
+                    .session(&session)
+                    .send(port),
+            );
             assert!(answer["isError"].is_null(), "{answer}");
         }
     }
 
     let slow_session = session.clone();
-    let slow = std::thread::spawn(move || call_reply(port, &slow_session, 21, "turns_slow", slow));
+    let slow = std::thread::spawn(move || {
+        Request::mcp(rpc::call(21, "turns_slow", slow))
+            .session(&slow_session)
+            .send(port)
+    });
     gate.wait_entered(1);
     // Answered while the slow call's tool is blocked.
-    let quick = result(call_reply(port, &session, 22, "quick", json!({"a": 41})));
+    let quick = result(
+        Request::mcp(rpc::call(22, "quick", json!({"a": 41})))
+            .session(&session)
+            .send(port),
+    );
     assert_eq!(quick["structuredContent"], json!({"result": 42}));
 
     // The tool is still blocked: only its time limit can have answered the slow call.
@@ -181,6 +194,10 @@ fn over_http_a_sync_tool_turning_slow_times_out_and_stalls_no_other_request() {
     );
     gate.release();
     // The server goes on serving.
-    let answer = result(call_reply(port, &session, 23, "quick", json!({"a": 1})));
+    let answer = result(
+        Request::mcp(rpc::call(23, "quick", json!({"a": 1})))
+            .session(&session)
+            .send(port),
+    );
     assert_eq!(answer["structuredContent"], json!({"result": 2}));
 }

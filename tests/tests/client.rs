@@ -348,18 +348,25 @@ async fn the_handler_answers_what_the_server_asks_every_way() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_handler_the_client_declares_no_forms_and_the_tool_is_told() {
-    for handshake in [false, true] {
-        let upstream = upstream(Over::Stdio);
-        let client = connect(&upstream, handshake, None).await;
-        let greeting = client.call_tool("greet", json!({})).await.unwrap();
-        assert!(greeting.is_error, "handshake era {handshake}: {greeting:?}");
-        assert!(
-            greeting.text().contains("elicitation"),
-            "handshake era {handshake}: {greeting:?}"
-        );
-        client.close().await;
+async fn without_a_handler_the_client_declares_no_forms_and_is_refused_as_its_era_says() {
+    // At 2026-07-28 the server refuses a request that needs a capability the client did
+    // not declare; in the handshake era the tool hears it cannot ask, and says so.
+    let upstream = upstream(Over::Stdio);
+    let client = connect(&upstream, false, None).await;
+    match client.call_tool("greet", json!({})).await {
+        Err(error @ ClientError::Server { .. }) => {
+            assert_eq!(error.code(), Some(-32021), "{error:?}");
+            assert!(error.to_string().contains("elicitation"), "{error}");
+        }
+        other => panic!("a refusal for the missing capability, not {other:?}"),
     }
+    client.close().await;
+
+    let client = connect(&upstream, true, None).await;
+    let greeting = client.call_tool("greet", json!({})).await.unwrap();
+    assert!(greeting.is_error, "{greeting:?}");
+    assert!(greeting.text().contains("elicitation"), "{greeting:?}");
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -134,8 +134,11 @@ async fn a_registry_of_its_own_starts_its_mounts_and_calls_them_directly() {
     );
     tokio::time::timeout(*PATIENCE, registry.start_mounts())
         .await
-        .expect("the mount tried its server");
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
     assert!(registry.get("up_add").is_some());
+    let again = tokio::time::timeout(*PATIENCE, registry.start_mounts()).await;
+    assert_eq!(again, Ok(Ok(())), "started once, a registry starts nothing more");
     let result = registry.call("up_add", json!({"a": 1, "b": 2})).await;
     assert!(result.error().is_none(), "{result:?}");
     assert_eq!(
@@ -349,12 +352,15 @@ async fn a_server_that_cannot_be_reached_leaves_the_others_served() {
             .build()
             .unwrap(),
     );
-    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+    let tried = tokio::time::timeout(*PATIENCE, registry.start_mounts())
         .await
         .expect("an unreachable mount is tried, not waited for");
+    let why = tried.unwrap_err();
+    assert!(why.contains("`gone`") && why.contains(&port.to_string()), "{why}");
+    assert!(why.contains("cannot be reached"), "{why}");
     assert!(registry.get("gone_add").is_none());
     let result = registry.call("echo", json!({"word": "fine"})).await;
-    assert_eq!(result.output(), Some(&json!("fine")), "{result:?}");
+    assert_eq!(result.output(), Some(&json!({"result": "fine"})), "{result:?}");
 }
 
 #[test]

@@ -130,13 +130,19 @@ impl Mount {
     /// Keeps the server's tools in `registry` from now on, in a task of the current
     /// runtime: connects (again and again, waiting longer each time, while the server
     /// cannot be reached), adds the tools, and reads them again whenever they may have
-    /// changed.
-    pub fn start(self, registry: &Arc<Registry>) -> impl std::future::Future<Output = ()> + Send {
+    /// changed. What it gives resolves once the first try is over: `Err` says why the
+    /// tools are not there yet (the tries go on).
+    pub fn start(
+        self,
+        registry: &Arc<Registry>,
+    ) -> impl std::future::Future<Output = Result<(), String>> + Send {
         let registry = Arc::downgrade(registry);
         let (tried, first) = tokio::sync::oneshot::channel();
         tokio::spawn(keep(Arc::new(self), registry, tried));
         async move {
-            let _ = first.await;
+            first
+                .await
+                .unwrap_or_else(|_| Err("the mount stopped before it tried".to_owned()))
         }
     }
 
@@ -180,8 +186,12 @@ impl Registry {
     /// Starts what the registry keeps running in the background: its mounted servers. A
     /// server does this when it starts serving; an agent loop on a registry of its own calls
     /// it once, inside the runtime the mounts should run on, and may await what it gives:
-    /// it resolves once every mount has tried to list its server's tools.
-    pub fn start_mounts(self: &Arc<Self>) -> impl std::future::Future<Output = ()> + Send {
+    /// it resolves once every mount has tried to list its server's tools, with `Err` naming
+    /// each mount whose tools are not there yet and why (those keep trying in the
+    /// background). Called again, it starts nothing and resolves at once.
+    pub fn start_mounts(
+        self: &Arc<Self>,
+    ) -> impl std::future::Future<Output = Result<(), String>> + Send {
         self.start()
     }
 }
@@ -190,7 +200,7 @@ impl Registry {
 async fn keep(
     mount: Arc<Mount>,
     registry: Weak<Registry>,
-    tried: tokio::sync::oneshot::Sender<()>,
+    tried: tokio::sync::oneshot::Sender<Result<(), String>>,
 ) {
     let mut tried = Some(tried);
     let asked = Arc::new(Callers::default());
@@ -206,7 +216,11 @@ async fn keep(
             Ok(client) => break client,
             Err(error) => {
                 if let Some(tried) = tried.take() {
-                    let _ = tried.send(());
+                    let _ = tried.send(Err(format!(
+                        "the mounted server `{}` ({}) cannot be reached: {error}",
+                        mount.prefix,
+                        mount.shown()
+                    )));
                 }
                 tracing::warn!(mount = %mount.prefix, %error, "a mounted MCP server cannot be reached; trying again");
                 if registry.strong_count() == 0 {
@@ -227,8 +241,9 @@ async fn keep(
         let listed = refresh(&mount, &client, &registry, &asked, &mut names).await;
         drop(registry);
         if let Some(tried) = tried.take() {
-            let _ = tried.send(());
+            let _ = tried.send(listed.clone());
         }
+        let listed = listed.is_ok();
         loop {
             let event = tokio::select! {
                 event = events.recv() => event,
@@ -245,19 +260,23 @@ async fn keep(
 }
 
 /// Reads the server's tools and puts them in the registry in place of the mount's
-/// earlier ones (`names`); whether they could be read.
+/// earlier ones (`names`); `Err` says why they could not be read.
 async fn refresh(
     mount: &Arc<Mount>,
     client: &Client,
     registry: &Registry,
     asked: &Arc<Callers>,
     names: &mut Vec<String>,
-) -> bool {
+) -> Result<(), String> {
     let listed = match client.list_tools().await {
         Ok(listed) => listed,
         Err(error) => {
             tracing::warn!(mount = %mount.prefix, %error, "the tools of a mounted MCP server cannot be listed");
-            return false;
+            return Err(format!(
+                "the tools of the mounted server `{}` ({}) cannot be listed: {error}",
+                mount.prefix,
+                mount.shown()
+            ));
         }
     };
     let mut tools = Vec::new();
@@ -280,9 +299,13 @@ async fn refresh(
         Ok(()) => *names = added,
         Err(error) => {
             tracing::error!(mount = %mount.prefix, %error, "the tools of a mounted MCP server cannot join the catalog");
+            return Err(format!(
+                "the tools of the mounted server `{}` cannot join the catalog: {error}",
+                mount.prefix
+            ));
         }
     }
-    true
+    Ok(())
 }
 
 /// The run-time tool standing for `remote`, named `local`, that passes calls to `client`.

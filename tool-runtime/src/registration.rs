@@ -125,6 +125,18 @@ impl StaticTools {
             .map_err(Clone::clone)
     }
 
+    /// No static tools at all: for a registry of another server's tools only.
+    #[cfg(feature = "client")]
+    pub(crate) fn none() -> &'static StaticTools {
+        static NONE: OnceLock<StaticTools> = OnceLock::new();
+        NONE.get_or_init(|| StaticTools {
+            catalog: Catalog::from_sorted(std::iter::empty()).expect("an empty catalog is valid"),
+            runnables: Vec::new(),
+            prompt_runnables: Vec::new(),
+            resource_runnables: Vec::new(),
+        })
+    }
+
     fn build() -> Result<StaticTools, CatalogError> {
         let namespaces = namespaces();
         let mut tools = Vec::new();

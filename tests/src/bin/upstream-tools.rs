@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 use tool_runtime::ask::Elicited;
-use tool_runtime::{prompt, resource, tool, CallContext, Cancellation, Progress};
+use tool_runtime::{prompt, resource, tool, CallContext, Progress};
 
 /// Add two integers.
 #[tool(read_only, idempotent)]
@@ -29,28 +29,36 @@ fn weather(city: String) -> Weather {
     }
 }
 
-/// Report progress in `steps` steps, then wait until `release` exists (a path), or until
-/// the call is cancelled, in which case `cancelled` (a path) is written.
+/// Report progress in `steps` steps, then wait until `release` exists (a path); a call
+/// that ends otherwise (cancelled, its future dropped) writes `cancelled` (a path).
 #[tool]
-async fn work(
-    steps: u32,
-    release: String,
-    cancelled: String,
-    progress: Progress,
-    cancellation: Cancellation,
-) -> String {
+async fn work(steps: u32, release: String, cancelled: String, progress: Progress) -> String {
+    let unfinished = Unfinished(Some(cancelled));
     for step in 1..=steps {
         progress.report(f64::from(step), Some(f64::from(steps)), Some("working"));
     }
-    loop {
-        if std::path::Path::new(&release).exists() {
-            return "released".to_owned();
-        }
-        if cancellation.is_cancelled() {
-            let _ = std::fs::write(&cancelled, b"cancelled");
-            return "cancelled".to_owned();
-        }
+    while !std::path::Path::new(&release).exists() {
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    unfinished.finished();
+    "released".to_owned()
+}
+
+/// Writes its file when dropped before [`Unfinished::finished`]: the mark of a call
+/// stopped midway, whether the tool was told or its future dropped.
+struct Unfinished(Option<String>);
+
+impl Unfinished {
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::write(path, b"cancelled");
+        }
     }
 }
 

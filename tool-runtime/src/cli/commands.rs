@@ -170,7 +170,12 @@ fn arguments(json: Option<String>) -> Result<Value, ExitCode> {
     })
 }
 
-pub(super) fn call(registry: Registry, name: &str, json: Option<String>) -> ExitCode {
+pub(super) fn call(
+    registry: Registry,
+    name: &str,
+    json: Option<String>,
+    unreached: super::remote::Unreached,
+) -> ExitCode {
     if registry.get(name).is_none() && registry.prompt(name).is_some() {
         eprintln!("error: '{name}' is a prompt, not a tool: get it with `prompt {name}`");
         return ExitCode::from(2);
@@ -179,7 +184,7 @@ pub(super) fn call(registry: Registry, name: &str, json: Option<String>) -> Exit
         Ok(input) => input,
         Err(code) => return code,
     };
-    let called = super::remote::run_mounted(registry, |registry| async move {
+    let called = super::remote::run_mounted(registry, unreached, |registry| async move {
         registry.call(name, input).await
     });
     let result = match called {
@@ -254,7 +259,7 @@ pub(super) fn answer(registry: Registry, dialect: crate::agent::Dialect) -> Exit
             return ExitCode::from(2);
         }
     };
-    let answered = super::remote::run_mounted(registry, |registry| async move {
+    let answered = super::remote::run_mounted(registry, super::remote::Unreached::Warns, |registry| async move {
         crate::agent::Tools::new(&registry)
             .answer(dialect, &turn)
             .await

@@ -337,14 +337,20 @@ impl Cli {
                 server: Some(server),
             } => {
                 let title = (server.as_str(), "0.0.0");
-                let listed = remote::run_mounted(registry, |registry| async move {
+                let listed = remote::run_mounted(registry, remote::Unreached::Fails, |registry| async move {
                     with_remote_items(&registry, |items| {
                         list(items, format, skip_inexpressible, title)
                     })
                 });
                 listed.unwrap_or_else(|code| code)
             }
-            Command::Call { name, json, .. } => call(registry, &name, json),
+            Command::Call { name, json, server } => {
+                let unreached = match server {
+                    Some(_) => remote::Unreached::Fails,
+                    None => remote::Unreached::Warns,
+                };
+                call(registry, &name, json, unreached)
+            }
             Command::Answer { dialect, .. } => answer(registry, dialect),
             Command::Prompt { name, json } => prompt(&registry, &name, json),
             Command::Read { uri } => read(&registry, &uri),
@@ -362,18 +368,24 @@ impl Cli {
         command: &Command,
         name: &str,
     ) -> Result<crate::registry::Registry, ExitCode> {
+        if let Command::List {
+            server: Some(server),
+            ..
+        }
+        | Command::Call {
+            server: Some(server),
+            ..
+        } = command
+        {
+            return remote::only_server(server).map_err(|reason| {
+                eprintln!("error: {reason} (see `{name} --help`)");
+                ExitCode::from(2)
+            });
+        }
         let mut builder = self.registry;
         let mounted = match command {
             Command::Serve(serve) => serve.mounts.apply(serve.operating.apply(builder)),
             Command::Answer { mounts, .. } => mounts.apply(builder),
-            Command::List {
-                server: Some(server),
-                ..
-            }
-            | Command::Call {
-                server: Some(server),
-                ..
-            } => remote::with_server(builder, server),
             _ => Ok(builder),
         };
         builder = mounted.map_err(|reason| {

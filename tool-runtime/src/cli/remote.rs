@@ -70,28 +70,38 @@ impl Mounts {
     }
 }
 
-/// The registry with the server named by `--server` mounted under no prefix.
+/// A registry of the server named by `--server` alone, its tools named as they are: the
+/// binary's own tools are left out, so that nothing of theirs shadows or clashes with the
+/// server's.
 #[cfg(feature = "client")]
-pub(super) fn with_server(
-    builder: RegistryBuilder,
-    server: &str,
-) -> Result<RegistryBuilder, String> {
-    Ok(builder.mount(crate::mount::Mount::whole(server)?))
+pub(super) fn only_server(server: &str) -> Result<Registry, String> {
+    RegistryBuilder::default()
+        .mount(crate::mount::Mount::whole(server)?)
+        .build_without_statics()
+        .map_err(|error| error.to_string())
 }
 
 #[cfg(not(feature = "client"))]
-pub(super) fn with_server(
-    _builder: RegistryBuilder,
-    _server: &str,
-) -> Result<RegistryBuilder, String> {
+pub(super) fn only_server(_server: &str) -> Result<Registry, String> {
     Err(super::missing::feature("--server", "client"))
+}
+
+/// How a command treats a mounted server it could not reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unreached {
+    /// The command is about that server (`--server`): it fails, saying why.
+    Fails,
+    /// The server is one of several (`--mount`): a warning, and the command goes on.
+    Warns,
 }
 
 /// Runs `work` over `registry` on a runtime of its own, once the registry's mounted servers
 /// have listed their tools (or `MOUNT_PATIENCE` has passed); `Err` is the exit code of a
-/// runtime that could not start, already reported.
+/// failure already reported (a runtime that could not start, or a server that could not be
+/// reached when `unreached` says that fails).
 pub(super) fn run_mounted<T, F>(
     registry: Registry,
+    unreached: Unreached,
     work: impl FnOnce(Arc<Registry>) -> F,
 ) -> Result<T, ExitCode>
 where
@@ -100,20 +110,28 @@ where
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|error| {
-            super::commands::failure(&format!("cannot start the async runtime: {error}"))
-        })?;
+        .map_err(|error| super::commands::failure(&format!("cannot start the async runtime: {error}")))?;
     let registry = Arc::new(registry);
     let done = runtime.block_on(async {
-        let ready = registry.start();
-        if tokio::time::timeout(MOUNT_PATIENCE, ready).await.is_err() {
-            eprintln!(
-                "warning: a mounted server did not list its tools in time; going on without them"
-            );
+        let ready = tokio::time::timeout(MOUNT_PATIENCE, registry.start()).await;
+        let problem = match ready {
+            Ok(Ok(())) => None,
+            Ok(Err(why)) => Some(why),
+            Err(_) => Some(format!(
+                "a mounted server did not list its tools within {} s",
+                MOUNT_PATIENCE.as_secs()
+            )),
+        };
+        match (problem, unreached) {
+            (None, _) => Ok(work(Arc::clone(&registry)).await),
+            (Some(why), Unreached::Fails) => Err(super::commands::failure(&why)),
+            (Some(why), Unreached::Warns) => {
+                eprintln!("warning: {why}; going on without its tools");
+                Ok(work(Arc::clone(&registry)).await)
+            }
         }
-        work(Arc::clone(&registry)).await
     });
     drop(registry);
     runtime.shutdown_timeout(Duration::from_secs(1));
-    Ok(done)
+    done
 }

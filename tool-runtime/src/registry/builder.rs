@@ -220,6 +220,13 @@ impl RegistryBuilder {
         self.assemble(StaticTools::global()?)
     }
 
+    /// Builds a registry without this binary's static tools, prompts and resources: only
+    /// what is added at run time (the command line's view of another server).
+    #[cfg(feature = "client")]
+    pub(crate) fn build_without_statics(self) -> Result<Registry, RegistryError> {
+        self.assemble(crate::registration::StaticTools::none())
+    }
+
     /// Refuses a `State<T>` parameter, of a tool, a prompt or a resource, whose state was
     /// not registered.
     fn check_states(&self, statics: &StaticTools) -> Result<(), RegistryError> {

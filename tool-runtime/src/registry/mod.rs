@@ -105,8 +105,10 @@ pub struct Registry {
 /// was tried).
 pub(crate) type Starter = Box<dyn FnOnce(&Arc<Registry>) -> Ready + Send>;
 
-/// What resolves once started work is ready.
-pub(crate) type Ready = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+/// What resolves once started work is ready: `Err` says why it is not (a mounted server
+/// that could not be reached, say); it keeps trying in the background.
+pub(crate) type Ready =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>;
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -139,7 +141,15 @@ impl Registry {
         let starters = std::mem::take(&mut *crate::sync::lock(&self.starters));
         let ready: Vec<Ready> = starters.into_iter().map(|starter| starter(self)).collect();
         Box::pin(async move {
-            futures_util::future::join_all(ready).await;
+            let failed: Vec<String> = futures_util::future::join_all(ready)
+                .await
+                .into_iter()
+                .filter_map(Result::err)
+                .collect();
+            match failed.is_empty() {
+                true => Ok(()),
+                false => Err(failed.join("; ")),
+            }
         })
     }
 

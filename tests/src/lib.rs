@@ -11,7 +11,7 @@ pub mod rpc;
 pub mod stdio;
 mod wait;
 
-pub use wait::{wait_for, wait_for_some, wait_until, wait_until_some, PATIENCE};
+pub use wait::{wait_for, wait_for_some, wait_until, wait_until_some, TokioClock, PATIENCE};
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -73,3 +73,28 @@ pub async fn wait_for_some<T>(what: &str, mut found: impl AsyncFnMut() -> Option
         tokio::time::sleep(POLL_EVERY).await;
     }
 }
+
+/// A wall clock that moves with tokio's clock: with paused time, it stands still until the
+/// test advances it. For servers whose stamps (an output's expiry, a lease's end) are the
+/// subject of a test under paused time.
+#[derive(Debug)]
+pub struct TokioClock {
+    started: std::time::SystemTime,
+    at: tokio::time::Instant,
+}
+
+impl TokioClock {
+    /// A clock reading the system's time now, moving from now on as tokio's does.
+    pub fn new() -> std::sync::Arc<TokioClock> {
+        std::sync::Arc::new(TokioClock {
+            started: std::time::SystemTime::now(),
+            at: tokio::time::Instant::now(),
+        })
+    }
+}
+
+impl tool_runtime::mcp::Clock for TokioClock {
+    fn now(&self) -> std::time::SystemTime {
+        self.started + self.at.elapsed()
+    }
+}

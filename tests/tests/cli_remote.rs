@@ -55,7 +55,10 @@ fn list_server_prints_another_servers_catalog_in_any_format() {
 #[test]
 fn call_server_calls_another_servers_tool() {
     let upstream = upstream_command();
-    let output = run(&["call", "--server", &upstream, "add", r#"{"a": 2, "b": 40}"#], "");
+    let output = run(
+        &["call", "--server", &upstream, "add", r#"{"a": 2, "b": 40}"#],
+        "",
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed["name"], "add", "{printed}");
@@ -63,7 +66,16 @@ fn call_server_calls_another_servers_tool() {
     let shown = printed.to_string();
     assert!(shown.contains("42"), "{printed}");
 
-    let output = run(&["call", "--server", &upstream, "add", r#"{"a": "x", "b": 1}"#], "");
+    let output = run(
+        &[
+            "call",
+            "--server",
+            &upstream,
+            "add",
+            r#"{"a": "x", "b": 1}"#,
+        ],
+        "",
+    );
     assert!(!output.status.success());
     let printed = text(&output.stdout) + &text(&output.stderr);
     assert!(printed.contains("integer"), "{printed}");
@@ -71,7 +83,10 @@ fn call_server_calls_another_servers_tool() {
 
 #[test]
 fn a_server_that_cannot_be_reached_is_named_in_the_failure() {
-    let output = run(&["call", "--server", "/nonexistent/server serve", "add", "{}"], "");
+    let output = run(
+        &["call", "--server", "/nonexistent/server serve", "add", "{}"],
+        "",
+    );
     assert!(!output.status.success());
     let told = text(&output.stdout) + &text(&output.stderr);
     assert!(told.contains("/nonexistent/server"), "{told}");
@@ -97,9 +112,16 @@ async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
         names.contains(&"up_add".to_owned()).then_some(names)
     })
     .await;
-    assert!(names.iter().any(|name| !name.starts_with("up_")), "{names:?}");
+    assert!(
+        names.iter().any(|name| !name.starts_with("up_")),
+        "{names:?}"
+    );
     session
-        .send(&tool_tests::rpc::call(500, "up_add", json!({"a": 3, "b": 4})))
+        .send(&tool_tests::rpc::call(
+            500,
+            "up_add",
+            json!({"a": 3, "b": 4}),
+        ))
         .await;
     let (answer, _) = session.answer_to(500).await;
     assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
@@ -117,7 +139,13 @@ fn answer_with_mounts_from_a_file_answers_calls_of_mounted_tools() {
         {"type": "tool_use", "id": "t1", "name": "up_add", "input": {"a": 5, "b": 6}}
     ]});
     let output = run(
-        &["answer", "--dialect", "anthropic", "--mounts-file", file.to_str().unwrap()],
+        &[
+            "answer",
+            "--dialect",
+            "anthropic",
+            "--mounts-file",
+            file.to_str().unwrap(),
+        ],
         &turn.to_string(),
     );
     let _ = std::fs::remove_file(&file);
@@ -133,5 +161,9 @@ fn answer_with_mounts_from_a_file_answers_calls_of_mounted_tools() {
 fn a_mount_written_wrong_is_refused_before_anything_starts() {
     let output = run(&["serve", "--mount", "no-equals-sign"], "");
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("PREFIX="), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("PREFIX="),
+        "{}",
+        text(&output.stderr)
+    );
 }

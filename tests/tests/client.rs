@@ -99,7 +99,10 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
         assert!(add.is_read_only() && add.is_idempotent(), "{way}");
         assert_eq!(add.input_schema["required"], json!(["a", "b"]), "{way}");
 
-        let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+        let sum = client
+            .call_tool("add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap();
         assert!(!sum.is_error, "{way}: {sum:?}");
         assert_eq!(sum.text(), "5", "{way}");
 
@@ -115,7 +118,10 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
 
         let broken = client.call_tool("broken", json!({})).await.unwrap();
         assert!(broken.is_error, "{way}");
-        assert!(broken.text().contains("failed on purpose"), "{way}: {broken:?}");
+        assert!(
+            broken.text().contains("failed on purpose"),
+            "{way}: {broken:?}"
+        );
 
         let bad = client.call_tool("add", json!({"a": "two", "b": 3})).await;
         let refusal = match bad {
@@ -125,7 +131,10 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
             }
             Err(error) => error.to_string(),
         };
-        assert!(refusal.contains('a') && refusal.contains("integer"), "{way}: {refusal}");
+        assert!(
+            refusal.contains('a') && refusal.contains("integer"),
+            "{way}: {refusal}"
+        );
 
         let unknown = client.call_tool("nowhere", json!({})).await;
         let told = match unknown {
@@ -168,10 +177,8 @@ struct WorkFiles {
 
 impl WorkFiles {
     fn new(name: &str) -> WorkFiles {
-        let dir = std::env::temp_dir().join(format!(
-            "tool-tests-client-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("tool-tests-client-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         WorkFiles { dir }
@@ -226,13 +233,17 @@ async fn progress_reaches_the_caller_and_a_dropped_call_is_cancelled_on_the_serv
         assert!(!files.cancelled(), "{way}: nothing cancelled the call yet");
 
         calling.abort();
-        wait_for(&format!("{way}: the server saw the call cancelled"), async || {
-            files.cancelled()
-        })
+        wait_for(
+            &format!("{way}: the server saw the call cancelled"),
+            async || files.cancelled(),
+        )
         .await;
 
         // The connection serves on after a cancelled call.
-        let sum = client.call_tool("add", json!({"a": 1, "b": 1})).await.unwrap();
+        let sum = client
+            .call_tool("add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap();
         assert_eq!(sum.text(), "2", "{way}");
         client.close().await;
     }
@@ -323,7 +334,12 @@ impl ClientHandler for BoxedHandler {
     }
 }
 
-fn answering(name: Value) -> (Box<dyn ClientHandler>, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+fn answering(
+    name: Value,
+) -> (
+    Box<dyn ClientHandler>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
     let asked = std::sync::Arc::default();
     let handler = Answers {
         name,
@@ -422,7 +438,10 @@ async fn a_server_process_that_dies_mid_call_fails_the_call_and_the_next_call_st
             }
         })
         .await;
-        assert!(connected.is_ok(), "listeners are told the client connected again");
+        assert!(
+            connected.is_ok(),
+            "listeners are told the client connected again"
+        );
         client.close().await;
     }
 }
@@ -438,10 +457,20 @@ async fn an_http_server_that_restarts_is_reached_again_on_a_new_session() {
             .connect_to(target)
             .await
             .unwrap();
-        assert_eq!(client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap().text(), "3");
+        assert_eq!(
+            client
+                .call_tool("add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap()
+                .text(),
+            "3"
+        );
         drop(first);
 
-        let down = client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap_err();
+        let down = client
+            .call_tool("add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap_err();
         assert!(down.is_retryable(), "handshake era {handshake}: {down}");
         assert!(down.to_string().contains(&port.to_string()), "{down}");
 
@@ -463,12 +492,17 @@ async fn an_http_server_that_restarts_is_reached_again_on_a_new_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_servers_fail_retryably_naming_what_was_tried() {
-    let missing = Client::connect("/nonexistent/mcp-server --stdio").await.unwrap_err();
+    let missing = Client::connect("/nonexistent/mcp-server --stdio")
+        .await
+        .unwrap_err();
     assert!(
         matches!(missing, ClientError::TransportDown { ref server, .. } if server == "/nonexistent/mcp-server --stdio"),
         "{missing:?}"
     );
-    assert!(missing.to_string().contains("/nonexistent/mcp-server"), "{missing}");
+    assert!(
+        missing.to_string().contains("/nonexistent/mcp-server"),
+        "{missing}"
+    );
     assert!(missing.is_retryable());
 
     let port = tool_tests::free_port();

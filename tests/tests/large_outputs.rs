@@ -221,9 +221,14 @@ fn server_with_room(bytes: usize) -> McpServer {
     reports(LargeOutputs::default().above(100).max_stored_bytes(bytes))
 }
 
-/// A server whose large outputs are kept as `large` says.
+/// A server whose large outputs are kept as `large` says, on a clock that moves with
+/// tokio's (paused in the tests of expiry).
 fn reports(large: LargeOutputs) -> McpServer {
-    tool_tests::server(ServerOptions::default().large_outputs(large))
+    tool_tests::server(
+        ServerOptions::default()
+            .large_outputs(large)
+            .clock(tool_tests::TokioClock::new()),
+    )
 }
 
 // In this file because its binary has no #[prompt] (the prompt tests' binaries all do).

@@ -67,13 +67,18 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
     until_listed(&mut client, "up_sum").await;
     assert_eq!(
         listed(&mut client, 1).await,
-        ["echo", "up_broken", "up_greet", "up_sum", "up_weather", "up_work"],
+        [
+            "echo",
+            "up_broken",
+            "up_greet",
+            "up_sum",
+            "up_weather",
+            "up_work"
+        ],
         "the excluded tool is left out, the renamed one renamed"
     );
 
-    let list = client
-        .call(&rpc::request(2, "tools/list", json!({})))
-        .await;
+    let list = client.call(&rpc::request(2, "tools/list", json!({}))).await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let sum = tools.iter().find(|t| t["name"] == "up_sum").unwrap();
     assert_eq!(sum["description"], "Add two integers.");
@@ -97,12 +102,12 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         json!({"city": "Oslo", "celsius": 21.5}),
         "{answer}"
     );
-    let answer = client
-        .call(&rpc::call(5, "up_broken", json!({})))
-        .await;
+    let answer = client.call(&rpc::call(5, "up_broken", json!({}))).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(text(&answer).contains("failed on purpose"), "{answer}");
-    let answer = client.call(&rpc::call(6, "echo", json!({"word": "local"}))).await;
+    let answer = client
+        .call(&rpc::call(6, "echo", json!({"word": "local"})))
+        .await;
     assert_eq!(text(&answer), "local");
 }
 
@@ -120,7 +125,10 @@ async fn arguments_that_do_not_fit_a_mounted_tool_are_refused_here_naming_the_pa
         .await;
     let told = answer.to_string();
     assert!(told.contains("up_add"), "{told}");
-    assert!(told.contains("\\\"a\\\"") || told.contains("`a`") || told.contains("'a'"), "{told}");
+    assert!(
+        told.contains("\\\"a\\\"") || told.contains("`a`") || told.contains("'a'"),
+        "{told}"
+    );
     assert!(told.contains("integer"), "{told}");
 }
 
@@ -138,7 +146,11 @@ async fn a_registry_of_its_own_starts_its_mounts_and_calls_them_directly() {
         .expect("the mount listed its server's tools");
     assert!(registry.get("up_add").is_some());
     let again = tokio::time::timeout(*PATIENCE, registry.start_mounts()).await;
-    assert_eq!(again, Ok(Ok(())), "started once, a registry starts nothing more");
+    assert_eq!(
+        again,
+        Ok(Ok(())),
+        "started once, a registry starts nothing more"
+    );
     let result = registry.call("up_add", json!({"a": 1, "b": 2})).await;
     assert!(result.error().is_none(), "{result:?}");
     assert_eq!(
@@ -153,10 +165,8 @@ struct WorkFiles(std::path::PathBuf);
 
 impl WorkFiles {
     fn new(name: &str) -> WorkFiles {
-        let dir = std::env::temp_dir().join(format!(
-            "tool-tests-mount-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("tool-tests-mount-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         WorkFiles(dir)
@@ -204,7 +214,10 @@ async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstre
         "notifications/cancelled",
         json!({"requestId": 7, "reason": "changed my mind"}),
     ));
-    wait_for("the upstream saw the call cancelled", async || files.cancelled()).await;
+    wait_for("the upstream saw the call cancelled", async || {
+        files.cancelled()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +263,12 @@ async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
     wait_for("up_greet is listed at 2026", async || {
         id += 1;
         let list = client
-            .call(&rpc::per_request(id, "tools/list", json!({}), capabilities.clone()))
+            .call(&rpc::per_request(
+                id,
+                "tools/list",
+                json!({}),
+                capabilities.clone(),
+            ))
             .await;
         tool_tests::names(&list, "tools", "name").contains(&"up_greet".to_owned())
     })
@@ -294,17 +312,23 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_add").await;
-    let answer = client.call(&rpc::call(1, "up_add", json!({"a": 1, "b": 1}))).await;
+    let answer = client
+        .call(&rpc::call(1, "up_add", json!({"a": 1, "b": 1})))
+        .await;
     assert_eq!(text(&answer), "2");
 
     drop(upstream);
-    let answer = client.call(&rpc::call(2, "up_add", json!({"a": 1, "b": 1}))).await;
+    let answer = client
+        .call(&rpc::call(2, "up_add", json!({"a": 1, "b": 1})))
+        .await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let told = text(&answer);
     assert!(told.contains("`up`"), "the error names the mount: {told}");
     assert!(told.contains(&port.to_string()), "and its server: {told}");
     assert!(told.contains("retry"), "and says to retry: {told}");
-    let answer = client.call(&rpc::call(3, "echo", json!({"word": "still"}))).await;
+    let answer = client
+        .call(&rpc::call(3, "echo", json!({"word": "still"})))
+        .await;
     assert_eq!(text(&answer), "still", "the other tools go on");
 
     let mut command = tool_tests::command(UPSTREAM);
@@ -315,7 +339,9 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
     let mut id = 10;
     wait_for("the mounted tool answers again", async || {
         id += 1;
-        let answer = client.call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3}))).await;
+        let answer = client
+            .call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
+            .await;
         answer["result"]["content"][0]["text"] == "5"
     })
     .await;
@@ -336,7 +362,9 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     let mut id = 10;
     wait_for("the mounted process is started again", async || {
         id += 1;
-        let answer = client.call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3}))).await;
+        let answer = client
+            .call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
+            .await;
         answer["result"]["content"][0]["text"] == "5"
     })
     .await;
@@ -356,11 +384,18 @@ async fn a_server_that_cannot_be_reached_leaves_the_others_served() {
         .await
         .expect("an unreachable mount is tried, not waited for");
     let why = tried.unwrap_err();
-    assert!(why.contains("`gone`") && why.contains(&port.to_string()), "{why}");
+    assert!(
+        why.contains("`gone`") && why.contains(&port.to_string()),
+        "{why}"
+    );
     assert!(why.contains("cannot be reached"), "{why}");
     assert!(registry.get("gone_add").is_none());
     let result = registry.call("echo", json!({"word": "fine"})).await;
-    assert_eq!(result.output(), Some(&json!({"result": "fine"})), "{result:?}");
+    assert_eq!(
+        result.output(),
+        Some(&json!({"result": "fine"})),
+        "{result:?}"
+    );
 }
 
 #[test]

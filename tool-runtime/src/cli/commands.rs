@@ -259,11 +259,15 @@ pub(super) fn answer(registry: Registry, dialect: crate::agent::Dialect) -> Exit
             return ExitCode::from(2);
         }
     };
-    let answered = super::remote::run_mounted(registry, super::remote::Unreached::Warns, |registry| async move {
-        crate::agent::Tools::new(&registry)
-            .answer(dialect, &turn)
-            .await
-    });
+    let answered = super::remote::run_mounted(
+        registry,
+        super::remote::Unreached::Warns,
+        |registry| async move {
+            crate::agent::Tools::new(&registry)
+                .answer(dialect, &turn)
+                .await
+        },
+    );
     let answer = match answered {
         Ok(answer) => answer,
         Err(code) => return code,

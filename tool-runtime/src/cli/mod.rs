@@ -337,11 +337,15 @@ impl Cli {
                 server: Some(server),
             } => {
                 let title = (server.as_str(), "0.0.0");
-                let listed = remote::run_mounted(registry, remote::Unreached::Fails, |registry| async move {
-                    with_remote_items(&registry, |items| {
-                        list(items, format, skip_inexpressible, title)
-                    })
-                });
+                let listed = remote::run_mounted(
+                    registry,
+                    remote::Unreached::Fails,
+                    |registry| async move {
+                        with_remote_items(&registry, |items| {
+                            list(items, format, skip_inexpressible, title)
+                        })
+                    },
+                );
                 listed.unwrap_or_else(|code| code)
             }
             Command::Call { name, json, server } => {

@@ -110,7 +110,9 @@ where
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|error| super::commands::failure(&format!("cannot start the async runtime: {error}")))?;
+        .map_err(|error| {
+            super::commands::failure(&format!("cannot start the async runtime: {error}"))
+        })?;
     let registry = Arc::new(registry);
     let done = runtime.block_on(async {
         let ready = tokio::time::timeout(MOUNT_PATIENCE, registry.start()).await;

@@ -557,14 +557,16 @@ impl Client {
                     // What the handler cannot answer is declined where the protocol lets a
                     // client decline (a form), and refused otherwise.
                     Err(_) if question == "elicitation/create" => json!({"action": "decline"}),
-                    Err((_, why)) => return Err(ClientError::Server {
-                        method: method.to_owned(),
-                        code: crate::mcp::jsonrpc::code::MISSING_CAPABILITY,
-                        message: format!(
+                    Err((_, why)) => {
+                        return Err(ClientError::Server {
+                            method: method.to_owned(),
+                            code: crate::mcp::jsonrpc::code::MISSING_CAPABILITY,
+                            message: format!(
                             "the server asked {question}, which this client cannot answer: {why}"
                         ),
-                        data: None,
-                    }),
+                            data: None,
+                        })
+                    }
                 };
                 responses.insert(key.clone(), answer);
             }

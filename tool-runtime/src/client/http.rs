@@ -164,9 +164,11 @@ impl Http {
     /// Opens the GET stream of what the server sends on its own (handshake era, once a
     /// session exists): kept open, and resumed, for as long as the session lasts. A server
     /// that offers none (405) is fine.
-    pub(crate) fn listen(&self, session: &Arc<Session>) {
+    pub(crate) fn listen(&self, session: &Arc<Session>) -> tokio::sync::oneshot::Receiver<()> {
         let (session_weak, http) = (Arc::downgrade(session), self.clone());
+        let (opened, answered) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
+            let mut opened = Some(opened);
             let mut last_event: Option<String> = None;
             let mut retry = DEFAULT_RETRY;
             let mut failures = 0u32;
@@ -185,7 +187,12 @@ impl Http {
                 {
                     headers.insert("last-event-id", id);
                 }
-                let response = match http.0.client.get(&http.0.url).headers(headers).send().await {
+                let response = http.0.client.get(&http.0.url).headers(headers).send().await;
+                // Whatever the first answer, the stream is as open as it will be.
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(());
+                }
+                let response = match response {
                     Ok(response) => response,
                     Err(_) => {
                         failures += 1;
@@ -216,6 +223,7 @@ impl Http {
         if let Some(previous) = lock(&self.0.listening).replace(task.abort_handle()) {
             previous.abort();
         }
+        answered
     }
 
     /// Ends the session: its GET stream closes, and a session with an id is deleted.
@@ -301,6 +309,11 @@ impl Http {
             return Err(Failure::Protocol(format!(
                 "the server refused the request's authorization ({status})"
             )));
+        }
+        // A message that expects no answer is delivered once the server took it; what a
+        // lenient server writes back anyway means nothing.
+        if id.is_none() && status.is_success() {
+            return Ok(());
         }
         match wire::read(&body) {
             Ok(message @ wire::Message::Response { .. }) => {

@@ -19,6 +19,8 @@ use std::time::Duration;
 /// How long a server of the handshake era may take to refuse `server/discover` over stdio
 /// (some say nothing at all to a method they do not know).
 const DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
+/// How long the session waits for the server to answer its GET stream before it goes on.
+const LISTEN_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Connects to `target` and agrees on an era: the session, ready for requests.
 pub(super) async fn connect(
@@ -199,7 +201,10 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
     agreed_with(session, &result, result.get("serverInfo"));
     session.notify("notifications/initialized", None).await?;
     if let Link::Http(http) = &session.link {
-        http.listen(session);
+        // What the server asks outside any request comes on this stream: it is open (or
+        // refused) before the first request, so nothing sent meanwhile is lost.
+        let opened = http.listen(session);
+        let _ = tokio::time::timeout(session.timeout.min(LISTEN_PATIENCE), opened).await;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! after `initialize`, a GET stream carries what the server sends on its own, and a stream
 //! that ends before its answer is resumed with `Last-Event-ID`.
 
+use super::auth::{Challenge, Credentials, Refusal};
 use super::error::ClientError;
 use super::link::Sent;
 use super::session::{Failure, Session};
@@ -20,16 +21,8 @@ use std::time::Duration;
 const RESUMES: u32 = 5;
 /// How long to wait before resuming when the server named no time.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-
-/// What authorizes requests: a bearer token, got fresh for each request.
-pub trait Credentials: Send + Sync {
-    /// The token to send, if any.
-    fn token(&self) -> Option<String>;
-    /// The server refused the token (401): whether a new one is worth a try.
-    fn refused(&self) -> bool {
-        false
-    }
-}
+/// How often one request is authorized anew after a refusal before the refusal is final.
+const MOST_REFUSALS: u32 = 2;
 
 /// An HTTP server's endpoint and what travels with every request to it; cheap to clone
 /// (each exchange runs in a task of its own with a clone).
@@ -78,6 +71,7 @@ impl Http {
         session: &Session,
         method: Option<&str>,
         extra: &[(String, String)],
+        authorization: Option<&str>,
     ) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -111,10 +105,66 @@ impl Http {
                 put(name, value);
             }
         }
-        if let Some(token) = self.0.credentials.as_ref().and_then(|c| c.token()) {
-            put("authorization", &format!("Bearer {token}"));
+        if let Some(authorization) = authorization {
+            put("authorization", authorization);
         }
         headers
+    }
+
+    /// The `Authorization` header's value for the next request, if the client has
+    /// credentials that give one.
+    async fn authorization(&self) -> Result<Option<String>, Failure> {
+        match &self.0.credentials {
+            Some(credentials) => credentials
+                .authorization()
+                .await
+                .map_err(Failure::Unauthorized),
+            None => Ok(None),
+        }
+    }
+
+    /// POSTs `body` (a message of `method`, or an answer of ours when `None`) and reads
+    /// what comes back into `session`; a refusal of its authorization has the credentials
+    /// authorize anew, and the POST is sent again.
+    async fn post(
+        &self,
+        session: &Arc<Session>,
+        method: Option<&str>,
+        extra: &[(String, String)],
+        body: bytes::Bytes,
+        id: Option<u64>,
+    ) -> Result<(), Failure> {
+        let mut refusals = 0;
+        loop {
+            let authorization = self.authorization().await?;
+            let headers = self.headers(session, method, extra, authorization.as_deref());
+            let request = self
+                .0
+                .client
+                .post(&self.0.url)
+                .headers(headers)
+                .body(body.clone());
+            let refusal = match self.exchange(session, request, id).await {
+                Err(Failure::Refused(refusal)) => refusal,
+                other => return other,
+            };
+            let Some(credentials) = &self.0.credentials else {
+                return Err(Failure::Unauthorized(refused(&refusal)));
+            };
+            refusals += 1;
+            if refusals > MOST_REFUSALS {
+                return Err(Failure::Unauthorized(format!(
+                    "{}, after authorizing {MOST_REFUSALS} times",
+                    refused(&refusal)
+                )));
+            }
+            let refusal = refusal.sent_with(authorization);
+            match credentials.refused(&refusal).await {
+                Ok(true) => continue,
+                Ok(false) => return Err(Failure::Unauthorized(refused(&refusal))),
+                Err(why) => return Err(Failure::Unauthorized(why)),
+            }
+        }
     }
 
     /// POSTs request `id` and reads its answer into `session`, in a task of its own (closed
@@ -127,11 +177,11 @@ impl Http {
         bytes: Vec<u8>,
         headers: Vec<(String, String)>,
     ) -> Sent {
-        let headers = self.headers(session, Some(method), &headers);
-        let request = self.0.client.post(&self.0.url).headers(headers).body(bytes);
-        let (session, http) = (Arc::clone(session), self.clone());
+        let (session, http, method) = (Arc::clone(session), self.clone(), method.to_owned());
         let task = tokio::spawn(async move {
-            let outcome = http.exchange(&session, request, Some(id)).await;
+            let outcome = http
+                .post(&session, Some(&method), &headers, bytes.into(), Some(id))
+                .await;
             if let Err(failure) = outcome {
                 session.fail(id, failure);
             }
@@ -146,12 +196,14 @@ impl Http {
         method: Option<&str>,
         bytes: Vec<u8>,
     ) -> Result<(), ClientError> {
-        let headers = self.headers(session, method.or(Some("")).filter(|m| !m.is_empty()), &[]);
-        let request = self.0.client.post(&self.0.url).headers(headers).body(bytes);
-        match self.clone().exchange(session, request, None).await {
+        match self.post(session, method, &[], bytes.into(), None).await {
             Ok(()) => Ok(()),
             Err(Failure::Transport(reason)) => Err(session.down(reason)),
             Err(Failure::Protocol(reason)) => Err(ClientError::Protocol { reason }),
+            Err(Failure::Unauthorized(reason)) => Err(ClientError::Unauthorized { reason }),
+            Err(Failure::Refused(refusal)) => Err(ClientError::Unauthorized {
+                reason: refused(&refusal),
+            }),
             Err(Failure::Server(error)) => Err(ClientError::Server {
                 method: method.unwrap_or("a response").to_owned(),
                 code: error.code,
@@ -179,7 +231,8 @@ impl Http {
                 if session.is_dead() {
                     return;
                 }
-                let mut headers = http.headers(&session, None, &[]);
+                let authorization = http.authorization().await.ok().flatten();
+                let mut headers = http.headers(&session, None, &[], authorization.as_deref());
                 headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
                 if let Some(id) = last_event
                     .as_deref()
@@ -234,7 +287,8 @@ impl Http {
         if lock(&self.0.session_id).is_none() {
             return;
         }
-        let headers = self.headers(session, None, &[]);
+        let authorization = self.authorization().await.ok().flatten();
+        let headers = self.headers(session, None, &[], authorization.as_deref());
         let deleted = self.0.client.delete(&self.0.url).headers(headers).send();
         let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
     }
@@ -282,6 +336,20 @@ impl Http {
         if status == reqwest::StatusCode::ACCEPTED {
             return Ok(());
         }
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            let challenges = response
+                .headers()
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|value| value.to_str().ok())
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            return Err(Failure::Refused(Refusal::new(
+                status.as_u16(),
+                Challenge::from_headers(challenges.iter().map(String::as_str)),
+                &self.0.url,
+            )));
+        }
         let is_stream = response
             .headers()
             .get(CONTENT_TYPE)
@@ -304,11 +372,6 @@ impl Http {
             return Err(Failure::Transport(
                 "the server ended the session".to_owned(),
             ));
-        }
-        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
-            return Err(Failure::Protocol(format!(
-                "the server refused the request's authorization ({status})"
-            )));
         }
         // A message that expects no answer is delivered once the server took it; what a
         // lenient server writes back anyway means nothing.
@@ -378,7 +441,8 @@ impl Http {
                 break;
             }
             tokio::time::sleep(cursor.retry).await;
-            let mut headers = self.headers(session, None, &[]);
+            let authorization = self.authorization().await?;
+            let mut headers = self.headers(session, None, &[], authorization.as_deref());
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(last) = cursor
                 .last_event
@@ -460,6 +524,20 @@ fn bounded(
         }
         Ok(chunk)
     })
+}
+
+/// What a refusal says, for an error.
+fn refused(refusal: &Refusal) -> String {
+    let challenge = refusal.challenge.clone().unwrap_or_default();
+    let why = challenge
+        .error_description
+        .or(challenge.error)
+        .map(|why| format!(": {why}"))
+        .unwrap_or_default();
+    format!(
+        "the server refused the request's authorization (HTTP {}){why}",
+        refusal.status
+    )
 }
 
 /// An error with its causes, which reqwest keeps apart.

@@ -28,6 +28,7 @@
 //! The client connects again by itself when its connection ends (a process that exited, a
 //! session the server ended), waiting longer after each failure.
 
+pub mod auth;
 mod error;
 mod handler;
 mod headers;
@@ -41,7 +42,6 @@ mod wire;
 
 pub use error::ClientError;
 pub use handler::{Answer, ClientHandler, Elicitation};
-pub use http::Credentials;
 pub use types::{CallResult, Notification, Progress, RemoteTool, ServerDescription};
 
 use crate::mcp::era::Era;
@@ -107,7 +107,7 @@ pub struct ClientBuilder {
     timeout: Duration,
     connect_timeout: Duration,
     max_message_bytes: usize,
-    credentials: Option<Arc<dyn Credentials>>,
+    credentials: Option<Arc<dyn auth::Credentials>>,
     environment: Vec<(String, String)>,
     log_level: Option<String>,
 }
@@ -178,8 +178,9 @@ impl ClientBuilder {
         self
     }
 
-    /// What authorizes the client's HTTP requests (a bearer token each time).
-    pub fn credentials(mut self, credentials: impl Credentials + 'static) -> Self {
+    /// What authorizes the client's HTTP requests: a [`auth::BearerToken`], [`auth::OAuth`], or
+    /// credentials of one's own.
+    pub fn credentials(mut self, credentials: impl auth::Credentials + 'static) -> Self {
         self.credentials = Some(Arc::new(credentials));
         self
     }

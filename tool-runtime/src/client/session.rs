@@ -45,6 +45,10 @@ pub(crate) enum Failure {
     Transport(String),
     /// The server broke the protocol in its answer.
     Protocol(String),
+    /// The server refused the request's authorization (what the credentials could not mend).
+    Refused(super::auth::Refusal),
+    /// No authorization could be had.
+    Unauthorized(String),
 }
 
 type Answered = oneshot::Sender<Result<Value, Failure>>;
@@ -200,6 +204,10 @@ impl Session {
             },
             Failure::Transport(reason) => self.down(reason),
             Failure::Protocol(reason) => ClientError::Protocol { reason },
+            Failure::Unauthorized(reason) => ClientError::Unauthorized { reason },
+            Failure::Refused(refusal) => ClientError::Unauthorized {
+                reason: format!("the server refused the request (HTTP {})", refusal.status),
+            },
         })
     }
 

@@ -10,6 +10,7 @@
 //! ```
 
 mod arguments;
+mod auth;
 mod forms;
 
 use serde_json::{json, Value};
@@ -76,12 +77,19 @@ fn main() -> ExitCode {
 
 /// Does the scenario's steps.
 async fn run(scenario: &Scenario) -> Result<(), ClientError> {
-    let client = Client::builder()
+    let mut builder = Client::builder()
         .named("tool-runtime-conformance-client", env!("CARGO_PKG_VERSION"))
         .handshake_era(scenario.handshake())
-        .handler(forms::Defaults)
-        .connect(&scenario.url)
-        .await?;
+        .handler(forms::Defaults);
+    if scenario.name.starts_with("auth/") {
+        let mut context = scenario.context.clone();
+        if !context.is_object() {
+            context = json!({});
+        }
+        context["name"] = json!(scenario.name);
+        builder = builder.credentials(auth::credentials(&context));
+    }
+    let client = builder.connect(&scenario.url).await?;
     let outcome = steps(scenario, &client).await;
     client.close().await;
     outcome

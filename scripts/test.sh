@@ -3,7 +3,8 @@
 # registered through inventory (the default) and through linkme; then real MCP clients
 # nobody here wrote: the official Python and TypeScript SDKs (the Python SDK's OAuth client
 # too, against an authorization server of the test's own) and the official conformance
-# suite, and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
+# suite (its server scenarios against our server, its client scenarios against our
+# client), and the MCP Inspector's schema lint (installed by scripts/client-env.sh, pinned,
 # under cargo's target directory); then the conformance suite again through a real HAProxy
 # over three replicas sharing a real Redis (both installed by scripts/system-deps.sh).
 # Between them, every message the agent layer produces is checked against the request
@@ -56,6 +57,7 @@ client_stage "the REST endpoints as OpenAPI 3.1: a validator and a generic clien
 client_stage "the catalog page in headless Chromium" catalog_page
 client_stage "the MCP Inspector's schema lint" bash scripts/inspector-strict.sh
 stage "the conformance suite" bash scripts/conformance.sh
+stage "the conformance suite's client scenarios, against our MCP client" bash scripts/conformance-client.sh
 stage "the conformance suite through HAProxy, over three replicas sharing Redis" bash scripts/replicas.sh
 
 stage_summary

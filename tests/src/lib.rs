@@ -461,6 +461,21 @@ impl Client {
         self.messages.try_recv().is_none()
     }
 
+    /// Sends a request and waits for its answer, passing over the notifications that come
+    /// first (a list that changed, say); another request's answer fails the test.
+    pub async fn answer(&mut self, text: &str) -> Value {
+        let id = serde_json::from_str::<Value>(text).expect("a JSON request")["id"].clone();
+        self.send(text);
+        loop {
+            let message = self.next().await;
+            if message.get("id").is_none() && message.get("method").is_some() {
+                continue;
+            }
+            assert_eq!(message["id"], id, "the answer to request {id}: {message}");
+            return message;
+        }
+    }
+
     /// Sends a request and waits for the next message (its answer, when it sends no
     /// notification first).
     pub async fn call(&mut self, text: &str) -> Value {

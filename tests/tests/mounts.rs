@@ -30,10 +30,21 @@ fn text(answer: &Value) -> String {
         .to_owned()
 }
 
+/// The next message that is not a list's change (a mount's items arrive as they come).
+async fn next_but_list_changes(client: &mut Client) -> Value {
+    loop {
+        let message = client.next().await;
+        let method = message["method"].as_str().unwrap_or_default();
+        if !method.ends_with("/list_changed") {
+            return message;
+        }
+    }
+}
+
 /// The names a `tools/list` answer lists, sorted.
 async fn listed(client: &mut Client, id: u32) -> Vec<String> {
     let list = client
-        .call(&rpc::request(id, "tools/list", json!({})))
+        .answer(&rpc::request(id, "tools/list", json!({})))
         .await;
     let mut names = tool_tests::names(&list, "tools", "name");
     names.sort();
@@ -70,6 +81,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         [
             "echo",
             "up_broken",
+            "up_chatty",
             "up_greet",
             "up_sum",
             "up_weather",
@@ -78,7 +90,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         "the excluded tool is left out, the renamed one renamed"
     );
 
-    let list = client.call(&rpc::request(2, "tools/list", json!({}))).await;
+    let list = client.answer(&rpc::request(2, "tools/list", json!({}))).await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let sum = tools.iter().find(|t| t["name"] == "up_sum").unwrap();
     assert_eq!(sum["description"], "Add two integers.");
@@ -91,22 +103,22 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
     );
 
     let answer = client
-        .call(&rpc::call(3, "up_sum", json!({"a": 20, "b": 22})))
+        .answer(&rpc::call(3, "up_sum", json!({"a": 20, "b": 22})))
         .await;
     assert_eq!(text(&answer), "42", "{answer}");
     let answer = client
-        .call(&rpc::call(4, "up_weather", json!({"city": "Oslo"})))
+        .answer(&rpc::call(4, "up_weather", json!({"city": "Oslo"})))
         .await;
     assert_eq!(
         answer["result"]["structuredContent"],
         json!({"city": "Oslo", "celsius": 21.5}),
         "{answer}"
     );
-    let answer = client.call(&rpc::call(5, "up_broken", json!({}))).await;
+    let answer = client.answer(&rpc::call(5, "up_broken", json!({}))).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(text(&answer).contains("failed on purpose"), "{answer}");
     let answer = client
-        .call(&rpc::call(6, "echo", json!({"word": "local"})))
+        .answer(&rpc::call(6, "echo", json!({"word": "local"})))
         .await;
     assert_eq!(text(&answer), "local");
 }
@@ -121,7 +133,7 @@ async fn arguments_that_do_not_fit_a_mounted_tool_are_refused_here_naming_the_pa
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_add").await;
     let answer = client
-        .call(&rpc::call(1, "up_add", json!({"a": "twenty", "b": 22})))
+        .answer(&rpc::call(1, "up_add", json!({"a": "twenty", "b": 22})))
         .await;
     let told = answer.to_string();
     assert!(told.contains("up_add"), "{told}");
@@ -203,7 +215,7 @@ async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstre
         "name": "up_work", "arguments": files.arguments(2), "_meta": {"progressToken": "p"}}});
     client.send(&call.to_string());
     for step in 1..=2 {
-        let note = client.next().await;
+        let note = next_but_list_changes(&mut client).await;
         assert_eq!(note["method"], "notifications/progress", "{note}");
         assert_eq!(note["params"]["progressToken"], "p");
         assert_eq!(note["params"]["progress"], f64::from(step));
@@ -229,12 +241,12 @@ async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::new(&server);
     client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
-    client.next().await;
+    next_but_list_changes(&mut client).await;
     client.send(&rpc::notification("notifications/initialized", json!({})));
     until_listed(&mut client, "up_greet").await;
 
     client.send(&rpc::call(1, "up_greet", json!({})));
-    let question = client.next().await;
+    let question = next_but_list_changes(&mut client).await;
     assert_eq!(question["method"], "elicitation/create", "{question}");
     assert_eq!(question["params"]["message"], "What is your name?");
     assert_eq!(
@@ -245,7 +257,7 @@ async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
         &question["id"],
         json!({"action": "accept", "content": {"name": "Grace"}}),
     ));
-    let answer = client.next().await;
+    let answer = next_but_list_changes(&mut client).await;
     assert_eq!(answer["id"], 1);
     assert_eq!(text(&answer), "hello Grace", "{answer}");
 }
@@ -263,7 +275,7 @@ async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
     wait_for("up_greet is listed at 2026", async || {
         id += 1;
         let list = client
-            .call(&rpc::per_request(
+            .answer(&rpc::per_request(
                 id,
                 "tools/list",
                 json!({}),
@@ -275,7 +287,7 @@ async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
     .await;
 
     let first = client
-        .call(&rpc::per_request(
+        .answer(&rpc::per_request(
             1,
             "tools/call",
             json!({"name": "up_greet", "arguments": {}}),
@@ -296,7 +308,7 @@ async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
         params["requestState"] = state.clone();
     }
     let second = client
-        .call(&rpc::per_request(2, "tools/call", params, capabilities))
+        .answer(&rpc::per_request(2, "tools/call", params, capabilities))
         .await;
     assert_eq!(text(&second), "hello Lin", "{second}");
 }
@@ -313,13 +325,13 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_add").await;
     let answer = client
-        .call(&rpc::call(1, "up_add", json!({"a": 1, "b": 1})))
+        .answer(&rpc::call(1, "up_add", json!({"a": 1, "b": 1})))
         .await;
     assert_eq!(text(&answer), "2");
 
     drop(upstream);
     let answer = client
-        .call(&rpc::call(2, "up_add", json!({"a": 1, "b": 1})))
+        .answer(&rpc::call(2, "up_add", json!({"a": 1, "b": 1})))
         .await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let told = text(&answer);
@@ -327,7 +339,7 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
     assert!(told.contains(&port.to_string()), "and its server: {told}");
     assert!(told.contains("retry"), "and says to retry: {told}");
     let answer = client
-        .call(&rpc::call(3, "echo", json!({"word": "still"})))
+        .answer(&rpc::call(3, "echo", json!({"word": "still"})))
         .await;
     assert_eq!(text(&answer), "still", "the other tools go on");
 
@@ -340,7 +352,7 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
     wait_for("the mounted tool answers again", async || {
         id += 1;
         let answer = client
-            .call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
+            .answer(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
             .await;
         answer["result"]["content"][0]["text"] == "5"
     })
@@ -356,14 +368,14 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_quit").await;
-    let answer = client.call(&rpc::call(1, "up_quit", json!({}))).await;
+    let answer = client.answer(&rpc::call(1, "up_quit", json!({}))).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(text(&answer).contains("retry"), "{answer}");
     let mut id = 10;
     wait_for("the mounted process is started again", async || {
         id += 1;
         let answer = client
-            .call(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
+            .answer(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
             .await;
         answer["result"]["content"][0]["text"] == "5"
     })
@@ -406,4 +418,117 @@ fn mounts_are_refused_with_a_reason_when_written_wrong() {
     assert!(bad_prefix.contains("has space"), "{bad_prefix}");
     let unclosed = Mount::parse("up=sh -c 'echo").unwrap_err();
     assert!(unclosed.contains("unclosed quote"), "{unclosed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_prompts_and_resources_are_listed_under_its_prefix_and_passed_through() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    let mut id = 0;
+    wait_for("the mounted prompt is listed", async || {
+        id += 1;
+        let list = client
+            .answer(&rpc::request(id, "prompts/list", json!({})))
+            .await;
+        tool_tests::names(&list, "prompts", "name").contains(&"up_haiku".to_owned())
+    })
+    .await;
+    let list = client
+        .answer(&rpc::request(100, "prompts/list", json!({})))
+        .await;
+    let haiku = list["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "up_haiku")
+        .unwrap()
+        .clone();
+    assert_eq!(haiku["description"], "Ask for a haiku about `topic`.");
+    assert_eq!(haiku["arguments"][0]["name"], "topic");
+    assert_eq!(haiku["arguments"][0]["required"], true);
+    let got = client
+        .answer(&rpc::request(
+            101,
+            "prompts/get",
+            json!({"name": "up_haiku", "arguments": {"topic": "moss"}}),
+        ))
+        .await;
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"], "Write a haiku about moss.",
+        "{got}"
+    );
+
+    let resources = client
+        .answer(&rpc::request(102, "resources/list", json!({})))
+        .await;
+    let motto = resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["uri"] == "upstream://motto")
+        .unwrap_or_else(|| panic!("the motto is listed: {resources}"))
+        .clone();
+    assert_eq!(motto["name"], "up_motto");
+    let read = client
+        .answer(&rpc::request(
+            103,
+            "resources/read",
+            json!({"uri": "upstream://motto"}),
+        ))
+        .await;
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "mounted, not merged",
+        "{read}"
+    );
+
+    let templates = client
+        .answer(&rpc::request(104, "resources/templates/list", json!({})))
+        .await;
+    let note = templates["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["uriTemplate"] == "upstream://notes/{id}")
+        .unwrap_or_else(|| panic!("the template is listed: {templates}"))
+        .clone();
+    assert_eq!(note["name"], "up_note");
+    let read = client
+        .answer(&rpc::request(
+            105,
+            "resources/read",
+            json!({"uri": "upstream://notes/41"}),
+        ))
+        .await;
+    assert_eq!(read["result"]["contents"][0]["text"], "note 41", "{read}");
+    assert_eq!(
+        read["result"]["contents"][0]["uri"], "upstream://notes/41",
+        "{read}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_log_messages_reach_its_caller_at_their_level() {
+    let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &format!("http://127.0.0.1:{}/mcp", upstream.port)).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_chatty").await;
+    client.send(&rpc::call(1, "up_chatty", json!({})));
+    let first = next_but_list_changes(&mut client).await;
+    assert_eq!(first["method"], "notifications/message", "{first}");
+    assert_eq!(first["params"]["level"], "info");
+    assert_eq!(first["params"]["logger"], "chatter");
+    assert_eq!(first["params"]["data"], "working on it");
+    let second = next_but_list_changes(&mut client).await;
+    assert_eq!(second["params"]["level"], "warning", "{second}");
+    assert_eq!(second["params"]["data"], "almost there");
+    let answer = next_but_list_changes(&mut client).await;
+    assert_eq!(text(&answer), "done", "{answer}");
 }

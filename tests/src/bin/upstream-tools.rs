@@ -1,11 +1,12 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
-//! or cancelled, one that asks the user, one that fails, one that ends the process, a prompt
-//! and a resource. Started over stdio or HTTP with the standard command line.
+//! or cancelled, one that asks the user, one that fails, one that ends the process, one
+//! that logs, a prompt, a resource and a resource template. Started over stdio or HTTP
+//! with the standard command line.
 
 use std::time::Duration;
 use tool_runtime::ask::Elicited;
-use tool_runtime::{prompt, resource, tool, CallContext, Progress};
+use tool_runtime::{prompt, resource, tool, CallContext, Logger, Progress};
 
 /// Add two integers.
 #[tool(read_only, idempotent)]
@@ -95,6 +96,23 @@ fn quit() -> String {
 #[prompt]
 fn haiku(topic: String) -> String {
     format!("Write a haiku about {topic}.")
+}
+
+/// Log what it does, then say it is done.
+#[tool]
+fn chatty(logger: Logger) -> &'static str {
+    logger.named("chatter").info("working on it");
+    logger.warning("almost there");
+    "done"
+}
+
+/// A note, by number.
+#[resource("upstream://notes/{id}")]
+fn note(
+    /// The note's number.
+    id: String,
+) -> String {
+    format!("note {id}")
 }
 
 /// The motto of the upstream.

@@ -90,6 +90,9 @@ pub struct Resource {
     template: UriTemplate,
     mime_type: Option<String>,
     size: Option<u64>,
+    /// Whether reading it is passed on whole, the URI read as its `uri` argument (another
+    /// server's resource): the URI cannot be remade from its variables for sure.
+    relays_uri: bool,
 }
 
 impl Resource {
@@ -104,7 +107,18 @@ impl Resource {
             template,
             mime_type,
             size,
+            relays_uri: false,
         }
+    }
+
+    /// Whether a read passes on the URI read (as its `uri` argument).
+    pub(crate) fn relays_uri(&self) -> bool {
+        self.relays_uri
+    }
+
+    #[cfg(feature = "client")]
+    pub(crate) fn set_relays_uri(&mut self) {
+        self.relays_uri = true;
     }
 
     /// The name clients show.

@@ -82,22 +82,6 @@ pub(super) fn with_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R
     })
 }
 
-/// Runs `f` over the registry's tools added at run time: another server's, mounted.
-pub(super) fn with_remote_items<R>(registry: &Registry, f: impl FnOnce(&Items<'_>) -> R) -> R {
-    let own = registry.catalog();
-    let tool_refs = registry.tools();
-    let tools: Vec<&Tool> = tool_refs
-        .iter()
-        .map(|tool| &**tool)
-        .filter(|tool| own.get(tool.name()).is_none())
-        .collect();
-    f(&Items {
-        tools: &tools,
-        prompts: &[],
-        resources: &[],
-    })
-}
-
 impl Items<'_> {
     fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()

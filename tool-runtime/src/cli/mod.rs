@@ -82,10 +82,7 @@ use crate::registry::DynamicTool;
 use crate::registry::{RegistryBuilder, RegistryError};
 use args::{Command, CommandLine};
 use clap::{CommandFactory, FromArgMatches};
-use commands::{
-    answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items,
-    with_remote_items,
-};
+use commands::{answer, call, check, diff, failure, list, prompt, read, usage_failure, with_items};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -341,7 +338,7 @@ impl Cli {
                     registry,
                     remote::Unreached::Fails,
                     |registry| async move {
-                        with_remote_items(&registry, |items| {
+                        with_items(&registry, |items| {
                             list(items, format, skip_inexpressible, title)
                         })
                     },

@@ -266,7 +266,9 @@ impl Http {
                     last_event: last_event.clone(),
                     retry,
                 };
-                let _ = http.read_events(&session, response, &mut cursor).await;
+                let _ = http
+                    .read_events(&session, response, &mut cursor, None)
+                    .await;
                 last_event = cursor.last_event;
                 retry = cursor.retry;
                 drop(session);
@@ -360,7 +362,7 @@ impl Http {
                 last_event: None,
                 retry: DEFAULT_RETRY,
             };
-            self.read_events(session, response, &mut cursor).await?;
+            self.read_events(session, response, &mut cursor, id).await?;
             let Some(id) = id else {
                 return Ok(());
             };
@@ -401,6 +403,7 @@ impl Http {
         session: &Arc<Session>,
         response: reqwest::Response,
         cursor: &mut Cursor,
+        related: Option<u64>,
     ) -> Result<(), Failure> {
         let bytes = bounded(response.bytes_stream(), self.0.limit);
         let mut events = sse_stream::SseStream::from_bytes_stream(bytes);
@@ -417,7 +420,7 @@ impl Http {
                 continue;
             };
             match wire::read(data.as_bytes()) {
-                Ok(message) => session.dispatch(message),
+                Ok(message) => session.dispatch_for(message, related),
                 Err(why) => return Err(Failure::Protocol(why)),
             }
         }
@@ -463,7 +466,7 @@ impl Http {
                 break;
             }
             // The resumed stream may stay open after the answer: stop once it came.
-            let reading = self.read_events(session, response, &mut cursor);
+            let reading = self.read_events(session, response, &mut cursor, Some(id));
             tokio::pin!(reading);
             let answered = async {
                 while session.waits_for(id) {

@@ -191,8 +191,10 @@ impl ClientBuilder {
         self
     }
 
-    /// The level of log messages wanted from servers at 2026-07-28 (`"info"`, say); none
-    /// unless set. In the handshake era a server sends what it sends.
+    /// The least severe level of log messages wanted from servers (`"info"`, say): at
+    /// 2026-07-28 each request says it, in the handshake era `logging/setLevel` does once
+    /// connected. Unset, a 2026-07-28 server sends none, a server of the handshake era
+    /// what it sends by default.
     pub fn log_level(mut self, level: impl Into<String>) -> Self {
         self.log_level = Some(level.into());
         self
@@ -356,19 +358,22 @@ impl Client {
         progress: Option<mpsc::UnboundedSender<Progress>>,
         timeout: Option<Duration>,
     ) -> Result<CallResult, ClientError> {
-        self.call_asking(name, arguments, progress, timeout, None)
-            .await
+        let round = Round {
+            progress,
+            timeout,
+            ..Round::default()
+        };
+        self.call_with(name, arguments, round).await
     }
 
     /// [`call`](Client::call), with the questions of this call's rounds (2026-07-28) put to
-    /// `asked` rather than to the client's handler.
-    pub(crate) async fn call_asking(
+    /// `round.asked` rather than to the client's handler, and its log messages (those the
+    /// server sends on its own stream) to `round.logs`.
+    pub(crate) async fn call_with(
         &self,
         name: &str,
         arguments: Value,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
-        timeout: Option<Duration>,
-        asked: Option<&dyn ClientHandler>,
+        round: Round<'_>,
     ) -> Result<CallResult, ClientError> {
         let mirrored = lock(&self.inner.tools)
             .get(name)
@@ -376,11 +381,6 @@ impl Client {
             .unwrap_or_default();
         let headers = headers::for_call(name, &arguments, &mirrored);
         let params = json!({"name": name, "arguments": arguments});
-        let round = Round {
-            progress,
-            timeout,
-            asked,
-        };
         let result = self.rounds("tools/call", params, headers, round).await?;
         Ok(CallResult::from_value(result))
     }
@@ -392,13 +392,23 @@ impl Client {
 
     /// The messages of prompt `name` with `arguments` (names to string values).
     pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        self.get_prompt_with(name, arguments, Round::default())
+            .await
+    }
+
+    /// [`get_prompt`](Client::get_prompt), its questions and log messages as `round` says.
+    pub(crate) async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        round: Round<'_>,
+    ) -> Result<Value, ClientError> {
         let headers = vec![(
             "mcp-name".to_owned(),
             crate::mcp::header_values::encode(name),
         )];
         let params = json!({"name": name, "arguments": arguments});
-        self.rounds("prompts/get", params, headers, Round::default())
-            .await
+        self.rounds("prompts/get", params, headers, round).await
     }
 
     /// Every resource of the server, all pages read.
@@ -414,17 +424,22 @@ impl Client {
 
     /// The contents of the resource at `uri`.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        self.read_resource_with(uri, Round::default()).await
+    }
+
+    /// [`read_resource`](Client::read_resource), its questions and log messages as `round`
+    /// says.
+    pub(crate) async fn read_resource_with(
+        &self,
+        uri: &str,
+        round: Round<'_>,
+    ) -> Result<Value, ClientError> {
         let headers = vec![(
             "mcp-name".to_owned(),
             crate::mcp::header_values::encode(uri),
         )];
-        self.rounds(
-            "resources/read",
-            json!({"uri": uri}),
-            headers,
-            Round::default(),
-        )
-        .await
+        self.rounds("resources/read", json!({"uri": uri}), headers, round)
+            .await
     }
 
     /// Asks to be told when the resource at `uri` changes (handshake era; a
@@ -544,6 +559,7 @@ impl Client {
                 progress: round.progress.clone(),
                 headers: headers.clone(),
                 timeout: round.timeout,
+                logs: round.logs.clone(),
             };
             let result = session.request(method, params.clone(), options).await?;
             if result["resultType"] != "input_required" {
@@ -585,12 +601,14 @@ impl Client {
 }
 
 /// What a request's rounds need besides the request: where its progress goes, its time
-/// limit, and who answers its questions (the client's handler unless given).
+/// limit, who answers its questions (the client's handler unless given), and where its
+/// log messages go (the client's listeners unless given).
 #[derive(Default)]
-struct Round<'a> {
-    progress: Option<mpsc::UnboundedSender<Progress>>,
-    timeout: Option<Duration>,
-    asked: Option<&'a dyn ClientHandler>,
+pub(crate) struct Round<'a> {
+    pub(crate) progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) asked: Option<&'a dyn ClientHandler>,
+    pub(crate) logs: Option<mpsc::UnboundedSender<Notification>>,
 }
 
 /// Passes what `session` is told on to the client's listeners, for as long as it lasts.

@@ -200,6 +200,17 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
     crate::sync::write(&session.speaker).version = version;
     agreed_with(session, &result, result.get("serverInfo"));
     session.notify("notifications/initialized", None).await?;
+    let level = crate::sync::read(&session.speaker).log_level.clone();
+    let logs = result["capabilities"].get("logging").is_some();
+    if let (Some(level), true) = (level, logs) {
+        let asked = json!({"level": level});
+        if let Err(error) = session
+            .request("logging/setLevel", asked, RequestOptions::default())
+            .await
+        {
+            tracing::debug!(%error, "the server did not take the log level asked for");
+        }
+    }
     if let Link::Http(http) = &session.link {
         // What the server asks outside any request comes on this stream: it is open (or
         // refused) before the first request, so nothing sent meanwhile is lost.

@@ -34,6 +34,9 @@ pub(crate) struct RequestOptions {
     pub(crate) headers: Vec<(String, String)>,
     /// Its own time limit, instead of the client's.
     pub(crate) timeout: Option<Duration>,
+    /// Where the log messages sent on its own stream go (HTTP); elsewhere, and without
+    /// this, to the client's listeners.
+    pub(crate) logs: Option<mpsc::UnboundedSender<Notification>>,
 }
 
 /// Why a request got no result.
@@ -62,6 +65,8 @@ pub(crate) struct Session {
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Answered>>,
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
+    /// Where the log messages of each request that wants them go, by request id.
+    logs: Mutex<HashMap<u64, mpsc::UnboundedSender<Notification>>>,
     pub(crate) events: broadcast::Sender<Notification>,
     pub(crate) handler: Arc<dyn ClientHandler>,
     pub(crate) timeout: Duration,
@@ -90,6 +95,7 @@ impl Session {
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
             events,
             handler,
             timeout,
@@ -136,6 +142,7 @@ impl Session {
         tracing::debug!(server = %self.server, reason, "the connection to an MCP server ended");
         lock(&self.pending).clear();
         lock(&self.progress).clear();
+        lock(&self.logs).clear();
     }
 
     pub(crate) fn down(&self, reason: impl Into<String>) -> ClientError {
@@ -166,6 +173,9 @@ impl Session {
         lock(&self.pending).insert(id, answer);
         if let (Some(token), Some(progress)) = (&token, options.progress) {
             lock(&self.progress).insert(token_key(token), progress);
+        }
+        if let Some(logs) = options.logs {
+            lock(&self.logs).insert(id, logs);
         }
         let mut guard = InFlight {
             session: Arc::clone(self),
@@ -224,6 +234,20 @@ impl Session {
 
     /// Takes one message from the server, from whichever stream it came on.
     pub(crate) fn dispatch(self: &Arc<Self>, message: Message) {
+        self.dispatch_for(message, None);
+    }
+
+    /// Takes one message that came on the stream of request `related` (if any): a log
+    /// message there belongs to that request.
+    pub(crate) fn dispatch_for(self: &Arc<Self>, message: Message, related: Option<u64>) {
+        if let (Message::Notification { method, params }, Some(id)) = (&message, related) {
+            if method == "notifications/message" {
+                if let Some(logs) = lock(&self.logs).get(&id) {
+                    let _ = logs.send(Notification::of(method, params.clone()));
+                    return;
+                }
+            }
+        }
         match message {
             Message::Response { id, outcome } => {
                 let Some(id) = id.as_u64() else {
@@ -302,6 +326,7 @@ impl Drop for InFlight {
         if let Some(token) = &self.token {
             lock(&self.session.progress).remove(&token_key(token));
         }
+        lock(&self.session.logs).remove(&self.id);
         if self.answered || !waiting || self.session.is_dead() {
             return;
         }

@@ -255,8 +255,12 @@ impl McpServer {
 
     /// A server with options.
     pub fn with_options(registry: Registry, info: ServerInfo, options: ServerOptions) -> Self {
-        let offered = Offered::of(&registry, options.list_changed == Some(true));
-        let list_changed = announced_lists(&registry, options.list_changed, offered);
+        // A registry that mounts other servers gets their items once it starts.
+        let may_change = options
+            .list_changed
+            .or(registry.grows_when_started().then_some(true));
+        let offered = Offered::of(&registry, may_change == Some(true));
+        let list_changed = announced_lists(&registry, may_change, offered);
         let mut tasks = options.tasks;
         let mut sealing_key = options.sealing_key;
         if let Some(store) = &options.store {

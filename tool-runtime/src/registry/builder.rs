@@ -266,7 +266,9 @@ impl RegistryBuilder {
             shared: std::sync::OnceLock::new(),
             repair_arguments: !self.no_argument_repair,
             handle: self.handle,
+            grows: !self.starters.is_empty(),
             starters: std::sync::Mutex::new(self.starters),
+            background: std::sync::Mutex::default(),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

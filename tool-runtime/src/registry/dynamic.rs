@@ -239,7 +239,7 @@ pub(super) fn described<A: JsonSchema>(
 }
 
 /// The parameters a root object schema describes.
-fn params_of(schema: &Value) -> Vec<ParamInfo> {
+pub(super) fn params_of(schema: &Value) -> Vec<ParamInfo> {
     let required: Vec<&str> = schema["required"]
         .as_array()
         .into_iter()

@@ -229,6 +229,78 @@ impl DynamicPrompt {
     }
 }
 
+#[cfg(feature = "client")]
+impl DynamicPrompt {
+    /// A prompt described as another server lists one (its arguments by name, each a
+    /// string, required or not), whose messages `handler` gets with the arguments as they
+    /// came and the call's context: the prompts of a mounted server.
+    pub(crate) fn relayed(
+        name: String,
+        description: String,
+        arguments: &[(String, Option<String>, bool)],
+        handler: Arc<dyn DynamicHandler>,
+    ) -> Result<DynamicPrompt, RegistryError> {
+        let name = checked_name(ItemKind::Prompt, name)?;
+        let mut properties = serde_json::Map::new();
+        let mut required = Vec::new();
+        for (argument, about, needed) in arguments {
+            let mut property = serde_json::json!({"type": "string"});
+            if let Some(about) = about {
+                property["description"] = about.clone().into();
+            }
+            properties.insert(argument.clone(), property);
+            if *needed {
+                required.push(serde_json::Value::String(argument.clone()));
+            }
+        }
+        let schema =
+            serde_json::json!({"type": "object", "properties": properties, "required": required});
+        let params = super::dynamic::params_of(&schema);
+        let about = Tool::dynamic(name, description, schema, None, params);
+        Ok(DynamicPrompt {
+            entry: surfaced(Prompt::new(about), handler),
+        })
+    }
+}
+
+#[cfg(feature = "client")]
+impl DynamicResource {
+    /// A resource (or template) of another server, listed under `name`, whose reads
+    /// `handler` gets as `{"uri": ...}` (with the template's variables beside it) and
+    /// passes on.
+    pub(crate) fn relayed(
+        uri: &str,
+        name: String,
+        description: String,
+        handler: Arc<dyn DynamicHandler>,
+    ) -> Result<DynamicResource, RegistryError> {
+        let template = UriTemplate::parse(uri).map_err(|error| RegistryError::InvalidResource {
+            uri: uri.to_owned(),
+            reason: error.to_string(),
+        })?;
+        let mut properties = serde_json::Map::new();
+        for variable in template.variables() {
+            properties.insert(variable.to_owned(), serde_json::json!({"type": "string"}));
+        }
+        let schema = serde_json::json!({"type": "object", "properties": properties});
+        let params = super::dynamic::params_of(&schema);
+        let about = Tool::dynamic(name, description, schema, None, params);
+        let mut resource = Resource::new(about, template, None, None);
+        resource.set_relays_uri();
+        Ok(DynamicResource {
+            entry: surfaced(resource, handler),
+        })
+    }
+
+    /// Sets the title (what another server says of its resource).
+    pub(crate) fn titled_as(self, title: Option<String>) -> Self {
+        match title {
+            Some(title) => self.title(title),
+            None => self,
+        }
+    }
+}
+
 /// A resource (or a resource template) made at run time, ready to add to a
 /// [`Registry`](crate::Registry) with [`add_resource`](crate::Registry::add_resource) or
 /// [`RegistryBuilder::resource`](super::RegistryBuilder::resource).

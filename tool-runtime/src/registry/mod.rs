@@ -98,6 +98,19 @@ pub struct Registry {
     handle: RegistryHandle,
     /// What starts once the registry is shared on a runtime; taken by the first start.
     starters: std::sync::Mutex<Vec<Starter>>,
+    /// Whether something started will add entries (a mount).
+    grows: bool,
+    /// The tasks started that run for as long as the registry lives (a mount's
+    /// connection): stopped when it is dropped.
+    background: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        for task in crate::sync::lock(&self.background).drain(..) {
+            task.abort();
+        }
+    }
 }
 
 /// What a registry starts once it is shared on a runtime (a mounted server's connection);
@@ -151,6 +164,18 @@ impl Registry {
                 false => Err(failed.join("; ")),
             }
         })
+    }
+
+    /// Whether the registry gets entries once started (it mounts other servers): a server
+    /// over it offers every list and announces their changes.
+    pub(crate) fn grows_when_started(&self) -> bool {
+        self.grows
+    }
+
+    /// Keeps `task` running for as long as the registry lives.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn keep_running(&self, task: tokio::task::AbortHandle) {
+        crate::sync::lock(&self.background).push(task);
     }
 
     /// Adds tools made at run time, named as they are, all or none.

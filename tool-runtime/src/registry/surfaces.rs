@@ -503,10 +503,13 @@ impl Registry {
                 uri: uri.to_owned(),
             });
         };
-        let arguments: Map<String, Value> = variables
+        let mut arguments: Map<String, Value> = variables
             .into_iter()
             .map(|(name, value)| (name, Value::String(value)))
             .collect();
+        if resource.relays_uri() {
+            arguments.insert("uri".to_owned(), Value::String(uri.to_owned()));
+        }
         let arguments = Value::Object(coerce(resource.about(), arguments));
         let output = self
             .run(tool_ref(&resource), arguments, "resource", context)

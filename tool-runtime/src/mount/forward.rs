@@ -1,0 +1,367 @@
+//! A mounted server's items as this registry's own: each tool, prompt and resource is a
+//! run-time item whose handler passes the call to the server, with the caller's progress,
+//! log messages, cancellation (the call's future dropped) and the server's questions
+//! (forms, pages, sampling, roots) passed to the caller's client; the answer passed back
+//! as it came.
+
+use super::Mount;
+use crate::call::context::CallContext;
+use crate::call::dynamic::raw_handler;
+use crate::call::output::{Produced, ToolError};
+use crate::catalog::{Annotations, TaskSupport};
+use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
+use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
+use crate::sync::lock;
+use crate::DynamicTool;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// The run-time tool standing for `remote`, named `local`, that passes calls to `client`.
+pub(super) fn tool(
+    mount: &Arc<Mount>,
+    client: &Client,
+    callers: &Arc<Callers>,
+    local: String,
+    remote: RemoteTool,
+) -> Result<DynamicTool, RegistryError> {
+    let relay = Relay::new(mount, client, callers);
+    let remote_name = remote.name.clone();
+    let handler = raw_handler(move |arguments: Value, context: CallContext| {
+        let (relay, name) = (relay.clone(), remote_name.clone());
+        Box::pin(async move { relay.call(&name, arguments, context).await })
+    });
+    let annotations = remote
+        .annotations
+        .as_ref()
+        .map_or_else(Annotations::default, |hints| {
+            let hint = |key: &str| hints.get(key).and_then(Value::as_bool);
+            Annotations {
+                read_only: hint("readOnlyHint"),
+                destructive: hint("destructiveHint"),
+                idempotent: hint("idempotentHint"),
+                open_world: hint("openWorldHint"),
+            }
+        });
+    let mut tool = DynamicTool::from_schemas(
+        local,
+        remote.description.clone().unwrap_or_default(),
+        remote.input_schema.clone(),
+        remote.output_schema.clone(),
+        handler,
+    )?
+    .described_as(remote.title.clone(), annotations)
+    .task(TaskSupport::Optional);
+    if let Some(limit) = mount.timeout {
+        tool = tool.timeout(limit);
+    }
+    if !mount.scopes.is_empty() {
+        tool = tool.scopes(mount.scopes.clone())?;
+    }
+    Ok(tool)
+}
+
+/// The run-time prompt standing for the server's prompt `remote` (as listed), under the
+/// mount's prefix; `None` (with a warning) for one that cannot be named here.
+pub(super) fn prompt(
+    mount: &Arc<Mount>,
+    client: &Client,
+    callers: &Arc<Callers>,
+    remote: &Value,
+) -> Option<DynamicPrompt> {
+    let name = remote["name"].as_str()?.to_owned();
+    let arguments: Vec<(String, Option<String>, bool)> = remote["arguments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|argument| {
+            Some((
+                argument["name"].as_str()?.to_owned(),
+                argument["description"].as_str().map(str::to_owned),
+                argument["required"].as_bool().unwrap_or(false),
+            ))
+        })
+        .collect();
+    let relay = Relay::new(mount, client, callers);
+    let remote_name = name.clone();
+    let handler = raw_handler(move |arguments: Value, context: CallContext| {
+        let (relay, name) = (relay.clone(), remote_name.clone());
+        Box::pin(async move { relay.prompt(&name, arguments, context).await })
+    });
+    let description = remote["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let made = DynamicPrompt::relayed(mount.prefixed(&name), description, &arguments, handler);
+    let made = match made {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            tracing::warn!(mount = %mount.prefix, %error, "a prompt of a mounted MCP server is left out");
+            return None;
+        }
+    };
+    Some(match remote["title"].as_str() {
+        Some(title) => made.title(title),
+        None => made,
+    })
+}
+
+/// The run-time resource (or template, `key` being `uriTemplate`) standing for the
+/// server's `remote`, named under the mount's prefix, its URI kept.
+pub(super) fn resource(
+    mount: &Arc<Mount>,
+    client: &Client,
+    callers: &Arc<Callers>,
+    remote: &Value,
+    key: &str,
+) -> Option<DynamicResource> {
+    let uri = remote[key].as_str()?;
+    let name = remote["name"].as_str().unwrap_or(uri);
+    let relay = Relay::new(mount, client, callers);
+    let handler = raw_handler(move |arguments: Value, context: CallContext| {
+        let relay = relay.clone();
+        Box::pin(async move { relay.read(arguments, context).await })
+    });
+    let description = remote["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let made = DynamicResource::relayed(uri, mount.prefixed(name), description, handler);
+    let mut made = match made {
+        Ok(resource) => resource,
+        Err(error) => {
+            tracing::warn!(mount = %mount.prefix, %error, "a resource of a mounted MCP server is left out");
+            return None;
+        }
+    };
+    if let Some(mime_type) = remote["mimeType"].as_str() {
+        made = made.mime_type(mime_type);
+    }
+    if let Some(size) = remote["size"].as_u64() {
+        made = made.size(size);
+    }
+    Some(made.titled_as(remote["title"].as_str().map(str::to_owned)))
+}
+
+/// What passes one item's requests to the mount's server.
+#[derive(Clone)]
+struct Relay {
+    mount: Arc<Mount>,
+    client: Client,
+    callers: Arc<Callers>,
+}
+
+impl Relay {
+    fn new(mount: &Arc<Mount>, client: &Client, callers: &Arc<Callers>) -> Relay {
+        Relay {
+            mount: Arc::clone(mount),
+            client: client.clone(),
+            callers: Arc::clone(callers),
+        }
+    }
+
+    /// Passes one tool call to the server: its progress and log messages to the caller,
+    /// the server's questions to the caller's client.
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: CallContext,
+    ) -> Result<Produced, ToolError> {
+        let (progress, mut reported) = mpsc::unbounded_channel::<crate::client::Progress>();
+        let progress_of = crate::Progress::for_scope(context.scope().cloned());
+        let relay_progress = async {
+            while let Some(step) = reported.recv().await {
+                progress_of.report(step.progress, step.total, step.message.as_deref());
+            }
+        };
+        let (logs, logged) = mpsc::unbounded_channel();
+        let relay_logs = pass_logs(logged, &context);
+        let _calling = self.callers.enter(&context);
+        let caller = Caller(context.clone());
+        let round = Round {
+            progress: Some(progress),
+            timeout: self.mount.timeout,
+            asked: Some(&caller),
+            logs: Some(logs),
+        };
+        let call = self.client.call_with(name, arguments, round);
+        let (outcome, (), ()) = tokio::join!(call, relay_progress, relay_logs);
+        match outcome {
+            Ok(result) if result.is_error => Err(ToolError::new(result.text())),
+            Ok(result) => Ok(Produced::Relayed {
+                content: result.content,
+                structured: result.structured,
+            }),
+            Err(error) => Err(ToolError::new(self.refusal(&error))),
+        }
+    }
+
+    /// Passes a `prompts/get` to the server: its messages come back as they were.
+    async fn prompt(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: CallContext,
+    ) -> Result<Produced, ToolError> {
+        let (logs, logged) = mpsc::unbounded_channel();
+        let relay_logs = pass_logs(logged, &context);
+        let _calling = self.callers.enter(&context);
+        let caller = Caller(context.clone());
+        let round = Round {
+            asked: Some(&caller),
+            timeout: self.mount.timeout,
+            logs: Some(logs),
+            ..Round::default()
+        };
+        let got = self.client.get_prompt_with(name, arguments, round);
+        let (outcome, ()) = tokio::join!(got, relay_logs);
+        let result = outcome.map_err(|error| ToolError::new(self.refusal(&error)))?;
+        Ok(Produced::Json(result["messages"].clone()))
+    }
+
+    /// Passes a `resources/read` of the URI read (its `uri` argument) to the server.
+    async fn read(&self, arguments: Value, context: CallContext) -> Result<Produced, ToolError> {
+        let uri = arguments["uri"].as_str().unwrap_or_default().to_owned();
+        let (logs, logged) = mpsc::unbounded_channel();
+        let relay_logs = pass_logs(logged, &context);
+        let _calling = self.callers.enter(&context);
+        let caller = Caller(context.clone());
+        let round = Round {
+            asked: Some(&caller),
+            timeout: self.mount.timeout,
+            logs: Some(logs),
+            ..Round::default()
+        };
+        let read = self.client.read_resource_with(&uri, round);
+        let (outcome, ()) = tokio::join!(read, relay_logs);
+        let result = outcome.map_err(|error| ToolError::new(self.refusal(&error)))?;
+        Ok(Produced::Json(result["contents"].clone()))
+    }
+
+    /// What a caller reads when the server did not answer.
+    fn refusal(&self, error: &ClientError) -> String {
+        let retry = if error.is_retryable() {
+            "; retry in a moment"
+        } else {
+            ""
+        };
+        format!(
+            "the mounted server `{}` ({}) did not answer: {error}{retry}",
+            self.mount.prefix,
+            self.mount.shown()
+        )
+    }
+}
+
+/// Passes the server's log messages about one request to its caller, at their level and
+/// under their logger's name, until the request ends.
+async fn pass_logs(mut logged: mpsc::UnboundedReceiver<Notification>, context: &CallContext) {
+    let logger = crate::Logger::for_scope(context.scope().cloned());
+    while let Some(notification) = logged.recv().await {
+        if let Notification::Log {
+            level,
+            logger: name,
+            data,
+        } = notification
+        {
+            let level = crate::context::LogLevel::from_name(&level)
+                .unwrap_or(crate::context::LogLevel::Info);
+            match name {
+                Some(name) => logger.named(name).log(level, data),
+                None => logger.log(level, data),
+            }
+        }
+    }
+}
+
+/// The requests of a mount running now, with their contexts: what the server asks outside
+/// a request's own rounds (the handshake era's requests to the client) goes to the caller
+/// of the latest.
+#[derive(Default)]
+pub(super) struct Callers {
+    running: Mutex<Vec<(u64, CallContext)>>,
+    next: AtomicU64,
+}
+
+impl Callers {
+    fn enter(&self, context: &CallContext) -> Calling<'_> {
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.running).push((number, context.clone()));
+        Calling(self, number)
+    }
+
+    fn latest(&self) -> Option<CallContext> {
+        lock(&self.running)
+            .last()
+            .map(|(_, context)| context.clone())
+    }
+}
+
+/// One request of a mount, registered while it runs.
+struct Calling<'a>(&'a Callers, u64);
+
+impl Drop for Calling<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.running).retain(|(number, _)| *number != self.1);
+    }
+}
+
+impl ClientHandler for Callers {
+    fn supports(&self, _capability: &str) -> bool {
+        // Whatever the server asks is passed to the caller's client, which may or may not
+        // answer; so the mount declares all of it.
+        true
+    }
+
+    fn relay<'a>(&'a self, method: &'a str, params: &'a Value) -> Option<Answer<'a, Value>> {
+        let Some(context) = self.latest() else {
+            return Some(Box::pin(async move {
+                Err(format!(
+                    "no request of this server is running to ask {method} for"
+                ))
+            }));
+        };
+        relayed(&context, method, params)
+    }
+}
+
+impl ClientHandler for Arc<Callers> {
+    fn supports(&self, capability: &str) -> bool {
+        (**self).supports(capability)
+    }
+
+    fn relay<'a>(&'a self, method: &'a str, params: &'a Value) -> Option<Answer<'a, Value>> {
+        (**self).relay(method, params)
+    }
+}
+
+/// The caller of one request, to whom the server's questions of that request go.
+struct Caller(CallContext);
+
+impl ClientHandler for Caller {
+    fn supports(&self, _capability: &str) -> bool {
+        true
+    }
+
+    fn relay<'a>(&'a self, method: &'a str, params: &'a Value) -> Option<Answer<'a, Value>> {
+        relayed(&self.0, method, params)
+    }
+}
+
+/// The question of `method` with `params` put to the client of the request of `context`.
+fn relayed<'a>(
+    context: &CallContext,
+    method: &'a str,
+    params: &Value,
+) -> Option<Answer<'a, Value>> {
+    let Some(ask) = context.relay(method, params.clone()) else {
+        return Some(Box::pin(async move {
+            Err(format!("{method} is no question for a client"))
+        }));
+    };
+    Some(Box::pin(async move {
+        ask.await.map_err(|error| error.to_string())
+    }))
+}

@@ -1,0 +1,241 @@
+//! A mount's life: one connection to its server, made (and made again, waiting longer each
+//! time, while the server cannot be reached) for as long as the registry lives; the
+//! server's tools, prompts and resources read into the registry, and read again whenever
+//! the connection is made anew or the server says they changed.
+
+use super::forward::{self, Callers};
+use super::Mount;
+use crate::client::{Client, Notification, ServerDescription};
+use crate::registry::{DynamicPrompt, DynamicResource, Registry};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// How long a call through a mount may take unless the mount says (the registry's default
+/// time limit, when set, applies too).
+const CALL_LIMIT: Duration = Duration::from_secs(300);
+/// How often the items of a mount whose server could not list them are asked for again.
+const LOOK_AGAIN_EVERY: Duration = Duration::from_secs(5);
+/// The wait after a first failure to connect; it doubles after each, up to `LONGEST_WAIT`.
+const FIRST_WAIT: Duration = Duration::from_millis(200);
+const LONGEST_WAIT: Duration = Duration::from_secs(10);
+
+/// What the mount has put in the registry, to take out again when it reads anew.
+#[derive(Default)]
+struct Placed {
+    tools: Vec<String>,
+    prompts: Vec<String>,
+    resources: Vec<String>,
+}
+
+/// Keeps what `mount`'s server offers in the registry for as long as the registry lives;
+/// `tried` is told how the first try went.
+pub(super) async fn keep(
+    mount: Arc<Mount>,
+    registry: Weak<Registry>,
+    tried: tokio::sync::oneshot::Sender<Result<(), String>>,
+) {
+    let mut tried = Some(tried);
+    let callers = Arc::new(Callers::default());
+    let mut wait = FIRST_WAIT;
+    let client = loop {
+        let connected = Client::builder()
+            .named("tool-runtime mount", env!("CARGO_PKG_VERSION"))
+            .handler(Arc::clone(&callers))
+            .timeout(mount.timeout.unwrap_or(CALL_LIMIT))
+            // Every message is passed on; the caller's own level filters them there.
+            .log_level("debug")
+            .connect_to(mount.target.clone())
+            .await;
+        match connected {
+            Ok(client) => break client,
+            Err(error) => {
+                if let Some(tried) = tried.take() {
+                    let _ = tried.send(Err(format!(
+                        "the mounted server `{}` ({}) cannot be reached: {error}",
+                        mount.prefix,
+                        mount.shown()
+                    )));
+                }
+                tracing::warn!(mount = %mount.prefix, %error, "a mounted MCP server cannot be reached; trying again");
+                if registry.strong_count() == 0 {
+                    return;
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(LONGEST_WAIT);
+            }
+        }
+    };
+    let mut events = client.notifications();
+    let mut placed = Placed::default();
+    loop {
+        let Some(registry) = registry.upgrade() else {
+            client.close().await;
+            return;
+        };
+        let listed = refresh(&mount, &client, &registry, &callers, &mut placed).await;
+        drop(registry);
+        if let Some(tried) = tried.take() {
+            let _ = tried.send(listed.clone());
+        }
+        let listed = listed.is_ok();
+        loop {
+            let event = tokio::select! {
+                event = events.recv() => event,
+                () = tokio::time::sleep(LOOK_AGAIN_EVERY), if !listed => break,
+            };
+            match event {
+                Ok(
+                    Notification::ToolsChanged
+                    | Notification::PromptsChanged
+                    | Notification::ResourcesChanged
+                    | Notification::Connected,
+                ) => break,
+                Ok(Notification::Log {
+                    level,
+                    logger,
+                    data,
+                }) => {
+                    // What the server logs outside any call is this server's to log.
+                    tracing::info!(mount = %mount.prefix, %level, ?logger, %data, "a mounted MCP server logged");
+                }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(_)) => break,
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// Reads what the server offers and puts it in the registry in place of what the mount put
+/// there before; `Err` says why the tools could not be read. Prompts and resources that
+/// cannot be read are left as they were, with a warning.
+async fn refresh(
+    mount: &Arc<Mount>,
+    client: &Client,
+    registry: &Registry,
+    callers: &Arc<Callers>,
+    placed: &mut Placed,
+) -> Result<(), String> {
+    let listed = client.list_tools().await.map_err(|error| {
+        tracing::warn!(mount = %mount.prefix, %error, "the tools of a mounted MCP server cannot be listed");
+        format!(
+            "the tools of the mounted server `{}` ({}) cannot be listed: {error}",
+            mount.prefix,
+            mount.shown()
+        )
+    })?;
+    let mut tools = Vec::new();
+    for remote in listed {
+        let Some(local) = mount.local_name(&remote.name) else {
+            continue;
+        };
+        match forward::tool(mount, client, callers, local, remote) {
+            Ok(tool) => tools.push(tool),
+            Err(error) => {
+                tracing::warn!(mount = %mount.prefix, %error, "a tool of a mounted MCP server is left out");
+            }
+        }
+    }
+    for name in placed.tools.drain(..) {
+        registry.remove_tool(&name);
+    }
+    let added: Vec<String> = tools.iter().map(|tool| tool.name().to_owned()).collect();
+    if let Err(error) = registry.add_group_as_named(tools) {
+        tracing::error!(mount = %mount.prefix, %error, "the tools of a mounted MCP server cannot join the catalog");
+        return Err(format!(
+            "the tools of the mounted server `{}` cannot join the catalog: {error}",
+            mount.prefix
+        ));
+    }
+    placed.tools = added;
+    if let Ok(server) = client.server().await {
+        surfaces(mount, client, registry, callers, placed, &server).await;
+    }
+    Ok(())
+}
+
+/// Reads the server's prompts, resources and resource templates into the registry, each
+/// named under the mount's prefix (a resource keeps its URI).
+async fn surfaces(
+    mount: &Arc<Mount>,
+    client: &Client,
+    registry: &Registry,
+    callers: &Arc<Callers>,
+    placed: &mut Placed,
+    server: &ServerDescription,
+) {
+    if server.offers("prompts") {
+        match client.list_prompts().await {
+            Ok(listed) => {
+                for name in placed.prompts.drain(..) {
+                    registry.remove_prompt(&name);
+                }
+                for remote in listed {
+                    let Some(prompt) = forward::prompt(mount, client, callers, &remote) else {
+                        continue;
+                    };
+                    place_prompt(mount, registry, prompt, &mut placed.prompts);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(mount = %mount.prefix, %error, "the prompts of a mounted MCP server cannot be listed");
+            }
+        }
+    }
+    if server.offers("resources") {
+        let resources = client.list_resources().await;
+        let templates = client.list_resource_templates().await;
+        match (resources, templates) {
+            (Ok(resources), Ok(templates)) => {
+                for uri in placed.resources.drain(..) {
+                    registry.remove_resource(&uri);
+                }
+                let listed = resources
+                    .iter()
+                    .map(|r| (r, "uri"))
+                    .chain(templates.iter().map(|t| (t, "uriTemplate")));
+                for (remote, key) in listed {
+                    let Some(resource) = forward::resource(mount, client, callers, remote, key)
+                    else {
+                        continue;
+                    };
+                    place_resource(mount, registry, resource, &mut placed.resources);
+                }
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(mount = %mount.prefix, %error, "the resources of a mounted MCP server cannot be listed");
+            }
+        }
+    }
+}
+
+fn place_prompt(
+    mount: &Mount,
+    registry: &Registry,
+    prompt: DynamicPrompt,
+    placed: &mut Vec<String>,
+) {
+    let name = prompt.name().to_owned();
+    match registry.add_prompt(prompt) {
+        Ok(()) => placed.push(name),
+        Err(error) => {
+            tracing::warn!(mount = %mount.prefix, %error, "a prompt of a mounted MCP server is left out");
+        }
+    }
+}
+
+fn place_resource(
+    mount: &Mount,
+    registry: &Registry,
+    resource: DynamicResource,
+    placed: &mut Vec<String>,
+) {
+    let uri = resource.uri().to_owned();
+    match registry.add_resource(resource) {
+        Ok(()) => placed.push(uri),
+        Err(error) => {
+            tracing::warn!(mount = %mount.prefix, %error, "a resource of a mounted MCP server is left out");
+        }
+    }
+}

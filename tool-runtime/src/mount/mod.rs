@@ -1,0 +1,189 @@
+//! Another MCP server's tools in this registry, under a prefix: a mounted server. Its tools
+//! are tools like any other (run-time tools of the registry), so everything that applies
+//! to a tool applies to them: argument checks against their schema before anything is
+//! sent, OAuth scopes, rate limits, budgets, audit, metrics, time limits, tasks, every
+//! transport and export. A call is passed to the server with its progress, its
+//! cancellation, and what the server asks of the client (forms, pages, sampling, roots)
+//! passed on to the caller.
+//!
+//! One connection per mounted server is kept and reused. While the server cannot be
+//! reached, its tools answer an error that names the mount and says to retry, and every
+//! other tool goes on; the connection comes back by itself, and so do the tools of a
+//! server that restarted (their list is read again whenever the connection is made anew or
+//! the server says it changed).
+//!
+//! ```no_run
+//! use tool_runtime::mount::Mount;
+//! use tool_runtime::Registry;
+//!
+//! let registry = Registry::builder()
+//!     .mount(Mount::new("docs", "http://127.0.0.1:9000/mcp").unwrap().exclude(["admin"]))
+//!     .mount(Mount::parse("fs=npx -y @modelcontextprotocol/server-filesystem /srv").unwrap())
+//!     .build()
+//!     .unwrap();
+//! // Served, the mounts connect; their tools are `docs_search`, `fs_read_file`, ...
+//! # let _ = registry;
+//! ```
+
+mod forward;
+mod keep;
+
+use crate::client::Target;
+use crate::registry::{Registry, RegistryBuilder};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A server to mount: where it is, the prefix its tools take, and which of them.
+#[derive(Debug, Clone)]
+pub struct Mount {
+    prefix: String,
+    target: Target,
+    include: Option<HashSet<String>>,
+    exclude: HashSet<String>,
+    rename: HashMap<String, String>,
+    scopes: Vec<String>,
+    timeout: Option<Duration>,
+}
+
+impl Mount {
+    /// The server at `target` (a URL, or a command line to start over stdio), its tools
+    /// named `prefix_name`. Fails on a prefix no tool name can start with, or a target
+    /// that cannot be read.
+    pub fn new(prefix: impl Into<String>, target: &str) -> Result<Mount, String> {
+        let prefix = prefix.into();
+        tool_rules::check_name(&format!("{prefix}_x")).map_err(|why| {
+            format!("the mount prefix {prefix:?} cannot start a tool name: {why}")
+        })?;
+        let mut mount = Mount::whole(target)?;
+        mount.prefix = prefix;
+        Ok(mount)
+    }
+
+    /// The server at `target` with its tools named as they are (the command line's
+    /// `--server`).
+    pub(crate) fn whole(target: &str) -> Result<Mount, String> {
+        Ok(Mount {
+            prefix: String::new(),
+            target: Target::parse(target)?,
+            include: None,
+            exclude: HashSet::new(),
+            rename: HashMap::new(),
+            scopes: Vec::new(),
+            timeout: None,
+        })
+    }
+
+    /// A mount as the command line writes one: `PREFIX=URL` or `PREFIX=COMMAND ARGS...`.
+    pub fn parse(spec: &str) -> Result<Mount, String> {
+        let (prefix, target) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("{spec:?} is not PREFIX=URL or PREFIX=COMMAND"))?;
+        Mount::new(prefix.trim(), target)
+    }
+
+    /// Only these tools of the server (their names on the server).
+    pub fn include(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.include = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// All the server's tools but these.
+    pub fn exclude(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.exclude.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The server's tool `from` is called `to` here (before the prefix).
+    pub fn rename(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
+        self.rename.insert(from.into(), to.into());
+        self
+    }
+
+    /// The OAuth scopes a caller's token must grant to call any tool of the mount.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The time limit of every call through the mount.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// The prefix of the mount's tools.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Keeps the server's tools in `registry` from now on, in a task of the current
+    /// runtime: connects (again and again, waiting longer each time, while the server
+    /// cannot be reached), adds the tools, and reads them again whenever they may have
+    /// changed. What it gives resolves once the first try is over: `Err` says why the
+    /// tools are not there yet (the tries go on).
+    pub fn start(
+        self,
+        registry: &Arc<Registry>,
+    ) -> impl std::future::Future<Output = Result<(), String>> + Send {
+        let (tried, first) = tokio::sync::oneshot::channel();
+        let running = tokio::spawn(keep::keep(Arc::new(self), Arc::downgrade(registry), tried));
+        registry.keep_running(running.abort_handle());
+        async move {
+            first
+                .await
+                .unwrap_or_else(|_| Err("the mount stopped before it tried".to_owned()))
+        }
+    }
+
+    /// The name a tool of the server takes here, unless the mount leaves it out.
+    fn local_name(&self, remote: &str) -> Option<String> {
+        let kept = self
+            .include
+            .as_ref()
+            .is_none_or(|only| only.contains(remote))
+            && !self.exclude.contains(remote);
+        kept.then(|| self.prefixed(self.rename.get(remote).map_or(remote, String::as_str)))
+    }
+
+    /// `name` under the mount's prefix.
+    fn prefixed(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}_{name}", self.prefix)
+        }
+    }
+
+    /// The server, as it was named.
+    fn shown(&self) -> String {
+        match &self.target {
+            Target::Http(url) => url.clone(),
+            Target::Command(words) => words.join(" "),
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Mounts another MCP server: its tools join the registry under the mount's prefix
+    /// once the registry is served (or [`Registry::start_mounts`] is called).
+    pub fn mount(self, mount: Mount) -> Self {
+        self.on_start(Box::new(move |registry: &Arc<Registry>| {
+            Box::pin(mount.start(registry)) as crate::registry::Ready
+        }))
+    }
+}
+
+impl Registry {
+    /// Starts what the registry keeps running in the background: its mounted servers. A
+    /// server does this when it starts serving; an agent loop on a registry of its own calls
+    /// it once, inside the runtime the mounts should run on, and may await what it gives:
+    /// it resolves once every mount has tried to list its server's tools, with `Err` naming
+    /// each mount whose tools are not there yet and why (those keep trying in the
+    /// background). Called again, it starts nothing and resolves at once.
+    pub fn start_mounts(
+        self: &Arc<Self>,
+    ) -> impl std::future::Future<Output = Result<(), String>> + Send {
+        self.start()
+    }
+}

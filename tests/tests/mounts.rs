@@ -90,7 +90,9 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         "the excluded tool is left out, the renamed one renamed"
     );
 
-    let list = client.answer(&rpc::request(2, "tools/list", json!({}))).await;
+    let list = client
+        .answer(&rpc::request(2, "tools/list", json!({})))
+        .await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let sum = tools.iter().find(|t| t["name"] == "up_sum").unwrap();
     assert_eq!(sum["description"], "Add two integers.");

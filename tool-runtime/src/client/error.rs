@@ -52,6 +52,14 @@ pub enum ClientError {
         /// Why it failed.
         reason: String,
     },
+    /// What the server sent does not match what it said it would send (a skill's file
+    /// whose size, digest or frontmatter differs from its listing): it is not used.
+    Unverified {
+        /// What was read.
+        uri: String,
+        /// How it differs.
+        reason: String,
+    },
     /// The request was cancelled by the caller.
     Cancelled,
 }
@@ -109,6 +117,12 @@ impl fmt::Display for ClientError {
             ),
             ClientError::Unauthorized { reason } => {
                 write!(f, "the MCP server needs authorization: {reason}")
+            }
+            ClientError::Unverified { uri, reason } => {
+                write!(
+                    f,
+                    "{uri} does not match what the server listed ({reason}): it is not used"
+                )
             }
             ClientError::Cancelled => f.write_str("the request was cancelled"),
         }

@@ -71,7 +71,7 @@ impl Http {
         session: &Session,
         method: Option<&str>,
         extra: &[(String, String)],
-        authorization: Option<&str>,
+        authorization: &[(String, String)],
     ) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -105,21 +105,21 @@ impl Http {
                 put(name, value);
             }
         }
-        if let Some(authorization) = authorization {
-            put("authorization", authorization);
+        for (name, value) in authorization {
+            put(name, value);
         }
         headers
     }
 
-    /// The `Authorization` header's value for the next request, if the client has
-    /// credentials that give one.
-    async fn authorization(&self) -> Result<Option<String>, Failure> {
+    /// The headers that authorize the next request of `method`, when the client has
+    /// credentials.
+    async fn authorization(&self, method: &str) -> Result<Vec<(String, String)>, Failure> {
         match &self.0.credentials {
             Some(credentials) => credentials
-                .authorization()
+                .headers(method, &self.0.url)
                 .await
                 .map_err(Failure::Unauthorized),
-            None => Ok(None),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -136,8 +136,8 @@ impl Http {
     ) -> Result<(), Failure> {
         let mut refusals = 0;
         loop {
-            let authorization = self.authorization().await?;
-            let headers = self.headers(session, method, extra, authorization.as_deref());
+            let authorization = self.authorization("POST").await?;
+            let headers = self.headers(session, method, extra, &authorization);
             let request = self
                 .0
                 .client
@@ -158,7 +158,11 @@ impl Http {
                     refused(&refusal)
                 )));
             }
-            let refusal = refusal.sent_with(authorization);
+            let sent = authorization
+                .into_iter()
+                .find(|(name, _)| name == "authorization")
+                .map(|(_, value)| value);
+            let refusal = refusal.sent_with(sent);
             match credentials.refused(&refusal).await {
                 Ok(true) => continue,
                 Ok(false) => return Err(Failure::Unauthorized(refused(&refusal))),
@@ -231,8 +235,8 @@ impl Http {
                 if session.is_dead() {
                     return;
                 }
-                let authorization = http.authorization().await.ok().flatten();
-                let mut headers = http.headers(&session, None, &[], authorization.as_deref());
+                let authorization = http.authorization("GET").await.unwrap_or_default();
+                let mut headers = http.headers(&session, None, &[], &authorization);
                 headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
                 if let Some(id) = last_event
                     .as_deref()
@@ -289,8 +293,8 @@ impl Http {
         if lock(&self.0.session_id).is_none() {
             return;
         }
-        let authorization = self.authorization().await.ok().flatten();
-        let headers = self.headers(session, None, &[], authorization.as_deref());
+        let authorization = self.authorization("DELETE").await.unwrap_or_default();
+        let headers = self.headers(session, None, &[], &authorization);
         let deleted = self.0.client.delete(&self.0.url).headers(headers).send();
         let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
     }
@@ -346,10 +350,16 @@ impl Http {
                 .filter_map(|value| value.to_str().ok())
                 .map(str::to_owned)
                 .collect::<Vec<_>>();
+            let nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
             return Err(Failure::Refused(Refusal::new(
                 status.as_u16(),
                 Challenge::from_headers(challenges.iter().map(String::as_str)),
                 &self.0.url,
+                nonce,
             )));
         }
         let is_stream = response
@@ -444,8 +454,8 @@ impl Http {
                 break;
             }
             tokio::time::sleep(cursor.retry).await;
-            let authorization = self.authorization().await?;
-            let mut headers = self.headers(session, None, &[], authorization.as_deref());
+            let authorization = self.authorization("GET").await?;
+            let mut headers = self.headers(session, None, &[], &authorization);
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(last) = cursor
                 .last_event

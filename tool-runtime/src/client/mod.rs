@@ -36,12 +36,14 @@ pub(crate) mod http;
 mod link;
 mod negotiate;
 mod session;
+mod skills;
 mod stdio;
 mod types;
 mod wire;
 
 pub use error::ClientError;
 pub use handler::{Answer, ClientHandler, Elicitation};
+pub use skills::{Skill, SkillFile};
 pub use types::{CallResult, Notification, Progress, RemoteTool, ServerDescription};
 
 use crate::mcp::era::Era;

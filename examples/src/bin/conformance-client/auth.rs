@@ -1,7 +1,8 @@
 //! The fixture's credentials for the suite's authorization scenarios: OAuth with the
 //! scenario's client where it gives one (pre-registered, or its own for client
-//! credentials), the suite's client metadata document URL otherwise, and a "person" who
-//! authorizes at once: the authorization page is fetched and its redirect followed to the
+//! credentials), a workload's identity token or a person's ID token where it gives one,
+//! the suite's client metadata document URL otherwise, and a "person" who authorizes at
+//! once: the authorization page is fetched and its redirect followed to the
 //! client's loopback receiver, as a browser would.
 
 use serde_json::Value;
@@ -24,6 +25,16 @@ pub(crate) fn credentials(context: &Value) -> OAuth {
         oauth = oauth.client_secret(secret);
     }
     let scenario = text("name").unwrap_or_default();
+    // A workload's identity token vouches for the client.
+    if let Some(assertion) = text("valid_jwt") {
+        return oauth.jwt_bearer(assertion).build();
+    }
+    // A person signed in at their organisation's identity provider.
+    if let (Some(endpoint), Some(id_token)) = (text("idp_token_endpoint"), text("idp_id_token")) {
+        return oauth
+            .enterprise_identity(endpoint, text("idp_client_id"), id_token)
+            .build();
+    }
     if scenario.starts_with("auth/client-credentials") {
         if let Some(key) = text("private_key_pem") {
             let algorithm = match text("signing_algorithm").as_deref() {

@@ -136,6 +136,19 @@ async fn steps(scenario: &Scenario, client: &Client) -> Result<(), ClientError> 
                 }
             }
         }
+        // Skills are listed; none is read before it is loaded.
+        "sep-2640-client-no-prefetch" => {
+            client.list_skills().await?;
+        }
+        // A skill loaded is checked against its listing before any other file is read.
+        name if name.starts_with("sep-2640-client-verify") => {
+            for skill in client.list_skills().await? {
+                client.load_skill(&skill).await?;
+                for file in skill.files.iter().filter(|file| file.uri != skill.uri) {
+                    client.read_skill_file(&skill, &file.uri).await?;
+                }
+            }
+        }
         // Every other scenario: list the tools and call each, as a model would.
         _ => every_tool(client).await?,
     }

@@ -1,12 +1,14 @@
-//! A server's `Bearer` challenge, read from its `WWW-Authenticate` header (RFC 6750 with
-//! RFC 9728's `resource_metadata`): why it refused, the scopes it wants, where its
-//! protected-resource metadata is. The header's grammar (RFC 9110 auth-params, quoted
+//! A server's `Bearer` (or `DPoP`) challenge, read from its `WWW-Authenticate` header
+//! (RFC 6750, RFC 9449, with RFC 9728's `resource_metadata`): why it refused, the scopes it
+//! wants, where its protected-resource metadata is. The header's grammar (RFC 9110 auth-params, quoted
 //! strings and escapes) is `http-auth`'s to parse.
 
-/// What a `Bearer` challenge says.
+/// What a `Bearer` or `DPoP` challenge says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Challenge {
+    /// Whether it is a `DPoP` challenge (a token bound to the client's key is wanted).
+    pub dpop: bool,
     /// The error code (`invalid_token`, `insufficient_scope`, ...).
     pub error: Option<String>,
     /// Its human-readable description.
@@ -18,17 +20,21 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// The `Bearer` challenge among the `WWW-Authenticate` header values `headers`, if one
-    /// can be read. Challenges of other schemes are skipped; a header that does not parse
-    /// gives the challenges before the fault.
+    /// The `Bearer` or `DPoP` challenge among the `WWW-Authenticate` header values
+    /// `headers` (the first of them), if one can be read. Challenges of other schemes are
+    /// skipped; a header that does not parse gives the challenges before the fault.
     pub fn from_headers<'a>(headers: impl IntoIterator<Item = &'a str>) -> Option<Challenge> {
         for header in headers {
             for parsed in http_auth::parser::ChallengeParser::new(header) {
                 let Ok(challenge) = parsed else { break };
-                if !challenge.scheme.eq_ignore_ascii_case("bearer") {
+                let dpop = challenge.scheme.eq_ignore_ascii_case("dpop");
+                if !dpop && !challenge.scheme.eq_ignore_ascii_case("bearer") {
                     continue;
                 }
-                let mut found = Challenge::default();
+                let mut found = Challenge {
+                    dpop,
+                    ..Challenge::default()
+                };
                 for (name, value) in &challenge.params {
                     let value = Some(value.to_unescaped());
                     match name.to_ascii_lowercase().as_str() {

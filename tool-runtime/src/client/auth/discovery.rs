@@ -34,6 +34,8 @@ pub(crate) struct Issuer {
     pub(crate) auth_methods: Vec<String>,
     pub(crate) client_id_metadata_documents: bool,
     pub(crate) iss_parameter: bool,
+    /// Whether it binds tokens to proofs signed with ES256 (DPoP).
+    pub(crate) dpop_es256: bool,
 }
 
 /// The resource metadata of the MCP server at `endpoint`, from `hinted` (its challenge's
@@ -160,6 +162,7 @@ pub(crate) async fn issuer(web: &Web, resource: &Resource) -> Result<Issuer, Str
             auth_methods: Vec::new(),
             client_id_metadata_documents: false,
             iss_parameter: false,
+            dpop_es256: false,
         });
     }
     Err(format!(
@@ -185,6 +188,9 @@ fn read_issuer(document: &Value, at: &str) -> Result<Issuer, String> {
         iss_parameter: document["authorization_response_iss_parameter_supported"]
             .as_bool()
             .unwrap_or(false),
+        dpop_es256: strings(&document["dpop_signing_alg_values_supported"])
+            .iter()
+            .any(|algorithm| algorithm == "ES256"),
     })
 }
 

@@ -56,6 +56,8 @@ pub(crate) struct Tokens {
     pub(crate) refresh: Option<String>,
     /// When the access token stops being good (a little before the server says).
     pub(crate) expires: Option<Instant>,
+    /// Whether the token is bound to the client's proof key (`token_type` DPoP).
+    pub(crate) bound: bool,
 }
 
 /// An authorization request in flight: its URL, and what redeeming its code needs.
@@ -119,15 +121,18 @@ pub(crate) fn authorization(
 }
 
 /// Redeems `code` of `pending`'s request.
-pub(crate) async fn redeem(
-    web: &Web,
+pub(crate) async fn redeem<C>(
+    web: &C,
     identity: &Identity,
     issuer: &Issuer,
     redirect_uri: &str,
     code: &str,
     verifier: PkceCodeVerifier,
     resource: &str,
-) -> Result<Tokens, String> {
+) -> Result<Tokens, String>
+where
+    C: for<'c> oauth2::AsyncHttpClient<'c, Error = super::web::WebError>,
+{
     let redirect = RedirectUrl::new(redirect_uri.to_owned())
         .map_err(|error| format!("the redirect URI {redirect_uri}: {error}"))?;
     let client = token_client(identity, issuer)?.set_redirect_uri(redirect);
@@ -135,45 +140,51 @@ pub(crate) async fn redeem(
         .exchange_code(AuthorizationCode::new(code.to_owned()))
         .set_pkce_verifier(verifier)
         .add_extra_param("resource", resource.to_owned());
-    for (name, value) in assertion(identity, issuer)? {
+    for (name, value) in client_assertion(identity, issuer)? {
         request = request.add_extra_param(name, value);
     }
     tokens(request.request_async(web).await, issuer)
 }
 
 /// A token for the client itself (client credentials).
-pub(crate) async fn client_credentials(
-    web: &Web,
+pub(crate) async fn client_credentials<C>(
+    web: &C,
     identity: &Identity,
     issuer: &Issuer,
     scopes: &[String],
     resource: &str,
-) -> Result<Tokens, String> {
+) -> Result<Tokens, String>
+where
+    C: for<'c> oauth2::AsyncHttpClient<'c, Error = super::web::WebError>,
+{
     let client = token_client(identity, issuer)?;
     let mut request = client
         .exchange_client_credentials()
         .add_scopes(scopes.iter().cloned().map(Scope::new))
         .add_extra_param("resource", resource.to_owned());
-    for (name, value) in assertion(identity, issuer)? {
+    for (name, value) in client_assertion(identity, issuer)? {
         request = request.add_extra_param(name, value);
     }
     tokens(request.request_async(web).await, issuer)
 }
 
 /// A new access token for `refresh`.
-pub(crate) async fn refresh(
-    web: &Web,
+pub(crate) async fn refresh<C>(
+    web: &C,
     identity: &Identity,
     issuer: &Issuer,
     refresh: &str,
     resource: &str,
-) -> Result<Tokens, String> {
+) -> Result<Tokens, String>
+where
+    C: for<'c> oauth2::AsyncHttpClient<'c, Error = super::web::WebError>,
+{
     let client = token_client(identity, issuer)?;
     let token = RefreshToken::new(refresh.to_owned());
     let mut request = client
         .exchange_refresh_token(&token)
         .add_extra_param("resource", resource.to_owned());
-    for (name, value) in assertion(identity, issuer)? {
+    for (name, value) in client_assertion(identity, issuer)? {
         request = request.add_extra_param(name, value);
     }
     let mut tokens = tokens(request.request_async(web).await, issuer)?;
@@ -184,7 +195,10 @@ pub(crate) async fn refresh(
 
 /// The client assertion of a `private_key_jwt` client (RFC 7523): signed claims that it is
 /// itself, for this authorization server, for a short while.
-fn assertion(identity: &Identity, issuer: &Issuer) -> Result<Vec<(&'static str, String)>, String> {
+fn client_assertion(
+    identity: &Identity,
+    issuer: &Issuer,
+) -> Result<Vec<(&'static str, String)>, String> {
     let Method::PrivateKeyJwt { key, algorithm } = &identity.method else {
         return Ok(Vec::new());
     };
@@ -237,9 +251,134 @@ fn tokens(answered: Answered, issuer: &Issuer) -> Result<Tokens, String> {
     let expires = response
         .expires_in()
         .map(|lifetime| Instant::now() + lifetime.saturating_sub(Duration::from_secs(10)));
+    let bound = matches!(
+        response.token_type(),
+        oauth2::basic::BasicTokenType::Extension(kind) if kind.eq_ignore_ascii_case("dpop")
+    );
     Ok(Tokens {
         access: response.access_token().secret().clone(),
         refresh: response.refresh_token().map(|token| token.secret().clone()),
         expires,
+        bound,
     })
+}
+
+/// The grant type of an assertion (RFC 7523).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// A token for `assertion`, a JWT that vouches for the client (a workload's identity, or an
+/// identity assertion its identity provider issued; RFC 7523), the client authenticated
+/// with a secret when it has one.
+pub(crate) async fn jwt_bearer(
+    web: &Web,
+    identity: &Identity,
+    issuer: &Issuer,
+    assertion: &str,
+    scopes: &[String],
+    resource: &str,
+) -> Result<Tokens, String> {
+    let scope = scopes.join(" ");
+    let mut fields = vec![
+        ("grant_type", JWT_BEARER),
+        ("assertion", assertion),
+        ("resource", resource),
+    ];
+    if !scope.is_empty() {
+        fields.push(("scope", &scope));
+    }
+    let basic = match (&identity.secret, &identity.method) {
+        (Some(secret), Method::Basic) => Some((identity.client_id.as_str(), secret.as_str())),
+        _ => None,
+    };
+    if basic.is_none() && !identity.client_id.is_empty() {
+        fields.push(("client_id", &identity.client_id));
+    }
+    let reply = web
+        .post_form(&issuer.token_endpoint, &fields, basic)
+        .await
+        .map_err(|error| format!("the token endpoint of {}: {error}", issuer.issuer))?;
+    let answer: serde_json::Value = serde_json::from_slice(&reply.body).unwrap_or_default();
+    if !(200..300).contains(&reply.status) {
+        return Err(format!(
+            "the token endpoint of {} refused: {}",
+            issuer.issuer,
+            refusal_of(&answer, &reply)
+        ));
+    }
+    let access = answer["access_token"].as_str().ok_or_else(|| {
+        format!(
+            "the token endpoint of {} gave no access token",
+            issuer.issuer
+        )
+    })?;
+    Ok(Tokens {
+        access: access.to_owned(),
+        refresh: answer["refresh_token"].as_str().map(str::to_owned),
+        expires: answer["expires_in"]
+            .as_u64()
+            .map(|seconds| Instant::now() + Duration::from_secs(seconds.saturating_sub(10))),
+        bound: answer["token_type"]
+            .as_str()
+            .is_some_and(|kind| kind.eq_ignore_ascii_case("dpop")),
+    })
+}
+
+/// An identity assertion for `audience` (an authorization server) and `resource`, from
+/// the identity provider's token endpoint, for the person `id_token` names (RFC 8693 token
+/// exchange; enterprise-managed authorization).
+pub(crate) async fn identity_assertion(
+    web: &Web,
+    endpoint: &str,
+    client_id: Option<&str>,
+    id_token: &str,
+    audience: &str,
+    resource: &str,
+) -> Result<String, String> {
+    let mut fields = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:token-exchange",
+        ),
+        ("subject_token", id_token),
+        (
+            "subject_token_type",
+            "urn:ietf:params:oauth:token-type:id_token",
+        ),
+        (
+            "requested_token_type",
+            "urn:ietf:params:oauth:token-type:id-jag",
+        ),
+        ("audience", audience),
+        ("resource", resource),
+    ];
+    if let Some(client_id) = client_id {
+        fields.push(("client_id", client_id));
+    }
+    let reply = web
+        .post_form(endpoint, &fields, None)
+        .await
+        .map_err(|error| format!("the identity provider at {endpoint}: {error}"))?;
+    let answer: serde_json::Value = serde_json::from_slice(&reply.body).unwrap_or_default();
+    if !(200..300).contains(&reply.status) {
+        return Err(format!(
+            "the identity provider at {endpoint} refused the exchange: {}",
+            refusal_of(&answer, &reply)
+        ));
+    }
+    answer["access_token"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("the identity provider at {endpoint} gave no identity assertion"))
+}
+
+/// What a refused token request says.
+fn refusal_of(answer: &serde_json::Value, reply: &super::web::Reply) -> String {
+    match (
+        answer["error"].as_str(),
+        answer["error_description"].as_str(),
+    ) {
+        (Some(error), Some(description)) => format!("{error}: {description}"),
+        (Some(error), None) => error.to_owned(),
+        _ => reply.shown(),
+    }
 }

@@ -19,6 +19,7 @@
 
 mod challenge;
 mod discovery;
+mod dpop;
 mod grant;
 mod loopback;
 mod oauth;
@@ -32,13 +33,15 @@ use super::handler::Answer;
 
 /// What authorizes requests to a server over HTTP.
 ///
-/// The client asks [`authorization`](Credentials::authorization) for the `Authorization`
-/// header of each request; when the server refuses one (401, or 403 for scopes it lacks),
-/// it calls [`refused`](Credentials::refused), and sends the request again once if that
-/// says a new authorization is worth a try.
+/// The client asks [`headers`](Credentials::headers) for the headers that authorize each
+/// request (`Authorization`, and a `DPoP` proof for a token bound to the client); when the
+/// server refuses one (401, or 403 for scopes it lacks), it calls
+/// [`refused`](Credentials::refused), and sends the request again if that says a new
+/// authorization is worth a try.
 pub trait Credentials: Send + Sync {
-    /// The `Authorization` header's value for the next request (`Bearer ...`), if any.
-    fn authorization(&self) -> Answer<'_, Option<String>>;
+    /// The headers (names in lower case) that authorize a request of `method` (`POST`,
+    /// `GET`, `DELETE`) to `url`.
+    fn headers<'a>(&'a self, method: &'a str, url: &'a str) -> Answer<'a, Vec<(String, String)>>;
 
     /// The server refused a request: get what it asks for. `Ok(true)` sends the request
     /// again; `Ok(false)` gives up with the refusal; `Err` says why no authorization could
@@ -59,17 +62,25 @@ pub struct Refusal {
     pub challenge: Option<Challenge>,
     /// The URL of the MCP endpoint that refused.
     pub url: String,
+    /// The nonce the server wants in proofs of possession (`DPoP-Nonce`), if it sent one.
+    pub dpop_nonce: Option<String>,
     /// The `Authorization` the refused request carried: credentials that have a newer one
     /// since need not authorize again.
     sent: Option<String>,
 }
 
 impl Refusal {
-    pub(crate) fn new(status: u16, challenge: Option<Challenge>, url: &str) -> Refusal {
+    pub(crate) fn new(
+        status: u16,
+        challenge: Option<Challenge>,
+        url: &str,
+        dpop_nonce: Option<String>,
+    ) -> Refusal {
         Refusal {
             status,
             challenge,
             url: url.to_owned(),
+            dpop_nonce,
             sent: None,
         }
     }
@@ -92,6 +103,7 @@ impl std::fmt::Debug for Refusal {
             .field("status", &self.status)
             .field("challenge", &self.challenge)
             .field("url", &self.url)
+            .field("dpop_nonce", &self.dpop_nonce)
             .field("sent", &self.sent.as_ref().map(|_| ".."))
             .finish()
     }
@@ -116,8 +128,8 @@ impl std::fmt::Debug for BearerToken {
 }
 
 impl Credentials for BearerToken {
-    fn authorization(&self) -> Answer<'_, Option<String>> {
+    fn headers<'a>(&'a self, _method: &'a str, _url: &'a str) -> Answer<'a, Vec<(String, String)>> {
         let header = format!("Bearer {}", self.0);
-        Box::pin(async move { Ok(Some(header)) })
+        Box::pin(async move { Ok(vec![("authorization".to_owned(), header)]) })
     }
 }

@@ -6,6 +6,7 @@
 
 use super::challenge::Challenge;
 use super::discovery::{self, Issuer, Resource};
+use super::dpop::Dpop;
 use super::grant::{self, Identity, Method, Tokens};
 use super::loopback::Authorizer;
 use super::web::Web;
@@ -61,6 +62,8 @@ struct State {
     registrations: HashMap<String, Identity>,
     /// The scopes asked for so far: a refusal for more asks for all of them together.
     requested: BTreeSet<String>,
+    /// The key that binds tokens to the client, once an authorization server takes one.
+    dpop: Option<Arc<Dpop>>,
 }
 
 struct Held {
@@ -104,6 +107,14 @@ enum Grant {
     AuthorizationCode(Arc<dyn Authorizer>),
     /// It is its own party (a service).
     ClientCredentials,
+    /// A JWT vouches for it (a workload's identity token).
+    JwtBearer(String),
+    /// A person's identity provider vouches for them to the authorization server.
+    Enterprise {
+        endpoint: String,
+        client_id: Option<String>,
+        id_token: String,
+    },
 }
 
 /// How [`OAuth`] credentials identify the client and get tokens. Made by
@@ -188,6 +199,31 @@ impl OAuthBuilder {
         self
     }
 
+    /// The client gets its tokens for `assertion`, a JWT its platform issued to vouch for
+    /// it (a workload's identity token; RFC 7523's JWT bearer grant).
+    pub fn jwt_bearer(mut self, assertion: impl Into<String>) -> Self {
+        self.grant = Some(Grant::JwtBearer(assertion.into()));
+        self
+    }
+
+    /// A person signed in at their organisation's identity provider: its ID token
+    /// (`id_token`) is exchanged at the provider's token endpoint (`endpoint`, as
+    /// `client_id` there) for an identity assertion, and that for a token at the MCP
+    /// server's authorization server (enterprise-managed authorization).
+    pub fn enterprise_identity(
+        mut self,
+        endpoint: impl Into<String>,
+        client_id: Option<String>,
+        id_token: impl Into<String>,
+    ) -> Self {
+        self.grant = Some(Grant::Enterprise {
+            endpoint: endpoint.into(),
+            client_id,
+            id_token: id_token.into(),
+        });
+        self
+    }
+
     /// The credentials.
     pub fn build(mut self) -> OAuth {
         if self.grant.is_none() {
@@ -206,52 +242,68 @@ impl OAuthBuilder {
 }
 
 impl Credentials for OAuth {
-    fn authorization(&self) -> Answer<'_, Option<String>> {
+    fn headers<'a>(&'a self, method: &'a str, url: &'a str) -> Answer<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let mut state = self.0.state.lock().await;
             let Some(held) = state.held.as_mut() else {
-                return Ok(None);
+                return Ok(Vec::new());
             };
             let expired = held.tokens.expires.is_some_and(|at| Instant::now() >= at);
             if expired {
-                match &held.tokens.refresh {
+                let renewed = match &held.tokens.refresh {
                     Some(refresh) => {
-                        let renewed = grant::refresh(
-                            &self.0.web,
-                            &held.identity,
-                            &held.issuer,
-                            refresh,
-                            &held.resource,
-                        )
-                        .await;
-                        match renewed {
-                            Ok(tokens) => {
-                                held.tokens = tokens;
-                                held.refreshed = true;
-                            }
-                            Err(why) => {
-                                tracing::info!(%why, "an access token could not be refreshed");
-                                state.held = None;
-                                return Ok(None);
-                            }
-                        }
+                        let refresh = refresh.clone();
+                        self.0.refresh(&state, &refresh).await
                     }
                     // The server will refuse it, and the refusal authorizes anew.
-                    None => {
+                    None => Err("no refresh token".to_owned()),
+                };
+                match renewed {
+                    Ok(tokens) => {
+                        let held = state.held.as_mut().expect("held above");
+                        held.tokens = tokens;
+                        held.refreshed = true;
+                    }
+                    Err(why) => {
+                        tracing::info!(%why, "an access token ran out and could not be refreshed");
                         state.held = None;
-                        return Ok(None);
+                        return Ok(Vec::new());
                     }
                 }
             }
-            Ok(state
-                .held
-                .as_ref()
-                .map(|held| format!("Bearer {}", held.tokens.access)))
+            state.headers(method, url)
         })
     }
 
     fn refused<'a>(&'a self, refusal: &'a Refusal) -> Answer<'a, bool> {
         Box::pin(async move { self.0.authorize(refusal).await.map(|()| true) })
+    }
+}
+
+impl State {
+    /// The headers of the token held for a request of `method` to `url`.
+    fn headers(&self, method: &str, url: &str) -> Result<Vec<(String, String)>, String> {
+        let Some(held) = &self.held else {
+            return Ok(Vec::new());
+        };
+        let token = &held.tokens.access;
+        match (&self.dpop, held.tokens.bound) {
+            (Some(dpop), true) => Ok(vec![
+                ("authorization".to_owned(), format!("DPoP {token}")),
+                ("dpop".to_owned(), dpop.server_proof(method, url, token)?),
+            ]),
+            _ => Ok(vec![(
+                "authorization".to_owned(),
+                format!("Bearer {token}"),
+            )]),
+        }
+    }
+
+    /// The `Authorization` value of the token held.
+    fn authorization(&self) -> Option<String> {
+        let held = self.held.as_ref()?;
+        let scheme = if held.tokens.bound { "DPoP" } else { "Bearer" };
+        Some(format!("{scheme} {}", held.tokens.access))
     }
 }
 
@@ -267,33 +319,33 @@ impl Inner {
             ));
         }
         let mut state = self.state.lock().await;
+        // A server that wants a nonce in the proofs is sent the request again with it.
+        if let (Some("use_dpop_nonce"), Some(nonce), Some(dpop)) = (
+            challenge.error.as_deref(),
+            refusal.dpop_nonce.as_deref(),
+            &state.dpop,
+        ) {
+            dpop.server_asked(nonce);
+            return Ok(());
+        }
         // Another request, refused too, may have got a new token meanwhile: it is tried
         // first.
-        let current = state
-            .held
-            .as_ref()
-            .map(|held| format!("Bearer {}", held.tokens.access));
+        let current = state.authorization();
         if current.is_some() && current.as_deref() != refusal.authorization_sent() {
             return Ok(());
         }
         // A token that ran out is refreshed once before anything else is tried.
-        if refusal.status == 401 {
-            if let Some(held) = state.held.as_mut().filter(|held| !held.refreshed) {
-                if let Some(refresh) = held.tokens.refresh.clone() {
-                    let renewed = grant::refresh(
-                        &self.web,
-                        &held.identity,
-                        &held.issuer,
-                        &refresh,
-                        &held.resource,
-                    )
-                    .await;
-                    if let Ok(tokens) = renewed {
-                        held.tokens = tokens;
-                        held.refreshed = true;
-                        return Ok(());
-                    }
-                }
+        let refreshable = state
+            .held
+            .as_ref()
+            .filter(|held| !held.refreshed)
+            .and_then(|held| held.tokens.refresh.clone());
+        if let (401, Some(refresh)) = (refusal.status, refreshable) {
+            if let Ok(tokens) = self.refresh(&state, &refresh).await {
+                let held = state.held.as_mut().expect("held above");
+                held.tokens = tokens;
+                held.refreshed = true;
+                return Ok(());
             }
         }
         // Who authorizes the server may have changed: its metadata is read anew each time.
@@ -306,14 +358,50 @@ impl Inner {
         let issuer = discovery::issuer(&self.web, &resource).await?;
         let scopes = self.scopes(&state, &challenge, &resource, &issuer);
         let identity = self.identity(&mut state, &issuer).await?;
+        if issuer.dpop_es256 && state.dpop.is_none() {
+            state.dpop = Some(Arc::new(Dpop::new()?));
+        }
+        let dpop = state.dpop.clone().filter(|_| issuer.dpop_es256);
+        let id = resource.id.as_str();
         let tokens = match self.settings.grant() {
             Grant::AuthorizationCode(authorizer) => {
-                self.with_consent(&*authorizer, &identity, &issuer, &scopes, &resource.id)
-                    .await?
+                self.with_consent(
+                    &*authorizer,
+                    &identity,
+                    &issuer,
+                    &scopes,
+                    id,
+                    dpop.as_deref(),
+                )
+                .await?
             }
-            Grant::ClientCredentials => {
-                grant::client_credentials(&self.web, &identity, &issuer, &scopes, &resource.id)
-                    .await?
+            Grant::ClientCredentials => match &dpop {
+                Some(dpop) => {
+                    let web = dpop.client(&self.web);
+                    grant::client_credentials(&web, &identity, &issuer, &scopes, id).await?
+                }
+                None => {
+                    grant::client_credentials(&self.web, &identity, &issuer, &scopes, id).await?
+                }
+            },
+            Grant::JwtBearer(assertion) => {
+                grant::jwt_bearer(&self.web, &identity, &issuer, &assertion, &scopes, id).await?
+            }
+            Grant::Enterprise {
+                endpoint,
+                client_id,
+                id_token,
+            } => {
+                let assertion = grant::identity_assertion(
+                    &self.web,
+                    &endpoint,
+                    client_id.as_deref(),
+                    &id_token,
+                    &issuer.issuer,
+                    id,
+                )
+                .await?;
+                grant::jwt_bearer(&self.web, &identity, &issuer, &assertion, &scopes, id).await?
             }
         };
         state.requested.extend(scopes);
@@ -367,6 +455,10 @@ impl Inner {
             return Ok(known.clone());
         }
         let settings = &self.settings;
+        let vouched = matches!(
+            settings.grant(),
+            Grant::JwtBearer(_) | Grant::Enterprise { .. }
+        );
         let identity = if let Some(client_id) = &settings.client_id {
             Identity {
                 client_id: client_id.clone(),
@@ -380,6 +472,13 @@ impl Inner {
         ) {
             Identity {
                 client_id: document.clone(),
+                secret: None,
+                method: Method::None,
+            }
+        } else if vouched {
+            // An assertion says who the client is: it needs no registration.
+            Identity {
+                client_id: String::new(),
                 secret: None,
                 method: Method::None,
             }
@@ -443,6 +542,9 @@ impl Inner {
                 metadata["grant_types"] = json!(["client_credentials"]);
                 metadata["token_endpoint_auth_method"] = json!("client_secret_basic");
             }
+            Grant::JwtBearer(_) | Grant::Enterprise { .. } => {
+                metadata["grant_types"] = json!(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+            }
         }
         let reply = self
             .web
@@ -480,6 +582,7 @@ impl Inner {
         issuer: &Issuer,
         scopes: &[String],
         resource: &str,
+        dpop: Option<&Dpop>,
     ) -> Result<Tokens, String> {
         let redirect = authorizer.redirect_uri().await?;
         let pending = grant::authorization(identity, issuer, &redirect, scopes, resource)?;
@@ -507,16 +610,54 @@ impl Inner {
         let code = query
             .get("code")
             .ok_or("the authorization came back without a code")?;
-        grant::redeem(
-            &self.web,
-            identity,
-            issuer,
-            &redirect,
-            code,
-            pending.verifier,
-            resource,
-        )
-        .await
+        match dpop {
+            Some(dpop) => {
+                let web = dpop.client(&self.web);
+                grant::redeem(
+                    &web,
+                    identity,
+                    issuer,
+                    &redirect,
+                    code,
+                    pending.verifier,
+                    resource,
+                )
+                .await
+            }
+            None => {
+                grant::redeem(
+                    &self.web,
+                    identity,
+                    issuer,
+                    &redirect,
+                    code,
+                    pending.verifier,
+                    resource,
+                )
+                .await
+            }
+        }
+    }
+
+    /// A new access token for the token held, from its refresh token.
+    async fn refresh(&self, state: &State, refresh: &str) -> Result<Tokens, String> {
+        let held = state.held.as_ref().ok_or("no token is held")?;
+        match state.dpop.as_ref().filter(|_| held.tokens.bound) {
+            Some(dpop) => {
+                let web = dpop.client(&self.web);
+                grant::refresh(&web, &held.identity, &held.issuer, refresh, &held.resource).await
+            }
+            None => {
+                grant::refresh(
+                    &self.web,
+                    &held.identity,
+                    &held.issuer,
+                    refresh,
+                    &held.resource,
+                )
+                .await
+            }
+        }
     }
 }
 
@@ -559,6 +700,7 @@ mod tests {
             auth_methods: Vec::new(),
             client_id_metadata_documents: false,
             iss_parameter,
+            dpop_es256: false,
         }
     }
 

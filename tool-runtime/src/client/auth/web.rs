@@ -72,6 +72,39 @@ impl Web {
         send(request).await
     }
 
+    /// POSTs `fields` form-encoded to `url`, authenticated as `basic` (an id and a secret)
+    /// when given.
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        fields: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<Reply, WebError> {
+        let body = oauth2::url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(fields)
+            .finish();
+        let mut request = self
+            .0
+            .post(url)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body);
+        if let Some((id, secret)) = basic {
+            // RFC 6749 §2.3.1: each half form-encoded before the Basic encoding.
+            let encode = |text: &str| {
+                oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+            };
+            let pair = format!("{}:{}", encode(id), encode(secret));
+            use base64::Engine;
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            request = request.header(reqwest::header::AUTHORIZATION, format!("Basic {basic}"));
+        }
+        send(request).await
+    }
+
     /// POSTs `body` as JSON to `url`.
     pub(crate) async fn post_json(&self, url: &str, body: &Value) -> Result<Reply, WebError> {
         send(self.0.post(url).json(body)).await

@@ -261,25 +261,6 @@ pub fn standard_headers(body: &[u8]) -> Vec<(&'static str, String)> {
     headers
 }
 
-/// `request` with the standard headers of a 2026-07-28 message added where it does not set
-/// them itself, as a conformant HTTP client sends them.
-pub async fn with_standard_headers(
-    request: axum::http::Request<axum::body::Body>,
-) -> axum::http::Request<axum::body::Body> {
-    let (mut parts, body) = request.into_parts();
-    let bytes = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .expect("a test body can be read");
-    for (name, value) in standard_headers(&bytes) {
-        if !parts.headers.contains_key(name) {
-            parts
-                .headers
-                .insert(name, value.parse().expect("a valid header value"));
-        }
-    }
-    axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
-}
-
 /// The capabilities of a 2026-07-28 client that answers forms and follows tasks (the
 /// `io.modelcontextprotocol/tasks` extension).
 pub fn with_tasks() -> Value {

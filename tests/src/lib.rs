@@ -1,5 +1,10 @@
 //! Helpers shared by the integration tests. It defines no tools itself, so each test binary
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
+//!
+//! Every wait of a test ends as soon as what it waits for happens and is bounded by one
+//! [`PATIENCE`]; messages are written with [`rpc`], sent with [`http`] and [`stdio`];
+//! [`gate`] holds a tool in another process until the test lets it go; child processes log
+//! to files ([`logs`]).
 
 pub mod cluster;
 pub mod gate;
@@ -472,7 +477,9 @@ impl Drop for ServerProcess {
     }
 }
 
-/// A port free on 127.0.0.1 now.
+/// A port free on 127.0.0.1 now, which another process may take before it is used: only for
+/// what must be named up front (the replicas the balancer's configuration names, a Redis);
+/// a server the test starts itself binds port 0 and says which port it got ([`spawn_http`]).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -1,5 +1,10 @@
 //! Helpers shared by the integration tests. It defines no tools itself, so each test binary
 //! holds exactly the tools its own file declares (plus the second crate's, where linked).
+//!
+//! Every wait of a test ends as soon as what it waits for happens and is bounded by one
+//! [`PATIENCE`]; messages are written with [`rpc`], sent with [`http`] and [`stdio`];
+//! [`gate`] holds a tool in another process until the test lets it go; child processes log
+//! to files ([`logs`]).
 
 pub mod cluster;
 pub mod gate;
@@ -261,25 +266,6 @@ pub fn standard_headers(body: &[u8]) -> Vec<(&'static str, String)> {
     headers
 }
 
-/// `request` with the standard headers of a 2026-07-28 message added where it does not set
-/// them itself, as a conformant HTTP client sends them.
-pub async fn with_standard_headers(
-    request: axum::http::Request<axum::body::Body>,
-) -> axum::http::Request<axum::body::Body> {
-    let (mut parts, body) = request.into_parts();
-    let bytes = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .expect("a test body can be read");
-    for (name, value) in standard_headers(&bytes) {
-        if !parts.headers.contains_key(name) {
-            parts
-                .headers
-                .insert(name, value.parse().expect("a valid header value"));
-        }
-    }
-    axum::http::Request::from_parts(parts, axum::body::Body::from(bytes))
-}
-
 /// The capabilities of a 2026-07-28 client that answers forms and follows tasks (the
 /// `io.modelcontextprotocol/tasks` extension).
 pub fn with_tasks() -> Value {
@@ -520,7 +506,9 @@ impl Drop for ServerProcess {
     }
 }
 
-/// A port free on 127.0.0.1 now.
+/// A port free on 127.0.0.1 now, which another process may take before it is used: only for
+/// what must be named up front (the replicas the balancer's configuration names, a Redis);
+/// a server the test starts itself binds port 0 and says which port it got ([`spawn_http`]).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -171,6 +171,14 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let (true, Server::Process { log, .. }) = (std::thread::panicking(), &self.server) {
+            eprintln!("the server's log: {}", log.display());
+        }
+    }
+}
+
 /// Runs `command` (one of [`crate::command`]) with `stdin` on its standard input, to its end;
 /// what it wrote is captured. Past [`PATIENCE`] it is killed and the test fails with what
 /// it wrote so far.

@@ -4,7 +4,6 @@
 //! `insufficient_scope`), lists cut to a token's scopes, sessions bound to their subject,
 //! and keys rotated in the file. Keys and tokens are made by the test; no network.
 
-use axum::body::Body;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use tool_runtime::mcp::{McpServer, ServerInfo};
@@ -13,7 +12,6 @@ use tool_runtime::{tool, CallContext, Registry};
 use tool_tests::http::{Reply, Request};
 use tool_tests::oauth::{claims, jwks, now, SigningKey};
 use tool_tests::{messages, names, rpc, spawn_http, ServerProcess, INITIALIZE};
-use tower::ServiceExt;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 const RESOURCE: &str = "https://tools.example.test/mcp";
@@ -506,22 +504,13 @@ async fn call_subject(app: &axum::Router, token: &str) -> (u16, Value) {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let request = axum::http::Request::post("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {token}"))
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let request = tool_tests::with_standard_headers(request).await;
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
-        .unwrap();
+    let reply = Request::mcp(body.to_string())
+        .bearer(token)
+        .send_to(app)
+        .await;
     (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        reply.status,
+        serde_json::from_str(&reply.body).unwrap_or(Value::Null),
     )
 }
 

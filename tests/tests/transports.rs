@@ -1,16 +1,15 @@
 //! The transports: stdio over an in-memory pipe, and the HTTP router (Streamable HTTP and
 //! seed 003's REST endpoints) driven without sockets.
 
-use axum::body::{to_bytes, Body};
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::transport::http::{router, Cors, HttpOptions};
 use tool_runtime::{tool, Progress};
+use tool_tests::http::{Reply, Request};
 use tool_tests::stdio::Session;
 use tool_tests::{messages, server, Signal, INITIALIZE, PATIENCE};
-use tower::ServiceExt;
 
 /// Add two integers.
 #[tool]
@@ -105,23 +104,12 @@ fn app() -> axum::Router {
     router(server(ServerOptions::default()), HttpOptions::default())
 }
 
-fn post(path: &str) -> axum::http::request::Builder {
-    Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-}
-
-async fn send(
-    app: &axum::Router,
-    request: Request<Body>,
-) -> (StatusCode, axum::http::HeaderMap, String) {
-    let request = tool_tests::with_standard_headers(request).await;
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
-    (status, headers, String::from_utf8(body.to_vec()).unwrap())
+/// `request` sent through `app`: its status, the reply (for its headers), and its body.
+async fn send(app: &axum::Router, request: Request) -> (StatusCode, Reply, String) {
+    let reply = request.send_to(app).await;
+    let status = StatusCode::from_u16(reply.status).expect("a status");
+    let body = reply.body.clone();
+    (status, reply, body)
 }
 
 fn json_of(text: &str) -> Value {
@@ -131,20 +119,19 @@ fn json_of(text: &str) -> Value {
 #[tokio::test]
 async fn http_sessions_of_the_handshake_era() {
     let app = app();
-    let (status, headers, body) =
-        send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
+    let (status, headers, body) = send(&app, Request::mcp(INITIALIZE)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json_of(&body)["result"]["protocolVersion"], "2025-11-25");
-    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let session = headers
+        .header("mcp-session-id")
+        .expect("mcp-session-id")
+        .to_owned();
     assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
 
     let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let (status, _, body) = send(
         &app,
-        post("/mcp")
-            .header("mcp-session-id", &session)
-            .body(Body::from(notification))
-            .unwrap(),
+        Request::mcp(notification).header("mcp-session-id", &session),
     )
     .await;
     assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
@@ -153,15 +140,16 @@ async fn http_sessions_of_the_handshake_era() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
         r#""params":{"name":"add","arguments":{"a":2,"b":2}}}"#
     );
-    let request = post("/mcp")
+    let request = Request::mcp(call)
         .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(Body::from(call))
-        .unwrap();
+        .header("mcp-protocol-version", "2025-11-25");
     let (status, headers, body) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK);
     // Nothing came before the answer, so no stream is needed, though the client takes one.
-    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(
+        headers.header("content-type").expect("content-type"),
+        "application/json"
+    );
     assert_eq!(
         json_of(&body)["result"]["structuredContent"],
         json!({"result": 4})
@@ -172,13 +160,13 @@ async fn http_sessions_of_the_handshake_era() {
         r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","#,
         r#""params":{"name":"wait","arguments":{"millis":20},"_meta":{"progressToken":"w"}}}"#
     );
-    let request = post("/mcp")
-        .header("mcp-session-id", &session)
-        .body(Body::from(waiting))
-        .unwrap();
+    let request = Request::mcp(waiting).header("mcp-session-id", &session);
     let (status, headers, body) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(headers["content-type"], "text/event-stream");
+    assert_eq!(
+        headers.header("content-type").expect("content-type"),
+        "text/event-stream"
+    );
     let streamed = messages(&body);
     assert_eq!(streamed[0]["method"], "notifications/progress", "{body}");
     assert_eq!(
@@ -187,72 +175,42 @@ async fn http_sessions_of_the_handshake_era() {
     );
 
     // JSON only when the client accepts only JSON.
-    let request = Request::post("/mcp")
-        .header("host", "localhost")
+    let request = Request::new("POST", "/mcp")
         .header("accept", "application/json")
         .header("mcp-session-id", &session)
-        .body(Body::from(call))
-        .unwrap();
+        .body(call);
     let (_, headers, body) = send(&app, request).await;
-    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(
+        headers.header("content-type").expect("content-type"),
+        "application/json"
+    );
     assert_eq!(
         json_of(&body)["result"]["structuredContent"],
         json!({"result": 4})
     );
 
     // Without a session, with an unknown one, with a bad version header.
-    let (status, _, _) = send(&app, post("/mcp").body(Body::from(call)).unwrap()).await;
+    let (status, _, _) = send(&app, Request::mcp(call)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _, _) = send(
-        &app,
-        post("/mcp")
-            .header("mcp-session-id", "nope")
-            .body(Body::from(call))
-            .unwrap(),
-    )
-    .await;
+    let (status, _, _) = send(&app, Request::mcp(call).header("mcp-session-id", "nope")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let request = post("/mcp")
+    let request = Request::mcp(call)
         .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "1999-01-01")
-        .body(Body::from(call))
-        .unwrap();
+        .header("mcp-protocol-version", "1999-01-01");
     assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
     // A version that is not ASCII is no version, not an absent header.
-    let request = post("/mcp")
+    let request = Request::mcp(call)
         .header("mcp-session-id", &session)
-        .header(
-            "mcp-protocol-version",
-            axum::http::HeaderValue::from_bytes(b"2025-11-25\xc3\xa9").unwrap(),
-        )
-        .body(Body::from(call))
-        .unwrap();
+        .header("mcp-protocol-version", "2025-11-25\u{e9}");
     assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
 
     // DELETE ends the session.
-    let delete = |id: &str| {
-        Request::delete("/mcp")
-            .header("host", "localhost")
-            .header("mcp-session-id", id)
-            .body(Body::empty())
-            .unwrap()
-    };
+    let delete = |id: &str| Request::new("DELETE", "/mcp").header("mcp-session-id", id);
     assert_eq!(send(&app, delete(&session)).await.0, StatusCode::NO_CONTENT);
     assert_eq!(send(&app, delete(&session)).await.0, StatusCode::NOT_FOUND);
-    let (status, _, _) = send(
-        &app,
-        post("/mcp")
-            .header("mcp-session-id", &session)
-            .body(Body::from(call))
-            .unwrap(),
-    )
-    .await;
+    let (status, _, _) = send(&app, Request::mcp(call).header("mcp-session-id", &session)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let get = Request::get("/mcp")
-        .header("host", "localhost")
-        .header("accept", "text/event-stream")
-        .body(Body::empty())
-        .unwrap();
+    let get = Request::get("/mcp").header("accept", "text/event-stream");
     assert_eq!(send(&app, get).await.0, StatusCode::METHOD_NOT_ALLOWED);
 }
 
@@ -264,18 +222,19 @@ async fn http_sessions_open_only_on_success_expire_when_idle_and_streams_need_ac
     );
     // A failed initialize (no protocol version) opens no session.
     let failed = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}"#;
-    let (status, headers, body) = send(&app, post("/mcp").body(Body::from(failed)).unwrap()).await;
+    let (status, headers, body) = send(&app, Request::mcp(failed)).await;
     assert_eq!(json_of(&body)["error"]["code"], -32602, "{body}");
     assert_eq!(status, StatusCode::OK);
-    assert!(headers.get("mcp-session-id").is_none(), "{headers:?}");
+    assert!(headers.header("mcp-session-id").is_none(), "{headers:?}");
 
-    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
-    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let (_, headers, _) = send(&app, Request::mcp(INITIALIZE)).await;
+    let session = headers
+        .header("mcp-session-id")
+        .expect("mcp-session-id")
+        .to_owned();
     let ping = |session: &str| {
-        post("/mcp")
+        Request::mcp(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
             .header("mcp-session-id", session)
-            .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
-            .unwrap()
     };
     // Used sessions stay open past the idle timeout...
     for _ in 0..3 {
@@ -286,44 +245,29 @@ async fn http_sessions_open_only_on_success_expire_when_idle_and_streams_need_ac
     // A GET must accept an event stream.
     let get = |accept: &str| {
         Request::get("/mcp")
-            .header("host", "localhost")
             .header("accept", accept)
             .header("mcp-session-id", &session)
-            .body(Body::empty())
-            .unwrap()
     };
     assert_eq!(
         send(&app, get("application/json")).await.0,
         StatusCode::NOT_ACCEPTABLE
     );
-    let response = app.clone().oneshot(get("text/event-stream")).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    drop(response);
+    let stream = get("text/event-stream").stream_from(&app).await;
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.header("content-type"), Some("text/event-stream"));
+    drop(stream);
 
     // ...and idle ones end: their client gets 404 and initializes again.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(send(&app, ping(&session)).await.0, StatusCode::NOT_FOUND);
 }
 
-/// Sends `body` with exactly these headers (no standard headers filled in).
+/// Sends `body` with exactly these headers (no standard headers filled in): the status and
+/// the answer.
 async fn send_raw(app: &axum::Router, body: &str, headers: &[(&str, &str)]) -> (StatusCode, Value) {
-    let mut request = Request::post("/mcp")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::from(body.to_owned())).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = to_bytes(response.into_body(), 1 << 20).await.unwrap();
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    (status, messages(&text).pop().unwrap_or(Value::Null))
+    let reply = Request::mcp(body).raw().headers(headers).send_to(app).await;
+    let status = StatusCode::from_u16(reply.status).expect("a status");
+    (status, reply.messages().pop().unwrap_or(Value::Null))
 }
 
 #[tokio::test]
@@ -476,15 +420,13 @@ async fn http_requests_of_the_2026_era() {
         r#""_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
         r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
     );
-    let request = post("/mcp")
+    let request = Request::mcp(call)
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .body(Body::from(call))
-        .unwrap();
+        .header("mcp-method", "tools/call");
     let (status, headers, body) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK);
     assert!(
-        headers.get("mcp-session-id").is_none(),
+        headers.header("mcp-session-id").is_none(),
         "no sessions in 2026-07-28"
     );
     let messages = messages(&body);
@@ -521,33 +463,26 @@ async fn http_requests_of_the_2026_era() {
         ),
     ];
     for (body, expected_status, code) in cases {
-        let (status, _, text) =
-            send(&app, post("/mcp").body(Body::from(body.clone())).unwrap()).await;
+        let (status, _, text) = send(&app, Request::mcp(body.clone())).await;
         assert_eq!(status, expected_status, "{body}");
         assert_eq!(json_of(&text)["error"]["code"], code, "{body}");
     }
     let list = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{meta}}}}}"#);
-    let request = post("/mcp")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(Body::from(list.clone()))
-        .unwrap();
+    let request = Request::mcp(list.clone()).header("mcp-protocol-version", "2025-11-25");
     let (status, _, text) = send(&app, request).await;
     assert_eq!(
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32020))
     );
-    let request = post("/mcp")
-        .header("mcp-method", "tools/call")
-        .body(Body::from(list))
-        .unwrap();
+    let request = Request::mcp(list).header("mcp-method", "tools/call");
     assert_eq!(send(&app, request).await.0, StatusCode::BAD_REQUEST);
     // Malformed bodies.
-    let (status, _, text) = send(&app, post("/mcp").body(Body::from("{oops")).unwrap()).await;
+    let (status, _, text) = send(&app, Request::mcp("{oops")).await;
     assert_eq!(
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32700))
     );
-    let (status, _, text) = send(&app, post("/mcp").body(Body::from("[]")).unwrap()).await;
+    let (status, _, text) = send(&app, Request::mcp("[]")).await;
     assert_eq!(
         (status, json_of(&text)["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32600))
@@ -558,13 +493,14 @@ async fn http_requests_of_the_2026_era() {
 async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
     let app = app();
     let request = |host: &str, origin: Option<&str>| {
-        let mut builder = Request::post("/mcp")
+        let request = Request::new("POST", "/mcp")
             .header("host", host)
-            .header("accept", "application/json");
-        if let Some(origin) = origin {
-            builder = builder.header("origin", origin);
+            .header("accept", "application/json")
+            .body(INITIALIZE);
+        match origin {
+            Some(origin) => request.header("origin", origin),
+            None => request,
         }
-        builder.body(Body::from(INITIALIZE)).unwrap()
     };
     assert_eq!(
         send(
@@ -620,25 +556,26 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
             .body_limit(256),
     );
     let authorized = |token: &str| {
-        Request::post("/mcp")
-            .header("host", "localhost")
-            .header("authorization", format!("Bearer {token}"))
-            .body(Body::from(INITIALIZE))
-            .unwrap()
+        Request::new("POST", "/mcp")
+            .header("authorization", &format!("Bearer {token}"))
+            .body(INITIALIZE)
     };
     let (status, headers, _) = send(&guarded, authorized("wrong")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert_eq!(headers["www-authenticate"], "Bearer");
+    assert_eq!(
+        headers
+            .header("www-authenticate")
+            .expect("www-authenticate"),
+        "Bearer"
+    );
     assert_eq!(send(&guarded, authorized("s3cret")).await.0, StatusCode::OK);
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
         "x".repeat(1000)
     );
-    let request = Request::post("/mcp")
-        .header("host", "localhost")
+    let request = Request::new("POST", "/mcp")
         .header("authorization", "Bearer s3cret")
-        .body(Body::from(big))
-        .unwrap();
+        .body(big);
     assert_eq!(
         send(&guarded, request).await.0,
         StatusCode::PAYLOAD_TOO_LARGE
@@ -648,24 +585,20 @@ async fn http_refuses_foreign_hosts_and_origins_and_checks_tokens_and_sizes() {
         server(ServerOptions::default()),
         HttpOptions::default().cors(Cors::Any).rest(true),
     );
-    let request = Request::get("/api/tools/discover")
-        .header("host", "localhost")
-        .header("origin", "https://app.example.com")
-        .body(Body::empty())
-        .unwrap();
+    let request = Request::get("/api/tools/discover").header("origin", "https://app.example.com");
     let (status, headers, _) = send(&open, request).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert_eq!(
+        headers
+            .header("access-control-allow-origin")
+            .expect("access-control-allow-origin"),
+        "*"
+    );
 }
 
 #[tokio::test]
 async fn seed_003_rest_endpoints() {
-    let get = |path: &str| {
-        Request::get(path)
-            .header("host", "localhost")
-            .body(Body::empty())
-            .unwrap()
-    };
+    let get = |path: &str| Request::get(path);
     // An embedding service exposes only the MCP endpoint unless it asks for REST.
     for path in ["/api/tools/discover", "/mcp/tools/list"] {
         let (status, _, _) = send(&app(), get(path)).await;
@@ -686,11 +619,9 @@ async fn seed_003_rest_endpoints() {
     );
 
     let execute = |body: &str| {
-        Request::post("/api/tools/execute")
-            .header("host", "localhost")
+        Request::new("POST", "/api/tools/execute")
             .header("content-type", "application/json")
-            .body(Body::from(body.to_owned()))
-            .unwrap()
+            .body(body)
     };
     let (status, _, body) = send(
         &app,
@@ -745,12 +676,7 @@ async fn seed_003_rest_endpoints() {
         "integer"
     );
 
-    let call = |body: &str| {
-        Request::post("/mcp/tools/call")
-            .header("host", "localhost")
-            .body(Body::from(body.to_owned()))
-            .unwrap()
-    };
+    let call = |body: &str| Request::new("POST", "/mcp/tools/call").body(body);
     let (_, _, body) = send(
         &app,
         call(concat!(
@@ -810,13 +736,10 @@ async fn the_router_nests_into_an_existing_app() {
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
         .merge(app());
-    let request = Request::get("/health")
-        .header("host", "localhost")
-        .body(Body::empty())
-        .unwrap();
+    let request = Request::get("/health");
     let (status, _, body) = send(&app, request).await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
-    let (status, _, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
+    let (status, _, _) = send(&app, Request::mcp(INITIALIZE)).await;
     assert_eq!(status, StatusCode::OK);
 }
 
@@ -842,28 +765,25 @@ async fn ending_a_session_releases_a_request_waiting_for_its_answer() {
 async fn ending_a_session_releases(accept: &'static str) {
     NAP_STARTED.reset();
     let app = app();
-    let (_, headers, _) = send(&app, post("/mcp").body(Body::from(INITIALIZE)).unwrap()).await;
-    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let (_, headers, _) = send(&app, Request::mcp(INITIALIZE)).await;
+    let session = headers
+        .header("mcp-session-id")
+        .expect("mcp-session-id")
+        .to_owned();
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap"}}"#;
     let waiting = {
         let app = app.clone();
         let session = session.clone();
         tokio::spawn(async move {
-            let request = Request::post("/mcp")
-                .header("host", "localhost")
+            let request = Request::new("POST", "/mcp")
                 .header("accept", accept)
-                .header("mcp-session-id", session)
-                .body(Body::from(call))
-                .unwrap();
+                .header("mcp-session-id", &session)
+                .body(call);
             send(&app, request).await
         })
     };
     NAP_STARTED.wait("the call's start").await;
-    let delete = Request::delete("/mcp")
-        .header("host", "localhost")
-        .header("mcp-session-id", &session)
-        .body(Body::empty())
-        .unwrap();
+    let delete = Request::new("DELETE", "/mcp").header("mcp-session-id", &session);
     assert_eq!(send(&app, delete).await.0, StatusCode::NO_CONTENT);
     // The tool never ends: only the session's end can have released the request.
     let (status, _, body) = tokio::time::timeout(*PATIENCE, waiting)

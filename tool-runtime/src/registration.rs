@@ -126,7 +126,7 @@ impl StaticTools {
     }
 
     /// No static tools at all: for a registry of another server's tools only.
-    #[cfg(feature = "client")]
+    #[cfg(all(feature = "client", feature = "cli"))]
     pub(crate) fn none() -> &'static StaticTools {
         static NONE: OnceLock<StaticTools> = OnceLock::new();
         NONE.get_or_init(|| StaticTools {

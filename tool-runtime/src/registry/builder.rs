@@ -222,7 +222,7 @@ impl RegistryBuilder {
 
     /// Builds a registry without this binary's static tools, prompts and resources: only
     /// what is added at run time (the command line's view of another server).
-    #[cfg(feature = "client")]
+    #[cfg(all(feature = "client", feature = "cli"))]
     pub(crate) fn build_without_statics(self) -> Result<Registry, RegistryError> {
         self.assemble(crate::registration::StaticTools::none())
     }

@@ -536,3 +536,23 @@ async fn a_process_that_is_no_mcp_server_is_a_protocol_error_not_a_hang() {
     assert!(told.contains("initialize"), "{told}");
     assert!(told.contains("this is not JSON-RPC"), "{told}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_exits_at_once_is_down_with_its_last_words_on_stderr() {
+    let target = Target::Command(vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo 'error: no config file at /etc/upstream.toml' >&2; exit 3".to_owned(),
+    ]);
+    let error = Client::builder().connect_to(target).await.unwrap_err();
+    assert!(
+        matches!(error, ClientError::TransportDown { .. }),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("no config file at /etc/upstream.toml"),
+        "{error}"
+    );
+}

@@ -73,6 +73,8 @@ pub(crate) struct Session {
     /// Set once the transport is gone: every request fails at once, and the client
     /// connects again.
     dead: AtomicBool,
+    /// Why the connection ended, once it did.
+    death: Mutex<Option<String>>,
     /// The first thing the server sent that was no message (its start, shortened): when no
     /// answer comes, likely why.
     not_understood: Mutex<Option<String>>,
@@ -101,6 +103,7 @@ impl Session {
             timeout,
             dead: AtomicBool::new(false),
             not_understood: Mutex::new(None),
+            death: Mutex::new(None),
         })
     }
 
@@ -140,7 +143,10 @@ impl Session {
             return;
         }
         tracing::debug!(server = %self.server, reason, "the connection to an MCP server ended");
-        lock(&self.pending).clear();
+        *lock(&self.death) = Some(reason.to_owned());
+        for (_, answer) in lock(&self.pending).drain() {
+            let _ = answer.send(Err(Failure::Transport(reason.to_owned())));
+        }
         lock(&self.progress).clear();
         lock(&self.logs).clear();
     }
@@ -161,7 +167,8 @@ impl Session {
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
         if self.is_dead() {
-            return Err(self.down("the connection ended"));
+            let why = lock(&self.death).clone();
+            return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let token = options
@@ -240,10 +247,19 @@ impl Session {
     /// Takes one message that came on the stream of request `related` (if any): a log
     /// message there belongs to that request.
     pub(crate) fn dispatch_for(self: &Arc<Self>, message: Message, related: Option<u64>) {
-        if let (Message::Notification { method, params }, Some(id)) = (&message, related) {
+        if let Message::Notification { method, params } = &message {
             if method == "notifications/message" {
-                if let Some(logs) = lock(&self.logs).get(&id) {
-                    let _ = logs.send(Notification::of(method, params.clone()));
+                let logs = lock(&self.logs);
+                // A log message on a request's own stream is that request's; one that came
+                // where requests share a stream (stdio) is the request's when it is the
+                // only one running that wants them, and nobody's in particular otherwise.
+                let owner = match related {
+                    Some(id) => logs.get(&id),
+                    None if logs.len() == 1 => logs.values().next(),
+                    None => None,
+                };
+                if let Some(owner) = owner {
+                    let _ = owner.send(Notification::of(method, params.clone()));
                     return;
                 }
             }

@@ -14,6 +14,11 @@ use tokio::sync::mpsc;
 
 /// How long a server may take to end once its input is closed, before it is killed.
 const END_GRACE: Duration = Duration::from_secs(2);
+/// How many of the last lines of its stderr an error about a server that ended quotes.
+const QUOTED_LINES: usize = 5;
+/// How long the end of a server's stderr is awaited once its output ended (a process that
+/// exited closes both at once), for the error to quote it.
+const STDERR_GRACE: Duration = Duration::from_millis(300);
 
 /// A child process serving MCP on its stdin and stdout.
 pub(crate) struct Stdio {
@@ -24,6 +29,46 @@ pub(crate) struct Stdio {
     child: tokio::sync::Mutex<Option<Child>>,
     /// The largest message read.
     limit: usize,
+    /// The last lines it wrote on stderr.
+    said: Arc<Said>,
+}
+
+/// The last lines a server wrote on its stderr, and whether its stderr ended.
+#[derive(Default)]
+struct Said {
+    lines: Mutex<std::collections::VecDeque<String>>,
+    ended: tokio::sync::Notify,
+    over: std::sync::atomic::AtomicBool,
+}
+
+impl Said {
+    fn keep(&self, line: &str) {
+        let mut lines = lock(&self.lines);
+        if lines.len() == QUOTED_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line.chars().take(300).collect());
+    }
+
+    fn end(&self) {
+        self.over.store(true, std::sync::atomic::Ordering::Release);
+        self.ended.notify_waiters();
+    }
+
+    /// What the server said last, once its stderr ended (or a moment passed), for an
+    /// error: empty when it said nothing.
+    async fn last_words(&self) -> String {
+        let ended = self.ended.notified();
+        if !self.over.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = tokio::time::timeout(STDERR_GRACE, ended).await;
+        }
+        let lines = lock(&self.lines);
+        if lines.is_empty() {
+            return String::new();
+        }
+        let said: Vec<&str> = lines.iter().map(String::as_str).collect();
+        format!("; its last words on stderr: {}", said.join(" | "))
+    }
 }
 
 impl Stdio {
@@ -48,8 +93,12 @@ impl Stdio {
             .map_err(|error| format!("cannot start {program}: {error}"))?;
         let input = child.stdin.take().ok_or("no stdin")?;
         let output = child.stdout.take().ok_or("no stdout")?;
-        if let Some(errors) = child.stderr.take() {
-            tokio::spawn(log_errors(errors, server.to_owned()));
+        let said = Arc::new(Said::default());
+        match child.stderr.take() {
+            Some(errors) => {
+                tokio::spawn(log_errors(errors, server.to_owned(), Arc::clone(&said)));
+            }
+            None => said.end(),
         }
         let (outgoing, lines) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(input, lines));
@@ -58,6 +107,7 @@ impl Stdio {
             output: Mutex::new(Some(output)),
             child: tokio::sync::Mutex::new(Some(child)),
             limit,
+            said,
         })
     }
 
@@ -67,7 +117,7 @@ impl Stdio {
             return;
         };
         let session = Arc::downgrade(session);
-        let limit = self.limit;
+        let (limit, said) = (self.limit, Arc::clone(&self.said));
         tokio::spawn(async move {
             let mut reader = BufReader::with_capacity(64 * 1024, output);
             let mut line = Vec::new();
@@ -91,6 +141,7 @@ impl Stdio {
                     }
                 }
             };
+            let ended = format!("{ended}{}", said.last_words().await);
             if let Some(session) = session.upgrade() {
                 session.die(&ended);
             }
@@ -145,12 +196,14 @@ async fn write_lines(
     let _ = input.shutdown().await;
 }
 
-/// Logs what the server writes to its stderr, line by line.
-async fn log_errors(errors: tokio::process::ChildStderr, server: String) {
+/// Logs what the server writes to its stderr, line by line, keeping the last lines.
+async fn log_errors(errors: tokio::process::ChildStderr, server: String, said: Arc<Said>) {
     let mut lines = BufReader::new(errors).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{line}");
+        said.keep(&line);
     }
+    said.end();
 }
 
 /// Reads one line into `line` (without its end); `false` at the end of input. A line over

@@ -51,11 +51,10 @@ pub(super) async fn keep(
             Ok(client) => break client,
             Err(error) => {
                 if let Some(tried) = tried.take() {
-                    let _ = tried.send(Err(format!(
-                        "the mounted server `{}` ({}) cannot be reached: {error}",
-                        mount.prefix,
-                        mount.shown()
-                    )));
+                    let _ = tried.send(Err(match mount.prefix.is_empty() {
+                        true => error.to_string(),
+                        false => format!("mount `{}`: {error}", mount.prefix),
+                    }));
                 }
                 tracing::warn!(mount = %mount.prefix, %error, "a mounted MCP server cannot be reached; trying again");
                 if registry.strong_count() == 0 {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every server in release mode and prints one table: ours, rmcp as its examples
-# show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP). Medians
+# Builds every server in release mode and prints the tables: ours, rmcp as its examples
+# show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP); then
+# ours in front of another of ours through a mount, against calling that one directly. Medians
 # of ROUNDS interleaved rounds (default 3). Server CPU per request comes from /proc (user +
 # system over all threads).
 set -euo pipefail
@@ -69,5 +70,28 @@ for round in $(seq 1 "$rounds"); do
         done
     done
     record "ours" "start-up with 1,001 tools" stdio sequential 200 add -- "$bin/ours-1000" serve
+    # Through a mount: our server in front of another of ours, over stdio and over HTTP.
+    # The CPU measured is the front server's: what the mount adds to a call (the upstream
+    # spends what it spends when called directly).
+    mount="up=$bin/bench-ours serve"
+    record mounted "stdio tools/call, 64 in flight" stdio pipelined 20000 up_add -- "$bin/bench-ours" serve --mount "$mount"
+    record mounted "stdio tools/call, one at a time" stdio sequential 5000 up_add -- "$bin/bench-ours" serve --mount "$mount"
+    for concurrency in 1 16; do
+        up="$(port)"
+        "$bin/bench-ours" serve --http "127.0.0.1:$up" 2>/dev/null &
+        upstream=$!
+        python3 -c 'import socket, sys, time
+for _ in range(400):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.1).close(); break
+    except OSError:
+        time.sleep(0.025)' "$up"
+        p="$(port)"
+        requests=$((concurrency == 1 ? 3000 : 8000))
+        record mounted "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" up_add -- \
+            "$bin/bench-ours" serve --http "127.0.0.1:$p" --mount "up=http://127.0.0.1:$up/mcp"
+        kill "$upstream" 2>/dev/null || true
+        wait "$upstream" 2>/dev/null || true
+    done
 done
 python3 table.py "$results"

@@ -42,3 +42,21 @@ for scenario in order:
         digits = 0 if field in ("rps", "peak_rss_kib") else (2 if field in ("cpu_us_per_request", "startup_ms") else 1)
         cells = [show(v, digits) for v in values]
         print(f"| {scenario} | {label} | " + " | ".join(cells) + f" | {ratio(values[0], values[1])} | {ratio(values[0], values[3])} |")
+
+
+# Through a mount: the front server's CPU per call is what the mount adds; latency against
+# calling the upstream (ours) directly.
+mounted = [scenario for scenario in order if runs[("mounted", scenario)]]
+if mounted:
+    print()
+    print("| scenario, through a mount | front server CPU µs/call (added) | p50 µs direct | p50 µs through the mount | requests/s direct | requests/s through the mount |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for scenario in mounted:
+        cells = [
+            show(median("mounted", scenario, "cpu_us_per_request"), 2),
+            show(median("ours", scenario, "p50_us")),
+            show(median("mounted", scenario, "p50_us")),
+            show(median("ours", scenario, "rps"), 0),
+            show(median("mounted", scenario, "rps"), 0),
+        ]
+        print(f"| {scenario} | " + " | ".join(cells) + " |")

@@ -86,6 +86,19 @@ pub(super) fn only_server(_server: &str) -> Result<Registry, String> {
     Err(super::missing::feature("--server", "client"))
 }
 
+/// Waits until the mounted servers have listed their items (or `MOUNT_PATIENCE` has
+/// passed), warning of those that could not; they keep trying in the background.
+pub(super) async fn mounts_listed(ready: crate::registry::Ready) {
+    match tokio::time::timeout(MOUNT_PATIENCE, ready).await {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => tracing::warn!("{why}; its tools come once it can be reached"),
+        Err(_) => tracing::warn!(
+            "a mounted server did not list its tools within {} s; they come once it does",
+            MOUNT_PATIENCE.as_secs()
+        ),
+    }
+}
+
 /// How a command treats a mounted server it could not reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Unreached {

@@ -193,6 +193,7 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
     if registry.tools().is_empty()
         && registry.prompts().is_empty()
         && registry.resources().is_empty()
+        && !registry.grows_when_started()
     {
         tracing::warn!("{EMPTY_CATALOG}");
     }
@@ -219,6 +220,10 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
         // tasks are the server's from the first request.
         let options = store.apply(options).await.map_err(std::io::Error::other)?;
         let server = McpServer::with_options(registry, info, options);
+        if server.registry().grows_when_started() {
+            // Clients see the mounted servers' tools from their first list.
+            super::remote::mounts_listed(server.start_mounts()).await;
+        }
         match transport {
             Transport::Stdio => crate::transport::stdio::serve_stdio(&server).await,
             #[cfg(feature = "http")]

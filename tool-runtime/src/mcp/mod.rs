@@ -392,6 +392,13 @@ impl McpServer {
         drop(self.shared.registry.start());
     }
 
+    /// Starts the registry's mounted servers now (once), for a caller that waits until they
+    /// listed their items before it serves.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn start_mounts(&self) -> crate::registry::Ready {
+        self.shared.registry.start()
+    }
+
     /// Whether this is the first driver of the server to ask: one is enough.
     pub(crate) fn claim_driver(&self) -> bool {
         self.shared.timers.claim_driver()

@@ -534,3 +534,59 @@ async fn a_mounted_tools_log_messages_reach_its_caller_at_their_level() {
     let answer = next_but_list_changes(&mut client).await;
     assert_eq!(text(&answer), "done", "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_loop_calls_mounted_tools_beside_its_own_in_the_models_order() {
+    use tool_runtime::agent::{Dialect, Tools};
+    let registry = Arc::new(
+        Registry::builder()
+            .mount(Mount::new("up", &stdio_upstream()).unwrap())
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+    let tools = Tools::new(&registry).concurrency(2);
+    let names = tools.names();
+    assert!(
+        names.contains(&"up_add".to_owned()) && names.contains(&"echo".to_owned()),
+        "{names:?}"
+    );
+    let declared = tools.declarations(Dialect::OpenAiChat).to_string();
+    assert!(declared.contains("\"up_add\""), "{declared}");
+    let call = |id: &str, name: &str, arguments: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
+    let turn = Dialect::OpenAiChat
+        .read_turn(
+            &json!({"role": "assistant", "content": null, "tool_calls": [
+                call("a", "up_add", r#"{"a": 20, "b": 22}"#),
+                call("b", "echo", r#"{"word": "local"}"#),
+                call("c", "up_broken", "{}"),
+                call("d", "up_add", r#"{"a": 1, "b": 2"#),
+            ]}),
+        )
+        .unwrap();
+    let answer = tools.answer(Dialect::OpenAiChat, &turn).await;
+    let ids: Vec<&str> = answer
+        .calls
+        .iter()
+        .map(|c| c.call.id.as_deref().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        ids,
+        ["a", "b", "c", "d"],
+        "one result per call, in the model's order"
+    );
+    let content = |index: usize| answer.messages[index]["content"].to_string();
+    assert!(content(0).contains("42"), "{}", content(0));
+    assert!(content(1).contains("local"), "{}", content(1));
+    assert!(content(2).contains("failed on purpose"), "{}", content(2));
+    assert!(answer.calls[2].result.is_error());
+    assert!(
+        !answer.calls[3].result.is_error() && answer.calls[3].repair.is_some(),
+        "almost-JSON arguments are repaired: {:?}",
+        answer.calls[3]
+    );
+    assert!(content(3).contains('3'), "{}", content(3));
+}

@@ -556,3 +556,204 @@ async fn a_process_that_exits_at_once_is_down_with_its_last_words_on_stderr() {
         "{error}"
     );
 }
+
+/// A server in this process over HTTP whose tools change at run time: its registry's
+/// handle, and its endpoint's URL.
+async fn changing_server() -> (tool_runtime::registry::RegistryHandle, String) {
+    use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+    let builder = tool_runtime::Registry::builder().tool(dynamic_tool("first"));
+    let handle = builder.handle();
+    let registry = builder.build().unwrap();
+    let server = McpServer::with_options(
+        registry,
+        ServerInfo::new("changing", "1"),
+        ServerOptions::default().list_changed(true),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let options = tool_runtime::transport::http::HttpOptions::for_address(address);
+    let app = tool_runtime::transport::http::router(server, options);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (handle, format!("http://{address}/mcp"))
+}
+
+fn dynamic_tool(name: &str) -> tool_runtime::DynamicTool {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let answer = name.to_owned();
+    tool_runtime::DynamicTool::new(name, "Say the tool's name.", move |_: Nothing| {
+        let answer = answer.clone();
+        async move { Ok::<_, String>(answer) }
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_2026_a_client_hears_of_list_changes_on_its_listen_stream() {
+    let (handle, url) = changing_server().await;
+    let client = Client::builder()
+        .connect_to(Target::Http(url))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().await.unwrap(), "2026-07-28");
+    let mut events = client.notifications();
+    let names = |tools: Vec<tool_runtime::client::RemoteTool>| {
+        tools.into_iter().map(|t| t.name).collect::<Vec<_>>()
+    };
+    assert_eq!(names(client.list_tools().await.unwrap()), ["first"]);
+    // The listen stream is open once the server acknowledged it.
+    tokio::time::timeout(*PATIENCE, async {
+        loop {
+            if let Ok(Notification::Other { method, .. }) = events.recv().await {
+                if method == "notifications/subscriptions/acknowledged" {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the listen stream was acknowledged");
+
+    let registry = handle.registry().expect("served");
+    registry.add_tool(dynamic_tool("second")).unwrap();
+    tokio::time::timeout(*PATIENCE, async {
+        loop {
+            if let Ok(Notification::ToolsChanged) = events.recv().await {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the change came on the listen stream");
+    assert_eq!(
+        names(client.list_tools().await.unwrap()),
+        ["first", "second"]
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_of_a_2026_server_follows_its_list_changes() {
+    let (handle, url) = changing_server().await;
+    let registry = std::sync::Arc::new(
+        tool_runtime::Registry::builder()
+            .mount(tool_runtime::mount::Mount::new("up", &url).unwrap())
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(registry.get("up_first").is_some());
+    handle
+        .registry()
+        .unwrap()
+        .add_tool(dynamic_tool("second"))
+        .unwrap();
+    wait_for("the mount lists the upstream's new tool", async || {
+        registry.get("up_second").is_some()
+    })
+    .await;
+    handle.registry().unwrap().remove_tool("first");
+    wait_for("the mount drops the upstream's removed tool", async || {
+        registry.get("up_first").is_none()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_started_as_a_task_is_looked_at_waited_for_and_cancelled_in_each_era() {
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Http);
+        let client = connect(&upstream, handshake, None).await;
+        let files = WorkFiles::new(&format!("task-{handshake}"));
+        let task = client.start_task("work", files.arguments(0)).await.unwrap();
+        assert!(!task.id.is_empty(), "handshake era {handshake}: {task:?}");
+        assert_eq!(task.status, "working", "{task:?}");
+        let seen = client.task(&task.id).await.unwrap();
+        assert_eq!(
+            (seen.id.as_str(), seen.status.as_str()),
+            (task.id.as_str(), "working")
+        );
+        files.release();
+        let result = tokio::time::timeout(*PATIENCE, client.task_result(&task))
+            .await
+            .expect("the task ended once released")
+            .unwrap();
+        assert_eq!(result.text(), "released", "handshake era {handshake}");
+        assert!(client.task(&task.id).await.unwrap().is_over());
+
+        let second = WorkFiles::new(&format!("task-cancel-{handshake}"));
+        let task = client
+            .start_task("work", second.arguments(0))
+            .await
+            .unwrap();
+        client.cancel_task(&task.id).await.unwrap();
+        wait_for("the server stopped the cancelled task", async || {
+            second.cancelled()
+        })
+        .await;
+        let mut status = String::new();
+        wait_for("the task says it was cancelled", async || {
+            status = client.task(&task.id).await.unwrap().status;
+            status == "cancelled"
+        })
+        .await;
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_2026_a_call_the_server_turns_into_a_task_is_followed_to_its_result() {
+    use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
+    use tool_runtime::tasks::TaskOptions;
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let entered = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (held, told) = (gate.clone(), entered.clone());
+    let slow = tool_runtime::DynamicTool::new("slow", "Wait to be let go.", move |_: Nothing| {
+        let (held, told) = (held.clone(), told.clone());
+        async move {
+            told.notify_one();
+            held.notified().await;
+            Ok::<_, String>("let go")
+        }
+    })
+    .unwrap()
+    .task(tool_runtime::catalog::TaskSupport::Optional);
+    let registry = tool_runtime::Registry::builder()
+        .tool(slow)
+        .build()
+        .unwrap();
+    // A call becomes a task at once: the answer can only come by following it.
+    let options =
+        ServerOptions::default().tasks(TaskOptions::default().promote_after(Duration::ZERO));
+    let server = McpServer::with_options(registry, ServerInfo::new("tasks", "1"), options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = tool_runtime::transport::http::router(
+        server,
+        tool_runtime::transport::http::HttpOptions::for_address(address),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let client = Client::connect(&format!("http://{address}/mcp"))
+        .await
+        .unwrap();
+    let calling = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("slow", json!({})).await })
+    };
+    tokio::time::timeout(*PATIENCE, entered.notified())
+        .await
+        .expect("the tool ran");
+    gate.notify_one();
+    let result = tokio::time::timeout(*PATIENCE, calling)
+        .await
+        .expect("the call ended")
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.text(), "let go");
+}

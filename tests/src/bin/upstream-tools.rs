@@ -31,8 +31,9 @@ fn weather(city: String) -> Weather {
 }
 
 /// Report progress in `steps` steps, then wait until `release` exists (a path); a call
-/// that ends otherwise (cancelled, its future dropped) writes `cancelled` (a path).
-#[tool]
+/// that ends otherwise (cancelled, its future dropped) writes `cancelled` (a path). It may
+/// run as a task.
+#[tool(task = "optional")]
 async fn work(steps: u32, release: String, cancelled: String, progress: Progress) -> String {
     let unfinished = Unfinished(Some(cancelled));
     for step in 1..=steps {

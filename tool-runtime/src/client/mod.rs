@@ -34,16 +34,19 @@ mod handler;
 mod headers;
 pub(crate) mod http;
 mod link;
+mod listen;
 mod negotiate;
 mod session;
 mod skills;
 mod stdio;
+mod tasks;
 mod types;
 mod wire;
 
 pub use error::ClientError;
 pub use handler::{Answer, ClientHandler, Elicitation};
 pub use skills::{Skill, SkillFile};
+pub use tasks::RemoteTask;
 pub use types::{CallResult, Notification, Progress, RemoteTool, ServerDescription};
 
 use crate::mcp::era::Era;
@@ -444,19 +447,36 @@ impl Client {
             .await
     }
 
-    /// Asks to be told when the resource at `uri` changes (handshake era; a
-    /// [`Notification::ResourceUpdated`] comes).
+    /// Asks to be told when the resource at `uri` changes: a
+    /// [`Notification::ResourceUpdated`] comes each time. In the handshake era with
+    /// `resources/subscribe`; at 2026-07-28 the listen stream names it from now on.
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
-        self.request("resources/subscribe", json!({"uri": uri}))
-            .await
-            .map(drop)
+        let session = self.session().await?;
+        match session.era() {
+            Era::PerRequest => {
+                session.set_subscribed(uri, true);
+                Ok(())
+            }
+            Era::Handshake => self
+                .request("resources/subscribe", json!({"uri": uri}))
+                .await
+                .map(drop),
+        }
     }
 
     /// Stops being told of changes of the resource at `uri`.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
-        self.request("resources/unsubscribe", json!({"uri": uri}))
-            .await
-            .map(drop)
+        let session = self.session().await?;
+        match session.era() {
+            Era::PerRequest => {
+                session.set_subscribed(uri, false);
+                Ok(())
+            }
+            Era::Handshake => self
+                .request("resources/unsubscribe", json!({"uri": uri}))
+                .await
+                .map(drop),
+        }
     }
 
     /// The values the server offers for argument `argument` of `reference` (a prompt,
@@ -564,6 +584,23 @@ impl Client {
                 logs: round.logs.clone(),
             };
             let result = session.request(method, params.clone(), options).await?;
+            if result["resultType"] == "task" {
+                // The server runs the call as a task: it is followed to its end.
+                let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {
+                    ClientError::protocol(format!("{method} gave a task without an id"))
+                })?;
+                // The call's time limit holds for the whole task; past it, the follow is
+                // dropped, which cancels the task on the server.
+                let limit = round.timeout.unwrap_or(session.timeout);
+                let followed = tasks::follow(self, &session, asked, task);
+                return match tokio::time::timeout(limit, followed).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(ClientError::TimedOut {
+                        method: method.to_owned(),
+                        after: limit,
+                    }),
+                };
+            }
             if result["resultType"] != "input_required" {
                 return Ok(result);
             }

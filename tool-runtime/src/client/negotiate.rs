@@ -57,6 +57,8 @@ pub(super) async fn connect(
         }
     };
     let capabilities = handler::capabilities(&*options.handler);
+    let mut capabilities_2026 = capabilities.clone();
+    capabilities_2026["extensions"] = json!({super::tasks::EXTENSION: {}});
     let speaker = Speaker {
         era: options.era.unwrap_or(Era::PerRequest),
         version: match options.era {
@@ -65,6 +67,7 @@ pub(super) async fn connect(
         },
         client_info: json!({"name": options.name, "version": options.version}),
         capabilities,
+        capabilities_2026,
         log_level: options.log_level.clone(),
     };
     let session = Session::new(
@@ -84,7 +87,12 @@ pub(super) async fn connect(
         },
     };
     match agreed {
-        Ok(()) => Ok(session),
+        Ok(()) => {
+            if session.era() == Era::PerRequest {
+                super::listen::start(&session);
+            }
+            Ok(session)
+        }
         Err(error) => {
             session.link.close(&session).await;
             // A server that wrote something else than messages and never answered is most

@@ -75,6 +75,10 @@ pub(crate) struct Session {
     dead: AtomicBool,
     /// Why the connection ended, once it did.
     death: Mutex<Option<String>>,
+    /// The resources subscribed to (2026-07-28: named in the listen stream).
+    subscribed: Mutex<std::collections::BTreeSet<String>>,
+    /// Told when `subscribed` changed.
+    resubscribe: tokio::sync::Notify,
     /// The first thing the server sent that was no message (its start, shortened): when no
     /// answer comes, likely why.
     not_understood: Mutex<Option<String>>,
@@ -104,6 +108,8 @@ impl Session {
             dead: AtomicBool::new(false),
             not_understood: Mutex::new(None),
             death: Mutex::new(None),
+            subscribed: Mutex::default(),
+            resubscribe: tokio::sync::Notify::new(),
         })
     }
 
@@ -135,6 +141,32 @@ impl Session {
     /// The first thing the server sent that was no message, if any.
     pub(crate) fn first_not_understood(&self) -> Option<String> {
         lock(&self.not_understood).clone()
+    }
+
+    /// The resources subscribed to, in order.
+    pub(crate) fn subscribed(&self) -> Vec<String> {
+        lock(&self.subscribed).iter().cloned().collect()
+    }
+
+    /// Subscribes to `uri` (`true`) or unsubscribes (`false`); the listen stream is
+    /// opened anew with the new set.
+    pub(crate) fn set_subscribed(&self, uri: &str, on: bool) {
+        let changed = {
+            let mut subscribed = lock(&self.subscribed);
+            if on {
+                subscribed.insert(uri.to_owned())
+            } else {
+                subscribed.remove(uri)
+            }
+        };
+        if changed {
+            self.resubscribe.notify_waiters();
+        }
+    }
+
+    /// Resolves when the resources subscribed to change.
+    pub(crate) fn subscriptions_changed(&self) -> impl std::future::Future<Output = ()> + '_ {
+        self.resubscribe.notified()
     }
 
     /// The transport is gone: every request waiting fails, and so will the next.
@@ -175,6 +207,15 @@ impl Session {
             .progress
             .as_ref()
             .map(|_| Value::String(format!("progress-{id}")));
+        let mut options = options;
+        if let Some(named) = named(method, &params) {
+            if !options.headers.iter().any(|(name, _)| name == "mcp-name") {
+                options.headers.push((
+                    "mcp-name".to_owned(),
+                    crate::mcp::header_values::encode(named),
+                ));
+            }
+        }
         let params = crate::sync::read(&self.speaker).params(params, token.as_ref());
         let (answer, answered) = oneshot::channel();
         lock(&self.pending).insert(id, answer);
@@ -316,6 +357,18 @@ impl Session {
     pub(crate) fn waits_for(&self, id: u64) -> bool {
         lock(&self.pending).contains_key(&id)
     }
+}
+
+/// What a request of `method` names, for its `Mcp-Name` header (2026-07-28): the tool or
+/// prompt, the resource, or the task.
+fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        _ => return None,
+    };
+    params[key].as_str()
 }
 
 /// A progress token as a map key: the token's JSON text.

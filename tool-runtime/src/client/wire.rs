@@ -88,7 +88,10 @@ pub(crate) struct Speaker {
     /// The protocol version agreed (or, before, asked for).
     pub(crate) version: String,
     pub(crate) client_info: Value,
+    /// What the client can do, as `initialize` declares it.
     pub(crate) capabilities: Value,
+    /// The same at 2026-07-28, with the extensions the client speaks (tasks).
+    pub(crate) capabilities_2026: Value,
     /// The level of log messages wanted at 2026-07-28 (none unless set).
     pub(crate) log_level: Option<String>,
 }
@@ -111,7 +114,7 @@ impl Speaker {
         if let Value::Object(meta) = meta {
             if self.era == Era::PerRequest {
                 meta.insert(META_VERSION.to_owned(), self.version.clone().into());
-                meta.insert(META_CAPABILITIES.to_owned(), self.capabilities.clone());
+                meta.insert(META_CAPABILITIES.to_owned(), self.capabilities_2026.clone());
                 meta.insert(META_CLIENT_INFO.to_owned(), self.client_info.clone());
                 if let Some(level) = &self.log_level {
                     meta.insert(META_LOG_LEVEL.to_owned(), level.clone().into());
@@ -198,6 +201,7 @@ mod tests {
             version: "2026-07-28".to_owned(),
             client_info: json!({"name": "c", "version": "1"}),
             capabilities: json!({"elicitation": {}}),
+            capabilities_2026: json!({"elicitation": {}, "extensions": {"x": {}}}),
             log_level: None,
         };
         let params = speaker.params(json!({"name": "add"}), Some(&json!("p1")));
@@ -205,7 +209,7 @@ mod tests {
             params,
             json!({"name": "add", "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"x": {}}},
                 "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
                 "progressToken": "p1"
             }})

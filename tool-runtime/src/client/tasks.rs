@@ -1,0 +1,218 @@
+//! Calls that run as tasks on the server: started, looked at, waited for, answered, and
+//! cancelled. At 2026-07-28 (the tasks extension, which the client always declares) a
+//! server may answer any call with a task, and [`Client::call_tool`] waits for it as if it
+//! had answered at once; [`Client::start_task`] asks for one outright, in either era (in
+//! the handshake era with the call's `task` parameter).
+
+use super::handler::{self, ClientHandler};
+use super::session::Session;
+use super::{CallResult, Client, ClientError};
+use crate::mcp::era::Era;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The extension clients declare to get tasks at 2026-07-28.
+pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// How often a task is looked at when the server names no interval, and at most.
+const DEFAULT_POLL: Duration = Duration::from_millis(500);
+const LONGEST_POLL: Duration = Duration::from_secs(5);
+/// The shortest interval between two looks, whatever the server says.
+const SHORTEST_POLL: Duration = Duration::from_millis(20);
+
+/// A task on the server, as it was when last looked at.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RemoteTask {
+    /// Its id.
+    pub id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// What the server says of where it stands.
+    pub message: Option<String>,
+    /// How long to wait between two looks, as the server says.
+    pub poll_interval: Option<Duration>,
+    /// The task as the server sent it.
+    pub raw: Value,
+}
+
+impl RemoteTask {
+    pub(crate) fn from_value(raw: Value) -> Option<RemoteTask> {
+        let poll = raw
+            .get("pollIntervalMs")
+            .or_else(|| raw.get("pollInterval"))
+            .and_then(Value::as_u64)
+            .map(Duration::from_millis);
+        Some(RemoteTask {
+            id: raw["taskId"].as_str()?.to_owned(),
+            status: raw["status"].as_str().unwrap_or("working").to_owned(),
+            message: raw["statusMessage"].as_str().map(str::to_owned),
+            poll_interval: poll,
+            raw,
+        })
+    }
+
+    /// Whether it ended (completed, failed or cancelled).
+    pub fn is_over(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
+    }
+
+    fn wait(&self) -> Duration {
+        self.poll_interval
+            .unwrap_or(DEFAULT_POLL)
+            .clamp(SHORTEST_POLL, LONGEST_POLL)
+    }
+}
+
+impl Client {
+    /// Calls tool `name` as a task: the task, which runs on the server while the client
+    /// does other things (a server that answers at once gives a task already completed).
+    pub async fn start_task(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<RemoteTask, ClientError> {
+        let session = self.session().await?;
+        let mut params = json!({"name": name, "arguments": arguments});
+        if session.era() == Era::Handshake {
+            params["task"] = json!({});
+        }
+        let result = self.request("tools/call", params).await?;
+        let task = match session.era() {
+            Era::Handshake => result.get("task").cloned(),
+            Era::PerRequest => (result["resultType"] == "task").then_some(result.clone()),
+        };
+        match task.and_then(RemoteTask::from_value) {
+            Some(task) => Ok(task),
+            // Answered at once: a task that is over, its result in it.
+            None => Ok(RemoteTask {
+                id: String::new(),
+                status: "completed".to_owned(),
+                message: None,
+                poll_interval: None,
+                raw: json!({"result": result}),
+            }),
+        }
+    }
+
+    /// The task `id` as it is now.
+    pub async fn task(&self, id: &str) -> Result<RemoteTask, ClientError> {
+        let result = self.request("tasks/get", json!({"taskId": id})).await?;
+        RemoteTask::from_value(result)
+            .ok_or_else(|| ClientError::protocol(format!("tasks/get of {id} gave no task")))
+    }
+
+    /// Waits for `task` to end and gives its result: at 2026-07-28 looking at it as often
+    /// as the server says and answering its questions with the client's handler; in the
+    /// handshake era with `tasks/result`.
+    pub async fn task_result(&self, task: &RemoteTask) -> Result<CallResult, ClientError> {
+        if task.id.is_empty() {
+            return Ok(CallResult::from_value(task.raw["result"].clone()));
+        }
+        let session = self.session().await?;
+        if session.era() == Era::Handshake {
+            let result = self
+                .request("tasks/result", json!({"taskId": task.id}))
+                .await?;
+            return Ok(CallResult::from_value(result));
+        }
+        let handler = Arc::clone(&session.handler);
+        let result = follow(self, &session, &*handler, task.clone()).await?;
+        Ok(CallResult::from_value(result))
+    }
+
+    /// Asks the server to cancel task `id` (it may still end otherwise).
+    pub async fn cancel_task(&self, id: &str) -> Result<(), ClientError> {
+        self.request("tasks/cancel", json!({"taskId": id}))
+            .await
+            .map(drop)
+    }
+}
+
+/// Follows a 2026-07-28 task until it ends: its result, or its error. The task is
+/// cancelled on the server when the future is dropped before.
+pub(crate) async fn follow(
+    client: &Client,
+    session: &Arc<Session>,
+    asked: &dyn ClientHandler,
+    task: RemoteTask,
+) -> Result<Value, ClientError> {
+    let mut guard = CancelOnDrop {
+        client: client.clone(),
+        id: Some(task.id.clone()),
+    };
+    let mut task = task;
+    let mut answered: Vec<String> = Vec::new();
+    loop {
+        match task.status.as_str() {
+            "completed" => {
+                guard.id = None;
+                return Ok(task.raw["result"].clone());
+            }
+            "failed" => {
+                guard.id = None;
+                let error = &task.raw["error"];
+                return Err(ClientError::Server {
+                    method: "tools/call".to_owned(),
+                    code: error["code"].as_i64().unwrap_or(-32603),
+                    message: error["message"]
+                        .as_str()
+                        .unwrap_or("the task failed")
+                        .to_owned(),
+                    data: error.get("data").cloned(),
+                });
+            }
+            "cancelled" => {
+                guard.id = None;
+                return Err(ClientError::Cancelled);
+            }
+            "input_required" => {
+                let mut responses = Map::new();
+                for (key, request) in task.raw["inputRequests"].as_object().into_iter().flatten() {
+                    // Keys are the task's for good: each is answered once.
+                    if answered.contains(key) {
+                        continue;
+                    }
+                    let question = request["method"].as_str().unwrap_or_default();
+                    let answer = handler::answer(asked, question, &request["params"])
+                        .await
+                        .unwrap_or_else(|_| json!({"action": "decline"}));
+                    responses.insert(key.clone(), answer);
+                    answered.push(key.clone());
+                }
+                if !responses.is_empty() {
+                    let params = json!({"taskId": task.id, "inputResponses": responses});
+                    client.request("tasks/update", params).await?;
+                    task = client.task(&task.id).await?;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if session.is_dead() {
+            return Err(session.down("the connection ended while the task ran"));
+        }
+        tokio::time::sleep(task.wait()).await;
+        task = client.task(&task.id).await?;
+    }
+}
+
+/// Cancels a task on the server when dropped while it still runs.
+struct CancelOnDrop {
+    client: Client,
+    id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let client = self.client.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = client.cancel_task(&id).await {
+                    tracing::debug!(%error, task = %id, "a task could not be cancelled");
+                }
+            });
+        }
+    }
+}

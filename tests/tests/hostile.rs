@@ -371,3 +371,25 @@ fn a_connection_left_idle_between_requests_is_closed_after_the_head_time_limit()
         "closed after {waited:?}"
     );
 }
+
+#[test]
+fn a_body_declared_over_the_limit_is_refused_before_it_is_waited_for() {
+    // A body time limit longer than the test's patience: were the server to wait for the
+    // declared ten gigabytes, the read below would give up rather than see the answer.
+    let server = spawn_http(BINARY, "127.0.0.1", &["--body-timeout", "3600s"], &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 10000000000\r\n\r\n{{",
+        server.port
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.set_read_timeout(Some(*PATIENCE)).unwrap();
+    let mut answered = [0u8; 512];
+    let read = stream
+        .read(&mut answered)
+        .expect("an answer before the body arrives");
+    let answer = String::from_utf8_lossy(&answered[..read]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("over this server's limit"), "{answer}");
+}

@@ -149,9 +149,24 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
         return Err(batch(trimmed));
     }
     if let Ok(pass) = serde_json::from_slice::<OnePass<'_>>(trimmed) {
+        // The pass skips what it does not read; where that may hold what serde_json cannot
+        // (see `may_not_hold`), the whole message is read once more to be sure.
+        if may_not_hold(trimmed) {
+            if let Some(error) = unholdable(trimmed) {
+                let message = format!("Parse error: {}", short(&error));
+                return Err(rejected(None, code::PARSE_ERROR, &message));
+            }
+        }
         return message_of(pass);
     }
     let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
+        // What it keeps raw may hold what serde_json cannot (a lone surrogate escape, a
+        // number out of range): then the message is not JSON it can read at all, and its
+        // parse error has no id, whatever the message looks like.
+        Ok(_) if let Some(error) = unholdable(trimmed) => {
+            let message = format!("Parse error: {}", short(&error));
+            return Err(rejected(None, code::PARSE_ERROR, &message));
+        }
         Ok(envelope) => envelope,
         Err(error) if error.is_data() => {
             let message = if trimmed.first() == Some(&b'{') {
@@ -174,6 +189,24 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
         result: envelope.result,
         error: envelope.error,
     })
+}
+
+/// Whether a message may hold, in a part a pass skips, JSON that serde_json refuses: a
+/// `\u` escape (a lone surrogate) or an exponent (a number out of range). Found with
+/// `memchr`, so a message with neither costs one scan; one with them is read again.
+fn may_not_hold(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\\u").is_some()
+        || memchr::memchr2_iter(b'e', b'E', bytes)
+            .any(|at| at > 0 && bytes[at - 1].is_ascii_digit())
+}
+
+/// Why serde_json cannot hold `bytes`, a message whose envelope reads: a lone surrogate
+/// escape or a number out of range somewhere in it. Nesting deeper than serde_json goes
+/// is not counted: such a message is answered by its method, which names the parameter.
+fn unholdable(bytes: &[u8]) -> Option<serde_json::Error> {
+    serde_json::from_slice::<Value>(bytes)
+        .err()
+        .filter(|error| !error.to_string().starts_with("recursion limit exceeded"))
 }
 
 /// The message a read says came, or why it is not one.
@@ -675,6 +708,62 @@ mod tests {
             rejected_code(r#"{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}"#).0,
             code::INVALID_REQUEST
         );
+    }
+
+    #[test]
+    fn json_serde_json_cannot_hold_is_a_parse_error_with_a_null_id() {
+        // Valid JSON text, but a lone surrogate escape or a number out of range is nothing
+        // serde_json can hold: whatever the message looks like, its parse error has no id.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":"\udc00"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"\ud800"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","extra":"\ud800"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"a":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1e999}}}"#,
+        ] {
+            assert_eq!(rejected_code(text), (code::PARSE_ERROR, None), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_id_taken_as_written_is_what_a_full_parse_would_give() {
+        // Every id text the fast path takes must be the text serde_json's full parse and
+        // write give back: otherwise one id would have two texts (and a cancellation would
+        // miss its request).
+        let mut texts: Vec<String> = vec![
+            "0".into(),
+            "-0".into(),
+            "-1".into(),
+            "\"\"".into(),
+            "\"a b\"".into(),
+            "\"é✓\"".into(),
+            "\"\\u0041\"".into(),
+            "\"\\n\"".into(),
+            "\"\\/\"".into(),
+            "1.0".into(),
+            "1e3".into(),
+            "1E3".into(),
+            "-0.5".into(),
+        ];
+        let mut digits = String::new();
+        for n in 1..=25 {
+            digits.push(char::from(b'0' + (n % 9 + 1) as u8));
+            texts.push(digits.clone());
+            texts.push(format!("-{digits}"));
+        }
+        for text in texts {
+            let full = serde_json::from_str::<Value>(&text).expect("valid JSON");
+            let rewritten = serde_json::to_string(&full).unwrap();
+            match RequestId::as_written(&text) {
+                Some(id) => assert_eq!(id.0.as_ref(), rewritten, "{text}"),
+                None => assert!(
+                    matches!(full, Value::String(_) | Value::Number(_)),
+                    "{text}"
+                ),
+            }
+        }
     }
 
     #[test]

@@ -262,12 +262,32 @@ fn bounds(object: &serde_json::Map<String, Value>) -> String {
     };
     let min = object.get("minimum").filter(set).map(compact);
     let max = object.get("maximum").filter(set).map(compact);
-    match (min, max) {
+    let mut words = match (min, max) {
         (Some(min), Some(max)) => format!(" between {min} and {max}"),
         (Some(min), None) => format!(" of at least {min}"),
         (None, Some(max)) => format!(" of at most {max}"),
         (None, None) => String::new(),
+    };
+    let mut rules = Vec::new();
+    if let Some(above) = object.get("exclusiveMinimum").filter(|v| v.is_number()) {
+        rules.push(format!("above {}", compact(above)));
     }
+    if let Some(below) = object.get("exclusiveMaximum").filter(|v| v.is_number()) {
+        rules.push(format!("below {}", compact(below)));
+    }
+    if let Some(step) = object.get("multipleOf").filter(|v| v.is_number()) {
+        rules.push(format!("a multiple of {}", compact(step)));
+    }
+    if !rules.is_empty() {
+        let joiner = if words.is_empty() {
+            " that is "
+        } else {
+            " and "
+        };
+        words.push_str(joiner);
+        words.push_str(&rules.join(" and "));
+    }
+    words
 }
 
 fn plural(single: &str) -> Option<String> {

@@ -2,6 +2,7 @@
 //! the parameters, no `$schema`, no `title` noise, nested user types under `$defs`, optional
 //! parameters left out of `required` rather than typed `[T, "null"]`.
 
+pub(crate) mod decimal;
 pub mod describe;
 pub(crate) mod full;
 pub(crate) mod simple;

@@ -237,7 +237,20 @@ impl<'a> Root<'a> {
             // words name it.
             _ if path.is_empty() => format!("the arguments break a rule of the schema: {error}"),
             _ if seen_paths.iter().any(|seen| seen == shown) => return None,
-            _ => self.value_problem(path, shown, &error.instance),
+            _ => {
+                let problem = self.value_problem(path, shown, &error.instance);
+                // A schema with a type is said in words that name each of its rules
+                // ("between 0 and 255", "a multiple of 0.01"); without one, the rule the
+                // value broke is named as the validator says it.
+                let typed =
+                    describe::subschema_at(schema, path).is_some_and(|at| at.get("type").is_some());
+                match &error.kind {
+                    ErrorKind::Rule(rule) if !typed && !rule.contains("`type`") => {
+                        format!("{problem} ({rule})")
+                    }
+                    _ => problem,
+                }
+            }
         })
     }
 
@@ -318,6 +331,113 @@ mod tests {
             .into_iter()
             .map(|p| p.message)
             .collect()
+    }
+
+    #[test]
+    fn a_price_in_cents_fits_a_step_of_a_cent_and_a_refusal_names_the_step() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"price": {"type": "object", "properties": {
+                "amount": {"type": "number", "multipleOf": 0.01}
+            }}}
+        });
+        for amount in [0.07, 19.99, 0.1, 1234.56] {
+            let said = problems(&schema, json!({"price": {"amount": amount}}));
+            assert!(said.is_empty(), "{amount}: {said:?}");
+        }
+        let said = problems(&schema, json!({"price": {"amount": 0.075}}));
+        assert_eq!(
+            said,
+            ["'price.amount' must be a number that is a multiple of 0.01; got 0.075"]
+        );
+    }
+
+    #[test]
+    fn every_rule_a_value_breaks_is_named_in_its_refusal() {
+        // Nested under an object, so the whole-schema validator finds them; each keyword
+        // that reads a value alone, a value that breaks only it, and the words that name
+        // it: in the description of a typed schema, or as the validator says it.
+        let cases = [
+            (
+                json!({"type": "integer", "minimum": 5}),
+                json!(4),
+                "an integer of at least 5",
+            ),
+            (
+                json!({"type": "integer", "maximum": 5}),
+                json!(6),
+                "an integer of at most 5",
+            ),
+            (
+                json!({"type": "number", "exclusiveMinimum": 5}),
+                json!(5),
+                "a number that is above 5",
+            ),
+            (
+                json!({"type": "number", "exclusiveMaximum": 5}),
+                json!(5),
+                "a number that is below 5",
+            ),
+            (
+                json!({"type": "number", "multipleOf": 0.5}),
+                json!(0.75),
+                "a number that is a multiple of 0.5",
+            ),
+            (
+                json!({"type": "string", "minLength": 3}),
+                json!("ab"),
+                "a string of at least 3 characters",
+            ),
+            (
+                json!({"type": "string", "maxLength": 1}),
+                json!("ab"),
+                "a string of at most 1 character",
+            ),
+            (
+                json!({"type": "string", "pattern": "^a"}),
+                json!("b"),
+                "a string matching the pattern ^a",
+            ),
+            (
+                json!({"type": "array", "minItems": 2}),
+                json!([1]),
+                "of at least 2 items",
+            ),
+            (
+                json!({"type": "array", "maxItems": 1}),
+                json!([1, 2]),
+                "of at most 1 items",
+            ),
+            (
+                json!({"type": "array", "uniqueItems": true}),
+                json!([1, 1]),
+                "(no duplicates)",
+            ),
+            (json!({"enum": ["a", "b"]}), json!("c"), "\"a\", \"b\""),
+            (json!({"const": "a"}), json!("c"), "\"a\""),
+            (json!({"minimum": 5}), json!(4), "`minimum`"),
+            (
+                json!({"multipleOf": 0.01}),
+                json!(0.075),
+                "`multipleOf` 0.01",
+            ),
+            (json!({"maxLength": 1}), json!("ab"), "`maxLength`"),
+            (json!({"pattern": "^a"}), json!("b"), "`pattern`"),
+            (json!({"uniqueItems": true}), json!([1, 1]), "`uniqueItems`"),
+        ];
+        for (rule, value, words) in cases {
+            let schema = json!({
+                "type": "object",
+                "properties": {"outer": {"type": "object", "properties": {"field": rule}}}
+            });
+            let said = problems(&schema, json!({"outer": {"field": value}}));
+            assert_eq!(said.len(), 1, "{rule}: {said:?}");
+            assert!(
+                said[0].starts_with("'outer.field' must be ") && said[0].contains("; got "),
+                "{rule}: {said:?}"
+            );
+            assert!(said[0].contains(words), "{rule}: {words:?} not in {said:?}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{Compiled, Keywords, Node, NodeId};
 use crate::schema::describe::{self, PathSegment};
-use crate::schema::simple::{compare, equal, exact_integer, type_bits};
+use crate::schema::simple::{compare, equal, type_bits};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::fmt;
@@ -710,21 +710,8 @@ fn number_rules(keywords: &Keywords, number: &Number, broken: &mut Broken) {
         }
     }
     if let Some(step) = &keywords.multiple_of {
-        if !multiple_of(number, step) {
+        if !crate::schema::decimal::is_multiple(number, step) {
             broken.add(|| format!("{number} is not a multiple of `multipleOf` {step}"));
         }
     }
-}
-
-/// Whether `number` is `step` times an integer: exactly for integers, in floating point
-/// otherwise.
-fn multiple_of(number: &Number, step: &Number) -> bool {
-    if let (Some(number), Some(step)) = (exact_integer(number), exact_integer(step)) {
-        return number % step == 0;
-    }
-    let (Some(number), Some(step)) = (number.as_f64(), step.as_f64()) else {
-        return false;
-    };
-    let quotient = number / step;
-    quotient.is_finite() && quotient.fract() == 0.0
 }

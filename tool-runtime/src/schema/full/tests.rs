@@ -148,6 +148,21 @@ impl Random {
     }
 }
 
+/// Whether `value` is a float past 2^53 checked against `multipleOf`: `jsonschema` divides
+/// the binary float nearest to what was written (an integer that large), this validator
+/// reads the number as written in decimal (`1e300` is not a multiple of 3), so their
+/// verdicts may differ, and the decimal one is what the JSON says.
+fn decimal_reading_differs(schema: &Value, value: &Value) -> bool {
+    schema.get("multipleOf").is_some()
+        && value.as_number().is_some_and(|number| {
+            !number.is_i64()
+                && !number.is_u64()
+                && number
+                    .as_f64()
+                    .is_some_and(|float| float.abs() >= 9_007_199_254_740_992.0)
+        })
+}
+
 #[test]
 fn verdicts_agree_with_jsonschema() {
     let mut random = Random(0x5eed_1234_abcd_0001);
@@ -162,6 +177,9 @@ fn verdicts_agree_with_jsonschema() {
         let mut accepted = 0;
         for _ in 0..3000 {
             let value = random.value(&pool, 0);
+            if decimal_reading_differs(&schema, &value) {
+                continue;
+            }
             let verdict = theirs.is_valid(&value);
             assert_eq!(ours.is_valid(&value), verdict, "{schema} and {value}");
             // Errors are found exactly when the verdict is no.

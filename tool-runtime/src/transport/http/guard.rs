@@ -41,6 +41,12 @@ impl FromRequestParts<Arc<App>> for Admitted {
 /// The body of an admitted request, within the server's limit (413 past it) and its time
 /// limit (408 past it: a client that sends its body slowly holds the connection no longer).
 pub(super) async fn body_of(app: &App, body: Body) -> Result<Bytes, Response> {
+    // A declared `Content-Length` over the limit is refused before any byte is waited for:
+    // otherwise such a request would hold its connection for the whole body time limit.
+    let declared = axum::body::HttpBody::size_hint(&body).lower();
+    if declared > app.options.body_limit as u64 {
+        return Err(too_large());
+    }
     let limit = app.options.connections.body_timeout;
     let read = axum::body::to_bytes(body, app.options.body_limit);
     let Ok(read) = tokio::time::timeout(limit, read).await else {
@@ -53,16 +59,20 @@ pub(super) async fn body_of(app: &App, body: Body) -> Result<Bytes, Response> {
         let too_large = std::error::Error::source(&error)
             .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
         match too_large {
-            true => plain(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload too large: the body is over this server's limit",
-            ),
+            true => self::too_large(),
             false => plain(
                 StatusCode::BAD_REQUEST,
                 "bad request: the body could not be read",
             ),
         }
     })
+}
+
+fn too_large() -> Response {
+    plain(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload too large: the body is over this server's limit",
+    )
 }
 
 /// Refuses (403) a `Host` the server does not answer for, and an `Origin` it does not

@@ -270,6 +270,49 @@ async fn a_registry_can_refuse_to_repair_and_a_long_output_is_cut() {
     );
 }
 
+#[tokio::test]
+async fn a_value_cut_off_mid_way_never_runs_a_tool_that_changes_anything() {
+    let registry = registry();
+    let tools = Tools::new(&registry);
+    let call = |name: &str, text: &str| {
+        ToolCall::new(Some("c".into()), name, ModelArguments::Text(text.into()))
+    };
+    // `delete_file` changes things: `/tmp/rep` may be the start of `/tmp/report.txt`.
+    let answered = tools
+        .run(&[call("delete_file", r#"{"path": "/tmp/rep"#)])
+        .await;
+    let error = answered[0].result.error().expect("refused").to_string();
+    assert!(
+        error.contains("cut off in the middle of 'path'") && error.contains("not read-only"),
+        "{error}"
+    );
+    assert!(answered[0].is_invalid());
+    // Only the closing brace missing: nothing was invented, so it runs (and asks approval).
+    let answered = tools
+        .run(&[call("delete_file", r#"{"path": "/tmp/report.txt""#)])
+        .await;
+    assert!(
+        !answered[0].is_invalid(),
+        "a value that is whole is no cut: {:?}",
+        answered[0].result
+    );
+    // A read-only tool runs with what came, and the model is told the value may be short.
+    let answered = tools
+        .run(&[call("get_weather", r#"{"city": "Nice", "days": 1"#)])
+        .await;
+    assert!(
+        answered[0].result.error().is_none(),
+        "{:?}",
+        answered[0].result
+    );
+    let messages = Dialect::OpenAiChat.results(&answered);
+    let text = messages[0]["content"].as_str().unwrap();
+    assert!(
+        text.contains("the value of 'days' was cut off and may be incomplete"),
+        "{text}"
+    );
+}
+
 /// On paused time: `meet` waits two seconds for its pair, and the calls arrive before
 /// the clock moves, so whether they met does not depend on how busy the machine is.
 #[tokio::test(start_paused = true)]

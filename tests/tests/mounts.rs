@@ -563,7 +563,7 @@ async fn an_agent_loop_calls_mounted_tools_beside_its_own_in_the_models_order() 
                 call("a", "up_add", r#"{"a": 20, "b": 22}"#),
                 call("b", "echo", r#"{"word": "local"}"#),
                 call("c", "up_broken", "{}"),
-                call("d", "up_add", r#"{"a": 1, "b": 2"#),
+                call("d", "up_add", "```json\n{\"a\": 1, \"b\": 2}\n```"),
             ]}),
         )
         .unwrap();

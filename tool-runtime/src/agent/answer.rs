@@ -277,6 +277,29 @@ impl<'r> Tools<'r> {
             ModelArguments::Object(object) => (Ok(Value::Object(object.clone())), None),
             ModelArguments::Text(text) => read_arguments(text, self.registry.repairs_arguments()),
         };
+        // A value cut off mid-way is not what the model meant: closing it would run the
+        // tool with an invented value (`"Par"` for `"Paris"`, `10` for `10000`). Only a
+        // read-only tool, which changes nothing, runs with it.
+        if let Some(parameter) = repair.as_ref().and_then(|done| done.cut_value.as_ref()) {
+            if tool.annotations().read_only != Some(true) {
+                let place = match parameter.as_str() {
+                    "" => "the arguments were cut off in the middle of a value".to_owned(),
+                    name => format!("the arguments were cut off in the middle of '{name}'"),
+                };
+                let problem = format!(
+                    "{place}, and this tool is not read-only, so it does not run with a value \
+                     that may be incomplete; send the whole JSON object of the parameters ({})",
+                    parameter_names(&tool)
+                );
+                let error = invalid_at(&call.name, parameter, problem);
+                let came = match &call.arguments {
+                    ModelArguments::Text(text) => Value::String(text.clone()),
+                    ModelArguments::Object(object) => Value::Object(object.clone()),
+                };
+                let result = ToolResult::new(call.name.clone(), came, None, Err(error));
+                return (Prepared::Ended(result), repair);
+            }
+        }
         let input = match input {
             Ok(Value::Object(object)) => Value::Object(object),
             // No arguments at all: an empty object, which the schema then judges.
@@ -331,9 +354,14 @@ fn read_arguments(text: &str, repair: bool) -> (Result<Value, String>, Option<Re
 }
 
 fn invalid(tool: &str, problem: String) -> CallError {
+    invalid_at(tool, "", problem)
+}
+
+/// An argument error at `path` (a parameter, or `""` for the arguments as a whole).
+fn invalid_at(tool: &str, path: &str, problem: String) -> CallError {
     CallError::InvalidArguments {
         tool: tool.to_owned(),
-        problems: vec![ArgumentProblem::new("", problem)],
+        problems: vec![ArgumentProblem::new(path, problem)],
     }
 }
 

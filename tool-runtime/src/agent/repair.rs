@@ -25,6 +25,12 @@ pub struct Repair {
     pub surrounding_text: bool,
     /// The value was cut off: this many strings, arrays and objects were closed.
     pub closed: usize,
+    /// The cut went through a value, not only past its end: a string left open, a number or
+    /// a literal at the very end (`10` may be the start of `10000`), a key without its
+    /// value. This names the parameter it belongs to (the top-level key, or `""` when the
+    /// cut is not inside one). Closing such a value would invent it, so a call with it is
+    /// refused unless the tool is read-only.
+    pub cut_value: Option<String>,
 }
 
 impl Repair {
@@ -42,6 +48,13 @@ impl Repair {
                 "closed {} bracket(s) or string(s) left open at the end",
                 self.closed
             ));
+        }
+        match self.cut_value.as_deref() {
+            Some("") => done.push("the last value was cut off and may be incomplete".to_owned()),
+            Some(parameter) => done.push(format!(
+                "the value of '{parameter}' was cut off and may be incomplete"
+            )),
+            None => {}
         }
         done.join("; ")
     }
@@ -82,6 +95,7 @@ pub fn repair(text: &str) -> Option<(Value, Repair)> {
     repair.surrounding_text = !json_space(&inner[..start]) || !json_space(&inner[end..]);
     repair.closed = closing.len();
     let mut body = inner[start..end].to_owned();
+    repair.cut_value = cut_value(&body, &closing);
     if closing.is_empty() {
         let value = serde_json::from_str::<Value>(&body).ok()?;
         return Some((value, repair));
@@ -171,6 +185,111 @@ fn scan(text: &str) -> (usize, Vec<char>) {
         return (text.len() - 1, open);
     }
     (text.len(), open)
+}
+
+/// When `body`, cut off with `closing` still open, was cut through a value rather than
+/// after one: the top-level key that value belongs to (`""` outside any).
+fn cut_value(body: &str, closing: &[char]) -> Option<String> {
+    if closing.is_empty() {
+        return None;
+    }
+    /// Where the scan is in an object: before a key, or after its colon.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Frame {
+        ObjectKey,
+        ObjectValue,
+        Array,
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut string = String::new();
+    // The top-level key being read or last read, and whether the last token ended a value.
+    let mut parameter = String::new();
+    let mut last = ' ';
+    let mut ended_with_key = false;
+    for c in body.chars() {
+        if in_string {
+            match c {
+                _ if escaped => {
+                    escaped = false;
+                    string.push(c);
+                }
+                '\\' => escaped = true,
+                '"' => {
+                    in_string = false;
+                    last = '"';
+                    let is_key = frames.last() == Some(&Frame::ObjectKey);
+                    ended_with_key = is_key;
+                    if is_key && frames.len() == 1 {
+                        parameter = std::mem::take(&mut string);
+                    }
+                }
+                _ => string.push(c),
+            }
+            if in_string && frames.len() == 1 && frames[0] == Frame::ObjectKey {
+                parameter.clone_from(&string);
+            }
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                string.clear();
+            }
+            '{' => frames.push(Frame::ObjectKey),
+            '[' => frames.push(Frame::Array),
+            '}' | ']' => {
+                frames.pop();
+            }
+            ':' => {
+                if let Some(frame) = frames.last_mut() {
+                    *frame = Frame::ObjectValue;
+                }
+            }
+            ',' => {
+                if let Some(frame @ Frame::ObjectValue) = frames.last_mut() {
+                    *frame = Frame::ObjectKey;
+                }
+            }
+            _ => {}
+        }
+        if c != '"' {
+            ended_with_key = false;
+        }
+        last = c;
+    }
+    let cut = if in_string {
+        true
+    } else {
+        match last {
+            ',' | '{' | '[' | '}' | ']' => false,
+            // A complete string: a value, or a key whose value never came.
+            '"' => ended_with_key,
+            ':' => true,
+            // A number or a literal at the very end: `true`, `false` and `null` are whole,
+            // anything else may be the start of more.
+            _ => {
+                let tail = body
+                    .trim_end()
+                    .rsplit(|c: char| !(c.is_ascii_alphanumeric() || "-.+".contains(c)))
+                    .next()
+                    .unwrap_or_default();
+                !matches!(tail, "true" | "false" | "null")
+            }
+        }
+    };
+    cut.then_some(
+        if frames.first() == Some(&Frame::ObjectKey) || frames.first() == Some(&Frame::ObjectValue)
+        {
+            parameter
+        } else {
+            String::new()
+        },
+    )
 }
 
 /// Whether `body` was cut off inside a string.
@@ -290,6 +409,35 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_through_a_value_is_told_apart_from_one_after_it() {
+        let cut = |text: &str| repaired(text).1.cut_value;
+        // Only closers missing: every value is whole.
+        assert_eq!(cut(r#"{"city": "Paris""#), None);
+        assert_eq!(cut(r#"{"city": "Paris", "#), None);
+        assert_eq!(cut(r#"{"tags": ["a", "b"]"#), None);
+        assert_eq!(cut(r#"{"ok": true"#), None);
+        assert_eq!(cut(r#"{"n": {"deep": null"#), None);
+        assert_eq!(cut("```json\n{\"a\": 1}\n```"), None);
+        // Through a value: named by its parameter.
+        assert_eq!(cut(r#"{"city": "Par"#).as_deref(), Some("city"));
+        assert_eq!(cut(r#"{"a": 1, "amount": 10"#).as_deref(), Some("amount"));
+        assert_eq!(cut(r#"{"a": 1, "days": "#).as_deref(), Some("days"));
+        assert_eq!(cut(r#"{"a": 1, "da"#).as_deref(), Some("da"));
+        assert_eq!(cut(r#"{"a": 1, "days""#).as_deref(), Some("days"));
+        assert_eq!(cut(r#"{"ok": tr"#).as_deref(), Some("ok"));
+        assert_eq!(cut(r#"{"n": {"deep": "x", "v": 1.5"#).as_deref(), Some("n"));
+        assert_eq!(cut(r#"{"tags": ["a", "b"#).as_deref(), Some("tags"));
+        assert_eq!(cut(r#"{"q": "say \"hi"#).as_deref(), Some("q"));
+        assert_eq!(cut(r#"[1, 2"#).as_deref(), Some(""));
+        let (_, repair) = repaired(r#"{"city": "Par"#);
+        assert_eq!(
+            repair.describe(),
+            "closed 2 bracket(s) or string(s) left open at the end; the value of 'city' was \
+             cut off and may be incomplete"
+        );
+    }
+
+    #[test]
     fn nothing_to_repair_is_an_error() {
         for text in ["", "I cannot do that.", "```\n```", "{\"a\" 1}"] {
             assert!(parse(text).is_err(), "{text:?}");
@@ -303,7 +451,7 @@ mod tests {
 
     #[test]
     fn the_repair_says_what_it_did() {
-        let (_, repair) = repaired("```\n{\"a\": [1");
+        let (_, repair) = repaired("```\n{\"a\": [1, ");
         assert_eq!(
             repair.describe(),
             "took the arguments out of a code fence; closed 2 bracket(s) or string(s) left open at \

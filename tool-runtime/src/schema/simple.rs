@@ -217,7 +217,17 @@ impl Rule {
             };
         };
         let number = |keyword: &str| map.get(keyword).and_then(Value::as_number).cloned();
-        let count = |keyword: &str| map.get(keyword).and_then(Value::as_u64);
+        // A count may be written as a number with a zero fraction (`2.0`): the same count.
+        let count = |keyword: &str| {
+            map.get(keyword).and_then(|value| {
+                value.as_u64().or_else(|| {
+                    value
+                        .as_f64()
+                        .filter(|float| *float >= 0.0 && float.fract() == 0.0)
+                        .map(|float| float as u64)
+                })
+            })
+        };
         let types = map.get("type").map(|kind| match kind {
             Value::Array(kinds) => kinds
                 .iter()

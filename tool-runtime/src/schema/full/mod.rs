@@ -365,6 +365,15 @@ impl<'a> Compiler<'a> {
             // Without `if`, `then` and `else` do nothing.
             "then" | "else" => {}
             "$ref" => k.reference = Some(self.reference(value)?),
+            // A standard draft's meta-schema is read as 2020-12 (what clients send); a
+            // meta-schema of its own may turn vocabularies off, which cannot be honoured
+            // without reading it.
+            "$schema" if !standard_meta_schema(value) => {
+                return Err(Fault::Here(format!(
+                    "names the meta-schema {value}, which the built-in validator does not \
+                     read; use https://json-schema.org/draft/2020-12/schema"
+                )))
+            }
             "$id" if pointer.is_empty() => {}
             "$id" | "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
                 return Err(Fault::Here(format!(
@@ -580,4 +589,25 @@ fn read_assertion(k: &mut Keywords, keyword: &str, value: &Value) -> Result<bool
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// Whether `value` names a meta-schema of a published JSON Schema draft.
+fn standard_meta_schema(value: &Value) -> bool {
+    value.as_str().is_some_and(|uri| {
+        let uri = uri.trim_end_matches('#');
+        let path = uri
+            .strip_prefix("https://json-schema.org/")
+            .or_else(|| uri.strip_prefix("http://json-schema.org/"));
+        path.is_some_and(|path| {
+            [
+                "draft/2020-12/schema",
+                "draft/2019-09/schema",
+                "draft-07/schema",
+                "draft-06/schema",
+                "draft-04/schema",
+                "schema",
+            ]
+            .contains(&path)
+        })
+    })
 }

@@ -171,11 +171,11 @@ impl Random {
         ];
         const QUANTIFIERS: [&str; 8] = ["", "", "", "*", "+", "?", "{1,2}", "*?"];
         let mut out = String::new();
-        if self.next() % 4 == 0 {
+        if self.next().is_multiple_of(4) {
             out.push('^');
         }
         for _ in 0..1 + self.next() % 4 {
-            if depth < 2 && self.next() % 6 == 0 {
+            if depth < 2 && self.next().is_multiple_of(6) {
                 let inner = self.pattern(depth + 1);
                 let other = self.pattern(depth + 1);
                 // A group repeated without bound over parts that repeat makes a
@@ -191,7 +191,7 @@ impl Random {
                 out.push_str(self.pick(&QUANTIFIERS));
             }
         }
-        if self.next() % 4 == 0 {
+        if self.next().is_multiple_of(4) {
             out.push('$');
         }
         out

@@ -169,6 +169,10 @@ pub mod ops;
 mod registration;
 pub mod registry;
 mod schema;
+/// The validators, open to the fuzz targets (built only as cargo-fuzz builds).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use schema::fuzzing as __fuzzing;
 pub mod store;
 mod sync;
 pub mod tasks;

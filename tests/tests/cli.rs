@@ -38,6 +38,8 @@ fn list_prints_each_format_and_nothing_else() {
     for (format, file) in [
         ("catalog", "catalog.json"),
         ("mcp", "mcp.json"),
+        ("openai-chat", "openai.json"),
+        // The names of before, still read.
         ("openai", "openai.json"),
         ("anthropic", "anthropic.json"),
         ("gemini", "gemini.json"),
@@ -63,7 +65,7 @@ fn list_prints_each_format_and_nothing_else() {
 
 #[test]
 fn exports_that_lose_something_say_so_on_stderr() {
-    let output = run(&["list", "--format", "openai-strict"]);
+    let output = run(&["list", "--format", "openai-chat-strict"]);
     assert!(output.status.success());
     assert_eq!(
         stdout(&output),

@@ -24,7 +24,10 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn list_server_prints_another_servers_catalog_in_any_format() {
     let upstream = upstream_command();
-    let output = run(&["list", "--server", &upstream, "--format", "openai"], "");
+    let output = run(
+        &["list", "--server", &upstream, "--format", "openai-chat"],
+        "",
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
     let mut names: Vec<&str> = listed

@@ -50,7 +50,7 @@ fn the_catalog_lists_prompts_and_resources_beside_the_tools() {
     );
     // The tool formats stay tool formats.
     let openai: Value =
-        serde_json::from_str(&stdout(&run(&["list", "--format", "openai"]))).unwrap();
+        serde_json::from_str(&stdout(&run(&["list", "--format", "openai-chat"]))).unwrap();
     assert_eq!(openai.as_array().unwrap().len(), 1);
 }
 

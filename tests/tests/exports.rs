@@ -33,8 +33,8 @@ fn every_format_matches_its_golden_file() {
     for (file, format) in [
         ("catalog.json", Format::Catalog),
         ("mcp.json", Format::Mcp),
-        ("openai.json", Format::OpenAi),
-        ("openai-strict.json", Format::OpenAiStrict),
+        ("openai.json", Format::OpenAiChat),
+        ("openai-strict.json", Format::OpenAiChatStrict),
         ("openai-responses.json", Format::OpenAiResponses),
         ("anthropic.json", Format::Anthropic),
         ("gemini.json", Format::Gemini),

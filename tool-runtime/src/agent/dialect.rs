@@ -69,6 +69,12 @@ impl std::str::FromStr for Dialect {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Dialect, String> {
+        // `openai` names Chat Completions here as it does for `list --format`.
+        let name = if name == "openai" {
+            "openai-chat"
+        } else {
+            name
+        };
         Dialect::ALL
             .into_iter()
             .find(|dialect| dialect.name() == name)

@@ -33,9 +33,10 @@ pub(super) enum Command {
     Serve(ServeArgs),
     /// Print the catalog, or one provider's form of it, on stdout.
     List {
-        /// catalog (tools, prompts and resources), mcp, openai, openai-strict,
+        /// catalog (tools, prompts and resources), mcp, openai-chat, openai-chat-strict,
         /// openai-responses, anthropic, gemini, gemini-legacy, prompt (the plain-text list
         /// for models without function calling), or openapi (the REST endpoints, OpenAPI 3.1).
+        /// The provider names are those `answer --format` takes.
         #[arg(long, short, default_value = "catalog", value_parser = parse_format)]
         format: Format,
         /// Export the tools the format can express and name the others on stderr, instead
@@ -76,10 +77,11 @@ pub(super) enum Command {
     /// the next turn needs on stdout (one result per call, in the model's order).
     Answer {
         /// The provider's API the message is written in: openai-chat, openai-responses,
-        /// anthropic or gemini.
+        /// anthropic or gemini (the names `list --format` uses).
         #[arg(
-            long,
+            long = "format",
             short,
+            visible_alias = "dialect",
             value_parser = clap::builder::ValueParser::new(|name: &str| {
                 name.parse::<crate::agent::Dialect>()
             })

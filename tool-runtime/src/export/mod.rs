@@ -34,9 +34,9 @@ pub enum Format {
     /// MCP `tools/list` Tool objects.
     Mcp,
     /// OpenAI Chat Completions `tools`.
-    OpenAi,
+    OpenAiChat,
     /// OpenAI Chat Completions `tools`, strict.
-    OpenAiStrict,
+    OpenAiChatStrict,
     /// OpenAI Responses API `tools`, strict (that API's default).
     OpenAiResponses,
     /// Anthropic Messages `tools`.
@@ -56,8 +56,8 @@ impl Format {
     pub const ALL: [(&'static str, Format); 10] = [
         ("catalog", Format::Catalog),
         ("mcp", Format::Mcp),
-        ("openai", Format::OpenAi),
-        ("openai-strict", Format::OpenAiStrict),
+        ("openai-chat", Format::OpenAiChat),
+        ("openai-chat-strict", Format::OpenAiChatStrict),
         ("openai-responses", Format::OpenAiResponses),
         ("anthropic", Format::Anthropic),
         ("gemini", Format::Gemini),
@@ -78,6 +78,12 @@ impl Format {
 impl FromStr for Format {
     type Err = String;
     fn from_str(name: &str) -> Result<Self, String> {
+        // The names before the provider formats shared one set of names across commands.
+        let name = match name {
+            "openai" => "openai-chat",
+            "openai-strict" => "openai-chat-strict",
+            name => name,
+        };
         Format::ALL
             .iter()
             .find(|(known, _)| *known == name)
@@ -189,8 +195,8 @@ pub fn export(
         Format::Catalog => Ok((catalog_artefact(tools).to_json_pretty(), Vec::new())),
         Format::Prompt => Ok((prompt_list(tools), Vec::new())),
         Format::Mcp => plain(mcp_tools(tools)),
-        Format::OpenAi => with_warnings(openai_chat_tools(tools, false)),
-        Format::OpenAiStrict => with_warnings(openai_chat_tools(tools, true)),
+        Format::OpenAiChat => with_warnings(openai_chat_tools(tools, false)),
+        Format::OpenAiChatStrict => with_warnings(openai_chat_tools(tools, true)),
         Format::OpenAiResponses => with_warnings(openai_responses_tools(tools, true)),
         Format::Anthropic => plain(anthropic_tools(tools)),
         Format::Gemini => plain(gemini_declarations(tools)),

@@ -49,12 +49,49 @@
 //! # });
 //! ```
 //!
+//! # Serving it
+//!
+//! A binary whose `main` hands over to the command line serves every `#[tool]` it links,
+//! over MCP, with no more code:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     tool_runtime::cli::main()
+//! }
+//! ```
+//!
+//! ```sh
+//! my-tools serve                           # MCP over stdio, for a client that starts it
+//! my-tools serve --http 127.0.0.1:8080     # Streamable HTTP at /mcp (feature `http`)
+//! my-tools list --format openai-chat       # the catalog as a provider takes it
+//! my-tools call get_weather '{"city": "Lima"}'
+//! ```
+//!
+//! In a service of your own, the MCP endpoint is an axum `Router` to nest
+//! (`transport::http::router`, feature `http`):
+//!
+//! ```no_run
+//! # #[cfg(feature = "http")]
+//! # async fn serve() {
+//! use tool_runtime::mcp::{McpServer, ServerInfo};
+//! use tool_runtime::transport::http::{router, HttpOptions};
+//!
+//! let tools = McpServer::new(
+//!     tool_runtime::Registry::new().unwrap(),
+//!     ServerInfo::new("my-service", "1.0.0"),
+//! );
+//! let app = axum::Router::new().nest("/tools", router(tools, HttpOptions::default()));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+//! axum::serve(listener, app).await.unwrap();
+//! # }
+//! ```
+//!
 //! # What `#[tool]` accepts
 //!
 //! - A free `fn` or `async fn`, in any module of any crate linked into the binary. Sync
-//!   functions never run on the executor: they start on tokio's blocking pool and, once
-//!   proven quick, move to a lane of their own; a timeout or a cancellation applies either
-//!   way, and one that turns slow stalls no other request.
+//!   functions never run inside a task: they run on tokio's blocking pool and, once proven
+//!   quick, between the turns of the runtime `serve` drives; a timeout or a cancellation
+//!   applies either way, and one that turns slow stalls no other request.
 //! - Parameters of any type implementing `serde::Deserialize` and `schemars::JsonSchema`:
 //!   numbers (narrow integers carry their bounds), `bool`, `char`, `String`, `Option<T>`
 //!   (optional; its schema is `T`'s), `Vec<T>`, arrays, sets (`uniqueItems`), maps with
@@ -103,6 +140,8 @@
 //! - `openai`: a model client for the agent loop ([`agent`]) over any server of the OpenAI
 //!   Chat Completions API (reqwest, rustls on ring).
 //! - `async-openai`: conversions from and to the Chat Completions types of `async-openai`.
+//! - `client`: a client of other MCP servers (the module `client`, OAuth included) and
+//!   mounts of their tools beside your own (`mount`, `serve --mount`, `list --server`).
 //!
 //! On docs.rs every feature is shown, and each item says which feature it needs.
 // Documentation built locally shows the features it was built with; it says which are
@@ -116,7 +155,8 @@
         feature = "prometheus",
         feature = "redis",
         feature = "openai",
-        feature = "async-openai"
+        feature = "async-openai",
+        feature = "client"
     )),
     doc = "\n**This documentation was built without some features**, and leaves out what \
            they add. `cargo doc -p tool-runtime --all-features --open` shows everything, \
@@ -144,6 +184,10 @@
 #![cfg_attr(
     not(feature = "async-openai"),
     doc = "- `async-openai`: conversions from and to `async-openai`'s types\n"
+)]
+#![cfg_attr(
+    not(feature = "client"),
+    doc = "- `client`: the modules `client` and `mount`\n"
 )]
 #![cfg_attr(
     not(feature = "tokens"),

@@ -170,3 +170,99 @@ fn a_mount_written_wrong_is_refused_before_anything_starts() {
         text(&output.stderr)
     );
 }
+
+/// A directory for the `work` tool's `release` and `cancelled` marks.
+fn work_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cli-remote-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn work_arguments(dir: &std::path::Path) -> String {
+    json!({"steps": 3, "release": dir.join("release"), "cancelled": dir.join("cancelled")})
+        .to_string()
+}
+
+#[test]
+fn call_shows_the_progress_of_a_call_unless_quiet() {
+    let upstream = upstream_command();
+    let dir = work_dir("progress");
+    // Released before it starts: the tool reports its three steps and ends.
+    std::fs::write(dir.join("release"), b"go").unwrap();
+    let arguments = work_arguments(&dir);
+    let output = run(&["call", "--server", &upstream, "work", &arguments], "");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    for step in 1..=3 {
+        assert!(
+            stderr.contains(&format!("progress {step}/3: working")),
+            "a line per report on a pipe: {stderr}"
+        );
+    }
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["name"], "work", "stdout keeps only the result");
+    let output = run(
+        &["call", "--quiet", "--server", &upstream, "work", &arguments],
+        "",
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        !text(&output.stderr).contains("progress"),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
+    use std::io::{BufRead, BufReader};
+    let upstream = upstream_command();
+    let dir = work_dir("interrupt");
+    let mut child = tool_tests::command(TRAVEL)
+        .args(["call", "--server", &upstream, "work", &work_arguments(&dir)])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The tool is running once its last report is shown; it then waits to be released.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("progress 3/3") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "call ended before its tool reported"
+        );
+    }
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "Ctrl-C ends the call as interrupted"
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(
+        rest.contains("the call of work was cancelled (Ctrl-C)"),
+        "{rest}"
+    );
+    let printed = child.stdout.take().map(|mut out| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+        text
+    });
+    assert_eq!(
+        printed.as_deref(),
+        Some(""),
+        "no result is printed for a cancelled call"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

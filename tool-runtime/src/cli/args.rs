@@ -59,6 +59,10 @@ pub(super) enum Command {
         /// line to start the server over stdio.
         #[arg(long, value_name = "SERVER")]
         server: Option<String>,
+        /// Show no progress (by default, a bar on a terminal and a line per report
+        /// otherwise, on stderr).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Get one prompt's messages, as JSON, with its arguments.
     Prompt {

@@ -154,11 +154,16 @@ fn arguments(json: Option<String>) -> Result<Value, ExitCode> {
     })
 }
 
+/// How long `call` waits, after Ctrl-C, for the cancelled call to end (a tool that
+/// honours its cancellation, a mounted server told to stop) before it exits.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub(super) fn call(
     registry: Registry,
     name: &str,
     json: Option<String>,
     unreached: super::remote::Unreached,
+    quiet: bool,
 ) -> ExitCode {
     if registry.get(name).is_none() && registry.prompt(name).is_some() {
         eprintln!("error: '{name}' is a prompt, not a tool: get it with `prompt {name}`");
@@ -168,11 +173,37 @@ pub(super) fn call(
         Ok(input) => input,
         Err(code) => return code,
     };
+    let shown = std::sync::Arc::new(super::watch::Shown::for_stderr(quiet));
+    let notifier = std::sync::Arc::clone(&shown);
     let called = super::remote::run_mounted(registry, unreached, |registry| async move {
-        registry.call(name, input).await
+        // The call's own scope: its progress reports come here, and Ctrl-C cancels it
+        // (the tool's `Cancellation` fires; a mounted server's call is dropped, which the
+        // client tells that server).
+        let scope = std::sync::Arc::new(crate::call::scope::CallScope::new(
+            Some(serde_json::json!(0)),
+            Some(notifier as std::sync::Arc<dyn crate::call::scope::Notifier>),
+            std::sync::Arc::default(),
+        ));
+        let context = registry.call_context(std::sync::Arc::clone(&scope));
+        let call = registry.call_in(name, input, &context);
+        tokio::pin!(call);
+        tokio::select! {
+            result = &mut call => Some(result),
+            _ = tokio::signal::ctrl_c() => {
+                scope.cancellation.cancel();
+                // A moment for the cancellation to reach the tool, or its server.
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut call).await;
+                None
+            }
+        }
     });
+    shown.finish();
     let result = match called {
-        Ok(result) => result,
+        Ok(Some(result)) => result,
+        Ok(None) => {
+            eprintln!("cancelled: the call of {name} was cancelled (Ctrl-C)");
+            return ExitCode::from(130);
+        }
         Err(code) => return code,
     };
     let code = print(&serde_json::to_string_pretty(&result).unwrap_or_default());

@@ -76,6 +76,7 @@ mod oauth;
 mod remote;
 mod serve;
 mod store;
+mod watch;
 
 use crate::mcp::ServerOptions;
 use crate::registry::DynamicTool;
@@ -345,12 +346,17 @@ impl Cli {
                 );
                 listed.unwrap_or_else(|code| code)
             }
-            Command::Call { name, json, server } => {
+            Command::Call {
+                name,
+                json,
+                server,
+                quiet,
+            } => {
                 let unreached = match server {
                     Some(_) => remote::Unreached::Fails,
                     None => remote::Unreached::Warns,
                 };
-                call(registry, &name, json, unreached)
+                call(registry, &name, json, unreached, quiet)
             }
             Command::Answer { dialect, .. } => answer(registry, dialect),
             Command::Prompt { name, json } => prompt(&registry, &name, json),

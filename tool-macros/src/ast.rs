@@ -163,9 +163,17 @@ impl ToolFn {
             errors.push(syn::Error::new_spanned(
                 &sig.generics,
                 format!(
-                    "a {} function cannot be generic: its schema is built from concrete \
-                 parameter types",
-                    kind.attribute()
+                    "a {attribute} function cannot be generic: its schema is built from \
+                     concrete parameter types; put {attribute} on a wrapper that calls this \
+                     function with the types a model should use, or build the {noun} at run \
+                     time with `{dynamic}`",
+                    attribute = kind.attribute(),
+                    noun = kind.noun(),
+                    dynamic = match kind {
+                        Kind::Tool => "DynamicTool",
+                        Kind::Prompt => "DynamicPrompt",
+                        Kind::Resource => "DynamicResource",
+                    }
                 ),
             ));
         }

@@ -382,7 +382,9 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
         answer["result"]["content"][0]["text"] == "5"
     })
     .await;
-    assert!(listed(&mut client, 99).await.contains(&"up_add".to_owned()));
+    // The new process's tools are listed again once the mount has read them anew (the
+    // mount re-reads its server's list on every new connection, in the background).
+    until_listed(&mut client, "up_add").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -136,11 +136,9 @@ async fn refresh(
             }
         }
     }
-    for name in placed.tools.drain(..) {
-        registry.remove_tool(&name);
-    }
     let added: Vec<String> = tools.iter().map(|tool| tool.name().to_owned()).collect();
-    if let Err(error) = registry.add_group_as_named(tools) {
+    // One swap: the tools of before stay listed and callable until the new list is in.
+    if let Err(error) = registry.replace_group(&placed.tools, tools) {
         tracing::error!(mount = %mount.prefix, %error, "the tools of a mounted MCP server cannot join the catalog");
         return Err(format!(
             "the tools of the mounted server `{}` cannot join the catalog: {error}",

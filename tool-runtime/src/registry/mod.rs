@@ -178,10 +178,15 @@ impl Registry {
         crate::sync::lock(&self.background).push(task);
     }
 
-    /// Adds tools made at run time, named as they are, all or none.
+    /// Replaces the run-time tools named `replaced` with `tools`, in one step: no call and
+    /// no listing sees neither set, and if `tools` cannot be added the old ones stay.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn add_group_as_named(&self, tools: Vec<DynamicTool>) -> Result<(), RegistryError> {
-        self.insert_all(tools)
+    pub(crate) fn replace_group(
+        &self,
+        replaced: &[String],
+        tools: Vec<DynamicTool>,
+    ) -> Result<(), RegistryError> {
+        self.insert_all(replaced, tools)
     }
 
     /// Whether a model's almost-JSON arguments are repaired before they are checked
@@ -237,7 +242,7 @@ impl Registry {
 
     /// Adds a tool made at run time; refused when its name is taken.
     pub fn add_tool(&self, tool: DynamicTool) -> Result<(), RegistryError> {
-        self.insert_all(vec![tool])
+        self.insert_all(&[], vec![tool])
     }
 
     /// Adds tools under `prefix` (`github` + `list` = `github_list`), all or none.
@@ -256,18 +261,24 @@ impl Registry {
                 }
             })
             .collect();
-        self.insert_all(renamed)
+        self.insert_all(&[], renamed)
     }
 
-    fn insert_all(&self, tools: Vec<DynamicTool>) -> Result<(), RegistryError> {
+    /// Adds `tools` in place of the run-time tools named `replaced` (which then do not
+    /// count as taken): all checked before any change, under one lock.
+    fn insert_all(
+        &self,
+        replaced: &[String],
+        tools: Vec<DynamicTool>,
+    ) -> Result<(), RegistryError> {
         let mut dynamic = crate::sync::write(&self.dynamic);
+        let taken = |name: &str| dynamic.contains_key(name) && !replaced.iter().any(|r| r == name);
         for (index, tool) in tools.iter().enumerate() {
             // A group's prefix can make a name that breaks the rule.
             let name = dynamic::checked_name(ItemKind::Tool, tool.name().to_owned())?;
             let holder = if let Some(existing) = self.statics.catalog.get(&name) {
                 Some(Holder::Static(existing.location()))
-            } else if dynamic.contains_key(&name) || tools[..index].iter().any(|t| t.name() == name)
-            {
+            } else if taken(&name) || tools[..index].iter().any(|t| t.name() == name) {
                 Some(Holder::RunTime)
             } else {
                 None
@@ -288,6 +299,11 @@ impl Registry {
                     reason,
                 })?;
             runnables.push(runnable);
+        }
+        for name in replaced {
+            if dynamic.remove(name).is_some() {
+                self.set_rate_limit(name, None);
+            }
         }
         for (DynamicTool { tool, .. }, runnable) in tools.into_iter().zip(runnables) {
             self.set_rate_limit(tool.name(), self.rate_for(&tool));
@@ -335,5 +351,53 @@ impl Registry {
     /// ```
     pub fn changes(&self) -> Changes {
         Changes::new(self.changes.subscribe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+
+    fn tool(name: &str) -> DynamicTool {
+        DynamicTool::new(name, "A tool.", |_: Nothing| async {
+            Ok::<_, String>("ok")
+        })
+        .unwrap()
+    }
+
+    fn names(registry: &Registry) -> Vec<String> {
+        let mut names: Vec<String> = registry
+            .tools()
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .filter(|name| name.starts_with("up_"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_group_is_replaced_in_one_step_or_not_at_all() {
+        let registry = RegistryBuilder::default().build_without_statics().unwrap();
+        registry
+            .replace_group(&[], vec![tool("up_a"), tool("up_b")])
+            .unwrap();
+        // The old names do not count as taken by the set that replaces them.
+        let old = ["up_a".to_owned(), "up_b".to_owned()];
+        registry
+            .replace_group(&old, vec![tool("up_a"), tool("up_c")])
+            .unwrap();
+        assert_eq!(names(&registry), ["up_a", "up_c"]);
+        // A set that cannot join (a name twice) leaves the tools of before in place.
+        let old = ["up_a".to_owned(), "up_c".to_owned()];
+        let refused = registry.replace_group(&old, vec![tool("up_d"), tool("up_d")]);
+        assert!(refused.is_err());
+        assert_eq!(names(&registry), ["up_a", "up_c"]);
+        // Names it does not replace are still taken.
+        let refused = registry.replace_group(&[], vec![tool("up_a")]);
+        assert!(refused.is_err());
     }
 }

@@ -451,31 +451,30 @@ impl Client {
     /// [`Notification::ResourceUpdated`] comes each time. In the handshake era with
     /// `resources/subscribe`; at 2026-07-28 the listen stream names it from now on.
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
-        let session = self.session().await?;
-        match session.era() {
-            Era::PerRequest => {
-                session.set_subscribed(uri, true);
-                Ok(())
-            }
-            Era::Handshake => self
-                .request("resources/subscribe", json!({"uri": uri}))
-                .await
-                .map(drop),
-        }
+        self.set_subscription(uri, true).await
     }
 
     /// Stops being told of changes of the resource at `uri`.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
+        self.set_subscription(uri, false).await
+    }
+
+    /// Subscribes to `uri` (`on`) or unsubscribes, as the session's era does it.
+    async fn set_subscription(&self, uri: &str, on: bool) -> Result<(), ClientError> {
         let session = self.session().await?;
         match session.era() {
             Era::PerRequest => {
-                session.set_subscribed(uri, false);
+                session.set_subscribed(uri, on);
                 Ok(())
             }
-            Era::Handshake => self
-                .request("resources/unsubscribe", json!({"uri": uri}))
-                .await
-                .map(drop),
+            Era::Handshake => {
+                let method = if on {
+                    "resources/subscribe"
+                } else {
+                    "resources/unsubscribe"
+                };
+                self.request(method, json!({"uri": uri})).await.map(drop)
+            }
         }
     }
 

@@ -102,18 +102,21 @@ impl Dpop {
     pub(crate) fn server_asked(&self, nonce: &str) {
         *lock(&self.server_nonce) = Some(nonce.to_owned());
     }
-
-    /// An HTTP client of the authorization server that proves each request with this key.
-    pub(crate) fn client<'a>(&'a self, web: &'a Web) -> Proving<'a> {
-        Proving { web, dpop: self }
-    }
 }
 
-/// The authorization server's HTTP client, each request with a proof; a refusal that asks
-/// for a nonce is answered by sending the request again with it.
+/// The authorization server's HTTP client: with a key, each request carries a proof, and a
+/// refusal that asks for a nonce is answered by sending the request again with it; without
+/// one, requests go as they are.
 pub(crate) struct Proving<'a> {
     web: &'a Web,
-    dpop: &'a Dpop,
+    dpop: Option<&'a Dpop>,
+}
+
+impl<'a> Proving<'a> {
+    /// `web`, proving its requests with `dpop` when there is one.
+    pub(crate) fn new(web: &'a Web, dpop: Option<&'a Dpop>) -> Proving<'a> {
+        Proving { web, dpop }
+    }
 }
 
 impl<'c> oauth2::AsyncHttpClient<'c> for Proving<'_> {
@@ -122,10 +125,12 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Proving<'_> {
 
     fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
         Box::pin(async move {
+            let Some(dpop) = self.dpop else {
+                return oauth2::AsyncHttpClient::call(self.web, request).await;
+            };
             for _ in 0..2 {
-                let nonce = lock(&self.dpop.issuer_nonce).clone();
-                let proof = self
-                    .dpop
+                let nonce = lock(&dpop.issuer_nonce).clone();
+                let proof = dpop
                     .proof(
                         request.method().as_str(),
                         &request.uri().to_string(),
@@ -148,13 +153,12 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Proving<'_> {
                         .is_ok_and(|body| body["error"] == "use_dpop_nonce");
                 match asked {
                     Some(nonce)
-                        if wants_nonce
-                            && Some(&nonce) != lock(&self.dpop.issuer_nonce).as_ref() =>
+                        if wants_nonce && Some(&nonce) != lock(&dpop.issuer_nonce).as_ref() =>
                     {
-                        *lock(&self.dpop.issuer_nonce) = Some(nonce);
+                        *lock(&dpop.issuer_nonce) = Some(nonce);
                     }
                     Some(nonce) => {
-                        *lock(&self.dpop.issuer_nonce) = Some(nonce);
+                        *lock(&dpop.issuer_nonce) = Some(nonce);
                         return Ok(response);
                     }
                     None => return Ok(response),

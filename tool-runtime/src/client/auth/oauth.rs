@@ -6,7 +6,7 @@
 
 use super::challenge::Challenge;
 use super::discovery::{self, Issuer, Resource};
-use super::dpop::Dpop;
+use super::dpop::{Dpop, Proving};
 use super::grant::{self, Identity, Method, Tokens};
 use super::loopback::Authorizer;
 use super::web::Web;
@@ -375,15 +375,10 @@ impl Inner {
                 )
                 .await?
             }
-            Grant::ClientCredentials => match &dpop {
-                Some(dpop) => {
-                    let web = dpop.client(&self.web);
-                    grant::client_credentials(&web, &identity, &issuer, &scopes, id).await?
-                }
-                None => {
-                    grant::client_credentials(&self.web, &identity, &issuer, &scopes, id).await?
-                }
-            },
+            Grant::ClientCredentials => {
+                let web = Proving::new(&self.web, dpop.as_deref());
+                grant::client_credentials(&web, &identity, &issuer, &scopes, id).await?
+            }
             Grant::JwtBearer(assertion) => {
                 grant::jwt_bearer(&self.web, &identity, &issuer, &assertion, &scopes, id).await?
             }
@@ -610,54 +605,25 @@ impl Inner {
         let code = query
             .get("code")
             .ok_or("the authorization came back without a code")?;
-        match dpop {
-            Some(dpop) => {
-                let web = dpop.client(&self.web);
-                grant::redeem(
-                    &web,
-                    identity,
-                    issuer,
-                    &redirect,
-                    code,
-                    pending.verifier,
-                    resource,
-                )
-                .await
-            }
-            None => {
-                grant::redeem(
-                    &self.web,
-                    identity,
-                    issuer,
-                    &redirect,
-                    code,
-                    pending.verifier,
-                    resource,
-                )
-                .await
-            }
-        }
+        let web = Proving::new(&self.web, dpop);
+        grant::redeem(
+            &web,
+            identity,
+            issuer,
+            &redirect,
+            code,
+            pending.verifier,
+            resource,
+        )
+        .await
     }
 
     /// A new access token for the token held, from its refresh token.
     async fn refresh(&self, state: &State, refresh: &str) -> Result<Tokens, String> {
         let held = state.held.as_ref().ok_or("no token is held")?;
-        match state.dpop.as_ref().filter(|_| held.tokens.bound) {
-            Some(dpop) => {
-                let web = dpop.client(&self.web);
-                grant::refresh(&web, &held.identity, &held.issuer, refresh, &held.resource).await
-            }
-            None => {
-                grant::refresh(
-                    &self.web,
-                    &held.identity,
-                    &held.issuer,
-                    refresh,
-                    &held.resource,
-                )
-                .await
-            }
-        }
+        let dpop = state.dpop.as_deref().filter(|_| held.tokens.bound);
+        let web = Proving::new(&self.web, dpop);
+        grant::refresh(&web, &held.identity, &held.issuer, refresh, &held.resource).await
     }
 }
 

@@ -381,7 +381,7 @@ mod tests {
 
     #[test]
     fn a_group_is_replaced_in_one_step_or_not_at_all() {
-        let registry = RegistryBuilder::default().build_without_statics().unwrap();
+        let registry = RegistryBuilder::default().build().unwrap();
         registry
             .replace_group(&[], vec![tool("up_a"), tool("up_b")])
             .unwrap();

@@ -36,7 +36,7 @@ stage "the README's own-crate steps, run as written in a new crate" bash scripts
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"
-    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools \
+    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools \
         -p workspace-tools
     # rmcp's example server (the bench's), one of the servers our client and mounts reach.
     cargo build --quiet --manifest-path bench/Cargo.toml -p bench-rmcp --bin rmcp-example
@@ -59,7 +59,9 @@ python_oauth() { "$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-t
 typescript_sdk() { node tests/clients/typescript_clients.mjs "$binaries/conformance-server"; }
 providers() { "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent; }
 openapi() { "$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"; }
-catalog_page() { "$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/agent-tools"; }
+catalog_page() {
+    "$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/page-tools" "$CONFORMANCE_DIR/axe-core/axe.min.js"
+}
 upstreams() {
     "$CLIENT_PYTHON" tests/clients/upstreams.py "$binaries/workspace-tools" "$bench_binaries/rmcp-example" \
         "$CONFORMANCE_DIR/@modelcontextprotocol/server-everything/dist/index.js"
@@ -69,7 +71,7 @@ client_stage "the Python SDK's OAuth client" python_oauth
 client_stage "the official TypeScript SDK" typescript_sdk
 client_stage "what the agent layer hands each provider, against the providers' own SDK types" providers
 client_stage "the REST endpoints as OpenAPI 3.1: a validator and a generic client" openapi
-client_stage "the catalog page in headless Chromium" catalog_page
+client_stage "the catalog page in headless Chromium, with axe-core" catalog_page
 client_stage "the MCP Inspector's schema lint" bash scripts/inspector-strict.sh
 client_stage "servers nobody here wrote (server-everything, FastMCP, rmcp): our client, and mounted behind our server" upstreams
 stage "the conformance suite" bash scripts/conformance.sh

@@ -1,6 +1,7 @@
 //! `GET /`: the catalog as a page a person reads and tries: every tool, prompt and resource
-//! with its description, parameters, examples and schemas, and a form per tool, built from
-//! its schema, that calls it through the REST endpoint and shows the result or the error.
+//! in a side list with a filter, its description rendered as Markdown, its parameters,
+//! examples and schemas, and a form built from its schema that calls it (gets the prompt,
+//! reads the resource) through the MCP endpoint and shows the result or the error.
 //! Everything is in the binary (one HTML file, its style and script inline): no CDN, no
 //! network.
 
@@ -54,11 +55,13 @@ pub(super) async fn catalog_page(
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            // The page runs its own inline script and talks to this server only.
+            // The page runs its own inline script and talks to this server only; images and
+            // sound a tool returns are shown from the result itself (`data:`), never fetched.
             (
                 header::CONTENT_SECURITY_POLICY,
                 "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                 connect-src 'self'; base-uri 'none'; form-action 'none'",
+                 img-src data:; media-src data:; connect-src 'self'; base-uri 'none'; \
+                 form-action 'none'",
             ),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],

@@ -46,10 +46,7 @@ fn an_alias_of_state_is_filled_in_and_an_alias_of_option_is_optional() {
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let result = runtime.block_on(registry.call("find_user", json!({"name": "ada"})));
-    assert_eq!(
-        result.output(),
-        Some(&json!({"result": "db:ada (limit None)"}))
-    );
+    assert_eq!(result.output(), Some(&json!("db:ada (limit None)")));
 }
 
 #[test]

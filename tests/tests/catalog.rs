@@ -178,7 +178,7 @@ fn the_weather_tool_has_the_canonical_schema() {
 }
 
 #[test]
-fn output_schemas_come_from_the_ok_type_and_wrap_non_objects() {
+fn output_schemas_come_from_the_ok_type_and_say_when_the_handshake_era_wraps_them() {
     let weather = catalog().get("get_weather").unwrap();
     let output = weather.output_schema().expect("Weather describes itself");
     assert_eq!(output["type"], "object");
@@ -189,14 +189,12 @@ fn output_schemas_come_from_the_ok_type_and_wrap_non_objects() {
     );
     assert!(!weather.wraps_output());
 
+    // The schema of the value itself; a list is not an object, so MCP's handshake era
+    // carries it as {"result": [...]}.
     let search = catalog().get("search").unwrap();
     assert_eq!(
         search.output_schema().unwrap(),
-        &json!({
-            "type": "object",
-            "properties": {"result": {"type": "array", "items": {"type": "string"}}},
-            "required": ["result"]
-        })
+        &json!({"type": "array", "items": {"type": "string"}})
     );
     assert!(search.wraps_output());
     assert!(
@@ -312,9 +310,9 @@ async fn results_follow_seed_004s_tool_result() {
         })
     );
     let reversed = registry.call("reverse", json!({"text": "abc"})).await;
-    assert_eq!(reversed.output(), Some(&json!({"result": "cba"})));
+    assert_eq!(reversed.output(), Some(&json!("cba")));
     let pong = registry.call("ping", Value::Null).await;
-    assert_eq!(pong.output(), Some(&json!({"result": "pong"})));
+    assert_eq!(pong.output(), Some(&json!("pong")));
     let unit = registry.call("hello", json!({})).await;
     assert_eq!(unit.output(), Some(&Value::Null));
 }

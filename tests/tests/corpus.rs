@@ -161,7 +161,7 @@ async fn stdio_session(server: &McpServer, lines: &[&[u8]]) -> Result<Vec<Value>
         let answer: Value =
             serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}: {line}"))?;
         if answer["id"] == "after" {
-            if answer["result"]["structuredContent"] != json!({"result": 2}) {
+            if answer["result"]["structuredContent"] != json!(2) {
                 return Err(format!("the next request was not served: {answer}"));
             }
             after_served = true;
@@ -270,7 +270,7 @@ async fn the_corpus_over_http() {
             || messages(&body)
                 .last()
                 .map(|m| m["result"]["structuredContent"].clone())
-                != Some(json!({"result": 2}))
+                != Some(json!(2))
         {
             failures.push(format!(
                 "{}: the next request failed: {status} {body}",

@@ -179,7 +179,7 @@ async fn nested_problems_are_named_by_their_path() {
             json!({"filter": {"limit": 3.0, "tags": ["a"]}, "count": 2.0}),
         )
         .await;
-    assert_eq!(result.output(), Some(&json!({"result": "3 1 2"})));
+    assert_eq!(result.output(), Some(&json!("3 1 2")));
 }
 
 #[tokio::test]
@@ -229,10 +229,7 @@ async fn a_panicking_tool_is_an_error_result_and_the_process_carries_on() {
         );
     }
     let result = registry.call("get_weather", json!({"city": "Oslo"})).await;
-    assert_eq!(
-        result.output(),
-        Some(&json!({"result": "Oslo Metric false"}))
-    );
+    assert_eq!(result.output(), Some(&json!("Oslo Metric false")));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -246,9 +243,9 @@ async fn sync_tools_do_not_block_the_executor() {
     };
     tokio::task::yield_now().await;
     let released = registry.call("release", json!({})).await;
-    assert_eq!(released.output(), Some(&json!({"result": "sent"})));
+    assert_eq!(released.output(), Some(&json!("sent")));
     let waited = waiting.await.unwrap();
-    assert_eq!(waited.output(), Some(&json!({"result": "released"})));
+    assert_eq!(waited.output(), Some(&json!("released")));
 }
 
 #[tokio::test]
@@ -262,7 +259,7 @@ async fn state_is_injected_and_never_in_the_schema() {
     assert!(tool.params().iter().all(|p| p.is_injected()));
     for expected in 1..=3 {
         let result = registry.call("count_call", json!({})).await;
-        assert_eq!(result.output(), Some(&json!({"result": expected})));
+        assert_eq!(result.output(), Some(&json!(expected)));
     }
     let result = registry.call("count_call", json!({"counter": 5})).await;
     assert_eq!(
@@ -341,10 +338,7 @@ async fn run_time_tools_capture_their_context_and_are_called_like_static_ones() 
         })
     );
     let result = registry.call("list_products", json!({"prefix": "a"})).await;
-    assert_eq!(
-        result.output(),
-        Some(&json!({"result": ["apple", "avocado"]}))
-    );
+    assert_eq!(result.output(), Some(&json!(["apple", "avocado"])));
     let result = registry.call("list_products", json!({"prefix": "z"})).await;
     assert_eq!(error(&result), "no product starts with 'z'");
     let result = registry.call("list_products", json!({"prefix": 3})).await;
@@ -415,7 +409,7 @@ async fn groups_are_added_under_a_prefix_all_or_none() {
         .collect();
     assert!(names.contains(&"shop_list".to_owned()) && names.contains(&"shop_search".to_owned()));
     let result = registry.call("shop_search", json!({})).await;
-    assert_eq!(result.output(), Some(&json!({"result": ["pear"]})));
+    assert_eq!(result.output(), Some(&json!(["pear"])));
 
     // One clash refuses the whole group.
     let refused = registry

@@ -53,13 +53,7 @@ fn tools_with_shadowed_names_work() {
     let runtime = tool_tests::runtime();
     let registry = tool_runtime::Registry::new().unwrap();
     let result = tool_tests::call(&registry, "greet", ::serde_json::json!({"name": "Ada"}));
-    assert_eq!(
-        result.output(),
-        Some(&::serde_json::json!({"result": "hello Ada x1"}))
-    );
+    assert_eq!(result.output(), Some(&::serde_json::json!("hello Ada x1")));
     let result = runtime.block_on(registry.call("count_to", ::serde_json::json!({"limit": 3})));
-    assert_eq!(
-        result.output(),
-        Some(&::serde_json::json!({"result": [1, 2, 3]}))
-    );
+    assert_eq!(result.output(), Some(&::serde_json::json!([1, 2, 3])));
 }

@@ -6,7 +6,7 @@
 mod load;
 
 use load::{expected, request};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -52,7 +52,7 @@ async fn stdio_load(server: &McpServer, calls: u64) {
         assert!(seen.insert(id), "answer {id} came twice");
         assert_eq!(
             answer["result"]["structuredContent"],
-            expected(id),
+            json!({"result": expected(id)}),
             "answer {id}: {answer}"
         );
     }

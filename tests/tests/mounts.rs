@@ -407,11 +407,7 @@ async fn a_server_that_cannot_be_reached_leaves_the_others_served() {
     assert!(why.contains("cannot be reached"), "{why}");
     assert!(registry.get("gone_add").is_none());
     let result = registry.call("echo", json!({"word": "fine"})).await;
-    assert_eq!(
-        result.output(),
-        Some(&json!({"result": "fine"})),
-        "{result:?}"
-    );
+    assert_eq!(result.output(), Some(&json!("fine")), "{result:?}");
 }
 
 #[test]

@@ -529,7 +529,7 @@ async fn with_two_authorization_servers_each_key_checks_only_its_issuer_and_subj
         call_subject(&app, &b.sign(&claims(issuer_b, RESOURCE, "bob", ""))).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
-        answer["result"]["structuredContent"]["result"], "https://b.example.test#bob",
+        answer["result"]["structuredContent"], "https://b.example.test#bob",
         "a subject is qualified by its issuer when several are trusted"
     );
     // A's key cannot speak for B's users.
@@ -541,7 +541,7 @@ async fn with_two_authorization_servers_each_key_checks_only_its_issuer_and_subj
     machine["client_id"] = json!("bob");
     let (_, answer) = call_subject(&app, &a.sign(&machine)).await;
     assert_eq!(
-        answer["result"]["structuredContent"]["result"],
+        answer["result"]["structuredContent"],
         "https://a.example.test#client:bob"
     );
 
@@ -555,7 +555,7 @@ async fn with_two_authorization_servers_each_key_checks_only_its_issuer_and_subj
     let (status, answer) =
         call_subject(&app, &unnamed.sign(&claims(issuer_a, RESOURCE, "cy", ""))).await;
     assert_eq!(
-        (status, &answer["result"]["structuredContent"]["result"]),
+        (status, &answer["result"]["structuredContent"]),
         (200, &json!("cy"))
     );
 }

@@ -70,9 +70,10 @@ fn every_call_is_one_audit_event_as_a_json_line() {
     assert_eq!(echo["transport"], "stdio");
     let arguments = json!({"text": "private words"}).to_string();
     assert_eq!(echo["argument_bytes"], arguments.len());
+    // The output is the tool's value: the string, as JSON.
     assert_eq!(
         echo["output_bytes"],
-        json!({"result": "private words"}).to_string().len()
+        json!("private words").to_string().len()
     );
     assert!(echo["duration_ms"].is_f64(), "{echo}");
     // The duration is the call's: a 30 ms wait takes at least that.

@@ -361,6 +361,66 @@ fn tools_list_pages_follow_cursors_and_are_served_from_bytes() {
     assert_eq!(client.next_now()["error"]["code"], -32602);
 }
 
+/// The tool `name` as `tools/list` shows it in `answer`.
+fn listed<'a>(answer: &'a Value, name: &str) -> &'a Value {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is listed: {answer}"))
+}
+
+#[tokio::test]
+async fn an_output_is_its_value_at_2026_and_wrapped_only_where_the_handshake_era_needs_an_object() {
+    let server = server();
+    // 2026-07-28: the output schema and the structured content are the value's own.
+    let mut client = Client::new(&server);
+    client.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#
+    ));
+    let answer = client.next_now();
+    assert_eq!(
+        listed(&answer, "add")["outputSchema"],
+        json!({"type": "integer"})
+    );
+    assert_eq!(
+        listed(&answer, "greet")["outputSchema"],
+        json!({"type": "string"})
+    );
+    let answer = client
+        .call(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":40}},{META}}}}}"#
+        ))
+        .await;
+    assert_eq!(answer["result"]["structuredContent"], json!(42));
+    assert_eq!(
+        answer["result"]["content"],
+        json!([{"type": "text", "text": "42"}])
+    );
+
+    // The handshake era: structured content must be an object, so both say {"result": ...}.
+    let mut client = Client::initialized(&server);
+    client.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    let answer = client.next_now();
+    assert_eq!(
+        listed(&answer, "add")["outputSchema"],
+        json!({"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]})
+    );
+    let answer = client
+        .call(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ana"}}}"#)
+        .await;
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": "hello Ana"})
+    );
+    // The text block is the value either way.
+    assert_eq!(
+        answer["result"]["content"],
+        json!([{"type": "text", "text": "hello Ana"}])
+    );
+}
+
 #[tokio::test]
 async fn tools_call_answers_content_structured_content_and_is_error() {
     let server = server();

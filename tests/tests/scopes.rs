@@ -111,7 +111,7 @@ fn a_token_with_the_scopes_calls_and_callers_without_a_token_are_not_held_to_sco
         token(&["profile", "journal:write", "journal:read"]),
         "write_journal",
     );
-    assert_eq!(granted.output(), Some(&json!({"result": 5})));
+    assert_eq!(granted.output(), Some(&json!(5)));
     // Stdio, a direct call and HTTP without OAuth check no token: whoever reaches the
     // server may call every tool.
     for caller in [Caller::stdio(), Caller::http(None), Caller::default()] {

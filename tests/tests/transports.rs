@@ -307,7 +307,7 @@ async fn http_standard_headers_and_era_rules_are_enforced() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    assert_eq!(answer["result"]["structuredContent"], json!({"result": 3}));
+    assert_eq!(answer["result"]["structuredContent"], json!(3));
 
     // Missing, mismatched and case-mismatched values: 400 with -32020.
     mismatch(send_raw(&app, &list, &[version]).await, "no Mcp-Method");
@@ -632,7 +632,7 @@ async fn seed_003_rest_endpoints() {
         (status, json_of(&body)),
         (
             StatusCode::OK,
-            json!({"name": "add", "input": {"a": 1, "b": 2}, "output": {"result": 3}})
+            json!({"name": "add", "input": {"a": 1, "b": 2}, "output": 3})
         )
     );
     let (status, _, body) = send(&app, execute(r#"{"toolName":"add","parameters":{"a":1}}"#)).await;

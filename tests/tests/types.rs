@@ -115,12 +115,11 @@ fn registry() -> Registry {
     Registry::new().expect("registry")
 }
 
-/// Each tool here returns `serde_json::Value`, whose schema (any value) is not an object,
-/// so its output is wrapped as `{"result": ...}`.
+/// What a tool here returned: its output is the value itself.
 fn returned(name: &str, input: Value) -> Value {
     let result = call(&registry(), name, input);
     match result.output() {
-        Some(output) => output["result"].clone(),
+        Some(output) => output.clone(),
         None => panic!("{name} failed: {}", result.error().unwrap()),
     }
 }

@@ -34,7 +34,7 @@
 //! assert_eq!(tool.input_schema()["required"], serde_json::json!(["city"]));
 //!
 //! let result = registry.call("get_weather", serde_json::json!({"city": "Lima"})).await;
-//! assert_eq!(result.output(), Some(&serde_json::json!({"result": "Lima: 18 °C"})));
+//! assert_eq!(result.output(), Some(&serde_json::json!("Lima: 18 °C")));
 //!
 //! let result = registry
 //!     .call("get_weather", serde_json::json!({"city": "Lima", "units": "kelvin"}))
@@ -102,8 +102,9 @@
 //!   registered with [`Registry::builder`]) and [`CallContext`].
 //! - A return type implementing `serde::Serialize`, a `Result<T, E>` with `E: Display`
 //!   (an `Err` is a tool error carrying its message), or nothing. When the output type
-//!   implements `JsonSchema`, the tool has an output schema; a non-object output is wrapped
-//!   as `{"result": ...}`.
+//!   implements `JsonSchema`, the tool has an output schema. The output is the value itself
+//!   everywhere (a call's result, REST, MCP 2026-07-28); only MCP's handshake era, whose
+//!   structured content must be an object, carries a non-object output as `{"result": ...}`.
 //! - `#[tool(name = "...", title = "...", description = "...")]` and the MCP hints
 //!   `read_only`, `destructive`, `idempotent`, `open_world` (each a flag, or `= false`).
 //!

@@ -22,8 +22,8 @@ pub(crate) struct Reply {
     /// What a model reads: the output as text (a string as it is, anything else as JSON),
     /// the text of content blocks, or the error's message.
     pub text: String,
-    /// The output as a value (unwrapped from `{"result": ...}`), for a provider that takes
-    /// a value; `None` for an error or content blocks.
+    /// The output as a value, for a provider that takes one; `None` for an error or
+    /// content blocks.
     pub value: Option<Value>,
     /// Images and audio, for a provider that takes them.
     pub media: Vec<Media>,

@@ -118,7 +118,7 @@ impl fmt::Debug for StateMap {
 /// assert_eq!(schema["required"], serde_json::json!(["name"]));
 ///
 /// let result = registry.call("greet", serde_json::json!({"name": "Ana"})).await;
-/// assert_eq!(result.output(), Some(&serde_json::json!({"result": "Hola, Ana!"})));
+/// assert_eq!(result.output(), Some(&serde_json::json!("Hola, Ana!")));
 /// # });
 /// ```
 #[derive(Clone, Default)]

@@ -169,14 +169,6 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<Answer, 
             value: serde_json::to_value(&content).unwrap_or(Value::Null),
             content: Some(content),
         }),
-        Ok(Produced::Json(value)) if tool.wraps_output() => {
-            let mut wrapped = Map::new();
-            wrapped.insert("result".to_owned(), value);
-            Ok(Answer {
-                value: Value::Object(wrapped),
-                content: None,
-            })
-        }
         Ok(Produced::Json(value)) => Ok(Answer {
             value,
             content: None,

@@ -65,7 +65,8 @@ impl<T: Serialize + ?Sized> ToolOutput for T {
 #[derive(Debug, Clone, PartialEq)]
 #[doc(hidden)]
 pub enum Produced {
-    /// JSON data (wrapped as `{"result": ...}` later when the output schema needs it).
+    /// JSON data: the tool's value (MCP's handshake era wraps it as `{"result": ...}` on
+    /// its wire when it is not an object).
     Json(Value),
     /// MCP content blocks.
     Content(Vec<Content>),

@@ -21,11 +21,11 @@ use std::borrow::Cow;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new().unwrap();
 /// let result = registry.call("add", serde_json::json!({"a": 2, "b": 3})).await;
-/// // `i64` is not an object, so the output is wrapped to match the output schema.
-/// assert_eq!(result.output(), Some(&serde_json::json!({"result": 5})));
+/// // The output is the tool's value, whatever its type.
+/// assert_eq!(result.output(), Some(&serde_json::json!(5)));
 /// assert_eq!(
 ///     serde_json::to_value(&result).unwrap(),
-///     serde_json::json!({"name": "add", "input": {"a": 2, "b": 3}, "output": {"result": 5}})
+///     serde_json::json!({"name": "add", "input": {"a": 2, "b": 3}, "output": 5})
 /// );
 /// # });
 /// ```
@@ -86,15 +86,14 @@ impl ToolResult {
         &self.input
     }
 
-    /// The output, when the call succeeded (wrapped as `{"result": ...}` when the tool's
-    /// output schema needed an object).
+    /// The output, when the call succeeded: the tool's value as it serializes (a number,
+    /// a list, an object...), or its content blocks as JSON.
     pub fn output(&self) -> Option<&Value> {
         self.outcome.as_ref().ok()
     }
 
     /// The output as a model reads it in a text block, with its media type: a string as it
-    /// is, anything else as compact JSON, without the `{"result": ...}` wrapper. `None` for
-    /// a failure or content blocks.
+    /// is, anything else as compact JSON. `None` for a failure or content blocks.
     pub(crate) fn shown_text(&self) -> Option<(std::borrow::Cow<'_, str>, &'static str)> {
         Some(match self.shown_value()? {
             Value::String(text) => (std::borrow::Cow::Borrowed(text.as_str()), "text/plain"),
@@ -106,19 +105,12 @@ impl ToolResult {
         })
     }
 
-    /// The output as a model reads it, without the `{"result": ...}` wrapper. `None` for a
-    /// failure or content blocks.
+    /// The output as a model reads it: the value. `None` for a failure or content blocks.
     pub(crate) fn shown_value(&self) -> Option<&Value> {
         if self.content.is_some() {
             return None;
         }
-        let output = self.output()?;
-        let wraps = self.tool.as_ref().is_some_and(|tool| tool.wraps_output());
-        Some(if wraps {
-            output.get("result").unwrap_or(output)
-        } else {
-            output
-        })
+        self.output()
     }
 
     /// The text of a successful call as a model reads it: [`shown_text`](Self::shown_text),

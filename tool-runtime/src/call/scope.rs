@@ -246,7 +246,7 @@ impl LogLevel {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = tool_runtime::Registry::new().unwrap();
 /// let result = registry.call("import", serde_json::json!({"rows": ["a", "", "b"]})).await;
-/// assert_eq!(result.output(), Some(&serde_json::json!({"result": 2})));
+/// assert_eq!(result.output(), Some(&serde_json::json!(2)));
 /// # });
 /// ```
 #[derive(Clone, Default)]
@@ -337,7 +337,7 @@ impl Logger {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new().unwrap();
 /// let quick = registry.call("count_primes", serde_json::json!({"below": 20})).await;
-/// assert_eq!(quick.output(), Some(&serde_json::json!({"result": 8})));
+/// assert_eq!(quick.output(), Some(&serde_json::json!(8)));
 ///
 /// let slow = registry.call("count_primes", serde_json::json!({"below": 10_000_000})).await;
 /// assert_eq!(

@@ -9,6 +9,7 @@ mod surfaces;
 pub(crate) mod time;
 pub mod uri_template;
 
+use crate::schema::OutputSchema;
 pub use contract::{Annotations, SourceLocation};
 use contract::{Example, ResourceSpec, ToolDescription};
 pub(crate) use schemas::HEADER_KEYWORD;
@@ -48,7 +49,9 @@ use uri_template::UriTemplate;
 /// assert_eq!(tool.input_schema()["properties"]["celsius"]["type"], "number");
 /// assert_eq!(tool.argument_examples().next(), Some(&serde_json::json!({"celsius": 21.5})));
 ///
-/// // A number is not an object, so the output is wrapped as {"result": ...}.
+/// // The output is the number itself; MCP's handshake era, whose structured content must
+/// // be an object, carries it as {"result": ...}.
+/// assert_eq!(tool.output_schema().unwrap()["type"], "number");
 /// assert!(tool.wraps_output());
 /// assert_eq!(tool.location().unwrap().file, file!());
 /// ```
@@ -58,8 +61,10 @@ pub struct Tool {
     summary: String,
     description: String,
     input_schema: Value,
+    /// The schema of the value the tool returns.
     output_schema: Option<Value>,
-    wrap_output: bool,
+    /// `{"result": value}`, for a value that is not an object (MCP's handshake era).
+    wrapped_output_schema: Option<Value>,
     params: Vec<ParamInfo>,
     annotations: Annotations,
     examples: Vec<ToolExample>,
@@ -152,13 +157,18 @@ pub enum ToolExample {
     Text(String),
 }
 
+/// The value's output schema and its wrapped form, apart.
+fn split(schema: Option<OutputSchema>) -> (Option<Value>, Option<Value>) {
+    match schema {
+        Some(OutputSchema { value, wrapped }) => (Some(value), wrapped),
+        None => (None, None),
+    }
+}
+
 impl Tool {
     pub(crate) fn from_description(description: &ToolDescription) -> Tool {
         let (input_schema, params) = schemas::input_schema(description);
-        let (output_schema, wrap_output) = match schemas::output_schema(description) {
-            Some((schema, wrap)) => (Some(schema), wrap),
-            None => (None, false),
-        };
+        let (output_schema, wrapped_output_schema) = split(schemas::output_schema(description));
         let examples = description
             .examples
             .iter()
@@ -177,7 +187,7 @@ impl Tool {
             description: description.description.to_owned(),
             input_schema,
             output_schema,
-            wrap_output,
+            wrapped_output_schema,
             params,
             annotations: description.annotations,
             examples,
@@ -198,13 +208,10 @@ impl Tool {
         name: String,
         description: String,
         input_schema: Value,
-        output_schema: Option<(Value, bool)>,
+        output_schema: Option<OutputSchema>,
         params: Vec<ParamInfo>,
     ) -> Tool {
-        let (output_schema, wrap_output) = match output_schema {
-            Some((schema, wrap)) => (Some(schema), wrap),
-            None => (None, false),
-        };
+        let (output_schema, wrapped_output_schema) = split(output_schema);
         Tool {
             title: None,
             summary: first_paragraph(&description),
@@ -212,7 +219,7 @@ impl Tool {
             description,
             input_schema,
             output_schema,
-            wrap_output,
+            wrapped_output_schema,
             params,
             annotations: Annotations::default(),
             examples: Vec::new(),
@@ -253,13 +260,16 @@ impl Tool {
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
     }
-    /// The JSON Schema of the result, when the return type describes itself.
+    /// The JSON Schema of the value the tool returns, when the return type describes
+    /// itself: the schema of the output as [`ToolResult::output`](crate::ToolResult::output),
+    /// REST and MCP 2026-07-28 give it.
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()
     }
-    /// Whether results are wrapped as `{"result": ...}` to make them objects.
+    /// Whether MCP's handshake era (up to 2025-11-25), whose structured content must be an
+    /// object, carries the output as `{"result": ...}`: the output is not always an object.
     pub fn wraps_output(&self) -> bool {
-        self.wrap_output
+        self.wrapped_output_schema.is_some()
     }
     /// The parameters, in declaration order, injected ones included.
     pub fn params(&self) -> &[ParamInfo] {
@@ -312,6 +322,15 @@ impl Tool {
     pub fn published_output_schema(&self) -> Option<&Value> {
         self.output_schema()
             .filter(|_| !self.large_output_as_resource)
+    }
+
+    /// [`published_output_schema`](Self::published_output_schema) as MCP's handshake era
+    /// lists it: `{"result": ...}` around an output that is not always an object.
+    pub(crate) fn published_handshake_output_schema(&self) -> Option<&Value> {
+        self.published_output_schema()?;
+        self.wrapped_output_schema
+            .as_ref()
+            .or(self.output_schema.as_ref())
     }
 
     /// Whether a call may, or must, run as a task (`#[tool(task = "...")]`).

@@ -3,7 +3,7 @@
 
 use super::contract::{ParamKind, ToolDescription};
 use super::ParamInfo;
-use crate::schema;
+use crate::schema::{self, OutputSchema};
 use serde_json::{Map, Value};
 
 /// The schema keyword that says an argument is mirrored in an HTTP header (`Mcp-Param-*`),
@@ -67,6 +67,6 @@ pub(crate) fn input_schema(registration: &ToolDescription) -> (Value, Vec<ParamI
 }
 
 /// The output schema of a macro-registered tool, and whether its values are wrapped.
-pub(crate) fn output_schema(registration: &ToolDescription) -> Option<(Value, bool)> {
+pub(crate) fn output_schema(registration: &ToolDescription) -> Option<OutputSchema> {
     schema::output_schema(registration.output_schema)
 }

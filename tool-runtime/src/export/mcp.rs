@@ -5,8 +5,10 @@
 use crate::catalog::{Prompt, Resource, Tool};
 use serde_json::{Map, Value};
 
-/// One tool as MCP's `tools/list` shows it: `name`, `title`, `description`, `inputSchema`
-/// (with the JSON argument examples as `examples`), `outputSchema` and `annotations`.
+/// One tool as MCP's `tools/list` shows it (2026-07-28): `name`, `title`, `description`,
+/// `inputSchema` (with the JSON argument examples as `examples`), `outputSchema` (the
+/// schema of the output value; the handshake era, whose structured content must be an
+/// object, lists `{"result": ...}` around an output that is not one) and `annotations`.
 pub fn mcp_tool(tool: &Tool) -> Value {
     let mut object = Map::new();
     object.insert("name".to_owned(), tool.name().into());
@@ -49,6 +51,27 @@ pub(crate) fn schema_with_examples(tool: &Tool) -> Value {
 /// Every tool as MCP Tool objects, in the order given.
 pub fn mcp_tools(tools: &[&Tool]) -> Value {
     Value::Array(tools.iter().map(|tool| mcp_tool(tool)).collect())
+}
+
+/// The tools as the handshake era (up to 2025-11-25) lists them: an output that is not
+/// always an object is described as `{"result": ...}`.
+#[cfg(feature = "http")]
+pub(crate) fn handshake_mcp_tools(tools: &[&Tool]) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|tool| {
+                let mut listed = mcp_tool(tool);
+                let wrapped = tool
+                    .published_handshake_output_schema()
+                    .filter(|_| tool.wraps_output());
+                if let (Some(object), Some(schema)) = (listed.as_object_mut(), wrapped) {
+                    object.insert("outputSchema".to_owned(), schema.clone());
+                }
+                listed
+            })
+            .collect(),
+    )
 }
 
 /// One prompt as `prompts/list` shows it.

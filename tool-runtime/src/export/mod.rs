@@ -16,6 +16,8 @@ pub use artefact::{
     PromptEntry, ResourceEntry,
 };
 pub use gemini::{gemini_declarations, gemini_legacy_declarations};
+#[cfg(feature = "http")]
+pub(crate) use mcp::handshake_mcp_tools;
 pub use mcp::{mcp_prompt, mcp_resource, mcp_tool, mcp_tools};
 pub use openai::{openai_chat_tools, openai_responses_tools, strict_schema};
 pub use openapi::{call_path, openapi};

@@ -150,7 +150,7 @@ impl ServerInfo {
 /// }
 /// let answer = messages.recv().await.unwrap();
 /// let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
-/// assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));
+/// assert_eq!(answer["result"]["structuredContent"], serde_json::json!(5));
 /// # });
 /// ```
 #[derive(Clone)]

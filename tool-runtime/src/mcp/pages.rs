@@ -213,17 +213,24 @@ fn permitted_tools(
 
 /// A tool as both eras list it.
 fn tool_entry(tool: &Tool) -> Entry {
-    let execution = match tool.task_support() {
-        crate::catalog::TaskSupport::Forbidden => None,
-        support => Some(serde_json::json!({"taskSupport": support.as_str()})),
-    };
-    (mcp_tool(tool), execution)
+    let mut handshake = Map::new();
+    if tool.task_support() != crate::catalog::TaskSupport::Forbidden {
+        let support = tool.task_support().as_str();
+        handshake.insert("execution".to_owned(), json!({"taskSupport": support}));
+    }
+    if tool.wraps_output() {
+        if let Some(schema) = tool.published_handshake_output_schema() {
+            handshake.insert("outputSchema".to_owned(), schema.clone());
+        }
+    }
+    (mcp_tool(tool), (!handshake.is_empty()).then_some(handshake))
 }
 
-/// An entry of a list as both eras show it, and what the handshake era adds to it: a
+/// An entry of a list as 2026-07-28 shows it, and what the handshake era sets on it: a
 /// tool's `execution.taskSupport` (2025-11-25 tasks; 2026-07-28 tools have no such field,
-/// the server decides per call).
-type Entry = (Value, Option<Value>);
+/// the server decides per call), and its output schema as `{"result": ...}` for an output
+/// that is not always an object (structured content had to be one).
+type Entry = (Value, Option<Map<String, Value>>);
 
 /// Every entry of `list`, from one reading of the registry, and for the tools list the
 /// tools they are of.
@@ -276,10 +283,12 @@ fn paginate(
         let mut body = Map::new();
         let handshake_items: Vec<Value> = chunk
             .iter()
-            .map(|(item, execution)| {
+            .map(|(item, handshake)| {
                 let mut item = item.clone();
-                if let (Some(object), Some(execution)) = (item.as_object_mut(), execution) {
-                    object.insert("execution".to_owned(), execution.clone());
+                if let (Some(object), Some(handshake)) = (item.as_object_mut(), handshake) {
+                    for (key, value) in handshake {
+                        object.insert(key.clone(), value.clone());
+                    }
                 }
                 item
             })

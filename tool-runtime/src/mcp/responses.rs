@@ -115,7 +115,16 @@ fn mcp_answer(
         }
         _ => None,
     };
-    match tools::answer(result, shared.max_output_bytes, outputs, pages_as_error) {
+    // Structured content is any JSON value at 2026-07-28, an object before (and on REST's
+    // JSON-RPC endpoint, which answers as the handshake era does).
+    let objects_only = era != Some(Era::PerRequest);
+    match tools::answer(
+        result,
+        shared.max_output_bytes,
+        outputs,
+        pages_as_error,
+        objects_only,
+    ) {
         CallAnswer::Result(body) => {
             let info = era.filter(|era| era.types_results()).map(|_| &shared.info);
             ServerMessage::result(jsonrpc::response_written(id, |out| {

@@ -129,7 +129,7 @@ impl Connection {
         let tools: Vec<&Tool> = tools.iter().map(|tool| &**tool).collect();
         let body = json!({
             "jsonrpc": "2.0",
-            "result": {"tools": crate::export::mcp_tools(&tools)},
+            "result": {"tools": crate::export::handshake_mcp_tools(&tools)},
         });
         ServerMessage::result(body.to_string().into_bytes())
     }

@@ -7,6 +7,7 @@ use super::ServerInfo;
 use crate::call::content::Content;
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
+use crate::call::runnable::ToolRef;
 use serde_json::{json, Map, Value};
 
 /// What a `tools/call` answers: a result body, or a protocol error.
@@ -193,14 +194,17 @@ impl Framed<'_> {
 }
 
 /// The answer to `result`; `pages_as_error` when the protocol answers a tool that needs
-/// the user at pages first with its own error (the handshake era's -32042). With a store, a
-/// large output of a tool marked `large_output = "resource"` is stored there and answered
-/// as a preview and a link; any answer over `max_output_bytes` is then cut.
+/// the user at pages first with its own error (the handshake era's -32042); `objects_only`
+/// when structured content must be an object (the handshake era), so that an output that
+/// is not one goes as `{"result": ...}`. With a store, a large output of a tool marked
+/// `large_output = "resource"` is stored there and answered as a preview and a link; any
+/// answer over `max_output_bytes` is then cut.
 pub(crate) fn answer(
     result: ToolResult,
     max_output_bytes: usize,
     outputs: Option<&OutputStore>,
     pages_as_error: bool,
+    objects_only: bool,
 ) -> CallAnswer {
     if pages_as_error {
         if let Some((code, message, data)) = super::asking::url_elicitation_required(&result) {
@@ -212,7 +216,7 @@ pub(crate) fn answer(
             };
         }
     }
-    match full_answer(result, outputs) {
+    match full_answer(result, outputs, objects_only) {
         CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
         other => other,
     }
@@ -246,7 +250,11 @@ fn limited(body: CallBody, limit: usize) -> CallBody {
     }
 }
 
-fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer {
+fn full_answer(
+    result: ToolResult,
+    outputs: Option<&OutputStore>,
+    objects_only: bool,
+) -> CallAnswer {
     // Content blocks come only with a success.
     let shown = result
         .shown_text()
@@ -256,14 +264,15 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
         // Blocks of a tool with an output schema (another server's, passed on) come with
         // its structured content.
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
+        let structured = outcome.ok().filter(|_| has_schema);
         return CallAnswer::Result(CallBody {
             content: Blocks::Own(content),
-            structured: outcome.ok().filter(|_| has_schema),
+            structured: structured.map(|value| as_structured(value, tool.as_ref(), objects_only)),
             ..CallBody::text(String::new())
         });
     }
     // The text block shows the value itself: a string as it is, anything else as compact
-    // JSON (without the `{"result": ...}` wrapper).
+    // JSON: the value itself, whatever the era.
     match outcome {
         Ok(output) => {
             // Without a text of its own only content blocks, answered above.
@@ -286,7 +295,7 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 }
             }
             CallAnswer::Result(CallBody {
-                structured: has_schema.then_some(output),
+                structured: has_schema.then(|| as_structured(output, tool.as_ref(), objects_only)),
                 ..CallBody::text(text)
             })
         }
@@ -318,6 +327,18 @@ fn full_answer(result: ToolResult, outputs: Option<&OutputStore>) -> CallAnswer 
                 ..CallBody::text(error.to_string())
             })
         }
+    }
+}
+
+/// An output as structured content: as it is, or `{"result": ...}` where structured
+/// content must be an object and the tool's output is not always one.
+fn as_structured(output: Value, tool: Option<&ToolRef>, objects_only: bool) -> Value {
+    if objects_only && tool.is_some_and(|tool| tool.wraps_output()) {
+        let mut wrapped = serde_json::Map::new();
+        wrapped.insert("result".to_owned(), output);
+        Value::Object(wrapped)
+    } else {
+        output
     }
 }
 
@@ -371,12 +392,17 @@ mod tests {
     }
 
     fn body_of(name: &str, word: &str, limit: usize) -> CallBody {
+        body_in(name, word, limit, true)
+    }
+
+    /// The answer where structured content must be an object (`objects_only`), or not.
+    fn body_in(name: &str, word: &str, limit: usize, objects_only: bool) -> CallBody {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         let result = runtime.block_on(registry().call(name, json!({"word": word})));
-        match answer(result, limit, None, true) {
+        match answer(result, limit, None, true, objects_only) {
             CallAnswer::Result(body) => body,
             CallAnswer::Error { message, .. } => panic!("a protocol error: {message}"),
         }
@@ -400,6 +426,24 @@ mod tests {
             })
         );
         assert!(!body.is_error());
+    }
+
+    #[test]
+    fn a_string_output_is_structured_content_as_it_is_where_any_value_may_be() {
+        let body = body_in("shout", "hey\n", 10_000, false);
+        assert_eq!(
+            written(&body, None),
+            json!({
+                "content": [{"type": "text", "text": "HEY\n"}],
+                "structuredContent": "HEY\n",
+            })
+        );
+        // An object stays an object either way.
+        let body = body_in("count", "ab", 10_000, false);
+        assert_eq!(
+            written(&body, None)["structuredContent"],
+            json!({"word": "ab", "letters": 2})
+        );
     }
 
     #[test]

@@ -50,9 +50,9 @@ use tokio::sync::watch;
 ///     .unwrap();
 ///
 /// let price = registry.call("apple_price", serde_json::json!({})).await;
-/// assert_eq!(price.output(), Some(&serde_json::json!({"result": 40})));
+/// assert_eq!(price.output(), Some(&serde_json::json!(40)));
 /// let hello = registry.call("greetings_hello", serde_json::json!({"name": "Ana"})).await;
-/// assert_eq!(hello.output(), Some(&serde_json::json!({"result": "hello Ana"})));
+/// assert_eq!(hello.output(), Some(&serde_json::json!("hello Ana")));
 ///
 /// // A tool whose state is missing stops the build, naming both.
 /// let error = Registry::builder().build().unwrap_err().to_string();

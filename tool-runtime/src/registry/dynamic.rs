@@ -176,7 +176,7 @@ impl DynamicTool {
                 root.remove("$schema");
             }
             schema::publishable(&mut output);
-            (output, false)
+            schema::OutputSchema::of(output)
         });
         Ok(DynamicTool {
             tool: Tool::dynamic(name, description, input_schema, output_schema, params),
@@ -221,7 +221,7 @@ pub(super) fn described<A: JsonSchema>(
     what: ItemKind,
     name: String,
     description: String,
-    output_schema: Option<(Value, bool)>,
+    output_schema: Option<schema::OutputSchema>,
 ) -> Result<Tool, RegistryError> {
     let (input_schema, params) =
         arguments_schema::<A>().map_err(|reason| RegistryError::InvalidSchema {

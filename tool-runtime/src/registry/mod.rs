@@ -66,7 +66,7 @@ use tokio::sync::watch;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::builder().state(Config { unit: "m" }).build().unwrap();
 /// let result = registry.call("convert", serde_json::json!({"meters": 2.5})).await;
-/// assert_eq!(result.output(), Some(&serde_json::json!({"result": "2.5 m"})));
+/// assert_eq!(result.output(), Some(&serde_json::json!("2.5 m")));
 /// # });
 /// ```
 pub struct Registry {

@@ -93,32 +93,53 @@ fn complete_integer_bounds(schema: &mut Schema) {
     }
 }
 
-/// The output schema `describe` gives with the canonical settings, and whether values are
-/// wrapped as `{"result": ...}` (MCP structured content must be an object); `None` when
-/// there is no schema or the output is nothing.
+/// A tool's output schema: the schema of the value the tool returns, and, for a value
+/// that is not an object, the object schema `{"result": value}` that MCP's handshake era
+/// needs (its structured content must be an object; 2026-07-28 takes any JSON value).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OutputSchema {
+    /// The value's own schema.
+    pub(crate) value: Value,
+    /// `{"result": value}`, when the value is not always an object.
+    pub(crate) wrapped: Option<Value>,
+}
+
+impl OutputSchema {
+    /// `value`, with the wrapped form beside it when it does not describe an object.
+    pub(crate) fn of(value: Value) -> OutputSchema {
+        let wrapped = (value.get("type").and_then(Value::as_str) != Some("object"))
+            .then(|| wrapped(value.clone()));
+        OutputSchema { value, wrapped }
+    }
+}
+
+/// The output schema `describe` gives with the canonical settings; `None` when there is
+/// no schema or the output is nothing.
 pub(crate) fn output_schema(
     describe: impl FnOnce(&mut SchemaGenerator) -> Option<Schema>,
-) -> Option<(Value, bool)> {
+) -> Option<OutputSchema> {
     let mut generator = generator_for_output();
     canonical_output(describe(&mut generator)?)
 }
 
 /// The output schema of a return type, for tools made at run time.
-pub(crate) fn output_schema_of<T: schemars::JsonSchema>() -> Option<(Value, bool)> {
+pub(crate) fn output_schema_of<T: schemars::JsonSchema>() -> Option<OutputSchema> {
     canonical_output(generator_for_output().into_root_schema_for::<T>())
 }
 
-fn canonical_output(mut schema: Schema) -> Option<(Value, bool)> {
+fn canonical_output(mut schema: Schema) -> Option<OutputSchema> {
     remove_titles(&mut schema);
     let mut value = schema.to_value();
     publishable(&mut value);
     if value.get("type").and_then(Value::as_str) == Some("null") {
         return None; // A tool returning nothing has no structured output.
     }
-    if value.get("type").and_then(Value::as_str) == Some("object") {
-        return Some((value, false));
-    }
-    // Wrap: the root's `$defs` move to the new root so references still resolve.
+    Some(OutputSchema::of(value))
+}
+
+/// `{"type": "object", "properties": {"result": value}, "required": ["result"]}`: the
+/// root's `$defs` move to the new root so references still resolve.
+fn wrapped(mut value: Value) -> Value {
     let definitions = value
         .as_object_mut()
         .and_then(|object| object.remove("$defs"))
@@ -140,7 +161,7 @@ fn canonical_output(mut schema: Schema) -> Option<(Value, bool)> {
     // is spelled out as on the input side.
     let mut root = Value::Object(root);
     publishable(&mut root);
-    Some((root, true))
+    root
 }
 
 /// Keywords that annotate a schema rather than constrain it: they stay on the outside when

@@ -37,7 +37,7 @@
 //! let answer = from_server.recv().await.unwrap();
 //! assert!(answer.is_response());
 //! let answer: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap();
-//! assert_eq!(answer["result"]["structuredContent"], serde_json::json!({"result": 5}));
+//! assert_eq!(answer["result"]["structuredContent"], serde_json::json!(5));
 //! # });
 //! ```
 

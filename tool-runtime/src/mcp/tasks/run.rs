@@ -451,6 +451,7 @@ pub(super) fn ending(
         shared.max_output_bytes,
         Some(&shared.outputs),
         pages_as_error,
+        plan.era() == Era::Handshake,
     ) {
         CallAnswer::Result(body) => {
             let status = match plan {

@@ -5,18 +5,24 @@
 //! stream of the session does this.)
 
 use super::session::{RequestOptions, Session};
-use super::ClientError;
+use super::{ClientError, Notification};
 use serde_json::{json, Value};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tokio::sync::{broadcast, oneshot};
 
 /// How long one listen request may stay open: as long as the connection, in practice.
 const FOR_GOOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// The wait before a stream the server ended is opened again.
 const AGAIN_AFTER: Duration = Duration::from_millis(200);
 
-/// Starts listening on `session` when its server offers anything to listen to.
-pub(crate) fn start(session: &Arc<Session>) {
+/// The notification by which a server says a listen stream is open.
+const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// Starts listening on `session` when its server offers anything to listen to; resolves
+/// (when it does) once the server acknowledged the stream or the first one ended, so that
+/// a client connected after it hears whatever the server says from then on.
+pub(crate) fn start(session: &Arc<Session>) -> Option<oneshot::Receiver<()>> {
     let capabilities = crate::sync::read(&session.side).capabilities.clone();
     let changes = |list: &str| capabilities[list]["listChanged"].as_bool().unwrap_or(false);
     let wanted = json!({
@@ -31,13 +37,40 @@ pub(crate) fn start(session: &Arc<Session>) {
         .as_object()
         .is_some_and(|lists| lists.values().any(|on| on == true));
     if !anything && !updates {
-        return;
+        return None;
     }
-    tokio::spawn(listen(Arc::downgrade(session), wanted));
+    let (opened, told) = oneshot::channel();
+    let opened = Arc::new(Mutex::new(Some(opened)));
+    // Subscribed before the stream is asked for, so its acknowledgement cannot pass unseen.
+    tokio::spawn(tell_when_acknowledged(
+        session.events.subscribe(),
+        Arc::clone(&opened),
+    ));
+    tokio::spawn(listen(Arc::downgrade(session), wanted, opened));
+    Some(told)
 }
 
-/// Keeps a listen stream open for `session` while it lives.
-async fn listen(session: Weak<Session>, wanted: Value) {
+/// Who is waiting for the first stream to be open, until it is told.
+type Opened = Arc<Mutex<Option<oneshot::Sender<()>>>>;
+
+/// Tells `opened` once the server acknowledges a listen stream (or the session ends).
+async fn tell_when_acknowledged(mut heard: broadcast::Receiver<Notification>, opened: Opened) {
+    loop {
+        match heard.recv().await {
+            Ok(Notification::Other { method, .. }) if method == ACKNOWLEDGED => break,
+            Err(broadcast::error::RecvError::Closed) => break,
+            _ if crate::sync::lock(&opened).is_none() => return,
+            _ => {}
+        }
+    }
+    if let Some(opened) = crate::sync::lock(&opened).take() {
+        let _ = opened.send(());
+    }
+}
+
+/// Keeps a listen stream open for `session` while it lives; the first stream that ends
+/// unacknowledged lets `opened`'s waiter go on without it.
+async fn listen(session: Weak<Session>, wanted: Value, opened: Opened) {
     loop {
         let Some(live) = session.upgrade() else {
             return;
@@ -63,6 +96,8 @@ async fn listen(session: Weak<Session>, wanted: Value) {
             () = changed => None,
         };
         drop(live);
+        // Ended before it was acknowledged (refused, or cut): nothing to wait for.
+        drop(crate::sync::lock(&opened).take());
         match ended {
             // The server ended the stream: open it again, a moment later.
             Some(Ok(_)) | None => {}

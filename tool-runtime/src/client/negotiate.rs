@@ -19,7 +19,8 @@ use std::time::Duration;
 /// How long a server of the handshake era may take to refuse `server/discover` over stdio
 /// (some say nothing at all to a method they do not know).
 const DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
-/// How long the session waits for the server to answer its GET stream before it goes on.
+/// How long the session waits for the server to open its stream of what it says on its
+/// own (the GET stream, or the listen stream) before it goes on.
 const LISTEN_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Connects to `target` and agrees on an era: the session, ready for requests.
@@ -89,7 +90,12 @@ pub(super) async fn connect(
     match agreed {
         Ok(()) => {
             if session.era() == Era::PerRequest {
-                super::listen::start(&session);
+                // As with the handshake era's GET stream: what the server says on its own
+                // from now on reaches the client, once its listen stream is acknowledged.
+                if let Some(opened) = super::listen::start(&session) {
+                    let _ =
+                        tokio::time::timeout(session.timeout.min(LISTEN_PATIENCE), opened).await;
+                }
             }
             Ok(session)
         }

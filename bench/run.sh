@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds every server in release mode and prints the tables: ours, rmcp as its examples
 # show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP); then
-# ours in front of another of ours through a mount, against calling that one directly. Medians
-# of ROUNDS interleaved rounds (default 3). Server CPU per request comes from /proc (user +
-# system over all threads).
+# ours in front of another of ours through a mount, against calling that one directly; and
+# draws the same results as SVG charts in bench/charts/ (CPU and latency per scenario,
+# start-up against the number of tools). Medians of ROUNDS interleaved rounds (default 3).
+# Server CPU per request comes from /proc (user + system over all threads).
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds="${ROUNDS:-3}"
@@ -69,7 +70,10 @@ for round in $(seq 1 "$rounds"); do
             record "$server" "HTTP tools/call of an async tool, $concurrency client(s)" http "$concurrency" "$requests" "$p" "$tool" -- "${command[@]}"
         done
     done
-    record "ours" "start-up with 1,001 tools" stdio sequential 200 add -- "$bin/ours-1000" serve
+    # Start-up against the number of tools: the benchmark's five, 101 and 1,002.
+    record "ours" "start-up with 5 tools" stdio sequential 200 add -- "$bin/bench-ours" serve
+    record "ours" "start-up with 101 tools" stdio sequential 200 add -- "$bin/ours-100" serve
+    record "ours" "start-up with 1,002 tools" stdio sequential 200 add -- "$bin/ours-1000" serve
     # Through a mount: our server in front of another of ours, over stdio and over HTTP.
     # The CPU measured is the front server's: what the mount adds to a call (the upstream
     # spends what it spends when called directly).
@@ -95,3 +99,5 @@ for _ in range(400):
     done
 done
 python3 table.py "$results"
+# The same run as pictures, for BENCHMARKS.md (committed beside it).
+python3 charts.py "$results" charts

@@ -1,4 +1,4 @@
-//! The 1,001-tool catalog served with the standard command line: start-up time with a large
+//! The 1,002-tool catalog served with the standard command line: start-up time with a large
 //! catalog.
 
 fn main() -> std::process::ExitCode {

@@ -216,6 +216,46 @@ fn call_shows_the_progress_of_a_call_unless_quiet() {
 }
 
 #[test]
+fn call_shows_the_status_of_the_task_a_call_became_until_it_ends() {
+    use std::io::{BufRead, BufReader};
+    let upstream = upstream_command();
+    let dir = work_dir("task");
+    let mut child = tool_tests::command(TRAVEL)
+        .args(["call", "--server", &upstream, "work", &work_arguments(&dir)])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The tool waits to be released: the server runs the call as a task, whose status
+    // `call` shows as it changes.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !(line.starts_with("task ") && line.contains(": working")) {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "call ended before its task was shown"
+        );
+    }
+    std::fs::write(dir.join("release"), b"go").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{rest}");
+    let task = line.trim_end().trim_end_matches(": working");
+    assert!(
+        rest.contains(&format!("{task}: completed")),
+        "the task is shown until it ends: {rest}"
+    );
+    let mut printed = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
+    let printed: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(printed["output"], "released");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
     use std::io::{BufRead, BufReader};
     let upstream = upstream_command();
@@ -263,6 +303,11 @@ fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
         printed.as_deref(),
         Some(""),
         "no result is printed for a cancelled call"
+    );
+    // The cancellation reached the server before `call` exited: its tool stopped midway.
+    assert!(
+        dir.join("cancelled").exists(),
+        "the mounted server's tool was cancelled before call exited"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

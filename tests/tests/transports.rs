@@ -100,6 +100,33 @@ async fn stdio_answers_concurrently_and_exits_at_end_of_input() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_at_end_of_input_ends_listen_streams_and_exits_without_waiting_for_them() {
+    // A grace far longer than the test's patience: only an exit that does not wait for
+    // the open stream ends in time.
+    let server = server(ServerOptions::default().shutdown_grace(Duration::from_secs(3600)));
+    let mut session = Session::in_memory(&server);
+    let listen = tool_tests::rpc::per_request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    );
+    session.send(&listen).await;
+    let acknowledged = session.next().await;
+    assert_eq!(
+        acknowledged["method"], "notifications/subscriptions/acknowledged",
+        "{acknowledged}"
+    );
+    // The client closes its input: the stream waits for news nobody will ask for, so it
+    // ends, and the server exits (within the test's patience, or `finish` fails).
+    let rest = session.finish().await;
+    assert!(
+        rest.iter().all(|message| message.get("error").is_none()),
+        "{rest:?}"
+    );
+}
+
 fn app() -> axum::Router {
     router(server(ServerOptions::default()), HttpOptions::default())
 }

@@ -137,14 +137,18 @@ where
                 MOUNT_PATIENCE.as_secs()
             )),
         };
-        match (problem, unreached) {
+        let done = match (problem, unreached) {
             (None, _) => Ok(work(Arc::clone(&registry)).await),
             (Some(why), Unreached::Fails) => Err(super::commands::failure(&why)),
             (Some(why), Unreached::Warns) => {
                 eprintln!("warning: {why}; going on without its tools");
                 Ok(work(Arc::clone(&registry)).await)
             }
-        }
+        };
+        // Politely, while the runtime still runs: a call given up (Ctrl-C) is cancelled on
+        // its server before the server's input closes.
+        registry.close_connections().await;
+        done
     });
     drop(registry);
     runtime.shutdown_timeout(Duration::from_secs(1));

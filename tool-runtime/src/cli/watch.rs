@@ -1,6 +1,7 @@
 //! What `call` shows while a call runs: its progress reports, as a bar on a terminal
-//! (`indicatif`) or as one line each otherwise (a log, a pipe), or nothing with `--quiet`;
-//! all on stderr, so stdout keeps only the result.
+//! (`indicatif`) or as one line each otherwise (a log, a pipe), and the status of the task
+//! a mounted server runs it as (the bar's message, or a line each time it changes), or
+//! nothing with `--quiet`; all on stderr, so stdout keeps only the result.
 
 use crate::call::scope::Notifier;
 use serde_json::Value;
@@ -70,8 +71,28 @@ fn trim(number: f64) -> String {
     }
 }
 
+/// A task's status as its mount tells it (a log message named "task"), if `params` is one.
+#[cfg(feature = "client")]
+fn task_status(params: &Value) -> Option<&str> {
+    (params["logger"] == crate::mount::TASK_LOGGER)
+        .then(|| params["data"].as_str())
+        .flatten()
+}
+
+/// Without mounts, no call runs as another server's task.
+#[cfg(not(feature = "client"))]
+fn task_status(_: &Value) -> Option<&str> {
+    None
+}
+
 impl Notifier for Shown {
     fn notify(&self, method: &str, params: Value) {
+        if method == "notifications/message" {
+            if let Some(status) = task_status(&params) {
+                self.status(status);
+            }
+            return;
+        }
         if method != "notifications/progress" {
             return;
         }
@@ -102,6 +123,23 @@ impl Notifier for Shown {
                     bar.set_message(message.to_owned());
                 }
             }
+        }
+    }
+}
+
+impl Shown {
+    /// Shows a task's status: the bar's message, or a line.
+    fn status(&self, status: &str) {
+        match self {
+            Shown::Quiet => {}
+            Shown::Lines(stderr) => {
+                use std::io::Write;
+                let mut stderr = stderr
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let _ = writeln!(stderr, "{status}");
+            }
+            Shown::Bar(bar) => bar.set_message(status.to_owned()),
         }
     }
 }

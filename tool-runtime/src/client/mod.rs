@@ -528,6 +528,12 @@ impl Client {
     /// Ends the connection: a process's input is closed and the process stopped (killed
     /// if it does not end), an HTTP session deleted.
     pub async fn close(&self) {
+        // A call given up just before is cancelled on the server, not cut off: what is owed
+        // goes out first, on the connection as it is.
+        let open = self.inner.session.lock().await.clone();
+        if let Some(session) = open {
+            session.pay_what_is_owed().await;
+        }
         let session = self.inner.session.lock().await.take();
         if let Some(session) = session {
             session.link.close(&session).await;
@@ -591,7 +597,7 @@ impl Client {
                 // The call's time limit holds for the whole task; past it, the follow is
                 // dropped, which cancels the task on the server.
                 let limit = round.timeout.unwrap_or(session.timeout);
-                let followed = tasks::follow(self, &session, asked, task);
+                let followed = tasks::follow(self, &session, asked, task, round.statuses.as_ref());
                 return match tokio::time::timeout(limit, followed).await {
                     Ok(outcome) => outcome,
                     Err(_) => Err(ClientError::TimedOut {
@@ -639,14 +645,16 @@ impl Client {
 }
 
 /// What a request's rounds need besides the request: where its progress goes, its time
-/// limit, who answers its questions (the client's handler unless given), and where its
-/// log messages go (the client's listeners unless given).
+/// limit, who answers its questions (the client's handler unless given), where its
+/// log messages go (the client's listeners unless given), and where the states of the
+/// task the server may turn it into go as they change.
 #[derive(Default)]
 pub(crate) struct Round<'a> {
     pub(crate) progress: Option<mpsc::UnboundedSender<Progress>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) asked: Option<&'a dyn ClientHandler>,
     pub(crate) logs: Option<mpsc::UnboundedSender<Notification>>,
+    pub(crate) statuses: Option<mpsc::UnboundedSender<tasks::RemoteTask>>,
 }
 
 /// Passes what `session` is told on to the client's listeners, for as long as it lasts.

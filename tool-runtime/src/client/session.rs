@@ -82,9 +82,35 @@ pub(crate) struct Session {
     /// The first thing the server sent that was no message (its start, shortened): when no
     /// answer comes, likely why.
     not_understood: Mutex<Option<String>>,
+    /// What the client still owes the server: the cancellations sent on their own when a
+    /// request or a task was given up. Closing the connection waits for them, so that a
+    /// call given up just before (Ctrl-C) is cancelled on the server, not cut off.
+    owed: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
+/// How long closing a connection waits for each cancellation it still owes the server.
+const OWED_PATIENCE: Duration = Duration::from_secs(2);
+
 impl Session {
+    /// Sends `message` (a cancellation) on its own, and keeps it owed until it is sent.
+    pub(crate) fn owe(&self, message: impl std::future::Future<Output = ()> + Send + 'static) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let sending = runtime.spawn(message);
+        let mut owed = lock(&self.owed);
+        owed.retain(|sending| !sending.is_finished());
+        owed.push(sending);
+    }
+
+    /// Waits (a bounded time each) for what the client still owes the server to be sent.
+    pub(crate) async fn pay_what_is_owed(&self) {
+        let owed = std::mem::take(&mut *lock(&self.owed));
+        for sending in owed {
+            let _ = tokio::time::timeout(OWED_PATIENCE, sending).await;
+        }
+    }
+
     pub(crate) fn new(
         server: String,
         link: Link,
@@ -110,6 +136,7 @@ impl Session {
             death: Mutex::new(None),
             subscribed: Mutex::default(),
             resubscribe: tokio::sync::Notify::new(),
+            owed: Mutex::default(),
         })
     }
 
@@ -410,13 +437,11 @@ impl Drop for InFlight {
             let params =
                 serde_json::json!({"requestId": self.id, "reason": "the client stopped waiting"});
             let method = std::mem::take(&mut self.method);
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    if let Err(error) = session.notify("notifications/cancelled", Some(params)).await {
-                        tracing::debug!(%error, method, "could not tell the server a request was cancelled");
-                    }
-                });
-            }
+            self.session.owe(async move {
+                if let Err(error) = session.notify("notifications/cancelled", Some(params)).await {
+                    tracing::debug!(%error, method, "could not tell the server a request was cancelled");
+                }
+            });
         }
         drop(self.sent.take());
     }

@@ -117,7 +117,7 @@ impl Client {
             return Ok(CallResult::from_value(result));
         }
         let handler = Arc::clone(&session.handler);
-        let result = follow(self, &session, &*handler, task.clone()).await?;
+        let result = follow(self, &session, &*handler, task.clone(), None).await?;
         Ok(CallResult::from_value(result))
     }
 
@@ -129,21 +129,30 @@ impl Client {
     }
 }
 
-/// Follows a 2026-07-28 task until it ends: its result, or its error. The task is
+/// Follows a 2026-07-28 task until it ends: its result, or its error; each state it is
+/// seen in (a status or a message not seen just before) goes to `statuses`. The task is
 /// cancelled on the server when the future is dropped before.
 pub(crate) async fn follow(
     client: &Client,
     session: &Arc<Session>,
     asked: &dyn ClientHandler,
     task: RemoteTask,
+    statuses: Option<&tokio::sync::mpsc::UnboundedSender<RemoteTask>>,
 ) -> Result<Value, ClientError> {
     let mut guard = CancelOnDrop {
         client: client.clone(),
+        session: Arc::clone(session),
         id: Some(task.id.clone()),
     };
     let mut task = task;
     let mut answered: Vec<String> = Vec::new();
+    let mut told: Option<(String, Option<String>)> = None;
     loop {
+        let state = (task.status.clone(), task.message.clone());
+        if let (Some(statuses), false) = (statuses, told.as_ref() == Some(&state)) {
+            let _ = statuses.send(task.clone());
+            told = Some(state);
+        }
         match task.status.as_str() {
             "completed" => {
                 guard.id = None;
@@ -200,6 +209,7 @@ pub(crate) async fn follow(
 /// Cancels a task on the server when dropped while it still runs.
 struct CancelOnDrop {
     client: Client,
+    session: Arc<Session>,
     id: Option<String>,
 }
 
@@ -207,12 +217,10 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let client = self.client.clone();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(error) = client.cancel_task(&id).await {
-                    tracing::debug!(%error, task = %id, "a task could not be cancelled");
-                }
-            });
-        }
+        self.session.owe(async move {
+            if let Err(error) = client.cancel_task(&id).await {
+                tracing::debug!(%error, task = %id, "a task could not be cancelled");
+            }
+        });
     }
 }

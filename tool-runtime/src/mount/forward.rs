@@ -178,6 +178,8 @@ impl Relay {
         };
         let (logs, logged) = mpsc::unbounded_channel();
         let relay_logs = pass_logs(logged, &context);
+        let (statuses, seen) = mpsc::unbounded_channel();
+        let relay_statuses = pass_statuses(seen, &context);
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
@@ -185,9 +187,22 @@ impl Relay {
             timeout: self.mount.timeout,
             asked: Some(&caller),
             logs: Some(logs),
+            statuses: Some(statuses),
         };
-        let call = self.client.call_with(name, arguments, round);
-        let (outcome, (), ()) = tokio::join!(call, relay_progress, relay_logs);
+        // A call cancelled here is given up there at once: dropping it tells the server.
+        let cancellation = context.scope().map(|scope| scope.cancellation.clone());
+        let call = async {
+            let call = self.client.call_with(name, arguments, round);
+            match &cancellation {
+                Some(cancellation) => tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => Err(ClientError::Cancelled),
+                    outcome = call => outcome,
+                },
+                None => call.await,
+            }
+        };
+        let (outcome, (), (), ()) = tokio::join!(call, relay_progress, relay_logs, relay_statuses);
         match outcome {
             Ok(result) if result.is_error => Err(ToolError::new(result.text())),
             Ok(result) => Ok(Produced::Relayed {
@@ -273,6 +288,29 @@ async fn pass_logs(mut logged: mpsc::UnboundedReceiver<Notification>, context: &
                 None => logger.log(level, data),
             }
         }
+    }
+}
+
+/// The logger name under which a call's caller hears of the task the mounted server runs
+/// it as.
+pub(crate) const TASK_LOGGER: &str = "task";
+
+/// Tells the caller of each state of the task the server runs a call as (a log message at
+/// `info`, named [`TASK_LOGGER`]: any MCP client can show it, and `call` shows it as the
+/// task's status line).
+async fn pass_statuses(
+    mut seen: mpsc::UnboundedReceiver<crate::client::RemoteTask>,
+    context: &CallContext,
+) {
+    let logger = crate::Logger::for_scope(context.scope().cloned()).named(TASK_LOGGER);
+    while let Some(task) = seen.recv().await {
+        let mut said = format!("task {}: {}", task.id, task.status);
+        if let Some(message) = &task.message {
+            said.push_str(" (");
+            said.push_str(message);
+            said.push(')');
+        }
+        logger.info(said);
     }
 }
 

@@ -65,6 +65,12 @@ pub(super) async fn keep(
             }
         }
     };
+    if let Some(registry) = registry.upgrade() {
+        let closing = client.clone();
+        registry.on_close(Box::new(move || {
+            Box::pin(async move { closing.close().await })
+        }));
+    }
     let mut events = client.notifications();
     let mut placed = Placed::default();
     loop {

@@ -26,6 +26,8 @@
 //! ```
 
 mod forward;
+#[cfg(feature = "cli")]
+pub(crate) use forward::TASK_LOGGER;
 mod keep;
 
 use crate::client::Target;
@@ -185,5 +187,14 @@ impl Registry {
         self: &Arc<Self>,
     ) -> impl std::future::Future<Output = Result<(), String>> + Send {
         self.start()
+    }
+
+    /// Ends the connections to the mounted servers: what a call given up just before owes
+    /// a server (its cancellation) is sent first, then a process's input is closed (and
+    /// the process stopped if it does not end in a moment) and an HTTP session deleted.
+    /// Call it before the runtime ends, as the command line does when a call is done or
+    /// interrupted: a mount dropped without it is cut off (its process killed).
+    pub async fn close_mounts(&self) {
+        self.close_connections().await;
     }
 }

@@ -269,6 +269,7 @@ impl RegistryBuilder {
             grows: !self.starters.is_empty(),
             starters: std::sync::Mutex::new(self.starters),
             background: std::sync::Mutex::default(),
+            closers: std::sync::Mutex::default(),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

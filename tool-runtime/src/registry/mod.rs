@@ -103,7 +103,15 @@ pub struct Registry {
     /// The tasks started that run for as long as the registry lives (a mount's
     /// connection): stopped when it is dropped.
     background: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,
+    /// What ends the connections started work opened (a mount's), in order, when the
+    /// registry is closed.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    closers: std::sync::Mutex<Vec<Closer>>,
 }
+
+/// Ends a connection started work opened (a mounted server's), politely.
+pub(crate) type Closer =
+    Box<dyn FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send>;
 
 impl Drop for Registry {
     fn drop(&mut self) {
@@ -170,6 +178,21 @@ impl Registry {
     /// over it offers every list and announces their changes.
     pub(crate) fn grows_when_started(&self) -> bool {
         self.grows
+    }
+
+    /// Has `closer` run when the registry's connections are closed.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn on_close(&self, closer: Closer) {
+        crate::sync::lock(&self.closers).push(closer);
+    }
+
+    /// Runs every closer given so far, one after the other.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) async fn close_connections(&self) {
+        let closers = std::mem::take(&mut *crate::sync::lock(&self.closers));
+        for closer in closers {
+            closer().await;
+        }
     }
 
     /// Keeps `task` running for as long as the registry lives.

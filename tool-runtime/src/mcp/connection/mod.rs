@@ -237,6 +237,13 @@ impl Connection {
         }
     }
 
+    /// Says the client's input ended (stdio): the streams that only wait for news
+    /// (`subscriptions/listen`) end, so that [`drain`](Self::drain) waits only for the
+    /// answers still owed.
+    pub fn end_of_input(&self) {
+        self.state.input_ended.cancel();
+    }
+
     /// Ends the connection: every request in flight is cancelled.
     pub fn close(&self) {
         for in_flight in self.state.finish_all() {

@@ -42,6 +42,10 @@ pub(crate) struct State {
     pub(crate) watching: AtomicBool,
     /// Fires when the connection closes: ends the work that lasts as long as it.
     pub(crate) closed: Cancellation,
+    /// Fires when the client's input ended (stdio): streams that only wait for news
+    /// (`subscriptions/listen`) end then, since nobody will ask for more, and do not hold up
+    /// the answers still owed.
+    pub(crate) input_ended: Cancellation,
     /// The resources this client subscribed to (handshake era).
     pub(crate) subscribed: Mutex<HashSet<String>>,
     /// Whether the watcher of resource updates was handed out.
@@ -139,6 +143,7 @@ impl Default for State {
             unsolicited: Mutex::new(None),
             watching: AtomicBool::new(false),
             closed: Cancellation::new(),
+            input_ended: Cancellation::new(),
             subscribed: Mutex::new(HashSet::new()),
             watching_resources: AtomicBool::new(false),
             backlog: Arc::new(Backlog::default()),

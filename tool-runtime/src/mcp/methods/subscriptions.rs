@@ -210,6 +210,7 @@ impl Connection {
         let watch_updates = !resources.is_empty();
         let sink = RequestSink::new(&self.state, sink);
         let stream_sink = Arc::clone(&sink);
+        let state = Arc::clone(&self.state);
         let work = async move {
             let _registered = guard;
             let meta = json!({META_SUBSCRIPTION: subscription});
@@ -217,6 +218,7 @@ impl Connection {
                 let notifications: Vec<(&str, Value)> = tokio::select! {
                     biased;
                     () = cancellation.cancelled() => return,
+                    () = state.input_ended.cancelled() => return,
                     changed = changes.next(), if watch_lists => match changed {
                         Some(changed) => list_changed_methods(changed, lists)
                             .map(|method| (method, json!({"_meta": meta})))

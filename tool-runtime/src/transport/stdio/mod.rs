@@ -155,6 +155,7 @@ impl Running {
 /// End of input: the work in flight gets a grace period to answer, then what is left is
 /// cancelled (a tool that never returns must not keep the process alive).
 async fn wind_down(server: &McpServer, connection: &Connection, running: &mut Running) {
+    connection.end_of_input();
     let mut drained = std::pin::pin!(connection.drain());
     let answered = poll_fn(|cx| {
         running.poll_all(cx);

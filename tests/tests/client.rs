@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tool_runtime::client::{
     Answer, Client, ClientError, ClientHandler, Elicitation, Notification, Target,
 };
-use tool_tests::{spawn_http, wait_for, ServerProcess, PATIENCE};
+use tool_tests::{spawn_http, wait_for, wait_for_some, ServerProcess, PATIENCE};
 
 const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
 
@@ -745,4 +745,85 @@ async fn at_2026_a_call_the_server_turns_into_a_task_is_followed_to_its_result()
         .unwrap()
         .unwrap();
     assert_eq!(result.text(), "let go");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_passes_the_updates_of_its_servers_resources_to_this_servers_subscribers() {
+    use tool_runtime::mcp::{McpServer, ServerInfo};
+    use tool_runtime::transport::http::{router, HttpOptions};
+    const URI: &str = "notes://today";
+    // The upstream: a resource that changes, served over HTTP.
+    let today =
+        tool_runtime::registry::DynamicResource::new(URI, "today", "Today's note.", || async {
+            Ok::<_, String>("rain")
+        })
+        .unwrap();
+    let builder = tool_runtime::Registry::builder().resource(today);
+    let updates = builder.resource_updates();
+    let upstream = McpServer::new(builder.build().unwrap(), ServerInfo::new("notes", "1"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = router(upstream, HttpOptions::for_address(address));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{address}/mcp");
+
+    // The front mounts it; a client of the front subscribes to the mounted resource.
+    let front = tool_runtime::Registry::builder()
+        .mount(tool_runtime::mount::Mount::new("up", &url).unwrap())
+        .build()
+        .unwrap();
+    let front = McpServer::new(front, ServerInfo::new("front", "1"));
+    let mut session = tool_tests::stdio::Session::in_memory(&front);
+    session.send(tool_tests::INITIALIZE).await;
+    session.answer_to(0).await;
+    let mut asked = 0;
+    wait_for_some("the front lists the mounted resource", async || {
+        asked += 1;
+        session
+            .send(&tool_tests::rpc::request(
+                100 + asked,
+                "resources/list",
+                json!({}),
+            ))
+            .await;
+        let (listed, _) = session.answer_to(100 + asked).await;
+        listed["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|resource| resource["uri"] == URI)
+            .then_some(())
+    })
+    .await;
+    session
+        .send(&tool_tests::rpc::request(
+            1,
+            "resources/subscribe",
+            json!({"uri": URI}),
+        ))
+        .await;
+    let (subscribed, _) = session.answer_to(1).await;
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+
+    // The upstream's resource changes (again and again, until the mount's own subscription
+    // is in place): the front's subscriber hears of it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let firing = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                updates.updated(URI);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
+    loop {
+        let message = session.next().await;
+        if message["method"] == "notifications/resources/updated" {
+            assert_eq!(message["params"]["uri"], URI, "{message}");
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    firing.await.unwrap();
 }

@@ -26,6 +26,9 @@ struct Placed {
     tools: Vec<String>,
     prompts: Vec<String>,
     resources: Vec<String>,
+    /// The resources subscribed to on the server, so their updates reach this one's
+    /// subscribers.
+    subscribed: std::collections::BTreeSet<String>,
 }
 
 /// Keeps what `mount`'s server offers in the registry for as long as the registry lives;
@@ -74,12 +77,12 @@ pub(super) async fn keep(
     let mut events = client.notifications();
     let mut placed = Placed::default();
     loop {
-        let Some(registry) = registry.upgrade() else {
+        let Some(live) = registry.upgrade() else {
             client.close().await;
             return;
         };
-        let listed = refresh(&mount, &client, &registry, &callers, &mut placed).await;
-        drop(registry);
+        let listed = refresh(&mount, &client, &live, &callers, &mut placed).await;
+        drop(live);
         if let Some(tried) = tried.take() {
             let _ = tried.send(listed.clone());
         }
@@ -96,6 +99,14 @@ pub(super) async fn keep(
                     | Notification::ResourcesChanged
                     | Notification::Connected,
                 ) => break,
+                Ok(Notification::ResourceUpdated { uri }) => {
+                    // A mounted resource keeps its URI: this server's subscribers of it
+                    // hear of the change (and other replicas', through a shared store).
+                    if let Some(registry) = registry.upgrade() {
+                        registry.resource_updates().updated(&uri);
+                    }
+                    continue;
+                }
                 Ok(Notification::Log {
                     level,
                     logger,
@@ -198,12 +209,19 @@ async fn surfaces(
                     .iter()
                     .map(|r| (r, "uri"))
                     .chain(templates.iter().map(|t| (t, "uriTemplate")));
+                let mut fixed = std::collections::BTreeSet::new();
                 for (remote, key) in listed {
                     let Some(resource) = forward::resource(mount, client, callers, remote, key)
                     else {
                         continue;
                     };
+                    if key == "uri" {
+                        fixed.insert(resource.uri().to_owned());
+                    }
                     place_resource(mount, registry, resource, &mut placed.resources);
+                }
+                if server.capabilities["resources"]["subscribe"] == true {
+                    follow_updates(mount, client, &mut placed.subscribed, fixed).await;
                 }
             }
             (Err(error), _) | (_, Err(error)) => {
@@ -211,6 +229,29 @@ async fn surfaces(
             }
         }
     }
+}
+
+/// Subscribes on the server to each resource of `fixed` not subscribed to yet, and
+/// unsubscribes from those no longer listed: the server then says when one changes, and
+/// the mount passes it on. (A template's resources are not known in advance: their
+/// updates are not followed.)
+async fn follow_updates(
+    mount: &Mount,
+    client: &Client,
+    subscribed: &mut std::collections::BTreeSet<String>,
+    fixed: std::collections::BTreeSet<String>,
+) {
+    for gone in subscribed.difference(&fixed) {
+        if let Err(error) = client.unsubscribe(gone).await {
+            tracing::debug!(mount = %mount.prefix, %error, uri = %gone, "could not unsubscribe");
+        }
+    }
+    for uri in fixed.difference(subscribed) {
+        if let Err(error) = client.subscribe(uri).await {
+            tracing::warn!(mount = %mount.prefix, %error, %uri, "the updates of a mounted resource cannot be followed");
+        }
+    }
+    *subscribed = fixed;
 }
 
 fn place_prompt(

@@ -119,14 +119,16 @@ def startup(runs, order):
         if value is not None:
             points.append((tools, value))
     points.sort()
-    height, left, right, top, bottom = 300, 70, WIDTH - 40, 70, 250
+    height, left, right, top, bottom = 300, 70, WIDTH - 50, 80, 250
+    # The points start clear of the axis, so the first one's label does not meet its ticks.
+    inset = 40
     parts = [text(16, 26, "Start-up against the number of tools", "title"),
-             text(16, 44, "ours: milliseconds from spawn to the first answer on stdio (median of the rounds)", "note")]
+             text(16, 44, "ours: milliseconds from spawn to the first answer on stdio (median of every start measured)", "note")]
     if not points:
         return svg(height, "\n".join(parts + [text(16, 80, "no start-up measured", "note")]))
     most_tools = max(tools for tools, _ in points)
     most_ms = max(ms for _, ms in points) * 1.15 or 1
-    x = lambda tools: left + (right - left) * tools / most_tools
+    x = lambda tools: left + inset + (right - left - inset) * tools / most_tools
     y = lambda ms: bottom - (bottom - top) * ms / most_ms
     parts.append(f'<line class="rule" x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}"/>')
     parts.append(f'<line class="rule" x1="{left}" x2="{left}" y1="{top - 10}" y2="{bottom}"/>')
@@ -134,7 +136,7 @@ def startup(runs, order):
         ms = most_ms * step / 4
         parts.append(text(left - 8, y(ms) + 4, f"{ms:.1f}", "axis", "end"))
     parts.append(text((left + right) / 2, bottom + 38, "tools in the catalog", "axis", "middle"))
-    parts.append(text(left - 8, top - 18, "ms", "axis", "end"))
+    parts.append(text(left - 8, top - 14, "ms", "axis", "end"))
     path = " ".join(f"{'M' if index == 0 else 'L'}{x(tools):.1f},{y(ms):.1f}" for index, (tools, ms) in enumerate(points))
     parts.append(f'<path d="{path}" fill="none" stroke="{SERVERS[0][2]}" stroke-width="2"/>')
     for tools, ms in points:

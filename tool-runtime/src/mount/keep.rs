@@ -96,9 +96,13 @@ pub(super) async fn keep(
                 Ok(
                     Notification::ToolsChanged
                     | Notification::PromptsChanged
-                    | Notification::ResourcesChanged
-                    | Notification::Connected,
+                    | Notification::ResourcesChanged,
                 ) => break,
+                // A new connection holds none of the old one's subscriptions: all anew.
+                Ok(Notification::Connected) => {
+                    placed.subscribed.clear();
+                    break;
+                }
                 Ok(Notification::ResourceUpdated { uri }) => {
                     // A mounted resource keeps its URI: this server's subscribers of it
                     // hear of the change (and other replicas', through a shared store).

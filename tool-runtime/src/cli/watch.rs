@@ -98,13 +98,7 @@ impl Notifier for Shown {
         }
         match self {
             Shown::Quiet => {}
-            Shown::Lines(stderr) => {
-                use std::io::Write;
-                let mut stderr = stderr
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                let _ = writeln!(stderr, "{}", line(&params));
-            }
+            Shown::Lines(stderr) => write_line(stderr, &line(&params)),
             Shown::Bar(bar) => {
                 // The bar counts whole steps; fractional progress is scaled to thousandths.
                 let (done, total) = (params["progress"].as_f64(), params["total"].as_f64());
@@ -132,16 +126,19 @@ impl Shown {
     fn status(&self, status: &str) {
         match self {
             Shown::Quiet => {}
-            Shown::Lines(stderr) => {
-                use std::io::Write;
-                let mut stderr = stderr
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                let _ = writeln!(stderr, "{status}");
-            }
+            Shown::Lines(stderr) => write_line(stderr, status),
             Shown::Bar(bar) => bar.set_message(status.to_owned()),
         }
     }
+}
+
+/// One line on stderr, whole (reports from several threads never interleave).
+fn write_line(stderr: &Mutex<std::io::Stderr>, text: &str) {
+    use std::io::Write;
+    let mut stderr = stderr
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _ = writeln!(stderr, "{text}");
 }
 
 #[cfg(test)]

@@ -324,13 +324,12 @@ impl Tool {
             .filter(|_| !self.large_output_as_resource)
     }
 
-    /// [`published_output_schema`](Self::published_output_schema) as MCP's handshake era
-    /// lists it: `{"result": ...}` around an output that is not always an object.
-    pub(crate) fn published_handshake_output_schema(&self) -> Option<&Value> {
+    /// What MCP's handshake era lists in place of
+    /// [`published_output_schema`](Self::published_output_schema): `{"result": ...}` around
+    /// an output that is not always an object; `None` when it lists the schema as it is.
+    pub(crate) fn published_wrapped_output_schema(&self) -> Option<&Value> {
         self.published_output_schema()?;
-        self.wrapped_output_schema
-            .as_ref()
-            .or(self.output_schema.as_ref())
+        self.wrapped_output_schema.as_ref()
     }
 
     /// Whether a call may, or must, run as a task (`#[tool(task = "...")]`).

@@ -62,9 +62,7 @@ pub(crate) fn handshake_mcp_tools(tools: &[&Tool]) -> Value {
             .iter()
             .map(|tool| {
                 let mut listed = mcp_tool(tool);
-                let wrapped = tool
-                    .published_handshake_output_schema()
-                    .filter(|_| tool.wraps_output());
+                let wrapped = tool.published_wrapped_output_schema();
                 if let (Some(object), Some(schema)) = (listed.as_object_mut(), wrapped) {
                     object.insert("outputSchema".to_owned(), schema.clone());
                 }

@@ -218,10 +218,8 @@ fn tool_entry(tool: &Tool) -> Entry {
         let support = tool.task_support().as_str();
         handshake.insert("execution".to_owned(), json!({"taskSupport": support}));
     }
-    if tool.wraps_output() {
-        if let Some(schema) = tool.published_handshake_output_schema() {
-            handshake.insert("outputSchema".to_owned(), schema.clone());
-        }
+    if let Some(schema) = tool.published_wrapped_output_schema() {
+        handshake.insert("outputSchema".to_owned(), schema.clone());
     }
     (mcp_tool(tool), (!handshake.is_empty()).then_some(handshake))
 }

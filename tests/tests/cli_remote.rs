@@ -3,6 +3,7 @@
 //! binary's own for `serve` and `answer` (`--mount`, `--mounts-file`).
 
 use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
 use std::process::Output;
 use tool_tests::stdio::Session;
 
@@ -215,29 +216,46 @@ fn call_shows_the_progress_of_a_call_unless_quiet() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn call_shows_the_status_of_the_task_a_call_became_until_it_ends() {
-    use std::io::{BufRead, BufReader};
+/// `call --server` of the upstream's `work` tool with `dir`'s files, as a child whose
+/// stderr is read line by line.
+fn call_work(dir: &std::path::Path) -> (std::process::Child, BufReader<std::process::ChildStderr>) {
     let upstream = upstream_command();
-    let dir = work_dir("task");
     let mut child = tool_tests::command(TRAVEL)
-        .args(["call", "--server", &upstream, "work", &work_arguments(&dir)])
+        .args(["call", "--server", &upstream, "work", &work_arguments(dir)])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The tool waits to be released: the server runs the call as a task, whose status
-    // `call` shows as it changes.
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    (child, stderr)
+}
+
+/// Reads `stderr` up to the first line `wanted` accepts; that line.
+fn line_where(
+    stderr: &mut BufReader<std::process::ChildStderr>,
+    wanted: impl Fn(&str) -> bool,
+) -> String {
     let mut line = String::new();
-    while !(line.starts_with("task ") && line.contains(": working")) {
+    while !wanted(&line) {
         line.clear();
         assert!(
             stderr.read_line(&mut line).unwrap() > 0,
-            "call ended before its task was shown"
+            "call ended before the line looked for"
         );
     }
+    line
+}
+
+#[test]
+fn call_shows_the_status_of_the_task_a_call_became_until_it_ends() {
+    let dir = work_dir("task");
+    // The tool waits to be released: the server runs the call as a task, whose status
+    // `call` shows as it changes.
+    let (mut child, mut stderr) = call_work(&dir);
+    let line = line_where(&mut stderr, |line| {
+        line.starts_with("task ") && line.contains(": working")
+    });
     std::fs::write(dir.join("release"), b"go").unwrap();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
@@ -257,26 +275,10 @@ fn call_shows_the_status_of_the_task_a_call_became_until_it_ends() {
 
 #[test]
 fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
-    use std::io::{BufRead, BufReader};
-    let upstream = upstream_command();
     let dir = work_dir("interrupt");
-    let mut child = tool_tests::command(TRAVEL)
-        .args(["call", "--server", &upstream, "work", &work_arguments(&dir)])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // The tool is running once its last report is shown; it then waits to be released.
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("progress 3/3") {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "call ended before its tool reported"
-        );
-    }
+    let (mut child, mut stderr) = call_work(&dir);
+    line_where(&mut stderr, |line| line.contains("progress 3/3"));
     let interrupted = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["export", "check.rs", "diff.rs"],
     &["call"],
+    &["layers"],
     &["ops"],
     &["registration.rs"],
     &["registry"],

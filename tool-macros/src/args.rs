@@ -53,6 +53,7 @@ impl Kind {
                 "task",
                 "exclusive",
                 "approval",
+                "layers",
             ],
             Kind::Prompt => &["name", "title", "description", "timeout"],
             Kind::Resource => &[
@@ -107,6 +108,8 @@ pub struct ToolArgs {
     pub exclusive: Option<Hint>,
     /// `approval`: in an agent loop, a call waits for a user's approval.
     pub approval: Option<Hint>,
+    /// `layers = ["audit"]`: the named layers a call of the tool goes through.
+    pub layers: Option<Vec<LitStr>>,
 }
 
 /// What `task = "..."` says.
@@ -203,6 +206,7 @@ impl ToolArgs {
                 set_once(&mut self.timeout_ms, meta, millis)
             }
             "scopes" => set_once(&mut self.scopes, meta, scopes_value(meta)?),
+            "layers" => set_once(&mut self.layers, meta, layers_value(meta)?),
             "rate" => {
                 let text = string_value(meta)?;
                 let rate = parse_rate(&text.value()).map_err(|reason| {
@@ -310,6 +314,44 @@ fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
         ));
     }
     Ok(scopes)
+}
+
+/// `layers = ["audit", "retry"]`: string literals, each a layer's name (letters, digits,
+/// `_`, `-`, `.`), none twice.
+fn layers_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    const SHAPE: &str = "`layers` takes a list of string literals: layers = [\"audit\"]";
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(SHAPE));
+    }
+    let value: syn::Expr = meta.value()?.parse()?;
+    let syn::Expr::Array(array) = value else {
+        return Err(syn::Error::new_spanned(value, SHAPE));
+    };
+    let mut layers: Vec<LitStr> = Vec::new();
+    for element in array.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(layer),
+            ..
+        }) = element
+        else {
+            return Err(syn::Error::new_spanned(element, SHAPE));
+        };
+        let name = layer.value();
+        if let Err(reason) = tool_rules::check_layer_name(&name) {
+            return Err(syn::Error::new(
+                layer.span(),
+                format!("invalid layer name {name:?}: {reason}"),
+            ));
+        }
+        if layers.iter().any(|seen| seen.value() == name) {
+            return Err(syn::Error::new(
+                layer.span(),
+                format!("the layer {name:?} is named twice"),
+            ));
+        }
+        layers.push(layer);
+    }
+    Ok(layers)
 }
 
 fn hint_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Hint> {

@@ -285,6 +285,7 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
         None => quote!(::core::option::Option::None),
     };
     let scopes = args.scopes.iter().flatten();
+    let layers = args.layers.iter().flatten();
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
     let exclusive = args.exclusive.is_some_and(|hint| hint.value);
     let approval = args.approval.is_some_and(|hint| hint.value);
@@ -324,6 +325,7 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
             task: #task,
             exclusive: #exclusive,
             approval: #approval,
+            layers: &[#(#layers),*],
             forms: &[#(#forms),*],
             output_schema: __tool_output_schema,
             location: #location,

@@ -94,6 +94,30 @@ pub fn check_scopes<'a>(scopes: impl IntoIterator<Item = &'a str>) -> Result<(),
     Ok(())
 }
 
+/// Why `name` cannot name a layer, or `Ok` when it can: one to 64 ASCII letters, digits,
+/// `_`, `-` and `.`, as a tool names the layers it goes through (`#[tool(layers = [...])]`)
+/// and a registry names what it gives them.
+pub fn check_layer_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    if name.len() > 64 {
+        return Err(format!(
+            "it is {} characters long; the limit is 64",
+            name.chars().count()
+        ));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        Some(c) => Err(format!(
+            "it contains `{c}`; use only ASCII letters, digits, `_`, `-` and `.`"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The candidate `wanted` most likely meant, when one is at least `at_least` alike
 /// (Jaro-Winkler similarity, from 0 to 1): the "did you mean" of an unknown name.
 pub fn closest<'a>(
@@ -219,6 +243,21 @@ mod tests {
         assert_eq!(check_name(""), refused("it is empty"));
         let accent = "it contains `é`; use only ASCII letters, digits, `_` and `-`";
         assert_eq!(check_name("café"), refused(accent));
+    }
+
+    #[test]
+    fn layer_names_are_short_ascii_words() {
+        assert!(check_layer_name("audit").is_ok());
+        assert!(check_layer_name("db.pool-2_x").is_ok());
+        assert_eq!(check_layer_name(""), refused("it is empty"));
+        assert_eq!(
+            check_layer_name(&"a".repeat(65)),
+            refused("it is 65 characters long; the limit is 64")
+        );
+        assert_eq!(
+            check_layer_name("an audit"),
+            refused("it contains ` `; use only ASCII letters, digits, `_`, `-` and `.`")
+        );
     }
 
     #[test]

@@ -207,6 +207,7 @@ pub mod client;
 mod clock;
 pub mod diff;
 pub mod export;
+pub mod layers;
 pub mod mcp;
 #[cfg(feature = "client")]
 pub mod mount;

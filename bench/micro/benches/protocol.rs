@@ -2,17 +2,43 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tool_runtime::catalog::Catalog;
+use tool_runtime::layers::ToolCall;
 use tool_runtime::mcp::connection::{outbox, Connection, Outbox};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::Registry;
 
 fn server() -> McpServer {
+    server_over(Registry::new().unwrap())
+}
+
+fn server_over(registry: Registry) -> McpServer {
     micro::link();
     McpServer::with_options(
-        Registry::new().unwrap(),
+        registry,
         ServerInfo::new("micro", "1"),
         ServerOptions::default().page_size(2000),
     )
+}
+
+/// A layer that does nothing but pass each call on: what the layers themselves cost.
+#[derive(Clone)]
+struct PassOn<S>(S);
+
+impl<S: tower::Service<ToolCall>> tower::Service<ToolCall> for PassOn<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: ToolCall) -> S::Future {
+        self.0.call(call)
+    }
 }
 
 fn initialized(server: &McpServer) -> Connection {
@@ -61,6 +87,25 @@ fn protocol(c: &mut Criterion) {
     c.bench_function("tools/call add (request bytes to response bytes)", |b| {
         b.iter(|| {
             handle(&runtime, &connection, black_box(call), &sink);
+            black_box(messages.try_recv().expect("answered at once"));
+        })
+    });
+
+    let layered_server = server_over(
+        Registry::builder()
+            .layer(tower::layer::layer_fn(PassOn))
+            .layer(tower::layer::layer_fn(PassOn))
+            .layer_for("add", tower::layer::layer_fn(PassOn))
+            .build()
+            .unwrap(),
+    );
+    let layered = initialized(&layered_server);
+    handle(&runtime, &layered, call, &sink);
+    let answer = messages.try_recv().expect("answered at once");
+    assert!(String::from_utf8_lossy(&answer.bytes).contains(r#""text":"5""#));
+    c.bench_function("tools/call add through three layers that pass it on", |b| {
+        b.iter(|| {
+            handle(&runtime, &layered, black_box(call), &sink);
             black_box(messages.try_recv().expect("answered at once"));
         })
     });

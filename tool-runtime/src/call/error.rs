@@ -128,12 +128,58 @@ pub enum CallError {
         /// How long to wait before calling again.
         retry_after: std::time::Duration,
     },
+    /// A [layer](crate::layers) around the call refused it, or stopped it while it ran: a
+    /// rule of the server's (a deny rule, load shed past a limit, a time limit set around
+    /// the call). Its status is `refused`; with `retry_after`, the same call may pass later.
+    Refused {
+        /// The tool called.
+        tool: String,
+        /// Why, in words a model can act on.
+        reason: String,
+        /// How long to wait before calling again, when a later call may pass.
+        retry_after: Option<std::time::Duration>,
+    },
 }
 
 impl CallError {
+    /// A refusal for a [layer](crate::layers) to answer: the call of `tool` did not run (or
+    /// was stopped) for `reason`, which the model reads as it is.
+    ///
+    /// ```
+    /// use tool_runtime::CallError;
+    ///
+    /// let refusal = CallError::refused("delete_file", "deleting is allowed on weekdays only");
+    /// assert_eq!(refusal.status(), "refused");
+    /// assert_eq!(
+    ///     refusal.to_string(),
+    ///     "the call of 'delete_file' was stopped: deleting is allowed on weekdays only"
+    /// );
+    /// ```
+    pub fn refused(tool: impl Into<String>, reason: impl Into<String>) -> Self {
+        CallError::Refused {
+            tool: tool.into(),
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The same refusal, saying that the call may pass when made again after `wait`.
+    /// Other errors are returned as they are.
+    pub fn retry_after(self, wait: std::time::Duration) -> Self {
+        match self {
+            CallError::Refused { tool, reason, .. } => CallError::Refused {
+                tool,
+                reason,
+                retry_after: Some(wait),
+            },
+            other => other,
+        }
+    }
+
     /// The kind of failure as one stable word (`unknown_tool`, `invalid_arguments`,
     /// `failed`, `panicked`, `timed_out`, `unavailable`, `insufficient_scope`,
-    /// `url_elicitation_required`, `rate_limited`, `budget_exceeded`, `limits_unreachable`),
+    /// `url_elicitation_required`, `rate_limited`, `budget_exceeded`, `limits_unreachable`,
+    /// `refused`),
     /// as audit events and metrics name it and programs can match on.
     pub fn status(&self) -> &'static str {
         match self {
@@ -148,6 +194,7 @@ impl CallError {
             CallError::RateLimited { .. } => "rate_limited",
             CallError::BudgetExceeded { .. } => "budget_exceeded",
             CallError::LimitsUnreachable { .. } => "limits_unreachable",
+            CallError::Refused { .. } => "refused",
         }
     }
 
@@ -244,6 +291,21 @@ impl fmt::Display for CallError {
                 call it again in {}",
                 crate::catalog::time::show_duration(*retry_after)
             ),
+            CallError::Refused {
+                tool,
+                reason,
+                retry_after,
+            } => {
+                write!(f, "the call of '{tool}' was stopped: {reason}")?;
+                match retry_after {
+                    Some(wait) => write!(
+                        f,
+                        "; call it again in {}",
+                        crate::catalog::time::show_duration(*wait)
+                    ),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

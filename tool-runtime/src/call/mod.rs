@@ -35,28 +35,81 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// What a successful call gives: its output as JSON, and the content blocks when the tool
-/// answered with content rather than data.
-pub(crate) struct Answer {
+/// answered with content rather than data. A [layer](crate::layers) sees it, and may change
+/// it or give another.
+///
+/// ```
+/// use tool_runtime::layers::ToolAnswer;
+///
+/// let answer = ToolAnswer::new(serde_json::json!({"temperature": 18}));
+/// assert_eq!(answer.value()["temperature"], 18);
+/// assert!(answer.content().is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolAnswer {
     pub(crate) value: Value,
     pub(crate) content: Option<Vec<Content>>,
+}
+
+impl ToolAnswer {
+    /// An answer of data: `value` is the output, as a tool's return value would be.
+    pub fn new(value: Value) -> Self {
+        ToolAnswer {
+            value,
+            content: None,
+        }
+    }
+
+    /// An answer of content blocks (text, images, audio, resources), as a tool returning
+    /// `Vec<Content>` gives.
+    pub fn from_content(content: Vec<Content>) -> Self {
+        ToolAnswer {
+            value: serde_json::to_value(&content).unwrap_or(Value::Null),
+            content: Some(content),
+        }
+    }
+
+    /// The output as JSON (the content blocks as JSON when there are some).
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The output, to change in place. For an answer of content blocks, change the blocks
+    /// instead, or give a new answer: the blocks are what is sent.
+    pub fn value_mut(&mut self) -> &mut Value {
+        &mut self.value
+    }
+
+    /// The content blocks, when the answer is made of them.
+    pub fn content(&self) -> Option<&[Content]> {
+        self.content.as_deref()
+    }
 }
 
 /// How a call stands once started.
 pub(crate) enum Started {
     /// Finished without running: the arguments were refused.
-    Finished(Result<Answer, CallError>),
+    Finished(Result<ToolAnswer, CallError>),
     /// Work to await.
     Pending(Invocation),
 }
 
 /// Checks the arguments and starts the call; finishes it at once when it can.
 pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Started {
+    match check(tool, input) {
+        Err(refusal) => Started::Finished(Err(refusal)),
+        Ok(()) => begin(tool, input, context),
+    }
+}
+
+/// Checks the arguments against the tool's schema (`null` stands for no arguments).
+pub(crate) fn check(tool: &ToolRef, input: &Value) -> Result<(), CallError> {
     let empty = Value::Object(Map::new());
     let input = match input {
         Value::Object(_) => input,
         Value::Null => &empty,
         other => {
-            return Started::Finished(Err(invalid(
+            return Err(invalid(
                 tool,
                 vec![ArgumentProblem::new(
                     "",
@@ -65,14 +118,23 @@ pub(crate) fn start(tool: &ToolRef, input: &Value, context: &CallContext) -> Sta
                         crate::schema::describe::compact(other)
                     ),
                 )],
-            )))
+            ))
         }
     };
     let problems = validate::problems(tool, input);
-    if !problems.is_empty() {
-        return Started::Finished(Err(invalid(tool, problems)));
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(invalid(tool, problems)),
     }
+}
 
+/// Reads arguments already checked into the tool's typed values and starts its work.
+pub(crate) fn begin(tool: &ToolRef, input: &Value, context: &CallContext) -> Started {
+    let empty = Value::Object(Map::new());
+    let input = match input {
+        Value::Object(_) => input,
+        _ => &empty,
+    };
     let invocation = match &tool.runnable().how {
         How::Macro { invoke, .. } => {
             let empty_map = Map::new();
@@ -110,7 +172,7 @@ pub(crate) async fn complete(
     invocation: Invocation,
     context: &CallContext,
     limit: Option<Duration>,
-) -> Result<Answer, CallError> {
+) -> Result<ToolAnswer, CallError> {
     let outcome = match limit {
         Some(limit) => {
             let run = invoke::run(invocation, tool.runnable().pace());
@@ -138,9 +200,9 @@ pub(crate) async fn complete(
 /// layer answers as such.
 fn needing_pages(
     tool: &Tool,
-    outcome: Result<Answer, CallError>,
+    outcome: Result<ToolAnswer, CallError>,
     scope: Option<&scope::CallScope>,
-) -> Result<Answer, CallError> {
+) -> Result<ToolAnswer, CallError> {
     let pages = match (&outcome, scope) {
         (Err(CallError::Failed { .. }), Some(scope)) => scope.take_required_pages(),
         _ => return outcome,
@@ -155,21 +217,21 @@ fn needing_pages(
 }
 
 /// Turns what the tool did into the call's answer.
-fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<Answer, CallError> {
+fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnswer, CallError> {
     match outcome {
         Ok(Produced::Relayed {
             content,
             structured,
-        }) => Ok(Answer {
+        }) => Ok(ToolAnswer {
             value: structured
                 .unwrap_or_else(|| serde_json::to_value(&content).unwrap_or(Value::Null)),
             content: Some(content),
         }),
-        Ok(Produced::Content(content)) => Ok(Answer {
+        Ok(Produced::Content(content)) => Ok(ToolAnswer {
             value: serde_json::to_value(&content).unwrap_or(Value::Null),
             content: Some(content),
         }),
-        Ok(Produced::Json(value)) => Ok(Answer {
+        Ok(Produced::Json(value)) => Ok(ToolAnswer {
             value,
             content: None,
         }),

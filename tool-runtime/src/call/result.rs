@@ -55,7 +55,7 @@ impl ToolResult {
         name: impl Into<Cow<'static, str>>,
         input: Value,
         tool: Option<ToolRef>,
-        outcome: Result<super::Answer, CallError>,
+        outcome: Result<super::ToolAnswer, CallError>,
     ) -> Self {
         let (outcome, content) = match outcome {
             Ok(answer) => (Ok(answer.value), answer.content),

@@ -33,6 +33,8 @@ pub struct ToolDescription {
     /// `#[tool(approval)]`: in an agent loop, a call of this tool waits for a user's
     /// approval before it runs.
     pub approval: bool,
+    /// `#[tool(layers = [...])]`: the named layers a call of the tool goes through.
+    pub layers: &'static [&'static str],
     /// The elicitation forms the function's body asks with (`elicit::<T>`, `Elicited<T>`).
     pub forms: &'static [FormSpec],
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,

@@ -79,6 +79,8 @@ pub struct Tool {
     exclusive: bool,
     /// In an agent loop: waits for a user's approval before it runs.
     approval: bool,
+    /// The named layers a call goes through (`#[tool(layers = [...])]`).
+    layers: &'static [&'static str],
     /// The elicitation forms its code asks with (judged only when `check` asks).
     forms: &'static [contract::FormSpec],
 }
@@ -199,6 +201,7 @@ impl Tool {
             task: description.task,
             exclusive: description.exclusive,
             approval: description.approval,
+            layers: description.layers,
             forms: description.forms,
         }
     }
@@ -231,6 +234,7 @@ impl Tool {
             task: TaskSupport::Forbidden,
             exclusive: false,
             approval: false,
+            layers: &[],
             forms: &[],
         }
     }
@@ -361,6 +365,13 @@ impl Tool {
     /// it runs (`#[tool(approval)]`).
     pub fn needs_approval(&self) -> bool {
         self.approval
+    }
+
+    /// The named [layers](crate::layers) a call of the tool goes through
+    /// (`#[tool(layers = [...])]`), each given to the registry by
+    /// [`named_layer`](crate::registry::RegistryBuilder::named_layer).
+    pub fn layers(&self) -> &[&'static str] {
+        self.layers
     }
 
     pub(crate) fn set_exclusive(&mut self, exclusive: bool) {

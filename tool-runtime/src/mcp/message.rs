@@ -139,6 +139,8 @@ pub enum Refusal {
     Invalid,
     /// It ran out of time.
     TimedOut,
+    /// A rule of the server's refused it.
+    Forbidden,
     /// It failed on the server's side.
     Internal,
     /// Something the server needs for it (the store it shares with its replicas) did not

@@ -161,6 +161,13 @@ fn rest_answer(result: &ToolResult) -> ServerMessage {
         Some(CallError::LimitsUnreachable { retry_after, .. }) => Some(Refusal::Unavailable {
             retry_after: *retry_after,
         }),
+        Some(CallError::Refused {
+            retry_after: Some(wait),
+            ..
+        }) => Some(Refusal::Unavailable { retry_after: *wait }),
+        Some(CallError::Refused {
+            retry_after: None, ..
+        }) => Some(Refusal::Forbidden),
         Some(_) => Some(Refusal::Internal),
     };
     let bytes = serde_json::to_vec(result).unwrap_or_else(|error| {

@@ -319,6 +319,7 @@ fn full_answer(
                     | CallError::BudgetExceeded { .. }
                     | CallError::LimitsUnreachable { .. }
                     | CallError::UrlElicitationRequired { .. }
+                    | CallError::Refused { .. }
             )
             .then(|| error.status());
             CallAnswer::Result(CallBody {

@@ -9,6 +9,7 @@ use super::{
 use crate::call::context::{CallContext, StateMap};
 use crate::catalog::time::Rate;
 use crate::catalog::ItemKind;
+use crate::layers::{BoxError, ToolAnswer, ToolCall, Tools};
 use crate::ops::budget::{Budget, Budgets};
 use crate::ops::rate::ClientLimiter;
 use crate::ops::watch::Observer;
@@ -80,6 +81,8 @@ pub struct RegistryBuilder {
     no_argument_repair: bool,
     /// What starts once the registry is shared on a runtime (mounted servers).
     starters: Vec<super::Starter>,
+    /// The layers around calls, in the order given.
+    layers: crate::layers::Stages,
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -197,6 +200,100 @@ impl RegistryBuilder {
         self.handle.clone()
     }
 
+    /// Puts `layer` around every call of every tool (those added later included), inside
+    /// the layers given before it: the first layer given is the outermost. One service is
+    /// made of it for all the tools, so a `tower::limit::ConcurrencyLimitLayer` given here
+    /// bounds the calls of all of them together. See [`layers`](crate::layers).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tool_runtime::{tool, Registry};
+    ///
+    /// /// Wait a while.
+    /// #[tool]
+    /// async fn nap(millis: u64) -> &'static str {
+    ///     tokio::time::sleep(Duration::from_millis(millis)).await;
+    ///     "rested"
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::builder()
+    ///     .layer(tower::timeout::TimeoutLayer::new(Duration::from_millis(50)))
+    ///     .build()
+    ///     .unwrap();
+    /// let result = registry.call("nap", serde_json::json!({"millis": 10_000})).await;
+    /// assert_eq!(result.error().unwrap().status(), "refused");
+    /// # });
+    /// ```
+    pub fn layer<L>(self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::layers::Next>,
+        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+    {
+        self.layer_for(Tools::all(), layer)
+    }
+
+    /// Puts `layer` around every call of `tools`: one tool by name, several
+    /// (`["search", "fetch"]`), or those a rule picks ([`Tools::matching`]). One service is
+    /// made of it for all of them, so a `ConcurrencyLimitLayer` bounds their calls
+    /// together. A tool named that the registry does not have is an error of
+    /// [`build`](Self::build); for tools that come later (a mounted server's), pick them
+    /// by a rule.
+    ///
+    /// ```
+    /// use tool_runtime::{tool, Registry};
+    ///
+    /// /// Look a word up.
+    /// #[tool(read_only)]
+    /// fn define(word: String) -> String { format!("{word}: a word") }
+    ///
+    /// let registry = Registry::builder()
+    ///     .layer_for("define", tower::limit::ConcurrencyLimitLayer::new(4))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = registry;
+    /// ```
+    pub fn layer_for<L>(mut self, tools: impl Into<Tools>, layer: L) -> Self
+    where
+        L: tower::Layer<crate::layers::Next>,
+        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+    {
+        self.layers.push(tools.into(), layer);
+        self
+    }
+
+    /// Gives `layer` the name `name`, for the tools that ask for it with
+    /// `#[tool(layers = ["name"])]`; one service is made of it for all of them. A tool that
+    /// names a layer the registry was not given is an error of [`build`](Self::build).
+    ///
+    /// ```
+    /// use tool_runtime::{tool, Registry};
+    ///
+    /// /// Read a row of the shared database.
+    /// #[tool(read_only, layers = ["database"])]
+    /// fn read_row(id: u64) -> String { format!("row {id}") }
+    ///
+    /// let registry = Registry::builder()
+    ///     .named_layer("database", tower::limit::ConcurrencyLimitLayer::new(8))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = registry;
+    /// ```
+    pub fn named_layer<L>(mut self, name: &str, layer: L) -> Self
+    where
+        L: tower::Layer<crate::layers::Next>,
+        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+    {
+        self.layers.push(Tools::naming_layer(name), layer);
+        self
+    }
+
     /// Runs `starter` once the registry is shared on a runtime (see `Registry::start`).
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn on_start(mut self, starter: super::Starter) -> Self {
@@ -210,7 +307,9 @@ impl RegistryBuilder {
         let statics = StaticTools::global()?;
         self.check_states(statics)?;
         check_schemas_and_examples(statics)?;
-        self.assemble(statics)
+        let registry = self.assemble(statics)?;
+        registry.check_layers()?;
+        Ok(registry)
     }
 
     /// Builds a registry that describes the tools (lists, checks, exports) but may lack the
@@ -270,6 +369,7 @@ impl RegistryBuilder {
             starters: std::sync::Mutex::new(self.starters),
             background: std::sync::Mutex::default(),
             closers: std::sync::Mutex::default(),
+            layers: (!self.layers.is_empty()).then(|| Arc::new(self.layers)),
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

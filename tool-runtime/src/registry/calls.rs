@@ -9,6 +9,7 @@ use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::call::runnable::ToolRef;
 use crate::catalog::Tool;
+use crate::layers::{Layered, Stages};
 use crate::ops::watch::CallWatch;
 use serde_json::Value;
 use std::future::Future;
@@ -38,8 +39,10 @@ pub(crate) struct PendingCall {
 /// Where a pending call's work is.
 enum Started {
     Now(crate::call::Invocation),
-    /// Waiting for limits kept in a shared store.
-    Admitting(Box<SharedAdmission>),
+    /// On its way through the layers the registry was given.
+    Layered(Box<Layered>),
+    /// Waiting for limits kept in a shared store (then through the layers, if any).
+    Admitting(Box<(SharedAdmission, Option<Arc<Stages>>)>),
 }
 
 impl PendingCall {
@@ -50,7 +53,10 @@ impl PendingCall {
 
     /// The arguments it was called with.
     pub(crate) fn input(&self) -> &Value {
-        &self.input
+        match &self.invocation {
+            Started::Layered(call) => call.sent(),
+            _ => &self.input,
+        }
     }
 
     /// Awaits the work and gives the result.
@@ -59,7 +65,7 @@ impl PendingCall {
         // allocates this future, and a small one stays in the allocator's fast path.
         let PendingCall {
             tool,
-            input,
+            mut input,
             invocation,
             limit,
             watch,
@@ -69,10 +75,17 @@ impl PendingCall {
                 Started::Now(invocation) => {
                     crate::call::complete(&tool, invocation, context, limit).await
                 }
+                Started::Layered(call) => {
+                    let (outcome, sent) = call.run().await;
+                    input = sent;
+                    outcome
+                }
                 // Boxed: waiting on a shared store is the rarer path, and its future would
                 // make every call's larger.
                 Started::Admitting(admission) => {
-                    Box::pin(admitted(*admission, &tool, &input, context, limit)).await
+                    let (admission, layers) = *admission;
+                    let call = (&tool, &input, layers.as_ref());
+                    Box::pin(admitted(admission, call, context, limit)).await
                 }
             };
             let name = tool.name_to_keep();
@@ -83,15 +96,20 @@ impl PendingCall {
     }
 }
 
-/// Runs a call once the limits kept in a shared store admit it.
+/// Runs a call once the limits kept in a shared store admit it: the tool, with the
+/// arguments given, through the layers given.
 async fn admitted(
     admission: SharedAdmission,
-    tool: &ToolRef,
-    input: &Value,
+    (tool, input, layers): (&ToolRef, &Value, Option<&Arc<Stages>>),
     context: &CallContext,
     limit: Option<Duration>,
-) -> Result<crate::call::Answer, CallError> {
+) -> Result<crate::call::ToolAnswer, CallError> {
     admission.run().await?;
+    if let Some(stages) = layers {
+        crate::call::check(tool, input)?;
+        let call = Layered::new(stages, tool.clone(), input.clone(), context, limit);
+        return call.run().await.0;
+    }
     match crate::call::start(tool, input, context) {
         crate::call::Started::Finished(outcome) => outcome,
         crate::call::Started::Pending(invocation) => {
@@ -201,13 +219,14 @@ impl Registry {
                     return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
                 }
             };
+            let layers = self.layers_for(&tool).cloned();
             let charged = self.budgets.as_ref().zip(admission.key());
             let watch = self.observer.watch(name, true, &input, caller, charged);
             return CallStart::Running(PendingCall {
                 limit: self.limit_for(&tool),
                 tool,
                 input,
-                invocation: Started::Admitting(Box::new(admission)),
+                invocation: Started::Admitting(Box::new((admission, layers))),
                 watch,
             });
         }
@@ -219,6 +238,9 @@ impl Registry {
         };
         let charged = self.budgets.as_ref().zip(key);
         let watch = self.observer.watch(name, true, &input, caller, charged);
+        if let Some(stages) = self.layers_for(&tool) {
+            return self.start_layered(stages, tool, input, context, watch);
+        }
         match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
                 let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
@@ -233,6 +255,33 @@ impl Registry {
                 watch,
             }),
         }
+    }
+
+    /// Starts a call that goes through layers: its arguments checked first, as they are
+    /// before any call runs.
+    fn start_layered(
+        &self,
+        stages: &Arc<Stages>,
+        tool: ToolRef,
+        input: Value,
+        context: &CallContext,
+        watch: CallWatch,
+    ) -> CallStart {
+        if let Err(refusal) = crate::call::check(&tool, &input) {
+            let result = ToolResult::new(tool.name_to_keep(), input, Some(tool), Err(refusal));
+            watch.finish(&result);
+            return CallStart::Ended(result);
+        }
+        let limit = self.limit_for(&tool);
+        let call = Layered::new(stages, tool.clone(), input, context, limit);
+        CallStart::Running(PendingCall {
+            limit,
+            tool,
+            // The arguments are the layered call's, given back when it ends.
+            input: Value::Null,
+            invocation: Started::Layered(Box::new(call)),
+            watch,
+        })
     }
 
     pub(super) fn closest_name(&self, name: &str) -> Option<String> {

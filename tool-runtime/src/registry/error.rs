@@ -93,6 +93,24 @@ pub enum RegistryError {
         /// What in the schema cannot be checked, and where.
         reason: String,
     },
+    /// A layer was given for a tool the registry does not have
+    /// ([`RegistryBuilder::layer_for`](super::RegistryBuilder::layer_for)).
+    LayerForUnknownTool {
+        /// The name given.
+        name: String,
+        /// The closest tool name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// A tool names a layer (`#[tool(layers = [...])]`) the registry was not given, or a
+    /// layer was given a name that cannot be one.
+    UnknownLayer {
+        /// The tool that names it, if a tool does.
+        tool: Option<String>,
+        /// The layer's name.
+        layer: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -162,6 +180,32 @@ impl fmt::Display for RegistryError {
                  (a JSON Schema 2020-12 schema whose `$ref`s point inside it, patterns \
                  without look-around or back-references)"
             ),
+            RegistryError::LayerForUnknownTool { name, suggestion } => {
+                write!(
+                    f,
+                    "a layer is given for the tool `{name}`, but no tool has that name"
+                )?;
+                match suggestion {
+                    Some(suggestion) => write!(f, "; did you mean `{suggestion}`?"),
+                    None => f.write_str(
+                        "; for tools added once the registry runs (a mounted server's), pick \
+                         them with Tools::matching",
+                    ),
+                }
+            }
+            RegistryError::UnknownLayer {
+                tool: Some(tool),
+                layer,
+                reason,
+            } => write!(
+                f,
+                "tool `{tool}` goes through the layer `{layer}`, but {reason}"
+            ),
+            RegistryError::UnknownLayer {
+                tool: None,
+                layer,
+                reason,
+            } => write!(f, "a layer cannot be named `{layer}`: {reason}"),
         }
     }
 }

@@ -13,6 +13,7 @@ mod dynamic;
 mod dynamic_surfaces;
 mod error;
 mod handle;
+mod layers;
 mod shared;
 mod shared_limits;
 mod surfaces;
@@ -107,6 +108,8 @@ pub struct Registry {
     /// registry is closed.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     closers: std::sync::Mutex<Vec<Closer>>,
+    /// The layers around calls, when it was given any.
+    layers: Option<Arc<crate::layers::Stages>>,
 }
 
 /// Ends a connection started work opened (a mounted server's), politely.

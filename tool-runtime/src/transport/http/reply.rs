@@ -33,6 +33,7 @@ fn refusal_status(refusal: &Refusal) -> StatusCode {
         Refusal::NotFound => StatusCode::NOT_FOUND,
         Refusal::Invalid => StatusCode::BAD_REQUEST,
         Refusal::TimedOut => StatusCode::GATEWAY_TIMEOUT,
+        Refusal::Forbidden => StatusCode::FORBIDDEN,
         Refusal::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }

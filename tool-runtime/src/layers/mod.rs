@@ -1,0 +1,194 @@
+//! Tower layers around tool calls: a call is a [`tower::Service`] request, so what a
+//! service of yours does around each call (an audit trail, a retry, a deny rule, a limit)
+//! is a [`tower::Layer`], and the layers `tower` ships work on it unchanged.
+//!
+//! A call reaches the layers once the registry has admitted it (the caller's scopes, rate
+//! limits, budget) and its arguments fit the tool's schema. It is a [`ToolCall`]: the tool,
+//! the arguments, the caller (transport, session, authenticated subject and scopes) and the
+//! call's context. Its answer is a [`ToolAnswer`], or the [`CallError`](crate::CallError) a
+//! model reads. Innermost, the tool runs under its own time limit.
+//!
+//! Layers are given to the [`RegistryBuilder`](crate::registry::RegistryBuilder):
+//! [`layer`](crate::registry::RegistryBuilder::layer) for every tool,
+//! [`layer_for`](crate::registry::RegistryBuilder::layer_for) for one tool or a group
+//! ([`Tools`]), and [`named_layer`](crate::registry::RegistryBuilder::named_layer) for the
+//! tools that ask for it by name with `#[tool(layers = ["name"])]`. Each is made into one
+//! service, shared by every tool it applies to: a `ConcurrencyLimitLayer` given for a group
+//! bounds the calls of the group together. A call goes through the layers that apply to
+//! its tool in the order they were given, the first outermost.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use std::task::{Context, Poll};
+//! use tool_runtime::layers::{ToolCall, ToolAnswer};
+//! use tool_runtime::{tool, CallError, Registry};
+//!
+//! /// Add two integers.
+//! #[tool]
+//! fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! /// Writes each call's tool and caller to a sink of the application's: an audit trail.
+//! #[derive(Clone)]
+//! struct Audit<S> { inner: S, sink: Arc<Mutex<Vec<String>>> }
+//!
+//! impl<S> tower::Service<ToolCall> for Audit<S>
+//! where
+//!     S: tower::Service<ToolCall, Response = ToolAnswer, Error = CallError>,
+//!     S::Future: Send + 'static,
+//! {
+//!     type Response = ToolAnswer;
+//!     type Error = CallError;
+//!     type Future = futures_util::future::BoxFuture<'static, Result<ToolAnswer, CallError>>;
+//!
+//!     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
+//!         self.inner.poll_ready(cx)
+//!     }
+//!
+//!     fn call(&mut self, call: ToolCall) -> Self::Future {
+//!         let line = format!("{} by {}", call.tool().name(), call.caller().transport());
+//!         let sink = Arc::clone(&self.sink);
+//!         let answer = self.inner.call(call);
+//!         Box::pin(async move {
+//!             let answer = answer.await;
+//!             let outcome = if answer.is_ok() { "ok" } else { "failed" };
+//!             sink.lock().unwrap().push(format!("{line}: {outcome}"));
+//!             answer
+//!         })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let sink = Arc::new(Mutex::new(Vec::new()));
+//! let trail = Arc::clone(&sink);
+//! let registry = Registry::builder()
+//!     .layer(tower::layer::layer_fn(move |inner| Audit { inner, sink: Arc::clone(&trail) }))
+//!     .build()
+//!     .unwrap();
+//! let result = registry.call("add", serde_json::json!({"a": 2, "b": 3})).await;
+//! assert_eq!(result.output(), Some(&serde_json::json!(5)));
+//! assert_eq!(*sink.lock().unwrap(), ["add by direct: ok"]);
+//! # });
+//! ```
+//!
+//! # A deny rule by the caller's subject
+//!
+//! A layer refuses a call with [`CallError::refused`](crate::CallError::refused): the tool
+//! does not run, and the model reads why.
+//!
+//! ```
+//! use std::task::{Context, Poll};
+//! use tool_runtime::context::Caller;
+//! use tool_runtime::layers::{ToolAnswer, ToolCall};
+//! use tool_runtime::{tool, CallError, Registry};
+//!
+//! /// Delete a file.
+//! #[tool(destructive)]
+//! fn delete_file(path: String) -> String { format!("deleted {path}") }
+//!
+//! /// Refuses every call made by a subject on the list.
+//! #[derive(Clone)]
+//! struct Deny<S> { inner: S, subjects: &'static [&'static str] }
+//!
+//! impl<S> tower::Service<ToolCall> for Deny<S>
+//! where
+//!     S: tower::Service<ToolCall, Response = ToolAnswer, Error = CallError>,
+//!     S::Future: Send + 'static,
+//! {
+//!     type Response = ToolAnswer;
+//!     type Error = CallError;
+//!     type Future = futures_util::future::BoxFuture<'static, Result<ToolAnswer, CallError>>;
+//!
+//!     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
+//!         self.inner.poll_ready(cx)
+//!     }
+//!
+//!     fn call(&mut self, call: ToolCall) -> Self::Future {
+//!         let subject = call.caller().subject().unwrap_or_default();
+//!         if self.subjects.contains(&subject) {
+//!             let reason = format!("{subject} may not delete files; ask an administrator");
+//!             let refusal = CallError::refused(call.tool().name(), reason);
+//!             return Box::pin(async move { Err(refusal) });
+//!         }
+//!         Box::pin(self.inner.call(call))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::builder()
+//!     .layer_for("delete_file", tower::layer::layer_fn(|inner| Deny { inner, subjects: &["eve"] }))
+//!     .build()
+//!     .unwrap();
+//! let eve = Caller::http(None).with_subject("eve", ["files"]);
+//! let result = registry.call_for(eve, "delete_file", serde_json::json!({"path": "a"})).await;
+//! assert_eq!(result.error().unwrap().status(), "refused");
+//! # });
+//! ```
+//!
+//! # A retry of an idempotent tool
+//!
+//! `tower`'s `Retry` makes a call again (a [`ToolCall`] clones); here, up to twice, when the
+//! tool failed and says calling it again is harmless.
+//!
+//! ```
+//! use tool_runtime::layers::{ToolAnswer, ToolCall};
+//! use tool_runtime::{tool, CallError, Registry};
+//!
+//! /// Fetch the exchange rate from a service that sometimes drops a request.
+//! #[tool(idempotent)]
+//! async fn exchange_rate(currency: String) -> Result<f64, String> {
+//!     Ok(1.08)
+//! }
+//!
+//! /// How many more times a call may be made; each call starts with the layer's count.
+//! #[derive(Clone)]
+//! struct Retries(u8);
+//!
+//! impl tower::retry::Policy<ToolCall, ToolAnswer, CallError> for Retries {
+//!     type Future = std::future::Ready<()>;
+//!
+//!     fn retry(
+//!         &mut self,
+//!         call: &mut ToolCall,
+//!         result: &mut Result<ToolAnswer, CallError>,
+//!     ) -> Option<Self::Future> {
+//!         let failed = matches!(result, Err(CallError::Failed { .. }));
+//!         let harmless = call.tool().annotations().idempotent == Some(true);
+//!         if !(failed && harmless) || self.0 == 0 {
+//!             return None;
+//!         }
+//!         self.0 -= 1;
+//!         Some(std::future::ready(()))
+//!     }
+//!
+//!     fn clone_request(&mut self, call: &ToolCall) -> Option<ToolCall> {
+//!         Some(call.clone())
+//!     }
+//! }
+//!
+//! let registry = Registry::builder()
+//!     .layer_for("exchange_rate", tower::retry::RetryLayer::new(Retries(2)))
+//!     .build()
+//!     .unwrap();
+//! # let _ = registry;
+//! ```
+//!
+//! A layer's error becomes the call's: a [`CallError`](crate::CallError) as it is (make
+//! one with [`CallError::refused`](crate::CallError::refused)), `tower`'s time limit and
+//! load shedding as a refusal saying to call again, any other error as a refusal with its
+//! message (a model reads it: say what happened and what to do).
+
+mod errors;
+mod request;
+mod route;
+mod selection;
+
+pub use crate::call::ToolAnswer;
+pub(crate) use errors::into_call_error;
+pub use request::ToolCall;
+pub use route::Next;
+pub(crate) use route::{Layered, Stages};
+pub use selection::Tools;
+
+/// The error a layer may answer with: anything that is an error. `tower`'s own layers
+/// answer with it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

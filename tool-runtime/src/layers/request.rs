@@ -1,0 +1,67 @@
+//! One tool call as a layer sees it: the tool, its arguments, who called, and where the
+//! call goes next.
+
+use super::route::Route;
+use crate::call::caller::Caller;
+use crate::call::context::CallContext;
+use crate::call::runnable::ToolRef;
+use crate::catalog::Tool;
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+
+/// A tool call, admitted and with arguments that fit the tool's schema, on its way through
+/// the [layers](crate::layers) to the tool.
+///
+/// Cloning one is cheap (the arguments are shared until a layer changes them), so
+/// `tower`'s `Retry` can make the call again.
+#[derive(Clone)]
+pub struct ToolCall {
+    pub(super) tool: ToolRef,
+    /// Shared with the call's record, which keeps what the caller sent.
+    pub(super) arguments: Arc<Value>,
+    /// Whether a layer changed the arguments, which are then checked again.
+    pub(super) arguments_changed: bool,
+    pub(super) context: CallContext,
+    pub(super) route: Route,
+}
+
+impl ToolCall {
+    /// The tool called: its name, description, annotations, time limit.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// The arguments, as the caller sent them (or as a layer before this one left them).
+    /// `null` when the caller sent none.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The arguments, to change. Changed arguments are checked against the tool's schema
+    /// again before the tool runs, so a layer cannot hand the tool what it does not accept.
+    pub fn arguments_mut(&mut self) -> &mut Value {
+        self.arguments_changed = true;
+        Arc::make_mut(&mut self.arguments)
+    }
+
+    /// Who made the call: its transport, session, authenticated subject and scopes.
+    pub fn caller(&self) -> &Caller {
+        self.context.caller()
+    }
+
+    /// The call's context, as the tool receives it (its state, its caller).
+    pub fn context(&self) -> &CallContext {
+        &self.context
+    }
+}
+
+impl fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("tool", &self.tool.name())
+            .field("arguments", &self.arguments)
+            .field("caller", self.caller())
+            .finish_non_exhaustive()
+    }
+}

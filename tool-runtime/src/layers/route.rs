@@ -1,0 +1,220 @@
+//! The way a call takes through the layers: each layer given to the registry is one
+//! service (a stage), kept behind a lock so that any `tower` service works, `Clone` or
+//! not; a call passes the stages that apply to its tool in order, and after the last, the
+//! tool runs.
+
+use super::request::ToolCall;
+use super::selection::Tools;
+use super::{into_call_error, BoxError, ToolAnswer};
+use crate::call::context::CallContext;
+use crate::call::error::CallError;
+use crate::call::runnable::ToolRef;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tower::Service;
+
+/// A layer's service, whatever its type.
+trait AnyService: Send {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
+    fn call(&mut self, call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, BoxError>>;
+}
+
+impl<S> AnyService for S
+where
+    S: Service<ToolCall, Response = ToolAnswer> + Send,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Service::poll_ready(self, cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, BoxError>> {
+        let answer = Service::call(self, call);
+        Box::pin(async move { answer.await.map_err(Into::into) })
+    }
+}
+
+/// One layer, made into one service for every tool it applies to.
+struct Stage {
+    tools: Tools,
+    /// Locked only to get the service ready and hand it the call (as `tower::buffer` does
+    /// on a task of its own): the call itself runs without it.
+    service: tokio::sync::Mutex<Box<dyn AnyService>>,
+}
+
+/// Every layer a registry was given, in the order given (the first outermost).
+#[derive(Default)]
+pub(crate) struct Stages {
+    stages: Vec<Stage>,
+}
+
+impl fmt::Debug for Stages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.stages.iter().map(|stage| &stage.tools))
+            .finish()
+    }
+}
+
+impl Stages {
+    /// Adds `layer` for `tools`, after (inside) those added before.
+    pub(crate) fn push<L>(&mut self, tools: Tools, layer: L)
+    where
+        L: tower::Layer<Next>,
+        L::Service: Service<ToolCall, Response = ToolAnswer> + Send + 'static,
+        <L::Service as Service<ToolCall>>::Error: Into<BoxError>,
+        <L::Service as Service<ToolCall>>::Future: Send + 'static,
+    {
+        let service: Box<dyn AnyService> = Box::new(layer.layer(Next { _private: () }));
+        self.stages.push(Stage {
+            tools,
+            service: tokio::sync::Mutex::new(service),
+        });
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    /// What the stages were given for, to check against the registry once it is built.
+    pub(crate) fn selections(&self) -> impl Iterator<Item = &Tools> {
+        self.stages.iter().map(|stage| &stage.tools)
+    }
+
+    /// Whether a call of `tool` goes through any layer.
+    pub(crate) fn apply_to(&self, tool: &crate::catalog::Tool) -> bool {
+        self.stages.iter().any(|stage| stage.tools.picks(tool))
+    }
+}
+
+/// Where a call is on its way: the stages, and the first it has yet to consider.
+#[derive(Clone)]
+pub(super) struct Route {
+    stages: Arc<Stages>,
+    next: usize,
+    /// The tool's time limit, which bounds each run of it.
+    limit: Option<Duration>,
+}
+
+/// A call that goes through layers, ready to start, and the arguments its caller sent.
+pub(crate) struct Layered {
+    call: ToolCall,
+    sent: Arc<Value>,
+}
+
+impl Layered {
+    /// The call of `tool` with `arguments` (already checked against its schema), on its
+    /// way through `stages`.
+    pub(crate) fn new(
+        stages: &Arc<Stages>,
+        tool: ToolRef,
+        arguments: Value,
+        context: &CallContext,
+        limit: Option<Duration>,
+    ) -> Self {
+        let sent = Arc::new(arguments);
+        let call = ToolCall {
+            tool,
+            arguments: Arc::clone(&sent),
+            arguments_changed: false,
+            context: context.clone(),
+            route: Route {
+                stages: Arc::clone(stages),
+                next: 0,
+                limit,
+            },
+        };
+        Layered { call, sent }
+    }
+
+    /// The arguments the caller sent.
+    pub(crate) fn sent(&self) -> &Value {
+        &self.sent
+    }
+
+    /// Passes the call through its layers to the tool; its outcome, and the arguments the
+    /// caller sent (no longer shared once the call has ended, so not copied).
+    pub(crate) async fn run(self) -> (Result<ToolAnswer, CallError>, Value) {
+        let Layered { call, sent } = self;
+        let outcome = pass(call).await;
+        let sent = Arc::try_unwrap(sent).unwrap_or_else(|shared| Value::clone(&shared));
+        (outcome, sent)
+    }
+}
+
+/// What a layer wraps: the rest of the call's way (the layers after it, then the tool).
+/// A layer given to the registry is a `tower::Layer` of this service.
+///
+/// Always ready; cheap to clone, as `tower`'s `Retry` needs.
+#[derive(Clone)]
+pub struct Next {
+    _private: (),
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Next")
+    }
+}
+
+impl Service<ToolCall> for Next {
+    type Response = ToolAnswer;
+    type Error = CallError;
+    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: ToolCall) -> Self::Future {
+        pass(call)
+    }
+}
+
+/// Hands `call` to the next stage that applies to its tool, or runs the tool after the last.
+fn pass(mut call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+    let found = call.route.stages.stages[call.route.next..]
+        .iter()
+        .position(|stage| stage.tools.picks(&call.tool));
+    match found {
+        None => Box::pin(run_tool(call)),
+        Some(offset) => {
+            let index = call.route.next + offset;
+            call.route.next = index + 1;
+            Box::pin(through(index, call))
+        }
+    }
+}
+
+/// Runs `call` through the stage at `index`.
+async fn through(index: usize, call: ToolCall) -> Result<ToolAnswer, CallError> {
+    let stages = Arc::clone(&call.route.stages);
+    let tool = call.tool.clone();
+    let answer = {
+        let mut service = stages.stages[index].service.lock().await;
+        std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .map_err(|error| into_call_error(&tool, error))?;
+        service.call(call)
+    };
+    answer.await.map_err(|error| into_call_error(&tool, error))
+}
+
+/// Runs the tool, past every layer: its arguments checked again if a layer changed them,
+/// then read into its typed values, then run under its time limit.
+async fn run_tool(call: ToolCall) -> Result<ToolAnswer, CallError> {
+    if call.arguments_changed {
+        crate::call::check(&call.tool, &call.arguments)?;
+    }
+    match crate::call::begin(&call.tool, &call.arguments, &call.context) {
+        crate::call::Started::Finished(outcome) => outcome,
+        crate::call::Started::Pending(invocation) => {
+            crate::call::complete(&call.tool, invocation, &call.context, call.route.limit).await
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The layers a registry was given, held to its tools when it is built.
+
+use super::{Registry, RegistryError};
+
+impl Registry {
+    /// Refuses a layer given for a tool it does not have, a layer name that cannot be one,
+    /// and a tool naming a layer it was not given.
+    pub(super) fn check_layers(&self) -> Result<(), RegistryError> {
+        let Some(stages) = &self.layers else {
+            return self.check_named_layers(&[]);
+        };
+        let mut given = Vec::new();
+        for tools in stages.selections() {
+            if let Some(name) = tools.names().iter().find(|name| self.get(name).is_none()) {
+                return Err(RegistryError::LayerForUnknownTool {
+                    name: name.clone(),
+                    suggestion: self.closest_name(name),
+                });
+            }
+            if let Some(layer) = tools.layer_name() {
+                tool_rules::check_layer_name(layer).map_err(|reason| {
+                    RegistryError::UnknownLayer {
+                        tool: None,
+                        layer: layer.to_owned(),
+                        reason,
+                    }
+                })?;
+                given.push(layer);
+            }
+        }
+        self.check_named_layers(&given)
+    }
+
+    /// Refuses a tool naming a layer not among `given`.
+    fn check_named_layers(&self, given: &[&str]) -> Result<(), RegistryError> {
+        for tool in self.tools().iter() {
+            if let Some(layer) = tool.layers().iter().find(|layer| !given.contains(layer)) {
+                let reason = match tool_rules::closest(layer, given.iter().copied(), 0.7) {
+                    Some(close) => format!(
+                        "the registry was not given a layer of that name (did you mean \
+                         `{close}`?); give it with RegistryBuilder::named_layer"
+                    ),
+                    None => "the registry was not given a layer of that name; give it with \
+                             RegistryBuilder::named_layer"
+                        .to_owned(),
+                };
+                return Err(RegistryError::UnknownLayer {
+                    tool: Some(tool.name().to_owned()),
+                    layer: (*layer).to_owned(),
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The layers a call of `tool` goes through, when any applies to it.
+    pub(super) fn layers_for(
+        &self,
+        tool: &crate::catalog::Tool,
+    ) -> Option<&std::sync::Arc<crate::layers::Stages>> {
+        self.layers.as_ref().filter(|stages| stages.apply_to(tool))
+    }
+}

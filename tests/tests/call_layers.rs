@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tool_runtime::context::Caller;
+use tool_runtime::context::{Caller, Protocol};
 use tool_runtime::layers::{Next, ToolAnswer, ToolCall, Tools};
 use tool_runtime::registry::{RegistryBuilder, RegistryError};
 use tool_runtime::{tool, CallError, Cancellation, Registry};
@@ -545,6 +545,43 @@ async fn over_mcp_a_refusal_is_a_tool_error_marked_refused() {
     assert_eq!(
         result["content"][0]["text"],
         "the call of 'add' was stopped: adding is paused"
+    );
+}
+
+#[tokio::test]
+async fn a_layer_sees_the_request_id_and_the_protocol_it_came_by() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let registry = builder()
+        .layer(around(move |call, mut next| {
+            let id = call.request_id().map(str::to_owned);
+            sink.lock().unwrap().push((id, call.protocol()));
+            Box::pin(async move { tower::Service::call(&mut next, call).await })
+        }))
+        .build()
+        .unwrap();
+    registry.call("add", json!({"a": 1, "b": 2})).await;
+    let server = server_over(registry, Default::default());
+    let mut handshake = Client::initialized(&server);
+    handshake
+        .answer(&rpc::call("first", "add", json!({"a": 1, "b": 2})))
+        .await;
+    let mut per_request = Client::new(&server);
+    per_request
+        .answer(&rpc::per_request(
+            12,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (None, Protocol::Direct),
+            (Some(r#""first""#.to_owned()), Protocol::McpHandshake),
+            (Some("12".to_owned()), Protocol::McpPerRequest),
+        ]
     );
 }
 

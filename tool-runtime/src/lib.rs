@@ -388,7 +388,7 @@ pub mod result {
 pub mod context {
     pub use crate::call::caller::Caller;
     pub use crate::call::complete::{Completer, CompletionContext};
-    pub use crate::call::scope::LogLevel;
+    pub use crate::call::scope::{LogLevel, Protocol};
 }
 
 /// Asking the client while a call runs: the user (a form, or a page to visit), the

@@ -158,6 +158,21 @@ impl CallContext {
         self.state.get::<T>().map(State)
     }
 
+    /// The id of the request that made the call, as the client wrote it (`7`, `"abc"`);
+    /// `None` for a call made directly on the registry.
+    pub fn request_id(&self) -> Option<&str> {
+        self.scope
+            .as_ref()
+            .and_then(|scope| scope.request_id.as_deref())
+    }
+
+    /// How the call came: over MCP (and in which era), over REST, or directly.
+    pub fn protocol(&self) -> super::scope::Protocol {
+        self.scope
+            .as_ref()
+            .map_or(super::scope::Protocol::Direct, |scope| scope.protocol)
+    }
+
     /// Who made the call: its transport, session, authenticated subject and scopes, as far
     /// as they are known (a call made directly on a registry has none of them).
     pub fn caller(&self) -> &super::caller::Caller {

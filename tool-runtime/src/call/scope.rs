@@ -32,6 +32,25 @@ pub(crate) struct CallScope {
     pub(crate) caller: super::caller::Caller,
     /// The pages the user must visit before the call can go on, once the tool said so.
     required_pages: std::sync::Mutex<Vec<super::ask::UrlElicitation>>,
+    /// The id of the request that made the call, as the client wrote it, when one did.
+    pub(crate) request_id: Option<Arc<str>>,
+    /// How the call came.
+    pub(crate) protocol: Protocol,
+}
+
+/// How a call came to the server: over MCP in one of its eras, over the REST endpoints, or
+/// made directly on the registry (the command line's `call`, an agent loop, your code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// MCP in a session opened with `initialize` (protocol versions up to 2025-11-25).
+    McpHandshake,
+    /// MCP at 2026-07-28: each request says its version and the client's capabilities.
+    McpPerRequest,
+    /// The REST endpoints (`POST /tools/{name}`, the JSON-RPC batch endpoint).
+    Rest,
+    /// A call made directly on the registry.
+    Direct,
 }
 
 impl CallScope {
@@ -62,7 +81,16 @@ impl CallScope {
             questions: AtomicUsize::new(0),
             caller,
             required_pages: std::sync::Mutex::new(Vec::new()),
+            request_id: None,
+            protocol: Protocol::Direct,
         }
+    }
+
+    /// The same scope, of a call the request `id` made over `protocol`.
+    pub(crate) fn of_request_id(mut self, id: Arc<str>, protocol: Protocol) -> Self {
+        self.request_id = Some(id);
+        self.protocol = protocol;
+        self
     }
 
     /// The same scope, of a call `caller` made.

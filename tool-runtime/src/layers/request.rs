@@ -50,6 +50,17 @@ impl ToolCall {
         self.context.caller()
     }
 
+    /// The id of the request that made the call, as the client wrote it; `None` for a call
+    /// made directly on the registry.
+    pub fn request_id(&self) -> Option<&str> {
+        self.context.request_id()
+    }
+
+    /// How the call came: over MCP (and in which era), over REST, or directly.
+    pub fn protocol(&self) -> crate::call::scope::Protocol {
+        self.context.protocol()
+    }
+
     /// The call's context, as the tool receives it (its state, its caller).
     pub fn context(&self) -> &CallContext {
         &self.context

@@ -19,6 +19,8 @@ pub(crate) const NO_LOGS: u8 = u8::MAX;
 /// level its messages are held to.
 pub(crate) struct Origin<'a> {
     pub(in crate::mcp) era: Era,
+    /// Whether the request came to a REST endpoint (served as the handshake era is).
+    rest: bool,
     pub(in crate::mcp) log_level: Arc<AtomicU8>,
     /// At 2026-07-28, the capabilities the request declares.
     pub(in crate::mcp) capabilities: Option<Map<String, Value>>,
@@ -30,6 +32,7 @@ impl<'a> Origin<'a> {
     pub(in crate::mcp) fn handshake(state: &State, caller: &'a Caller) -> Self {
         Origin {
             era: Era::Handshake,
+            rest: false,
             log_level: Arc::clone(&state.log_level),
             capabilities: None,
             caller,
@@ -45,6 +48,7 @@ impl<'a> Origin<'a> {
     ) -> Self {
         Origin {
             era: Era::PerRequest,
+            rest: false,
             log_level: Arc::new(AtomicU8::new(level)),
             capabilities: Some(capabilities),
             caller,
@@ -56,9 +60,20 @@ impl<'a> Origin<'a> {
     pub(in crate::mcp) fn rest(caller: &'a Caller) -> Self {
         Origin {
             era: Era::Handshake,
+            rest: true,
             log_level: Arc::new(AtomicU8::new(NO_LOGS)),
             capabilities: None,
             caller,
+        }
+    }
+
+    /// How the request came, as a call it makes says.
+    pub(in crate::mcp) fn protocol(&self) -> crate::call::scope::Protocol {
+        use crate::call::scope::Protocol;
+        match (self.rest, self.era) {
+            (true, _) => Protocol::Rest,
+            (false, Era::Handshake) => Protocol::McpHandshake,
+            (false, Era::PerRequest) => Protocol::McpPerRequest,
         }
     }
 

@@ -63,7 +63,7 @@ impl Connection {
     /// cancellation) and the one sink its notifications and answer go to.
     pub(in crate::mcp) fn request_scope(
         &self,
-        progress_token: Option<Value>,
+        (id, progress_token): (&RequestId, Option<Value>),
         origin: Origin<'_>,
         asking: Asking,
         sink: &Outbox,
@@ -80,13 +80,15 @@ impl Connection {
                 Some(asker),
             ),
         };
-        let scope = Arc::new(CallScope::of_request(
+        let protocol = origin.protocol();
+        let scope = CallScope::of_request(
             progress_token,
             Some(Arc::clone(&notifier) as Arc<dyn Notifier>),
             origin.log_level,
             origin.caller.clone(),
             asker,
-        ));
+        );
+        let scope = Arc::new(scope.of_request_id(Arc::clone(&id.0), protocol));
         RequestScope {
             cancellation: scope.cancellation.clone(),
             context: self.shared.registry.call_context(scope),
@@ -131,7 +133,7 @@ impl Connection {
         let asking = self
             .asking(asked, &origin)
             .map_err(|why| invalid(id, &why))?;
-        let scope = self.request_scope(progress_token, origin, asking, sink);
+        let scope = self.request_scope((id, progress_token), origin, asking, sink);
         self.surface_work(id.clone(), scope)
     }
 

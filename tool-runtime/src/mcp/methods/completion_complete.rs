@@ -22,7 +22,7 @@ impl Connection {
         sink: &Outbox,
     ) -> Option<Work> {
         let progress_token = params.meta.progress_token();
-        let scope = self.request_scope(progress_token, origin, Asking::Nobody, sink);
+        let scope = self.request_scope((&id, progress_token), origin, Asking::Nobody, sink);
         let request = match self.surface_work(id, scope) {
             Ok(request) => request,
             Err(refusal) => return answered(sink, refusal),

@@ -54,7 +54,7 @@ impl Connection {
             Err(refusal) => return answered(sink, refusal),
         };
         let format = AnswerFormat::Mcp(origin.era);
-        let scope = self.request_scope(meta.progress_token(), origin, asking, sink);
+        let scope = self.request_scope((&id, meta.progress_token()), origin, asking, sink);
         self.start_call(id, &name, arguments, scope, task, format, sink)
     }
 
@@ -70,7 +70,7 @@ impl Connection {
         sink: &Outbox,
     ) -> Option<Work> {
         use crate::mcp::connection::requests::Asking::Nobody;
-        let scope = self.request_scope(None, Origin::rest(&self.caller), Nobody, sink);
+        let scope = self.request_scope((&id, None), Origin::rest(&self.caller), Nobody, sink);
         self.start_call(id, name, arguments, scope, None, format, sink)
     }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tool_runtime::context::{Caller, Protocol};
-use tool_runtime::layers::{Next, ToolAnswer, ToolCall, Tools};
+use tool_runtime::layers::{CallRequest, Next, ToolAnswer, Tools};
 use tool_runtime::registry::{RegistryBuilder, RegistryError};
 use tool_runtime::{tool, CallError, Cancellation, Registry};
 use tool_tests::{rpc, server_over, Client, Signal};
@@ -107,10 +107,11 @@ struct Around<S, F> {
     run: F,
 }
 
-type Run =
-    Arc<dyn Fn(ToolCall, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync>;
+type Run = Arc<
+    dyn Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync,
+>;
 
-impl tower::Service<ToolCall> for Around<Next, Run> {
+impl tower::Service<CallRequest> for Around<Next, Run> {
     type Response = ToolAnswer;
     type Error = CallError;
     type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
@@ -119,7 +120,7 @@ impl tower::Service<ToolCall> for Around<Next, Run> {
         tower::Service::poll_ready(&mut self.inner, cx)
     }
 
-    fn call(&mut self, call: ToolCall) -> Self::Future {
+    fn call(&mut self, call: CallRequest) -> Self::Future {
         (self.run)(call, self.inner.clone())
     }
 }
@@ -127,7 +128,7 @@ impl tower::Service<ToolCall> for Around<Next, Run> {
 /// A layer that runs `run` around each call it sees.
 fn around<F>(run: F) -> impl tower::Layer<Next, Service = Around<Next, Run>> + Clone
 where
-    F: Fn(ToolCall, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
+    F: Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
         + Send
         + Sync
         + 'static,
@@ -488,12 +489,12 @@ async fn towers_rate_limit_which_is_not_clone_spaces_calls() {
 #[derive(Clone)]
 struct RetryIdempotent(u8);
 
-impl tower::retry::Policy<ToolCall, ToolAnswer, CallError> for RetryIdempotent {
+impl tower::retry::Policy<CallRequest, ToolAnswer, CallError> for RetryIdempotent {
     type Future = std::future::Ready<()>;
 
     fn retry(
         &mut self,
-        call: &mut ToolCall,
+        call: &mut CallRequest,
         result: &mut Result<ToolAnswer, CallError>,
     ) -> Option<Self::Future> {
         let failed = matches!(result, Err(CallError::Failed { .. }));
@@ -505,7 +506,7 @@ impl tower::retry::Policy<ToolCall, ToolAnswer, CallError> for RetryIdempotent {
         Some(std::future::ready(()))
     }
 
-    fn clone_request(&mut self, call: &ToolCall) -> Option<ToolCall> {
+    fn clone_request(&mut self, call: &CallRequest) -> Option<CallRequest> {
         Some(call.clone())
     }
 }

@@ -54,6 +54,8 @@ impl Kind {
                 "exclusive",
                 "approval",
                 "layers",
+                "cache",
+                "same_for_everyone",
             ],
             Kind::Prompt => &["name", "title", "description", "timeout"],
             Kind::Resource => &[
@@ -110,6 +112,10 @@ pub struct ToolArgs {
     pub approval: Option<Hint>,
     /// `layers = ["audit"]`: the named layers a call of the tool goes through.
     pub layers: Option<Vec<LitStr>>,
+    /// `cache = "30s"`: how long an answer is kept, in milliseconds, and the key's span.
+    pub cache_ms: Option<(u64, proc_macro2::Span)>,
+    /// `same_for_everyone`: a cached answer is shared by every caller.
+    pub same_for_everyone: Option<Hint>,
 }
 
 /// What `task = "..."` says.
@@ -207,6 +213,14 @@ impl ToolArgs {
             }
             "scopes" => set_once(&mut self.scopes, meta, scopes_value(meta)?),
             "layers" => set_once(&mut self.layers, meta, layers_value(meta)?),
+            "same_for_everyone" => set_once(&mut self.same_for_everyone, meta, hint_value(meta)?),
+            "cache" => {
+                let text = string_value(meta)?;
+                let millis = parse_duration(&text.value()).map_err(|reason| {
+                    syn::Error::new(text.span(), format!("invalid cache duration: {reason}"))
+                })?;
+                set_once(&mut self.cache_ms, meta, (millis, text.span()))
+            }
             "rate" => {
                 let text = string_value(meta)?;
                 let rate = parse_rate(&text.value()).map_err(|reason| {

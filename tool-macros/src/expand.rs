@@ -286,6 +286,13 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
     };
     let scopes = args.scopes.iter().flatten();
     let layers = args.layers.iter().flatten();
+    let cache = match args.cache_ms {
+        Some((millis, _)) => {
+            let everyone = args.same_for_everyone.is_some_and(|hint| hint.value);
+            quote!(::core::option::Option::Some(#rt::CachePolicy::__from_macro(#millis, #everyone)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let large_output_as_resource = args.large_output_as_resource.unwrap_or(false);
     let exclusive = args.exclusive.is_some_and(|hint| hint.value);
     let approval = args.approval.is_some_and(|hint| hint.value);
@@ -326,6 +333,7 @@ fn description(args: &ToolArgs, tool: &ToolFn, checked: &Checked) -> TokenStream
             exclusive: #exclusive,
             approval: #approval,
             layers: &[#(#layers),*],
+            cache: #cache,
             forms: &[#(#forms),*],
             output_schema: __tool_output_schema,
             location: #location,

@@ -52,7 +52,10 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
     };
     check_name_of(args.kind, &name, name_span, errors);
     match args.kind {
-        Kind::Tool => check_no_completions(tool, errors),
+        Kind::Tool => {
+            check_no_completions(tool, errors);
+            check_cache(args, name_span, errors);
+        }
         Kind::Resource => check_template(args, tool, errors),
         Kind::Prompt => {}
     }
@@ -91,6 +94,27 @@ pub fn check(args: &ToolArgs, tool: &ToolFn, errors: &mut Vec<syn::Error>) -> Ch
         param_docs,
         examples,
         deferred,
+    }
+}
+
+/// `cache` only on a tool that says it changes nothing (`read_only`): an answer kept and
+/// given again in place of a call is right only for a call that has no effect.
+/// `same_for_everyone` only with `cache`.
+fn check_cache(args: &ToolArgs, name_span: Span, errors: &mut Vec<syn::Error>) {
+    let read_only = args.read_only.is_some_and(|hint| hint.value);
+    if let Some((_, span)) = args.cache_ms {
+        if !read_only {
+            errors.push(syn::Error::new(
+                span,
+                "`cache` needs `read_only`: an answer is given again from the cache only for a \
+                 tool that changes nothing; add `read_only` if calling it has no effect",
+            ));
+        }
+    } else if args.same_for_everyone.is_some() {
+        errors.push(syn::Error::new(
+            name_span,
+            "`same_for_everyone` says who shares a cached answer; it needs `cache = \"...\"`",
+        ));
     }
 }
 

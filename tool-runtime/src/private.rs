@@ -19,8 +19,8 @@ pub use crate::call::param::{NotOption, OptionProbe, ToolParam};
 pub use crate::call::surface_output::{prompt_output, resource_output};
 pub use crate::catalog::contract::FormSpec;
 pub use crate::catalog::contract::{
-    Annotations, Example, ParamKind, ParamSpec, Registered, ResourceSpec, SourceLocation,
-    ToolDescription,
+    Annotations, CachePolicy, Example, ParamKind, ParamSpec, Registered, ResourceSpec,
+    SourceLocation, ToolDescription,
 };
 pub use crate::catalog::limits::{LengthLimit, Limit, LimitValue, PatternLimit, RangeLimit};
 pub use crate::catalog::time::Rate;

@@ -2,7 +2,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tool_runtime::catalog::Catalog;
-use tool_runtime::layers::ToolCall;
+use tool_runtime::layers::CallRequest;
 use tool_runtime::mcp::connection::{outbox, Connection, Outbox};
 use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
 use tool_runtime::Registry;
@@ -24,7 +24,7 @@ fn server_over(registry: Registry) -> McpServer {
 #[derive(Clone)]
 struct PassOn<S>(S);
 
-impl<S: tower::Service<ToolCall>> tower::Service<ToolCall> for PassOn<S> {
+impl<S: tower::Service<CallRequest>> tower::Service<CallRequest> for PassOn<S> {
     type Response = S::Response;
     type Error = S::Error;
     type Future = S::Future;
@@ -36,7 +36,7 @@ impl<S: tower::Service<ToolCall>> tower::Service<ToolCall> for PassOn<S> {
         self.0.poll_ready(cx)
     }
 
-    fn call(&mut self, call: ToolCall) -> S::Future {
+    fn call(&mut self, call: CallRequest) -> S::Future {
         self.0.call(call)
     }
 }

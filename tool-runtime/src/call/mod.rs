@@ -49,6 +49,8 @@ use std::time::Duration;
 pub struct ToolAnswer {
     pub(crate) value: Value,
     pub(crate) content: Option<Vec<Content>>,
+    /// Whether it was given again from the cache of a read-only tool's answers.
+    pub(crate) cached: bool,
 }
 
 impl ToolAnswer {
@@ -57,6 +59,7 @@ impl ToolAnswer {
         ToolAnswer {
             value,
             content: None,
+            cached: false,
         }
     }
 
@@ -66,6 +69,7 @@ impl ToolAnswer {
         ToolAnswer {
             value: serde_json::to_value(&content).unwrap_or(Value::Null),
             content: Some(content),
+            cached: false,
         }
     }
 
@@ -83,6 +87,12 @@ impl ToolAnswer {
     /// The content blocks, when the answer is made of them.
     pub fn content(&self) -> Option<&[Content]> {
         self.content.as_deref()
+    }
+
+    /// Whether the answer was kept from an earlier call and given again
+    /// (`#[tool(read_only, cache = "...")]`) rather than made by the tool now.
+    pub fn is_cached(&self) -> bool {
+        self.cached
     }
 }
 
@@ -226,15 +236,10 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
             value: structured
                 .unwrap_or_else(|| serde_json::to_value(&content).unwrap_or(Value::Null)),
             content: Some(content),
+            cached: false,
         }),
-        Ok(Produced::Content(content)) => Ok(ToolAnswer {
-            value: serde_json::to_value(&content).unwrap_or(Value::Null),
-            content: Some(content),
-        }),
-        Ok(Produced::Json(value)) => Ok(ToolAnswer {
-            value,
-            content: None,
-        }),
+        Ok(Produced::Content(content)) => Ok(ToolAnswer::from_content(content)),
+        Ok(Produced::Json(value)) => Ok(ToolAnswer::new(value)),
         Err(RunFailure::Failed(error)) => Err(CallError::Failed {
             tool: tool.name().to_owned(),
             message: error.message().to_owned(),

@@ -35,6 +35,8 @@ pub struct ToolResult {
     input: Value,
     outcome: Result<Value, CallError>,
     content: Option<Vec<Content>>,
+    /// Whether the output was kept from an earlier call and given again.
+    cached: bool,
     /// The tool that ran, when there was one: what is sent back depends on its output
     /// schema, and nothing downstream should look it up again.
     tool: Option<ToolRef>,
@@ -57,15 +59,16 @@ impl ToolResult {
         tool: Option<ToolRef>,
         outcome: Result<super::ToolAnswer, CallError>,
     ) -> Self {
-        let (outcome, content) = match outcome {
-            Ok(answer) => (Ok(answer.value), answer.content),
-            Err(error) => (Err(error), None),
+        let (outcome, content, cached) = match outcome {
+            Ok(answer) => (Ok(answer.value), answer.content, answer.cached),
+            Err(error) => (Err(error), None, false),
         };
         ToolResult {
             name: name.into(),
             input,
             outcome,
             content,
+            cached,
             tool,
         }
     }
@@ -132,6 +135,12 @@ impl ToolResult {
     /// Why the call failed, when it did.
     pub fn error(&self) -> Option<&CallError> {
         self.outcome.as_ref().err()
+    }
+
+    /// Whether the output was kept from an earlier call with the same arguments and given
+    /// again, rather than made by the tool now (`#[tool(read_only, cache = "...")]`).
+    pub fn is_cached(&self) -> bool {
+        self.cached
     }
 
     /// Whether the call failed.

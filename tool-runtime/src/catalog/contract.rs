@@ -35,6 +35,8 @@ pub struct ToolDescription {
     pub approval: bool,
     /// `#[tool(layers = [...])]`: the named layers a call of the tool goes through.
     pub layers: &'static [&'static str],
+    /// `#[tool(cache = "...")]`: how the tool's answers are kept and given again.
+    pub cache: Option<CachePolicy>,
     /// The elicitation forms the function's body asks with (`elicit::<T>`, `Elicited<T>`).
     pub forms: &'static [FormSpec],
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
@@ -113,6 +115,61 @@ pub enum ParamKind {
     },
     /// Filled in by the runtime; never shown to callers.
     Injected,
+}
+
+/// How a read-only tool's answers are kept and given again (`#[tool(read_only, cache =
+/// "30s")]`, [`DynamicTool::cache`](crate::DynamicTool::cache)): the same arguments give
+/// the kept answer until it is that old. An answer is kept per caller (the subject of its
+/// token), unless the tool says its answers are the same for everyone.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::catalog::CachePolicy;
+///
+/// let policy = CachePolicy::new(Duration::from_secs(30)).same_for_everyone();
+/// assert_eq!(policy.ttl(), Duration::from_secs(30));
+/// assert!(policy.is_same_for_everyone());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePolicy {
+    ttl: std::time::Duration,
+    same_for_everyone: bool,
+}
+
+impl CachePolicy {
+    /// Answers kept for `ttl`, per caller.
+    pub const fn new(ttl: std::time::Duration) -> Self {
+        CachePolicy {
+            ttl,
+            same_for_everyone: false,
+        }
+    }
+
+    /// The same, with one answer for every caller (`#[tool(same_for_everyone)]`): for a
+    /// tool whose answer does not depend on who asks.
+    pub const fn same_for_everyone(mut self) -> Self {
+        self.same_for_everyone = true;
+        self
+    }
+
+    #[doc(hidden)]
+    /// What `#[tool(cache = "...")]` writes, checked by the macro.
+    pub const fn __from_macro(ttl_ms: u64, same_for_everyone: bool) -> Self {
+        CachePolicy {
+            ttl: std::time::Duration::from_millis(ttl_ms),
+            same_for_everyone,
+        }
+    }
+
+    /// How long an answer is kept.
+    pub fn ttl(&self) -> std::time::Duration {
+        self.ttl
+    }
+
+    /// Whether every caller shares one answer (else each caller's subject has its own).
+    pub fn is_same_for_everyone(&self) -> bool {
+        self.same_for_everyone
+    }
 }
 
 /// The MCP behaviour hints given in `#[tool(...)]`; `None` when not said.

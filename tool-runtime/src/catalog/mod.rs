@@ -10,7 +10,7 @@ pub(crate) mod time;
 pub mod uri_template;
 
 use crate::schema::OutputSchema;
-pub use contract::{Annotations, SourceLocation};
+pub use contract::{Annotations, CachePolicy, SourceLocation};
 use contract::{Example, ResourceSpec, ToolDescription};
 pub(crate) use schemas::HEADER_KEYWORD;
 use serde_json::Value;
@@ -81,6 +81,8 @@ pub struct Tool {
     approval: bool,
     /// The named layers a call goes through (`#[tool(layers = [...])]`).
     layers: &'static [&'static str],
+    /// How its answers are kept and given again, when they are.
+    cache: Option<CachePolicy>,
     /// The elicitation forms its code asks with (judged only when `check` asks).
     forms: &'static [contract::FormSpec],
 }
@@ -202,6 +204,7 @@ impl Tool {
             exclusive: description.exclusive,
             approval: description.approval,
             layers: description.layers,
+            cache: description.cache,
             forms: description.forms,
         }
     }
@@ -235,6 +238,7 @@ impl Tool {
             exclusive: false,
             approval: false,
             layers: &[],
+            cache: None,
             forms: &[],
         }
     }
@@ -307,7 +311,6 @@ impl Tool {
         self.title = title;
     }
 
-    #[cfg(feature = "client")]
     pub(crate) fn set_annotations(&mut self, annotations: Annotations) {
         self.annotations = annotations;
     }
@@ -372,6 +375,16 @@ impl Tool {
     /// [`named_layer`](crate::registry::RegistryBuilder::named_layer).
     pub fn layers(&self) -> &[&'static str] {
         self.layers
+    }
+
+    /// How the tool's answers are kept and given again (`#[tool(read_only, cache =
+    /// "30s")]`), when they are.
+    pub fn cache(&self) -> Option<CachePolicy> {
+        self.cache
+    }
+
+    pub(crate) fn set_cache(&mut self, cache: Option<CachePolicy>) {
+        self.cache = cache;
     }
 
     pub(crate) fn set_exclusive(&mut self, exclusive: bool) {

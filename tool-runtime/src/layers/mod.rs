@@ -3,7 +3,7 @@
 //! is a [`tower::Layer`], and the layers `tower` ships work on it unchanged.
 //!
 //! A call reaches the layers once the registry has admitted it (the caller's scopes, rate
-//! limits, budget) and its arguments fit the tool's schema. It is a [`ToolCall`]: the tool,
+//! limits, budget) and its arguments fit the tool's schema. It is a [`CallRequest`]: the tool,
 //! the arguments, the caller (transport, session, authenticated subject and scopes) and the
 //! call's context. Its answer is a [`ToolAnswer`], or the [`CallError`](crate::CallError) a
 //! model reads. Innermost, the tool runs under its own time limit.
@@ -20,7 +20,7 @@
 //! ```
 //! use std::sync::{Arc, Mutex};
 //! use std::task::{Context, Poll};
-//! use tool_runtime::layers::{ToolCall, ToolAnswer};
+//! use tool_runtime::layers::{CallRequest, ToolAnswer};
 //! use tool_runtime::{tool, CallError, Registry};
 //!
 //! /// Add two integers.
@@ -31,9 +31,9 @@
 //! #[derive(Clone)]
 //! struct Audit<S> { inner: S, sink: Arc<Mutex<Vec<String>>> }
 //!
-//! impl<S> tower::Service<ToolCall> for Audit<S>
+//! impl<S> tower::Service<CallRequest> for Audit<S>
 //! where
-//!     S: tower::Service<ToolCall, Response = ToolAnswer, Error = CallError>,
+//!     S: tower::Service<CallRequest, Response = ToolAnswer, Error = CallError>,
 //!     S::Future: Send + 'static,
 //! {
 //!     type Response = ToolAnswer;
@@ -44,7 +44,7 @@
 //!         self.inner.poll_ready(cx)
 //!     }
 //!
-//!     fn call(&mut self, call: ToolCall) -> Self::Future {
+//!     fn call(&mut self, call: CallRequest) -> Self::Future {
 //!         let line = format!("{} by {}", call.tool().name(), call.caller().transport());
 //!         let sink = Arc::clone(&self.sink);
 //!         let answer = self.inner.call(call);
@@ -78,7 +78,7 @@
 //! ```
 //! use std::task::{Context, Poll};
 //! use tool_runtime::context::Caller;
-//! use tool_runtime::layers::{ToolAnswer, ToolCall};
+//! use tool_runtime::layers::{ToolAnswer, CallRequest};
 //! use tool_runtime::{tool, CallError, Registry};
 //!
 //! /// Delete a file.
@@ -89,9 +89,9 @@
 //! #[derive(Clone)]
 //! struct Deny<S> { inner: S, subjects: &'static [&'static str] }
 //!
-//! impl<S> tower::Service<ToolCall> for Deny<S>
+//! impl<S> tower::Service<CallRequest> for Deny<S>
 //! where
-//!     S: tower::Service<ToolCall, Response = ToolAnswer, Error = CallError>,
+//!     S: tower::Service<CallRequest, Response = ToolAnswer, Error = CallError>,
 //!     S::Future: Send + 'static,
 //! {
 //!     type Response = ToolAnswer;
@@ -102,7 +102,7 @@
 //!         self.inner.poll_ready(cx)
 //!     }
 //!
-//!     fn call(&mut self, call: ToolCall) -> Self::Future {
+//!     fn call(&mut self, call: CallRequest) -> Self::Future {
 //!         let subject = call.caller().subject().unwrap_or_default();
 //!         if self.subjects.contains(&subject) {
 //!             let reason = format!("{subject} may not delete files; ask an administrator");
@@ -126,11 +126,11 @@
 //!
 //! # A retry of an idempotent tool
 //!
-//! `tower`'s `Retry` makes a call again (a [`ToolCall`] clones); here, up to twice, when the
+//! `tower`'s `Retry` makes a call again (a [`CallRequest`] clones); here, up to twice, when the
 //! tool failed and says calling it again is harmless.
 //!
 //! ```
-//! use tool_runtime::layers::{ToolAnswer, ToolCall};
+//! use tool_runtime::layers::{ToolAnswer, CallRequest};
 //! use tool_runtime::{tool, CallError, Registry};
 //!
 //! /// Fetch the exchange rate from a service that sometimes drops a request.
@@ -143,12 +143,12 @@
 //! #[derive(Clone)]
 //! struct Retries(u8);
 //!
-//! impl tower::retry::Policy<ToolCall, ToolAnswer, CallError> for Retries {
+//! impl tower::retry::Policy<CallRequest, ToolAnswer, CallError> for Retries {
 //!     type Future = std::future::Ready<()>;
 //!
 //!     fn retry(
 //!         &mut self,
-//!         call: &mut ToolCall,
+//!         call: &mut CallRequest,
 //!         result: &mut Result<ToolAnswer, CallError>,
 //!     ) -> Option<Self::Future> {
 //!         let failed = matches!(result, Err(CallError::Failed { .. }));
@@ -160,7 +160,7 @@
 //!         Some(std::future::ready(()))
 //!     }
 //!
-//!     fn clone_request(&mut self, call: &ToolCall) -> Option<ToolCall> {
+//!     fn clone_request(&mut self, call: &CallRequest) -> Option<CallRequest> {
 //!         Some(call.clone())
 //!     }
 //! }
@@ -177,14 +177,17 @@
 //! load shedding as a refusal saying to call again, any other error as a refusal with its
 //! message (a model reads it: say what happened and what to do).
 
+mod cache;
 mod errors;
 mod request;
 mod route;
 mod selection;
 
 pub use crate::call::ToolAnswer;
+pub use cache::CacheLimits;
+pub(crate) use cache::{CacheLayer, ResultCache};
 pub(crate) use errors::into_call_error;
-pub use request::ToolCall;
+pub use request::CallRequest;
 pub use route::Next;
 pub(crate) use route::{Layered, Stages};
 pub use selection::Tools;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// Cloning one is cheap (the arguments are shared until a layer changes them), so
 /// `tower`'s `Retry` can make the call again.
 #[derive(Clone)]
-pub struct ToolCall {
+pub struct CallRequest {
     pub(super) tool: ToolRef,
     /// Shared with the call's record, which keeps what the caller sent.
     pub(super) arguments: Arc<Value>,
@@ -26,7 +26,7 @@ pub struct ToolCall {
     pub(super) route: Route,
 }
 
-impl ToolCall {
+impl CallRequest {
     /// The tool called: its name, description, annotations, time limit.
     pub fn tool(&self) -> &Tool {
         &self.tool
@@ -67,9 +67,9 @@ impl ToolCall {
     }
 }
 
-impl fmt::Debug for ToolCall {
+impl fmt::Debug for CallRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolCall")
+        f.debug_struct("CallRequest")
             .field("tool", &self.tool.name())
             .field("arguments", &self.arguments)
             .field("caller", self.caller())

@@ -3,7 +3,7 @@
 //! not; a call passes the stages that apply to its tool in order, and after the last, the
 //! tool runs.
 
-use super::request::ToolCall;
+use super::request::CallRequest;
 use super::selection::Tools;
 use super::{into_call_error, BoxError, ToolAnswer};
 use crate::call::context::CallContext;
@@ -20,12 +20,12 @@ use tower::Service;
 /// A layer's service, whatever its type.
 trait AnyService: Send {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
-    fn call(&mut self, call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, BoxError>>;
+    fn call(&mut self, call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, BoxError>>;
 }
 
 impl<S> AnyService for S
 where
-    S: Service<ToolCall, Response = ToolAnswer> + Send,
+    S: Service<CallRequest, Response = ToolAnswer> + Send,
     S::Error: Into<BoxError>,
     S::Future: Send + 'static,
 {
@@ -33,7 +33,7 @@ where
         Service::poll_ready(self, cx).map_err(Into::into)
     }
 
-    fn call(&mut self, call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, BoxError>> {
+    fn call(&mut self, call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, BoxError>> {
         let answer = Service::call(self, call);
         Box::pin(async move { answer.await.map_err(Into::into) })
     }
@@ -66,19 +66,15 @@ impl Stages {
     pub(crate) fn push<L>(&mut self, tools: Tools, layer: L)
     where
         L: tower::Layer<Next>,
-        L::Service: Service<ToolCall, Response = ToolAnswer> + Send + 'static,
-        <L::Service as Service<ToolCall>>::Error: Into<BoxError>,
-        <L::Service as Service<ToolCall>>::Future: Send + 'static,
+        L::Service: Service<CallRequest, Response = ToolAnswer> + Send + 'static,
+        <L::Service as Service<CallRequest>>::Error: Into<BoxError>,
+        <L::Service as Service<CallRequest>>::Future: Send + 'static,
     {
         let service: Box<dyn AnyService> = Box::new(layer.layer(Next { _private: () }));
         self.stages.push(Stage {
             tools,
             service: tokio::sync::Mutex::new(service),
         });
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.stages.is_empty()
     }
 
     /// What the stages were given for, to check against the registry once it is built.
@@ -103,7 +99,7 @@ pub(super) struct Route {
 
 /// A call that goes through layers, ready to start, and the arguments its caller sent.
 pub(crate) struct Layered {
-    call: ToolCall,
+    call: CallRequest,
     sent: Arc<Value>,
 }
 
@@ -118,7 +114,7 @@ impl Layered {
         limit: Option<Duration>,
     ) -> Self {
         let sent = Arc::new(arguments);
-        let call = ToolCall {
+        let call = CallRequest {
             tool,
             arguments: Arc::clone(&sent),
             arguments_changed: false,
@@ -162,7 +158,7 @@ impl fmt::Debug for Next {
     }
 }
 
-impl Service<ToolCall> for Next {
+impl Service<CallRequest> for Next {
     type Response = ToolAnswer;
     type Error = CallError;
     type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
@@ -171,13 +167,13 @@ impl Service<ToolCall> for Next {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, call: ToolCall) -> Self::Future {
+    fn call(&mut self, call: CallRequest) -> Self::Future {
         pass(call)
     }
 }
 
 /// Hands `call` to the next stage that applies to its tool, or runs the tool after the last.
-fn pass(mut call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
     let found = call.route.stages.stages[call.route.next..]
         .iter()
         .position(|stage| stage.tools.picks(&call.tool));
@@ -192,7 +188,7 @@ fn pass(mut call: ToolCall) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
 }
 
 /// Runs `call` through the stage at `index`.
-async fn through(index: usize, call: ToolCall) -> Result<ToolAnswer, CallError> {
+async fn through(index: usize, call: CallRequest) -> Result<ToolAnswer, CallError> {
     let stages = Arc::clone(&call.route.stages);
     let tool = call.tool.clone();
     let answer = {
@@ -207,7 +203,7 @@ async fn through(index: usize, call: ToolCall) -> Result<ToolAnswer, CallError> 
 
 /// Runs the tool, past every layer: its arguments checked again if a layer changed them,
 /// then read into its typed values, then run under its time limit.
-async fn run_tool(call: ToolCall) -> Result<ToolAnswer, CallError> {
+async fn run_tool(call: CallRequest) -> Result<ToolAnswer, CallError> {
     if call.arguments_changed {
         crate::call::check(&call.tool, &call.arguments)?;
     }

@@ -34,6 +34,8 @@ pub(crate) struct CallBody {
     /// `_meta.status`: what a refusal an agent's loop acts on (wait, or stop) is, where a
     /// program reads it without parsing the text.
     status: Option<&'static str>,
+    /// `_meta.cached`: the output was kept from an earlier call and given again.
+    cached: bool,
 }
 
 #[derive(Debug)]
@@ -53,6 +55,7 @@ impl CallBody {
             structured: None,
             is_error: false,
             status: None,
+            cached: false,
         }
     }
 
@@ -137,8 +140,14 @@ impl Framed<'_> {
     pub(crate) fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let body = self.body;
         out.push(b'{');
-        if body.status.is_some() || self.info.is_some() {
+        if body.status.is_some() || self.info.is_some() || body.cached {
             out.extend_from_slice(b"\"_meta\":{");
+            if body.cached {
+                out.extend_from_slice(b"\"cached\":true");
+                if body.status.is_some() || self.info.is_some() {
+                    out.push(b',');
+                }
+            }
             if let Some(info) = self.info {
                 out.push(b'"');
                 out.extend_from_slice(super::pages::SERVER_INFO_META.as_bytes());
@@ -216,8 +225,13 @@ pub(crate) fn answer(
             };
         }
     }
+    let cached = result.is_cached();
     match full_answer(result, outputs, objects_only) {
-        CallAnswer::Result(body) => CallAnswer::Result(limited(body, max_output_bytes)),
+        CallAnswer::Result(body) => {
+            let mut body = limited(body, max_output_bytes);
+            body.cached = cached;
+            CallAnswer::Result(body)
+        }
         other => other,
     }
 }

@@ -9,7 +9,7 @@ use super::{
 use crate::call::context::{CallContext, StateMap};
 use crate::catalog::time::Rate;
 use crate::catalog::ItemKind;
-use crate::layers::{BoxError, ToolAnswer, ToolCall, Tools};
+use crate::layers::{BoxError, CacheLayer, CallRequest, ResultCache, ToolAnswer, Tools};
 use crate::ops::budget::{Budget, Budgets};
 use crate::ops::rate::ClientLimiter;
 use crate::ops::watch::Observer;
@@ -83,6 +83,8 @@ pub struct RegistryBuilder {
     starters: Vec<super::Starter>,
     /// The layers around calls, in the order given.
     layers: crate::layers::Stages,
+    /// How much the cache of read-only tools' answers may hold.
+    cache_limits: crate::layers::CacheLimits,
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -228,9 +230,9 @@ impl RegistryBuilder {
     pub fn layer<L>(self, layer: L) -> Self
     where
         L: tower::Layer<crate::layers::Next>,
-        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
-        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
-        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+        L::Service: tower::Service<CallRequest, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<CallRequest>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<CallRequest>>::Future: Send + 'static,
     {
         self.layer_for(Tools::all(), layer)
     }
@@ -258,9 +260,9 @@ impl RegistryBuilder {
     pub fn layer_for<L>(mut self, tools: impl Into<Tools>, layer: L) -> Self
     where
         L: tower::Layer<crate::layers::Next>,
-        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
-        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
-        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+        L::Service: tower::Service<CallRequest, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<CallRequest>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<CallRequest>>::Future: Send + 'static,
     {
         self.layers.push(tools.into(), layer);
         self
@@ -286,11 +288,19 @@ impl RegistryBuilder {
     pub fn named_layer<L>(mut self, name: &str, layer: L) -> Self
     where
         L: tower::Layer<crate::layers::Next>,
-        L::Service: tower::Service<ToolCall, Response = ToolAnswer> + Send + 'static,
-        <L::Service as tower::Service<ToolCall>>::Error: Into<BoxError>,
-        <L::Service as tower::Service<ToolCall>>::Future: Send + 'static,
+        L::Service: tower::Service<CallRequest, Response = ToolAnswer> + Send + 'static,
+        <L::Service as tower::Service<CallRequest>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<CallRequest>>::Future: Send + 'static,
     {
         self.layers.push(Tools::naming_layer(name), layer);
+        self
+    }
+
+    /// How much the cache of answers of read-only tools (`#[tool(read_only, cache =
+    /// "30s")]`) may hold: by default 10,000 answers and 64 MiB, the least recently used
+    /// going first.
+    pub fn cache_limits(mut self, limits: crate::layers::CacheLimits) -> Self {
+        self.cache_limits = limits;
         self
     }
 
@@ -346,6 +356,12 @@ impl RegistryBuilder {
 
     fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
         let (sender, _) = watch::channel(Versions::default());
+        let cache = Arc::new(ResultCache::new(self.cache_limits, self.observer.metrics));
+        // Innermost, so that what the layers given do (a deny rule, a limit) holds for an
+        // answer given from the cache as for any other.
+        let mut layers = self.layers;
+        let cached = Tools::matching(|tool| tool.cache().is_some());
+        layers.push(cached, CacheLayer(Arc::clone(&cache)));
         let registry = Registry {
             default_timeout: self.default_timeout,
             observer: self.observer,
@@ -369,7 +385,8 @@ impl RegistryBuilder {
             starters: std::sync::Mutex::new(self.starters),
             background: std::sync::Mutex::default(),
             closers: std::sync::Mutex::default(),
-            layers: (!self.layers.is_empty()).then(|| Arc::new(self.layers)),
+            layers: Arc::new(layers),
+            result_cache: cache,
         };
         for tool in statics.catalog.tools() {
             registry.set_rate_limit(tool.name(), registry.rate_for(tool));

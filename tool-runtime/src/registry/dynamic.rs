@@ -127,6 +127,23 @@ impl DynamicTool {
         self
     }
 
+    /// The tool changes nothing (what `#[tool(read_only)]` says): clients may call it
+    /// freely, and its answers may be kept ([`cache`](Self::cache)).
+    pub fn read_only(mut self) -> Self {
+        let mut annotations = self.tool.annotations();
+        annotations.read_only = Some(true);
+        self.tool.set_annotations(annotations);
+        self
+    }
+
+    /// Keeps the tool's answers and gives them again for the same arguments (what
+    /// `#[tool(read_only, cache = "30s")]` says). Only for a tool that changes nothing: the
+    /// registry refuses a cached tool that is not [`read_only`](Self::read_only).
+    pub fn cache(mut self, policy: crate::catalog::CachePolicy) -> Self {
+        self.tool.set_cache(Some(policy));
+        self
+    }
+
     /// In an agent loop, a call of this tool runs alone, never beside another call of the
     /// same turn (what `#[tool(exclusive)]` says).
     pub fn exclusive(mut self) -> Self {

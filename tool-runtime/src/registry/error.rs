@@ -101,6 +101,12 @@ pub enum RegistryError {
         /// The closest tool name, when one is close.
         suggestion: Option<String>,
     },
+    /// A run-time tool keeps its answers ([`DynamicTool::cache`](super::DynamicTool::cache))
+    /// but does not say it changes nothing ([`DynamicTool::read_only`](super::DynamicTool::read_only)).
+    CacheNotReadOnly {
+        /// The tool.
+        tool: String,
+    },
     /// A tool names a layer (`#[tool(layers = [...])]`) the registry was not given, or a
     /// layer was given a name that cannot be one.
     UnknownLayer {
@@ -193,6 +199,12 @@ impl fmt::Display for RegistryError {
                     ),
                 }
             }
+            RegistryError::CacheNotReadOnly { tool } => write!(
+                f,
+                "tool `{tool}` keeps its answers but is not read-only: an answer is given \
+                 again only for a tool that changes nothing; mark it read_only if calling it \
+                 has no effect"
+            ),
             RegistryError::UnknownLayer {
                 tool: Some(tool),
                 layer,

@@ -6,11 +6,8 @@ impl Registry {
     /// Refuses a layer given for a tool it does not have, a layer name that cannot be one,
     /// and a tool naming a layer it was not given.
     pub(super) fn check_layers(&self) -> Result<(), RegistryError> {
-        let Some(stages) = &self.layers else {
-            return self.check_named_layers(&[]);
-        };
         let mut given = Vec::new();
-        for tools in stages.selections() {
+        for tools in self.layers.selections() {
             if let Some(name) = tools.names().iter().find(|name| self.get(name).is_none()) {
                 return Err(RegistryError::LayerForUnknownTool {
                     name: name.clone(),
@@ -59,6 +56,6 @@ impl Registry {
         &self,
         tool: &crate::catalog::Tool,
     ) -> Option<&std::sync::Arc<crate::layers::Stages>> {
-        self.layers.as_ref().filter(|stages| stages.apply_to(tool))
+        Some(&self.layers).filter(|stages| stages.apply_to(tool))
     }
 }

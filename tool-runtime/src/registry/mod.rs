@@ -108,8 +108,10 @@ pub struct Registry {
     /// registry is closed.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     closers: std::sync::Mutex<Vec<Closer>>,
-    /// The layers around calls, when it was given any.
-    layers: Option<Arc<crate::layers::Stages>>,
+    /// The layers around calls: those given, then the cache of read-only tools' answers.
+    layers: Arc<crate::layers::Stages>,
+    /// The answers of read-only tools kept to be given again.
+    result_cache: Arc<crate::layers::ResultCache>,
 }
 
 /// Ends a connection started work opened (a mounted server's), politely.
@@ -302,6 +304,9 @@ impl Registry {
         for (index, tool) in tools.iter().enumerate() {
             // A group's prefix can make a name that breaks the rule.
             let name = dynamic::checked_name(ItemKind::Tool, tool.name().to_owned())?;
+            if tool.tool.cache().is_some() && tool.tool.annotations().read_only != Some(true) {
+                return Err(RegistryError::CacheNotReadOnly { tool: name });
+            }
             let holder = if let Some(existing) = self.statics.catalog.get(&name) {
                 Some(Holder::Static(existing.location()))
             } else if taken(&name) || tools[..index].iter().any(|t| t.name() == name) {

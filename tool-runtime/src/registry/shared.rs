@@ -36,6 +36,10 @@ impl Registry {
 
     /// Counts a change of `list`, and tells the other replicas when they share a store.
     pub(super) fn list_changed(&self, list: List) {
+        if matches!(list, List::Tools) {
+            // A tool may be another now: none of its kept answers can stand.
+            self.result_cache.forget_all();
+        }
         self.changes.send_modify(|versions| list.bump(versions));
         if let Some(store) = self.shared.get() {
             let name = list.name().to_owned();

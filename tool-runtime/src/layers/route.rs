@@ -191,13 +191,18 @@ fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallErro
 async fn through(index: usize, call: CallRequest) -> Result<ToolAnswer, CallError> {
     let stages = Arc::clone(&call.route.stages);
     let tool = call.tool.clone();
-    let answer = {
-        let mut service = stages.stages[index].service.lock().await;
-        std::future::poll_fn(|cx| service.poll_ready(cx))
-            .await
-            .map_err(|error| into_call_error(&tool, error))?;
-        service.call(call)
+    let stage = &stages.stages[index].service;
+    // Nearly always free: taken at once, without the future of a wait in line.
+    let mut service = match stage.try_lock() {
+        Ok(service) => service,
+        Err(_) => stage.lock().await,
     };
+    let ready = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let answer = match ready {
+        Ok(()) => service.call(call),
+        Err(error) => return Err(into_call_error(&tool, error)),
+    };
+    drop(service);
     answer.await.map_err(|error| into_call_error(&tool, error))
 }
 

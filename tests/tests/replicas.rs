@@ -1,7 +1,7 @@
 //! Three replicas behind a real HAProxy (round robin per request, the deployment's own
 //! configuration), sharing a real Redis: a replica killed mid-task, every replica
-//! restarted, one client's rate across replicas, a rolling restart under load, and Redis
-//! stopped under load.
+//! restarted, one client's rate across replicas, a rolling restart under load, Redis
+//! stopped under load, and a read-only tool's kept answer made once for all replicas.
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -198,6 +198,53 @@ fn tasks_and_their_results_outlive_a_restart_of_every_replica() {
         assert_eq!(got["result"]["status"], "completed", "{got}");
         assert_eq!(got["result"]["result"]["content"][0]["text"], "found it");
     }
+}
+
+#[test]
+fn a_kept_answer_is_made_once_for_every_replica() {
+    let cluster = Cluster::start(BINARY, &[]);
+    let gate = FileGate::new("shared-lookup");
+    let call = |id: u64, port: u16| {
+        let request = rpc::per_request(
+            id,
+            "tools/call",
+            json!({"name": "shared_lookup", "arguments": {"topic": "tides", "gate": gate.path()}}),
+            json!({}),
+        );
+        std::thread::spawn(move || Request::mcp(&request).send(port).message())
+    };
+    // The same call on each replica: the first runs the tool (it waits at the gate); the
+    // others, waiting for its answer or coming once it is kept, get that answer.
+    let ports = cluster.replica_ports();
+    let first = call(1, ports[0]);
+    let runner = gate.wait_entered(1);
+    let others: Vec<_> = ports[1..]
+        .iter()
+        .enumerate()
+        .map(|(index, port)| call(2 + index as u64, *port))
+        .collect();
+    gate.release();
+    let first = first.join().unwrap();
+    let text = first["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        text,
+        format!("tides: looked up by process {}", runner[0]),
+        "{first}"
+    );
+    for other in others {
+        let answer = other.join().unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], text, "{answer}");
+        assert_eq!(answer["result"]["_meta"]["cached"], true, "{answer}");
+    }
+    // And through the balancer, to whichever replica it picks.
+    for id in 10..16 {
+        let answer = call(id, cluster.port).join().unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], text, "{answer}");
+    }
+    assert_eq!(gate.entered_pids().len(), 1, "the tool ran once in all");
 }
 
 #[test]

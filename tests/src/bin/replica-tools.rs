@@ -32,6 +32,19 @@ async fn slow_lookup(
     "found it".to_owned()
 }
 
+/// Looks a topic up once for every replica: its answer is kept ten minutes, for everyone,
+/// and names the process that made it. It waits at its gate first.
+#[tool(read_only, cache = "10m", same_for_everyone)]
+async fn shared_lookup(
+    /// What to look up.
+    topic: String,
+    /// The gate at which the lookup waits until the test opens it (a directory).
+    gate: String,
+) -> String {
+    tool_tests::gate::hold(&gate).await;
+    format!("{topic}: looked up by process {}", std::process::id())
+}
+
 fn main() -> std::process::ExitCode {
     tool_runtime::cli::main()
 }

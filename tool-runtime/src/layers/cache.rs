@@ -1,6 +1,8 @@
 //! Answers of read-only tools kept and given again (`#[tool(read_only, cache = "30s")]`):
 //! the innermost layer of a cached tool. Bounded in entries and bytes (least recently used
 //! first out); concurrent identical calls wait for the one that runs; errors are never kept.
+//! With a store the replicas share, an answer one replica made is every replica's, and one
+//! replica at a time runs the tool for a key (`shared`).
 
 use super::request::CallRequest;
 use super::route::Next;
@@ -76,6 +78,8 @@ pub(crate) struct ResultCache {
     held: Mutex<Held>,
     /// Whether hits, misses and evictions are counted through the `metrics` facade.
     metrics: bool,
+    /// The store shared with other replicas, once there is one.
+    shared: std::sync::OnceLock<crate::store::Store>,
 }
 
 /// The metric names, as Prometheus shows them.
@@ -96,7 +100,13 @@ impl ResultCache {
                 running: HashMap::new(),
             }),
             metrics,
+            shared: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Shares answers with the other replicas through `store` from now on.
+    pub(crate) fn share(&self, store: crate::store::Store) {
+        let _ = self.shared.set(store);
     }
 
     /// Forgets every answer (the list of tools changed: a tool may be another now).
@@ -251,7 +261,7 @@ impl tower::Service<CallRequest> for Cached {
 /// The key of a call: the tool (and its version), who asked (unless the tool's answers are
 /// the same for everyone), and the arguments in canonical JSON (so key order and spacing
 /// do not matter).
-fn key_of(call: &CallRequest, same_for_everyone: bool) -> String {
+pub(super) fn key_of(call: &CallRequest, same_for_everyone: bool) -> String {
     let tool = call.tool();
     let version = tool.location().map_or("", |location| location.version);
     let subject = match same_for_everyone {
@@ -293,16 +303,27 @@ async fn answer(
                 }
             }
             Lookup::Run => {
-                cache.count(names::LOOKUPS, &tool, Some("miss"));
                 let mut guard = RunGuard {
                     cache: &cache,
                     key: &key,
                     armed: true,
                 };
-                let outcome = tower::Service::call(&mut inner, call).await;
+                let (outcome, kept_for) = match cache.shared.get() {
+                    Some(store) => super::shared::answer(store, &key, policy, inner, call).await,
+                    None => {
+                        let outcome = tower::Service::call(&mut inner, call).await;
+                        (outcome, policy.ttl())
+                    }
+                };
                 guard.armed = false;
+                let hit = matches!(&outcome, Ok(answer) if answer.cached);
+                cache.count(
+                    names::LOOKUPS,
+                    &tool,
+                    Some(if hit { "hit" } else { "miss" }),
+                );
                 let kept = match &outcome {
-                    Ok(answer) => Some((answer.clone(), Instant::now() + policy.ttl(), &tool)),
+                    Ok(answer) => Some((answer.clone(), Instant::now() + kept_for, &tool)),
                     Err(_) => None,
                 };
                 cache.end_run(&key, kept);

@@ -182,6 +182,7 @@ mod errors;
 mod request;
 mod route;
 mod selection;
+mod shared;
 
 pub use crate::call::ToolAnswer;
 pub use cache::CacheLimits;

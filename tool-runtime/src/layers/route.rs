@@ -94,7 +94,7 @@ pub(super) struct Route {
     stages: Arc<Stages>,
     next: usize,
     /// The tool's time limit, which bounds each run of it.
-    limit: Option<Duration>,
+    pub(super) limit: Option<Duration>,
 }
 
 /// A call that goes through layers, ready to start, and the arguments its caller sent.

@@ -14,7 +14,9 @@ impl Registry {
             budgets.share(store.clone());
         }
         self.resource_updates.share(store.clone());
+        self.result_cache.share(store.clone());
         let changes = Arc::clone(&self.changes);
+        let cache = Arc::clone(&self.result_cache);
         let updates = self.resource_updates.clone();
         store.backend.on_event(Arc::new(move |event, from_here| {
             if from_here {
@@ -24,6 +26,9 @@ impl Registry {
             match event {
                 Event::ListChanged { list } => {
                     if let Some(list) = List::named(list) {
+                        if matches!(list, List::Tools) {
+                            cache.forget_all();
+                        }
                         changes.send_modify(|versions| list.bump(versions));
                     }
                 }

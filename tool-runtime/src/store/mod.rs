@@ -298,6 +298,27 @@ pub(crate) trait Backend: Send + Sync + 'static {
         uri: &'a str,
     ) -> StoreFuture<'a, Result<Option<(String, String)>, StoreError>>;
 
+    /// The kept answer of a read-only tool under `key` (as JSON), and how long it is still
+    /// kept.
+    fn answer_get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> StoreFuture<'a, Result<Option<(String, Duration)>, StoreError>>;
+    /// Claims the run of `key` for `lease`: `true` when no other replica holds it, which
+    /// then runs the tool while the others wait for its answer.
+    fn answer_claim<'a>(
+        &'a self,
+        key: &'a str,
+        lease: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>>;
+    /// Keeps `answer` (as JSON) under `key` for its time, if there is one (a run that
+    /// failed keeps nothing), and ends the claim on `key`.
+    fn answer_put<'a>(
+        &'a self,
+        key: &'a str,
+        answer: Option<(String, Duration)>,
+    ) -> StoreFuture<'a, Result<(), StoreError>>;
+
     /// Counts one event against `rate` for `key`: `Ok(Err(wait))` when it must wait.
     fn rate_check<'a>(
         &'a self,

@@ -6,6 +6,7 @@
 //! Keys are `<prefix>:<kind>:{<id>}`: the braces make the id the hash tag, so that every
 //! key of one session or one task lands in one slot of a Redis Cluster.
 
+mod answers;
 mod bus;
 mod endpoint;
 mod keys;
@@ -267,6 +268,29 @@ impl Backend for RedisBackend {
         uri: &'a str,
     ) -> StoreFuture<'a, Result<Option<(String, String)>, StoreError>> {
         Box::pin(outputs::get(&self.shared, uri))
+    }
+
+    fn answer_get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> StoreFuture<'a, Result<Option<(String, Duration)>, StoreError>> {
+        Box::pin(answers::get(&self.shared, key))
+    }
+
+    fn answer_claim<'a>(
+        &'a self,
+        key: &'a str,
+        lease: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>> {
+        Box::pin(answers::claim(&self.shared, key, lease))
+    }
+
+    fn answer_put<'a>(
+        &'a self,
+        key: &'a str,
+        answer: Option<(String, Duration)>,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(answers::put(&self.shared, key, answer))
     }
 
     fn rate_check<'a>(

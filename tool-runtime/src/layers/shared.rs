@@ -1,0 +1,138 @@
+//! Kept answers shared by the replicas through their store: an answer any replica made is
+//! given by all, and for each key one replica at a time runs the tool (it holds a claim in
+//! the store) while the others wait for its answer. A store that does not answer never
+//! fails a call: the tool then runs here, as without a store.
+
+use super::request::CallRequest;
+use super::route::Next;
+use super::ToolAnswer;
+use crate::call::content::Content;
+use crate::call::error::CallError;
+use crate::catalog::CachePolicy;
+use crate::store::Store;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// How long a replica's claim on a key lasts past the tool's time limit (or this long,
+/// without one): a replica lost mid-run holds the others up no longer.
+const CLAIM_BEYOND_LIMIT: Duration = Duration::from_secs(5);
+const CLAIM_WITHOUT_LIMIT: Duration = Duration::from_secs(60);
+
+/// How often a replica waiting for another's answer looks for it: soon at first, then less
+/// often, up to this.
+const FIRST_LOOK: Duration = Duration::from_millis(10);
+const LOOK_AT_MOST_EVERY: Duration = Duration::from_millis(200);
+
+/// The answer of `call` (under `key`) from the store, or made here and kept there; with how
+/// long it is to be kept here too.
+pub(super) async fn answer(
+    store: &Store,
+    key: &str,
+    policy: CachePolicy,
+    mut inner: Next,
+    call: CallRequest,
+) -> (Result<ToolAnswer, CallError>, Duration) {
+    let key = stored_key(key);
+    let claim = call.route.limit.map_or(CLAIM_WITHOUT_LIMIT, |limit| {
+        limit.saturating_add(CLAIM_BEYOND_LIMIT)
+    });
+    let mut look_again = FIRST_LOOK;
+    loop {
+        match store.backend.answer_get(&key).await {
+            Ok(Some((text, left))) => {
+                if let Some(answer) = decoded(&text) {
+                    return (Ok(answer), left.min(policy.ttl()));
+                }
+            }
+            Ok(None) => {}
+            Err(error) => return run_here(inner, call, policy, &error).await,
+        }
+        match store.backend.answer_claim(&key, claim).await {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(error) => return run_here(inner, call, policy, &error).await,
+        }
+        tokio::time::sleep(look_again).await;
+        look_again = (look_again * 2).min(LOOK_AT_MOST_EVERY);
+    }
+    let outcome = tower::Service::call(&mut inner, call).await;
+    let kept = outcome
+        .as_ref()
+        .ok()
+        .map(|answer| (encoded(answer), policy.ttl()));
+    if let Err(error) = store.backend.answer_put(&key, kept).await {
+        tracing::warn!(%error, "an answer could not be kept in the shared store");
+    }
+    (outcome, policy.ttl())
+}
+
+/// Runs the tool here, the store not answering.
+async fn run_here(
+    mut inner: Next,
+    call: CallRequest,
+    policy: CachePolicy,
+    error: &crate::tasks::StoreError,
+) -> (Result<ToolAnswer, CallError>, Duration) {
+    tracing::warn!(
+        tool = %call.tool().name(),
+        %error,
+        "the shared store of kept answers did not answer; the tool runs here"
+    );
+    (tower::Service::call(&mut inner, call).await, policy.ttl())
+}
+
+/// The key in the store: a digest of the key (which holds the arguments, of any size).
+fn stored_key(key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// An answer as the store keeps it.
+fn encoded(answer: &ToolAnswer) -> String {
+    let kept = serde_json::json!({"value": answer.value, "content": answer.content});
+    kept.to_string()
+}
+
+/// An answer the store kept, marked as given again; `None` when it cannot be read (kept
+/// by another version of the server, say), which is then made anew.
+fn decoded(text: &str) -> Option<ToolAnswer> {
+    let mut kept: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
+    let value = kept.remove("value")?;
+    let content: Option<Vec<Content>> = match kept.remove("content") {
+        None | Some(Value::Null) => None,
+        Some(blocks) => Some(serde_json::from_value(blocks).ok()?),
+    };
+    Some(ToolAnswer {
+        value,
+        content,
+        cached: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_comes_back_as_it_was_kept_and_marked_as_given_again() {
+        let value = ToolAnswer::new(serde_json::json!({"sunrise": "06:12"}));
+        let back = decoded(&encoded(&value)).unwrap();
+        assert_eq!(back.value(), value.value());
+        assert!(back.content().is_none());
+        assert!(back.is_cached());
+
+        let blocks = ToolAnswer::from_content(vec![Content::text("a dot")]);
+        let back = decoded(&encoded(&blocks)).unwrap();
+        assert_eq!(back.content(), blocks.content());
+        assert!(decoded("not json").is_none());
+    }
+
+    #[test]
+    fn keys_in_the_store_are_digests_of_fixed_length() {
+        let short = stored_key("a");
+        let long = stored_key(&"x".repeat(10_000));
+        assert_eq!((short.len(), long.len()), (64, 64));
+        assert_ne!(short, stored_key("b"));
+    }
+}

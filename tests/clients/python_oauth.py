@@ -154,7 +154,7 @@ async def exercise(url, authorization):
                     str(first),
                 )
                 tools = sorted(tool.name for tool in (await session.list_tools()).tools)
-                check("oauth: tools/list with the token", tools == ["echo", "hold", "read_notes", "wait", "whoami", "write_notes"], str(tools))
+                check("oauth: tools/list with the token", tools == ["echo", "hold", "motd", "read_notes", "wait", "whoami", "write_notes"], str(tools))
                 who = structured(await session.call_tool("whoami", {})).get("result", {})
                 check(
                     "oauth: the tool sees the token's subject and scopes",

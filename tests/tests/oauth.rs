@@ -376,6 +376,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let everything = [
         "echo",
         "hold",
+        "motd",
         "read_notes",
         "wait",
         "whoami",
@@ -390,7 +391,7 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let session = initialize(cut.port, &reader);
     assert_eq!(
         listed_tools(cut.port, &reader, &session),
-        ["echo", "hold", "read_notes", "wait", "whoami"]
+        ["echo", "hold", "motd", "read_notes", "wait", "whoami"]
     );
     let writer = key.sign(&claims(ISSUER, RESOURCE, "bob", "notes:read notes:write"));
     let session = initialize(cut.port, &writer);
@@ -402,10 +403,11 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}}}})
     .to_string();
-    let permitted = ["echo", "hold", "read_notes", "wait", "whoami"];
+    let permitted = ["echo", "hold", "motd", "read_notes", "wait", "whoami"];
     let every = [
         "echo",
         "hold",
+        "motd",
         "read_notes",
         "wait",
         "whoami",
@@ -429,7 +431,10 @@ fn lists_show_every_tool_unless_told_to_show_only_what_the_token_permits() {
     let listed: Value = serde_json::from_str(&discover.body).unwrap();
     let mut listed = tool_tests::fields(&listed["tools"], "name");
     listed.sort();
-    assert_eq!(listed, ["echo", "hold", "read_notes", "wait", "whoami"]);
+    assert_eq!(
+        listed,
+        ["echo", "hold", "motd", "read_notes", "wait", "whoami"]
+    );
 }
 
 #[test]

@@ -134,6 +134,9 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
     let refused = call_in_session(port, &session, 3, "echo", json!({"text": 7}));
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     call_in_session(port, &session, 4, "wait", json!({"ms": 30}));
+    for id in 5..=7 {
+        call_in_session(port, &session, id, "motd", json!({}));
+    }
 
     let reply = Request::get("/metrics").send(port);
     assert_eq!(reply.status, 200);
@@ -146,6 +149,9 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
         r#"mcp_tool_calls_total{tool="echo",outcome="invalid_arguments"} 1"#,
         r#"mcp_tool_errors_total{tool="echo"} 1"#,
         r#"mcp_tool_calls_total{tool="wait",outcome="ok"} 1"#,
+        // A kept answer: made once, given again twice.
+        r#"mcp_tool_cache_lookups_total{tool="motd",outcome="miss"} 1"#,
+        r#"mcp_tool_cache_lookups_total{tool="motd",outcome="hit"} 2"#,
         r#"mcp_tool_calls_in_flight{tool="wait"} 0"#,
         r#"mcp_tool_call_duration_seconds_count{tool="echo"} 3"#,
         // The 30 ms wait cannot fall in the 25 ms bucket; where above it depends on how
@@ -166,7 +172,7 @@ fn metrics_count_calls_errors_and_durations_per_tool_at_get_metrics() {
 
     let logs = server.stop_and_read_logs();
     let events = audit_events(&logs);
-    assert_eq!(events.len(), 4, "{logs}");
+    assert_eq!(events.len(), 7, "{logs}");
     for event in &events {
         assert_eq!(event["transport"], "http");
         assert_eq!(event["session"], session.as_str());

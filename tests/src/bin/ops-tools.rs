@@ -34,6 +34,12 @@ async fn hold(
     "released"
 }
 
+/// The message of the day: the same for everyone, kept a minute.
+#[tool(read_only, cache = "1m", same_for_everyone)]
+fn motd() -> &'static str {
+    "ship on friday"
+}
+
 /// Read the team's notes.
 #[tool(read_only, scopes = ["notes:read"])]
 fn read_notes() -> &'static str {

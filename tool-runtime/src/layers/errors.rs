@@ -13,25 +13,27 @@ const RETRY_AFTER_A_LAYER: Duration = Duration::from_secs(1);
 /// [`CallError`] as it is, `tower`'s time limit and load shedding as refusals saying to
 /// call again, and anything else as a refusal with its message.
 pub(crate) fn into_call_error(tool: &Tool, error: BoxError) -> CallError {
+    into_call_error_named(tool.name(), error)
+}
+
+/// [`into_call_error`], for what `name` names (a tool, or a request's target).
+pub(crate) fn into_call_error_named(name: &str, error: BoxError) -> CallError {
     let error = match error.downcast::<CallError>() {
         Ok(error) => return *error,
         Err(error) => error,
     };
     if error.is::<tower::timeout::error::Elapsed>() {
         return CallError::refused(
-            tool.name(),
+            name,
             "it did not finish within the time limit the server sets around it",
         )
         .retry_after(RETRY_AFTER_A_LAYER);
     }
     if error.is::<tower::load_shed::error::Overloaded>() {
-        return CallError::refused(
-            tool.name(),
-            "the server is running as many calls of it as it takes",
-        )
-        .retry_after(RETRY_AFTER_A_LAYER);
+        return CallError::refused(name, "the server is running as many of these as it takes")
+            .retry_after(RETRY_AFTER_A_LAYER);
     }
-    CallError::refused(tool.name(), error.to_string())
+    CallError::refused(name, error.to_string())
 }
 
 #[cfg(test)]

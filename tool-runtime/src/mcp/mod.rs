@@ -190,6 +190,8 @@ pub(crate) struct Shared {
     pub(crate) timers: Arc<time::Timers>,
     /// The work due now and then (with a shared store), and what it found to run.
     duties: duties::Duties,
+    /// The layers around every request, when it was given any.
+    pub(crate) request_layers: Option<Arc<crate::layers::RequestStages>>,
 }
 
 /// What the catalog offers besides tools, decided once: the static catalog never changes.
@@ -303,6 +305,7 @@ impl McpServer {
                 clock: options.clock,
                 timers,
                 duties: duties::Duties::default(),
+                request_layers: crate::layers::RequestStages::new(options.request_layers),
             }),
         }
     }

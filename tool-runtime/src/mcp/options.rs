@@ -65,6 +65,9 @@ pub struct ServerOptions {
     pub(crate) store: Option<crate::store::Store>,
     /// What stamps records with the wall clock's time. See [`clock`](ServerOptions::clock).
     pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// The layers around every request, the first given outermost. See
+    /// [`request_layer`](ServerOptions::request_layer).
+    pub(crate) request_layers: Vec<std::sync::Arc<crate::layers::RequestStage>>,
 }
 
 /// Who may reuse a cached result (`cacheScope` at 2026-07-28).
@@ -134,11 +137,59 @@ impl Default for ServerOptions {
             list_only_permitted_tools: false,
             store: None,
             clock: std::sync::Arc::new(crate::clock::SystemClock),
+            request_layers: Vec::new(),
         }
     }
 }
 
 impl ServerOptions {
+    /// Puts `layer` around every request the server is sent (`tools/list`,
+    /// `resources/read`, `prompts/get`, `tools/call`, ...), inside those given before it.
+    /// A layer sees the method, what it names ([`McpRequest::target`]), its id and its
+    /// caller, and lets it through, refuses it (its error is the request's JSON-RPC error,
+    /// `-32600`, with its message), or times it. Tool calls have layers of their own, which
+    /// see and may change arguments and answers
+    /// ([`RegistryBuilder::layer`](crate::registry::RegistryBuilder::layer)). A server
+    /// given no request layer answers requests as before, with nothing in between.
+    ///
+    /// [`McpRequest::target`]: crate::layers::McpRequest::target
+    ///
+    /// ```
+    /// use tool_runtime::layers::{McpRequest, NextRequest};
+    /// use tool_runtime::mcp::ServerOptions;
+    /// use tool_runtime::CallError;
+    ///
+    /// // Only those signed in may read resources.
+    /// let options = ServerOptions::default().request_layer(tower::layer::layer_fn(
+    ///     |mut next: NextRequest| {
+    ///         tower::service_fn(move |request: McpRequest| {
+    ///             let refused = request.method() == "resources/read"
+    ///                 && request.caller().subject().is_none();
+    ///             let answer = (!refused).then(|| tower::Service::call(&mut next, request));
+    ///             async move {
+    ///                 match answer {
+    ///                     Some(answer) => answer.await,
+    ///                     None => Err(CallError::refused("resources/read", "sign in first")),
+    ///                 }
+    ///             }
+    ///         })
+    ///     },
+    /// ));
+    /// # let _ = options;
+    /// ```
+    pub fn request_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::layers::NextRequest>,
+        L::Service: tower::Service<crate::layers::McpRequest, Response = ()> + Send + 'static,
+        <L::Service as tower::Service<crate::layers::McpRequest>>::Error:
+            Into<crate::layers::BoxError>,
+        <L::Service as tower::Service<crate::layers::McpRequest>>::Future: Send + 'static,
+    {
+        let stage = crate::layers::RequestStage::new(layer);
+        self.request_layers.push(std::sync::Arc::new(stage));
+        self
+    }
+
     /// The wall clock the server stamps its records with: when a lease on a task ends, when
     /// a request state it issues expires, when a stored output is forgotten. The system's
     /// unless set; a test where such times are the subject sets its own.

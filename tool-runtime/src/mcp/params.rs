@@ -175,6 +175,20 @@ impl MethodParams {
         }
     }
 
+    /// What the request names, for the layers around requests: the tool or prompt, the
+    /// resource's URI (read, or subscribed to), or the task.
+    pub(crate) fn target(&self) -> Option<&str> {
+        match self {
+            MethodParams::Subscribe(p) | MethodParams::Unsubscribe(p) => Some(&p.uri),
+            MethodParams::CallTool(p) => Some(&p.name),
+            MethodParams::GetPrompt(p) => Some(&p.name),
+            MethodParams::ReadResource(p) => Some(&p.uri),
+            MethodParams::Task(_, p) => Some(&p.task_id),
+            MethodParams::UpdateTask(p) => Some(&p.task_id),
+            _ => None,
+        }
+    }
+
     /// What the request names, where a header mirrors it (`Mcp-Name`): the tool or prompt,
     /// the resource's URI, or the task.
     #[cfg(feature = "http")]

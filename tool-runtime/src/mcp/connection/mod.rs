@@ -48,6 +48,7 @@
 // code, the REST endpoints' calls too), `task_requests` (`tasks/*`), `watch` (list and
 // resource notifications).
 
+mod layered;
 pub(crate) mod origin;
 pub(crate) mod requests;
 mod shared;
@@ -76,6 +77,9 @@ pub struct Connection {
     pub(in crate::mcp) state: Arc<State>,
     /// Who sends the messages [`handle`](Connection::handle) is given.
     pub(in crate::mcp) caller: Caller,
+    /// Whether dropping this value closes the connection: the transport's own does; the
+    /// view a request's layers hand its handling to does not.
+    closes_on_drop: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -180,7 +184,9 @@ impl<'a> Read<'a> {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.close();
+        if self.closes_on_drop {
+            self.close();
+        }
     }
 }
 
@@ -190,6 +196,18 @@ impl Connection {
             shared,
             state: Arc::new(State::default()),
             caller: Caller::default(),
+            closes_on_drop: true,
+        }
+    }
+
+    /// The same connection, to handle a request later (once its layers let it through);
+    /// dropping it leaves the connection open.
+    pub(in crate::mcp) fn view(&self) -> Connection {
+        Connection {
+            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.state),
+            caller: self.caller.clone(),
+            closes_on_drop: false,
         }
     }
 
@@ -282,6 +300,11 @@ impl Connection {
                 Handled::notification()
             }
             Arrived::Request { id, name, asked } => {
+                if let Some(stages) = &self.shared.request_layers {
+                    let request = (id, name.into_owned(), asked);
+                    let work = self.layered_request(stages, request, &read.decision, caller, sink);
+                    return Handled::request(Some(work));
+                }
                 let work = self.request(id, &name, asked, &read.decision, caller, sink);
                 Handled::request(work)
             }

@@ -1,0 +1,173 @@
+//! Tower layers around every MCP request (`ServerOptions::request_layer`): what a layer
+//! sees of a request, a refusal answered as the request's error, the order of layers, and
+//! requests answered as before once let through.
+
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use tool_runtime::context::Protocol;
+use tool_runtime::layers::{McpRequest, NextRequest};
+use tool_runtime::mcp::ServerOptions;
+use tool_runtime::{prompt, resource, tool, CallError, Registry};
+use tool_tests::{rpc, server_over, Client};
+
+/// Add two integers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Greet someone.
+#[prompt]
+fn greeting(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Say hello to {name}.")
+}
+
+/// Today's note.
+#[resource("notes:///today", mime_type = "text/plain")]
+fn today() -> String {
+    "water the plants".to_owned()
+}
+
+/// A layer that writes what it sees of each request (with `label`) to `trail`.
+fn recording(
+    label: &'static str,
+    trail: &Arc<Mutex<Vec<String>>>,
+) -> impl tower::Layer<
+    NextRequest,
+    Service = impl tower::Service<McpRequest, Response = (), Error = CallError, Future = impl Send>
+                  + Send,
+> {
+    let trail = Arc::clone(trail);
+    tower::layer::layer_fn(move |mut next: NextRequest| {
+        let trail = Arc::clone(&trail);
+        tower::service_fn(move |request: McpRequest| {
+            trail.lock().unwrap().push(format!(
+                "{label} {} {} {}",
+                request.method(),
+                request.target().unwrap_or("-"),
+                request.id()
+            ));
+            tower::Service::call(&mut next, request)
+        })
+    })
+}
+
+/// A layer that refuses `resources/read` to a caller without a token's subject.
+fn signed_in_readers_only() -> impl tower::Layer<
+    NextRequest,
+    Service = impl tower::Service<McpRequest, Response = (), Error = CallError, Future = impl Send>
+                  + Send,
+> {
+    tower::layer::layer_fn(|mut next: NextRequest| {
+        tower::service_fn(move |request: McpRequest| {
+            let refused =
+                request.method() == "resources/read" && request.caller().subject().is_none();
+            let answer = (!refused).then(|| tower::Service::call(&mut next, request));
+            async move {
+                match answer {
+                    Some(answer) => answer.await,
+                    None => Err(CallError::refused("resources/read", "sign in first")),
+                }
+            }
+        })
+    })
+}
+
+#[tokio::test]
+async fn a_layer_sees_each_request_its_method_target_and_id_in_the_order_given() {
+    let trail = Arc::new(Mutex::new(Vec::new()));
+    let options = ServerOptions::default()
+        .request_layer(recording("outer", &trail))
+        .request_layer(recording("inner", &trail));
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    client.send(tool_tests::INITIALIZE);
+    assert!(client.next().await["result"]["protocolVersion"].is_string());
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let listed = client
+        .answer(&rpc::request(1, "tools/list", json!({})))
+        .await;
+    assert_eq!(listed["result"]["tools"][0]["name"], "add", "{listed}");
+    let called = client
+        .answer(&rpc::call("two", "add", json!({"a": 2, "b": 3})))
+        .await;
+    assert_eq!(
+        called["result"]["structuredContent"]["result"], 5,
+        "{called}"
+    );
+    let got = client
+        .answer(&rpc::request(
+            3,
+            "prompts/get",
+            json!({"name": "greeting", "arguments": {"name": "Ana"}}),
+        ))
+        .await;
+    assert!(got["result"]["messages"].is_array(), "{got}");
+    assert_eq!(
+        *trail.lock().unwrap(),
+        [
+            "outer initialize - 0",
+            "inner initialize - 0",
+            "outer tools/list - 1",
+            "inner tools/list - 1",
+            r#"outer tools/call add "two""#,
+            r#"inner tools/call add "two""#,
+            "outer prompts/get greeting 3",
+            "inner prompts/get greeting 3",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_is_the_requests_error_and_other_requests_go_on() {
+    let options = ServerOptions::default().request_layer(signed_in_readers_only());
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    client.send(tool_tests::INITIALIZE);
+    client.next().await;
+    let read = client
+        .answer(&rpc::request(
+            4,
+            "resources/read",
+            json!({"uri": "notes:///today"}),
+        ))
+        .await;
+    assert_eq!(read["error"]["code"], -32600, "{read}");
+    assert_eq!(
+        read["error"]["message"],
+        "resources/read was refused: sign in first"
+    );
+    let listed = client
+        .answer(&rpc::request(5, "resources/list", json!({})))
+        .await;
+    assert_eq!(
+        listed["result"]["resources"][0]["uri"], "notes:///today",
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn a_layer_knows_the_era_a_request_came_in() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let options = ServerOptions::default().request_layer(tower::layer::layer_fn(
+        move |mut next: NextRequest| {
+            let sink = Arc::clone(&sink);
+            tower::service_fn(move |request: McpRequest| {
+                sink.lock().unwrap().push(request.protocol());
+                tower::Service::call(&mut next, request)
+            })
+        },
+    ));
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    let listed = client
+        .answer(&rpc::per_request(1, "tools/list", json!({}), json!({})))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_eq!(*seen.lock().unwrap(), [Protocol::McpPerRequest]);
+}

@@ -20,7 +20,12 @@ use tower::Service;
 /// A layer's service, whatever its type.
 trait AnyService: Send {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
-    fn call(&mut self, call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, BoxError>>;
+    /// The call's answer, its error as the call's (naming `tool`).
+    fn call(
+        &mut self,
+        call: CallRequest,
+        tool: ToolRef,
+    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>>;
 }
 
 impl<S> AnyService for S
@@ -33,9 +38,17 @@ where
         Service::poll_ready(self, cx).map_err(Into::into)
     }
 
-    fn call(&mut self, call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, BoxError>> {
+    fn call(
+        &mut self,
+        call: CallRequest,
+        tool: ToolRef,
+    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
         let answer = Service::call(self, call);
-        Box::pin(async move { answer.await.map_err(Into::into) })
+        Box::pin(async move {
+            answer
+                .await
+                .map_err(|error| into_call_error(&tool, error.into()))
+        })
     }
 }
 
@@ -43,8 +56,9 @@ where
 struct Stage {
     tools: Tools,
     /// Locked only to get the service ready and hand it the call (as `tower::buffer` does
-    /// on a task of its own): the call itself runs without it.
-    service: tokio::sync::Mutex<Box<dyn AnyService>>,
+    /// on a task of its own): the call itself runs without it. The lock of `futures-util`:
+    /// free, it is taken and given back with one atomic operation each.
+    service: futures_util::lock::Mutex<Box<dyn AnyService>>,
 }
 
 /// Every layer a registry was given, in the order given (the first outermost).
@@ -73,7 +87,7 @@ impl Stages {
         let service: Box<dyn AnyService> = Box::new(layer.layer(Next { _private: () }));
         self.stages.push(Stage {
             tools,
-            service: tokio::sync::Mutex::new(service),
+            service: futures_util::lock::Mutex::new(service),
         });
     }
 
@@ -177,33 +191,40 @@ fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallErro
     let found = call.route.stages.stages[call.route.next..]
         .iter()
         .position(|stage| stage.tools.picks(&call.tool));
-    match found {
-        None => Box::pin(run_tool(call)),
-        Some(offset) => {
-            let index = call.route.next + offset;
-            call.route.next = index + 1;
-            Box::pin(through(index, call))
+    let Some(offset) = found else {
+        return Box::pin(run_tool(call));
+    };
+    let index = call.route.next + offset;
+    call.route.next = index + 1;
+    // Nearly always the stage is free and its service ready: then the call is handed over
+    // here and now. A service asked with a waker that wakes nothing is asked again, with
+    // the call's own, by `through`: a service registers the waker of its last poll.
+    let stages = Arc::clone(&call.route.stages);
+    if let Some(mut service) = stages.stages[index].service.try_lock() {
+        let mut nobody = Context::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(Ok(())) = service.poll_ready(&mut nobody) {
+            let tool = call.tool.clone();
+            return service.call(call, tool);
         }
     }
+    Box::pin(through(stages, index, call))
 }
 
-/// Runs `call` through the stage at `index`.
-async fn through(index: usize, call: CallRequest) -> Result<ToolAnswer, CallError> {
-    let stages = Arc::clone(&call.route.stages);
+/// Runs `call` through the stage at `index`, once its service is free and ready.
+async fn through(
+    stages: Arc<Stages>,
+    index: usize,
+    call: CallRequest,
+) -> Result<ToolAnswer, CallError> {
     let tool = call.tool.clone();
-    let stage = &stages.stages[index].service;
-    // Nearly always free: taken at once, without the future of a wait in line.
-    let mut service = match stage.try_lock() {
-        Ok(service) => service,
-        Err(_) => stage.lock().await,
+    let answer = {
+        let mut service = stages.stages[index].service.lock().await;
+        std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .map_err(|error| into_call_error(&tool, error))?;
+        service.call(call, tool)
     };
-    let ready = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
-    let answer = match ready {
-        Ok(()) => service.call(call),
-        Err(error) => return Err(into_call_error(&tool, error)),
-    };
-    drop(service);
-    answer.await.map_err(|error| into_call_error(&tool, error))
+    answer.await
 }
 
 /// Runs the tool, past every layer: its arguments checked again if a layer changed them,

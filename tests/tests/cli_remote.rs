@@ -40,7 +40,16 @@ fn list_server_prints_another_servers_catalog_in_any_format() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["add", "broken", "chatty", "greet", "quit", "weather", "work"],
+        [
+            "add",
+            "broken",
+            "chatty",
+            "greet",
+            "quit",
+            "touch_motto",
+            "weather",
+            "work"
+        ],
         "the other server's tools, and none of this binary's"
     );
     let add = listed

@@ -92,7 +92,16 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
         names.sort_unstable();
         assert_eq!(
             names,
-            ["add", "broken", "chatty", "greet", "quit", "weather", "work"],
+            [
+                "add",
+                "broken",
+                "chatty",
+                "greet",
+                "quit",
+                "touch_motto",
+                "weather",
+                "work"
+            ],
             "{way}"
         );
         let add = tools.iter().find(|tool| tool.name == "add").unwrap();

@@ -84,6 +84,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
             "up_chatty",
             "up_greet",
             "up_sum",
+            "up_touch_motto",
             "up_weather",
             "up_work"
         ],
@@ -385,6 +386,75 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     // The new process's tools are listed again once the mount has read them anew (the
     // mount re-reads its server's list on every new connection, in the background).
     until_listed(&mut client, "up_add").await;
+}
+
+/// Whether the upstream's motto, touched through the mount, reaches this server's
+/// subscriber as an update: touches it once and reads what comes (the answer, and the
+/// update relayed beside it) for a while. `id` numbers the request.
+async fn motto_update_comes_through(client: &mut Client, id: u32) -> bool {
+    client.send(&rpc::call(id, "up_touch_motto", json!({})));
+    let looking = async {
+        loop {
+            let message = client.next().await;
+            if message["method"] == "notifications/resources/updated" {
+                assert_eq!(message["params"]["uri"], "upstream://motto", "{message}");
+                return;
+            }
+        }
+    };
+    // Not seen in this while: the caller touches it again (an update late from this
+    // touch counts then). The answers of the touches are passed over, now and later.
+    tokio::time::timeout(std::time::Duration::from_millis(500), looking)
+        .await
+        .is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_resources_updates_reach_subscribers_here_and_again_after_a_restart() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_touch_motto").await;
+    let subscribed = client
+        .answer(&rpc::request(
+            1,
+            "resources/subscribe",
+            json!({"uri": "upstream://motto"}),
+        ))
+        .await;
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+    let mut id = 100;
+    wait_for("the upstream's update reaches the subscriber", async || {
+        id += 1;
+        motto_update_comes_through(&mut client, id).await
+    })
+    .await;
+
+    // The upstream dies; the mount starts it again and subscribes there anew.
+    client.send(&rpc::call(2, "up_quit", json!({})));
+    wait_for("the mounted process is started again", async || {
+        id += 1;
+        client.send(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})));
+        let answer = loop {
+            let message = client.next().await;
+            if message["id"] == id {
+                break message;
+            }
+        };
+        answer["result"]["content"][0]["text"] == "5"
+    })
+    .await;
+    wait_for(
+        "an update after the restart reaches the subscriber",
+        async || {
+            id += 1;
+            motto_update_comes_through(&mut client, id).await
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

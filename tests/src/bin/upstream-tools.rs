@@ -1,12 +1,13 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
 //! or cancelled, one that asks the user, one that fails, one that ends the process, one
-//! that logs, a prompt, a resource and a resource template. Started over stdio or HTTP
-//! with the standard command line.
+//! that logs, one that says its motto changed, a prompt, a resource and a resource
+//! template. Started over stdio or HTTP with the standard command line.
 
 use std::time::Duration;
 use tool_runtime::ask::Elicited;
-use tool_runtime::{prompt, resource, tool, CallContext, Logger, Progress};
+use tool_runtime::registry::ResourceUpdates;
+use tool_runtime::{prompt, resource, tool, CallContext, Logger, Progress, State};
 
 /// Add two integers.
 #[tool(read_only, idempotent)]
@@ -93,6 +94,13 @@ fn quit() -> String {
     std::process::exit(3)
 }
 
+/// Say that the motto changed: its subscribers are told.
+#[tool]
+fn touch_motto(updates: State<ResourceUpdates>) -> &'static str {
+    updates.updated("upstream://motto");
+    "touched"
+}
+
 /// Ask for a haiku about `topic`.
 #[prompt]
 fn haiku(topic: String) -> String {
@@ -123,5 +131,10 @@ fn motto() -> String {
 }
 
 fn main() -> std::process::ExitCode {
-    tool_runtime::cli::main()
+    tool_runtime::cli::Cli::new()
+        .setup(|_, builder| {
+            let updates = builder.resource_updates();
+            Ok(builder.state(updates))
+        })
+        .run()
 }

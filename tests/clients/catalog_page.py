@@ -15,11 +15,10 @@ Usage: catalog_page.py <page-tools binary> <axe.min.js>
 
 import base64
 import os
-import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, free_port, wait_for_port
+from checks import check, finish, serve_http, server_log
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -304,12 +303,8 @@ def luminance(css):
 
 
 def serve(binary, options):
-    """Starts `binary [options...] serve --http 127.0.0.1:PORT`; the process and the port."""
-    port = free_port()
-    server = subprocess.Popen([binary, *options, "serve", "--http", f"127.0.0.1:{port}"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wait_for_port(port)
-    return server, port
+    """Starts `binary [options...] serve` over HTTP; the process and the port."""
+    return serve_http([binary, *options, "serve"])
 
 
 def screenshots(directory, tool, binary, options):
@@ -341,7 +336,7 @@ def screenshots(directory, tool, binary, options):
                 driver.quit()
     finally:
         server.terminate()
-        server.communicate(timeout=10)
+        server.wait(timeout=10)
 
 
 def main():
@@ -386,7 +381,8 @@ def main():
                 driver.quit()
     finally:
         server.terminate()
-        _, logs = server.communicate(timeout=10)
+        server.wait(timeout=10)
+        logs = server_log(server)
     check("the start-up log names the MCP URL and the page's", f"the catalog page is at {base}/" in logs, logs)
     finish("catalog page")
 

@@ -1,8 +1,11 @@
 """What the Python client scripts share: checks that are counted and printed one per line,
-the closing summary, and a free port on 127.0.0.1."""
+the closing summary, a free port on 127.0.0.1, and one of our servers started over HTTP on
+a port it picks."""
 
 import socket
+import subprocess
 import sys
+import threading
 import time
 
 _counts = {"passed": 0, "failed": 0}
@@ -38,3 +41,34 @@ def wait_for_port(port):
             return
         except OSError:
             time.sleep(0.05)
+
+
+def serve_http(command):
+    """Starts one of our servers, `command` followed by `--http 127.0.0.1:0`: it binds a port
+    the system picks (none another process can take first) and says which on stderr. The
+    process and the port, once it listens. Its log is kept as it comes: `server_log(server)`
+    gives it whole once the process has ended."""
+    server = subprocess.Popen([*command, "--http", "127.0.0.1:0"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    server.log_lines = []
+    marker = "serving MCP over HTTP at http://127.0.0.1:"
+    for line in server.stderr:
+        server.log_lines.append(line)
+        if marker in line:
+            port = int(line.split(marker, 1)[1].split("/", 1)[0])
+            server.log_reader = threading.Thread(target=_keep_log, args=(server,), daemon=True)
+            server.log_reader.start()
+            return server, port
+    server.wait()
+    raise SystemExit(f"{command[0]} did not start serving (exit status {server.returncode})")
+
+
+def _keep_log(server):
+    for line in server.stderr:
+        server.log_lines.append(line)
+
+
+def server_log(server):
+    """What a server `serve_http` started wrote on stderr, once it has ended."""
+    server.log_reader.join(timeout=10)
+    return "".join(server.log_lines)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import urllib.request
 
-from checks import free_port, wait_for_port
+from checks import serve_http
 from openapi3 import OpenAPI
 from openapi_spec_validator import validate
 
@@ -33,12 +33,9 @@ def main():
     assert listed["info"]["title"] == "agent-tools", listed["info"]
     print(f"ok: list --format openapi is valid OpenAPI 3.1 ({len(listed['paths'])} operations)")
 
-    port = free_port()
-    server = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{port}"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = serve_http([binary, "serve"])
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_for_port(port)
         served = fetch(f"{base}/openapi.json")
         validate(served)
         assert served["paths"].keys() == listed["paths"].keys(), "the same operations"

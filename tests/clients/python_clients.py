@@ -5,11 +5,10 @@ Usage: python_clients.py SERVER_BINARY
 Prints one line per check and a closing "N passed, N failed" line; exits 1 on a failure.
 """
 
-import subprocess
 import sys
 
 import anyio
-from checks import check, finish, free_port, wait_for_port
+from checks import check, finish, serve_http
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, UrlElicitationRequiredError, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -251,10 +250,8 @@ async def main():
             await run()
         except Exception as error:  # a crash is a failure, not the end of the run
             check(run.__name__, False, repr(error))
-    port = free_port()
-    server = subprocess.Popen([SERVER, "serve", "--http", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    server, port = serve_http([SERVER, "serve"])
     try:
-        wait_for_port(port)
         url = f"http://127.0.0.1:{port}/mcp"
         for run in (session_http, client_http):
             try:

@@ -23,7 +23,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
-from checks import check, finish, free_port, wait_for_port
+from checks import check, finish, free_port
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -47,7 +47,9 @@ class AuthorizationServer:
     asked, and what is asked afterwards: consent given step by step."""
 
     def __init__(self):
-        self.port = free_port()
+        # Bound first, to a port the system picks: its URL is known once it listens.
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+        self.port = self.http.server_address[1]
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.key = Ed25519PrivateKey.generate()
         public = self.key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
@@ -100,7 +102,7 @@ class AuthorizationServer:
                 token = jwt.encode(claims, server.key, algorithm="EdDSA", headers={"kid": "as-1"})
                 self.answer(200, {"access_token": token, "token_type": "Bearer", "expires_in": 600, "scope": granted})
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.http.RequestHandlerClass = Handler
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
 
@@ -188,20 +190,35 @@ async def exercise(url, authorization):
                 )
 
 
+def start_server(authorization, jwks_file):
+    """The server under test and its endpoint's URL. Its OAuth resource names its port, so
+    the port is chosen here; another process may take it first, and then another is
+    chosen. The server is known to listen once it says so on stderr (a connection to the
+    port could reach whoever took it)."""
+    for _ in range(5):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        server = subprocess.Popen(
+            [SERVER, "serve", "--http", f"127.0.0.1:{port}", "--oauth-resource", url,
+             "--oauth-issuer", authorization.issuer, "--oauth-jwks-file", jwks_file],
+            stderr=subprocess.PIPE, text=True,
+        )
+        for line in server.stderr:
+            if f"serving MCP over HTTP at http://127.0.0.1:{port}/" in line:
+                # The rest of its log is read and dropped, so it never blocks on a full pipe.
+                threading.Thread(target=server.stderr.read, daemon=True).start()
+                return server, url
+        server.wait()
+    raise SystemExit("the server under test did not start on any of five ports")
+
+
 async def main():
     authorization = AuthorizationServer()
     keys = tempfile.NamedTemporaryFile("w", suffix=".jwks.json", delete=False)
     json.dump(authorization.jwks, keys)
     keys.close()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    server = subprocess.Popen(
-        [SERVER, "serve", "--http", f"127.0.0.1:{port}", "--oauth-resource", url,
-         "--oauth-issuer", authorization.issuer, "--oauth-jwks-file", keys.name],
-        stderr=subprocess.DEVNULL,
-    )
+    server, url = start_server(authorization, keys.name)
     try:
-        wait_for_port(port)
         try:
             await exercise(url, authorization)
         except Exception as error:  # a crash is a failure, not the end of the run

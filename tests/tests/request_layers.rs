@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex};
 use tool_runtime::context::Protocol;
 use tool_runtime::layers::{McpRequest, NextRequest};
 use tool_runtime::mcp::ServerOptions;
+use tool_runtime::transport::http::{router, HttpOptions};
 use tool_runtime::{prompt, resource, tool, CallError, Registry};
-use tool_tests::{rpc, server_over, Client};
+use tool_tests::http::Request;
+use tool_tests::{messages, rpc, server_over, Client};
 
 /// Add two integers.
 #[tool]
@@ -170,4 +172,38 @@ async fn a_layer_knows_the_era_a_request_came_in() {
         .await;
     assert!(listed["result"]["tools"].is_array(), "{listed}");
     assert_eq!(*seen.lock().unwrap(), [Protocol::McpPerRequest]);
+}
+
+#[tokio::test]
+async fn over_http_a_session_opens_through_the_layers_and_a_refusal_is_the_answer() {
+    let options = ServerOptions::default().request_layer(signed_in_readers_only());
+    let app = router(
+        server_over(Registry::new().unwrap(), options),
+        HttpOptions::default(),
+    );
+    let opened = Request::mcp(tool_tests::INITIALIZE).send_to(&app).await;
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session, issued through the layers")
+        .to_owned();
+    let read = rpc::request(2, "resources/read", json!({"uri": "notes:///today"}));
+    let reply = Request::mcp(&read)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send_to(&app)
+        .await;
+    let answer = &messages(&reply.body)[0];
+    assert_eq!(answer["error"]["code"], -32600, "{reply:?}");
+    let call = rpc::call(3, "add", json!({"a": 1, "b": 2}));
+    let reply = Request::mcp(&call)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send_to(&app)
+        .await;
+    let answer = &messages(&reply.body)[0];
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], 3,
+        "{reply:?}"
+    );
 }

@@ -327,27 +327,13 @@ async fn respond(
             // A notification came first (a subscription's acknowledgement): stream.
             return sse(routed.connection, request_id, era, Some(first), outgoing);
         }
-        let opened = first.kind == ServerMessageKind::Result;
-        let request_id = first_id(&first);
-        let mut response = answer(app, first, era);
-        // Only an `initialize` that succeeded opens a session; with a shared store, it is
-        // kept there before the client learns of it.
-        if let (Some(id), true) = (routed.opens, opened) {
-            if let Ok(value) = HeaderValue::from_str(&id) {
-                match app.sessions.open(id, routed.connection, caller).await {
-                    Ok(()) => {}
-                    Err(NotOpened::Unreachable) => return store_unreachable(request_id.as_ref()),
-                    Err(NotOpened::Full(most)) => return sessions_full(request_id.as_ref(), most),
-                }
-                response.headers_mut().insert(SESSION_HEADER, value);
-            }
-        }
-        return response;
+        return answer_opening(app, routed, caller, first).await;
     }
     let accept = header_str(headers, header::ACCEPT.as_str()).unwrap_or("*/*");
     let takes_sse = accept_includes(accept, "text/event-stream");
     let takes_json = accept_includes(accept, "application/json");
-    if takes_sse && !takes_json {
+    // An `initialize` is answered as JSON with its session, whenever its answer comes.
+    if takes_sse && !takes_json && routed.opens.is_none() {
         work.detach();
         return sse(routed.connection, request_id, era, None, outgoing);
     }
@@ -370,7 +356,7 @@ async fn respond(
     waiting.id = None;
     work.detach();
     match first {
-        Some(first) if first.is_response() => answer(app, first, era),
+        Some(first) if first.is_response() => answer_opening(app, routed, caller, first).await,
         Some(first) => sse(routed.connection, request_id, era, Some(first), outgoing),
         None => rpc_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -380,6 +366,32 @@ async fn respond(
              while it ran",
         ),
     }
+}
+
+/// The JSON answer `first`, with the session an `initialize` that succeeded opens (whether
+/// its answer came at once or once the layers around requests let it through).
+async fn answer_opening(
+    app: &App,
+    routed: Routed,
+    caller: &Caller,
+    first: ServerMessage,
+) -> Response {
+    let opened = first.kind == ServerMessageKind::Result;
+    let request_id = first_id(&first);
+    let mut response = answer(app, first, routed.era);
+    // Only an `initialize` that succeeded opens a session; with a shared store, it is kept
+    // there before the client learns of it.
+    if let (Some(id), true) = (routed.opens, opened) {
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            match app.sessions.open(id, routed.connection, caller).await {
+                Ok(()) => {}
+                Err(NotOpened::Unreachable) => return store_unreachable(request_id.as_ref()),
+                Err(NotOpened::Full(most)) => return sessions_full(request_id.as_ref(), most),
+            }
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+    }
+    response
 }
 
 /// The next response among `outgoing`, dropping the notifications before it.

@@ -418,15 +418,19 @@ async fn a_mounted_resources_updates_reach_subscribers_here_and_again_after_a_re
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_touch_motto").await;
-    let subscribed = client
-        .answer(&rpc::request(
-            1,
+    // The mount lists its server's resources after its tools: subscribed once it has.
+    let mut id = 100;
+    wait_for("the mounted resource can be subscribed to", async || {
+        id += 1;
+        let request = rpc::request(
+            id,
             "resources/subscribe",
             json!({"uri": "upstream://motto"}),
-        ))
-        .await;
-    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
-    let mut id = 100;
+        );
+        let subscribed = client.answer(&request).await;
+        subscribed["result"] == json!({})
+    })
+    .await;
     wait_for("the upstream's update reaches the subscriber", async || {
         id += 1;
         motto_update_comes_through(&mut client, id).await

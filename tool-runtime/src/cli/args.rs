@@ -163,16 +163,16 @@ fn parse_format(name: &str) -> Result<Format, String> {
     name.parse()
 }
 
-/// A socket address, or a host name with a port resolved to one (IPv4 first: `localhost`
-/// then serves the clients that try 127.0.0.1, the most common).
 /// A delay as people write it (`500ms`, `2s`), or `0`.
-fn parse_delay(text: &str) -> Result<std::time::Duration, String> {
+pub(super) fn parse_delay(text: &str) -> Result<std::time::Duration, String> {
     if text.trim() == "0" {
         return Ok(std::time::Duration::ZERO);
     }
     tool_rules::parse_duration(text).map(std::time::Duration::from_millis)
 }
 
+/// A socket address, or a host name with a port resolved to one (IPv4 first: `localhost`
+/// then serves the clients that try 127.0.0.1, the most common).
 fn parse_address(text: &str) -> Result<SocketAddr, String> {
     if let Ok(address) = text.parse() {
         return Ok(address);

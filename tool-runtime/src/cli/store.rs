@@ -38,6 +38,11 @@ pub(super) struct StoreFlags {
         value_parser = ["admit", "refuse"]
     )]
     when_store_unreachable: String,
+    /// How long a replica waits for the store to answer one command before it takes the
+    /// store for unreachable; 500ms unless set. A store far away, or shared by busy
+    /// machines, may need longer.
+    #[arg(long, value_name = "DURATION", env = "MCP_STORE_TIMEOUT", value_parser = super::args::parse_delay)]
+    store_timeout: Option<std::time::Duration>,
 }
 
 impl StoreFlags {
@@ -75,6 +80,9 @@ impl StoreFlags {
             });
         if let Some(key) = key {
             builder = builder.sealing_key(key);
+        }
+        if let Some(timeout) = self.store_timeout {
+            builder = builder.response_timeout(timeout);
         }
         let store = builder
             .connect()

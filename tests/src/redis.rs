@@ -45,7 +45,20 @@ impl RedisServer {
         ])
     }
 
+    /// Starts one with `extra` arguments. Its port is chosen free here, and another
+    /// process may take it first: the server is ours once it answers with its own process
+    /// id (not merely once something answers on the port); one that could not listen
+    /// there ends, and another port is tried.
     pub(crate) fn start_with(extra: &[&str]) -> RedisServer {
+        for _ in 0..5 {
+            if let Some(server) = RedisServer::try_start(extra) {
+                return server;
+            }
+        }
+        panic!("redis-server could not listen on any of five free ports (see its logs)");
+    }
+
+    fn try_start(extra: &[&str]) -> Option<RedisServer> {
         let port = crate::free_port();
         let dir =
             std::env::temp_dir().join(format!("tool-tests-redis-{}-{port}", std::process::id()));
@@ -68,15 +81,31 @@ impl RedisServer {
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let log = crate::logs::file(&format!("redis-{port}"));
         let child = spawn(&args, &log);
-        let server = RedisServer {
+        let mut server = RedisServer {
             child,
             port,
             dir,
             log,
             args,
         };
-        server.wait_until_ready();
-        server
+        server.wait_until_ours().then_some(server)
+    }
+
+    /// Waits until this server answers on its port, as itself: `true`; `false` when it
+    /// ended first (its port was taken).
+    fn wait_until_ours(&mut self) -> bool {
+        let what = format!(
+            "redis-server answering on port {} (its log: {})",
+            self.port,
+            self.log.display()
+        );
+        let own = format!("process_id:{}", self.child.id());
+        let mut ended = false;
+        wait_until(&what, || {
+            ended = matches!(self.child.try_wait(), Ok(Some(_)));
+            ended || info_server(self.port).is_some_and(|info| info.contains(&own))
+        });
+        !ended
     }
 
     /// Its URL.
@@ -147,6 +176,17 @@ fn spawn(args: &[String], log: &Path) -> Child {
 }
 
 /// Whether a Redis answers PING on `port`.
+/// What `INFO server` says on `port`, when something there answers.
+fn info_server(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    stream.write_all(b"INFO server\r\n").ok()?;
+    let mut reply = vec![0u8; 16 * 1024];
+    let read = stream.read(&mut reply).ok()?;
+    Some(String::from_utf8_lossy(&reply[..read]).into_owned())
+}
+
 fn ping(port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {

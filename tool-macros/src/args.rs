@@ -298,28 +298,33 @@ fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
         .map_err(|e| syn::Error::new(e.span(), format!("`{key}` takes a string literal")))
 }
 
+/// `key = ["a", "b"]`: a list of string literals; `shape` says so when it is not one.
+fn string_list(meta: &ParseNestedMeta<'_>, shape: &str) -> syn::Result<Vec<LitStr>> {
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(shape));
+    }
+    let value: syn::Expr = meta.value()?.parse()?;
+    let syn::Expr::Array(array) = value else {
+        return Err(syn::Error::new_spanned(value, shape));
+    };
+    array
+        .elems
+        .into_iter()
+        .map(|element| match element {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text),
+                ..
+            }) => Ok(text),
+            other => Err(syn::Error::new_spanned(other, shape)),
+        })
+        .collect()
+}
+
 /// `scopes = ["files:read", "files:write"]`: string literals, each a valid OAuth scope,
 /// none twice.
 fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     const SHAPE: &str = "`scopes` takes a list of string literals: scopes = [\"files:read\"]";
-    if !meta.input.peek(syn::Token![=]) {
-        return Err(meta.error(SHAPE));
-    }
-    let value: syn::Expr = meta.value()?.parse()?;
-    let syn::Expr::Array(array) = value else {
-        return Err(syn::Error::new_spanned(value, SHAPE));
-    };
-    let mut scopes: Vec<LitStr> = Vec::new();
-    for element in array.elems {
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(scope),
-            ..
-        }) = element
-        else {
-            return Err(syn::Error::new_spanned(element, SHAPE));
-        };
-        scopes.push(scope);
-    }
+    let scopes = string_list(meta, SHAPE)?;
     let values: Vec<String> = scopes.iter().map(LitStr::value).collect();
     if let Err((index, reason)) = check_scopes(values.iter().map(String::as_str)) {
         return Err(syn::Error::new(
@@ -334,22 +339,8 @@ fn scopes_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
 /// `_`, `-`, `.`), none twice.
 fn layers_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     const SHAPE: &str = "`layers` takes a list of string literals: layers = [\"audit\"]";
-    if !meta.input.peek(syn::Token![=]) {
-        return Err(meta.error(SHAPE));
-    }
-    let value: syn::Expr = meta.value()?.parse()?;
-    let syn::Expr::Array(array) = value else {
-        return Err(syn::Error::new_spanned(value, SHAPE));
-    };
-    let mut layers: Vec<LitStr> = Vec::new();
-    for element in array.elems {
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(layer),
-            ..
-        }) = element
-        else {
-            return Err(syn::Error::new_spanned(element, SHAPE));
-        };
+    let layers = string_list(meta, SHAPE)?;
+    for (index, layer) in layers.iter().enumerate() {
         let name = layer.value();
         if let Err(reason) = tool_rules::check_layer_name(&name) {
             return Err(syn::Error::new(
@@ -357,13 +348,12 @@ fn layers_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
                 format!("invalid layer name {name:?}: {reason}"),
             ));
         }
-        if layers.iter().any(|seen| seen.value() == name) {
+        if layers[..index].iter().any(|seen| seen.value() == name) {
             return Err(syn::Error::new(
                 layer.span(),
                 format!("the layer {name:?} is named twice"),
             ));
         }
-        layers.push(layer);
     }
     Ok(layers)
 }

@@ -191,15 +191,12 @@ impl MethodParams {
 
     /// What the request names, where a header mirrors it (`Mcp-Name`): the tool or prompt,
     /// the resource's URI, or the task.
+    /// A subscription's URI is not mirrored.
     #[cfg(feature = "http")]
     pub(crate) fn named(&self) -> Option<&str> {
         match self {
-            MethodParams::CallTool(p) => Some(&p.name),
-            MethodParams::GetPrompt(p) => Some(&p.name),
-            MethodParams::ReadResource(p) => Some(&p.uri),
-            MethodParams::Task(_, p) => Some(&p.task_id),
-            MethodParams::UpdateTask(p) => Some(&p.task_id),
-            _ => None,
+            MethodParams::Subscribe(_) | MethodParams::Unsubscribe(_) => None,
+            _ => self.target(),
         }
     }
 }

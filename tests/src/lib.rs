@@ -210,6 +210,19 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
         .collect()
 }
 
+/// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
+/// sorted by name.
+pub const UPSTREAM_TOOLS: [&str; 8] = [
+    "add",
+    "broken",
+    "chatty",
+    "greet",
+    "quit",
+    "touch_motto",
+    "weather",
+    "work",
+];
+
 /// A handshake-era `initialize` request with id 0, as a client's first message.
 pub const INITIALIZE: &str = concat!(
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,

@@ -40,16 +40,7 @@ fn list_server_prints_another_servers_catalog_in_any_format() {
     names.sort_unstable();
     assert_eq!(
         names,
-        [
-            "add",
-            "broken",
-            "chatty",
-            "greet",
-            "quit",
-            "touch_motto",
-            "weather",
-            "work"
-        ],
+        tool_tests::UPSTREAM_TOOLS,
         "the other server's tools, and none of this binary's"
     );
     let add = listed

@@ -316,6 +316,25 @@ async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
     assert_eq!(text(&second), "hello Lin", "{second}");
 }
 
+/// Waits until the mounted `up_add` answers again (its server was restarted), calling it
+/// with ids from `id` on; the answers of earlier requests that come meanwhile are passed
+/// over.
+async fn until_mounted_add_answers(client: &mut Client, id: &mut u32, what: &str) {
+    wait_for(what, async || {
+        *id += 1;
+        let asked = *id;
+        client.send(&rpc::call(asked, "up_add", json!({"a": 2, "b": 3})));
+        let answer = loop {
+            let message = client.next().await;
+            if message["id"] == asked {
+                break message;
+            }
+        };
+        answer["result"]["content"][0]["text"] == "5"
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() {
     let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
@@ -352,14 +371,7 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
         .stdout(std::process::Stdio::null());
     let _restarted = ServerProcess::start(command, "upstream-tools-restarted");
     let mut id = 10;
-    wait_for("the mounted tool answers again", async || {
-        id += 1;
-        let answer = client
-            .answer(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
-            .await;
-        answer["result"]["content"][0]["text"] == "5"
-    })
-    .await;
+    until_mounted_add_answers(&mut client, &mut id, "the mounted tool answers again").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,14 +387,8 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(text(&answer).contains("retry"), "{answer}");
     let mut id = 10;
-    wait_for("the mounted process is started again", async || {
-        id += 1;
-        let answer = client
-            .answer(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})))
-            .await;
-        answer["result"]["content"][0]["text"] == "5"
-    })
-    .await;
+    let what = "the mounted process is started again";
+    until_mounted_add_answers(&mut client, &mut id, what).await;
     // The new process's tools are listed again once the mount has read them anew (the
     // mount re-reads its server's list on every new connection, in the background).
     until_listed(&mut client, "up_add").await;
@@ -439,18 +445,8 @@ async fn a_mounted_resources_updates_reach_subscribers_here_and_again_after_a_re
 
     // The upstream dies; the mount starts it again and subscribes there anew.
     client.send(&rpc::call(2, "up_quit", json!({})));
-    wait_for("the mounted process is started again", async || {
-        id += 1;
-        client.send(&rpc::call(id, "up_add", json!({"a": 2, "b": 3})));
-        let answer = loop {
-            let message = client.next().await;
-            if message["id"] == id {
-                break message;
-            }
-        };
-        answer["result"]["content"][0]["text"] == "5"
-    })
-    .await;
+    let what = "the mounted process is started again";
+    until_mounted_add_answers(&mut client, &mut id, what).await;
     wait_for(
         "an update after the restart reaches the subscriber",
         async || {

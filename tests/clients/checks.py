@@ -43,13 +43,18 @@ def wait_for_port(port):
             time.sleep(0.05)
 
 
-def serve_http(command):
-    """Starts one of our servers, `command` followed by `--http 127.0.0.1:0`: it binds a port
-    the system picks (none another process can take first) and says which on stderr. The
-    process and the port, once it listens. Its log is kept as it comes: `server_log(server)`
-    gives it whole once the process has ended."""
-    server = subprocess.Popen([*command, "--http", "127.0.0.1:0"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+class NotServing(Exception):
+    """A server `serve_http` started ended before it served (its port was taken, say)."""
+
+
+def serve_http(command, port=0):
+    """Starts one of our servers, `command` followed by `--http 127.0.0.1:PORT`. With port 0
+    (the default) it binds a port the system picks, none another process can take first;
+    a port chosen up front may be taken, and then `NotServing` is raised. The process and
+    the port it says on stderr it serves on, once it listens. Its log is kept as it comes:
+    `server_log(server)` gives it whole once the process has ended."""
+    server = subprocess.Popen([*command, "--http", f"127.0.0.1:{port}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     server.log_lines = []
     marker = "serving MCP over HTTP at http://127.0.0.1:"
     for line in server.stderr:
@@ -60,7 +65,7 @@ def serve_http(command):
             server.log_reader.start()
             return server, port
     server.wait()
-    raise SystemExit(f"{command[0]} did not start serving (exit status {server.returncode})")
+    raise NotServing(f"{command[0]} did not start serving (exit status {server.returncode})")
 
 
 def _keep_log(server):

@@ -14,7 +14,6 @@ Prints one line per check and a closing "N passed, N failed" line; exits 1 on a 
 import base64
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -23,7 +22,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
-from checks import check, finish, free_port
+from checks import NotServing, check, finish, free_port, serve_http
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -192,23 +191,17 @@ async def exercise(url, authorization):
 
 def start_server(authorization, jwks_file):
     """The server under test and its endpoint's URL. Its OAuth resource names its port, so
-    the port is chosen here; another process may take it first, and then another is
-    chosen. The server is known to listen once it says so on stderr (a connection to the
-    port could reach whoever took it)."""
+    the port is chosen here; another process may take it first, and then another is."""
     for _ in range(5):
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
-        server = subprocess.Popen(
-            [SERVER, "serve", "--http", f"127.0.0.1:{port}", "--oauth-resource", url,
-             "--oauth-issuer", authorization.issuer, "--oauth-jwks-file", jwks_file],
-            stderr=subprocess.PIPE, text=True,
-        )
-        for line in server.stderr:
-            if f"serving MCP over HTTP at http://127.0.0.1:{port}/" in line:
-                # The rest of its log is read and dropped, so it never blocks on a full pipe.
-                threading.Thread(target=server.stderr.read, daemon=True).start()
-                return server, url
-        server.wait()
+        command = [SERVER, "serve", "--oauth-resource", url, "--oauth-issuer",
+                   authorization.issuer, "--oauth-jwks-file", jwks_file]
+        try:
+            server, _ = serve_http(command, port)
+            return server, url
+        except NotServing:
+            continue
     raise SystemExit("the server under test did not start on any of five ports")
 
 

@@ -184,6 +184,7 @@ mod requests;
 mod route;
 mod selection;
 mod shared;
+mod stage;
 
 pub use crate::call::ToolAnswer;
 pub use cache::CacheLimits;

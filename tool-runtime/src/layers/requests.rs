@@ -5,6 +5,7 @@
 //! sent it; it may let it through, refuse it with words the client reads, or time it. The
 //! server answers the request as it always does once the innermost layer lets it through.
 
+use super::stage::{Passing, Stage};
 use super::BoxError;
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
@@ -98,32 +99,23 @@ impl tower::Service<McpRequest> for NextRequest {
     }
 }
 
-/// A request layer's service, whatever its type.
-trait AnyRequestService: Send {
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
-    fn call(&mut self, request: McpRequest) -> BoxFuture<'static, Result<(), BoxError>>;
-}
+impl Passing for McpRequest {
+    type Answer = ();
+    type Name = String;
 
-impl<S> AnyRequestService for S
-where
-    S: tower::Service<McpRequest, Response = ()> + Send,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        tower::Service::poll_ready(self, cx).map_err(Into::into)
+    fn name(&self) -> String {
+        self.target
+            .clone()
+            .unwrap_or_else(|| self.method.to_string())
     }
 
-    fn call(&mut self, request: McpRequest) -> BoxFuture<'static, Result<(), BoxError>> {
-        let done = tower::Service::call(self, request);
-        Box::pin(async move { done.await.map_err(Into::into) })
+    fn failed(name: &String, error: BoxError) -> CallError {
+        super::into_call_error_named(name, error)
     }
 }
 
 /// One request layer, made into one service for every request.
-pub(crate) struct RequestStage {
-    service: tokio::sync::Mutex<Box<dyn AnyRequestService>>,
-}
+pub(crate) struct RequestStage(Stage<McpRequest>);
 
 impl RequestStage {
     pub(crate) fn new<L>(layer: L) -> Self
@@ -133,10 +125,7 @@ impl RequestStage {
         <L::Service as tower::Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
     {
-        let service = layer.layer(NextRequest { _private: () });
-        RequestStage {
-            service: tokio::sync::Mutex::new(Box::new(service)),
-        }
+        RequestStage(Stage::new(layer.layer(NextRequest { _private: () })))
     }
 }
 
@@ -231,20 +220,8 @@ async fn pass(mut request: McpRequest) -> Result<(), CallError> {
         return Ok(());
     };
     request.next += 1;
-    let target = request
-        .target
-        .clone()
-        .unwrap_or_else(|| request.method.to_string());
-    let done = {
-        let mut service = match stage.service.try_lock() {
-            Ok(service) => service,
-            Err(_) => stage.service.lock().await,
-        };
-        std::future::poll_fn(|cx| service.poll_ready(cx))
-            .await
-            .map_err(|error| super::into_call_error_named(&target, error))?;
-        service.call(request)
-    };
-    done.await
-        .map_err(|error| super::into_call_error_named(&target, error))
+    match stage.0.hand_now(request) {
+        Ok(answer) => answer.await,
+        Err(request) => stage.0.hand(request).await,
+    }
 }

@@ -1,10 +1,10 @@
 //! The way a call takes through the layers: each layer given to the registry is one
-//! service (a stage), kept behind a lock so that any `tower` service works, `Clone` or
-//! not; a call passes the stages that apply to its tool in order, and after the last, the
-//! tool runs.
+//! service (a `Stage`); a call passes those that apply to its tool in order, and after the
+//! last, the tool runs.
 
 use super::request::CallRequest;
 use super::selection::Tools;
+use super::stage::{Passing, Stage};
 use super::{into_call_error, BoxError, ToolAnswer};
 use crate::call::context::CallContext;
 use crate::call::error::CallError;
@@ -17,54 +17,29 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
 
-/// A layer's service, whatever its type.
-trait AnyService: Send {
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
-    /// The call's answer, its error as the call's (naming `tool`).
-    fn call(
-        &mut self,
-        call: CallRequest,
-        tool: ToolRef,
-    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>>;
-}
+impl Passing for CallRequest {
+    type Answer = ToolAnswer;
+    type Name = ToolRef;
 
-impl<S> AnyService for S
-where
-    S: Service<CallRequest, Response = ToolAnswer> + Send,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Service::poll_ready(self, cx).map_err(Into::into)
+    fn name(&self) -> ToolRef {
+        self.tool.clone()
     }
 
-    fn call(
-        &mut self,
-        call: CallRequest,
-        tool: ToolRef,
-    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
-        let answer = Service::call(self, call);
-        Box::pin(async move {
-            answer
-                .await
-                .map_err(|error| into_call_error(&tool, error.into()))
-        })
+    fn failed(tool: &ToolRef, error: BoxError) -> CallError {
+        into_call_error(tool, error)
     }
 }
 
 /// One layer, made into one service for every tool it applies to.
-struct Stage {
+struct Step {
     tools: Tools,
-    /// Locked only to get the service ready and hand it the call (as `tower::buffer` does
-    /// on a task of its own): the call itself runs without it. The lock of `futures-util`:
-    /// free, it is taken and given back with one atomic operation each.
-    service: futures_util::lock::Mutex<Box<dyn AnyService>>,
+    stage: Stage<CallRequest>,
 }
 
 /// Every layer a registry was given, in the order given (the first outermost).
 #[derive(Default)]
 pub(crate) struct Stages {
-    stages: Vec<Stage>,
+    stages: Vec<Step>,
 }
 
 impl fmt::Debug for Stages {
@@ -84,11 +59,8 @@ impl Stages {
         <L::Service as Service<CallRequest>>::Error: Into<BoxError>,
         <L::Service as Service<CallRequest>>::Future: Send + 'static,
     {
-        let service: Box<dyn AnyService> = Box::new(layer.layer(Next { _private: () }));
-        self.stages.push(Stage {
-            tools,
-            service: futures_util::lock::Mutex::new(service),
-        });
+        let stage = Stage::new(layer.layer(Next { _private: () }));
+        self.stages.push(Step { tools, stage });
     }
 
     /// What the stages were given for, to check against the registry once it is built.
@@ -196,35 +168,11 @@ fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallErro
     };
     let index = call.route.next + offset;
     call.route.next = index + 1;
-    // Nearly always the stage is free and its service ready: then the call is handed over
-    // here and now. A service asked with a waker that wakes nothing is asked again, with
-    // the call's own, by `through`: a service registers the waker of its last poll.
     let stages = Arc::clone(&call.route.stages);
-    if let Some(mut service) = stages.stages[index].service.try_lock() {
-        let mut nobody = Context::from_waker(std::task::Waker::noop());
-        if let Poll::Ready(Ok(())) = service.poll_ready(&mut nobody) {
-            let tool = call.tool.clone();
-            return service.call(call, tool);
-        }
+    match stages.stages[index].stage.hand_now(call) {
+        Ok(answer) => answer,
+        Err(call) => Box::pin(async move { stages.stages[index].stage.hand(call).await }),
     }
-    Box::pin(through(stages, index, call))
-}
-
-/// Runs `call` through the stage at `index`, once its service is free and ready.
-async fn through(
-    stages: Arc<Stages>,
-    index: usize,
-    call: CallRequest,
-) -> Result<ToolAnswer, CallError> {
-    let tool = call.tool.clone();
-    let answer = {
-        let mut service = stages.stages[index].service.lock().await;
-        std::future::poll_fn(|cx| service.poll_ready(cx))
-            .await
-            .map_err(|error| into_call_error(&tool, error))?;
-        service.call(call, tool)
-    };
-    answer.await
 }
 
 /// Runs the tool, past every layer: its arguments checked again if a layer changed them,

@@ -155,9 +155,17 @@ impl ResultCache {
         Lookup::Run
     }
 
+    /// Whether `running` is still the run of `key`.
+    fn is_running(&self, key: &str, running: &Arc<Notify>) -> bool {
+        let held = crate::sync::lock(&self.held);
+        held.running
+            .get(key)
+            .is_some_and(|now| Arc::ptr_eq(now, running))
+    }
+
     /// Ends the run of `key`: keeps `answer` (if any) until `expires`, and wakes those
     /// waiting for it.
-    fn end_run(&self, key: &str, kept: Option<(ToolAnswer, Instant, &Arc<str>)>) {
+    fn end_run(&self, key: &str, kept: Option<(ToolAnswer, Instant, &str)>) {
         let mut evicted = Vec::new();
         let mut held = crate::sync::lock(&self.held);
         let done = held.running.remove(key);
@@ -168,7 +176,7 @@ impl ResultCache {
                     answer,
                     expires,
                     bytes,
-                    tool: Arc::clone(tool),
+                    tool: Arc::from(tool),
                 };
                 if let Some(replaced) = held.answers.put(key.to_owned(), kept) {
                     held.bytes -= replaced.bytes;
@@ -261,7 +269,7 @@ impl tower::Service<CallRequest> for Cached {
 /// The key of a call: the tool (and its version), who asked (unless the tool's answers are
 /// the same for everyone), and the arguments in canonical JSON (so key order and spacing
 /// do not matter).
-pub(super) fn key_of(call: &CallRequest, same_for_everyone: bool) -> String {
+fn key_of(call: &CallRequest, same_for_everyone: bool) -> String {
     let tool = call.tool();
     let version = tool.location().map_or("", |location| location.version);
     let subject = match same_for_everyone {
@@ -285,11 +293,13 @@ async fn answer(
         return tower::Service::call(&mut inner, call).await;
     };
     let key = key_of(&call, policy.is_same_for_everyone());
-    let tool: Arc<str> = call.tool().name().into();
+    // Cheap to keep (a pointer, or a reference count): the name is needed once the call
+    // has been handed over.
+    let tool = call.tool.clone();
     loop {
         match cache.look_up(&key, Instant::now()) {
             Lookup::Hit(mut answer) => {
-                cache.count(names::LOOKUPS, &tool, Some("hit"));
+                cache.count(names::LOOKUPS, tool.name(), Some("hit"));
                 answer.cached = true;
                 return Ok(answer);
             }
@@ -317,29 +327,16 @@ async fn answer(
                 };
                 guard.armed = false;
                 let hit = matches!(&outcome, Ok(answer) if answer.cached);
-                cache.count(
-                    names::LOOKUPS,
-                    &tool,
-                    Some(if hit { "hit" } else { "miss" }),
-                );
+                let outcome_name = if hit { "hit" } else { "miss" };
+                cache.count(names::LOOKUPS, tool.name(), Some(outcome_name));
                 let kept = match &outcome {
-                    Ok(answer) => Some((answer.clone(), Instant::now() + kept_for, &tool)),
+                    Ok(answer) => Some((answer.clone(), Instant::now() + kept_for, tool.name())),
                     Err(_) => None,
                 };
                 cache.end_run(&key, kept);
                 return outcome;
             }
         }
-    }
-}
-
-impl ResultCache {
-    /// Whether `running` is still the run of `key`.
-    fn is_running(&self, key: &str, running: &Arc<Notify>) -> bool {
-        let held = crate::sync::lock(&self.held);
-        held.running
-            .get(key)
-            .is_some_and(|now| Arc::ptr_eq(now, running))
     }
 }
 
@@ -352,10 +349,9 @@ mod tests {
     }
 
     fn keep(cache: &ResultCache, key: &str, text: &str) {
-        let tool: Arc<str> = "t".into();
         assert!(matches!(cache.look_up(key, Instant::now()), Lookup::Run));
         let expires = Instant::now() + std::time::Duration::from_secs(60);
-        cache.end_run(key, Some((answer(text), expires, &tool)));
+        cache.end_run(key, Some((answer(text), expires, "t")));
     }
 
     #[tokio::test]

@@ -36,7 +36,7 @@ stage "the README's own-crate steps, run as written in a new crate" bash scripts
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"
-    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools \
+    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools --bin traced-tools \
         -p workspace-tools
     # rmcp's example server (the bench's), one of the servers our client and mounts reach.
     cargo build --quiet --manifest-path bench/Cargo.toml -p bench-rmcp --bin rmcp-example
@@ -56,6 +56,7 @@ client_stage() { # NAME FUNCTION
 }
 python_sdk() { "$CLIENT_PYTHON" tests/clients/python_clients.py "$binaries/conformance-server"; }
 python_oauth() { "$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"; }
+traces() { "$CLIENT_PYTHON" tests/clients/python_otel.py "$binaries/traced-tools"; }
 typescript_sdk() { node tests/clients/typescript_clients.mjs "$binaries/conformance-server"; }
 providers() { "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent; }
 openapi() { "$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"; }
@@ -68,6 +69,7 @@ upstreams() {
 }
 client_stage "the official Python SDK" python_sdk
 client_stage "the Python SDK's OAuth client" python_oauth
+client_stage "traces over OTLP: the Python SDK's spans, ours, a receiver on OpenTelemetry's protobuf" traces
 client_stage "the official TypeScript SDK" typescript_sdk
 client_stage "what the agent layer hands each provider, against the providers' own SDK types" providers
 client_stage "the REST endpoints as OpenAPI 3.1: a validator and a generic client" openapi

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// and a module may name only the modules of its own layer or of layers below it.
 /// `export`, `check` and `diff` use only the catalog and schemas, so they sit low.
 const LAYERS: &[&[&str]] = &[
-    &["schema", "tokens.rs", "sync.rs", "clock.rs"],
+    &["schema", "tokens.rs", "sync.rs", "clock.rs", "otel"],
     &["catalog"],
     &["tasks"],
     &["store"],

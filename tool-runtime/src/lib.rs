@@ -212,6 +212,8 @@ pub mod mcp;
 #[cfg(feature = "client")]
 pub mod mount;
 pub mod ops;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod registration;
 pub mod registry;
 mod schema;

@@ -299,6 +299,12 @@ pub(super) struct ServeArgs {
         env = "MCP_LOG_FORMAT"
     )]
     pub(super) log_format: LogFormat,
+    /// Export a trace span for every request and tool call over OTLP (HTTP/protobuf) to the
+    /// collector at this base URL, e.g. http://127.0.0.1:4318 (spans go to its
+    /// /v1/traces). Without it, OTEL_EXPORTER_OTLP_ENDPOINT turns the export on; the other
+    /// OTEL_* variables (service name, sampler, headers, batching) apply either way.
+    #[arg(long, value_name = "URL")]
+    pub(super) otel_endpoint: Option<String>,
     /// Believe the client address that requests coming from these proxies name
     /// (`Forwarded`, else `X-Forwarded-For`), e.g. 10.0.0.0/8 for the load balancer's
     /// network (repeatable). Rate limits, budgets and the audit trail then key on the real

@@ -5,7 +5,12 @@
 /// The error for `flag`, which needs tool-runtime's feature `feature`. (Unused in a build
 /// with every such feature.)
 #[cfg_attr(
-    all(feature = "http", feature = "oauth", feature = "prometheus"),
+    all(
+        feature = "http",
+        feature = "oauth",
+        feature = "prometheus",
+        feature = "otel"
+    ),
     allow(dead_code)
 )]
 pub(super) fn feature(flag: &str, feature: &str) -> String {
@@ -22,6 +27,10 @@ pub(super) fn refused(serve: &super::args::ServeArgs) -> Option<String> {
     #[cfg(not(feature = "http"))]
     if serve.http.is_some() {
         return Some(feature("--http", "http"));
+    }
+    #[cfg(not(feature = "otel"))]
+    if serve.otel_endpoint.is_some() {
+        return Some(feature("--otel-endpoint", "otel"));
     }
     #[cfg(not(feature = "oauth"))]
     if let Some(refused) = serve.oauth.refused() {

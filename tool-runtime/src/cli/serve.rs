@@ -62,6 +62,7 @@ pub(super) fn serve_command(
             threads: args.threads,
             log_format: args.log_format,
             store: &args.store,
+            otel_endpoint: args.otel_endpoint.as_deref(),
         },
     )
 }
@@ -75,6 +76,8 @@ pub(super) struct Served<'a> {
     pub(super) threads: u16,
     pub(super) log_format: LogFormat,
     pub(super) store: &'a super::store::StoreFlags,
+    /// The collector `--otel-endpoint` names, if any.
+    pub(super) otel_endpoint: Option<&'a str>,
 }
 
 /// What `serve --http ADDR` was told, checked: a bearer token or OAuth (never both), whose
@@ -182,8 +185,13 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
         threads,
         log_format,
         store,
+        otel_endpoint,
     } = served;
-    init_logs(log_format);
+    // Kept to the end: dropped once the runtime has stopped, it sends the last spans.
+    let _traces = match init_logs(log_format, otel_endpoint, name) {
+        Ok(traces) => traces,
+        Err(message) => return failure(&message),
+    };
     // `cargo run` sets CARGO_PKG_VERSION for the program; an installed binary says it with
     // Cli::version.
     let version = version
@@ -247,21 +255,33 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
 /// Logs go to stderr, never to stdout (which carries the protocol on stdio). Text has
 /// colour only for a person at a terminal (https://no-color.org) and leaves out the audit
 /// trail unless `RUST_LOG` names it; JSON lines are for machines and carry it.
-fn init_logs(format: LogFormat) {
+/// Starts the logs on stderr in `format` (levels and targets from `RUST_LOG`), and the
+/// export of traces when `otel_endpoint` or the OTLP variables name a collector (its
+/// guard, which sends what is left when dropped).
+fn init_logs(
+    format: LogFormat,
+    otel_endpoint: Option<&str>,
+    service: &str,
+) -> Result<Option<Traces>, String> {
     use crate::ops::AUDIT_TARGET;
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
+    // The spans exported as traces are no log lines: logs leave them out unless asked.
+    let quiet = format!("{AUDIT_TARGET}=off,tool_runtime::otel=off");
     let default_filter = match format {
-        LogFormat::Text => format!("info,{AUDIT_TARGET}=off"),
-        LogFormat::Json => "info".to_owned(),
+        LogFormat::Text => format!("info,{quiet}"),
+        LogFormat::Json => "info,tool_runtime::otel=off".to_owned(),
     };
     let directives = match (format, std::env::var("RUST_LOG").ok()) {
         (_, None) => default_filter.clone(),
         // A level for people (RUST_LOG=debug, say) does not turn the audit trail on in
         // text; naming its target does.
         (LogFormat::Text, Some(asked)) if !asked.contains(AUDIT_TARGET) => {
-            format!("{asked},{AUDIT_TARGET}=off")
+            format!("{asked},{quiet}")
+        }
+        (_, Some(asked)) if !asked.contains("tool_runtime::otel") => {
+            format!("{asked},tool_runtime::otel=off")
         }
         (_, Some(asked)) => asked,
     };
@@ -270,20 +290,91 @@ fn init_logs(format: LogFormat) {
     let filter: Targets = directives
         .parse()
         .unwrap_or_else(|_| default_filter.parse().unwrap_or_default());
-    // A global filter (a layer before the output), as `with_env_filter` was: what it turns
-    // off costs nothing past the callsite's cached interest.
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // A macro, not a closure: each subscriber below is a different type to log for.
+    macro_rules! logs {
+        () => {
+            tracing_subscriber::fmt::layer().with_writer(std::io::stderr)
+        };
+    }
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let traces = export_traces(otel_endpoint, service)?;
+    #[cfg(feature = "otel")]
+    if let Some((exported, guard)) = traces {
+        use tracing_subscriber::Layer;
+        // Each layer its own filter: the logs' leave out what only the traces want.
+        let subscriber = tracing_subscriber::registry().with(exported);
+        let _ = match format {
+            LogFormat::Text => subscriber
+                .with(logs!().with_ansi(colour).with_filter(filter))
+                .try_init(),
+            LogFormat::Json => subscriber
+                .with(
+                    logs!()
+                        .json()
+                        .flatten_event(true)
+                        .with_current_span(false)
+                        .with_filter(filter),
+                )
+                .try_init(),
+        };
+        return Ok(Some(guard));
+    }
+    #[cfg(not(feature = "otel"))]
+    if let Some(never) = traces {
+        match never {}
+    }
+    // Without traces, a global filter (a layer before the output): what it turns off costs
+    // nothing past the callsite's cached interest.
     let subscriber = tracing_subscriber::registry().with(filter);
     let _ = match format {
-        LogFormat::Text => {
-            let colour = std::io::stderr().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-            subscriber.with(logs.with_ansi(colour)).try_init()
-        }
+        LogFormat::Text => subscriber.with(logs!().with_ansi(colour)).try_init(),
         LogFormat::Json => subscriber
-            .with(logs.json().flatten_event(true).with_current_span(false))
+            .with(logs!().json().flatten_event(true).with_current_span(false))
             .try_init(),
     };
+    Ok(None)
+}
+
+/// What keeps the export of traces going while the server runs.
+#[cfg(feature = "otel")]
+type Traces = crate::otel::OtelGuard;
+#[cfg(not(feature = "otel"))]
+type Traces = std::convert::Infallible;
+
+/// The layer exporting traces and its guard, when a collector is named (`--otel-endpoint`,
+/// or the OTLP variables).
+#[cfg(feature = "otel")]
+#[allow(clippy::type_complexity)]
+fn export_traces(
+    endpoint: Option<&str>,
+    service: &str,
+) -> Result<
+    Option<(
+        Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>,
+        Traces,
+    )>,
+    String,
+> {
+    use crate::otel::OtlpExport;
+    let export = match endpoint {
+        Some(endpoint) => OtlpExport::to(endpoint),
+        None => match OtlpExport::from_env() {
+            Some(export) => export,
+            None => return Ok(None),
+        },
+    };
+    let (layer, guard) = export
+        .service_name(service)
+        .install()
+        .map_err(|error| error.to_string())?;
+    Ok(Some((layer, guard)))
+}
+
+/// Without the `otel` feature there is nothing to export (`--otel-endpoint` was refused).
+#[cfg(not(feature = "otel"))]
+fn export_traces(_endpoint: Option<&str>, _service: &str) -> Result<Option<Traces>, String> {
+    Ok(None)
 }
 
 /// The HTTP options `serve --http` was given; the REST endpoints are on.

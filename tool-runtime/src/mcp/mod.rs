@@ -33,6 +33,8 @@ mod surfaces;
 pub(crate) mod tasks;
 pub(crate) mod time;
 pub(crate) mod tools;
+#[cfg(feature = "otel")]
+mod traced;
 mod work;
 
 #[cfg(feature = "http")]

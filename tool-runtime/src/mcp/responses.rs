@@ -39,6 +39,8 @@ pub(crate) fn error_message(
     message: &str,
     data: Option<Value>,
 ) -> ServerMessage {
+    #[cfg(feature = "otel")]
+    crate::otel::outcome::error_response(code);
     ServerMessage::error(code, jsonrpc::error_response(id, code, message, data))
 }
 
@@ -126,6 +128,10 @@ fn mcp_answer(
         objects_only,
     ) {
         CallAnswer::Result(body) => {
+            #[cfg(feature = "otel")]
+            if body.is_error() {
+                crate::otel::outcome::tool_error();
+            }
             let info = era.filter(|era| era.types_results()).map(|_| &shared.info);
             ServerMessage::result(jsonrpc::response_written(id, |out| {
                 body.framed(info).write(out)

@@ -132,6 +132,16 @@ impl Work {
 }
 
 impl Work {
+    /// The same work, run inside `span` (its request's), unless that span is disabled.
+    #[cfg(feature = "otel")]
+    pub(crate) fn in_span(self, span: &tracing::Span) -> Work {
+        use tracing::Instrument;
+        if span.is_disabled() {
+            return self;
+        }
+        Work::stream(self.into_future().instrument(span.clone()))
+    }
+
     /// The work as a future: spawn it, or await it.
     pub fn run(self) -> impl Future<Output = ()> + Send + 'static {
         self.into_future()

@@ -78,6 +78,8 @@ impl Limits {
 /// Runs a sync tool's work where the rule above says, and gives what it returned (or its
 /// panic). The caller awaits it like any future, so its time limit and cancellation apply.
 pub(crate) async fn run(work: BlockingWork, pace: &Arc<Pace>) -> Ran {
+    #[cfg(feature = "otel")]
+    let work = in_current_span(work);
     let work = if pace.is_quick() {
         match turns::defer(work, pace) {
             Ok(answer) => {
@@ -109,6 +111,18 @@ pub(crate) async fn run(work: BlockingWork, pace: &Arc<Pace>) -> Ran {
         // Cancelled only when the runtime shuts down under us.
         Err(_) => Ok(Err(ToolError::new("the server is shutting down"))),
     }
+}
+
+/// The work, run inside the span current where it was handed over (the request's), so
+/// that a sync tool's own spans nest there on whichever thread it runs: a thread of the
+/// blocking pool does not carry the caller's span.
+#[cfg(feature = "otel")]
+fn in_current_span(work: BlockingWork) -> BlockingWork {
+    let span = tracing::Span::current();
+    if span.is_disabled() {
+        return work;
+    }
+    Box::new(move || span.in_scope(work))
 }
 
 /// Runs a sync function of user code that is not a tool's (a completion function, say) on

@@ -98,6 +98,9 @@ impl std::fmt::Debug for Connection {
 pub(crate) struct Read<'a> {
     pub(crate) arrived: Arrived<'a>,
     pub(crate) decision: Decision,
+    /// The trace context of the HTTP request that brought it, if it had one.
+    #[cfg(feature = "otel")]
+    pub(crate) header_trace: Option<crate::otel::TraceCarrier>,
 }
 
 /// What came, read.
@@ -143,7 +146,12 @@ impl<'a> Read<'a> {
             _ => None,
         };
         let decision = Decision::of(meta, claimed);
-        Read { arrived, decision }
+        Read {
+            arrived,
+            decision,
+            #[cfg(feature = "otel")]
+            header_trace: None,
+        }
     }
 
     /// The method of a request or a notification.
@@ -300,12 +308,25 @@ impl Connection {
                 Handled::notification()
             }
             Arrived::Request { id, name, asked } => {
-                if let Some(stages) = &self.shared.request_layers {
+                // The request's span is current while it is handled here, and while its
+                // work runs: its answer, wherever it is made, is recorded on it.
+                #[cfg(feature = "otel")]
+                let span = self.request_span(
+                    (&id, &name, &asked),
+                    &read.decision,
+                    caller,
+                    read.header_trace.as_ref(),
+                );
+                #[cfg(feature = "otel")]
+                let _handling = span.enter();
+                let work = if let Some(stages) = &self.shared.request_layers {
                     let request = (id, name.into_owned(), asked);
-                    let work = self.layered_request(stages, request, &read.decision, caller, sink);
-                    return Handled::request(Some(work));
-                }
-                let work = self.request(id, &name, asked, &read.decision, caller, sink);
+                    Some(self.layered_request(stages, request, &read.decision, caller, sink))
+                } else {
+                    self.request(id, &name, asked, &read.decision, caller, sink)
+                };
+                #[cfg(feature = "otel")]
+                let work = work.map(|work| work.in_span(&span));
                 Handled::request(work)
             }
         }

@@ -125,7 +125,12 @@ pub(super) async fn mcp_post(
             Ok(text) => std::borrow::Cow::Borrowed(text.trim_matches([' ', '\t'])),
             Err(_) => String::from_utf8_lossy(value.as_bytes()),
         });
-    let read = Read::new(&body, version.as_deref());
+    #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+    let mut read = Read::new(&body, version.as_deref());
+    #[cfg(feature = "otel")]
+    {
+        read.header_trace = crate::otel::TraceCarrier::from_headers(headers);
+    }
     let routed = match route(&app, headers, &read, &caller).await {
         Ok(routed) => routed,
         Err(refusal) => return *refusal,

@@ -1,0 +1,138 @@
+"""An OTLP receiver for the tests: it takes the spans a process exports over OTLP
+HTTP/protobuf (POST /v1/traces), parsed with OpenTelemetry's own protobuf definitions
+(the opentelemetry-proto package), and keeps each one flattened to a dict: its trace,
+span and parent ids in hex, name, kind, attributes, links, status, and the service.
+
+Used in-process (`Receiver()`, then `.spans()`, `.wait_for(...)`, `.stop()`), or run on
+its own: it prints its port on its first line and serves what it holds at GET /spans.
+"""
+
+import gzip
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+KINDS = {value: name.removeprefix("SPAN_KIND_") for name, value in Span.SpanKind.items()}
+STATUSES = {value: name.removeprefix("STATUS_CODE_") for name, value in Status.StatusCode.items()}
+
+
+def _value(any_value):
+    kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(item) for item in any_value.array_value.values]
+    if kind is None:
+        return None
+    return getattr(any_value, kind)
+
+
+def _attributes(pairs):
+    return {pair.key: _value(pair.value) for pair in pairs}
+
+
+def flatten(request):
+    """The spans of one export request, as dicts."""
+    spans = []
+    for resource_spans in request.resource_spans:
+        resource = _attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                spans.append({
+                    "service": resource.get("service.name"),
+                    "trace_id": span.trace_id.hex(),
+                    "span_id": span.span_id.hex(),
+                    "parent_span_id": span.parent_span_id.hex() or None,
+                    "name": span.name,
+                    "kind": KINDS.get(span.kind, str(span.kind)),
+                    "attributes": _attributes(span.attributes),
+                    "events": [event.name for event in span.events],
+                    "links": [{"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()}
+                              for link in span.links],
+                    "status": STATUSES.get(span.status.code, str(span.status.code)),
+                    "status_message": span.status.message,
+                })
+    return spans
+
+
+class Receiver:
+    """An OTLP/HTTP receiver on 127.0.0.1, on a port the system picks."""
+
+    def __init__(self):
+        self._spans = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                if self.path != "/v1/traces":
+                    self.send_error(404)
+                    return
+                spans = flatten(ExportTraceServiceRequest.FromString(body))
+                with receiver._lock:
+                    receiver._spans.extend(spans)
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def do_GET(self):
+                if self.path != "/spans":
+                    self.send_error(404)
+                    return
+                answer = json.dumps(receiver.spans()).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def spans(self):
+        with self._lock:
+            return list(self._spans)
+
+    def wait_for(self, found, timeout=30):
+        """The first span `found` accepts, waiting up to `timeout` seconds; None if none came."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for span in self.spans():
+                if found(span):
+                    return span
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+    def stop(self):
+        """Stops listening: exports to it fail from now on, as to a collector that is down."""
+        self._server.shutdown()
+        self._server.server_close()
+
+
+if __name__ == "__main__":
+    receiver = Receiver()
+    print(receiver.port, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        sys.exit(0)

@@ -1,0 +1,278 @@
+"""Traces, proven with real parts: a server of ours exports its spans over OTLP to a
+receiver built on OpenTelemetry's own protobuf definitions, while the official Python MCP
+SDK, instrumented with the OpenTelemetry SDK, calls its tools over Streamable HTTP in both
+protocol eras. The server's span of each call must be the child of the client's, and the
+tool's own span the child of the server's; the trace context also comes by HTTP header; a
+malformed one is ignored; a collector that stops loses spans, never calls; the spans still
+queued are sent when the server stops.
+
+Usage: python_otel.py TRACED_TOOLS_BINARY
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import anyio
+from checks import check, finish, serve_http, server_log
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otlp_receiver import Receiver
+
+SERVER = sys.argv[1]
+PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_SPAN = "00f067aa0ba902b7"
+HEADER_SPAN = "b7ad6b7169203331"
+
+client_spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(client_spans))
+trace.set_tracer_provider(provider)
+
+
+def client_span_of(tool):
+    """The trace and span ids (hex) of the SDK's last span sending `tools/call` of `tool`."""
+    sent = [span for span in client_spans.get_finished_spans()
+            if span.attributes.get("mcp.method.name") == "tools/call" and span.name.endswith(f" {tool}")]
+    if not sent:
+        return None, None
+    context = sent[-1].get_span_context()
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
+
+
+def server_span(receiver, tool, trace_id=None, timeout=30):
+    return receiver.wait_for(
+        lambda span: span["name"] == f"tools/call {tool}" and trace_id in (None, span["trace_id"]),
+        timeout,
+    )
+
+
+def child_of(receiver, parent, name):
+    return receiver.wait_for(
+        lambda span: span["name"] == name and span["parent_span_id"] == parent["span_id"]
+        and span["trace_id"] == parent["trace_id"])
+
+
+def check_call_trace(label, receiver, tool, child, era_version, session_expected):
+    trace_id, span_id = client_span_of(tool)
+    check(f"{label}: the SDK sent {tool} in a span of its own", span_id is not None)
+    span = server_span(receiver, tool, trace_id)
+    check(f"{label}: the server's span of the call is in the client's trace", span is not None,
+          json.dumps(receiver.spans())[:2000])
+    if span is None:
+        return
+    attributes = span["attributes"]
+    check(f"{label}: its parent is the client's span", span["parent_span_id"] == span_id, str(span))
+    check(f"{label}: kind SERVER", span["kind"] == "SERVER", span["kind"])
+    check(f"{label}: method, tool and operation named", attributes.get("mcp.method.name") == "tools/call"
+          and attributes.get("gen_ai.tool.name") == tool
+          and attributes.get("gen_ai.operation.name") == "execute_tool", str(attributes))
+    check(f"{label}: protocol version {era_version}", attributes.get("mcp.protocol.version") == era_version, str(attributes))
+    check(f"{label}: a session only in the handshake era",
+          ("mcp.session.id" in attributes) == session_expected, str(attributes))
+    check(f"{label}: transport tcp, protocol http, the client's address",
+          attributes.get("network.transport") == "tcp" and attributes.get("network.protocol.name") == "http"
+          and attributes.get("client.address") == "127.0.0.1" and isinstance(attributes.get("client.port"), int),
+          str(attributes))
+    check(f"{label}: the request's id", attributes.get("jsonrpc.request.id") not in (None, ""), str(attributes))
+    check(f"{label}: not an error", span["status"] != "ERROR" and "error.type" not in attributes, str(span))
+    check(f"{label}: no source paths, threads or audit events exported",
+          not any(key.startswith(("code.", "thread.")) for key in attributes) and "tool call" not in span["events"],
+          str(span))
+    inner = child_of(receiver, span, child)
+    check(f"{label}: the tool's own span '{child}' is the child of the call's", inner is not None,
+          json.dumps([s for s in receiver.spans() if s["trace_id"] == span["trace_id"]])[:2000])
+
+
+async def handshake_era(url, receiver):
+    async with streamable_http_client(url) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            result = await session.call_tool("lookup", {"word": "beta"})
+            check("ClientSession: lookup answered", not result.is_error, str(result))
+            check_call_trace("ClientSession", receiver, "lookup", "index lookup", init.protocol_version, True)
+            result = await session.call_tool("broken", {})
+            check("ClientSession: broken is a tool error", result.is_error, str(result))
+            trace_id, _ = client_span_of("broken")
+            span = server_span(receiver, "broken", trace_id)
+            check("ClientSession: a tool error is recorded as error.type tool_error, status ERROR",
+                  span is not None and span["attributes"].get("error.type") == "tool_error"
+                  and span["status"] == "ERROR", str(span))
+            check("ClientSession: the error's message is not recorded",
+                  span is not None and "backing service" not in json.dumps(span), str(span))
+
+
+async def over_stdio(receiver):
+    """Over stdio, the export is turned on by OTEL_EXPORTER_OTLP_ENDPOINT alone."""
+    params = StdioServerParameters(command=SERVER, args=["serve"],
+                                   env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("lookup", {"word": "gamma"})
+            check("stdio: lookup answered", not result.is_error, str(result))
+    trace_id, span_id = client_span_of("lookup")
+    span = server_span(receiver, "lookup", trace_id)
+    check("stdio: the server's span is the child of the client's (export named by the variable)",
+          span is not None and span["parent_span_id"] == span_id, json.dumps(receiver.spans())[-2000:])
+    if span is not None:
+        attributes = span["attributes"]
+        check("stdio: transport pipe, no network protocol nor client address",
+              attributes.get("network.transport") == "pipe" and "network.protocol.name" not in attributes
+              and "client.address" not in attributes, str(attributes))
+        check("stdio: a session is no attribute where the transport has none",
+              "mcp.session.id" not in attributes, str(attributes))
+
+
+async def per_request_era(url, receiver):
+    async with Client(url) as client:
+        check("Client: negotiated 2026-07-28", client.protocol_version == "2026-07-28", client.protocol_version)
+        result = await client.call_tool("checksum", {"text": "abc"})
+        check("Client: checksum answered", not result.is_error, str(result))
+        check_call_trace("Client", receiver, "checksum", "byte sum", "2026-07-28", False)
+
+
+def post(url, body, headers=None):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": body["method"],
+        "Mcp-Name": body["params"]["name"],
+        **(headers or {}),
+    })
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.read().decode()
+    except urllib.error.HTTPError as error:  # an error response has a status of its own
+        return error.read().decode()
+
+
+def call(word, meta_extra=None, request_id=1):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}, **(meta_extra or {})}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": "lookup", "arguments": {"word": word}, "_meta": meta}}
+
+
+def by_word(receiver, word, timeout=30):
+    """The server's span of the lookup of `word` (each check looks up its own word)."""
+    def found(span):
+        return span["name"] == "index lookup" and str(span["attributes"].get("word.length")) == str(len(word))
+    inner = receiver.wait_for(found, timeout)
+    if inner is None:
+        return None
+    return receiver.wait_for(lambda span: span["span_id"] == inner["parent_span_id"], timeout)
+
+
+def context_by_hand(url, receiver):
+    traceparent = f"00-{PARENT_TRACE}-{PARENT_SPAN}-01"
+    header_parent = f"00-{PARENT_TRACE}-{HEADER_SPAN}-01"
+
+    answer = post(url, call("x" * 11), {"traceparent": header_parent})
+    check("header: answered", '"isError"' not in answer, answer)
+    span = by_word(receiver, "x" * 11)
+    check("header: a traceparent header alone is the parent",
+          span is not None and span["trace_id"] == PARENT_TRACE and span["parent_span_id"] == HEADER_SPAN, str(span))
+
+    answer = post(url, call("x" * 12, {"traceparent": traceparent}), {"traceparent": header_parent})
+    check("both: answered", '"isError"' not in answer, answer)
+    span = by_word(receiver, "x" * 12)
+    check("both: _meta's traceparent is the parent",
+          span is not None and span["parent_span_id"] == PARENT_SPAN, str(span))
+    check("both: the header's span is a link",
+          span is not None and {"trace_id": PARENT_TRACE, "span_id": HEADER_SPAN} in span["links"], str(span))
+
+    answer = post(url, call("x" * 13, {"traceparent": "00-not-a-trace-01", "tracestate": 7}))
+    check("malformed: answered all the same", '"result"' in answer and '"isError"' not in answer, answer)
+    span = by_word(receiver, "x" * 13)
+    check("malformed: ignored, the request starts a trace of its own",
+          span is not None and span["parent_span_id"] is None and span["trace_id"] != PARENT_TRACE, str(span))
+
+    answer = post(url, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "nowhere", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}, "traceparent": traceparent}}})
+    span = receiver.wait_for(lambda span: span["name"] == "tools/call nowhere")
+    check("unknown tool: recorded with its JSON-RPC code as the error type", span is not None
+          and span["attributes"].get("error.type") == "-32602"
+          and span["attributes"].get("rpc.response.status_code") == "-32602" and span["status"] == "ERROR",
+          f"{span} {answer}")
+
+
+def collector_down(url, receiver):
+    receiver.stop()
+    started = time.monotonic()
+    answered = 0
+    for number in range(30):
+        answer = post(url, call("alpha", request_id=100 + number))
+        answered += '"structuredContent":0' in answer
+    took = time.monotonic() - started
+    check("collector down: every call still answered", answered == 30, f"{answered} of 30")
+    check("collector down: calls are not held up by the export (30 calls within 20 s)", took < 20, f"{took:.1f}s")
+
+
+def flushed_at_shutdown():
+    receiver = Receiver()
+    # Spans would wait a minute for their batch: only the shutdown's flush sends them.
+    os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "60000"
+    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
+    try:
+        post(f"http://127.0.0.1:{port}/mcp", call("x" * 21))
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        span = by_word(receiver, "x" * 21, timeout=5)
+        check("shutdown: the spans still queued are sent when the server stops", span is not None,
+              server_log(server)[-2000:])
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        receiver.stop()
+
+
+async def main():
+    receiver = Receiver()
+    os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "100"
+    os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
+    os.environ["OTEL_SERVICE_NAME"] = "traced-tools-under-test"
+    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        for run in (handshake_era, per_request_era):
+            try:
+                await run(url, receiver)
+            except Exception as error:  # a crash is a failure, not the end of the run
+                check(run.__name__, False, repr(error))
+        try:
+            await over_stdio(receiver)
+        except Exception as error:
+            check("over_stdio", False, repr(error))
+        spans = receiver.spans()
+        check("the service is named by OTEL_SERVICE_NAME",
+              bool(spans) and all(span["service"] == "traced-tools-under-test" for span in spans),
+              str({span["service"] for span in spans}))
+        for run in (context_by_hand, collector_down):
+            try:
+                run(url, receiver)
+            except Exception as error:
+                check(run.__name__, False, repr(error))
+    finally:
+        server.kill()
+        server.wait()
+    try:
+        flushed_at_shutdown()
+    except Exception as error:
+        check("flushed_at_shutdown", False, repr(error))
+    finish("traces")
+
+
+anyio.run(main)

@@ -1,0 +1,82 @@
+//! The span of one MCP request, as OpenTelemetry's MCP semantic conventions describe a
+//! server's: `{mcp.method.name} {target}`, kind SERVER, with the method, the tool or prompt
+//! or resource it names, the request's id, the protocol version, the session (handshake era
+//! only: a 2026-07-28 request belongs to none) and the transport. Its parent is the trace
+//! context the request carried. How it ended is recorded where its answer is made.
+
+use super::connection::{Connection, RequestId};
+use super::era::{Decision, Era};
+use super::params::MethodParams;
+use crate::call::caller::Caller;
+use crate::otel::spans::{adopt, SpanName};
+use crate::otel::TraceCarrier;
+use tracing::field::Empty;
+use tracing::Span;
+
+impl Connection {
+    /// The span of the request `id` (`method`, asking `asked`), sent by `caller`, in the era
+    /// `decision` says; `headers` is the trace context of its HTTP request, if any.
+    pub(super) fn request_span(
+        &self,
+        (id, method, asked): (&RequestId, &str, &MethodParams),
+        decision: &Decision,
+        caller: &Caller,
+        headers: Option<&TraceCarrier>,
+    ) -> Span {
+        let (tool, prompt, uri) = match asked {
+            MethodParams::CallTool(params) => (Some(params.name.as_str()), None, None),
+            MethodParams::GetPrompt(params) => (None, Some(params.name.as_str()), None),
+            MethodParams::ReadResource(params) => (None, None, Some(params.uri.as_str())),
+            MethodParams::Subscribe(params) | MethodParams::Unsubscribe(params) => {
+                (None, None, Some(params.uri.as_str()))
+            }
+            _ => (None, None, None),
+        };
+        let (version, session) = match decision {
+            Decision::PerRequest(version) => (Some(*version), None),
+            _ if decision.era() == Era::Handshake => (self.negotiated_version(), caller.session()),
+            _ => (None, None),
+        };
+        let over_http = caller.transport() == "http";
+        let span = tracing::info_span!(
+            target: "tool_runtime::otel",
+            "mcp request",
+            "otel.name" = %SpanName { method, target: tool.or(prompt) },
+            "otel.kind" = "server",
+            "otel.status_code" = Empty,
+            "otel.status_description" = Empty,
+            "mcp.method.name" = method,
+            "gen_ai.operation.name" = tool.map(|_| "execute_tool"),
+            "gen_ai.tool.name" = tool,
+            "gen_ai.prompt.name" = prompt,
+            "mcp.resource.uri" = uri,
+            "jsonrpc.request.id" = %IdText(id),
+            "mcp.protocol.version" = version,
+            "mcp.session.id" = session,
+            "network.transport" = if over_http { "tcp" } else { "pipe" },
+            "network.protocol.name" = over_http.then_some("http"),
+            "client.address" = caller.peer().map(|peer| tracing::field::display(peer.ip())),
+            "client.port" = caller.peer().map(|peer| i64::from(peer.port())),
+            "error.type" = Empty,
+            "rpc.response.status_code" = Empty,
+        );
+        if !span.is_disabled() {
+            let meta = asked.meta().map().and_then(TraceCarrier::from_meta);
+            adopt(&span, meta.as_ref(), headers);
+        }
+        span
+    }
+}
+
+/// A request id as the conventions record it: a string's text, a number's digits.
+struct IdText<'a>(&'a RequestId);
+
+impl std::fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let written: &str = &self.0 .0;
+        match serde_json::from_str::<String>(written) {
+            Ok(text) => f.write_str(&text),
+            Err(_) => f.write_str(written),
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! Export over OTLP (HTTP/protobuf): the tracer provider, its batching (a bounded queue
+//! drained on a thread of its own, so a slow or stopped collector costs spans, never a
+//! call's time), and the layer that hands `tracing` spans to it.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::Resource;
+use std::fmt;
+use std::time::Duration;
+use tracing::Subscriber;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+/// How long shutting down waits for the last spans to reach the collector.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
+
+/// Where spans go, and as which service. The standard variables of OpenTelemetry's SDKs
+/// apply on top (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`,
+/// `OTEL_TRACES_SAMPLER`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*` for the batching, ...).
+///
+/// ```no_run
+/// use tool_runtime::otel::OtlpExport;
+/// use tracing_subscriber::layer::SubscriberExt;
+/// use tracing_subscriber::util::SubscriberInitExt;
+///
+/// let (layer, guard) = OtlpExport::to("http://127.0.0.1:4318")
+///     .service_name("my-tools")
+///     .install()
+///     .expect("an OTLP endpoint");
+/// tracing_subscriber::registry().with(layer).init();
+/// // ... serve; dropping the guard (or `guard.shutdown()`) sends what is left.
+/// drop(guard);
+/// ```
+#[derive(Debug, Clone)]
+pub struct OtlpExport {
+    /// The collector's base URL (`/v1/traces` is added); none to take it from the
+    /// environment.
+    endpoint: Option<String>,
+    service_name: Option<String>,
+}
+
+impl OtlpExport {
+    /// Export to the collector at `endpoint`, a base URL such as `http://127.0.0.1:4318`
+    /// (spans go to its `/v1/traces`).
+    pub fn to(endpoint: impl Into<String>) -> OtlpExport {
+        OtlpExport {
+            endpoint: Some(endpoint.into()),
+            service_name: None,
+        }
+    }
+
+    /// Export as the standard variables say, when they name a collector
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and
+    /// `OTEL_SDK_DISABLED` is not `true`; none otherwise.
+    pub fn from_env() -> Option<OtlpExport> {
+        if env_is_true("OTEL_SDK_DISABLED") {
+            return None;
+        }
+        let named = [
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ]
+        .iter()
+        .any(|name| std::env::var(name).is_ok_and(|value| !value.trim().is_empty()));
+        named.then_some(OtlpExport {
+            endpoint: None,
+            service_name: None,
+        })
+    }
+
+    /// The service's name (`service.name`), unless `OTEL_SERVICE_NAME` or
+    /// `OTEL_RESOURCE_ATTRIBUTES` names it: an operator's setting wins.
+    pub fn service_name(mut self, name: impl Into<String>) -> OtlpExport {
+        self.service_name = Some(name.into());
+        self
+    }
+
+    /// Starts the export: the layer to add to a `tracing` subscriber, and the guard that
+    /// flushes and stops it. It also becomes OpenTelemetry's global tracer provider, for
+    /// code that uses OpenTelemetry's API directly.
+    pub fn install<S>(self) -> Result<(Box<dyn Layer<S> + Send + Sync>, OtelGuard), OtelError>
+    where
+        S: Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
+    {
+        // The exporter's HTTP client speaks TLS through rustls on ring when the collector is
+        // https://; nothing else may have installed a provider yet.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut exporter = SpanExporter::builder().with_http();
+        if let Some(endpoint) = &self.endpoint {
+            exporter = exporter.with_endpoint(traces_url(endpoint));
+        }
+        let exporter = exporter
+            .build()
+            .map_err(|error| OtelError(error.to_string()))?;
+        let mut resource = Resource::builder();
+        if let Some(name) = self.service_name.filter(|_| !service_named_by_env()) {
+            resource = resource.with_service_name(name);
+        }
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build();
+        opentelemetry::global::set_tracer_provider(provider.clone());
+        let tracer = provider.tracer("tool-runtime");
+        // Spans carry what the conventions name, not where in the source they were opened
+        // nor on which thread; nor the busy and idle time of each, which costs two clock
+        // reads per poll.
+        let layer = tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false)
+            .with_filter(exported_targets());
+        Ok((
+            Box::new(layer),
+            OtelGuard {
+                provider: Some(provider),
+            },
+        ))
+    }
+}
+
+/// What is exported: every span and event at INFO or above (the server's requests, a
+/// tool's own spans and logs), except those of the libraries that carry the export itself,
+/// which would make spans of every export, and the audit trail of calls
+/// (`tool_runtime::audit`), whose events name callers and arguments: it has its own sink.
+fn exported_targets() -> Targets {
+    Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_targets(
+            [
+                "opentelemetry",
+                "opentelemetry_sdk",
+                "opentelemetry_otlp",
+                "opentelemetry_http",
+            ]
+            .into_iter()
+            .chain(["reqwest", "hyper", "hyper_util", "h2", "tower", "rustls"])
+            .chain(["tool_runtime::audit"])
+            .map(|target| (target, tracing::level_filters::LevelFilter::OFF)),
+        )
+}
+
+/// The URL spans are sent to for a collector's base URL.
+fn traces_url(endpoint: &str) -> String {
+    let base = endpoint.trim_end_matches('/');
+    if base.ends_with("/v1/traces") {
+        base.to_owned()
+    } else {
+        format!("{base}/v1/traces")
+    }
+}
+
+fn env_is_true(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case("true"))
+}
+
+fn service_named_by_env() -> bool {
+    std::env::var("OTEL_SERVICE_NAME").is_ok_and(|name| !name.is_empty())
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|attributes| {
+            attributes.split(',').any(|pair| {
+                pair.split_once('=')
+                    .is_some_and(|(key, _)| key.trim() == "service.name")
+            })
+        })
+}
+
+/// Keeps the export running; dropping it (or [`shutdown`](OtelGuard::shutdown)) sends the
+/// spans still queued, waiting at most five seconds. Drop it outside an async runtime's
+/// threads: the last export blocks.
+pub struct OtelGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl fmt::Debug for OtelGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtelGuard").finish_non_exhaustive()
+    }
+}
+
+impl OtelGuard {
+    /// Sends the spans queued so far (a server about to drain, say), waiting for the
+    /// collector's answer.
+    pub fn flush(&self) {
+        if let Some(provider) = &self.provider {
+            if let Err(error) = provider.force_flush() {
+                tracing::warn!("traces could not be flushed: {error}");
+            }
+        }
+    }
+
+    /// Sends what is queued and stops the export.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            if let Err(error) = provider.shutdown_with_timeout(SHUTDOWN_LIMIT) {
+                tracing::warn!("the trace export did not end cleanly: {error}");
+            }
+        }
+    }
+}
+
+impl Drop for OtelGuard {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The export could not start: its configuration is wrong (an endpoint that is no URL, an
+/// unknown protocol in `OTEL_EXPORTER_OTLP_PROTOCOL`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtelError(String);
+
+impl fmt::Display for OtelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot export traces over OTLP: {}", self.0)
+    }
+}
+
+impl std::error::Error for OtelError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_go_to_the_traces_path_of_the_collector() {
+        assert_eq!(traces_url("http://c:4318"), "http://c:4318/v1/traces");
+        assert_eq!(traces_url("http://c:4318/"), "http://c:4318/v1/traces");
+        assert_eq!(
+            traces_url("http://c:4318/v1/traces"),
+            "http://c:4318/v1/traces"
+        );
+    }
+}

@@ -36,7 +36,7 @@ stage "the README's own-crate steps, run as written in a new crate" bash scripts
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"
-    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools --bin traced-tools \
+    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools --bin traced-tools --bin traced-agent \
         -p workspace-tools
     # rmcp's example server (the bench's), one of the servers our client and mounts reach.
     cargo build --quiet --manifest-path bench/Cargo.toml -p bench-rmcp --bin rmcp-example
@@ -56,7 +56,7 @@ client_stage() { # NAME FUNCTION
 }
 python_sdk() { "$CLIENT_PYTHON" tests/clients/python_clients.py "$binaries/conformance-server"; }
 python_oauth() { "$CLIENT_PYTHON" tests/clients/python_oauth.py "$binaries/ops-tools"; }
-traces() { "$CLIENT_PYTHON" tests/clients/python_otel.py "$binaries/traced-tools"; }
+traces() { "$CLIENT_PYTHON" tests/clients/python_otel.py "$binaries/traced-tools" "$binaries/traced-agent"; }
 typescript_sdk() { node tests/clients/typescript_clients.mjs "$binaries/conformance-server"; }
 providers() { "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent; }
 openapi() { "$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"; }

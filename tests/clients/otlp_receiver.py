@@ -67,10 +67,13 @@ class Receiver:
     def __init__(self):
         self._spans = []
         self._lock = threading.Lock()
+        self._answering = threading.Event()
+        self._answering.set()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
+                receiver._answering.wait()
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
@@ -122,10 +125,15 @@ class Receiver:
                 return None
             time.sleep(0.05)
 
+    def stall(self):
+        """Takes exports but never answers them (until stopped), as a collector that hangs."""
+        self._answering.clear()
+
     def stop(self):
         """Stops listening: exports to it fail from now on, as to a collector that is down."""
         self._server.shutdown()
         self._server.server_close()
+        self._answering.set()
 
 
 if __name__ == "__main__":

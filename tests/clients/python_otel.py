@@ -6,12 +6,19 @@ tool's own span the child of the server's; the trace context also comes by HTTP 
 malformed one is ignored; a collector that stops loses spans, never calls; the spans still
 queued are sent when the server stops.
 
-Usage: python_otel.py TRACED_TOOLS_BINARY
+An agent of ours (the agent loop against a scripted OpenAI-compatible model, with the
+tools of a second process of ours mounted) exports one trace from its run down to the
+tool's own span in the other process.
+
+Usage: python_otel.py TRACED_TOOLS_BINARY TRACED_AGENT_BINARY
 """
 
 import json
 import os
 import signal
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import sys
 import time
 import urllib.error
@@ -28,6 +35,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otlp_receiver import Receiver
 
 SERVER = sys.argv[1]
+AGENT = sys.argv[2]
 PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
 HEADER_SPAN = "b7ad6b7169203331"
@@ -209,15 +217,15 @@ def context_by_hand(url, receiver):
 
 
 def collector_down(url, receiver):
-    receiver.stop()
-    started = time.monotonic()
-    answered = 0
-    for number in range(30):
-        answer = post(url, call("alpha", request_id=100 + number))
-        answered += '"structuredContent":0' in answer
-    took = time.monotonic() - started
-    check("collector down: every call still answered", answered == 30, f"{answered} of 30")
-    check("collector down: calls are not held up by the export (30 calls within 20 s)", took < 20, f"{took:.1f}s")
+    """A collector that hangs, then one that is gone: calls never wait for the export (a
+    call held up by it would hang here until its request timed out)."""
+    for state, make_so in (("stalled", receiver.stall), ("down", receiver.stop)):
+        make_so()
+        answered = 0
+        for number in range(30):
+            answer = post(url, call("alpha", request_id=100 + number))
+            answered += '"structuredContent":0' in answer
+        check(f"collector {state}: every call still answered", answered == 30, f"{answered} of 30")
 
 
 def flushed_at_shutdown():
@@ -236,6 +244,109 @@ def flushed_at_shutdown():
         if server.poll() is None:
             server.kill()
             server.wait()
+        receiver.stop()
+
+
+class ScriptedModel:
+    """An OpenAI-compatible model on 127.0.0.1: its first turn calls `up_lookup`, its
+    second answers in words."""
+
+    def __init__(self):
+        self.requests = []
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                model.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                if len(model.requests) == 1:
+                    message = {"role": "assistant", "content": None, "tool_calls": [{
+                        "id": "call-1", "type": "function",
+                        "function": {"name": "up_lookup", "arguments": '{"word": "gamma"}'}}]}
+                    finish, usage = "tool_calls", {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}
+                else:
+                    message = {"role": "assistant", "content": "gamma is third."}
+                    finish, usage = "stop", {"prompt_tokens": 120, "completion_tokens": 5, "total_tokens": 125}
+                body = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "scripted",
+                                   "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                                   "usage": usage}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def agent_trace():
+    receiver = Receiver()
+    model = ScriptedModel()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"})
+    try:
+        # The agent waits for its input to end before it stops the mounted server: the
+        # spans of both processes are read first.
+        agent = subprocess.Popen([AGENT, model.url, f"{SERVER} serve", "Where is gamma?"], env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            status = agent.stdout.readline().strip()
+            check("agent: the loop ran to done", status == "done", status)
+            run = receiver.wait_for(lambda span: span["name"] == "invoke_agent")
+            tool_span = run and receiver.wait_for(
+                lambda span: span["name"] == "index lookup" and span["trace_id"] == run["trace_id"])
+        finally:
+            agent.stdin.close()
+            try:
+                agent.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+                agent.wait()
+        check("agent: it ended cleanly", agent.returncode == 0, agent.stderr.read()[-2000:])
+        check("agent: one invoke_agent span, the root of its trace",
+              run is not None and run["parent_span_id"] is None and run["service"] == "traced-agent", str(run))
+        if run is None:
+            return
+        check("agent: the tool's own span, in the other process, is in the agent's trace",
+              tool_span is not None and tool_span["service"] == "traced-tools", str(tool_span))
+        spans = {span["span_id"]: span for span in receiver.spans() if span["trace_id"] == run["trace_id"]}
+        chain = []
+        at = tool_span
+        while at is not None:
+            chain.append((at["name"], at["kind"], at["service"]))
+            at = spans.get(at["parent_span_id"])
+        check("agent: invoke_agent > execute_tool > tools/call (client) > tools/call (server) > the tool's span",
+              chain == [("index lookup", "INTERNAL", "traced-tools"),
+                        ("tools/call lookup", "SERVER", "traced-tools"),
+                        ("tools/call lookup", "CLIENT", "traced-agent"),
+                        ("execute_tool up_lookup", "INTERNAL", "traced-agent"),
+                        ("invoke_agent", "INTERNAL", "traced-agent")], str(chain))
+        attributes = run["attributes"]
+        check("agent: the run's status, turns, calls and tokens",
+              attributes.get("tool_runtime.agent.status") == "done" and str(attributes.get("tool_runtime.agent.turns")) == "2"
+              and str(attributes.get("tool_runtime.agent.tool_calls")) == "1"
+              and str(attributes.get("gen_ai.usage.input_tokens")) == "210"
+              and str(attributes.get("gen_ai.usage.output_tokens")) == "15"
+              and attributes.get("gen_ai.provider.name") == "openai", str(attributes))
+        chats = [span for span in spans.values() if span["name"] == "chat"]
+        check("agent: a chat span per turn, under the run, with the provider's token counts",
+              len(chats) == 2 and all(span["parent_span_id"] == run["span_id"] and span["kind"] == "CLIENT" for span in chats)
+              and sorted(str(span["attributes"].get("gen_ai.usage.output_tokens")) for span in chats) == ["10", "5"],
+              str(chats))
+        execute = next((span for span in spans.values() if span["name"] == "execute_tool up_lookup"), None)
+        check("agent: the tool call's id and name on execute_tool",
+              execute is not None and execute["attributes"].get("gen_ai.tool.call.id") == "call-1"
+              and execute["attributes"].get("gen_ai.tool.name") == "up_lookup", str(execute))
+    finally:
+        model.stop()
         receiver.stop()
 
 
@@ -268,10 +379,11 @@ async def main():
     finally:
         server.kill()
         server.wait()
-    try:
-        flushed_at_shutdown()
-    except Exception as error:
-        check("flushed_at_shutdown", False, repr(error))
+    for run in (flushed_at_shutdown, agent_trace):
+        try:
+            run()
+        except Exception as error:
+            check(run.__name__, False, repr(error))
     finish("traces")
 
 

@@ -10,8 +10,9 @@ use crate::context::Caller;
 use crate::result::ArgumentProblem;
 use crate::Registry;
 use crate::{CallError, ToolResult};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 /// The tools a model may call: a registry, or the part of it named with
 /// [`only`](Tools::only), and how their calls run.
@@ -211,7 +212,15 @@ impl<'r> Tools<'r> {
                 .filter_map(|i| prepared[i].take().map(|ready| (i, ready)))
                 .collect();
             let mut done: Vec<(usize, ToolResult)> = futures_util::stream::iter(group)
-                .map(|(index, ready)| self.execute(&calls[index], ready, index))
+                .map(|(index, ready)| {
+                    let span = super::traced::execute_tool(&calls[index]);
+                    self.execute(&calls[index], ready, index)
+                        .instrument(span.clone())
+                        .map(move |(index, result)| {
+                            super::traced::executed(&span, &result);
+                            (index, result)
+                        })
+                })
                 .buffer_unordered(self.concurrency)
                 .collect()
                 .await;

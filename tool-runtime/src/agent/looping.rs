@@ -8,6 +8,7 @@ use super::ToolCall;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
+use tracing::Instrument;
 
 /// What a model is asked: the conversation so far and the tools it may call, in its
 /// dialect.
@@ -275,7 +276,10 @@ impl<'r, M: Model> AgentLoop<'r, M> {
             waiting: Vec::new(),
             invalid_streak: 0,
         };
-        self.go_on(outcome).await
+        let span = super::traced::invoke_agent(self.model.dialect());
+        let outcome = self.go_on(outcome).instrument(span.clone()).await;
+        super::traced::ran(&span, &outcome);
+        outcome
     }
 
     /// Goes on from an outcome that awaits approval, with the user's `decision` on each
@@ -283,12 +287,27 @@ impl<'r, M: Model> AgentLoop<'r, M> {
     /// answered as declined. An outcome of any other status is given back as it was.
     pub async fn resume(
         &self,
-        mut outcome: Outcome,
+        outcome: Outcome,
         decision: impl Fn(&ToolCall) -> Approval,
     ) -> Outcome {
         if outcome.status != Status::AwaitingApproval {
             return outcome;
         }
+        let span = super::traced::invoke_agent(self.model.dialect());
+        let outcome = self
+            .decided(outcome, decision)
+            .instrument(span.clone())
+            .await;
+        super::traced::ran(&span, &outcome);
+        outcome
+    }
+
+    /// [`resume`](AgentLoop::resume) of an outcome that awaits approval.
+    async fn decided(
+        &self,
+        mut outcome: Outcome,
+        decision: impl Fn(&ToolCall) -> Approval,
+    ) -> Outcome {
         let calls = std::mem::take(&mut outcome.waiting);
         let pending = std::mem::take(&mut outcome.pending);
         let declined = |call: &ToolCall| {
@@ -324,14 +343,23 @@ impl<'r, M: Model> AgentLoop<'r, M> {
                 history: outcome.history.clone(),
                 tools: tools.clone(),
             };
-            let response = match self.model.respond(&request).await {
+            let chat = super::traced::chat(dialect);
+            let response = match self.model.respond(&request).instrument(chat.clone()).await {
                 Ok(response) => response,
-                Err(error) => return failed(outcome, error.to_string()),
+                Err(error) => {
+                    super::traced::no_turn(&chat);
+                    return failed(outcome, error.to_string());
+                }
             };
             let turn = match dialect.read_turn(&response) {
                 Ok(turn) => turn,
-                Err(error) => return failed(outcome, error.to_string()),
+                Err(error) => {
+                    super::traced::no_turn(&chat);
+                    return failed(outcome, error.to_string());
+                }
             };
+            super::traced::answered(&chat, turn.usage.as_ref(), turn.calls.len());
+            drop(chat);
             outcome.turns += 1;
             outcome.usage.add(turn.usage.unwrap_or_else(|| {
                 let asked = serde_json::to_string(&request.history).unwrap_or_default()

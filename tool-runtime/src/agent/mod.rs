@@ -61,6 +61,7 @@ pub mod repair;
 mod reply;
 #[cfg(feature = "openai")]
 mod sse;
+mod traced;
 
 pub use answer::{Answer, AnsweredCall, Tools};
 pub use dialect::{Dialect, ReadError};

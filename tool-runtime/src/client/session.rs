@@ -225,6 +225,33 @@ impl Session {
         params: Value,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
+        #[cfg(feature = "otel")]
+        {
+            use tracing::Instrument;
+            let version = crate::sync::read(&self.speaker).version.clone();
+            let span = crate::otel::client::request_span(method, named(method, &params), &version);
+            if !span.is_disabled() {
+                let outcome = self
+                    .exchange(method, params, options, &span)
+                    .instrument(span.clone())
+                    .await;
+                traced_outcome(&span, &outcome);
+                return outcome;
+            }
+        }
+        self.exchange(method, params, options, &tracing::Span::none())
+            .await
+    }
+
+    /// Sends the request and waits for its answer; `span` is the request's (disabled when
+    /// no trace is kept), whose context the request carries.
+    async fn exchange(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+        #[cfg_attr(not(feature = "otel"), allow(unused_variables))] span: &tracing::Span,
+    ) -> Result<Value, ClientError> {
         if self.is_dead() {
             let why = lock(&self.death).clone();
             return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
@@ -243,7 +270,20 @@ impl Session {
                 ));
             }
         }
-        let params = crate::sync::read(&self.speaker).params(params, token.as_ref());
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+        let mut params = crate::sync::read(&self.speaker).params(params, token.as_ref());
+        #[cfg(feature = "otel")]
+        if !span.is_disabled() {
+            span.record("jsonrpc.request.id", id);
+            if let Value::Object(params) = &mut params {
+                let meta = params
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if let Value::Object(meta) = meta {
+                    crate::otel::write_meta(span, meta);
+                }
+            }
+        }
         let (answer, answered) = oneshot::channel();
         lock(&self.pending).insert(id, answer);
         if let (Some(token), Some(progress)) = (&token, options.progress) {
@@ -396,6 +436,24 @@ fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
         _ => return None,
     };
     params[key].as_str()
+}
+
+/// Records how a request ended on its span: the server's error code, a tool's error, or
+/// how it failed without an answer.
+#[cfg(feature = "otel")]
+fn traced_outcome(span: &tracing::Span, outcome: &Result<Value, ClientError>) {
+    use crate::otel::client::{error_response, failed};
+    match outcome {
+        Ok(result) if result["isError"] == Value::Bool(true) => failed(span, "tool_error"),
+        Ok(_) => {}
+        Err(ClientError::Server { code, .. }) => error_response(span, *code),
+        Err(ClientError::TimedOut { .. }) => failed(span, "timeout"),
+        Err(ClientError::Unauthorized { .. }) => failed(span, "unauthorized"),
+        Err(ClientError::Protocol { .. } | ClientError::UnsupportedVersion { .. }) => {
+            failed(span, "protocol")
+        }
+        Err(_) => failed(span, "transport"),
+    }
 }
 
 /// A progress token as a map key: the token's JSON text.

@@ -40,13 +40,38 @@ impl TraceCarrier {
     /// The remote span this context names, as a parent; none when its `traceparent` is
     /// malformed (a client's mistake must not break the request, nor start a bogus trace).
     pub(crate) fn parent(&self) -> Option<Context> {
-        let propagator = TextMapCompositePropagator::new(vec![
-            Box::new(TraceContextPropagator::new()),
-            Box::new(BaggagePropagator::new()),
-        ]);
-        let context = propagator.extract(self);
+        let context = propagator().extract(self);
         context.span().span_context().is_valid().then_some(context)
     }
+}
+
+/// Writes the trace context of `span` (and the baggage of its context) into a request's
+/// `_meta`, where the server takes its parent from; nothing when the span is disabled.
+pub(crate) fn write_meta(span: &tracing::Span, meta: &mut Map<String, Value>) {
+    use opentelemetry::propagation::Injector;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    struct Meta<'a>(&'a mut Map<String, Value>);
+    impl Injector for Meta<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
+    }
+    if span.is_disabled() {
+        return;
+    }
+    let context = span.context();
+    if !context.span().span_context().is_valid() {
+        return;
+    }
+    propagator().inject_context(&context, &mut Meta(meta));
+}
+
+/// W3C Trace Context and W3C Baggage, the two formats MCP reserves `_meta` keys for.
+fn propagator() -> TextMapCompositePropagator {
+    TextMapCompositePropagator::new(vec![
+        Box::new(TraceContextPropagator::new()),
+        Box::new(BaggagePropagator::new()),
+    ])
 }
 
 impl Extractor for TraceCarrier {

@@ -17,11 +17,13 @@
 //! never by their message, which may quote the arguments.
 
 mod carrier;
+#[cfg(feature = "client")]
+pub(crate) mod client;
 mod export;
 pub(crate) mod outcome;
 pub(crate) mod spans;
 
-pub(crate) use carrier::TraceCarrier;
+pub(crate) use carrier::{write_meta, TraceCarrier};
 pub use export::{OtelError, OtelGuard, OtlpExport};
 
 /// The `tracing` target of every span this crate opens for OpenTelemetry; a log filter

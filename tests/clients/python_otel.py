@@ -216,6 +216,34 @@ def context_by_hand(url, receiver):
           f"{span} {answer}")
 
 
+def rest_calls(url, receiver):
+    """A REST call is an execute_tool span of the server's, its parent from the headers."""
+    base = url.removesuffix("/mcp")
+    span_id = "a1b2c3d4e5f60718"
+    request = urllib.request.Request(f"{base}/api/tools/lookup/call", data=json.dumps({"word": "x" * 31}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json",
+                                                             "traceparent": f"00-{PARENT_TRACE}-{span_id}-01"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+    span = by_word(receiver, "x" * 31)
+    check("REST: the call is an execute_tool span, kind SERVER, its parent from the headers",
+          span is not None and span["name"] == "execute_tool lookup" and span["kind"] == "SERVER"
+          and span["parent_span_id"] == span_id and span["trace_id"] == PARENT_TRACE
+          and span["attributes"].get("http.route") == "/api/tools/{name}/call"
+          and span["attributes"].get("gen_ai.tool.name") == "lookup", str(span))
+    request = urllib.request.Request(f"{base}/api/tools/execute", method="POST",
+                                     data=json.dumps({"toolName": "broken", "parameters": {}}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+    except urllib.error.HTTPError as error:
+        error.read()
+    span = receiver.wait_for(lambda span: span["name"] == "execute_tool broken")
+    check("REST: a tool's error is recorded as tool_error",
+          span is not None and span["attributes"].get("error.type") == "tool_error" and span["status"] == "ERROR"
+          and span["attributes"].get("http.route") == "/api/tools/execute", str(span))
+
+
 def collector_down(url, receiver):
     """A collector that hangs, then one that is gone: calls never wait for the export (a
     call held up by it would hang here until its request timed out)."""
@@ -371,7 +399,7 @@ async def main():
         check("the service is named by OTEL_SERVICE_NAME",
               bool(spans) and all(span["service"] == "traced-tools-under-test" for span in spans),
               str({span["service"] for span in spans}))
-        for run in (context_by_hand, collector_down):
+        for run in (context_by_hand, rest_calls, collector_down):
             try:
                 run(url, receiver)
             except Exception as error:

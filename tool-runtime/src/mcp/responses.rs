@@ -149,6 +149,10 @@ fn mcp_answer(
 /// when the call did not run to a result of the tool's.
 #[cfg(feature = "http")]
 fn rest_answer(result: &ToolResult) -> ServerMessage {
+    #[cfg(feature = "otel")]
+    if result.is_error() {
+        crate::otel::outcome::tool_error();
+    }
     let refusal = match result.error() {
         None | Some(CallError::Failed { .. } | CallError::UrlElicitationRequired { .. }) => None,
         Some(CallError::UnknownTool { .. }) => Some(Refusal::NotFound),

@@ -51,3 +51,11 @@ pub(crate) fn adopt(span: &Span, meta: Option<&TraceCarrier>, headers: Option<&T
         (None, None) => {}
     }
 }
+
+/// Names `span` anew once what it does is known (a REST call's tool, read from its body).
+pub(crate) fn rename(span: &Span, name: String) {
+    if span.is_disabled() {
+        return;
+    }
+    span.context().span().update_name(name);
+}

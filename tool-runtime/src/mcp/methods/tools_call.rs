@@ -70,6 +70,15 @@ impl Connection {
         sink: &Outbox,
     ) -> Option<Work> {
         use crate::mcp::connection::requests::Asking::Nobody;
+        #[cfg(feature = "otel")]
+        {
+            // The REST call's span learns which tool it runs once the body is read.
+            let span = tracing::Span::current();
+            if !span.is_disabled() {
+                span.record("gen_ai.tool.name", name);
+                crate::otel::spans::rename(&span, format!("execute_tool {name}"));
+            }
+        }
         let scope = self.request_scope((&id, None), Origin::rest(&self.caller), Nobody, sink);
         self.start_call(id, name, arguments, scope, None, format, sink)
     }

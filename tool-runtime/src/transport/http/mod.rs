@@ -25,6 +25,7 @@ mod reply;
 mod rest;
 mod sessions;
 mod streamable;
+mod traced;
 
 /// An address block (CIDR), as [`HttpOptions::trusted_proxies`] takes them.
 pub use ipnet::IpNet;

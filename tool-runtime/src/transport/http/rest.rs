@@ -7,6 +7,7 @@
 use super::guard::{body_of, Admitted};
 use super::reply::{answer, rpc_error};
 use super::streamable::next_response;
+use super::traced::TraceHeaders;
 use super::App;
 use crate::call::caller::Caller;
 use crate::mcp::connection::{outbox, Connection, Handled, OutboxReader};
@@ -17,6 +18,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// A connection for one REST request of `caller`.
 fn connection(app: &App, caller: Caller) -> Connection {
@@ -31,9 +33,11 @@ pub(super) async fn discover(State(app): State<Arc<App>>, Admitted(caller): Admi
 pub(super) async fn execute(
     State(app): State<Arc<App>>,
     Admitted(caller): Admitted,
+    trace: TraceHeaders,
     body: Body,
 ) -> Response {
-    with_body(&app, caller, body, |connection, body, sink| {
+    let span = trace.span("/api/tools/execute", &caller);
+    with_body(&app, caller, body, span, |connection, body, sink| {
         connection.rest_execute(body, sink)
     })
     .await
@@ -44,9 +48,11 @@ pub(super) async fn call_tool(
     State(app): State<Arc<App>>,
     Admitted(caller): Admitted,
     axum::extract::Path(name): axum::extract::Path<String>,
+    trace: TraceHeaders,
     body: Body,
 ) -> Response {
-    with_body(&app, caller, body, |connection, body, sink| {
+    let span = trace.span("/api/tools/{name}/call", &caller);
+    with_body(&app, caller, body, span, |connection, body, sink| {
         connection.rest_call_tool(&name, body, sink)
     })
     .await
@@ -66,20 +72,24 @@ pub(super) async fn rpc_list(State(app): State<Arc<App>>, Admitted(caller): Admi
 pub(super) async fn rpc_call(
     State(app): State<Arc<App>>,
     Admitted(caller): Admitted,
+    trace: TraceHeaders,
     body: Body,
 ) -> Response {
-    with_body(&app, caller, body, |connection, body, sink| {
+    let span = trace.span("/mcp/tools/call", &caller);
+    with_body(&app, caller, body, span, |connection, body, sink| {
         connection.rest_rpc_call(body, sink)
     })
     .await
 }
 
 /// A REST request with a body: the body read within the limits, handed with a sink to a
-/// connection of the caller's, and its work run here to the answer.
+/// connection of the caller's, and its work run here to the answer, all inside `span`
+/// (the call's, when traces are kept).
 async fn with_body(
     app: &App,
     caller: Caller,
     body: Body,
+    span: tracing::Span,
     handle: impl FnOnce(&Connection, &[u8], &crate::mcp::connection::Outbox) -> Handled,
 ) -> Response {
     let body = match body_of(app, body).await {
@@ -88,9 +98,9 @@ async fn with_body(
     };
     let connection = connection(app, caller);
     let (sink, outgoing) = outbox();
-    let handled = handle(&connection, &body, &sink);
+    let handled = span.in_scope(|| handle(&connection, &body, &sink));
     drop(sink);
-    finish(app, handled, outgoing).await
+    finish(app, handled, outgoing).instrument(span).await
 }
 
 /// Runs a REST request's work here (dropped with the request when its client goes away),

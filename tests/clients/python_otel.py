@@ -92,6 +92,7 @@ def check_call_trace(label, receiver, tool, child, era_version, session_expected
           str(attributes))
     check(f"{label}: the request's id", attributes.get("jsonrpc.request.id") not in (None, ""), str(attributes))
     check(f"{label}: not an error", span["status"] != "ERROR" and "error.type" not in attributes, str(span))
+    check(f"{label}: no arguments recorded unless asked", "gen_ai.tool.call.arguments" not in attributes, str(span))
     check(f"{label}: no source paths, threads or audit events exported",
           not any(key.startswith(("code.", "thread.")) for key in attributes) and "tool call" not in span["events"],
           str(span))
@@ -260,7 +261,7 @@ def flushed_at_shutdown():
     receiver = Receiver()
     # Spans would wait a minute for their batch: only the shutdown's flush sends them.
     os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "60000"
-    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
+    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url, "--otel-arguments", "12"])
     try:
         post(f"http://127.0.0.1:{port}/mcp", call("x" * 21))
         server.send_signal(signal.SIGTERM)
@@ -268,6 +269,8 @@ def flushed_at_shutdown():
         span = by_word(receiver, "x" * 21, timeout=5)
         check("shutdown: the spans still queued are sent when the server stops", span is not None,
               server_log(server)[-2000:])
+        check("--otel-arguments 12: the arguments recorded, cut to 12 bytes",
+              span is not None and span["attributes"].get("gen_ai.tool.call.arguments") == '{"word":"xxx', str(span))
     finally:
         if server.poll() is None:
             server.kill()

@@ -305,6 +305,10 @@ pub(super) struct ServeArgs {
     /// OTEL_* variables (service name, sampler, headers, batching) apply either way.
     #[arg(long, value_name = "URL")]
     pub(super) otel_endpoint: Option<String>,
+    /// Record each tool call's arguments on its span, cut to this many bytes (off by
+    /// default: arguments may hold personal data or secrets).
+    #[arg(long, value_name = "BYTES")]
+    pub(super) otel_arguments: Option<usize>,
     /// Believe the client address that requests coming from these proxies name
     /// (`Forwarded`, else `X-Forwarded-For`), e.g. 10.0.0.0/8 for the load balancer's
     /// network (repeatable). Rate limits, budgets and the audit trail then key on the real

@@ -32,6 +32,10 @@ pub(super) fn refused(serve: &super::args::ServeArgs) -> Option<String> {
     if serve.otel_endpoint.is_some() {
         return Some(feature("--otel-endpoint", "otel"));
     }
+    #[cfg(not(feature = "otel"))]
+    if serve.otel_arguments.is_some() {
+        return Some(feature("--otel-arguments", "otel"));
+    }
     #[cfg(not(feature = "oauth"))]
     if let Some(refused) = serve.oauth.refused() {
         return Some(refused);

@@ -52,6 +52,10 @@ pub(super) fn serve_command(
             }
         }
     };
+    #[cfg(feature = "otel")]
+    if let Some(bytes) = args.otel_arguments {
+        crate::otel::record_arguments(bytes);
+    }
     serve(
         registry,
         server_options,

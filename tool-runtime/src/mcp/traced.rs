@@ -57,10 +57,16 @@ impl Connection {
             "network.protocol.name" = over_http.then_some("http"),
             "client.address" = caller.peer().map(|peer| tracing::field::display(peer.ip())),
             "client.port" = caller.peer().map(|peer| i64::from(peer.port())),
+            "gen_ai.tool.call.arguments" = Empty,
             "error.type" = Empty,
             "rpc.response.status_code" = Empty,
         );
         if !span.is_disabled() {
+            if let MethodParams::CallTool(params) = asked {
+                if let Some(arguments) = crate::otel::recorded_arguments(&params.arguments) {
+                    span.record("gen_ai.tool.call.arguments", arguments);
+                }
+            }
             let meta = asked.meta().map().and_then(TraceCarrier::from_meta);
             adopt(&span, meta.as_ref(), headers);
         }

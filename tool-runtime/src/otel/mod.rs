@@ -26,6 +26,60 @@ pub(crate) mod spans;
 pub(crate) use carrier::{write_meta, TraceCarrier};
 pub use export::{OtelError, OtelGuard, OtlpExport};
 
+/// The most bytes of a call's arguments recorded on its span; 0 (the default) records
+/// none. Arguments can hold what must not leave the server (names, tokens, documents).
+static ARGUMENT_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Records the arguments of each tool call on its span (`gen_ai.tool.call.arguments`, as
+/// JSON text), cut to at most `max_bytes` (at a character's boundary); 0 stops it. Off
+/// unless turned on: arguments may hold personal data or secrets.
+///
+/// ```
+/// tool_runtime::otel::record_arguments(256);
+/// ```
+pub fn record_arguments(max_bytes: usize) {
+    ARGUMENT_BYTES.store(max_bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A call's arguments as its span records them: none unless turned on, else their JSON
+/// text cut to the size allowed.
+pub(crate) fn recorded_arguments(arguments: &serde_json::Value) -> Option<String> {
+    let most = ARGUMENT_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+    if most == 0 {
+        return None;
+    }
+    let mut text = arguments.to_string();
+    if text.len() > most {
+        let mut end = most;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    Some(text)
+}
+
 /// The `tracing` target of every span this crate opens for OpenTelemetry; a log filter
 /// turns them off for people (`tool_runtime::otel=off`) without turning off their export.
 pub const TARGET: &str = "tool_runtime::otel";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_recorded_only_when_asked_and_cut_at_a_character() {
+        let arguments = serde_json::json!({"city": "Zürich"});
+        assert_eq!(recorded_arguments(&arguments), None);
+        record_arguments(11);
+        // 11 bytes end inside `ü` (`{"city":"Z` is 10, `ü` two): the cut moves before it.
+        assert_eq!(recorded_arguments(&arguments).as_deref(), Some("{\"city\":\"Z"));
+        record_arguments(1000);
+        assert_eq!(
+            recorded_arguments(&arguments).as_deref(),
+            Some("{\"city\":\"Zürich\"}")
+        );
+        record_arguments(0);
+        assert_eq!(recorded_arguments(&arguments), None);
+    }
+}

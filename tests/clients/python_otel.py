@@ -258,23 +258,47 @@ def collector_down(url, receiver):
 
 
 def flushed_at_shutdown():
+    """A stdio server whose input ends sends the spans still queued as it stops."""
     receiver = Receiver()
     # Spans would wait a minute for their batch: only the shutdown's flush sends them.
-    os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "60000"
-    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url, "--otel-arguments", "12"])
+    env = {**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "60000", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+    server = subprocess.Popen([SERVER, "serve", "--otel-arguments", "12"], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
-        post(f"http://127.0.0.1:{port}/mcp", call("x" * 21))
-        server.send_signal(signal.SIGTERM)
+        server.stdin.write(json.dumps(call("x" * 21)) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        check("shutdown: the call over stdio answered", '"result"' in answer, answer)
+        server.stdin.close()
         server.wait(timeout=30)
+        check("shutdown: the server ended when its input did", server.returncode == 0, str(server.returncode))
         span = by_word(receiver, "x" * 21, timeout=5)
         check("shutdown: the spans still queued are sent when the server stops", span is not None,
-              server_log(server)[-2000:])
+              json.dumps(receiver.spans())[-2000:])
         check("--otel-arguments 12: the arguments recorded, cut to 12 bytes",
               span is not None and span["attributes"].get("gen_ai.tool.call.arguments") == '{"word":"xxx', str(span))
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
+        receiver.stop()
+
+
+def flushed_at_drain():
+    """A server told to stop sends what it traced as its drain starts, not only at its end."""
+    receiver = Receiver()
+    # Batches wait five minutes, the drain two: only the drain's flush sends the span in time.
+    os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "300000"
+    server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url, "--drain-delay", "120s"])
+    try:
+        post(f"http://127.0.0.1:{port}/mcp", call("x" * 22))
+        server.send_signal(signal.SIGTERM)
+        span = by_word(receiver, "x" * 22, timeout=100)
+        check("drain: the spans queued are sent while the server drains",
+              span is not None and server.poll() is None, f"{span} {server.poll()}")
+    finally:
+        server.kill()
+        server.wait()
         receiver.stop()
 
 
@@ -410,7 +434,7 @@ async def main():
     finally:
         server.kill()
         server.wait()
-    for run in (flushed_at_shutdown, agent_trace):
+    for run in (flushed_at_shutdown, flushed_at_drain, agent_trace):
         try:
             run()
         except Exception as error:

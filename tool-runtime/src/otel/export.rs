@@ -103,6 +103,7 @@ impl OtlpExport {
             .with_resource(resource.build())
             .build();
         opentelemetry::global::set_tracer_provider(provider.clone());
+        *crate::sync::lock(&INSTALLED) = Some(provider.clone());
         let tracer = provider.tracer("tool-runtime");
         // Spans carry what the conventions name, not where in the source they were opened
         // nor on which thread; nor the busy and idle time of each, which costs two clock
@@ -168,6 +169,22 @@ fn service_named_by_env() -> bool {
         })
 }
 
+/// The provider the export installed, for [`flush`] (a server about to drain).
+static INSTALLED: std::sync::Mutex<Option<SdkTracerProvider>> = std::sync::Mutex::new(None);
+
+/// Sends the spans the installed export has queued so far, waiting for the collector's
+/// answer (it blocks: call it off the async runtime's threads); nothing when no export was
+/// installed. A server calls it when it starts draining, so that what it did is seen even
+/// if it is stopped hard before the end.
+pub fn flush() {
+    let installed = crate::sync::lock(&INSTALLED).clone();
+    if let Some(provider) = installed {
+        if let Err(error) = provider.force_flush() {
+            tracing::warn!("traces could not be flushed: {error}");
+        }
+    }
+}
+
 /// Keeps the export running; dropping it (or [`shutdown`](OtelGuard::shutdown)) sends the
 /// spans still queued, waiting at most five seconds. Drop it outside an async runtime's
 /// threads: the last export blocks.
@@ -199,6 +216,7 @@ impl OtelGuard {
 
     fn stop(&mut self) {
         if let Some(provider) = self.provider.take() {
+            crate::sync::lock(&INSTALLED).take();
             if let Err(error) = provider.shutdown_with_timeout(SHUTDOWN_LIMIT) {
                 tracing::warn!("the trace export did not end cleanly: {error}");
             }

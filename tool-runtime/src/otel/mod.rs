@@ -24,7 +24,7 @@ pub(crate) mod outcome;
 pub(crate) mod spans;
 
 pub(crate) use carrier::{write_meta, TraceCarrier};
-pub use export::{OtelError, OtelGuard, OtlpExport};
+pub use export::{flush, OtelError, OtelGuard, OtlpExport};
 
 /// The most bytes of a call's arguments recorded on its span; 0 (the default) records
 /// none. Arguments can hold what must not leave the server (names, tokens, documents).
@@ -73,7 +73,10 @@ mod tests {
         assert_eq!(recorded_arguments(&arguments), None);
         record_arguments(11);
         // 11 bytes end inside `ü` (`{"city":"Z` is 10, `ü` two): the cut moves before it.
-        assert_eq!(recorded_arguments(&arguments).as_deref(), Some("{\"city\":\"Z"));
+        assert_eq!(
+            recorded_arguments(&arguments).as_deref(),
+            Some("{\"city\":\"Z")
+        );
         record_arguments(1000);
         assert_eq!(
             recorded_arguments(&arguments).as_deref(),

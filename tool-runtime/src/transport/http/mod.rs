@@ -240,6 +240,9 @@ pub async fn serve(
         shutdown_signal().await;
         app.draining.start();
         tracing::info!(?drain_delay, "stopping: draining");
+        // What was traced so far leaves now, in case the drain is cut short.
+        #[cfg(feature = "otel")]
+        let _ = tokio::task::spawn_blocking(crate::otel::flush).await;
         tokio::time::sleep(drain_delay).await;
         told.notify_one();
     });

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod http;
 pub mod logs;
 pub mod oauth;
+pub mod otlp;
 pub mod redis;
 pub mod rpc;
 pub mod stdio;

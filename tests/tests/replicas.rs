@@ -10,10 +10,14 @@ use std::time::{Duration, Instant};
 use tool_tests::cluster::Cluster;
 use tool_tests::gate::FileGate;
 use tool_tests::http::Request;
+use tool_tests::otlp::OtlpReceiver;
 use tool_tests::PATIENCE;
 use tool_tests::{messages, rpc, wait_until, wait_until_some, with_tasks};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_replica-tools");
+
+/// The trace the calls that start tasks say they belong to.
+const CLIENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 /// `tasks/get` of `task` through the balancer.
 fn get_task(cluster: &Cluster, task: &str) -> Value {
@@ -50,6 +54,11 @@ fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
         json!({"name": tool, "arguments": {"gate": gate.path()}}),
         with_tasks(),
     );
+    // The client's trace, which the call's span (and a run of its task elsewhere) joins.
+    let mut request: Value = serde_json::from_str(&request).unwrap();
+    request["params"]["_meta"]["traceparent"] =
+        json!(format!("00-{CLIENT_TRACE}-00f067aa0ba902b7-01"));
+    let request = request.to_string();
     let port = cluster.port;
     let (answered, answer_of) = std::sync::mpsc::channel();
     let calling = std::thread::spawn(move || {
@@ -110,7 +119,25 @@ const LOST_WITHIN: Duration = Duration::from_secs(20);
 
 #[test]
 fn a_task_whose_replica_is_killed_fails_or_runs_again_elsewhere() {
-    a_killed_replica(&mut Cluster::start(BINARY, &[]));
+    let traces = OtlpReceiver::start();
+    let mut cluster = Cluster::start(BINARY, &["--otel-endpoint", &traces.url]);
+    a_killed_replica(&mut cluster);
+    // The run that took over is traced, linked to the call that started the task, whose
+    // client named its trace in `_meta` (the call's own span died with its replica).
+    let run = wait_until_some("the span of the task's run again, exported", || {
+        traces.spans().into_iter().find(|span| {
+            span.name == "execute_tool slow_lookup"
+                && span
+                    .attributes
+                    .get("tool_runtime.task.run_again")
+                    .map(String::as_str)
+                    == Some("true")
+        })
+    });
+    assert!(
+        run.links.iter().any(|(trace, _)| trace == CLIENT_TRACE),
+        "linked to the call of the client's trace: {run:?}"
+    );
 }
 
 /// The same with the replicas sharing a Redis Cluster of three nodes: leases, the index of

@@ -30,6 +30,13 @@ impl TraceCarrier {
         TraceCarrier::gathered(|key| headers.get(key).and_then(|value| value.to_str().ok()))
     }
 
+    /// A context of a `traceparent` alone (one kept in a task's record, say).
+    pub(crate) fn of_traceparent(traceparent: &str) -> TraceCarrier {
+        TraceCarrier {
+            values: [Some(traceparent.to_owned()), None, None],
+        }
+    }
+
     fn gathered<'a>(value_of: impl Fn(&str) -> Option<&'a str>) -> Option<TraceCarrier> {
         value_of(KEYS[0])?;
         Some(TraceCarrier {
@@ -88,6 +95,16 @@ impl Extractor for TraceCarrier {
             .filter(|(_, value)| value.is_some())
             .map(|(key, _)| *key)
             .collect()
+    }
+}
+
+/// The `traceparent` of the current span, when it is traced.
+pub(crate) fn current_traceparent() -> Option<String> {
+    let mut meta = Map::new();
+    write_meta(&tracing::Span::current(), &mut meta);
+    match meta.remove("traceparent") {
+        Some(Value::String(traceparent)) => Some(traceparent),
+        _ => None,
     }
 }
 

@@ -59,3 +59,14 @@ pub(crate) fn rename(span: &Span, name: String) {
     }
     span.context().span().update_name(name);
 }
+
+/// Links `span` to the span a `traceparent` names (a malformed one is ignored).
+pub(crate) fn link(span: &Span, traceparent: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    let carrier = TraceCarrier::of_traceparent(traceparent);
+    if let Some(linked) = carrier.parent() {
+        span.add_link(linked.span().span_context().clone());
+    }
+}

@@ -55,6 +55,10 @@ pub(crate) struct Rerun {
     pub(crate) extension: bool,
     /// The time to live of a 2025-11-25 task.
     pub(crate) ttl_ms: u64,
+    /// The trace context (`traceparent`) of the call that started the task, when traces
+    /// are kept: a run elsewhere links to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace: Option<String>,
 }
 
 impl Rerun {
@@ -213,6 +217,8 @@ async fn take_over(
 /// records its end. Its questions wait in the task (2026-07-28); a 2025-11-25 client, whose
 /// questions came on a stream of the lost replica, cannot be asked.
 fn run_again(shared: Arc<Shared>, id: String, rerun: Rerun, worker: String) -> Work {
+    #[cfg(feature = "otel")]
+    let (span_id, rerun_tool) = (id.clone(), (rerun.tool.clone(), rerun.trace.clone()));
     let work = async move {
         tracing::info!(task = %id, tool = %rerun.tool, "running a task again: its worker was lost");
         let store = Arc::clone(&shared.tasks.store);
@@ -259,7 +265,30 @@ fn run_again(shared: Arc<Shared>, id: String, rerun: Rerun, worker: String) -> W
             }
         }
     };
+    #[cfg(feature = "otel")]
+    return Work::stream(work).in_span(&rerun_span(&span_id, &rerun_tool));
+    #[cfg(not(feature = "otel"))]
     Work::stream(work)
+}
+
+/// The span of a task's run on a replica that took it over: linked to the call that
+/// started the task, wherever that ran (a span of the same trace, had its replica lived).
+#[cfg(feature = "otel")]
+fn rerun_span(id: &str, rerun: &(String, Option<String>)) -> tracing::Span {
+    let (tool, trace) = rerun;
+    let span = tracing::info_span!(
+        target: "tool_runtime::otel",
+        "task run",
+        "otel.name" = %format_args!("execute_tool {tool}"),
+        "gen_ai.operation.name" = "execute_tool",
+        "gen_ai.tool.name" = tool.as_str(),
+        "tool_runtime.task.id" = id,
+        "tool_runtime.task.run_again" = true,
+    );
+    if let Some(traceparent) = trace {
+        crate::otel::spans::link(&span, traceparent);
+    }
+    span
 }
 
 /// The asker of a task run again: its questions wait in the task for `tasks/update`.

@@ -395,6 +395,10 @@ fn rerun_of(
             TaskPlan::Core { ttl } => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             TaskPlan::Extension { .. } => 0,
         },
+        #[cfg(feature = "otel")]
+        trace: crate::otel::current_traceparent(),
+        #[cfg(not(feature = "otel"))]
+        trace: None,
     };
     serde_json::to_value(rerun).ok()
 }

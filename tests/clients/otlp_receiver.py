@@ -1,7 +1,8 @@
-"""An OTLP receiver for the tests: it takes the spans a process exports over OTLP
-HTTP/protobuf (POST /v1/traces), parsed with OpenTelemetry's own protobuf definitions
-(the opentelemetry-proto package), and keeps each one flattened to a dict: its trace,
-span and parent ids in hex, name, kind, attributes, links, status, and the service.
+"""An OTLP receiver for the tests: it takes the spans and metrics a process exports over
+OTLP HTTP/protobuf (POST /v1/traces, /v1/metrics), parsed with OpenTelemetry's own
+protobuf definitions (the opentelemetry-proto package), and keeps each span flattened to a
+dict (its trace, span and parent ids in hex, name, kind, attributes, links, status, and
+the service) and each histogram point too (name, unit, attributes, count, sum, bounds).
 
 Used in-process (`Receiver()`, then `.spans()`, `.wait_for(...)`, `.stop()`), or run on
 its own: it prints its port on its first line and serves what it holds at GET /spans.
@@ -17,6 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
@@ -61,11 +66,34 @@ def flatten(request):
     return spans
 
 
+def flatten_metrics(request):
+    """The histogram points of one metrics export request, as dicts."""
+    points = []
+    for resource_metrics in request.resource_metrics:
+        resource = _attributes(resource_metrics.resource.attributes)
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                if metric.WhichOneof("data") != "histogram":
+                    continue
+                for point in metric.histogram.data_points:
+                    points.append({
+                        "service": resource.get("service.name"),
+                        "name": metric.name,
+                        "unit": metric.unit,
+                        "attributes": _attributes(point.attributes),
+                        "count": point.count,
+                        "sum": point.sum,
+                        "bounds": list(point.explicit_bounds),
+                    })
+    return points
+
+
 class Receiver:
     """An OTLP/HTTP receiver on 127.0.0.1, on a port the system picks."""
 
     def __init__(self):
         self._spans = []
+        self._points = []
         self._lock = threading.Lock()
         self._answering = threading.Event()
         self._answering.set()
@@ -77,13 +105,19 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
-                if self.path != "/v1/traces":
+                if self.path == "/v1/traces":
+                    spans = flatten(ExportTraceServiceRequest.FromString(body))
+                    with receiver._lock:
+                        receiver._spans.extend(spans)
+                    answer = ExportTraceServiceResponse().SerializeToString()
+                elif self.path == "/v1/metrics":
+                    points = flatten_metrics(ExportMetricsServiceRequest.FromString(body))
+                    with receiver._lock:
+                        receiver._points.extend(points)
+                    answer = ExportMetricsServiceResponse().SerializeToString()
+                else:
                     self.send_error(404)
                     return
-                spans = flatten(ExportTraceServiceRequest.FromString(body))
-                with receiver._lock:
-                    receiver._spans.extend(spans)
-                answer = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(answer)))
@@ -113,6 +147,22 @@ class Receiver:
     def spans(self):
         with self._lock:
             return list(self._spans)
+
+    def points(self):
+        """The histogram points received so far (each export repeats the totals so far)."""
+        with self._lock:
+            return list(self._points)
+
+    def wait_for_point(self, found, timeout=30):
+        """The latest histogram point `found` accepts, waiting up to `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            matching = [point for point in self.points() if found(point)]
+            if matching:
+                return matching[-1]
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
 
     def wait_for(self, found, timeout=30):
         """The first span `found` accepts, waiting up to `timeout` seconds; None if none came."""

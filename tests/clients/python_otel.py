@@ -149,6 +149,29 @@ async def per_request_era(url, receiver):
         check_call_trace("Client", receiver, "checksum", "byte sum", "2026-07-28", False)
 
 
+MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+
+
+def check_metrics(receiver):
+    """The durations of the MCP conventions, by method and tool, in the conventions' buckets."""
+    point = receiver.wait_for_point(
+        lambda point: point["name"] == "mcp.server.operation.duration"
+        and point["attributes"].get("mcp.method.name") == "tools/call"
+        and point["attributes"].get("gen_ai.tool.name") == "lookup"
+        and point["attributes"].get("mcp.protocol.version") == "2025-11-25")
+    check("metrics: mcp.server.operation.duration of tools/call lookup, in seconds, in the conventions' buckets",
+          point is not None and point["count"] >= 1 and point["unit"] == "s" and point["bounds"] == MCP_BUCKETS
+          and point["sum"] > 0, str(point))
+    point = receiver.wait_for_point(
+        lambda point: point["name"] == "mcp.server.operation.duration"
+        and point["attributes"].get("gen_ai.tool.name") == "broken")
+    check("metrics: a tool's error is kept apart by its error type",
+          point is not None and point["attributes"].get("error.type") == "tool_error", str(point))
+    check("metrics: no attribute of many values (ids, sessions, addresses) on a duration",
+          not any(key in point["attributes"] for key in ("jsonrpc.request.id", "mcp.session.id", "client.port"))
+          if point else False, str(point))
+
+
 def post(url, body, headers=None):
     request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
         "Content-Type": "application/json",
@@ -346,7 +369,8 @@ def agent_trace():
     receiver = Receiver()
     model = ScriptedModel()
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
-    env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"})
+    env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
+                "OTEL_METRIC_EXPORT_INTERVAL": "300"})
     try:
         # The agent waits for its input to end before it stops the mounted server: the
         # spans of both processes are read first.
@@ -396,6 +420,23 @@ def agent_trace():
               len(chats) == 2 and all(span["parent_span_id"] == run["span_id"] and span["kind"] == "CLIENT" for span in chats)
               and sorted(str(span["attributes"].get("gen_ai.usage.output_tokens")) for span in chats) == ["10", "5"],
               str(chats))
+        point = receiver.wait_for_point(lambda point: point["name"] == "gen_ai.client.operation.duration"
+                                        and point["service"] == "traced-agent" and point["count"] == 2)
+        check("agent metrics: gen_ai.client.operation.duration counts both turns, by provider",
+              point is not None and point["attributes"].get("gen_ai.provider.name") == "openai"
+              and point["attributes"].get("gen_ai.operation.name") == "chat", str(point))
+        tokens = {kind: receiver.wait_for_point(lambda point, kind=kind: point["name"] == "gen_ai.client.token.usage"
+                                                and point["attributes"].get("gen_ai.token.type") == kind
+                                                and point["count"] == 2)
+                  for kind in ("input", "output")}
+        check("agent metrics: gen_ai.client.token.usage, input and output, as the provider counted them",
+              tokens["input"] is not None and tokens["input"]["sum"] == 210
+              and tokens["output"] is not None and tokens["output"]["sum"] == 15, str(tokens))
+        sent = receiver.wait_for_point(lambda point: point["name"] == "mcp.client.operation.duration"
+                                       and point["attributes"].get("gen_ai.tool.name") == "lookup")
+        check("agent metrics: mcp.client.operation.duration of the call sent to the mounted server",
+              sent is not None and sent["count"] == 1 and sent["attributes"].get("mcp.method.name") == "tools/call",
+              str(sent))
         execute = next((span for span in spans.values() if span["name"] == "execute_tool up_lookup"), None)
         check("agent: the tool call's id and name on execute_tool",
               execute is not None and execute["attributes"].get("gen_ai.tool.call.id") == "call-1"
@@ -410,6 +451,7 @@ async def main():
     os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "100"
     os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
     os.environ["OTEL_SERVICE_NAME"] = "traced-tools-under-test"
+    os.environ["OTEL_METRIC_EXPORT_INTERVAL"] = "300"
     server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -422,6 +464,7 @@ async def main():
             await over_stdio(receiver)
         except Exception as error:
             check("over_stdio", False, repr(error))
+        check_metrics(receiver)
         spans = receiver.spans()
         check("the service is named by OTEL_SERVICE_NAME",
               bool(spans) and all(span["service"] == "traced-tools-under-test" for span in spans),

@@ -2,8 +2,10 @@
 //! drained on a thread of its own, so a slow or stopped collector costs spans, never a
 //! call's time), and the layer that hands `tracing` spans to it.
 
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+use opentelemetry_otlp::{MetricExporter, SpanExporter, WithExportConfig};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
 use std::fmt;
@@ -89,19 +91,35 @@ impl OtlpExport {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut exporter = SpanExporter::builder().with_http();
         if let Some(endpoint) = &self.endpoint {
-            exporter = exporter.with_endpoint(traces_url(endpoint));
+            exporter = exporter.with_endpoint(signal_url(endpoint, "traces"));
         }
         let exporter = exporter
+            .build()
+            .map_err(|error| OtelError(error.to_string()))?;
+        let mut metric_exporter = MetricExporter::builder().with_http();
+        if let Some(endpoint) = &self.endpoint {
+            metric_exporter = metric_exporter.with_endpoint(signal_url(endpoint, "metrics"));
+        }
+        let metric_exporter = metric_exporter
             .build()
             .map_err(|error| OtelError(error.to_string()))?;
         let mut resource = Resource::builder();
         if let Some(name) = self.service_name.filter(|_| !service_named_by_env()) {
             resource = resource.with_service_name(name);
         }
+        let resource = resource.build();
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_resource(resource.build())
+            .with_resource(resource.clone())
             .build();
+        // Metrics are read and sent on a thread of their own, every
+        // OTEL_METRIC_EXPORT_INTERVAL (60 s unless set).
+        let meters = SdkMeterProvider::builder()
+            .with_periodic_exporter(metric_exporter)
+            .with_resource(resource)
+            .build();
+        let durations = super::durations::Durations::new(&meters.meter("tool-runtime"))
+            .with_filter(Targets::new().with_target(super::TARGET, tracing::Level::INFO));
         opentelemetry::global::set_tracer_provider(provider.clone());
         *crate::sync::lock(&INSTALLED) = Some(provider.clone());
         let tracer = provider.tracer("tool-runtime");
@@ -116,9 +134,10 @@ impl OtlpExport {
             .with_tracked_inactivity(false)
             .with_filter(exported_targets());
         Ok((
-            Box::new(layer),
+            Box::new(layer.and_then(durations)),
             OtelGuard {
                 provider: Some(provider),
+                meters: Some(meters),
             },
         ))
     }
@@ -145,13 +164,14 @@ fn exported_targets() -> Targets {
         )
 }
 
-/// The URL spans are sent to for a collector's base URL.
-fn traces_url(endpoint: &str) -> String {
+/// The URL a signal (`traces`, `metrics`) is sent to for a collector's base URL.
+fn signal_url(endpoint: &str, signal: &str) -> String {
     let base = endpoint.trim_end_matches('/');
-    if base.ends_with("/v1/traces") {
+    let path = format!("/v1/{signal}");
+    if base.ends_with(&path) {
         base.to_owned()
     } else {
-        format!("{base}/v1/traces")
+        format!("{base}{path}")
     }
 }
 
@@ -190,6 +210,7 @@ pub fn flush() {
 /// threads: the last export blocks.
 pub struct OtelGuard {
     provider: Option<SdkTracerProvider>,
+    meters: Option<SdkMeterProvider>,
 }
 
 impl fmt::Debug for OtelGuard {
@@ -207,6 +228,11 @@ impl OtelGuard {
                 tracing::warn!("traces could not be flushed: {error}");
             }
         }
+        if let Some(meters) = &self.meters {
+            if let Err(error) = meters.force_flush() {
+                tracing::warn!("metrics could not be flushed: {error}");
+            }
+        }
     }
 
     /// Sends what is queued and stops the export.
@@ -219,6 +245,11 @@ impl OtelGuard {
             crate::sync::lock(&INSTALLED).take();
             if let Err(error) = provider.shutdown_with_timeout(SHUTDOWN_LIMIT) {
                 tracing::warn!("the trace export did not end cleanly: {error}");
+            }
+        }
+        if let Some(meters) = self.meters.take() {
+            if let Err(error) = meters.shutdown_with_timeout(SHUTDOWN_LIMIT) {
+                tracing::warn!("the metrics export did not end cleanly: {error}");
             }
         }
     }
@@ -248,11 +279,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spans_go_to_the_traces_path_of_the_collector() {
-        assert_eq!(traces_url("http://c:4318"), "http://c:4318/v1/traces");
-        assert_eq!(traces_url("http://c:4318/"), "http://c:4318/v1/traces");
+    fn signals_go_to_their_paths_of_the_collector() {
         assert_eq!(
-            traces_url("http://c:4318/v1/traces"),
+            signal_url("http://c:4318", "traces"),
+            "http://c:4318/v1/traces"
+        );
+        assert_eq!(
+            signal_url("http://c:4318/", "metrics"),
+            "http://c:4318/v1/metrics"
+        );
+        assert_eq!(
+            signal_url("http://c:4318/v1/traces", "traces"),
             "http://c:4318/v1/traces"
         );
     }

@@ -19,6 +19,7 @@
 mod carrier;
 #[cfg(feature = "client")]
 pub(crate) mod client;
+mod durations;
 mod export;
 pub(crate) mod outcome;
 pub(crate) mod spans;

@@ -91,6 +91,9 @@ fn protocol(c: &mut Criterion) {
         })
     });
 
+    #[cfg(feature = "otel")]
+    traced(c, &runtime, &connection, call);
+
     let layered_server = server_over(
         Registry::builder()
             .layer(tower::layer::layer_fn(PassOn))
@@ -162,3 +165,46 @@ fn protocol(c: &mut Criterion) {
 
 criterion_group!(benches, protocol);
 criterion_main!(benches);
+
+/// An exporter that drops what it is given: the cost measured is that of making the spans
+/// and handing them to the batch, not of a network.
+#[cfg(feature = "otel")]
+#[derive(Debug)]
+struct Discard;
+
+#[cfg(feature = "otel")]
+impl opentelemetry_sdk::trace::SpanExporter for Discard {
+    async fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        drop(batch);
+        Ok(())
+    }
+}
+
+/// `tools/call add` with its span exported, as `serve --otel-endpoint` sets it up.
+#[cfg(feature = "otel")]
+fn traced(c: &mut Criterion, runtime: &tokio::runtime::Runtime, connection: &Connection, call: &[u8]) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(Discard)
+        .build();
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("bench"))
+        .with_location(false)
+        .with_threads(false)
+        .with_target(false)
+        .with_tracked_inactivity(false);
+    let subscriber = tracing_subscriber::registry().with(layer);
+    let _traced = tracing::subscriber::set_default(subscriber);
+    let (sink, mut messages) = outbox();
+    c.bench_function("tools/call add, its span exported", |b| {
+        b.iter(|| {
+            handle(runtime, connection, black_box(call), &sink);
+            black_box(messages.try_recv().expect("answered at once"));
+        })
+    });
+    let _ = provider.shutdown();
+}

@@ -24,7 +24,9 @@ mod export;
 pub(crate) mod outcome;
 pub(crate) mod spans;
 
-pub(crate) use carrier::{current_traceparent, write_meta, TraceCarrier};
+#[cfg(feature = "client")]
+pub(crate) use carrier::write_meta;
+pub(crate) use carrier::{current_traceparent, TraceCarrier};
 pub use export::{flush, OtelError, OtelGuard, OtlpExport};
 
 /// The most bytes of a call's arguments recorded on its span; 0 (the default) records

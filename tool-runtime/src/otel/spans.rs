@@ -53,6 +53,7 @@ pub(crate) fn adopt(span: &Span, meta: Option<&TraceCarrier>, headers: Option<&T
 }
 
 /// Names `span` anew once what it does is known (a REST call's tool, read from its body).
+#[cfg(feature = "http")]
 pub(crate) fn rename(span: &Span, name: String) {
     if span.is_disabled() {
         return;

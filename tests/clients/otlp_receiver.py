@@ -62,6 +62,8 @@ def flatten(request):
                               for link in span.links],
                     "status": STATUSES.get(span.status.code, str(span.status.code)),
                     "status_message": span.status.message,
+                    "start": span.start_time_unix_nano,
+                    "end": span.end_time_unix_nano,
                 })
     return spans
 

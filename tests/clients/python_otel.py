@@ -10,7 +10,8 @@ An agent of ours (the agent loop against a scripted OpenAI-compatible model, wit
 tools of a second process of ours mounted) exports one trace from its run down to the
 tool's own span in the other process.
 
-Usage: python_otel.py TRACED_TOOLS_BINARY TRACED_AGENT_BINARY
+Usage: python_otel.py TRACED_TOOLS_BINARY TRACED_AGENT_BINARY [--picture PATH]
+(with --picture, the agent's trace is also drawn, as the README shows it)
 """
 
 import json
@@ -33,9 +34,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import Receiver
+from trace_picture import svg
 
 SERVER = sys.argv[1]
 AGENT = sys.argv[2]
+PICTURE = sys.argv[sys.argv.index("--picture") + 1] if "--picture" in sys.argv else None
 PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
 HEADER_SPAN = "b7ad6b7169203331"
@@ -437,6 +440,9 @@ def agent_trace():
         check("agent metrics: mcp.client.operation.duration of the call sent to the mounted server",
               sent is not None and sent["count"] == 1 and sent["attributes"].get("mcp.method.name") == "tools/call",
               str(sent))
+        if PICTURE:
+            with open(PICTURE, "w") as picture:
+                picture.write(svg(list(spans.values()), "One trace: an agent's run, down to a tool's own span in another process"))
         execute = next((span for span in spans.values() if span["name"] == "execute_tool up_lookup"), None)
         check("agent: the tool call's id and name on execute_tool",
               execute is not None and execute["attributes"].get("gen_ai.tool.call.id") == "call-1"

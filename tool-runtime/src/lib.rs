@@ -143,6 +143,9 @@
 //! - `async-openai`: conversions from and to the Chat Completions types of `async-openai`.
 //! - `client`: a client of other MCP servers (the module `client`, OAuth included) and
 //!   mounts of their tools beside your own (`mount`, `serve --mount`, `list --server`).
+//! - `otel`: a span for every MCP request, REST call and tool call, named as
+//!   OpenTelemetry's MCP and GenAI conventions say, joined to the caller's trace, and
+//!   exported over OTLP ([`otel`], `serve --otel-endpoint`).
 //!
 //! On docs.rs every feature is shown, and each item says which feature it needs.
 // Documentation built locally shows the features it was built with; it says which are
@@ -157,7 +160,8 @@
         feature = "redis",
         feature = "openai",
         feature = "async-openai",
-        feature = "client"
+        feature = "client",
+        feature = "otel"
     )),
     doc = "\n**This documentation was built without some features**, and leaves out what \
            they add. `cargo doc -p tool-runtime --all-features --open` shows everything, \
@@ -189,6 +193,10 @@
 #![cfg_attr(
     not(feature = "client"),
     doc = "- `client`: the modules `client` and `mount`\n"
+)]
+#![cfg_attr(
+    not(feature = "otel"),
+    doc = "- `otel`: the module `otel` (traces over OpenTelemetry)\n"
 )]
 #![cfg_attr(
     not(feature = "tokens"),

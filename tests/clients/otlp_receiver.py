@@ -6,6 +6,8 @@ the service) and each histogram point too (name, unit, attributes, count, sum, b
 
 Used in-process (`Receiver()`, then `.spans()`, `.wait_for(...)`, `.stop()`), or run on
 its own: it prints its port on its first line and serves what it holds at GET /spans.
+`Receiver(grpc=True)` also takes OTLP over gRPC (grpcio, with the service definitions
+opentelemetry-proto ships), on `.grpc_port`.
 """
 
 import gzip
@@ -91,9 +93,10 @@ def flatten_metrics(request):
 
 
 class Receiver:
-    """An OTLP/HTTP receiver on 127.0.0.1, on a port the system picks."""
+    """An OTLP/HTTP receiver on 127.0.0.1, on a port the system picks (and OTLP/gRPC on
+    another, with `grpc=True`)."""
 
-    def __init__(self):
+    def __init__(self, grpc=False):
         self._spans = []
         self._points = []
         self._lock = threading.Lock()
@@ -145,6 +148,35 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
+        self._grpc = self._start_grpc() if grpc else None
+
+    def _start_grpc(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc as grpcio
+        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request, context):
+                with receiver._lock:
+                    receiver._spans.extend(flatten(request))
+                return ExportTraceServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request, context):
+                with receiver._lock:
+                    receiver._points.extend(flatten_metrics(request))
+                return ExportMetricsServiceResponse()
+
+        server = grpcio.server(ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+        self.grpc_port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        return server
 
     def spans(self):
         with self._lock:
@@ -186,6 +218,8 @@ class Receiver:
         self._server.shutdown()
         self._server.server_close()
         self._answering.set()
+        if self._grpc is not None:
+            self._grpc.stop(grace=None)
 
 
 if __name__ == "__main__":

@@ -328,6 +328,25 @@ def flushed_at_drain():
         receiver.stop()
 
 
+def over_grpc():
+    """OTLP over gRPC: the span of a call reaches a gRPC receiver, in the client's trace."""
+    receiver = Receiver(grpc=True)
+    os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "100"
+    server, port = serve_http([SERVER, "serve", "--otel-protocol", "grpc",
+                               "--otel-endpoint", f"http://127.0.0.1:{receiver.grpc_port}"])
+    try:
+        answer = post(f"http://127.0.0.1:{port}/mcp", call("x" * 41, {"traceparent": f"00-{PARENT_TRACE}-{PARENT_SPAN}-01"}))
+        check("gRPC: answered", '"result"' in answer, answer)
+        span = by_word(receiver, "x" * 41)
+        check("gRPC: the call's span came over gRPC, the child of the client's",
+              span is not None and span["trace_id"] == PARENT_TRACE and span["parent_span_id"] == PARENT_SPAN,
+              f"{span} {len(receiver.spans())} spans")
+    finally:
+        server.kill()
+        server.wait()
+        receiver.stop()
+
+
 class ScriptedModel:
     """An OpenAI-compatible model on 127.0.0.1: its first turn calls `up_lookup`, its
     second answers in words."""
@@ -483,7 +502,7 @@ async def main():
     finally:
         server.kill()
         server.wait()
-    for run in (flushed_at_shutdown, flushed_at_drain, agent_trace):
+    for run in (flushed_at_shutdown, flushed_at_drain, over_grpc, agent_trace):
         try:
             run()
         except Exception as error:

@@ -305,6 +305,10 @@ pub(super) struct ServeArgs {
     /// OTEL_* variables (service name, sampler, headers, batching) apply either way.
     #[arg(long, value_name = "URL")]
     pub(super) otel_endpoint: Option<String>,
+    /// The OTLP protocol: http/protobuf (the default) or grpc (with the feature
+    /// `otel-grpc`); without it, OTEL_EXPORTER_OTLP_PROTOCOL says.
+    #[arg(long, value_name = "PROTOCOL", value_parser = ["http/protobuf", "grpc"])]
+    pub(super) otel_protocol: Option<String>,
     /// Record each tool call's arguments on its span, cut to this many bytes (off by
     /// default: arguments may hold personal data or secrets).
     #[arg(long, value_name = "BYTES")]

@@ -9,7 +9,7 @@
         feature = "http",
         feature = "oauth",
         feature = "prometheus",
-        feature = "otel"
+        feature = "otel-grpc"
     ),
     allow(dead_code)
 )]
@@ -35,6 +35,14 @@ pub(super) fn refused(serve: &super::args::ServeArgs) -> Option<String> {
     #[cfg(not(feature = "otel"))]
     if serve.otel_arguments.is_some() {
         return Some(feature("--otel-arguments", "otel"));
+    }
+    #[cfg(not(feature = "otel"))]
+    if serve.otel_protocol.is_some() {
+        return Some(feature("--otel-protocol", "otel"));
+    }
+    #[cfg(all(feature = "otel", not(feature = "otel-grpc")))]
+    if serve.otel_protocol.as_deref() == Some("grpc") {
+        return Some(feature("--otel-protocol grpc", "otel-grpc"));
     }
     #[cfg(not(feature = "oauth"))]
     if let Some(refused) = serve.oauth.refused() {

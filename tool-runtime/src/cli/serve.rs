@@ -67,6 +67,7 @@ pub(super) fn serve_command(
             log_format: args.log_format,
             store: &args.store,
             otel_endpoint: args.otel_endpoint.as_deref(),
+            otel_protocol: args.otel_protocol.as_deref(),
         },
     )
 }
@@ -82,6 +83,8 @@ pub(super) struct Served<'a> {
     pub(super) store: &'a super::store::StoreFlags,
     /// The collector `--otel-endpoint` names, if any.
     pub(super) otel_endpoint: Option<&'a str>,
+    /// The protocol `--otel-protocol` names, if any.
+    pub(super) otel_protocol: Option<&'a str>,
 }
 
 /// What `serve --http ADDR` was told, checked: a bearer token or OAuth (never both), whose
@@ -190,9 +193,10 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
         log_format,
         store,
         otel_endpoint,
+        otel_protocol,
     } = served;
     // Kept to the end: dropped once the runtime has stopped, it sends the last spans.
-    let _traces = match init_logs(log_format, otel_endpoint, name) {
+    let _traces = match init_logs(log_format, (otel_endpoint, otel_protocol), name) {
         Ok(traces) => traces,
         Err(message) => return failure(&message),
     };
@@ -264,7 +268,7 @@ pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'
 /// guard, which sends what is left when dropped).
 fn init_logs(
     format: LogFormat,
-    otel_endpoint: Option<&str>,
+    otel: (Option<&str>, Option<&str>),
     service: &str,
 ) -> Result<Option<Traces>, String> {
     use crate::ops::AUDIT_TARGET;
@@ -302,7 +306,7 @@ fn init_logs(
     }
     let colour = std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let traces = export_traces(otel_endpoint, service)?;
+    let traces = export_traces(otel, service)?;
     #[cfg(feature = "otel")]
     if let Some((exported, guard)) = traces {
         use tracing_subscriber::Layer;
@@ -351,7 +355,7 @@ type Traces = std::convert::Infallible;
 #[cfg(feature = "otel")]
 #[allow(clippy::type_complexity)]
 fn export_traces(
-    endpoint: Option<&str>,
+    (endpoint, protocol): (Option<&str>, Option<&str>),
     service: &str,
 ) -> Result<
     Option<(
@@ -368,6 +372,10 @@ fn export_traces(
             None => return Ok(None),
         },
     };
+    let export = match protocol {
+        Some(protocol) => export.protocol(protocol.parse().map_err(|error| format!("{error}"))?),
+        None => export,
+    };
     let (layer, guard) = export
         .service_name(service)
         .install()
@@ -377,7 +385,10 @@ fn export_traces(
 
 /// Without the `otel` feature there is nothing to export (`--otel-endpoint` was refused).
 #[cfg(not(feature = "otel"))]
-fn export_traces(_endpoint: Option<&str>, _service: &str) -> Result<Option<Traces>, String> {
+fn export_traces(
+    _otel: (Option<&str>, Option<&str>),
+    _service: &str,
+) -> Result<Option<Traces>, String> {
     Ok(None)
 }
 

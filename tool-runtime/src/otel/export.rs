@@ -37,10 +37,37 @@ const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 /// ```
 #[derive(Debug, Clone)]
 pub struct OtlpExport {
-    /// The collector's base URL (`/v1/traces` is added); none to take it from the
-    /// environment.
+    /// The collector's base URL (`/v1/traces` is added over HTTP); none to take it from
+    /// the environment.
     endpoint: Option<String>,
     service_name: Option<String>,
+    /// The wire protocol; none to take it from the environment (HTTP/protobuf unless it
+    /// says `grpc`).
+    protocol: Option<OtlpProtocol>,
+}
+
+/// How spans and metrics travel to the collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtlpProtocol {
+    /// Protobuf over HTTP (`http/protobuf`, port 4318 by convention).
+    HttpProtobuf,
+    /// gRPC (port 4317 by convention); needs the feature `otel-grpc`.
+    Grpc,
+}
+
+impl std::str::FromStr for OtlpProtocol {
+    type Err = OtelError;
+
+    /// The protocol as the OTLP variables name it: `http/protobuf` or `grpc`.
+    fn from_str(name: &str) -> Result<OtlpProtocol, OtelError> {
+        match name.trim() {
+            "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
+            "grpc" => Ok(OtlpProtocol::Grpc),
+            other => Err(OtelError(format!(
+                "the protocol '{other}' is not one this export speaks: http/protobuf or grpc"
+            ))),
+        }
+    }
 }
 
 impl OtlpExport {
@@ -50,6 +77,7 @@ impl OtlpExport {
         OtlpExport {
             endpoint: Some(endpoint.into()),
             service_name: None,
+            protocol: None,
         }
     }
 
@@ -69,7 +97,32 @@ impl OtlpExport {
         named.then_some(OtlpExport {
             endpoint: None,
             service_name: None,
+            protocol: None,
         })
+    }
+
+    /// Export over `protocol` rather than what `OTEL_EXPORTER_OTLP_PROTOCOL` says.
+    pub fn protocol(mut self, protocol: OtlpProtocol) -> OtlpExport {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// The protocol to speak: the one chosen, else the variables' (`_TRACES_` first).
+    fn chosen_protocol(&self) -> Result<OtlpProtocol, OtelError> {
+        if let Some(protocol) = self.protocol {
+            return Ok(protocol);
+        }
+        [
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ]
+        .iter()
+        .find_map(|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|value| !value.trim().is_empty())
+        })
+        .map_or(Ok(OtlpProtocol::HttpProtobuf), |value| value.parse())
     }
 
     /// The service's name (`service.name`), unless `OTEL_SERVICE_NAME` or
@@ -89,20 +142,16 @@ impl OtlpExport {
         // The exporter's HTTP client speaks TLS through rustls on ring when the collector is
         // https://; nothing else may have installed a provider yet.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut exporter = SpanExporter::builder().with_http();
-        if let Some(endpoint) = &self.endpoint {
-            exporter = exporter.with_endpoint(signal_url(endpoint, "traces"));
-        }
-        let exporter = exporter
-            .build()
-            .map_err(|error| OtelError(error.to_string()))?;
-        let mut metric_exporter = MetricExporter::builder().with_http();
-        if let Some(endpoint) = &self.endpoint {
-            metric_exporter = metric_exporter.with_endpoint(signal_url(endpoint, "metrics"));
-        }
-        let metric_exporter = metric_exporter
-            .build()
-            .map_err(|error| OtelError(error.to_string()))?;
+        let (exporter, metric_exporter, grpc_runtime) = match self.chosen_protocol()? {
+            OtlpProtocol::HttpProtobuf => {
+                let (spans, metrics) = self.http_exporters()?;
+                (spans, metrics, None)
+            }
+            OtlpProtocol::Grpc => {
+                let (spans, metrics, runtime) = self.grpc_exporters()?;
+                (spans, metrics, Some(runtime))
+            }
+        };
         let mut resource = Resource::builder();
         if let Some(name) = self.service_name.filter(|_| !service_named_by_env()) {
             resource = resource.with_service_name(name);
@@ -138,10 +187,72 @@ impl OtlpExport {
             OtelGuard {
                 provider: Some(provider),
                 meters: Some(meters),
+                grpc_runtime,
             },
         ))
     }
 }
+
+impl OtlpExport {
+    /// The exporters over HTTP/protobuf, each signal to its path of the endpoint.
+    fn http_exporters(&self) -> Result<(SpanExporter, MetricExporter), OtelError> {
+        let mut spans = SpanExporter::builder().with_http();
+        let mut metrics = MetricExporter::builder().with_http();
+        if let Some(endpoint) = &self.endpoint {
+            spans = spans.with_endpoint(signal_url(endpoint, "traces"));
+            metrics = metrics.with_endpoint(signal_url(endpoint, "metrics"));
+        }
+        let failed = |error: opentelemetry_otlp::ExporterBuildError| OtelError(error.to_string());
+        Ok((
+            spans.build().map_err(failed)?,
+            metrics.build().map_err(failed)?,
+        ))
+    }
+
+    /// The exporters over gRPC, and the runtime their channel runs on: tonic needs one, and
+    /// the export threads have none (a runtime of the server's would not do either: a
+    /// current-thread one runs only while it is driven).
+    #[cfg(feature = "otel-grpc")]
+    fn grpc_exporters(
+        &self,
+    ) -> Result<(SpanExporter, MetricExporter, tokio::runtime::Runtime), OtelError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("otlp-grpc")
+            .enable_all()
+            .build()
+            .map_err(|error| OtelError(format!("no runtime for gRPC: {error}")))?;
+        let _inside = runtime.enter();
+        let mut spans = SpanExporter::builder().with_tonic();
+        let mut metrics = MetricExporter::builder().with_tonic();
+        if let Some(endpoint) = &self.endpoint {
+            spans = spans.with_endpoint(endpoint.clone());
+            metrics = metrics.with_endpoint(endpoint.clone());
+        }
+        let failed = |error: opentelemetry_otlp::ExporterBuildError| OtelError(error.to_string());
+        let exporters = (
+            spans.build().map_err(failed)?,
+            metrics.build().map_err(failed)?,
+        );
+        drop(_inside);
+        Ok((exporters.0, exporters.1, runtime))
+    }
+
+    #[cfg(not(feature = "otel-grpc"))]
+    fn grpc_exporters(&self) -> Result<(SpanExporter, MetricExporter, GrpcRuntime), OtelError> {
+        Err(OtelError(
+            "the protocol grpc needs the `otel-grpc` feature of tool-runtime, which this \
+             binary was built without (http/protobuf needs none)"
+                .to_owned(),
+        ))
+    }
+}
+
+/// What the gRPC export runs on.
+#[cfg(feature = "otel-grpc")]
+type GrpcRuntime = tokio::runtime::Runtime;
+#[cfg(not(feature = "otel-grpc"))]
+type GrpcRuntime = std::convert::Infallible;
 
 /// What is exported: every span and event at INFO or above (the server's requests, a
 /// tool's own spans and logs), except those of the libraries that carry the export itself,
@@ -211,6 +322,9 @@ pub fn flush() {
 pub struct OtelGuard {
     provider: Option<SdkTracerProvider>,
     meters: Option<SdkMeterProvider>,
+    /// The runtime of the gRPC export's channel, stopped after the last export.
+    #[cfg_attr(not(feature = "otel-grpc"), allow(dead_code))]
+    grpc_runtime: Option<GrpcRuntime>,
 }
 
 impl fmt::Debug for OtelGuard {
@@ -251,6 +365,11 @@ impl OtelGuard {
             if let Err(error) = meters.shutdown_with_timeout(SHUTDOWN_LIMIT) {
                 tracing::warn!("the metrics export did not end cleanly: {error}");
             }
+        }
+        // Without waiting for its threads: a guard may be dropped on a runtime's thread.
+        #[cfg(feature = "otel-grpc")]
+        if let Some(runtime) = self.grpc_runtime.take() {
+            runtime.shutdown_background();
         }
     }
 }

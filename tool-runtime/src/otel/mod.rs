@@ -27,7 +27,7 @@ pub(crate) mod spans;
 #[cfg(feature = "client")]
 pub(crate) use carrier::write_meta;
 pub(crate) use carrier::{current_traceparent, TraceCarrier};
-pub use export::{flush, OtelError, OtelGuard, OtlpExport};
+pub use export::{flush, OtelError, OtelGuard, OtlpExport, OtlpProtocol};
 
 /// The most bytes of a call's arguments recorded on its span; 0 (the default) records
 /// none. Arguments can hold what must not leave the server (names, tokens, documents).

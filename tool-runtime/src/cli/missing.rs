@@ -144,4 +144,28 @@ mod tests {
             "{refused}"
         );
     }
+
+    /// Run by the test command in a build without the feature (the default one).
+    #[cfg(not(feature = "otel"))]
+    #[test]
+    fn a_traces_flag_in_a_build_without_otel_says_which_feature() {
+        use super::super::args::{Command, CommandLine};
+        use clap::Parser;
+        for (flag, value) in [
+            ("--otel-endpoint", "http://127.0.0.1:4318"),
+            ("--otel-arguments", "64"),
+            ("--otel-protocol", "grpc"),
+        ] {
+            let parsed = CommandLine::try_parse_from(["tools", "serve", flag, value])
+                .expect("the flag is still accepted");
+            let Some(Command::Serve(serve)) = parsed.command else {
+                panic!("a serve command")
+            };
+            let refused = super::refused(&serve).expect("refused");
+            assert!(
+                refused.starts_with(&format!("{flag} needs the `otel` feature")),
+                "{refused}"
+            );
+        }
+    }
 }

@@ -15,6 +15,7 @@ Usage: python_otel.py TRACED_TOOLS_BINARY TRACED_AGENT_BINARY [--picture PATH]
 """
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -59,6 +60,13 @@ def client_span_of(tool):
     return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
+def client_span_of_method(method):
+    sent = [span for span in client_spans.get_finished_spans() if span.attributes.get("mcp.method.name") == method]
+    if not sent:
+        return None
+    return f"{sent[-1].get_span_context().trace_id:032x}"
+
+
 def server_span(receiver, tool, trace_id=None, timeout=30):
     return receiver.wait_for(
         lambda span: span["name"] == f"tools/call {tool}" and trace_id in (None, span["trace_id"]),
@@ -87,8 +95,9 @@ def check_call_trace(label, receiver, tool, child, era_version, session_expected
           and attributes.get("gen_ai.tool.name") == tool
           and attributes.get("gen_ai.operation.name") == "execute_tool", str(attributes))
     check(f"{label}: protocol version {era_version}", attributes.get("mcp.protocol.version") == era_version, str(attributes))
-    check(f"{label}: a session only in the handshake era",
-          ("mcp.session.id" in attributes) == session_expected, str(attributes))
+    check(f"{label}: a session only in the handshake era, as a digest (the id is a credential)",
+          ("mcp.session.id" in attributes) == session_expected
+          and (not session_expected or re.fullmatch("[0-9a-f]{32}", attributes["mcp.session.id"])), str(attributes))
     check(f"{label}: transport tcp, protocol http, the client's address",
           attributes.get("network.transport") == "tcp" and attributes.get("network.protocol.name") == "http"
           and attributes.get("client.address") == "127.0.0.1" and isinstance(attributes.get("client.port"), int),
@@ -108,6 +117,12 @@ async def handshake_era(url, receiver):
     async with streamable_http_client(url) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
+            # The session stays open: the span of its initialize must end all the same (the
+            # watch it started is no part of it).
+            initialize_trace = client_span_of_method("initialize")
+            span = receiver.wait_for(lambda span: span["name"] == "initialize" and span["trace_id"] == initialize_trace)
+            check("ClientSession: initialize's span ends with its answer, not with the session", span is not None,
+                  str([s["name"] for s in receiver.spans()]))
             result = await session.call_tool("lookup", {"word": "beta"})
             check("ClientSession: lookup answered", not result.is_error, str(result))
             check_call_trace("ClientSession", receiver, "lookup", "index lookup", init.protocol_version, True)
@@ -120,6 +135,13 @@ async def handshake_era(url, receiver):
                   and span["status"] == "ERROR", str(span))
             check("ClientSession: the error's message is not recorded",
                   span is not None and "backing service" not in json.dumps(span), str(span))
+            result = await session.call_tool("panicky", {})
+            check("ClientSession: a panicking tool is a tool error", result.is_error, str(result))
+            trace_id, _ = client_span_of("panicky")
+            span = server_span(receiver, "panicky", trace_id)
+            check("ClientSession: a panic is recorded as an error, its message nowhere in what was exported",
+                  span is not None and span["attributes"].get("error.type") == "tool_error"
+                  and "secret-marker" not in json.dumps(receiver.spans()), str(span))
 
 
 async def over_stdio(receiver):
@@ -170,6 +192,12 @@ def check_metrics(receiver):
         and point["attributes"].get("gen_ai.tool.name") == "broken")
     check("metrics: a tool's error is kept apart by its error type",
           point is not None and point["attributes"].get("error.type") == "tool_error", str(point))
+    point = receiver.wait_for_point(
+        lambda point: point["name"] == "mcp.server.operation.duration"
+        and point["attributes"].get("gen_ai.tool.name") == "_OTHER")
+    check("metrics: a tool the server does not have is counted as _OTHER, never by the name a client made up",
+          point is not None and not any(p["attributes"].get("gen_ai.tool.name") == "nowhere" for p in receiver.points()),
+          str(point))
     check("metrics: no attribute of many values (ids, sessions, addresses) on a duration",
           not any(key in point["attributes"] for key in ("jsonrpc.request.id", "mcp.session.id", "client.port"))
           if point else False, str(point))
@@ -271,16 +299,31 @@ def rest_calls(url, receiver):
           and span["attributes"].get("http.route") == "/api/tools/execute", str(span))
 
 
-def collector_down(url, receiver):
-    """A collector that hangs, then one that is gone: calls never wait for the export (a
-    call held up by it would hang here until its request timed out)."""
-    for state, make_so in (("stalled", receiver.stall), ("down", receiver.stop)):
-        make_so()
-        answered = 0
-        for number in range(30):
-            answer = post(url, call("alpha", request_id=100 + number))
-            answered += '"structuredContent":0' in answer
-        check(f"collector {state}: every call still answered", answered == 30, f"{answered} of 30")
+def collector_down():
+    """A collector that hangs, then one that is gone: calls never wait for the export. The
+    export may wait ten minutes for the collector here, so a call held up by it would hang
+    until its request timed out (30 s)."""
+    receiver = Receiver()
+    os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "600000"
+    try:
+        server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
+    finally:
+        os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        post(url, call("alpha"))
+        check("collector up: the first span arrives", receiver.wait_for(lambda span: True) is not None)
+        for state, make_so in (("stalled", receiver.stall), ("down", receiver.stop)):
+            make_so()
+            answered = 0
+            for number in range(30):
+                answer = post(url, call("alpha", request_id=100 + number))
+                answered += '"structuredContent":0' in answer
+            check(f"collector {state}: every call still answered", answered == 30, f"{answered} of 30")
+    finally:
+        server.kill()
+        server.wait()
+        receiver.stop()
 
 
 def flushed_at_shutdown():
@@ -318,6 +361,8 @@ def flushed_at_drain():
     server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url, "--drain-delay", "120s"])
     try:
         post(f"http://127.0.0.1:{port}/mcp", call("x" * 22))
+        # Answered after the first ended: the first's span is closed and queued by now.
+        post(f"http://127.0.0.1:{port}/mcp", call("x" * 23))
         server.send_signal(signal.SIGTERM)
         span = by_word(receiver, "x" * 22, timeout=100)
         check("drain: the spans queued are sent while the server drains",
@@ -477,6 +522,8 @@ async def main():
     os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
     os.environ["OTEL_SERVICE_NAME"] = "traced-tools-under-test"
     os.environ["OTEL_METRIC_EXPORT_INTERVAL"] = "300"
+    # The audit trail on (its events name callers and arguments): none of it may be exported.
+    os.environ["RUST_LOG"] = "info,tool_runtime::audit=info"
     server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -489,20 +536,20 @@ async def main():
             await over_stdio(receiver)
         except Exception as error:
             check("over_stdio", False, repr(error))
-        check_metrics(receiver)
         spans = receiver.spans()
         check("the service is named by OTEL_SERVICE_NAME",
               bool(spans) and all(span["service"] == "traced-tools-under-test" for span in spans),
               str({span["service"] for span in spans}))
-        for run in (context_by_hand, rest_calls, collector_down):
+        for run in (context_by_hand, rest_calls):
             try:
                 run(url, receiver)
             except Exception as error:
                 check(run.__name__, False, repr(error))
+        check_metrics(receiver)
     finally:
         server.kill()
         server.wait()
-    for run in (flushed_at_shutdown, flushed_at_drain, over_grpc, agent_trace):
+    for run in (collector_down, flushed_at_shutdown, flushed_at_drain, over_grpc, agent_trace):
         try:
             run()
         except Exception as error:

@@ -28,6 +28,12 @@ fn broken() -> Result<String, String> {
     Err("the backing service is down".to_owned())
 }
 
+/// Panics, its message holding what must never leave the server.
+#[tool]
+fn panicky() -> String {
+    panic!("the secret-marker-7 was in the arguments")
+}
+
 fn main() -> std::process::ExitCode {
     tool_runtime::cli::main()
 }

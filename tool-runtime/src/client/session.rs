@@ -228,9 +228,10 @@ impl Session {
         #[cfg(feature = "otel")]
         {
             use tracing::Instrument;
-            let version = crate::sync::read(&self.speaker).version.clone();
-            let span = crate::otel::client::request_span(method, named(method, &params), &version);
+            let span = crate::otel::client::request_span(method, named(method, &params));
             if !span.is_disabled() {
+                let version = crate::sync::read(&self.speaker).version.clone();
+                span.record("mcp.protocol.version", version.as_str());
                 let outcome = self
                     .exchange(method, params, options, &span)
                     .instrument(span.clone())

@@ -32,11 +32,7 @@ impl Connection {
             }
             _ => (None, None, None),
         };
-        let (version, session) = match decision {
-            Decision::PerRequest(version) => (Some(*version), None),
-            _ if decision.era() == Era::Handshake => (self.negotiated_version(), caller.session()),
-            _ => (None, None),
-        };
+        let handshake = decision.era() == Era::Handshake;
         let over_http = caller.transport() == "http";
         let span = tracing::info_span!(
             target: "tool_runtime::otel",
@@ -51,17 +47,31 @@ impl Connection {
             "gen_ai.prompt.name" = prompt,
             "mcp.resource.uri" = uri,
             "jsonrpc.request.id" = %IdText(id),
-            "mcp.protocol.version" = version,
-            "mcp.session.id" = session,
+            "mcp.protocol.version" = match decision {
+                Decision::PerRequest(version) => Some(*version),
+                _ if handshake => self.negotiated_version(),
+                _ => None,
+            },
+            // Hashed: over HTTP the id is what a client presents to use the session.
+            "mcp.session.id" = caller.session().filter(|_| handshake).map(session_digest),
             "network.transport" = if over_http { "tcp" } else { "pipe" },
             "network.protocol.name" = over_http.then_some("http"),
             "client.address" = caller.peer().map(|peer| tracing::field::display(peer.ip())),
             "client.port" = caller.peer().map(|peer| i64::from(peer.port())),
             "gen_ai.tool.call.arguments" = Empty,
+            "tool_runtime.name_unknown" = Empty,
             "error.type" = Empty,
             "rpc.response.status_code" = Empty,
         );
         if !span.is_disabled() {
+            // A name the server does not have is no label for the duration metrics: a
+            // client could make as many as it likes.
+            let registry = &self.shared.registry;
+            let unknown = tool.is_some_and(|name| registry.get(name).is_none())
+                || prompt.is_some_and(|name| registry.prompt(name).is_none());
+            if unknown {
+                span.record("tool_runtime.name_unknown", true);
+            }
             if let MethodParams::CallTool(params) = asked {
                 if let Some(arguments) = crate::otel::recorded_arguments(&params.arguments) {
                     span.record("gen_ai.tool.call.arguments", arguments);
@@ -72,6 +82,17 @@ impl Connection {
         }
         span
     }
+}
+
+/// A session's id as spans record it: the first 16 bytes of its SHA-256, in hex (the same
+/// session, the same digest; the id itself, a credential over HTTP, never leaves).
+fn session_digest(session: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(session.as_bytes());
+    digest[..16]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// A request id as the conventions record it: a string's text, a number's digits.

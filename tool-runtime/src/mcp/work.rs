@@ -95,6 +95,11 @@ enum Kind {
     Call(CallWork),
     /// A stream of notifications, or other work that is not a call.
     Stream(BoxFuture),
+    /// Work the request started that outlives it: watching for changes until the
+    /// connection closes. It is no part of the request's own time.
+    Watch(BoxFuture),
+    /// Two works, each run until it ends.
+    Both(Box<Work>, Box<Work>),
 }
 
 impl fmt::Debug for Work {
@@ -102,6 +107,12 @@ impl fmt::Debug for Work {
         match &self.kind {
             Kind::Call(work) => f.debug_tuple("Work::Call").field(&work.guard.id).finish(),
             Kind::Stream(_) => f.write_str("Work::Stream"),
+            Kind::Watch(_) => f.write_str("Work::Watch"),
+            Kind::Both(first, second) => f
+                .debug_tuple("Work::Both")
+                .field(first)
+                .field(second)
+                .finish(),
         }
     }
 }
@@ -120,26 +131,44 @@ impl Work {
         }
     }
 
+    /// Work that outlives the request that started it (a watch until the connection
+    /// closes).
+    pub(crate) fn watch(future: impl Future<Output = ()> + Send + 'static) -> Work {
+        Work {
+            kind: Kind::Watch(Box::pin(future)),
+        }
+    }
+
     /// Both works as one, when there are two: each runs until it ends.
     pub(crate) fn both(first: Option<Work>, second: Option<Work>) -> Option<Work> {
         match (first, second) {
-            (Some(first), Some(second)) => Some(Work::stream(async move {
-                tokio::join!(first.into_future(), second.into_future());
-            })),
+            (Some(first), Some(second)) => Some(Work {
+                kind: Kind::Both(Box::new(first), Box::new(second)),
+            }),
             (first, second) => first.or(second),
         }
     }
 }
 
 impl Work {
-    /// The same work, run inside `span` (its request's), unless that span is disabled.
+    /// The same work, run inside `span` (its request's), unless that span is disabled;
+    /// a watch it started stays outside, so that the span ends with the request.
     #[cfg(feature = "otel")]
     pub(crate) fn in_span(self, span: &tracing::Span) -> Work {
         use tracing::Instrument;
         if span.is_disabled() {
             return self;
         }
-        Work::stream(self.into_future().instrument(span.clone()))
+        match self.kind {
+            Kind::Watch(_) => self,
+            Kind::Both(first, second) => Work {
+                kind: Kind::Both(
+                    Box::new(first.in_span(span)),
+                    Box::new(second.in_span(span)),
+                ),
+            },
+            _ => Work::stream(self.into_future().instrument(span.clone())),
+        }
     }
 
     /// The work as a future: spawn it, or await it.
@@ -155,7 +184,10 @@ impl IntoFuture for Work {
     fn into_future(self) -> BoxFuture {
         match self.kind {
             Kind::Call(work) => work.run(),
-            Kind::Stream(future) => future,
+            Kind::Stream(future) | Kind::Watch(future) => future,
+            Kind::Both(first, second) => Box::pin(async move {
+                tokio::join!(first.into_future(), second.into_future());
+            }),
         }
     }
 }

@@ -6,9 +6,9 @@ use super::spans::SpanName;
 use tracing::field::Empty;
 use tracing::Span;
 
-/// The span of a request of `method` naming `target` (a tool, a prompt, a resource's URI),
-/// at protocol `version`; the request's id and how it ended are recorded later.
-pub(crate) fn request_span(method: &str, target: Option<&str>, version: &str) -> Span {
+/// The span of a request of `method` naming `target` (a tool, a prompt, a resource's URI);
+/// its protocol version, its id and how it ended are recorded once known.
+pub(crate) fn request_span(method: &str, target: Option<&str>) -> Span {
     let named = matches!(method, "tools/call" | "prompts/get")
         .then_some(target)
         .flatten();
@@ -24,7 +24,7 @@ pub(crate) fn request_span(method: &str, target: Option<&str>, version: &str) ->
         "gen_ai.tool.name" = (method == "tools/call").then_some(target).flatten(),
         "gen_ai.prompt.name" = (method == "prompts/get").then_some(target).flatten(),
         "mcp.resource.uri" = (method == "resources/read").then_some(target).flatten(),
-        "mcp.protocol.version" = version,
+        "mcp.protocol.version" = Empty,
         "jsonrpc.request.id" = Empty,
         "error.type" = Empty,
         "rpc.response.status_code" = Empty,

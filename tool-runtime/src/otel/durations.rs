@@ -60,11 +60,19 @@ struct Timed {
     attributes: Vec<KeyValue>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// The tool or prompt named is none the server has: recorded as `_OTHER`.
+    name_unknown: bool,
 }
 
 impl Visit for Timed {
     fn record_str(&mut self, field: &Field, value: &str) {
         if KEPT.contains(&field.name()) {
+            let named = matches!(field.name(), "gen_ai.tool.name" | "gen_ai.prompt.name");
+            let value = if named && self.name_unknown {
+                "_OTHER"
+            } else {
+                value
+            };
             self.attributes
                 .retain(|kept| kept.key.as_str() != field.name());
             self.attributes
@@ -86,6 +94,17 @@ impl Visit for Timed {
         }
     }
 
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if field.name() == "tool_runtime.name_unknown" && value {
+            for kept in &mut self.attributes {
+                if matches!(kept.key.as_str(), "gen_ai.tool.name" | "gen_ai.prompt.name") {
+                    kept.value = opentelemetry::Value::from("_OTHER");
+                }
+            }
+            self.name_unknown = true;
+        }
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if KEPT.contains(&field.name()) {
             self.record_str(field, &format!("{value:?}"));
@@ -93,7 +112,7 @@ impl Visit for Timed {
     }
 }
 
-/// The layer recording the durations (add it filtered to the target `tool_runtime::otel`).
+/// The layer recording the durations; it looks only at the spans of `tool_runtime::otel`.
 pub(crate) struct Durations {
     served: Histogram<f64>,
     sent: Histogram<f64>,
@@ -142,6 +161,9 @@ where
     S: Subscriber + for<'span> LookupSpan<'span>,
 {
     fn on_new_span(&self, attributes: &Attributes<'_>, id: &Id, context: Context<'_, S>) {
+        if attributes.metadata().target() != super::TARGET {
+            return;
+        }
         let operation = match attributes.metadata().name() {
             "mcp request" => Operation::Served,
             "mcp client request" => Operation::Sent,
@@ -154,6 +176,7 @@ where
             attributes: Vec::new(),
             input_tokens: None,
             output_tokens: None,
+            name_unknown: false,
         };
         attributes.record(&mut timed);
         if let Some(span) = context.span(id) {

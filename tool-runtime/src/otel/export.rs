@@ -11,7 +11,7 @@ use opentelemetry_sdk::Resource;
 use std::fmt;
 use std::time::Duration;
 use tracing::Subscriber;
-use tracing_subscriber::filter::Targets;
+use tracing_subscriber::filter::{filter_fn, FilterFn};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
@@ -167,8 +167,7 @@ impl OtlpExport {
             .with_periodic_exporter(metric_exporter)
             .with_resource(resource)
             .build();
-        let durations = super::durations::Durations::new(&meters.meter("tool-runtime"))
-            .with_filter(Targets::new().with_target(super::TARGET, tracing::Level::INFO));
+        let durations = super::durations::Durations::new(&meters.meter("tool-runtime"));
         opentelemetry::global::set_tracer_provider(provider.clone());
         *crate::sync::lock(&INSTALLED) = Some(provider.clone());
         let tracer = provider.tracer("tool-runtime");
@@ -180,10 +179,13 @@ impl OtlpExport {
             .with_location(false)
             .with_threads(false)
             .with_target(false)
-            .with_tracked_inactivity(false)
-            .with_filter(exported_targets());
+            .with_tracked_inactivity(false);
+        // One filter for both: two filters of their own would each keep a verdict per
+        // span, and a check that creates nothing (`tracing::enabled!`, as the audit trail
+        // makes) can leave one of them stale for the next span.
+        let exported = layer.and_then(durations).with_filter(exported_targets());
         Ok((
-            Box::new(layer.and_then(durations)),
+            Box::new(exported),
             OtelGuard {
                 provider: Some(provider),
                 meters: Some(meters),
@@ -254,25 +256,32 @@ type GrpcRuntime = tokio::runtime::Runtime;
 #[cfg(not(feature = "otel-grpc"))]
 type GrpcRuntime = std::convert::Infallible;
 
-/// What is exported: every span and event at INFO or above (the server's requests, a
-/// tool's own spans and logs), except those of the libraries that carry the export itself,
-/// which would make spans of every export, and the audit trail of calls
-/// (`tool_runtime::audit`), whose events name callers and arguments: it has its own sink.
-fn exported_targets() -> Targets {
-    Targets::new()
-        .with_default(tracing::Level::INFO)
-        .with_targets(
-            [
-                "opentelemetry",
-                "opentelemetry_sdk",
-                "opentelemetry_otlp",
-                "opentelemetry_http",
-            ]
-            .into_iter()
-            .chain(["reqwest", "hyper", "hyper_util", "h2", "tower", "rustls"])
-            .chain(["tool_runtime::audit"])
-            .map(|target| (target, tracing::level_filters::LevelFilter::OFF)),
-        )
+/// What is exported: every span at INFO or above (the server's requests, a tool's own
+/// spans) and the events of the application's code (a tool's logs), except:
+/// - those of the libraries that carry the export itself, which would make spans of every
+///   export;
+/// - this crate's own events: its log lines and its audit trail quote errors, panics,
+///   callers and arguments, which spans record only as codes (the logs have them).
+fn exported_targets() -> FilterFn {
+    const CARRIERS: [&str; 10] = [
+        "opentelemetry",
+        "opentelemetry_sdk",
+        "opentelemetry_otlp",
+        "opentelemetry_http",
+        "reqwest",
+        "hyper",
+        "hyper_util",
+        "h2",
+        "tower",
+        "rustls",
+    ];
+    filter_fn(|metadata| {
+        let target = metadata.target();
+        let crate_name = target.split("::").next().unwrap_or(target);
+        *metadata.level() <= tracing::Level::INFO
+            && !CARRIERS.contains(&crate_name)
+            && !(metadata.is_event() && crate_name == "tool_runtime")
+    })
 }
 
 /// The URL a signal (`traces`, `metrics`) is sent to for a collector's base URL.

@@ -62,6 +62,13 @@ pub(crate) fn recorded_arguments(arguments: &serde_json::Value) -> Option<String
     Some(text)
 }
 
+/// Whether any subscriber wants this crate's spans: a cached check of a callsite, so that
+/// the work of tracing (a header read, the current span looked up) is skipped when no
+/// trace is kept.
+pub(crate) fn active() -> bool {
+    tracing::enabled!(target: "tool_runtime::otel", tracing::Level::INFO)
+}
+
 /// The `tracing` target of every span this crate opens for OpenTelemetry; a log filter
 /// turns them off for people (`tool_runtime::otel=off`) without turning off their export.
 pub const TARGET: &str = "tool_runtime::otel";

@@ -118,6 +118,9 @@ pub(crate) async fn run(work: BlockingWork, pace: &Arc<Pace>) -> Ran {
 /// blocking pool does not carry the caller's span.
 #[cfg(feature = "otel")]
 fn in_current_span(work: BlockingWork) -> BlockingWork {
+    if !crate::otel::active() {
+        return work;
+    }
     let span = tracing::Span::current();
     if span.is_disabled() {
         return work;

@@ -131,7 +131,7 @@ impl Connection {
             }
         };
         // Its notifications go where the connection's unsolicited ones go, set apart.
-        Some(Work::stream(work))
+        Some(Work::watch(work))
     }
 
     /// Handshake era: the work that sends `notifications/resources/updated` for the
@@ -165,7 +165,7 @@ impl Connection {
                 }
             }
         };
-        Work::stream(work)
+        Work::watch(work)
     }
 
     /// 2026-07-28 `subscriptions/listen`: acknowledges what it honors of what the client

@@ -70,11 +70,14 @@ impl Connection {
         sink: &Outbox,
     ) -> Option<Work> {
         use crate::mcp::connection::requests::Asking::Nobody;
+        // The REST call's span learns which tool it runs once the body is read.
         #[cfg(feature = "otel")]
-        {
-            // The REST call's span learns which tool it runs once the body is read.
+        if crate::otel::active() {
             let span = tracing::Span::current();
-            if !span.is_disabled() {
+            if span
+                .metadata()
+                .is_some_and(|meta| meta.name() == "rest call")
+            {
                 span.record("gen_ai.tool.name", name);
                 crate::otel::spans::rename(&span, format!("execute_tool {name}"));
             }

@@ -240,9 +240,10 @@ pub async fn serve(
         shutdown_signal().await;
         app.draining.start();
         tracing::info!(?drain_delay, "stopping: draining");
-        // What was traced so far leaves now, in case the drain is cut short.
+        // What was traced so far leaves now, in case the drain is cut short; a slow
+        // collector does not make the drain longer.
         #[cfg(feature = "otel")]
-        let _ = tokio::task::spawn_blocking(crate::otel::flush).await;
+        drop(tokio::task::spawn_blocking(crate::otel::flush));
         tokio::time::sleep(drain_delay).await;
         told.notify_one();
     });

@@ -128,7 +128,7 @@ pub(super) async fn mcp_post(
     #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
     let mut read = Read::new(&body, version.as_deref());
     #[cfg(feature = "otel")]
-    {
+    if crate::otel::active() {
         read.header_trace = crate::otel::TraceCarrier::from_headers(headers);
     }
     let routed = match route(&app, headers, &read, &caller).await {

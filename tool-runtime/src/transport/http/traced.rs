@@ -19,7 +19,9 @@ impl<S: Send + Sync> FromRequestParts<S> for TraceHeaders {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         #[cfg(feature = "otel")]
         return Ok(TraceHeaders {
-            carrier: crate::otel::TraceCarrier::from_headers(&parts.headers),
+            carrier: crate::otel::active()
+                .then(|| crate::otel::TraceCarrier::from_headers(&parts.headers))
+                .flatten(),
         });
         #[cfg(not(feature = "otel"))]
         {

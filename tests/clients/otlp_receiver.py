@@ -123,22 +123,20 @@ class Receiver:
                 else:
                     self.send_error(404)
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
+                self.reply("application/x-protobuf", answer)
 
             def do_GET(self):
                 if self.path != "/spans":
                     self.send_error(404)
                     return
-                answer = json.dumps(receiver.spans()).encode()
+                self.reply("application/json", json.dumps(receiver.spans()).encode())
+
+            def reply(self, content_type, body):
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(answer)
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass

@@ -50,13 +50,19 @@ provider.add_span_processor(SimpleSpanProcessor(client_spans))
 trace.set_tracer_provider(provider)
 
 
-def client_span_of(tool):
-    """The trace and span ids (hex) of the SDK's last span sending `tools/call` of `tool`."""
+def sent_span(tool):
+    """The SDK's last span sending `tools/call` of `tool`, if any."""
     sent = [span for span in client_spans.get_finished_spans()
             if span.attributes.get("mcp.method.name") == "tools/call" and span.name.endswith(f" {tool}")]
-    if not sent:
+    return sent[-1] if sent else None
+
+
+def client_span_of(tool):
+    """The trace and span ids (hex) of the SDK's last span sending `tools/call` of `tool`."""
+    sent = sent_span(tool)
+    if sent is None:
         return None, None
-    context = sent[-1].get_span_context()
+    context = sent.get_span_context()
     return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
@@ -102,7 +108,10 @@ def check_call_trace(label, receiver, tool, child, era_version, session_expected
           attributes.get("network.transport") == "tcp" and attributes.get("network.protocol.name") == "http"
           and attributes.get("client.address") == "127.0.0.1" and isinstance(attributes.get("client.port"), int),
           str(attributes))
-    check(f"{label}: the request's id", attributes.get("jsonrpc.request.id") not in (None, ""), str(attributes))
+    sent = sent_span(tool)
+    check(f"{label}: the request's id, the one the client sent",
+          sent is not None and attributes.get("jsonrpc.request.id") == sent.attributes.get("jsonrpc.request.id"),
+          f"{attributes} {sent and dict(sent.attributes)}")
     check(f"{label}: not an error", span["status"] != "ERROR" and "error.type" not in attributes, str(span))
     check(f"{label}: no arguments recorded unless asked", "gen_ai.tool.call.arguments" not in attributes, str(span))
     check(f"{label}: no source paths, threads or audit events exported",

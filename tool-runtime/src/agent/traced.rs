@@ -59,8 +59,7 @@ pub(super) fn ran(span: &Span, outcome: &Outcome) {
     span.record("tool_runtime.agent.tool_calls", outcome.tool_calls);
     record_usage(span, &outcome.usage);
     if outcome.status == super::Status::ModelError {
-        span.record("error.type", "model_error");
-        span.record("otel.status_code", "error");
+        failed(span, "model_error");
     }
 }
 
@@ -104,7 +103,12 @@ pub(super) fn answered(span: &Span, usage: Option<&Usage>, calls: usize) {
 
 /// Records that the model gave no turn that could be read.
 pub(super) fn no_turn(span: &Span) {
-    span.record("error.type", "model_error");
+    failed(span, "model_error");
+}
+
+/// Records that what `span` covers failed, as `kind`.
+fn failed(span: &Span, kind: &str) {
+    span.record("error.type", kind);
     span.record("otel.status_code", "error");
 }
 
@@ -142,9 +146,7 @@ pub(super) fn execute_tool(call: &ToolCall) -> Span {
 
 /// Records a call that ended in an error: the tool's, or one the model's call made.
 pub(super) fn executed(span: &Span, result: &ToolResult) {
-    if span.is_disabled() || !result.is_error() {
-        return;
+    if !span.is_disabled() && result.is_error() {
+        failed(span, "tool_error");
     }
-    span.record("error.type", "tool_error");
-    span.record("otel.status_code", "error");
 }

@@ -443,18 +443,21 @@ fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
 /// how it failed without an answer.
 #[cfg(feature = "otel")]
 fn traced_outcome(span: &tracing::Span, outcome: &Result<Value, ClientError>) {
-    use crate::otel::client::{error_response, failed};
-    match outcome {
-        Ok(result) if result["isError"] == Value::Bool(true) => failed(span, "tool_error"),
-        Ok(_) => {}
-        Err(ClientError::Server { code, .. }) => error_response(span, *code),
-        Err(ClientError::TimedOut { .. }) => failed(span, "timeout"),
-        Err(ClientError::Unauthorized { .. }) => failed(span, "unauthorized"),
-        Err(ClientError::Protocol { .. } | ClientError::UnsupportedVersion { .. }) => {
-            failed(span, "protocol")
+    use crate::otel::outcome::{answered_with_error, failed};
+    let (kind, description) = match outcome {
+        Ok(result) if result["isError"] == Value::Bool(true) => {
+            ("tool_error", "the tool reported an error")
         }
-        Err(_) => failed(span, "transport"),
-    }
+        Ok(_) => return,
+        Err(ClientError::Server { code, .. }) => return answered_with_error(span, *code),
+        Err(ClientError::TimedOut { .. }) => ("timeout", "no answer in time"),
+        Err(ClientError::Unauthorized { .. }) => ("unauthorized", "the server refused the client"),
+        Err(ClientError::Protocol { .. } | ClientError::UnsupportedVersion { .. }) => {
+            ("protocol", "the answer broke the protocol")
+        }
+        Err(_) => ("transport", "the connection failed"),
+    };
+    failed(span, kind, description);
 }
 
 /// A progress token as a map key: the token's JSON text.

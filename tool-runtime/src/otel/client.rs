@@ -30,17 +30,3 @@ pub(crate) fn request_span(method: &str, target: Option<&str>) -> Span {
         "rpc.response.status_code" = Empty,
     )
 }
-
-/// Records that the request was answered with the JSON-RPC error `code`.
-pub(crate) fn error_response(span: &Span, code: i64) {
-    let code_text = code.to_string();
-    span.record("rpc.response.status_code", code_text.as_str());
-    failed(span, &code_text);
-}
-
-/// Records that the request failed with no answer: `kind` says how (`timeout`,
-/// `transport`, `protocol`, `unauthorized`).
-pub(crate) fn failed(span: &Span, kind: &str) {
-    span.record("error.type", kind);
-    span.record("otel.status_code", "error");
-}

@@ -7,26 +7,34 @@ use tracing::Span;
 /// Records on the current span (the request's, while it is handled) that it was answered
 /// with the JSON-RPC error `code`.
 pub(crate) fn error_response(code: i64) {
-    let span = Span::current();
-    if span.is_disabled() {
-        return;
-    }
-    let code_text = code.to_string();
-    span.record("error.type", code_text.as_str());
-    span.record("rpc.response.status_code", code_text.as_str());
-    span.record("otel.status_code", "error");
-    span.record("otel.status_description", phrase(code));
+    answered_with_error(&Span::current(), code);
 }
 
 /// Records on the current span that the call's answer is a tool error (`isError`).
 pub(crate) fn tool_error() {
-    let span = Span::current();
+    failed(&Span::current(), "tool_error", "the tool reported an error");
+}
+
+/// Records on `span` (a server's or a client's) that its request was answered with the
+/// JSON-RPC error `code`.
+pub(crate) fn answered_with_error(span: &Span, code: i64) {
     if span.is_disabled() {
         return;
     }
-    span.record("error.type", "tool_error");
+    let code_text = code.to_string();
+    span.record("rpc.response.status_code", code_text.as_str());
+    failed(span, &code_text, phrase(code));
+}
+
+/// Records on `span` that its request failed: `kind` is the error type (`tool_error`, a
+/// code, `timeout`, ...), `description` a fixed phrase.
+pub(crate) fn failed(span: &Span, kind: &str, description: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("error.type", kind);
     span.record("otel.status_code", "error");
-    span.record("otel.status_description", "the tool reported an error");
+    span.record("otel.status_description", description);
 }
 
 /// What a JSON-RPC error code means, in a fixed phrase.

@@ -533,7 +533,7 @@ pub fn free_port() -> u16 {
 
 /// The environment variables that configure a deployed server: a test's own environment
 /// must not change what the binaries under test do.
-const DEPLOYMENT_VARIABLES: [&str; 25] = [
+const DEPLOYMENT_VARIABLES: [&str; 29] = [
     "MCP_MAX_IN_FLIGHT",
     "MCP_MAX_IN_FLIGHT_TOTAL",
     "MCP_MAX_SESSIONS",
@@ -549,6 +549,10 @@ const DEPLOYMENT_VARIABLES: [&str; 25] = [
     "MCP_DRAIN_DELAY",
     "MCP_BEARER_TOKEN",
     "MCP_BEARER_TOKEN_FILE",
+    "MCP_SERVER_TOKEN",
+    "MCP_OAUTH_CLIENT_ID",
+    "MCP_OAUTH_CLIENT_SECRET",
+    "MCP_OAUTH_CREDENTIALS_FILE",
     "MCP_ALLOWED_HOSTS",
     "MCP_CORS_ORIGINS",
     "MCP_OAUTH_RESOURCE",

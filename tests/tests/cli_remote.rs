@@ -172,6 +172,140 @@ fn a_mount_written_wrong_is_refused_before_anything_starts() {
     );
 }
 
+/// The upstream over HTTP, taking only requests that present `token`; its URL, and a token
+/// file holding `token` in `dir`.
+fn protected_upstream(dir: &std::path::Path) -> (tool_tests::ServerProcess, String, String) {
+    let token = "up-secret";
+    let upstream =
+        tool_tests::spawn_http(UPSTREAM, "127.0.0.1", &[], &[("MCP_BEARER_TOKEN", token)]);
+    let url = format!("http://127.0.0.1:{}/mcp", upstream.port);
+    let file = dir.join("token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    (upstream, url, file.to_str().unwrap().to_owned())
+}
+
+#[test]
+fn call_server_presents_the_token_of_the_file_or_variable_given_and_is_refused_without() {
+    let dir = work_dir("server-token");
+    let (_upstream, url, file) = protected_upstream(&dir);
+    let sum = |output: &Output| -> Value {
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()["output"].clone()
+    };
+    let add = r#"{"a": 2, "b": 40}"#;
+    let with_file = run(
+        &[
+            "call",
+            "--server",
+            &url,
+            "--server-token-file",
+            &file,
+            "add",
+            add,
+        ],
+        "",
+    );
+    assert_eq!(sum(&with_file), json!(42));
+
+    let mut command = tool_tests::command(TRAVEL);
+    command
+        .args(["call", "--server", &url, "add", add])
+        .env("MCP_SERVER_TOKEN", "up-secret");
+    assert_eq!(sum(&tool_tests::stdio::run(&mut command, "")), json!(42));
+
+    let without = run(&["call", "--server", &url, "add", add], "");
+    assert!(!without.status.success());
+    let told = text(&without.stderr);
+    assert!(
+        told.contains("HTTP 401") && told.contains("authorization"),
+        "{told}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mount_presents_the_token_file_given_for_its_prefix() {
+    let dir = work_dir("mount-token");
+    let (_upstream, url, file) = protected_upstream(&dir);
+    let spec = format!("up={url}");
+    let token = format!("up={file}");
+    let mut session = Session::process(TRAVEL, &["--mount", &spec, "--mount-token-file", &token]);
+    session.send(tool_tests::INITIALIZE).await;
+    session.answer_to(0).await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let mut id = 0;
+    tool_tests::wait_for("up_add is served", async || {
+        id += 1;
+        session
+            .send(&tool_tests::rpc::request(id, "tools/list", json!({})))
+            .await;
+        let (list, _) = session.answer_to(id).await;
+        tool_tests::names(&list, "tools", "name").contains(&"up_add".to_owned())
+    })
+    .await;
+    session
+        .send(&tool_tests::rpc::call(
+            500,
+            "up_add",
+            json!({"a": 3, "b": 4}),
+        ))
+        .await;
+    let (answer, _) = session.answer_to(500).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_token_file_for_a_mount_not_given_or_over_stdio_is_refused_before_anything_starts() {
+    let dir = work_dir("token-refusals");
+    let file = dir.join("token");
+    std::fs::write(&file, "secret").unwrap();
+    let token = |prefix: &str| format!("{prefix}={}", file.display());
+    let cases = [
+        (
+            vec![
+                "--mount".to_owned(),
+                "up=http://127.0.0.1:1/mcp".to_owned(),
+                "--mount-token-file".to_owned(),
+                token("upp"),
+            ],
+            "`upp`, which is not given",
+        ),
+        (
+            vec![
+                "--mount".to_owned(),
+                format!("up={}", upstream_command()),
+                "--mount-token-file".to_owned(),
+                token("up"),
+            ],
+            "over stdio",
+        ),
+        (
+            vec!["--mount-token-file".to_owned(), "no-equals-sign".to_owned()],
+            "PREFIX=PATH",
+        ),
+    ];
+    for (arguments, reason) in cases {
+        let mut command = tool_tests::command(TRAVEL);
+        command.arg("serve").args(&arguments);
+        let output = tool_tests::stdio::run(&mut command, "");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{arguments:?}: {}",
+            text(&output.stderr)
+        );
+        let told = text(&output.stderr);
+        assert!(
+            told.contains(reason) && told.contains("--mount-token-file"),
+            "{told}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A directory for the `work` tool's `release` and `cancelled` marks.
 fn work_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("cli-remote-{name}-{}", std::process::id()));

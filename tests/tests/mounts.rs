@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
+use tool_runtime::client::auth::BearerToken;
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::mount::Mount;
 use tool_runtime::{tool, Registry};
@@ -478,6 +479,80 @@ async fn a_server_that_cannot_be_reached_leaves_the_others_served() {
     assert!(registry.get("gone_add").is_none());
     let result = registry.call("echo", json!({"word": "fine"})).await;
     assert_eq!(result.output(), Some(&json!("fine")), "{result:?}");
+}
+
+/// The upstream over HTTP, taking only requests that present `token`.
+fn protected_upstream(token: &str) -> (ServerProcess, String) {
+    let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[("MCP_BEARER_TOKEN", token)]);
+    let url = format!("http://127.0.0.1:{}/mcp", upstream.port);
+    (upstream, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_with_credentials_reaches_a_server_that_takes_only_them() {
+    let (_upstream, url) = protected_upstream("up-secret");
+    let registry = Arc::new(
+        Registry::builder()
+            .mount(
+                Mount::new("up", &url)
+                    .unwrap()
+                    .credentials(BearerToken::new("up-secret")),
+            )
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("with its token, the mount lists the server's tools");
+    let result = registry.call("up_add", json!({"a": 20, "b": 22})).await;
+    assert_eq!(result.output(), Some(&json!(42)), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_without_the_servers_token_says_it_was_refused_and_lists_nothing() {
+    let (_upstream, url) = protected_upstream("up-secret");
+    for mount in [
+        Mount::new("up", &url).unwrap(),
+        Mount::new("up", &url)
+            .unwrap()
+            .credentials(BearerToken::new("a-wrong-one")),
+    ] {
+        let registry = Arc::new(Registry::builder().mount(mount).build().unwrap());
+        let why = tokio::time::timeout(*PATIENCE, registry.start_mounts())
+            .await
+            .expect("a refused mount is tried, not waited for")
+            .unwrap_err();
+        assert!(why.contains("`up`") && why.contains("401"), "{why}");
+        assert!(registry.get("up_add").is_none());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_process_is_given_the_environment_the_mount_names() {
+    // The upstream's own budget, set through its environment: one call per client.
+    let registry = Arc::new(
+        Registry::builder()
+            .mount(
+                Mount::new("up", &stdio_upstream())
+                    .unwrap()
+                    .env("MCP_MAX_CALLS", "1"),
+            )
+            .build()
+            .unwrap(),
+    );
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+    let first = registry.call("up_add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(first.output(), Some(&json!(3)), "{first:?}");
+    let second = registry.call("up_add", json!({"a": 1, "b": 2})).await;
+    let said = format!("{second:?}");
+    assert!(
+        second.output() != Some(&json!(3)) && said.contains("budget"),
+        "{said}"
+    );
 }
 
 #[test]

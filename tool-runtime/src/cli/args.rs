@@ -47,6 +47,8 @@ pub(super) enum Command {
         /// line to start the server over stdio.
         #[arg(long, value_name = "SERVER")]
         server: Option<String>,
+        #[command(flatten)]
+        access: super::access::ServerAccess,
     },
     /// Call one tool and print its result (name, input, output or error) as JSON.
     Call {
@@ -59,6 +61,8 @@ pub(super) enum Command {
         /// line to start the server over stdio.
         #[arg(long, value_name = "SERVER")]
         server: Option<String>,
+        #[command(flatten)]
+        access: super::access::ServerAccess,
         /// Show no progress (by default, a bar on a terminal and a line per report
         /// otherwise, on stderr).
         #[arg(long, short)]

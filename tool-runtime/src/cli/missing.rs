@@ -146,6 +146,32 @@ mod tests {
     }
 
     /// Run by the test command in a build without the feature (the default one).
+    #[cfg(not(feature = "client"))]
+    #[test]
+    fn a_mount_flag_in_a_build_without_the_client_says_which_feature() {
+        use super::super::args::{Command, CommandLine};
+        use clap::Parser;
+        for arguments in [
+            ["--mount", "up=http://127.0.0.1:1/mcp"],
+            ["--mount-token-file", "up=/run/secrets/up"],
+            ["--mount-oauth", "up"],
+        ] {
+            let flag = arguments[0];
+            let parsed = CommandLine::try_parse_from(["tools", "serve", flag, arguments[1]])
+                .expect("the flag is still accepted");
+            let Some(Command::Serve(serve)) = parsed.command else {
+                panic!("a serve command")
+            };
+            let builder = crate::registry::RegistryBuilder::default();
+            let refused = serve.mounts.apply(builder).map(drop).unwrap_err();
+            assert!(
+                refused.starts_with(&format!("{flag} needs the `client` feature")),
+                "{refused}"
+            );
+        }
+    }
+
+    /// Run by the test command in a build without the feature (the default one).
     #[cfg(not(feature = "otel"))]
     #[test]
     fn a_traces_flag_in_a_build_without_otel_says_which_feature() {

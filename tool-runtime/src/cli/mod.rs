@@ -68,12 +68,15 @@
 //! Logs go to stderr; they carry ANSI colour only when stderr is a terminal and `NO_COLOR`
 //! is not set. `RUST_LOG` sets their level.
 
+mod access;
 mod args;
 mod commands;
 mod missing;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod remote;
+#[cfg(any(feature = "http", feature = "client"))]
+mod secrets;
 mod serve;
 mod store;
 mod watch;
@@ -323,6 +326,7 @@ impl Cli {
                 format,
                 skip_inexpressible,
                 server: None,
+                ..
             } => {
                 let title = (name.as_str(), version.as_deref().unwrap_or("0.0.0"));
                 with_items(&registry, |items| {
@@ -333,6 +337,7 @@ impl Cli {
                 format,
                 skip_inexpressible,
                 server: Some(server),
+                ..
             } => {
                 let title = (server.as_str(), "0.0.0");
                 let listed = remote::run_mounted(
@@ -351,6 +356,7 @@ impl Cli {
                 json,
                 server,
                 quiet,
+                ..
             } => {
                 let unreached = match server {
                     Some(_) => remote::Unreached::Fails,
@@ -377,14 +383,16 @@ impl Cli {
     ) -> Result<crate::registry::Registry, ExitCode> {
         if let Command::List {
             server: Some(server),
+            access,
             ..
         }
         | Command::Call {
             server: Some(server),
+            access,
             ..
         } = command
         {
-            return remote::only_server(server).map_err(|reason| {
+            return remote::only_server(server, access).map_err(|reason| {
                 eprintln!("error: {reason} (see `{name} --help`)");
                 ExitCode::from(2)
             });

@@ -3,6 +3,7 @@
 //! and `call` work on another server's catalog instead of the binary's. A URL names a
 //! server over HTTP, anything else a command line to start over stdio.
 
+use super::access::ServerAccess;
 use crate::registry::{Registry, RegistryBuilder};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ pub(super) struct Mounts {
     /// are skipped).
     #[arg(long, value_name = "PATH", env = "MCP_MOUNTS_FILE")]
     mounts_file: Option<PathBuf>,
+    #[command(flatten)]
+    access: super::access::MountAccess,
 }
 
 impl Mounts {
@@ -44,28 +47,39 @@ impl Mounts {
         Ok(specs)
     }
 
-    /// Whether any mount is given.
+    /// The first of the mount flags given, if any.
     #[cfg(not(feature = "client"))]
-    fn any(&self) -> bool {
-        !self.mounts.is_empty() || self.mounts_file.is_some()
+    fn given_flag(&self) -> Option<&'static str> {
+        if !self.mounts.is_empty() {
+            Some("--mount")
+        } else if self.mounts_file.is_some() {
+            Some("--mounts-file")
+        } else {
+            self.access.given_flag()
+        }
     }
 
-    /// The registry with the mounts added.
+    /// The registry with the mounts added, each authorized as its flags say.
     #[cfg(feature = "client")]
     pub(super) fn apply(&self, mut builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
+        let mut access = self.access.by_prefix()?;
         for spec in self.specs()? {
-            builder = builder.mount(crate::mount::Mount::parse(&spec)?);
+            let mount = crate::mount::Mount::parse(&spec)?;
+            builder = builder.mount(access.apply(mount)?);
         }
+        access.all_taken()?;
         Ok(builder)
     }
+}
 
+impl Mounts {
     /// A binary without the client refuses mounts, naming the feature.
     #[cfg(not(feature = "client"))]
     pub(super) fn apply(&self, builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
         self.specs()?;
-        match self.any() {
-            true => Err(super::missing::feature("--mount", "client")),
-            false => Ok(builder),
+        match self.given_flag() {
+            Some(flag) => Err(super::missing::feature(flag, "client")),
+            None => Ok(builder),
         }
     }
 }
@@ -74,15 +88,16 @@ impl Mounts {
 /// binary's own tools are left out, so that nothing of theirs shadows or clashes with the
 /// server's.
 #[cfg(feature = "client")]
-pub(super) fn only_server(server: &str) -> Result<Registry, String> {
+pub(super) fn only_server(server: &str, access: &ServerAccess) -> Result<Registry, String> {
+    let mount = access.apply(crate::mount::Mount::whole(server)?)?;
     RegistryBuilder::default()
-        .mount(crate::mount::Mount::whole(server)?)
+        .mount(mount)
         .build_without_statics()
         .map_err(|error| error.to_string())
 }
 
 #[cfg(not(feature = "client"))]
-pub(super) fn only_server(_server: &str) -> Result<Registry, String> {
+pub(super) fn only_server(_server: &str, _access: &ServerAccess) -> Result<Registry, String> {
     Err(super::missing::feature("--server", "client"))
 }
 

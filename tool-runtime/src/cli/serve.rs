@@ -95,7 +95,7 @@ fn http_settings(
     args: &ServeArgs,
     #[allow(unused_variables)] options: &mut ServerOptions,
 ) -> Result<HttpSettings, String> {
-    let token = bearer_token(args.bearer_token_file.as_deref())?;
+    let token = super::secrets::token(args.bearer_token_file.as_deref(), BEARER_TOKEN_VARIABLE)?;
     // Told before any key file is read, so a bad one does not hide this mistake.
     #[cfg(feature = "oauth")]
     if token.is_some() && args.oauth.configured() {
@@ -153,35 +153,6 @@ pub(super) struct HttpSettings {
     /// Access tokens checked as an OAuth resource server.
     #[cfg(feature = "oauth")]
     oauth: Option<crate::transport::http::OAuth>,
-}
-
-/// The bearer token from `--bearer-token-file`, else from `MCP_BEARER_TOKEN`; none when
-/// neither is set. An empty token is refused: it would be a lock anyone opens.
-#[cfg(feature = "http")]
-pub(super) fn bearer_token(file: Option<&std::path::Path>) -> Result<Option<String>, String> {
-    let (token, source) = match file {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => (text, format!("the file {}", path.display())),
-            Err(error) => {
-                return Err(format!(
-                    "cannot read the bearer token from {}: {error}",
-                    path.display()
-                ))
-            }
-        },
-        None => match std::env::var(BEARER_TOKEN_VARIABLE) {
-            Ok(token) => (token, BEARER_TOKEN_VARIABLE.to_owned()),
-            Err(std::env::VarError::NotPresent) => return Ok(None),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(format!("{BEARER_TOKEN_VARIABLE} is not valid UTF-8"))
-            }
-        },
-    };
-    let token = token.trim();
-    if token.is_empty() {
-        return Err(format!("the bearer token in {source} is empty"));
-    }
-    Ok(Some(token.to_owned()))
 }
 
 pub(super) fn serve(registry: Registry, options: ServerOptions, served: Served<'_>) -> ExitCode {

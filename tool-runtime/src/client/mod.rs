@@ -190,6 +190,13 @@ impl ClientBuilder {
         self
     }
 
+    /// [`credentials`](Self::credentials) already shared with others (a mount's, made
+    /// anew for each connection).
+    pub(crate) fn shared_credentials(mut self, credentials: Arc<dyn auth::Credentials>) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
     /// An environment variable for a server started as a process.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.environment.push((name.into(), value.into()));

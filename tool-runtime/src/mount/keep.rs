@@ -42,14 +42,19 @@ pub(super) async fn keep(
     let callers = Arc::new(Callers::default());
     let mut wait = FIRST_WAIT;
     let client = loop {
-        let connected = Client::builder()
+        let mut builder = Client::builder()
             .named("tool-runtime mount", env!("CARGO_PKG_VERSION"))
             .handler(Arc::clone(&callers))
             .timeout(mount.timeout.unwrap_or(CALL_LIMIT))
             // Every message is passed on; the caller's own level filters them there.
-            .log_level("debug")
-            .connect_to(mount.target.clone())
-            .await;
+            .log_level("debug");
+        for (name, value) in &mount.environment {
+            builder = builder.env(name, value);
+        }
+        if let Some(credentials) = &mount.credentials {
+            builder = builder.shared_credentials(Arc::clone(&credentials.0));
+        }
+        let connected = builder.connect_to(mount.target.clone()).await;
         match connected {
             Ok(client) => break client,
             Err(error) => {

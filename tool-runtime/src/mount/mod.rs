@@ -30,6 +30,7 @@ mod forward;
 pub(crate) use forward::TASK_LOGGER;
 mod keep;
 
+use crate::client::auth::Credentials;
 use crate::client::Target;
 use crate::registry::{Registry, RegistryBuilder};
 use std::collections::{HashMap, HashSet};
@@ -46,6 +47,19 @@ pub struct Mount {
     rename: HashMap<String, String>,
     scopes: Vec<String>,
     timeout: Option<Duration>,
+    credentials: Option<Authorization>,
+    environment: Vec<(String, String)>,
+}
+
+/// What authorizes the mount's requests to its server, kept behind its trait object.
+#[derive(Clone)]
+struct Authorization(Arc<dyn Credentials>);
+
+impl std::fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credentials hold secrets: debug output ends up in logs.
+        f.write_str("Credentials(..)")
+    }
 }
 
 impl Mount {
@@ -73,6 +87,8 @@ impl Mount {
             rename: HashMap::new(),
             scopes: Vec::new(),
             timeout: None,
+            credentials: None,
+            environment: Vec::new(),
         })
     }
 
@@ -112,6 +128,40 @@ impl Mount {
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
         self
+    }
+
+    /// What authorizes the mount's requests to a server over HTTP: a
+    /// [`BearerToken`](crate::client::auth::BearerToken), [`OAuth`](crate::client::auth::OAuth)
+    /// (a service's client credentials, say), or credentials of your own. Every connection
+    /// the mount makes, and makes again, uses them. A server started over stdio is given
+    /// its secrets in its environment instead; see [`Mount::env`].
+    ///
+    /// ```no_run
+    /// use tool_runtime::client::auth::BearerToken;
+    /// use tool_runtime::mount::Mount;
+    ///
+    /// let token = std::fs::read_to_string("/run/secrets/docs-token").unwrap();
+    /// let docs = Mount::new("docs", "https://mcp.example.com/mcp")
+    ///     .unwrap()
+    ///     .credentials(BearerToken::new(token.trim()));
+    /// # let _ = docs;
+    /// ```
+    pub fn credentials(mut self, credentials: impl Credentials + 'static) -> Self {
+        self.credentials = Some(Authorization(Arc::new(credentials)));
+        self
+    }
+
+    /// An environment variable for a server the mount starts as a process (beside those
+    /// of this process, which it inherits): how such a server is given its secrets.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.environment.push((name.into(), value.into()));
+        self
+    }
+
+    /// Whether the mount's server is over HTTP (else a process started over stdio).
+    #[cfg(feature = "cli")]
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self.target, Target::Http(_))
     }
 
     /// The prefix of the mount's tools.

@@ -24,7 +24,7 @@ pub(crate) struct Resource {
 }
 
 /// What an authorization server says of itself.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Issuer {
     pub(crate) issuer: String,
     pub(crate) authorization_endpoint: Option<String>,

@@ -21,6 +21,7 @@ mod challenge;
 mod discovery;
 mod dpop;
 mod grant;
+mod kept;
 mod loopback;
 mod oauth;
 mod web;

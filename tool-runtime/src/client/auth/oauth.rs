@@ -8,6 +8,7 @@ use super::challenge::Challenge;
 use super::discovery::{self, Issuer, Resource};
 use super::dpop::{Dpop, Proving};
 use super::grant::{self, Identity, Method, Tokens};
+use super::kept::{KeptFile, KeptIdentity, KeptToken};
 use super::loopback::Authorizer;
 use super::web::Web;
 use super::{Credentials, Refusal};
@@ -51,6 +52,8 @@ struct Inner {
     web: Web,
     settings: OAuthBuilder,
     state: tokio::sync::Mutex<State>,
+    /// Where registrations and tokens are kept between runs, if anywhere.
+    kept: Option<KeptFile>,
 }
 
 /// What the credentials hold.
@@ -64,6 +67,10 @@ struct State {
     requested: BTreeSet<String>,
     /// The key that binds tokens to the client, once an authorization server takes one.
     dpop: Option<Arc<Dpop>>,
+    /// Whether what was kept in a file was read (it is, when credentials are first needed).
+    read_kept: bool,
+    /// Registrations kept by an earlier run, by issuer: used when they still fit.
+    kept_registrations: HashMap<String, KeptIdentity>,
 }
 
 struct Held {
@@ -71,6 +78,10 @@ struct Held {
     issuer: Issuer,
     identity: Identity,
     resource: String,
+    /// The MCP endpoint it was had for (what kept tokens are found by).
+    endpoint: String,
+    /// The redirect URI the identity was registered with, when a person authorizes.
+    redirect: Option<String>,
     /// Whether this token came from a refresh (a refusal of it needs a new authorization).
     refreshed: bool,
 }
@@ -128,6 +139,7 @@ pub struct OAuthBuilder {
     metadata_document: Option<String>,
     scopes: Vec<String>,
     grant: Option<Grant>,
+    kept: Option<std::path::PathBuf>,
 }
 
 impl OAuth {
@@ -144,6 +156,7 @@ impl OAuth {
             metadata_document: None,
             scopes: Vec::new(),
             grant: None,
+            kept: None,
         }
     }
 }
@@ -224,6 +237,26 @@ impl OAuthBuilder {
         self
     }
 
+    /// Keeps the client's registrations (by authorization server) and its tokens (by MCP
+    /// endpoint) in the file at `path`, created readable by its owner alone: a program run
+    /// again (a command line, say) uses them rather than registering again and asking the
+    /// person to sign in again, for as long as its tokens are good or can be refreshed.
+    /// A token bound to the client's proof key (DPoP) is not kept. A file that cannot be
+    /// read fails the requests that need it, naming it, and is never written over.
+    ///
+    /// ```no_run
+    /// use tool_runtime::client::auth::OAuth;
+    /// let home = std::env::var("HOME").unwrap();
+    /// let oauth = OAuth::builder()
+    ///     .keep_in(format!("{home}/.config/my-agent/oauth.json"))
+    ///     .build();
+    /// # let _ = oauth;
+    /// ```
+    pub fn keep_in(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.kept = Some(path.into());
+        self
+    }
+
     /// The credentials.
     pub fn build(mut self) -> OAuth {
         if self.grant.is_none() {
@@ -231,6 +264,7 @@ impl OAuthBuilder {
         }
         OAuth(Arc::new(Inner {
             web: Web::new(),
+            kept: self.kept.clone().map(KeptFile::new),
             settings: self,
             state: tokio::sync::Mutex::default(),
         }))
@@ -245,6 +279,7 @@ impl Credentials for OAuth {
     fn headers<'a>(&'a self, method: &'a str, url: &'a str) -> Answer<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let mut state = self.0.state.lock().await;
+            self.0.read_kept(&mut state, url)?;
             let Some(held) = state.held.as_mut() else {
                 return Ok(Vec::new());
             };
@@ -263,6 +298,7 @@ impl Credentials for OAuth {
                         let held = state.held.as_mut().expect("held above");
                         held.tokens = tokens;
                         held.refreshed = true;
+                        self.0.keep(&state);
                     }
                     Err(why) => {
                         tracing::info!(%why, "an access token ran out and could not be refreshed");
@@ -345,6 +381,7 @@ impl Inner {
                 let held = state.held.as_mut().expect("held above");
                 held.tokens = tokens;
                 held.refreshed = true;
+                self.keep(&state);
                 return Ok(());
             }
         }
@@ -400,14 +437,131 @@ impl Inner {
             }
         };
         state.requested.extend(scopes);
+        let redirect = match self.settings.grant() {
+            Grant::AuthorizationCode(authorizer) => authorizer.redirect_uri().await.ok(),
+            _ => None,
+        };
         state.held = Some(Held {
             tokens,
             issuer,
             identity,
             resource: resource.id,
+            endpoint: refusal.url.clone(),
+            redirect,
             refreshed: false,
         });
+        self.keep(&state);
         Ok(())
+    }
+
+    /// Reads what an earlier run kept, once: its registrations, and the token it had for
+    /// `endpoint` when none is held.
+    fn read_kept(&self, state: &mut State, endpoint: &str) -> Result<(), String> {
+        let Some(file) = self.kept.as_ref().filter(|_| !state.read_kept) else {
+            return Ok(());
+        };
+        let kept = file.read()?;
+        state.read_kept = true;
+        let token = kept.tokens.get(endpoint);
+        let identity = token.and_then(|token| self.kept_token_identity(token));
+        if let (None, Some(token), Some(identity)) = (&state.held, token, identity) {
+            state.requested.extend(token.scopes.iter().cloned());
+            state.held = Some(Held {
+                tokens: token.tokens(),
+                issuer: token.issuer.clone(),
+                identity,
+                resource: token.resource.clone(),
+                endpoint: endpoint.to_owned(),
+                redirect: token.identity.redirect_uri.clone(),
+                refreshed: false,
+            });
+        }
+        state.kept_registrations = kept.registrations.into_iter().collect();
+        Ok(())
+    }
+
+    /// Keeps the token held and the registration it was had with, when credentials are
+    /// kept; a failure to write is logged: the token is still good in this run.
+    fn keep(&self, state: &State) {
+        let (Some(file), Some(held)) = (&self.kept, &state.held) else {
+            return;
+        };
+        // A client configured here is configured again in the next run: its secret is
+        // not written down, and it is no registration.
+        let configured = self.settings.client_id.is_some();
+        let mut identity = KeptIdentity::of(&held.identity, held.redirect.clone());
+        if configured {
+            identity.forget_secret();
+        }
+        let scopes = state.requested.iter().cloned().collect();
+        let token = KeptToken::of(
+            &held.tokens,
+            &held.issuer,
+            identity.clone(),
+            &held.resource,
+            scopes,
+        );
+        let updated = file.update(|kept| {
+            if !configured {
+                kept.registrations
+                    .insert(held.issuer.issuer.clone(), identity);
+            }
+            match token {
+                Some(token) => kept.tokens.insert(held.endpoint.clone(), token),
+                None => kept.tokens.remove(&held.endpoint),
+            };
+        });
+        if let Err(why) = updated {
+            tracing::warn!(%why, "OAuth credentials were not kept for the next run");
+        }
+    }
+
+    /// Who a kept token was had as, when the client can be that again: the configured
+    /// client (its secret from the settings), else the registration kept with it.
+    fn kept_token_identity(&self, token: &KeptToken) -> Option<Identity> {
+        let Some(client_id) = &self.settings.client_id else {
+            return token.identity.identity(self.key_method());
+        };
+        if token.identity.client_id() != client_id {
+            return None;
+        }
+        let secret = self.settings.client_secret.clone();
+        Some(Identity {
+            client_id: client_id.clone(),
+            method: self.method(&token.issuer, secret.is_some(), None),
+            secret,
+        })
+    }
+
+    /// The method of the settings' private key, if they have one.
+    fn key_method(&self) -> Option<Method> {
+        let (key, algorithm) = self.settings.private_key.as_ref()?;
+        Some(Method::PrivateKeyJwt {
+            key: key.clone(),
+            algorithm: algorithm.jwt(),
+        })
+    }
+
+    /// A registration an earlier run kept for `issuer`, when it still fits: no client id
+    /// is configured instead, and a person is sent back where it was registered to send
+    /// them.
+    async fn kept_identity(
+        &self,
+        state: &State,
+        issuer: &Issuer,
+    ) -> Result<Option<Identity>, String> {
+        let kept = match state.kept_registrations.get(&issuer.issuer) {
+            Some(kept) if self.settings.client_id.is_none() => kept,
+            _ => return Ok(None),
+        };
+        if let (Grant::AuthorizationCode(authorizer), Some(registered)) =
+            (self.settings.grant(), &kept.redirect_uri)
+        {
+            if authorizer.redirect_uri().await? != *registered {
+                return Ok(None);
+            }
+        }
+        Ok(kept.identity(self.key_method()))
     }
 
     /// The scopes to ask for: those the refusal names (with all asked for before, so a
@@ -448,6 +602,12 @@ impl Inner {
     async fn identity(&self, state: &mut State, issuer: &Issuer) -> Result<Identity, String> {
         if let Some(known) = state.registrations.get(&issuer.issuer) {
             return Ok(known.clone());
+        }
+        if let Some(kept) = self.kept_identity(state, issuer).await? {
+            state
+                .registrations
+                .insert(issuer.issuer.clone(), kept.clone());
+            return Ok(kept);
         }
         let settings = &self.settings;
         let vouched = matches!(

@@ -1,0 +1,481 @@
+//! OAuth credentials kept between runs: a client that signed in once (authorization code
+//! with PKCE, through an authorization server of the test's own and a server of ours as the
+//! protected resource) and was started again with the same file neither registers again
+//! nor asks the person again; a token that ran out meanwhile is refreshed, not asked for.
+//! The command line uses the same: `call --server-oauth` with what a sign-in kept, and
+//! mounts authorized with a service's own client credentials.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use serde_json::{json, Value};
+use sha2::Digest;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tool_runtime::client::auth::{Authorizer, OAuth};
+use tool_runtime::client::{Answer, Client};
+use tool_runtime::mcp::{McpServer, ServerInfo};
+use tool_runtime::transport::http::{router, HttpOptions, Jwks};
+use tool_runtime::{tool, Registry};
+use tool_tests::oauth::{claims, jwks, SigningKey};
+
+/// Say who the caller is.
+#[tool]
+fn whoami(ctx: tool_runtime::CallContext) -> String {
+    ctx.caller().subject().unwrap_or("nobody").to_owned()
+}
+
+/// What the authorization server did, counted.
+#[derive(Default, Debug, Clone, PartialEq)]
+struct Counts {
+    registrations: usize,
+    consents: usize,
+    codes_redeemed: usize,
+    refreshes: usize,
+    client_grants: usize,
+}
+
+/// An authorization server in miniature: metadata, registration, and a token endpoint that
+/// redeems codes (their PKCE verifier checked) and refresh tokens.
+struct AuthServer {
+    issuer: String,
+    resource: String,
+    key: SigningKey,
+    counts: Mutex<Counts>,
+    /// The code challenge of each code handed out.
+    codes: Mutex<HashMap<String, String>>,
+}
+
+impl AuthServer {
+    fn token(&self, refresh: usize) -> Value {
+        json!({
+            "access_token": self.key.sign(&claims(&self.issuer, &self.resource, "ada", "")),
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "refresh_token": format!("refresh-{refresh}"),
+        })
+    }
+}
+
+async fn metadata(State(server): State<Arc<AuthServer>>) -> Json<Value> {
+    let issuer = &server.issuer;
+    Json(json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": format!("{issuer}/token"),
+        "registration_endpoint": format!("{issuer}/register"),
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": true,
+    }))
+}
+
+async fn register(State(server): State<Arc<AuthServer>>, Json(asked): Json<Value>) -> Json<Value> {
+    let mut counts = server.counts.lock().unwrap();
+    counts.registrations += 1;
+    Json(json!({
+        "client_id": format!("client-{}", counts.registrations),
+        "token_endpoint_auth_method": "none",
+        "redirect_uris": asked["redirect_uris"],
+    }))
+}
+
+/// A form's fields; the values this test's client sends need no decoding but `%XX`.
+fn form_fields(body: &str) -> HashMap<String, String> {
+    let decode = |text: &str| {
+        let bytes = text.replace('+', " ").into_bytes();
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            let hex = bytes
+                .get(at + 1..at + 3)
+                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+            match (bytes[at], hex) {
+                (b'%', Some(byte)) => {
+                    out.push(byte);
+                    at += 3;
+                }
+                (byte, _) => {
+                    out.push(byte);
+                    at += 1;
+                }
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    body.split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(name, value)| (decode(name), decode(value)))
+        .collect()
+}
+
+/// The service's own client, which authorizes with its secret (client credentials).
+const SERVICE: (&str, &str) = ("reporting", "reporting-secret");
+
+async fn token(
+    State(server): State<Arc<AuthServer>>,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> Response {
+    let form = form_fields(&body);
+    let refused = || {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "invalid_grant"})),
+        )
+    };
+    match form.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => {
+            let code = form.get("code").cloned().unwrap_or_default();
+            let Some(challenge) = server.codes.lock().unwrap().remove(&code) else {
+                return refused().into_response();
+            };
+            let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+            let digest = sha2::Sha256::digest(verifier.as_bytes());
+            if base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest) != challenge {
+                return refused().into_response();
+            }
+            let mut counts = server.counts.lock().unwrap();
+            counts.codes_redeemed += 1;
+            Json(server.token(0)).into_response()
+        }
+        Some("refresh_token")
+            if form
+                .get("refresh_token")
+                .is_some_and(|t| t.starts_with("refresh-")) =>
+        {
+            let mut counts = server.counts.lock().unwrap();
+            counts.refreshes += 1;
+            Json(server.token(counts.refreshes)).into_response()
+        }
+        Some("client_credentials") => {
+            let basic = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{}", SERVICE.0, SERVICE.1));
+            let sent = headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok());
+            if sent != Some(format!("Basic {basic}").as_str()) {
+                let error = json!({"error": "invalid_client"});
+                return (StatusCode::UNAUTHORIZED, Json(error)).into_response();
+            }
+            server.counts.lock().unwrap().client_grants += 1;
+            let claims = claims(&server.issuer, &server.resource, SERVICE.0, "");
+            let token = json!({"access_token": server.key.sign(&claims),
+                "token_type": "Bearer", "expires_in": 3600});
+            Json(token).into_response()
+        }
+        _ => refused().into_response(),
+    }
+}
+
+/// The person, who consents at once: the redirect comes back with a code for the request's
+/// PKCE challenge, its state and the issuer.
+struct Person(Arc<AuthServer>);
+
+const REDIRECT: &str = "http://127.0.0.1:1/callback";
+
+impl Authorizer for Person {
+    fn redirect_uri(&self) -> Answer<'_, String> {
+        Box::pin(async { Ok(REDIRECT.to_owned()) })
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> Answer<'a, String> {
+        Box::pin(async move {
+            let query: HashMap<&str, &str> = url
+                .split_once('?')
+                .map(|(_, query)| query)
+                .unwrap_or_default()
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .collect();
+            let server = &self.0;
+            let consent = {
+                let mut counts = server.counts.lock().unwrap();
+                counts.consents += 1;
+                counts.consents
+            };
+            let code = format!("code-{consent}");
+            let challenge = query.get("code_challenge").copied().unwrap_or_default();
+            server
+                .codes
+                .lock()
+                .unwrap()
+                .insert(code.clone(), challenge.to_owned());
+            let state = query.get("state").copied().unwrap_or_default();
+            Ok(format!(
+                "{REDIRECT}?code={code}&state={state}&iss={}",
+                server.issuer
+            ))
+        })
+    }
+}
+
+/// Our server as the protected resource, and the authorization server beside it.
+async fn servers() -> (Arc<AuthServer>, String) {
+    let auth_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", auth_listener.local_addr().unwrap());
+    let mcp_address = mcp_listener.local_addr().unwrap();
+    let endpoint = format!("http://{mcp_address}/mcp");
+    let auth = Arc::new(AuthServer {
+        issuer: issuer.clone(),
+        resource: endpoint.clone(),
+        key: SigningKey::ed25519("kept-1"),
+        counts: Mutex::default(),
+        codes: Mutex::default(),
+    });
+    let app = Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/register", post(register))
+        .route("/token", post(token))
+        .with_state(Arc::clone(&auth));
+    tokio::spawn(async move { axum::serve(auth_listener, app).await });
+    let keys = Jwks::from_json(&jwks(&[&auth.key])).unwrap();
+    let oauth = tool_runtime::transport::http::OAuth::new(&endpoint, &issuer, keys).unwrap();
+    let registry = Registry::builder().build().unwrap();
+    let server = McpServer::new(registry, ServerInfo::new("protected", "1"));
+    let options = HttpOptions::for_address(mcp_address).oauth(oauth);
+    let app = router(server, options);
+    tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+    (auth, endpoint)
+}
+
+/// A run of the program: a client with OAuth kept in `file`, calling `whoami`.
+async fn run(auth: &Arc<AuthServer>, endpoint: &str, file: &std::path::Path) -> String {
+    let oauth = OAuth::builder()
+        .authorization_code(Person(Arc::clone(auth)))
+        .keep_in(file)
+        .build();
+    let client = Client::builder()
+        .credentials(oauth)
+        .connect(endpoint)
+        .await
+        .unwrap();
+    let called = client.call_tool("whoami", json!({})).await.unwrap();
+    client.close().await;
+    format!("{called:?}")
+}
+
+fn counts(auth: &AuthServer) -> Counts {
+    auth.counts.lock().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran_out() {
+    let (auth, endpoint) = servers().await;
+    let dir = std::env::temp_dir().join(format!("kept-credentials-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("oauth.json");
+
+    let first = run(&auth, &endpoint, &file).await;
+    assert!(first.contains("ada"), "{first}");
+    let once = Counts {
+        registrations: 1,
+        consents: 1,
+        codes_redeemed: 1,
+        ..Counts::default()
+    };
+    assert_eq!(
+        counts(&auth),
+        once,
+        "the first run registers and asks the person"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "the kept credentials are the owner's alone"
+        );
+    }
+
+    let second = run(&auth, &endpoint, &file).await;
+    assert!(second.contains("ada"), "{second}");
+    assert_eq!(
+        counts(&auth),
+        once,
+        "started again, the client asks nobody anything"
+    );
+
+    // The kept token runs out: the next run refreshes it rather than asking the person.
+    let mut kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    kept["tokens"][&endpoint]["expires_at"] = json!(1);
+    std::fs::write(&file, kept.to_string()).unwrap();
+    let third = run(&auth, &endpoint, &file).await;
+    assert!(third.contains("ada"), "{third}");
+    assert_eq!(
+        counts(&auth),
+        Counts {
+            refreshes: 1,
+            ..once
+        }
+    );
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        kept["tokens"][&endpoint]["refresh_token"], "refresh-1",
+        "the new token is kept"
+    );
+
+    // A server whose token is not kept: the registration is, the person is asked again.
+    let mut kept = kept;
+    kept["tokens"] = json!({});
+    std::fs::write(&file, kept.to_string()).unwrap();
+    let fourth = run(&auth, &endpoint, &file).await;
+    assert!(fourth.contains("ada"), "{fourth}");
+    let asked_again = Counts {
+        consents: 2,
+        codes_redeemed: 2,
+        refreshes: 1,
+        ..once
+    };
+    assert_eq!(counts(&auth), asked_again, "registered once, for every run");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_file_that_cannot_be_read_fails_the_connection_naming_it() {
+    let (auth, endpoint) = servers().await;
+    let dir = std::env::temp_dir().join(format!("kept-broken-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("oauth.json");
+    std::fs::write(&file, "{ not json").unwrap();
+    let oauth = OAuth::builder()
+        .authorization_code(Person(Arc::clone(&auth)))
+        .keep_in(&file)
+        .build();
+    let error = Client::builder()
+        .credentials(oauth)
+        .connect(&endpoint)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(&file.display().to_string()), "{error}");
+    assert!(error.contains("remove the file"), "{error}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{ not json",
+        "not written over"
+    );
+    assert_eq!(counts(&auth).consents, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const BINARY: &str = env!("CARGO_BIN_EXE_travel-tools");
+
+/// Runs the command line with `args` and `env`, `stdin` on its input, off the runtime (the
+/// servers it talks to run on it).
+async fn command_line(args: &[&str], env: &[(&str, &str)], stdin: &str) -> std::process::Output {
+    let mut command = tool_tests::command(BINARY);
+    command.args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let stdin = stdin.to_owned();
+    tokio::task::spawn_blocking(move || tool_tests::stdio::run(&mut command, &stdin))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
+    let (auth, endpoint) = servers().await;
+    let dir = std::env::temp_dir().join(format!("kept-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("oauth.json");
+    run(&auth, &endpoint, &file).await;
+    assert_eq!(counts(&auth).consents, 1);
+
+    let kept = file.to_str().unwrap();
+    let args = [
+        "call",
+        "--server",
+        &endpoint,
+        "--server-oauth",
+        "whoami",
+        "{}",
+    ];
+    let output = command_line(&args, &[("MCP_OAUTH_CREDENTIALS_FILE", kept)], "").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["output"], "ada", "{printed}");
+    assert_eq!(
+        counts(&auth).consents,
+        1,
+        "no sign-in: the kept token was used"
+    );
+    assert!(!stderr.contains("Open this page"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_authorized_with_a_services_client_credentials_serves_its_tools() {
+    let (auth, endpoint) = servers().await;
+    let dir = std::env::temp_dir().join(format!("kept-service-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("oauth.json");
+    let kept = file.to_str().unwrap();
+    let mount = format!("up={endpoint}");
+    let turn = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "up_whoami", "input": {}}
+    ]});
+    let args = [
+        "answer",
+        "--dialect",
+        "anthropic",
+        "--mount",
+        &mount,
+        "--mount-oauth",
+        "up",
+        "--oauth-credentials-file",
+        kept,
+    ];
+    let env = [
+        ("MCP_OAUTH_CLIENT_ID", SERVICE.0),
+        ("MCP_OAUTH_CLIENT_SECRET", SERVICE.1),
+    ];
+    let output = command_line(&args, &env, &turn.to_string()).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let messages: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let block = &messages[0]["content"][0];
+    assert_ne!(block["is_error"], true, "{messages}");
+    assert!(block.to_string().contains(SERVICE.0), "{messages}");
+    let expected = Counts {
+        client_grants: 1,
+        ..Counts::default()
+    };
+    assert_eq!(
+        counts(&auth),
+        expected,
+        "no person, no registration: the service's own client"
+    );
+    let written = std::fs::read_to_string(&file).unwrap();
+    let kept: Value = serde_json::from_str(&written).unwrap();
+    assert!(
+        kept["tokens"][&endpoint]["access_token"].is_string(),
+        "{kept}"
+    );
+    assert!(
+        !written.contains(SERVICE.1),
+        "a configured secret is not written down: {kept}"
+    );
+
+    // Run again: the kept token is used, with the configured client; no new grant.
+    let output = command_line(&args, &env, &turn.to_string()).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        counts(&auth),
+        expected,
+        "the kept token served the second run"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,329 @@
+//! What OAuth credentials keep between runs of a program, in a file of the user's choosing:
+//! the client's registration at each authorization server (by issuer) and the token had
+//! for each MCP endpoint (by its URL), so that a command line called again neither
+//! registers again nor asks the person to sign in again while its tokens are good or can
+//! be refreshed. The file is readable and writable by its owner alone, and written whole
+//! each time (to a new file, then renamed over the old one), so a reader never sees half of
+//! it. A token bound to the client's proof key (DPoP) is not kept: the key lives in memory
+//! only, and a token without it is of no use.
+
+use super::discovery::Issuer;
+use super::grant::{Identity, Method, Tokens};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The file, as it is written.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct Kept {
+    /// The client's registrations, by the issuer of the authorization server.
+    #[serde(default)]
+    pub(super) registrations: BTreeMap<String, KeptIdentity>,
+    /// The tokens, by the URL of the MCP endpoint they were had for.
+    #[serde(default)]
+    pub(super) tokens: BTreeMap<String, KeptToken>,
+}
+
+/// Who the client is at an authorization server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct KeptIdentity {
+    client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    /// How it authenticates at the token endpoint, as registrations name it.
+    method: String,
+    /// The redirect URI it was registered with, when a person authorizes it: a receiver
+    /// that listens elsewhere now needs a registration of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) redirect_uri: Option<String>,
+}
+
+/// A token had for an MCP endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct KeptToken {
+    pub(super) issuer: Issuer,
+    pub(super) identity: KeptIdentity,
+    /// The resource the token is for (what token requests name).
+    pub(super) resource: String,
+    pub(super) access_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refresh_token: Option<String>,
+    /// When the access token stops being good, in seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at: Option<u64>,
+    /// The scopes asked for.
+    #[serde(default)]
+    pub(super) scopes: Vec<String>,
+}
+
+impl KeptIdentity {
+    /// `identity` as kept; `None` for one whose secret is a key of the settings (a PEM
+    /// is not written to the file: the settings give it again).
+    pub(super) fn of(identity: &Identity, redirect_uri: Option<String>) -> KeptIdentity {
+        let method = match &identity.method {
+            Method::Basic => "client_secret_basic",
+            Method::Post => "client_secret_post",
+            Method::None => "none",
+            Method::PrivateKeyJwt { .. } => "private_key_jwt",
+        };
+        KeptIdentity {
+            client_id: identity.client_id.clone(),
+            client_secret: identity.secret.clone(),
+            method: method.to_owned(),
+            redirect_uri,
+        }
+    }
+
+    /// The client id.
+    pub(super) fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// Leaves the secret out (a secret the settings give each run).
+    pub(super) fn forget_secret(&mut self) {
+        self.client_secret = None;
+    }
+
+    /// The identity again; `key` is the settings' private key, which a `private_key_jwt`
+    /// identity needs (without it the identity is of no use).
+    pub(super) fn identity(&self, key: Option<Method>) -> Option<Identity> {
+        let method = match self.method.as_str() {
+            "private_key_jwt" => key?,
+            named => Method::named(named)?,
+        };
+        Some(Identity {
+            client_id: self.client_id.clone(),
+            secret: self.client_secret.clone(),
+            method,
+        })
+    }
+}
+
+impl KeptToken {
+    /// `tokens` had from `issuer` as `identity` for `resource`, with `scopes`; `None` for
+    /// a token bound to the client's proof key.
+    pub(super) fn of(
+        tokens: &Tokens,
+        issuer: &Issuer,
+        identity: KeptIdentity,
+        resource: &str,
+        scopes: Vec<String>,
+    ) -> Option<KeptToken> {
+        if tokens.bound {
+            return None;
+        }
+        let expires_at = tokens.expires.map(|at| {
+            let left = at.saturating_duration_since(Instant::now());
+            (SystemTime::now() + left)
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs())
+        });
+        Some(KeptToken {
+            issuer: issuer.clone(),
+            identity,
+            resource: resource.to_owned(),
+            access_token: tokens.access.clone(),
+            refresh_token: tokens.refresh.clone(),
+            expires_at,
+            scopes,
+        })
+    }
+
+    /// The tokens again; one whose time is up counts as run out (refreshed before use).
+    pub(super) fn tokens(&self) -> Tokens {
+        let expires = self.expires_at.map(|at| {
+            let at = UNIX_EPOCH + Duration::from_secs(at);
+            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            Instant::now() + left
+        });
+        Tokens {
+            access: self.access_token.clone(),
+            refresh: self.refresh_token.clone(),
+            expires,
+            bound: false,
+        }
+    }
+}
+
+/// Where credentials are kept.
+#[derive(Debug, Clone)]
+pub(super) struct KeptFile {
+    path: PathBuf,
+}
+
+impl KeptFile {
+    pub(super) fn new(path: PathBuf) -> KeptFile {
+        KeptFile { path }
+    }
+
+    /// What the file holds; nothing when there is no file yet. A file that cannot be read
+    /// is an error naming it: written over, what it held would be lost.
+    pub(super) fn read(&self) -> Result<Kept, String> {
+        // A small local file, read when credentials are first needed: not worth a thread.
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Kept::default())
+            }
+            Err(error) => return Err(self.unreadable(&error.to_string())),
+        };
+        serde_json::from_str(&text).map_err(|error| self.unreadable(&error.to_string()))
+    }
+
+    fn unreadable(&self, why: &str) -> String {
+        format!(
+            "the OAuth credentials kept in {} cannot be read ({why}); remove the file to \
+             authorize again",
+            self.path.display()
+        )
+    }
+
+    /// Changes what the file holds with `change`, read anew first so that what another
+    /// process kept meanwhile (another server's token) stays.
+    pub(super) fn update(&self, change: impl FnOnce(&mut Kept)) -> Result<(), String> {
+        let mut kept = self.read()?;
+        change(&mut kept);
+        let text = serde_json::to_string_pretty(&kept).map_err(|error| error.to_string())?;
+        write_private(&self.path, text.as_bytes()).map_err(|error| {
+            format!(
+                "the OAuth credentials could not be kept in {}: {error}",
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// Writes `bytes` to `path` through a new file of the owner's alone, renamed over `path`.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".{}.new", std::process::id()));
+    let new = path.with_file_name(name);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&new).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&new, path)) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            let _ = std::fs::remove_file(&new);
+            Err(error)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issuer() -> Issuer {
+        Issuer {
+            issuer: "https://auth.example.test".to_owned(),
+            authorization_endpoint: Some("https://auth.example.test/authorize".to_owned()),
+            token_endpoint: "https://auth.example.test/token".to_owned(),
+            registration_endpoint: None,
+            scopes_supported: vec!["notes".to_owned()],
+            auth_methods: Vec::new(),
+            client_id_metadata_documents: false,
+            iss_parameter: true,
+            dpop_es256: false,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kept-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir.join("deeper").join("oauth.json")
+    }
+
+    #[test]
+    fn a_token_and_a_registration_come_back_as_they_were_kept() {
+        let path = scratch("round");
+        let file = KeptFile::new(path.clone());
+        let identity = Identity {
+            client_id: "client-1".to_owned(),
+            secret: Some("shh".to_owned()),
+            method: Method::Post,
+        };
+        let tokens = Tokens {
+            access: "access-1".to_owned(),
+            refresh: Some("refresh-1".to_owned()),
+            expires: Some(Instant::now() + Duration::from_secs(3600)),
+            bound: false,
+        };
+        let kept = KeptIdentity::of(&identity, Some("http://127.0.0.1:9/callback".to_owned()));
+        let token =
+            KeptToken::of(&tokens, &issuer(), kept.clone(), "https://mcp.test", vec![]).unwrap();
+        file.update(|all| {
+            all.registrations.insert(issuer().issuer, kept);
+            all.tokens.insert("https://mcp.test/mcp".to_owned(), token);
+        })
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "readable by its owner alone");
+        }
+        let again = file.read().unwrap();
+        let token = &again.tokens["https://mcp.test/mcp"];
+        let back = token.tokens();
+        assert_eq!(back.access, "access-1");
+        assert_eq!(back.refresh.as_deref(), Some("refresh-1"));
+        let left = back.expires.unwrap() - Instant::now();
+        assert!(left > Duration::from_secs(3500) && left <= Duration::from_secs(3600));
+        let identity = again.registrations[&issuer().issuer]
+            .identity(None)
+            .unwrap();
+        assert_eq!(identity.client_id, "client-1");
+        assert_eq!(identity.secret.as_deref(), Some("shh"));
+        assert_eq!(identity.method, Method::Post);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    #[test]
+    fn a_bound_token_and_a_key_identity_without_its_key_are_not_taken_back() {
+        let tokens = Tokens {
+            access: "a".to_owned(),
+            refresh: None,
+            expires: None,
+            bound: true,
+        };
+        let identity = Identity {
+            client_id: "c".to_owned(),
+            secret: None,
+            method: Method::None,
+        };
+        let kept = KeptIdentity::of(&identity, None);
+        assert!(KeptToken::of(&tokens, &issuer(), kept, "r", vec![]).is_none());
+        let keyed = KeptIdentity {
+            client_id: "c".to_owned(),
+            client_secret: None,
+            method: "private_key_jwt".to_owned(),
+            redirect_uri: None,
+        };
+        assert!(keyed.identity(None).is_none());
+        assert!(keyed.identity(Some(Method::Basic)).is_some());
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_named_and_not_written_over() {
+        let path = scratch("broken");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "not json").unwrap();
+        let file = KeptFile::new(path.clone());
+        let why = file.read().unwrap_err();
+        assert!(why.contains(&path.display().to_string()) && why.contains("remove the file"));
+        assert!(file.update(|_| {}).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+}

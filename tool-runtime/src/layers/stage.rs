@@ -50,8 +50,32 @@ where
         name: R::Name,
     ) -> BoxFuture<'static, Result<R::Answer, CallError>> {
         let answer = Service::call(self, request);
-        Box::pin(async move { answer.await.map_err(|error| R::failed(&name, error.into())) })
+        match already_boxed::<R::Answer, S::Future>(answer) {
+            Ok(boxed) => boxed,
+            Err(answer) => {
+                Box::pin(
+                    async move { answer.await.map_err(|error| R::failed(&name, error.into())) },
+                )
+            }
+        }
     }
+}
+
+/// `future` as it is when it is the boxed future of an answer or a [`CallError`] already:
+/// what a layer that hands on the future the rest of the way gave it answers (most do). Its
+/// error is the request's as it is, so it needs no wrapping, and each such layer costs one
+/// allocation less. Any other future comes back, to be wrapped.
+fn already_boxed<A: 'static, F: 'static>(
+    future: F,
+) -> Result<BoxFuture<'static, Result<A, CallError>>, F> {
+    let mut slot = Some(future);
+    let any: &mut dyn std::any::Any = &mut slot;
+    if let Some(boxed) = any.downcast_mut::<Option<BoxFuture<'static, Result<A, CallError>>>>() {
+        return Ok(boxed
+            .take()
+            .expect("the future was put in the slot just above"));
+    }
+    Err(slot.expect("the future was put in the slot just above"))
 }
 
 /// One layer's service.
@@ -105,5 +129,20 @@ impl<R: Passing> Stage<R> {
             service.call(request, name)
         };
         answer.await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boxed_future_of_a_call_error_is_taken_as_it_is_and_any_other_comes_back() {
+        let boxed: BoxFuture<'static, Result<u8, CallError>> = Box::pin(async { Ok(7) });
+        assert!(already_boxed::<u8, _>(boxed).is_ok());
+        let ready = std::future::ready(Ok::<u8, CallError>(7));
+        assert!(already_boxed::<u8, _>(ready).is_err());
+        let other_error: BoxFuture<'static, Result<u8, BoxError>> = Box::pin(async { Ok(7) });
+        assert!(already_boxed::<u8, _>(other_error).is_err());
     }
 }

@@ -258,49 +258,141 @@ async fn serve_mount_presents_the_token_file_given_for_its_prefix() {
 }
 
 #[test]
-fn a_token_file_for_a_mount_not_given_or_over_stdio_is_refused_before_anything_starts() {
+fn authorization_given_wrong_is_refused_before_anything_starts_naming_the_flag() {
     let dir = work_dir("token-refusals");
     let file = dir.join("token");
     std::fs::write(&file, "secret").unwrap();
-    let token = |prefix: &str| format!("{prefix}={}", file.display());
-    let cases = [
+    let file = file.to_str().unwrap().to_owned();
+    let token = |prefix: &str| format!("{prefix}={file}");
+    let local = "up=http://127.0.0.1:1/mcp".to_owned();
+    let stdio = format!("up={}", upstream_command());
+    let remote = "up=http://tools.example.com/mcp".to_owned();
+    let owned = |words: &[&str]| {
+        words
+            .iter()
+            .map(|word| (*word).to_owned())
+            .collect::<Vec<_>>()
+    };
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
         (
-            vec![
-                "--mount".to_owned(),
-                "up=http://127.0.0.1:1/mcp".to_owned(),
-                "--mount-token-file".to_owned(),
-                token("upp"),
-            ],
+            owned(&[
+                "serve",
+                "--mount",
+                &local,
+                "--mount-token-file",
+                &token("upp"),
+            ]),
+            "--mount-token-file",
             "`upp`, which is not given",
         ),
         (
-            vec![
-                "--mount".to_owned(),
-                format!("up={}", upstream_command()),
-                "--mount-token-file".to_owned(),
-                token("up"),
-            ],
+            owned(&["serve", "--mount", &local, "--mount-oauth", "upp"]),
+            "--mount-oauth",
+            "`upp`, which is not given",
+        ),
+        (
+            owned(&[
+                "serve",
+                "--mount",
+                &stdio,
+                "--mount-token-file",
+                &token("up"),
+            ]),
+            "--mount-token-file",
             "over stdio",
         ),
         (
-            vec!["--mount-token-file".to_owned(), "no-equals-sign".to_owned()],
+            owned(&["serve", "--mount", &stdio, "--mount-oauth", "up"]),
+            "--mount-oauth",
+            "over stdio",
+        ),
+        (
+            owned(&["serve", "--mount-token-file", "no-equals-sign"]),
+            "--mount-token-file",
             "PREFIX=PATH",
         ),
+        (
+            owned(&[
+                "serve",
+                "--mount",
+                &local,
+                "--mount-oauth",
+                "up",
+                "--mount-token-file",
+                &token("up"),
+            ]),
+            "--mount-oauth",
+            "more than one way to authorize",
+        ),
+        (
+            owned(&[
+                "serve",
+                "--mount",
+                &remote,
+                "--mount-token-file",
+                &token("up"),
+            ]),
+            "--mount-token-file",
+            "plain HTTP to tools.example.com",
+        ),
+        (
+            owned(&[
+                "call",
+                "--server",
+                "http://tools.example.com/mcp",
+                "--server-token-file",
+                &file,
+                "add",
+            ]),
+            "--server-token-file",
+            "plain HTTP to tools.example.com",
+        ),
+        (
+            owned(&[
+                "call",
+                "--server",
+                "http://tools.example.com/mcp",
+                "--server-oauth",
+                "add",
+            ]),
+            "--server-oauth",
+            "plain HTTP to tools.example.com",
+        ),
+        (
+            owned(&[
+                "call",
+                "--server",
+                &upstream_command(),
+                "--server-token-file",
+                &file,
+                "add",
+            ]),
+            "--server-token-file",
+            "over stdio",
+        ),
+        (
+            owned(&[
+                "call",
+                "--server",
+                &local,
+                "--server-oauth",
+                "--server-token-file",
+                &file,
+                "add",
+            ]),
+            "--server-token-file",
+            "cannot be used with",
+        ),
     ];
-    for (arguments, reason) in cases {
+    for (arguments, flag, reason) in cases {
         let mut command = tool_tests::command(TRAVEL);
-        command.arg("serve").args(&arguments);
+        command.args(&arguments);
         let output = tool_tests::stdio::run(&mut command, "");
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{arguments:?}: {}",
-            text(&output.stderr)
-        );
         let told = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}: {told}");
         assert!(
-            told.contains(reason) && told.contains("--mount-token-file"),
-            "{told}"
+            told.contains(reason) && told.contains(flag),
+            "{arguments:?}: {told}"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

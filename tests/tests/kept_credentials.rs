@@ -50,9 +50,12 @@ struct AuthServer {
 }
 
 impl AuthServer {
-    fn token(&self, refresh: usize) -> Value {
+    /// A token for `resource` (the one a token request names, RFC 8707), else for the
+    /// server's own resource.
+    fn token(&self, refresh: usize, resource: Option<&String>) -> Value {
+        let audience = resource.unwrap_or(&self.resource);
         json!({
-            "access_token": self.key.sign(&claims(&self.issuer, &self.resource, "ada", "")),
+            "access_token": self.key.sign(&claims(&self.issuer, audience, "ada", "")),
             "token_type": "Bearer",
             "expires_in": 3600,
             "refresh_token": format!("refresh-{refresh}"),
@@ -139,7 +142,7 @@ async fn token(
             }
             let mut counts = server.counts.lock().unwrap();
             counts.codes_redeemed += 1;
-            Json(server.token(0)).into_response()
+            Json(server.token(0, form.get("resource"))).into_response()
         }
         Some("refresh_token")
             if form
@@ -148,7 +151,7 @@ async fn token(
         {
             let mut counts = server.counts.lock().unwrap();
             counts.refreshes += 1;
-            Json(server.token(counts.refreshes)).into_response()
+            Json(server.token(counts.refreshes, form.get("resource"))).into_response()
         }
         Some("client_credentials") => {
             let basic = base64::engine::general_purpose::STANDARD
@@ -171,14 +174,19 @@ async fn token(
 }
 
 /// The person, who consents at once: the redirect comes back with a code for the request's
-/// PKCE challenge, its state and the issuer.
-struct Person(Arc<AuthServer>);
+/// PKCE challenge, its state and the issuer. Like a loopback receiver, each run listens on
+/// a port of its own (the second field).
+struct Person(Arc<AuthServer>, u16);
 
-const REDIRECT: &str = "http://127.0.0.1:1/callback";
+impl Person {
+    fn redirect(&self) -> String {
+        format!("http://127.0.0.1:{}/callback", self.1)
+    }
+}
 
 impl Authorizer for Person {
     fn redirect_uri(&self) -> Answer<'_, String> {
-        Box::pin(async { Ok(REDIRECT.to_owned()) })
+        Box::pin(async { Ok(self.redirect()) })
     }
 
     fn authorize<'a>(&'a self, url: &'a str) -> Answer<'a, String> {
@@ -205,7 +213,8 @@ impl Authorizer for Person {
                 .insert(code.clone(), challenge.to_owned());
             let state = query.get("state").copied().unwrap_or_default();
             Ok(format!(
-                "{REDIRECT}?code={code}&state={state}&iss={}",
+                "{}?code={code}&state={state}&iss={}",
+                self.redirect(),
                 server.issuer
             ))
         })
@@ -217,8 +226,7 @@ async fn servers() -> (Arc<AuthServer>, String) {
     let auth_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://{}", auth_listener.local_addr().unwrap());
-    let mcp_address = mcp_listener.local_addr().unwrap();
-    let endpoint = format!("http://{mcp_address}/mcp");
+    let endpoint = format!("http://{}/mcp", mcp_listener.local_addr().unwrap());
     let auth = Arc::new(AuthServer {
         issuer: issuer.clone(),
         resource: endpoint.clone(),
@@ -232,22 +240,35 @@ async fn servers() -> (Arc<AuthServer>, String) {
         .route("/token", post(token))
         .with_state(Arc::clone(&auth));
     tokio::spawn(async move { axum::serve(auth_listener, app).await });
-    let keys = Jwks::from_json(&jwks(&[&auth.key])).unwrap();
-    let oauth = tool_runtime::transport::http::OAuth::new(&endpoint, &issuer, keys).unwrap();
-    let registry = Registry::builder().build().unwrap();
-    let server = McpServer::new(registry, ServerInfo::new("protected", "1"));
-    let options = HttpOptions::for_address(mcp_address).oauth(oauth);
-    let app = router(server, options);
-    tokio::spawn(async move { axum::serve(mcp_listener, app).await });
+    protected(&auth, mcp_listener);
     (auth, endpoint)
 }
 
-/// A run of the program: a client with OAuth kept in `file`, calling `whoami`.
-async fn run(auth: &Arc<AuthServer>, endpoint: &str, file: &std::path::Path) -> String {
+/// A server of ours on `listener`, taking the tokens `auth` signs for its endpoint alone.
+fn protected(auth: &AuthServer, listener: tokio::net::TcpListener) {
+    let address = listener.local_addr().unwrap();
+    let endpoint = format!("http://{address}/mcp");
+    let keys = Jwks::from_json(&jwks(&[&auth.key])).unwrap();
+    let oauth = tool_runtime::transport::http::OAuth::new(&endpoint, &auth.issuer, keys).unwrap();
+    let registry = Registry::builder().build().unwrap();
+    let server = McpServer::new(registry, ServerInfo::new("protected", "1"));
+    let options = HttpOptions::for_address(address).oauth(oauth);
+    let app = router(server, options);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+}
+
+/// A run of the program: a client with OAuth kept in `file` (a person signs in, their
+/// loopback receiver on `port`), calling `whoami`.
+async fn run(auth: &Arc<AuthServer>, endpoint: &str, file: &std::path::Path, port: u16) -> String {
     let oauth = OAuth::builder()
-        .authorization_code(Person(Arc::clone(auth)))
+        .authorization_code(Person(Arc::clone(auth), port))
         .keep_in(file)
         .build();
+    called_with(oauth, endpoint).await
+}
+
+/// `whoami` called at `endpoint` with `oauth`, as shown.
+async fn called_with(oauth: OAuth, endpoint: &str) -> String {
     let client = Client::builder()
         .credentials(oauth)
         .connect(endpoint)
@@ -269,7 +290,7 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
     let _ = std::fs::remove_dir_all(&dir);
     let file = dir.join("oauth.json");
 
-    let first = run(&auth, &endpoint, &file).await;
+    let first = run(&auth, &endpoint, &file, 40001).await;
     assert!(first.contains("ada"), "{first}");
     let once = Counts {
         registrations: 1,
@@ -293,7 +314,7 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
         );
     }
 
-    let second = run(&auth, &endpoint, &file).await;
+    let second = run(&auth, &endpoint, &file, 40002).await;
     assert!(second.contains("ada"), "{second}");
     assert_eq!(
         counts(&auth),
@@ -305,7 +326,7 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
     let mut kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     kept["tokens"][&endpoint]["expires_at"] = json!(1);
     std::fs::write(&file, kept.to_string()).unwrap();
-    let third = run(&auth, &endpoint, &file).await;
+    let third = run(&auth, &endpoint, &file, 40003).await;
     assert!(third.contains("ada"), "{third}");
     assert_eq!(
         counts(&auth),
@@ -320,11 +341,13 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
         "the new token is kept"
     );
 
-    // A server whose token is not kept: the registration is, the person is asked again.
+    // A server whose token is not kept: the registration is (the receiver listens on
+    // another port this run, which a loopback registration allows), the person is asked
+    // again.
     let mut kept = kept;
     kept["tokens"] = json!({});
     std::fs::write(&file, kept.to_string()).unwrap();
-    let fourth = run(&auth, &endpoint, &file).await;
+    let fourth = run(&auth, &endpoint, &file, 40004).await;
     assert!(fourth.contains("ada"), "{fourth}");
     let asked_again = Counts {
         consents: 2,
@@ -333,7 +356,62 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
         ..once
     };
     assert_eq!(counts(&auth), asked_again, "registered once, for every run");
+
+    // Configured now as a service of its own: the person's kept token is not its to use.
+    let service = OAuth::builder()
+        .client_id(SERVICE.0)
+        .client_secret(SERVICE.1)
+        .client_credentials()
+        .keep_in(&file)
+        .build();
+    let fifth = called_with(service, &endpoint).await;
+    assert!(
+        fifth.contains(SERVICE.0),
+        "the service's own token: {fifth}"
+    );
+    assert_eq!(
+        counts(&auth),
+        Counts {
+            client_grants: 1,
+            ..asked_again
+        }
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_oauth_for_two_servers_sends_each_only_its_own_token() {
+    let (auth, first) = servers().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let second = format!("http://{}/mcp", listener.local_addr().unwrap());
+    protected(&auth, listener);
+    let oauth = OAuth::builder()
+        .authorization_code(Person(Arc::clone(&auth), 40010))
+        .build();
+    let connect = |endpoint: String| {
+        let oauth = oauth.clone();
+        async move {
+            Client::builder()
+                .credentials(oauth)
+                .connect(&endpoint)
+                .await
+                .unwrap()
+        }
+    };
+    let (one, two) = (connect(first).await, connect(second).await);
+    let signed_in = counts(&auth);
+    assert_eq!(signed_in.consents, 2, "one sign-in for each server");
+    // Each server takes only a token for itself: a token sent to the other would be
+    // refused, and had anew, at each turn.
+    for _ in 0..3 {
+        for client in [&one, &two] {
+            let called = client.call_tool("whoami", json!({})).await.unwrap();
+            assert!(format!("{called:?}").contains("ada"), "{called:?}");
+        }
+    }
+    assert_eq!(counts(&auth), signed_in, "no token was had again");
+    one.close().await;
+    two.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,8 +421,13 @@ async fn a_kept_file_that_cannot_be_read_fails_the_connection_naming_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("oauth.json");
     std::fs::write(&file, "{ not json").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let oauth = OAuth::builder()
-        .authorization_code(Person(Arc::clone(&auth)))
+        .authorization_code(Person(Arc::clone(&auth), 40020))
         .keep_in(&file)
         .build();
     let error = Client::builder()
@@ -386,7 +469,7 @@ async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
     let dir = std::env::temp_dir().join(format!("kept-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let file = dir.join("oauth.json");
-    run(&auth, &endpoint, &file).await;
+    run(&auth, &endpoint, &file, 40001).await;
     assert_eq!(counts(&auth).consents, 1);
 
     let kept = file.to_str().unwrap();

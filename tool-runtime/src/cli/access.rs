@@ -133,6 +133,7 @@ impl MountsAccess {
                 mount.prefix()
             ));
         }
+        secure_enough(&mount, &flag)?;
         match access {
             Access::Token(path) => {
                 let token = super::secrets::token(Some(&path), "")?.unwrap_or_default();
@@ -170,19 +171,40 @@ impl ServerAccess {
             if !mount.is_http() {
                 return Err(over_stdio());
             }
+            secure_enough(&mount, "--server-oauth")?;
             return Ok(mount.credentials(oauth(self.kept.oauth_credentials_file.as_deref())?));
         }
         let file = self.server_token_file.as_deref();
-        if let Some(token) = super::secrets::token(file, SERVER_TOKEN_VARIABLE)? {
+        if !mount.is_http() {
             // The variable may be set for other commands of the same shell: a server
             // started over stdio is not refused for it, only for the flag.
-            if mount.is_http() {
-                mount = mount.credentials(crate::client::auth::BearerToken::new(token));
-            } else if file.is_some() {
-                return Err(over_stdio());
-            }
+            return match file {
+                Some(_) => Err(over_stdio()),
+                None => Ok(mount),
+            };
+        }
+        if let Some(token) = super::secrets::token(file, SERVER_TOKEN_VARIABLE)? {
+            let given_by = match file {
+                Some(_) => "--server-token-file",
+                None => SERVER_TOKEN_VARIABLE,
+            };
+            secure_enough(&mount, given_by)?;
+            mount = mount.credentials(crate::client::auth::BearerToken::new(token));
         }
         Ok(mount)
+    }
+}
+
+/// Refuses to send what `given_by` gives (a token, OAuth) to `mount`'s server over plain
+/// HTTP elsewhere than this machine: anyone on the way could read it.
+#[cfg(feature = "client")]
+fn secure_enough(mount: &crate::mount::Mount, given_by: &str) -> Result<(), String> {
+    match mount.plain_http_host() {
+        Some(host) => Err(format!(
+            "{given_by} would send a credential over plain HTTP to {host}, where anyone on the \
+             way can read it: reach the server over https://"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -217,15 +239,16 @@ fn oauth(kept: Option<&Path>) -> Result<crate::client::auth::OAuth, String> {
     }
 }
 
-/// `tool-runtime/oauth.json` in the user's configuration directory: `$XDG_CONFIG_HOME`,
-/// else `~/.config` (`%APPDATA%` on Windows).
+/// `tool-runtime/oauth.json` in the user's configuration directory: `%APPDATA%` on
+/// Windows, else `$XDG_CONFIG_HOME`, else `~/.config`.
 #[cfg(feature = "client")]
 fn default_kept_file() -> Result<PathBuf, String> {
     let variable = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    let config = variable("XDG_CONFIG_HOME")
+    let windows = cfg!(windows).then(|| variable("APPDATA")).flatten();
+    let config = windows
         .map(PathBuf::from)
+        .or_else(|| variable("XDG_CONFIG_HOME").map(PathBuf::from))
         .or_else(|| variable("HOME").map(|home| Path::new(&home).join(".config")))
-        .or_else(|| variable("APPDATA").map(PathBuf::from))
         .ok_or(
             "no configuration directory is known (neither XDG_CONFIG_HOME nor HOME is set): \
              name the file OAuth credentials are kept in with --oauth-credentials-file",

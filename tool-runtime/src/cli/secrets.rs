@@ -22,6 +22,13 @@ pub(super) fn token(file: Option<&Path>, variable: &str) -> Result<Option<String
     if token.is_empty() {
         return Err(format!("the bearer token in {source} is empty"));
     }
+    // A header cannot carry it: left to fail at each request, it would be sent nowhere.
+    if token.chars().any(char::is_control) {
+        return Err(format!(
+            "the bearer token in {source} holds a line break or another control character: \
+             a token is one line"
+        ));
+    }
     Ok(Some(token.to_owned()))
 }
 
@@ -53,6 +60,9 @@ mod tests {
             empty.contains("is empty") && empty.contains("token"),
             "{empty}"
         );
+        std::fs::write(&file, "first\nsecond\n").unwrap();
+        let two_lines = token(Some(&file), "TOOL_RUNTIME_TEST_UNSET_VARIABLE").unwrap_err();
+        assert!(two_lines.contains("control character"), "{two_lines}");
         let missing = token(Some(&dir.join("absent")), "X").unwrap_err();
         assert!(
             missing.contains("cannot read the bearer token from"),

@@ -48,7 +48,7 @@ pub(super) async fn keep(
             .timeout(mount.timeout.unwrap_or(CALL_LIMIT))
             // Every message is passed on; the caller's own level filters them there.
             .log_level("debug");
-        for (name, value) in &mount.environment {
+        for (name, value) in &mount.environment.0 {
             builder = builder.env(name, value);
         }
         if let Some(credentials) = &mount.credentials {

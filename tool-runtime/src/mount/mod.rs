@@ -48,7 +48,20 @@ pub struct Mount {
     scopes: Vec<String>,
     timeout: Option<Duration>,
     credentials: Option<Authorization>,
-    environment: Vec<(String, String)>,
+    environment: Environment,
+}
+
+/// The variables a process the mount starts is given; debug output names them only (their
+/// values are secrets, as often as not).
+#[derive(Clone, Default)]
+struct Environment(Vec<(String, String)>);
+
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _)| name))
+            .finish()
+    }
 }
 
 /// What authorizes the mount's requests to its server, kept behind its trait object.
@@ -88,7 +101,7 @@ impl Mount {
             scopes: Vec::new(),
             timeout: None,
             credentials: None,
-            environment: Vec::new(),
+            environment: Environment::default(),
         })
     }
 
@@ -154,7 +167,7 @@ impl Mount {
     /// An environment variable for a server the mount starts as a process (beside those
     /// of this process, which it inherits): how such a server is given its secrets.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.environment.push((name.into(), value.into()));
+        self.environment.0.push((name.into(), value.into()));
         self
     }
 
@@ -162,6 +175,22 @@ impl Mount {
     #[cfg(feature = "cli")]
     pub(crate) fn is_http(&self) -> bool {
         matches!(self.target, Target::Http(_))
+    }
+
+    /// The host of a server reached over plain `http://` that is not this machine (a
+    /// loopback address or `localhost`), if the mount's is one.
+    #[cfg(feature = "cli")]
+    pub(crate) fn plain_http_host(&self) -> Option<String> {
+        let Target::Http(url) = &self.target else {
+            return None;
+        };
+        let url = oauth2::url::Url::parse(url).ok()?;
+        let local = match url.host()? {
+            oauth2::url::Host::Ipv4(address) => address.is_loopback(),
+            oauth2::url::Host::Ipv6(address) => address.is_loopback(),
+            oauth2::url::Host::Domain(name) => name == "localhost",
+        };
+        (url.scheme() == "http" && !local).then(|| url.host_str().unwrap_or_default().to_owned())
     }
 
     /// The prefix of the mount's tools.

@@ -2,10 +2,14 @@
 //! the client's registration at each authorization server (by issuer) and the token had
 //! for each MCP endpoint (by its URL), so that a command line called again neither
 //! registers again nor asks the person to sign in again while its tokens are good or can
-//! be refreshed. The file is readable and writable by its owner alone, and written whole
-//! each time (to a new file, then renamed over the old one), so a reader never sees half of
-//! it. A token bound to the client's proof key (DPoP) is not kept: the key lives in memory
-//! only, and a token without it is of no use.
+//! be refreshed. On Unix the file is readable and writable by its owner alone (a file
+//! others can read is refused, as `ssh` refuses such a key), and written whole each time (to
+//! a new file of a name nobody can guess, created anew, then renamed over the old one), so a
+//! reader never sees half of it. A token bound to the client's proof key (DPoP) is not kept:
+//! the key lives in memory only, and a token without it is of no use. Registrations are
+//! kept by the authorization server the client looked up (not by what its metadata claims),
+//! with the token endpoint and the grant they were made for, and used again only where all
+//! three still hold.
 
 use super::discovery::Issuer;
 use super::grant::{Identity, Method, Tokens};
@@ -14,8 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The file, as it is written.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// The file, as it is written. (No `Debug`: it holds secrets.)
+#[derive(Default, Serialize, Deserialize)]
 pub(super) struct Kept {
     /// The client's registrations, by the issuer of the authorization server.
     #[serde(default)]
@@ -26,13 +30,17 @@ pub(super) struct Kept {
 }
 
 /// Who the client is at an authorization server.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(super) struct KeptIdentity {
     client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     client_secret: Option<String>,
     /// How it authenticates at the token endpoint, as registrations name it.
     method: String,
+    /// The grant it was made for (`authorization_code`, `client_credentials`).
+    pub(super) grant: String,
+    /// The token endpoint it was made with: a server that names another now is another.
+    pub(super) token_endpoint: String,
     /// The redirect URI it was registered with, when a person authorizes it: a receiver
     /// that listens elsewhere now needs a registration of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,9 +48,11 @@ pub(super) struct KeptIdentity {
 }
 
 /// A token had for an MCP endpoint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(super) struct KeptToken {
     pub(super) issuer: Issuer,
+    /// The issuer the client looked up (what the registration is kept by).
+    pub(super) issuer_key: String,
     pub(super) identity: KeptIdentity,
     /// The resource the token is for (what token requests name).
     pub(super) resource: String,
@@ -58,9 +68,14 @@ pub(super) struct KeptToken {
 }
 
 impl KeptIdentity {
-    /// `identity` as kept; `None` for one whose secret is a key of the settings (a PEM
-    /// is not written to the file: the settings give it again).
-    pub(super) fn of(identity: &Identity, redirect_uri: Option<String>) -> KeptIdentity {
+    /// `identity` as kept, made for `grant` with the token endpoint `token_endpoint`; a
+    /// private key is not written (the settings give it again).
+    pub(super) fn of(
+        identity: &Identity,
+        grant: &str,
+        token_endpoint: &str,
+        redirect_uri: Option<String>,
+    ) -> KeptIdentity {
         let method = match &identity.method {
             Method::Basic => "client_secret_basic",
             Method::Post => "client_secret_post",
@@ -71,6 +86,8 @@ impl KeptIdentity {
             client_id: identity.client_id.clone(),
             client_secret: identity.secret.clone(),
             method: method.to_owned(),
+            grant: grant.to_owned(),
+            token_endpoint: token_endpoint.to_owned(),
             redirect_uri,
         }
     }
@@ -106,6 +123,7 @@ impl KeptToken {
     pub(super) fn of(
         tokens: &Tokens,
         issuer: &Issuer,
+        issuer_key: &str,
         identity: KeptIdentity,
         resource: &str,
         scopes: Vec<String>,
@@ -115,12 +133,14 @@ impl KeptToken {
         }
         let expires_at = tokens.expires.map(|at| {
             let left = at.saturating_duration_since(Instant::now());
-            (SystemTime::now() + left)
+            let since = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, |since| since.as_secs())
+                .unwrap_or_default();
+            since.saturating_add(left).as_secs()
         });
         Some(KeptToken {
             issuer: issuer.clone(),
+            issuer_key: issuer_key.to_owned(),
             identity,
             resource: resource.to_owned(),
             access_token: tokens.access.clone(),
@@ -130,12 +150,17 @@ impl KeptToken {
         })
     }
 
-    /// The tokens again; one whose time is up counts as run out (refreshed before use).
+    /// The tokens again; one whose time is up counts as run out (refreshed before use),
+    /// and one said to last past what a clock can hold lasts as long as one can.
     pub(super) fn tokens(&self) -> Tokens {
         let expires = self.expires_at.map(|at| {
-            let at = UNIX_EPOCH + Duration::from_secs(at);
-            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
-            Instant::now() + left
+            let since = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            let left = Duration::from_secs(at).saturating_sub(since);
+            let now = Instant::now();
+            now.checked_add(left)
+                .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
         });
         Tokens {
             access: self.access_token.clone(),
@@ -147,7 +172,7 @@ impl KeptToken {
 }
 
 /// Where credentials are kept.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct KeptFile {
     path: PathBuf,
 }
@@ -168,6 +193,23 @@ impl KeptFile {
             }
             Err(error) => return Err(self.unreadable(&error.to_string())),
         };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&self.path)
+                .map_err(|error| self.unreadable(&error.to_string()))?
+                .permissions()
+                .mode();
+            if mode & 0o077 != 0 {
+                return Err(format!(
+                    "the OAuth credentials kept in {} can be read by others than its owner \
+                     (mode {:o}): they are not used; make it the owner's alone (chmod 600) or \
+                     remove it",
+                    self.path.display(),
+                    mode & 0o777
+                ));
+            }
+        }
         serde_json::from_str(&text).map_err(|error| self.unreadable(&error.to_string()))
     }
 
@@ -182,6 +224,11 @@ impl KeptFile {
     /// Changes what the file holds with `change`, read anew first so that what another
     /// process kept meanwhile (another server's token) stays.
     pub(super) fn update(&self, change: impl FnOnce(&mut Kept)) -> Result<(), String> {
+        // One update at a time in this process: two would each write what they read, and
+        // the second would undo the first. (Another process may still write between this
+        // one's read and write; the last to write wins.)
+        static UPDATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = crate::sync::lock(&UPDATING);
         let mut kept = self.read()?;
         change(&mut kept);
         let text = serde_json::to_string_pretty(&kept).map_err(|error| error.to_string())?;
@@ -195,16 +242,26 @@ impl KeptFile {
 }
 
 /// Writes `bytes` to `path` through a new file of the owner's alone, renamed over `path`.
+/// The new file's name is random and it is created anew (never opened if it exists, nor
+/// followed if it is a link), so nobody can have it written where they choose; a directory
+/// made for it is the owner's alone too.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
     }
+    let mut random = [0u8; 12];
+    getrandom::fill(&mut random).map_err(|error| std::io::Error::other(error.to_string()))?;
+    let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
     let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(format!(".{}.new", std::process::id()));
+    name.push(format!(".{suffix}.new"));
     let new = path.with_file_name(name);
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let written = options.open(&new).and_then(|mut file| {
@@ -259,9 +316,17 @@ mod tests {
             expires: Some(Instant::now() + Duration::from_secs(3600)),
             bound: false,
         };
-        let kept = KeptIdentity::of(&identity, Some("http://127.0.0.1:9/callback".to_owned()));
-        let token =
-            KeptToken::of(&tokens, &issuer(), kept.clone(), "https://mcp.test", vec![]).unwrap();
+        let redirect = Some("http://127.0.0.1:9/callback".to_owned());
+        let kept = KeptIdentity::of(&identity, "authorization_code", "https://t/token", redirect);
+        let token = KeptToken::of(
+            &tokens,
+            &issuer(),
+            "https://auth.example.test",
+            kept.clone(),
+            "https://mcp.test",
+            vec![],
+        )
+        .unwrap();
         file.update(|all| {
             all.registrations.insert(issuer().issuer, kept);
             all.tokens.insert("https://mcp.test/mcp".to_owned(), token);
@@ -302,12 +367,14 @@ mod tests {
             secret: None,
             method: Method::None,
         };
-        let kept = KeptIdentity::of(&identity, None);
-        assert!(KeptToken::of(&tokens, &issuer(), kept, "r", vec![]).is_none());
+        let kept = KeptIdentity::of(&identity, "client_credentials", "https://t/token", None);
+        assert!(KeptToken::of(&tokens, &issuer(), "i", kept, "r", vec![]).is_none());
         let keyed = KeptIdentity {
             client_id: "c".to_owned(),
             client_secret: None,
             method: "private_key_jwt".to_owned(),
+            grant: "client_credentials".to_owned(),
+            token_endpoint: "https://t/token".to_owned(),
             redirect_uri: None,
         };
         assert!(keyed.identity(None).is_none());
@@ -315,12 +382,60 @@ mod tests {
     }
 
     #[test]
+    fn an_expiry_past_what_a_clock_holds_lasts_rather_than_panics() {
+        let kept = KeptToken {
+            issuer: issuer(),
+            issuer_key: "i".to_owned(),
+            identity: KeptIdentity::of(
+                &Identity {
+                    client_id: "c".to_owned(),
+                    secret: None,
+                    method: Method::None,
+                },
+                "authorization_code",
+                "https://t/token",
+                None,
+            ),
+            resource: "r".to_owned(),
+            access_token: "a".to_owned(),
+            refresh_token: None,
+            expires_at: Some(u64::MAX),
+            scopes: Vec::new(),
+        };
+        assert!(kept.tokens().expires.unwrap() > Instant::now());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = scratch("open");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let why = KeptFile::new(path.clone()).read().err().expect("refused");
+        assert!(
+            why.contains("can be read by others") && why.contains("644"),
+            "{why}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(KeptFile::new(path.clone()).read().is_ok());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    #[test]
     fn a_file_that_cannot_be_read_is_named_and_not_written_over() {
         let path = scratch("broken");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "not json").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let private = std::fs::Permissions::from_mode(0o600);
+            std::fs::set_permissions(&path, private).unwrap();
+        }
         let file = KeptFile::new(path.clone());
-        let why = file.read().unwrap_err();
+        let why = file.read().err().expect("refused");
         assert!(why.contains(&path.display().to_string()) && why.contains("remove the file"));
         assert!(file.update(|_| {}).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");

@@ -24,11 +24,13 @@ mod grant;
 mod kept;
 mod loopback;
 mod oauth;
+mod settings;
 mod web;
 
 pub use challenge::Challenge;
 pub use loopback::{Authorizer, Loopback};
-pub use oauth::{KeyAlgorithm, OAuth, OAuthBuilder};
+pub use oauth::OAuth;
+pub use settings::{KeyAlgorithm, OAuthBuilder};
 
 use super::handler::Answer;
 

@@ -4,12 +4,15 @@
 //! the refusal, together with those asked for before). Tokens are refreshed before they
 //! run out; registrations are kept per authorization server and never shown to another.
 
+mod kept_here;
+
 use super::challenge::Challenge;
 use super::discovery::{self, Issuer, Resource};
 use super::dpop::{Dpop, Proving};
 use super::grant::{self, Identity, Method, Tokens};
-use super::kept::{KeptFile, KeptIdentity, KeptToken};
+use super::kept::{Kept, KeptFile};
 use super::loopback::Authorizer;
+use super::settings::{Grant, OAuthBuilder};
 use super::web::Web;
 use super::{Credentials, Refusal};
 use crate::client::handler::Answer;
@@ -59,219 +62,52 @@ struct Inner {
 /// What the credentials hold.
 #[derive(Default)]
 struct State {
-    /// The token in use, and what it was had from.
-    held: Option<Held>,
-    /// Who the client is at each authorization server it met, by issuer.
-    registrations: HashMap<String, Identity>,
-    /// The scopes asked for so far: a refusal for more asks for all of them together.
-    requested: BTreeSet<String>,
+    /// The token held for each MCP endpoint, by its URL: a token goes only where it was had
+    /// for, also when one `OAuth` serves several servers.
+    held: HashMap<String, Held>,
+    /// Who the client is at each authorization server it met, by the issuer it looked up.
+    registrations: HashMap<String, Known>,
+    /// The scopes asked for so far, by endpoint: a refusal for more asks for all of them
+    /// together.
+    requested: HashMap<String, BTreeSet<String>>,
     /// The key that binds tokens to the client, once an authorization server takes one.
     dpop: Option<Arc<Dpop>>,
-    /// Whether what was kept in a file was read (it is, when credentials are first needed).
-    read_kept: bool,
-    /// Registrations kept by an earlier run, by issuer: used when they still fit.
-    kept_registrations: HashMap<String, KeptIdentity>,
+    /// What an earlier run kept, once read (when credentials are first needed): its
+    /// registrations, and the tokens not taken up yet.
+    kept: Option<Kept>,
+}
+
+/// Who the client is at an authorization server, and whether it registered there (only a
+/// registration is kept for the next run: a configured client is configured again).
+#[derive(Clone)]
+struct Known {
+    identity: Identity,
+    registered: bool,
 }
 
 struct Held {
     tokens: Tokens,
     issuer: Issuer,
+    /// The issuer the client looked up (what its registration is kept by).
+    issuer_key: String,
     identity: Identity,
+    registered: bool,
     resource: String,
-    /// The MCP endpoint it was had for (what kept tokens are found by).
-    endpoint: String,
     /// The redirect URI the identity was registered with, when a person authorizes.
     redirect: Option<String>,
     /// Whether this token came from a refresh (a refusal of it needs a new authorization).
     refreshed: bool,
 }
 
-/// The algorithm of a private key that signs the client's assertions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum KeyAlgorithm {
-    /// ECDSA on P-256 with SHA-256 (an EC key).
-    Es256,
-    /// ECDSA on P-384 with SHA-384 (an EC key).
-    Es384,
-    /// RSASSA-PKCS1-v1_5 with SHA-256 (an RSA key).
-    Rs256,
-    /// Ed25519 (an Ed25519 key).
-    EdDsa,
-}
-
-impl KeyAlgorithm {
-    pub(crate) fn jwt(self) -> jsonwebtoken::Algorithm {
-        match self {
-            KeyAlgorithm::Es256 => jsonwebtoken::Algorithm::ES256,
-            KeyAlgorithm::Es384 => jsonwebtoken::Algorithm::ES384,
-            KeyAlgorithm::Rs256 => jsonwebtoken::Algorithm::RS256,
-            KeyAlgorithm::EdDsa => jsonwebtoken::Algorithm::EdDSA,
-        }
-    }
-}
-
-/// How the client gets its tokens.
-#[derive(Clone)]
-enum Grant {
-    /// A person authorizes it, through an [`Authorizer`].
-    AuthorizationCode(Arc<dyn Authorizer>),
-    /// It is its own party (a service).
-    ClientCredentials,
-    /// A JWT vouches for it (a workload's identity token).
-    JwtBearer(String),
-    /// A person's identity provider vouches for them to the authorization server.
-    Enterprise {
-        endpoint: String,
-        client_id: Option<String>,
-        id_token: String,
-    },
-}
-
-/// How [`OAuth`] credentials identify the client and get tokens. Made by
-/// [`OAuth::builder`].
-#[derive(Clone)]
-pub struct OAuthBuilder {
-    client_name: String,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    private_key: Option<(String, KeyAlgorithm)>,
-    metadata_document: Option<String>,
-    scopes: Vec<String>,
-    grant: Option<Grant>,
-    kept: Option<std::path::PathBuf>,
-}
-
 impl OAuth {
-    /// Credentials to configure; by default a person authorizes through [`Loopback`], and
-    /// the client registers itself where it can.
-    ///
-    /// [`Loopback`]: super::Loopback
-    pub fn builder() -> OAuthBuilder {
-        OAuthBuilder {
-            client_name: "tool-runtime MCP client".to_owned(),
-            client_id: None,
-            client_secret: None,
-            private_key: None,
-            metadata_document: None,
-            scopes: Vec::new(),
-            grant: None,
-            kept: None,
-        }
-    }
-}
-
-impl OAuthBuilder {
-    /// The name the client registers under (shown to the person who authorizes it).
-    pub fn client_name(mut self, name: impl Into<String>) -> Self {
-        self.client_name = name.into();
-        self
-    }
-
-    /// A client id registered beforehand with the authorization server.
-    pub fn client_id(mut self, id: impl Into<String>) -> Self {
-        self.client_id = Some(id.into());
-        self
-    }
-
-    /// The secret of that client id.
-    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
-        self.client_secret = Some(secret.into());
-        self
-    }
-
-    /// Authenticate with a JWT signed by this private key (PEM; `private_key_jwt`) instead
-    /// of a secret.
-    pub fn private_key_jwt(mut self, pem: impl Into<String>, algorithm: KeyAlgorithm) -> Self {
-        self.private_key = Some((pem.into(), algorithm));
-        self
-    }
-
-    /// The URL of the client's metadata document, used as its client id with authorization
-    /// servers that accept one (no registration needed).
-    pub fn client_metadata_document(mut self, url: impl Into<String>) -> Self {
-        self.metadata_document = Some(url.into());
-        self
-    }
-
-    /// Scopes always asked for, beside those the server names.
-    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// A person authorizes the client through `authorizer` (authorization code with PKCE).
-    pub fn authorization_code(mut self, authorizer: impl Authorizer + 'static) -> Self {
-        self.grant = Some(Grant::AuthorizationCode(Arc::new(authorizer)));
-        self
-    }
-
-    /// The client authorizes itself with its id and secret or key (client credentials).
-    pub fn client_credentials(mut self) -> Self {
-        self.grant = Some(Grant::ClientCredentials);
-        self
-    }
-
-    /// The client gets its tokens for `assertion`, a JWT its platform issued to vouch for
-    /// it (a workload's identity token; RFC 7523's JWT bearer grant).
-    pub fn jwt_bearer(mut self, assertion: impl Into<String>) -> Self {
-        self.grant = Some(Grant::JwtBearer(assertion.into()));
-        self
-    }
-
-    /// A person signed in at their organisation's identity provider: its ID token
-    /// (`id_token`) is exchanged at the provider's token endpoint (`endpoint`, as
-    /// `client_id` there) for an identity assertion, and that for a token at the MCP
-    /// server's authorization server (enterprise-managed authorization).
-    pub fn enterprise_identity(
-        mut self,
-        endpoint: impl Into<String>,
-        client_id: Option<String>,
-        id_token: impl Into<String>,
-    ) -> Self {
-        self.grant = Some(Grant::Enterprise {
-            endpoint: endpoint.into(),
-            client_id,
-            id_token: id_token.into(),
-        });
-        self
-    }
-
-    /// Keeps the client's registrations (by authorization server) and its tokens (by MCP
-    /// endpoint) in the file at `path`, created readable by its owner alone: a program run
-    /// again (a command line, say) uses them rather than registering again and asking the
-    /// person to sign in again, for as long as its tokens are good or can be refreshed.
-    /// A token bound to the client's proof key (DPoP) is not kept. A file that cannot be
-    /// read fails the requests that need it, naming it, and is never written over.
-    ///
-    /// ```no_run
-    /// use tool_runtime::client::auth::OAuth;
-    /// let home = std::env::var("HOME").unwrap();
-    /// let oauth = OAuth::builder()
-    ///     .keep_in(format!("{home}/.config/my-agent/oauth.json"))
-    ///     .build();
-    /// # let _ = oauth;
-    /// ```
-    pub fn keep_in(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.kept = Some(path.into());
-        self
-    }
-
-    /// The credentials.
-    pub fn build(mut self) -> OAuth {
-        if self.grant.is_none() {
-            self.grant = Some(Grant::AuthorizationCode(Arc::new(super::Loopback::new())));
-        }
+    /// The credentials `settings` describe.
+    pub(super) fn with_settings(settings: OAuthBuilder) -> OAuth {
         OAuth(Arc::new(Inner {
             web: Web::new(),
-            kept: self.kept.clone().map(KeptFile::new),
-            settings: self,
+            kept: settings.kept.clone().map(KeptFile::new),
+            settings,
             state: tokio::sync::Mutex::default(),
         }))
-    }
-
-    fn grant(&self) -> Grant {
-        self.grant.clone().unwrap_or(Grant::ClientCredentials)
     }
 }
 
@@ -279,30 +115,35 @@ impl Credentials for OAuth {
     fn headers<'a>(&'a self, method: &'a str, url: &'a str) -> Answer<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let mut state = self.0.state.lock().await;
-            self.0.read_kept(&mut state, url)?;
-            let Some(held) = state.held.as_mut() else {
+            self.0.take_up_kept(&mut state, url)?;
+            let Some(held) = state.held.get(url) else {
                 return Ok(Vec::new());
             };
             let expired = held.tokens.expires.is_some_and(|at| Instant::now() >= at);
-            if expired {
-                let renewed = match &held.tokens.refresh {
-                    Some(refresh) => {
-                        let refresh = refresh.clone();
-                        self.0.refresh(&state, &refresh).await
-                    }
+            // Another run of the program may have refreshed the kept token meanwhile: a
+            // refresh token used twice may be refused, or revoke the whole family.
+            if expired && !self.0.adopt_newer_kept(&mut state, url) {
+                let renewed = match state
+                    .held
+                    .get(url)
+                    .and_then(|held| held.tokens.refresh.clone())
+                {
+                    Some(refresh) => self.0.refresh(&state, url, &refresh).await,
                     // The server will refuse it, and the refusal authorizes anew.
                     None => Err("no refresh token".to_owned()),
                 };
                 match renewed {
                     Ok(tokens) => {
-                        let held = state.held.as_mut().expect("held above");
-                        held.tokens = tokens;
-                        held.refreshed = true;
-                        self.0.keep(&state);
+                        if let Some(held) = state.held.get_mut(url) {
+                            held.tokens = tokens;
+                            held.refreshed = true;
+                        }
+                        self.0.keep(&state, url);
                     }
                     Err(why) => {
                         tracing::info!(%why, "an access token ran out and could not be refreshed");
-                        state.held = None;
+                        state.held.remove(url);
+                        self.0.forget_kept_token(url);
                         return Ok(Vec::new());
                     }
                 }
@@ -319,7 +160,7 @@ impl Credentials for OAuth {
 impl State {
     /// The headers of the token held for a request of `method` to `url`.
     fn headers(&self, method: &str, url: &str) -> Result<Vec<(String, String)>, String> {
-        let Some(held) = &self.held else {
+        let Some(held) = self.held.get(url) else {
             return Ok(Vec::new());
         };
         let token = &held.tokens.access;
@@ -335,9 +176,9 @@ impl State {
         }
     }
 
-    /// The `Authorization` value of the token held.
-    fn authorization(&self) -> Option<String> {
-        let held = self.held.as_ref()?;
+    /// The `Authorization` value of the token held for `url`.
+    fn authorization(&self, url: &str) -> Option<String> {
+        let held = self.held.get(url)?;
         let scheme = if held.tokens.bound { "DPoP" } else { "Bearer" };
         Some(format!("{scheme} {}", held.tokens.access))
     }
@@ -366,22 +207,24 @@ impl Inner {
         }
         // Another request, refused too, may have got a new token meanwhile: it is tried
         // first.
-        let current = state.authorization();
+        let url = refusal.url.as_str();
+        let current = state.authorization(url);
         if current.is_some() && current.as_deref() != refusal.authorization_sent() {
             return Ok(());
         }
         // A token that ran out is refreshed once before anything else is tried.
         let refreshable = state
             .held
-            .as_ref()
+            .get(url)
             .filter(|held| !held.refreshed)
             .and_then(|held| held.tokens.refresh.clone());
         if let (401, Some(refresh)) = (refusal.status, refreshable) {
-            if let Ok(tokens) = self.refresh(&state, &refresh).await {
-                let held = state.held.as_mut().expect("held above");
-                held.tokens = tokens;
-                held.refreshed = true;
-                self.keep(&state);
+            if let Ok(tokens) = self.refresh(&state, url, &refresh).await {
+                if let Some(held) = state.held.get_mut(url) {
+                    held.tokens = tokens;
+                    held.refreshed = true;
+                }
+                self.keep(&state, url);
                 return Ok(());
             }
         }
@@ -393,8 +236,9 @@ impl Inner {
         )
         .await?;
         let issuer = discovery::issuer(&self.web, &resource).await?;
-        let scopes = self.scopes(&state, &challenge, &resource, &issuer);
-        let identity = self.identity(&mut state, &issuer).await?;
+        let scopes = self.scopes(&state, url, &challenge, &resource, &issuer);
+        let known = self.identity(&mut state, &resource.issuer, &issuer).await?;
+        let identity = known.identity;
         if issuer.dpop_es256 && state.dpop.is_none() {
             state.dpop = Some(Arc::new(Dpop::new()?));
         }
@@ -436,132 +280,28 @@ impl Inner {
                 grant::jwt_bearer(&self.web, &identity, &issuer, &assertion, &scopes, id).await?
             }
         };
-        state.requested.extend(scopes);
+        state
+            .requested
+            .entry(url.to_owned())
+            .or_default()
+            .extend(scopes);
         let redirect = match self.settings.grant() {
             Grant::AuthorizationCode(authorizer) => authorizer.redirect_uri().await.ok(),
             _ => None,
         };
-        state.held = Some(Held {
+        let held = Held {
             tokens,
             issuer,
+            issuer_key: resource.issuer,
             identity,
+            registered: known.registered,
             resource: resource.id,
-            endpoint: refusal.url.clone(),
             redirect,
             refreshed: false,
-        });
-        self.keep(&state);
+        };
+        state.held.insert(url.to_owned(), held);
+        self.keep(&state, url);
         Ok(())
-    }
-
-    /// Reads what an earlier run kept, once: its registrations, and the token it had for
-    /// `endpoint` when none is held.
-    fn read_kept(&self, state: &mut State, endpoint: &str) -> Result<(), String> {
-        let Some(file) = self.kept.as_ref().filter(|_| !state.read_kept) else {
-            return Ok(());
-        };
-        let kept = file.read()?;
-        state.read_kept = true;
-        let token = kept.tokens.get(endpoint);
-        let identity = token.and_then(|token| self.kept_token_identity(token));
-        if let (None, Some(token), Some(identity)) = (&state.held, token, identity) {
-            state.requested.extend(token.scopes.iter().cloned());
-            state.held = Some(Held {
-                tokens: token.tokens(),
-                issuer: token.issuer.clone(),
-                identity,
-                resource: token.resource.clone(),
-                endpoint: endpoint.to_owned(),
-                redirect: token.identity.redirect_uri.clone(),
-                refreshed: false,
-            });
-        }
-        state.kept_registrations = kept.registrations.into_iter().collect();
-        Ok(())
-    }
-
-    /// Keeps the token held and the registration it was had with, when credentials are
-    /// kept; a failure to write is logged: the token is still good in this run.
-    fn keep(&self, state: &State) {
-        let (Some(file), Some(held)) = (&self.kept, &state.held) else {
-            return;
-        };
-        // A client configured here is configured again in the next run: its secret is
-        // not written down, and it is no registration.
-        let configured = self.settings.client_id.is_some();
-        let mut identity = KeptIdentity::of(&held.identity, held.redirect.clone());
-        if configured {
-            identity.forget_secret();
-        }
-        let scopes = state.requested.iter().cloned().collect();
-        let token = KeptToken::of(
-            &held.tokens,
-            &held.issuer,
-            identity.clone(),
-            &held.resource,
-            scopes,
-        );
-        let updated = file.update(|kept| {
-            if !configured {
-                kept.registrations
-                    .insert(held.issuer.issuer.clone(), identity);
-            }
-            match token {
-                Some(token) => kept.tokens.insert(held.endpoint.clone(), token),
-                None => kept.tokens.remove(&held.endpoint),
-            };
-        });
-        if let Err(why) = updated {
-            tracing::warn!(%why, "OAuth credentials were not kept for the next run");
-        }
-    }
-
-    /// Who a kept token was had as, when the client can be that again: the configured
-    /// client (its secret from the settings), else the registration kept with it.
-    fn kept_token_identity(&self, token: &KeptToken) -> Option<Identity> {
-        let Some(client_id) = &self.settings.client_id else {
-            return token.identity.identity(self.key_method());
-        };
-        if token.identity.client_id() != client_id {
-            return None;
-        }
-        let secret = self.settings.client_secret.clone();
-        Some(Identity {
-            client_id: client_id.clone(),
-            method: self.method(&token.issuer, secret.is_some(), None),
-            secret,
-        })
-    }
-
-    /// The method of the settings' private key, if they have one.
-    fn key_method(&self) -> Option<Method> {
-        let (key, algorithm) = self.settings.private_key.as_ref()?;
-        Some(Method::PrivateKeyJwt {
-            key: key.clone(),
-            algorithm: algorithm.jwt(),
-        })
-    }
-
-    /// A registration an earlier run kept for `issuer`, when it still fits: no client id
-    /// is configured instead, and a person is sent back where it was registered to send
-    /// them.
-    async fn kept_identity(
-        &self,
-        state: &State,
-        issuer: &Issuer,
-    ) -> Result<Option<Identity>, String> {
-        let kept = match state.kept_registrations.get(&issuer.issuer) {
-            Some(kept) if self.settings.client_id.is_none() => kept,
-            _ => return Ok(None),
-        };
-        if let (Grant::AuthorizationCode(authorizer), Some(registered)) =
-            (self.settings.grant(), &kept.redirect_uri)
-        {
-            if authorizer.redirect_uri().await? != *registered {
-                return Ok(None);
-            }
-        }
-        Ok(kept.identity(self.key_method()))
     }
 
     /// The scopes to ask for: those the refusal names (with all asked for before, so a
@@ -571,21 +311,24 @@ impl Inner {
     fn scopes(
         &self,
         state: &State,
+        endpoint: &str,
         challenge: &Challenge,
         resource: &Resource,
         issuer: &Issuer,
     ) -> Vec<String> {
         let mut scopes: BTreeSet<String> = self.settings.scopes.iter().cloned().collect();
         let named = challenge.scopes();
-        if named.is_empty() {
-            if state.requested.is_empty() {
-                scopes.extend(resource.scopes_supported.iter().cloned());
-            } else {
-                scopes.extend(state.requested.iter().cloned());
+        let requested = state
+            .requested
+            .get(endpoint)
+            .filter(|asked| !asked.is_empty());
+        match requested {
+            None if named.is_empty() => scopes.extend(resource.scopes_supported.iter().cloned()),
+            None => scopes.extend(named),
+            Some(asked) => {
+                scopes.extend(named);
+                scopes.extend(asked.iter().cloned());
             }
-        } else {
-            scopes.extend(named);
-            scopes.extend(state.requested.iter().cloned());
         }
         let offline = "offline_access";
         if matches!(self.settings.grant(), Grant::AuthorizationCode(_))
@@ -597,17 +340,25 @@ impl Inner {
         scopes.into_iter().collect()
     }
 
-    /// Who the client is at `issuer`: as registered there before; the id it was given; its
-    /// metadata document's URL where the server takes one; else registered now.
-    async fn identity(&self, state: &mut State, issuer: &Issuer) -> Result<Identity, String> {
-        if let Some(known) = state.registrations.get(&issuer.issuer) {
+    /// Who the client is at `issuer` (looked up as `key`): as registered there before, in
+    /// this run or an earlier one; the id it was given; its metadata document's URL where
+    /// the server takes one; else registered now.
+    async fn identity(
+        &self,
+        state: &mut State,
+        key: &str,
+        issuer: &Issuer,
+    ) -> Result<Known, String> {
+        if let Some(known) = state.registrations.get(key) {
             return Ok(known.clone());
         }
-        if let Some(kept) = self.kept_identity(state, issuer).await? {
-            state
-                .registrations
-                .insert(issuer.issuer.clone(), kept.clone());
-            return Ok(kept);
+        if let Some(identity) = self.kept_identity(state, key, issuer).await? {
+            let known = Known {
+                identity,
+                registered: true,
+            };
+            state.registrations.insert(key.to_owned(), known.clone());
+            return Ok(known);
         }
         let settings = &self.settings;
         let vouched = matches!(
@@ -638,12 +389,20 @@ impl Inner {
                 method: Method::None,
             }
         } else {
-            self.register(issuer).await?
+            let identity = self.register(issuer).await?;
+            let known = Known {
+                identity,
+                registered: true,
+            };
+            state.registrations.insert(key.to_owned(), known.clone());
+            return Ok(known);
         };
-        state
-            .registrations
-            .insert(issuer.issuer.clone(), identity.clone());
-        Ok(identity)
+        let known = Known {
+            identity,
+            registered: false,
+        };
+        state.registrations.insert(key.to_owned(), known.clone());
+        Ok(known)
     }
 
     /// How the client authenticates at `issuer`'s token endpoint: its key if it has one;
@@ -778,9 +537,14 @@ impl Inner {
         .await
     }
 
-    /// A new access token for the token held, from its refresh token.
-    async fn refresh(&self, state: &State, refresh: &str) -> Result<Tokens, String> {
-        let held = state.held.as_ref().ok_or("no token is held")?;
+    /// A new access token for the token held for `endpoint`, from its refresh token.
+    async fn refresh(
+        &self,
+        state: &State,
+        endpoint: &str,
+        refresh: &str,
+    ) -> Result<Tokens, String> {
+        let held = state.held.get(endpoint).ok_or("no token is held")?;
         let dpop = state.dpop.as_deref().filter(|_| held.tokens.bound);
         let web = Proving::new(&self.web, dpop);
         grant::refresh(&web, &held.identity, &held.issuer, refresh, &held.resource).await

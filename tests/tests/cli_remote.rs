@@ -96,10 +96,10 @@ fn a_server_that_cannot_be_reached_is_named_in_the_failure() {
     assert!(told.contains("/nonexistent/server"), "{told}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
-    let spec = format!("up={}", upstream_command());
-    let mut session = Session::process(TRAVEL, &["--mount", &spec]);
+/// `serve` with `args` over stdio, initialized, once it lists the mounted `up_add`: the
+/// session, and the names it lists.
+async fn serving_up_add(args: &[&str]) -> (Session, Vec<String>) {
+    let mut session = Session::process(TRAVEL, args);
     session.send(tool_tests::INITIALIZE).await;
     session.answer_to(0).await;
     session
@@ -116,10 +116,11 @@ async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
         names.contains(&"up_add".to_owned()).then_some(names)
     })
     .await;
-    assert!(
-        names.iter().any(|name| !name.starts_with("up_")),
-        "{names:?}"
-    );
+    (session, names)
+}
+
+/// What `up_add` of 3 and 4 answers, called in `session`.
+async fn up_add_answers(session: &mut Session) -> Value {
     session
         .send(&tool_tests::rpc::call(
             500,
@@ -127,7 +128,18 @@ async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
             json!({"a": 3, "b": 4}),
         ))
         .await;
-    let (answer, _) = session.answer_to(500).await;
+    session.answer_to(500).await.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
+    let spec = format!("up={}", upstream_command());
+    let (mut session, names) = serving_up_add(&["--mount", &spec]).await;
+    assert!(
+        names.iter().any(|name| !name.starts_with("up_")),
+        "{names:?}"
+    );
+    let answer = up_add_answers(&mut session).await;
     assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
 }
 
@@ -229,30 +241,8 @@ async fn serve_mount_presents_the_token_file_given_for_its_prefix() {
     let (_upstream, url, file) = protected_upstream(&dir);
     let spec = format!("up={url}");
     let token = format!("up={file}");
-    let mut session = Session::process(TRAVEL, &["--mount", &spec, "--mount-token-file", &token]);
-    session.send(tool_tests::INITIALIZE).await;
-    session.answer_to(0).await;
-    session
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
-    let mut id = 0;
-    tool_tests::wait_for("up_add is served", async || {
-        id += 1;
-        session
-            .send(&tool_tests::rpc::request(id, "tools/list", json!({})))
-            .await;
-        let (list, _) = session.answer_to(id).await;
-        tool_tests::names(&list, "tools", "name").contains(&"up_add".to_owned())
-    })
-    .await;
-    session
-        .send(&tool_tests::rpc::call(
-            500,
-            "up_add",
-            json!({"a": 3, "b": 4}),
-        ))
-        .await;
-    let (answer, _) = session.answer_to(500).await;
+    let (mut session, _) = serving_up_add(&["--mount", &spec, "--mount-token-file", &token]).await;
+    let answer = up_add_answers(&mut session).await;
     assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
     let _ = std::fs::remove_dir_all(&dir);
 }

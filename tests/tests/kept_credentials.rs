@@ -279,6 +279,28 @@ async fn called_with(oauth: OAuth, endpoint: &str) -> String {
     format!("{called:?}")
 }
 
+/// Where a test keeps credentials: `oauth.json` in a directory of its own, removed when
+/// the test ends (passed or not).
+struct KeptDir(std::path::PathBuf);
+
+impl KeptDir {
+    /// A new, empty directory named after `test` (the file in it not there yet).
+    fn new(test: &str) -> KeptDir {
+        let dir = std::env::temp_dir().join(format!("kept-{test}-{}", std::process::id()));
+        KeptDir(dir)
+    }
+
+    fn file(&self) -> std::path::PathBuf {
+        self.0.join("oauth.json")
+    }
+}
+
+impl Drop for KeptDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn counts(auth: &AuthServer) -> Counts {
     auth.counts.lock().unwrap().clone()
 }
@@ -286,9 +308,8 @@ fn counts(auth: &AuthServer) -> Counts {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran_out() {
     let (auth, endpoint) = servers().await;
-    let dir = std::env::temp_dir().join(format!("kept-credentials-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = dir.join("oauth.json");
+    let dir = KeptDir::new("credentials");
+    let file = dir.file();
 
     let first = run(&auth, &endpoint, &file, 40001).await;
     assert!(first.contains("ada"), "{first}");
@@ -376,7 +397,6 @@ async fn a_client_started_again_uses_the_kept_token_and_refreshes_it_once_it_ran
             ..asked_again
         }
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,9 +437,9 @@ async fn one_oauth_for_two_servers_sends_each_only_its_own_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_file_that_cannot_be_read_fails_the_connection_naming_it() {
     let (auth, endpoint) = servers().await;
-    let dir = std::env::temp_dir().join(format!("kept-broken-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("oauth.json");
+    let dir = KeptDir::new("broken");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let file = dir.file();
     std::fs::write(&file, "{ not json").unwrap();
     #[cfg(unix)]
     {
@@ -444,7 +464,6 @@ async fn a_kept_file_that_cannot_be_read_fails_the_connection_naming_it() {
         "not written over"
     );
     assert_eq!(counts(&auth).consents, 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 const BINARY: &str = env!("CARGO_BIN_EXE_travel-tools");
@@ -466,9 +485,8 @@ async fn command_line(args: &[&str], env: &[(&str, &str)], stdin: &str) -> std::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
     let (auth, endpoint) = servers().await;
-    let dir = std::env::temp_dir().join(format!("kept-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = dir.join("oauth.json");
+    let dir = KeptDir::new("cli");
+    let file = dir.file();
     run(&auth, &endpoint, &file, 40001).await;
     assert_eq!(counts(&auth).consents, 1);
 
@@ -492,15 +510,13 @@ async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
         "no sign-in: the kept token was used"
     );
     assert!(!stderr.contains("Open this page"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mount_authorized_with_a_services_client_credentials_serves_its_tools() {
     let (auth, endpoint) = servers().await;
-    let dir = std::env::temp_dir().join(format!("kept-service-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = dir.join("oauth.json");
+    let dir = KeptDir::new("service");
+    let file = dir.file();
     let kept = file.to_str().unwrap();
     let mount = format!("up={endpoint}");
     let turn = json!({"role": "assistant", "content": [
@@ -560,5 +576,4 @@ async fn a_mount_authorized_with_a_services_client_credentials_serves_its_tools(
         expected,
         "the kept token served the second run"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -57,7 +57,8 @@ struct KeptCredentials {
 /// How one server is authorized.
 #[cfg(feature = "client")]
 enum Access {
-    Token(PathBuf),
+    TokenFile(PathBuf),
+    Token(String),
     OAuth,
 }
 
@@ -78,9 +79,9 @@ impl MountAccess {
     #[cfg(feature = "client")]
     pub(super) fn by_prefix(&self) -> Result<MountsAccess, String> {
         let mut given = std::collections::HashMap::new();
-        let mut add = |prefix: &str, access: Access, flag: &str| {
+        let mut add = |prefix: &str, access: Access, flag: &'static str| {
             let prefix = prefix.trim().to_owned();
-            match given.insert(prefix.clone(), (access, flag.to_owned())) {
+            match given.insert(prefix.clone(), (access, flag)) {
                 None => Ok(()),
                 Some(_) => Err(format!(
                     "the mount `{prefix}` is given more than one way to authorize (by {flag} \
@@ -94,7 +95,7 @@ impl MountAccess {
                 .ok_or_else(|| format!("--mount-token-file {entry:?} is not PREFIX=PATH"))?;
             add(
                 prefix,
-                Access::Token(PathBuf::from(path)),
+                Access::TokenFile(PathBuf::from(path)),
                 "--mount-token-file",
             )?;
         }
@@ -111,7 +112,7 @@ impl MountAccess {
 /// The access given for the mounts, taken mount by mount.
 #[cfg(feature = "client")]
 pub(super) struct MountsAccess {
-    given: std::collections::HashMap<String, (Access, String)>,
+    given: std::collections::HashMap<String, (Access, &'static str)>,
     kept: Option<PathBuf>,
 }
 
@@ -122,24 +123,9 @@ impl MountsAccess {
         &mut self,
         mount: crate::mount::Mount,
     ) -> Result<crate::mount::Mount, String> {
-        let Some((access, flag)) = self.given.remove(mount.prefix()) else {
-            return Ok(mount);
-        };
-        if !mount.is_http() {
-            return Err(format!(
-                "{flag} names the mount `{}`, which starts a server over stdio: it is for a \
-                 server over HTTP (a process started over stdio inherits this one's \
-                 environment; give it its secrets there)",
-                mount.prefix()
-            ));
-        }
-        secure_enough(&mount, &flag)?;
-        match access {
-            Access::Token(path) => {
-                let token = super::secrets::token(Some(&path), "")?.unwrap_or_default();
-                Ok(mount.credentials(crate::client::auth::BearerToken::new(token)))
-            }
-            Access::OAuth => Ok(mount.credentials(oauth(self.kept.as_deref())?)),
+        match self.given.remove(mount.prefix()) {
+            Some((access, flag)) => authorized(mount, access, flag, self.kept.as_deref()),
+            None => Ok(mount),
         }
     }
 
@@ -158,54 +144,58 @@ impl MountsAccess {
 impl ServerAccess {
     /// `mount` (the server `--server` names) with the access given.
     #[cfg(feature = "client")]
-    pub(super) fn apply(
-        &self,
-        mut mount: crate::mount::Mount,
-    ) -> Result<crate::mount::Mount, String> {
-        let over_stdio = || {
-            "--server-token-file and --server-oauth are for a server over HTTP; a server \
-             started over stdio inherits this process's environment: give it its secrets there"
-                .to_owned()
-        };
-        if self.server_oauth {
-            if !mount.is_http() {
-                return Err(over_stdio());
-            }
-            secure_enough(&mount, "--server-oauth")?;
-            return Ok(mount.credentials(oauth(self.kept.oauth_credentials_file.as_deref())?));
-        }
-        let file = self.server_token_file.as_deref();
-        if !mount.is_http() {
+    pub(super) fn apply(&self, mount: crate::mount::Mount) -> Result<crate::mount::Mount, String> {
+        let kept = self.kept.oauth_credentials_file.as_deref();
+        let access = if self.server_oauth {
+            Some((Access::OAuth, "--server-oauth"))
+        } else if let Some(file) = &self.server_token_file {
+            Some((Access::TokenFile(file.clone()), "--server-token-file"))
+        } else if mount.target().is_http() {
             // The variable may be set for other commands of the same shell: a server
             // started over stdio is not refused for it, only for the flag.
-            return match file {
-                Some(_) => Err(over_stdio()),
-                None => Ok(mount),
-            };
+            let token = super::secrets::from_variable(SERVER_TOKEN_VARIABLE)?;
+            token.map(|token| (Access::Token(token), SERVER_TOKEN_VARIABLE))
+        } else {
+            None
+        };
+        match access {
+            Some((access, flag)) => authorized(mount, access, flag, kept),
+            None => Ok(mount),
         }
-        if let Some(token) = super::secrets::token(file, SERVER_TOKEN_VARIABLE)? {
-            let given_by = match file {
-                Some(_) => "--server-token-file",
-                None => SERVER_TOKEN_VARIABLE,
-            };
-            secure_enough(&mount, given_by)?;
-            mount = mount.credentials(crate::client::auth::BearerToken::new(token));
-        }
-        Ok(mount)
     }
 }
 
-/// Refuses to send what `given_by` gives (a token, OAuth) to `mount`'s server over plain
-/// HTTP elsewhere than this machine: anyone on the way could read it.
+/// `mount` authorized at its server as `access` says (given by `flag`), OAuth credentials
+/// kept in `kept`. Only a server over HTTP takes these (a process started over stdio
+/// inherits this one's environment: its secrets go there), and none goes over plain HTTP
+/// elsewhere than this machine, where anyone on the way could read it.
 #[cfg(feature = "client")]
-fn secure_enough(mount: &crate::mount::Mount, given_by: &str) -> Result<(), String> {
-    match mount.plain_http_host() {
-        Some(host) => Err(format!(
-            "{given_by} would send a credential over plain HTTP to {host}, where anyone on the \
-             way can read it: reach the server over https://"
-        )),
-        None => Ok(()),
+fn authorized(
+    mount: crate::mount::Mount,
+    access: Access,
+    flag: &str,
+    kept: Option<&Path>,
+) -> Result<crate::mount::Mount, String> {
+    let target = mount.target();
+    if !target.is_http() {
+        return Err(format!(
+            "{flag} is for a server over HTTP, and `{}` is started over stdio (a process \
+             started over stdio inherits this one's environment; give it its secrets there)",
+            target.shown()
+        ));
     }
+    if let Some(host) = target.plain_http_host() {
+        return Err(format!(
+            "{flag} would send a credential over plain HTTP to {host}, where anyone on the \
+             way can read it: reach the server over https://"
+        ));
+    }
+    let bearer = crate::client::auth::BearerToken::new;
+    Ok(match access {
+        Access::TokenFile(path) => mount.credentials(bearer(super::secrets::from_file(&path)?)),
+        Access::Token(token) => mount.credentials(bearer(token)),
+        Access::OAuth => mount.credentials(oauth(kept)?),
+    })
 }
 
 /// OAuth credentials for the command line, kept in `kept` (else the default file): a

@@ -95,11 +95,39 @@ impl Target {
     }
 
     /// The target as it was written, for messages.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Target::Http(url) => url.clone(),
             Target::Command(words) => words.join(" "),
         }
+    }
+
+    /// Whether the server is over HTTP (else a process started over stdio).
+    #[cfg(feature = "cli")]
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self, Target::Http(_))
+    }
+
+    /// The host of a server reached over plain `http://` elsewhere than this machine, if
+    /// this is one: what is sent to it can be read on the way.
+    #[cfg(feature = "cli")]
+    pub(crate) fn plain_http_host(&self) -> Option<String> {
+        let Target::Http(url) = self else {
+            return None;
+        };
+        let url = oauth2::url::Url::parse(url).ok()?;
+        let plain = url.scheme() == "http" && !on_this_machine(&url);
+        plain.then(|| url.host_str().unwrap_or_default().to_owned())
+    }
+}
+
+/// Whether `url` names this machine: a loopback address, or `localhost`.
+pub(crate) fn on_this_machine(url: &oauth2::url::Url) -> bool {
+    match url.host() {
+        Some(oauth2::url::Host::Ipv4(address)) => address.is_loopback(),
+        Some(oauth2::url::Host::Ipv6(address)) => address.is_loopback(),
+        Some(oauth2::url::Host::Domain(name)) => name == "localhost",
+        None => false,
     }
 }
 

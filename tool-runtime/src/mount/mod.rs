@@ -171,26 +171,10 @@ impl Mount {
         self
     }
 
-    /// Whether the mount's server is over HTTP (else a process started over stdio).
+    /// The server, where it is.
     #[cfg(feature = "cli")]
-    pub(crate) fn is_http(&self) -> bool {
-        matches!(self.target, Target::Http(_))
-    }
-
-    /// The host of a server reached over plain `http://` that is not this machine (a
-    /// loopback address or `localhost`), if the mount's is one.
-    #[cfg(feature = "cli")]
-    pub(crate) fn plain_http_host(&self) -> Option<String> {
-        let Target::Http(url) = &self.target else {
-            return None;
-        };
-        let url = oauth2::url::Url::parse(url).ok()?;
-        let local = match url.host()? {
-            oauth2::url::Host::Ipv4(address) => address.is_loopback(),
-            oauth2::url::Host::Ipv6(address) => address.is_loopback(),
-            oauth2::url::Host::Domain(name) => name == "localhost",
-        };
-        (url.scheme() == "http" && !local).then(|| url.host_str().unwrap_or_default().to_owned())
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
     }
 
     /// The prefix of the mount's tools.
@@ -238,10 +222,7 @@ impl Mount {
 
     /// The server, as it was named.
     fn shown(&self) -> String {
-        match &self.target {
-            Target::Http(url) => url.clone(),
-            Target::Command(words) => words.join(" "),
-        }
+        self.target.shown()
     }
 }
 

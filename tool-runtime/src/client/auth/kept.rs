@@ -254,11 +254,8 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(dir)?;
     }
-    let mut random = [0u8; 12];
-    getrandom::fill(&mut random).map_err(|error| std::io::Error::other(error.to_string()))?;
-    let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
     let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(format!(".{suffix}.new"));
+    name.push(format!(".{}.new", crate::call::ids::unguessable_id()));
     let new = path.with_file_name(name);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -18,15 +18,21 @@ impl Inner {
         if state.held.contains_key(endpoint) {
             return Ok(());
         }
-        let Some(token) = state
+        let token = state
             .kept
             .as_mut()
-            .and_then(|kept| kept.tokens.remove(endpoint))
-        else {
-            return Ok(());
-        };
+            .and_then(|kept| kept.tokens.remove(endpoint));
+        if let Some(token) = token {
+            self.hold_kept(state, endpoint, token);
+        }
+        Ok(())
+    }
+
+    /// Holds `token`, kept for `endpoint`, when the client can use it as it is configured
+    /// now; whether it does.
+    fn hold_kept(&self, state: &mut State, endpoint: &str, token: KeptToken) -> bool {
         let Some(known) = self.kept_token_identity(&token) else {
-            return Ok(());
+            return false;
         };
         state
             .requested
@@ -36,7 +42,7 @@ impl Inner {
         state
             .held
             .insert(endpoint.to_owned(), held_from(token, known));
-        Ok(())
+        true
     }
 
     /// Reads what an earlier run kept, unless it was read already.
@@ -61,16 +67,7 @@ impl Inner {
         };
         let tokens = token.tokens();
         let good = tokens.expires.is_none_or(|at| Instant::now() < at);
-        if !good || tokens.access == held.tokens.access {
-            return false;
-        }
-        let Some(known) = self.kept_token_identity(&token) else {
-            return false;
-        };
-        state
-            .held
-            .insert(endpoint.to_owned(), held_from(token, known));
-        true
+        good && tokens.access != held.tokens.access && self.hold_kept(state, endpoint, token)
     }
 
     /// Keeps the token held for `endpoint`, and the registration it was had with, when
@@ -230,15 +227,7 @@ fn same_redirect(kept: &str, now: &str) -> bool {
     let (Ok(kept), Ok(now)) = (Url::parse(kept), Url::parse(now)) else {
         return false;
     };
-    let loopback = |url: &Url| {
-        let host = match url.host() {
-            Some(oauth2::url::Host::Ipv4(address)) => address.is_loopback(),
-            Some(oauth2::url::Host::Ipv6(address)) => address.is_loopback(),
-            Some(oauth2::url::Host::Domain(name)) => name == "localhost",
-            None => false,
-        };
-        url.scheme() == "http" && host
-    };
+    let loopback = |url: &Url| url.scheme() == "http" && crate::client::on_this_machine(url);
     loopback(&kept)
         && loopback(&now)
         && kept.host() == now.host()

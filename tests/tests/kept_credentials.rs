@@ -2,8 +2,9 @@
 //! with PKCE, through an authorization server of the test's own and a server of ours as the
 //! protected resource) and was started again with the same file neither registers again
 //! nor asks the person again; a token that ran out meanwhile is refreshed, not asked for.
-//! The command line uses the same: `call --server-oauth` with what a sign-in kept, and
-//! mounts authorized with a service's own client credentials.
+//! The command line uses the same: `call --server-oauth` has a person sign in at the page
+//! it shows (a browser stand-in opens it and follows the redirect) and uses what the
+//! sign-in kept, and mounts authorized with a service's own client credentials.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -191,34 +192,46 @@ impl Authorizer for Person {
 
     fn authorize<'a>(&'a self, url: &'a str) -> Answer<'a, String> {
         Box::pin(async move {
-            let query: HashMap<&str, &str> = url
-                .split_once('?')
-                .map(|(_, query)| query)
-                .unwrap_or_default()
-                .split('&')
-                .filter_map(|pair| pair.split_once('='))
-                .collect();
-            let server = &self.0;
-            let consent = {
-                let mut counts = server.counts.lock().unwrap();
-                counts.consents += 1;
-                counts.consents
-            };
-            let code = format!("code-{consent}");
-            let challenge = query.get("code_challenge").copied().unwrap_or_default();
-            server
-                .codes
-                .lock()
-                .unwrap()
-                .insert(code.clone(), challenge.to_owned());
-            let state = query.get("state").copied().unwrap_or_default();
-            Ok(format!(
-                "{}?code={code}&state={state}&iss={}",
-                self.redirect(),
-                server.issuer
+            let query = url.split_once('?').map(|(_, query)| query);
+            Ok(consent(
+                &self.0,
+                &form_fields(query.unwrap_or_default()),
+                &self.redirect(),
             ))
         })
     }
+}
+
+/// The person's consent to the authorization request of `query`: a code for its PKCE
+/// challenge, counted; where they are sent back (`redirect`), with it, the request's state
+/// and the issuer.
+fn consent(server: &AuthServer, query: &HashMap<String, String>, redirect: &str) -> String {
+    let consent = {
+        let mut counts = server.counts.lock().unwrap();
+        counts.consents += 1;
+        counts.consents
+    };
+    let code = format!("code-{consent}");
+    let field = |name: &str| query.get(name).cloned().unwrap_or_default();
+    server
+        .codes
+        .lock()
+        .unwrap()
+        .insert(code.clone(), field("code_challenge"));
+    let state = field("state");
+    format!("{redirect}?code={code}&state={state}&iss={}", server.issuer)
+}
+
+/// The authorization page, for a person at a browser who consents at once: sent back
+/// where the request says.
+async fn authorize(
+    State(server): State<Arc<AuthServer>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    let query = form_fields(&query.unwrap_or_default());
+    let redirect = query.get("redirect_uri").cloned().unwrap_or_default();
+    let back = consent(&server, &query, &redirect);
+    (StatusCode::FOUND, [("location", back)]).into_response()
 }
 
 /// Our server as the protected resource, and the authorization server beside it.
@@ -236,6 +249,7 @@ async fn servers() -> (Arc<AuthServer>, String) {
     });
     let app = Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/authorize", get(authorize))
         .route("/register", post(register))
         .route("/token", post(token))
         .with_state(Arc::clone(&auth));
@@ -510,6 +524,121 @@ async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
         "no sign-in: the kept token was used"
     );
     assert!(!stderr.contains("Open this page"), "{stderr}");
+}
+
+/// The command line run with `args` and `env`, a person at a browser beside it: when it
+/// shows the page to authorize at, the person opens it, consents, and is sent back to the
+/// command line's loopback receiver. What it wrote, once it ended, and whether the person
+/// was asked.
+fn signed_in_at_a_browser(args: &[&str], env: &[(&str, &str)]) -> (std::process::Output, bool) {
+    use std::io::{BufRead, Read};
+    use std::process::Stdio;
+    use tool_tests::http::Request;
+    let mut command = tool_tests::command(BINARY);
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("the command line runs");
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let stdout = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let (lines, shown) = std::sync::mpsc::channel();
+    let stderr = std::io::BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let stderr = std::thread::spawn(move || {
+        let mut written = String::new();
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line.clone());
+            written.push_str(&line);
+            written.push('\n');
+        }
+        written
+    });
+    // The person reads what the command line shows until it ends or shows the page.
+    let page = shown
+        .iter()
+        .find_map(|line| line.trim().strip_prefix("http://").map(str::to_owned));
+    let asked = page.is_some();
+    if let Some(page) = page {
+        let (authority, path) = page.split_once('/').expect("a page on a server");
+        let port = |authority: &str| authority.rsplit_once(':').unwrap().1.parse().unwrap();
+        let consented = Request::get(&format!("/{path}")).send(port(authority));
+        assert_eq!(consented.status, 302, "{}", consented.head);
+        let back = consented.header("location").expect("sent back").to_owned();
+        let back = back
+            .strip_prefix("http://")
+            .expect("to a loopback receiver");
+        let (authority, path) = back.split_once('/').unwrap();
+        assert!(authority.starts_with("127.0.0.1:"), "{back}");
+        let received = Request::get(&format!("/{path}")).send(port(authority));
+        assert_eq!(received.status, 200, "{}", received.body);
+    }
+    let deadline = std::time::Instant::now() + *tool_tests::PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child's status") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the command line did not end: {}", stderr.join().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let output = std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap().into_bytes(),
+    };
+    (output, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_at_the_page_call_shows_once_and_the_next_call_asks_nothing() {
+    let (auth, endpoint) = servers().await;
+    let dir = KeptDir::new("browser");
+    let file = dir.file();
+    let kept = file.to_str().unwrap().to_owned();
+    let args = [
+        "call",
+        "--server",
+        &endpoint,
+        "--server-oauth",
+        "whoami",
+        "{}",
+    ];
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let twice = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env = [("MCP_OAUTH_CREDENTIALS_FILE", kept.as_str())];
+        [(); 2].map(|()| signed_in_at_a_browser(&args, &env))
+    });
+    let [(first, asked_first), (second, asked_second)] = twice.await.unwrap();
+    for output in [&first, &second] {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(printed["output"], "ada", "{printed}");
+    }
+    assert!(asked_first, "the first call shows the page to sign in at");
+    assert!(
+        !asked_second,
+        "the second asks nothing: {}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let expected = Counts {
+        registrations: 1,
+        consents: 1,
+        codes_redeemed: 1,
+        ..Counts::default()
+    };
+    assert_eq!(counts(&auth), expected, "one sign-in served both calls");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

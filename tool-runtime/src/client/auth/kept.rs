@@ -5,7 +5,8 @@
 //! be refreshed. On Unix the file is readable and writable by its owner alone (a file
 //! others can read is refused, as `ssh` refuses such a key), and written whole each time (to
 //! a new file of a name nobody can guess, created anew, then renamed over the old one), so a
-//! reader never sees half of it. A token bound to the client's proof key (DPoP) is not kept:
+//! reader never sees half of it; programs that update it at once take turns (a lock on a
+//! file beside it), so none undoes what another kept. A token bound to the client's proof key (DPoP) is not kept:
 //! the key lives in memory only, and a token without it is of no use. Registrations are
 //! kept by the authorization server the client looked up (not by what its metadata claims),
 //! with the token endpoint and the grant they were made for, and used again only where all
@@ -222,23 +223,73 @@ impl KeptFile {
     }
 
     /// Changes what the file holds with `change`, read anew first so that what another
-    /// process kept meanwhile (another server's token) stays.
+    /// run kept meanwhile (another server's token) stays. Updates take turns, in this
+    /// process and across programs, through a lock on a file beside this one (not on this
+    /// one: it is replaced whole by each write).
     pub(super) fn update(&self, change: impl FnOnce(&mut Kept)) -> Result<(), String> {
-        // One update at a time in this process: two would each write what they read, and
-        // the second would undo the first. (Another process may still write between this
-        // one's read and write; the last to write wins.)
-        static UPDATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one_at_a_time = crate::sync::lock(&UPDATING);
-        let mut kept = self.read()?;
-        change(&mut kept);
-        let text = serde_json::to_string_pretty(&kept).map_err(|error| error.to_string())?;
-        write_private(&self.path, text.as_bytes()).map_err(|error| {
+        let not_kept = |error: std::io::Error| {
             format!(
                 "the OAuth credentials could not be kept in {}: {error}",
                 self.path.display()
             )
-        })
+        };
+        let _turn = self.take_turn().map_err(not_kept)?;
+        let mut kept = self.read()?;
+        change(&mut kept);
+        let text = serde_json::to_string_pretty(&kept).map_err(|error| error.to_string())?;
+        write_private(&self.path, text.as_bytes()).map_err(not_kept)
     }
+
+    /// Waits for this process's or another program's update of the file to end, a short
+    /// while at most, and holds the turn until the returned file is dropped. A lock is held
+    /// by an open file, not by a thread, so two updates in this process exclude each other
+    /// as two programs do.
+    fn take_turn(&self) -> std::io::Result<std::fs::File> {
+        private_dir(&self.path)?;
+        let mut name = self.path.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let lock = options.open(self.path.with_file_name(name))?;
+        // A small local file read and written in a moment: waiting on a thread of the
+        // runtime is shorter than handing it to another. One that holds the turn for
+        // seconds is stuck (stopped at a terminal, say) and would stall every request
+        // that needs credentials, so the wait is bounded and then named.
+        let deadline = Instant::now() + TURN_WAIT;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => return Ok(lock),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(std::io::Error::other(format!(
+                        "another program has been writing them for over {} s",
+                        TURN_WAIT.as_secs()
+                    )))
+                }
+                Err(std::fs::TryLockError::Error(error)) => return Err(error),
+            }
+        }
+    }
+}
+
+/// How long an update waits for others to end before it gives up: an update takes
+/// milliseconds, a few of them at once on a busy disk much less than this.
+const TURN_WAIT: Duration = Duration::from_secs(5);
+
+/// Makes the directory `path` is in, when there is none, the owner's alone.
+fn private_dir(path: &Path) -> std::io::Result<()> {
+    let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 /// Writes `bytes` to `path` through a new file of the owner's alone, renamed over `path`.
@@ -247,13 +298,7 @@ impl KeptFile {
 /// made for it is the owner's alone too.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(dir)?;
-    }
+    private_dir(path)?;
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(format!(".{}.new", crate::call::ids::unguessable_id()));
     let new = path.with_file_name(name);
@@ -436,6 +481,66 @@ mod tests {
         assert!(why.contains(&path.display().to_string()) && why.contains("remove the file"));
         assert!(file.update(|_| {}).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    fn registration(client_id: &str) -> KeptIdentity {
+        let identity = Identity {
+            client_id: client_id.to_owned(),
+            secret: None,
+            method: Method::None,
+        };
+        KeptIdentity::of(&identity, "client_credentials", "https://t/token", None)
+    }
+
+    #[test]
+    fn updates_at_once_take_turns_and_none_is_lost() {
+        let path = scratch("turns");
+        let writers: Vec<_> = (0..2)
+            .map(|writer| {
+                // A file of its own per writer, as two programs have.
+                let file = KeptFile::new(path.clone());
+                std::thread::spawn(move || {
+                    for update in 0..20 {
+                        let key = format!("{writer}-{update}");
+                        file.update(|kept| {
+                            kept.registrations.insert(key.clone(), registration(&key));
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let kept = KeptFile::new(path.clone()).read().unwrap();
+        assert_eq!(kept.registrations.len(), 40, "every update stays");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    #[test]
+    fn an_update_while_another_never_ends_gives_up_named_and_writes_nothing() {
+        let path = scratch("stuck");
+        let file = KeptFile::new(path.clone());
+        file.update(|kept| {
+            kept.registrations
+                .insert("first".to_owned(), registration("first"));
+        })
+        .unwrap();
+        let stuck = file.take_turn().unwrap();
+        let why = file
+            .update(|kept| kept.registrations.clear())
+            .expect_err("gave up");
+        assert!(
+            why.contains("another program has been writing them")
+                && why.contains(&path.display().to_string()),
+            "{why}"
+        );
+        drop(stuck);
+        assert_eq!(file.read().unwrap().registrations.len(), 1);
+        file.update(|kept| kept.registrations.clear()).unwrap();
+        assert!(file.read().unwrap().registrations.is_empty());
         let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
     }
 }

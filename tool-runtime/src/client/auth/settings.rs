@@ -172,8 +172,8 @@ impl OAuthBuilder {
     ///
     /// On Unix the file is created readable by its owner alone, and a file others can read
     /// is refused. A file that cannot be read fails the requests that need it, naming it,
-    /// and is never written over. Two programs writing at the same moment: the last write
-    /// wins.
+    /// and is never written over. Programs that keep credentials in one file at the same
+    /// time take turns (a lock on `PATH.lock` beside it), so none undoes what another kept.
     ///
     /// ```no_run
     /// use tool_runtime::client::auth::OAuth;

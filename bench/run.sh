@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every server in release mode and prints the tables: ours, rmcp as its examples
 # show it, rmcp tuned, and the floor (serde_json on stdio; hyper alone over HTTP); then
-# ours in front of another of ours through a mount, against calling that one directly; and
+# ours in front of another of ours through a mount, against calling that one directly and
+# against a bare relay in front of it (the floor of a mount); and
 # draws the same results as SVG charts in bench/charts/ (CPU and latency per scenario,
 # start-up against the number of tools). Medians of ROUNDS interleaved rounds (default 3).
 # Server CPU per request comes from /proc (user + system over all threads).
@@ -83,6 +84,9 @@ for round in $(seq 1 "$rounds"); do
     mount="up=$bin/bench-ours serve"
     record mounted "stdio tools/call, 64 in flight" stdio pipelined 20000 up_add -- "$bin/bench-ours" serve --mount "$mount"
     record mounted "stdio tools/call, one at a time" stdio sequential 5000 up_add -- "$bin/bench-ours" serve --mount "$mount"
+    # The floor of a mount: a relay that only renames the tool and passes bytes on (one
+    # request at a time, so only beside the mount's one-at-a-time row).
+    record floor-relay "stdio tools/call, one at a time" stdio sequential 5000 up_add -- "$bin/bench-floor" --relay "$bin/bench-ours" serve
     for concurrency in 1 16; do
         up="$(port)"
         "$bin/bench-ours" serve --http "127.0.0.1:$up" 2>/dev/null &
@@ -97,6 +101,9 @@ for _ in range(400):
         requests=$((concurrency == 1 ? 3000 : 8000))
         record mounted "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" up_add -- \
             "$bin/bench-ours" serve --http "127.0.0.1:$p" --mount "up=http://127.0.0.1:$up/mcp"
+        p="$(port)"
+        record floor-relay "HTTP tools/call, $concurrency client(s)" http "$concurrency" "$requests" "$p" up_add -- \
+            "$bin/bench-floor" --http "127.0.0.1:$p" --relay-to "http://127.0.0.1:$up/mcp"
         kill "$upstream" 2>/dev/null || true
         wait "$upstream" 2>/dev/null || true
     done

@@ -3,6 +3,9 @@
 //! single-threaded: read a line (BufReader), parse it into a serde_json::Value,
 //! answer it into a locked BufWriter, flush after each response.
 //!
+//! With `--relay COMMAND...` or `--http ADDR --relay-to URL`, the floor of a mount instead:
+//! a relay to another server (see `relay.rs`).
+//!
 //! With `--http ADDR`, the same answers over HTTP/1.1 with nothing but hyper: one
 //! current-thread runtime, a POST's body answered as one JSON response, no sessions (the
 //! floor of a framework on hyper; see `http.rs`).
@@ -28,6 +31,7 @@ use std::{
 use serde_json::{json, Map, Value};
 
 mod http;
+mod relay;
 
 const SERVER_NAME: &str = "floor";
 const SERVER_VERSION: &str = "0.1.0";
@@ -51,11 +55,13 @@ type RpcResult<'a> = Result<Cow<'a, str>, (i64, String)>;
 
 fn main() -> io::Result<()> {
     let tools_list = tools_list_result();
-    let mut args = std::env::args().skip(1);
-    if let (Some(flag), Some(address)) = (args.next(), args.next()) {
-        if flag == "--http" {
-            return http::serve(&address, tools_list);
-        }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["--relay", ..] if args.len() > 1 => return relay::stdio(&args[1..]),
+        ["--http", address, "--relay-to", upstream] => return relay::http(address, upstream),
+        ["--http", address] => return http::serve(address, tools_list),
+        _ => {}
     }
 
     let mut reader = BufReader::with_capacity(64 * 1024, io::stdin().lock());

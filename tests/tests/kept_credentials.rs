@@ -48,6 +48,8 @@ struct AuthServer {
     counts: Mutex<Counts>,
     /// The code challenge of each code handed out.
     codes: Mutex<HashMap<String, String>>,
+    /// The redirect URIs each client registered.
+    redirects: Mutex<HashMap<String, Vec<String>>>,
 }
 
 impl AuthServer {
@@ -79,8 +81,16 @@ async fn metadata(State(server): State<Arc<AuthServer>>) -> Json<Value> {
 async fn register(State(server): State<Arc<AuthServer>>, Json(asked): Json<Value>) -> Json<Value> {
     let mut counts = server.counts.lock().unwrap();
     counts.registrations += 1;
+    let client_id = format!("client-{}", counts.registrations);
+    let redirects = asked["redirect_uris"].as_array().into_iter().flatten();
+    let redirects = redirects.filter_map(|uri| uri.as_str().map(str::to_owned));
+    server
+        .redirects
+        .lock()
+        .unwrap()
+        .insert(client_id.clone(), redirects.collect());
     Json(json!({
-        "client_id": format!("client-{}", counts.registrations),
+        "client_id": client_id,
         "token_endpoint_auth_method": "none",
         "redirect_uris": asked["redirect_uris"],
     }))
@@ -229,7 +239,15 @@ async fn authorize(
     axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> Response {
     let query = form_fields(&query.unwrap_or_default());
-    let redirect = query.get("redirect_uri").cloned().unwrap_or_default();
+    let field = |name: &str| query.get(name).cloned().unwrap_or_default();
+    let (client_id, redirect) = (field("client_id"), field("redirect_uri"));
+    // As an authorization server must: a person is sent back only where the client
+    // registered to have them sent.
+    let registered = server.redirects.lock().unwrap().get(&client_id).cloned();
+    if !registered.is_some_and(|uris| uris.contains(&redirect)) {
+        let refusal = format!("{redirect} is not registered for client {client_id:?}");
+        return (StatusCode::BAD_REQUEST, refusal).into_response();
+    }
     let back = consent(&server, &query, &redirect);
     (StatusCode::FOUND, [("location", back)]).into_response()
 }
@@ -246,6 +264,7 @@ async fn servers() -> (Arc<AuthServer>, String) {
         key: SigningKey::ed25519("kept-1"),
         counts: Mutex::default(),
         codes: Mutex::default(),
+        redirects: Mutex::default(),
     });
     let app = Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -526,13 +545,24 @@ async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
     assert!(!stderr.contains("Open this page"), "{stderr}");
 }
 
+/// A process of the test's, killed and waited for when dropped (also when the test fails).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The command line run with `args` and `env`, a person at a browser beside it: when it
 /// shows the page to authorize at, the person opens it, consents, and is sent back to the
 /// command line's loopback receiver. What it wrote, once it ended, and whether the person
-/// was asked.
+/// was asked. Every wait is bounded by `PATIENCE`.
 fn signed_in_at_a_browser(args: &[&str], env: &[(&str, &str)]) -> (std::process::Output, bool) {
     use std::io::{BufRead, Read};
     use std::process::Stdio;
+    use std::sync::mpsc::RecvTimeoutError;
     use tool_tests::http::Request;
     let mut command = tool_tests::command(BINARY);
     command
@@ -542,15 +572,15 @@ fn signed_in_at_a_browser(args: &[&str], env: &[(&str, &str)]) -> (std::process:
     for (name, value) in env {
         command.env(name, value);
     }
-    let mut child = command.spawn().expect("the command line runs");
-    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut child = Running(command.spawn().expect("the command line runs"));
+    let mut stdout = child.0.stdout.take().expect("stdout is piped");
     let stdout = std::thread::spawn(move || {
         let mut bytes = Vec::new();
         let _ = stdout.read_to_end(&mut bytes);
         bytes
     });
     let (lines, shown) = std::sync::mpsc::channel();
-    let stderr = std::io::BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let stderr = std::io::BufReader::new(child.0.stderr.take().expect("stderr is piped"));
     let stderr = std::thread::spawn(move || {
         let mut written = String::new();
         for line in stderr.lines().map_while(Result::ok) {
@@ -560,16 +590,34 @@ fn signed_in_at_a_browser(args: &[&str], env: &[(&str, &str)]) -> (std::process:
         }
         written
     });
-    // The person reads what the command line shows until it ends or shows the page.
-    let page = shown
-        .iter()
-        .find_map(|line| line.trim().strip_prefix("http://").map(str::to_owned));
+    // The person reads what the command line shows until it ends, or shows the page (on
+    // the line after it says to open it).
+    let deadline = std::time::Instant::now() + *tool_tests::PATIENCE;
+    let mut told_to_open = false;
+    let page = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match shown.recv_timeout(left) {
+            Ok(line) if told_to_open => break Some(line.trim().to_owned()),
+            Ok(line) => told_to_open = line.contains("Open this page to authorize the client:"),
+            Err(RecvTimeoutError::Disconnected) => break None,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("the command line neither showed a page nor ended in time")
+            }
+        }
+    };
     let asked = page.is_some();
     if let Some(page) = page {
+        let page = page
+            .strip_prefix("http://")
+            .expect("a page at the test's server");
         let (authority, path) = page.split_once('/').expect("a page on a server");
         let port = |authority: &str| authority.rsplit_once(':').unwrap().1.parse().unwrap();
         let consented = Request::get(&format!("/{path}")).send(port(authority));
-        assert_eq!(consented.status, 302, "{}", consented.head);
+        assert_eq!(
+            consented.status, 302,
+            "{}\n{}",
+            consented.head, consented.body
+        );
         let back = consented.header("location").expect("sent back").to_owned();
         let back = back
             .strip_prefix("http://")
@@ -579,14 +627,12 @@ fn signed_in_at_a_browser(args: &[&str], env: &[(&str, &str)]) -> (std::process:
         let received = Request::get(&format!("/{path}")).send(port(authority));
         assert_eq!(received.status, 200, "{}", received.body);
     }
-    let deadline = std::time::Instant::now() + *tool_tests::PATIENCE;
     let status = loop {
-        if let Some(status) = child.try_wait().expect("the child's status") {
+        if let Some(status) = child.0.try_wait().expect("the child's status") {
             break status;
         }
         if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             panic!("the command line did not end: {}", stderr.join().unwrap());
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

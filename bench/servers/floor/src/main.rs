@@ -58,10 +58,16 @@ fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
-        ["--relay", ..] if args.len() > 1 => return relay::stdio(&args[1..]),
+        ["--relay", _, ..] => return relay::stdio(&args[1..]),
         ["--http", address, "--relay-to", upstream] => return relay::http(address, upstream),
         ["--http", address] => return http::serve(address, tools_list),
-        _ => {}
+        [] => {}
+        _ => {
+            eprintln!(
+                "usage: bench-floor [--http ADDR [--relay-to URL] | --relay COMMAND [ARGS...]]"
+            );
+            std::process::exit(2);
+        }
     }
 
     let mut reader = BufReader::with_capacity(64 * 1024, io::stdin().lock());

@@ -27,21 +27,23 @@ use tokio::net::TcpListener;
 /// The prefix the benchmark mounts its upstream under.
 const PREFIX: &str = "up_";
 
-/// `message` as the upstream takes it: a call's tool name without the prefix; any other
-/// message as it came.
-fn renamed(message: &[u8]) -> Vec<u8> {
+/// `message` as the upstream takes it (a call's tool name without the prefix; any other
+/// message as it came), and whether it is a request (which the upstream answers).
+fn renamed(message: &[u8]) -> (Vec<u8>, bool) {
     let Ok(mut value) = serde_json::from_slice::<Value>(message) else {
-        return message.to_vec();
+        return (message.to_vec(), false);
     };
+    let request = value.get("id").is_some() && value.get("method").is_some();
     if value.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return message.to_vec();
+        return (message.to_vec(), request);
     }
     if let Some(name) = value.pointer_mut("/params/name") {
         if let Some(bare) = name.as_str().and_then(|name| name.strip_prefix(PREFIX)) {
             *name = Value::String(bare.to_owned());
         }
     }
-    serde_json::to_vec(&value).unwrap_or_else(|_| message.to_vec())
+    let bytes = serde_json::to_vec(&value).unwrap_or_else(|_| message.to_vec());
+    (bytes, request)
 }
 
 /// Relays stdin to `command`'s stdin and its answers to stdout, one request at a time.
@@ -61,12 +63,12 @@ pub fn stdio(command: &[String]) -> io::Result<()> {
         if reader.read_line(&mut line)? == 0 {
             break;
         }
-        to_upstream.write_all(&renamed(line.trim_end().as_bytes()))?;
+        let (onward, request) = renamed(line.trim_end().as_bytes());
+        to_upstream.write_all(&onward)?;
         to_upstream.write_all(b"\n")?;
         to_upstream.flush()?;
-        // A request (it has an id and a method) is answered; a notification is not.
-        let request = serde_json::from_str::<Value>(&line)
-            .is_ok_and(|message| message.get("id").is_some() && message.get("method").is_some());
+        // A request is answered, a notification is not. The next line from the upstream is
+        // taken as the answer: the benchmark's upstream sends nothing else while calls run.
         if request {
             answer.clear();
             if from_upstream.read_line(&mut answer)? == 0 {
@@ -86,8 +88,11 @@ pub fn http(address: &str, upstream: &str) -> io::Result<()> {
         .enable_all()
         .build()?;
     let upstream: Arc<str> = upstream.into();
+    // As reqwest's connector does: no Nagle delay on the upstream connection.
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
     let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+        Client::builder(TokioExecutor::new()).build(connector);
     runtime.block_on(async move {
         let listener = TcpListener::bind(address).await?;
         loop {
@@ -119,6 +124,9 @@ async fn relay(
     client: Client<HttpConnector, Full<Bytes>>,
     upstream: Arc<str>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    if request.method() != hyper::Method::POST {
+        return Ok(status(StatusCode::METHOD_NOT_ALLOWED));
+    }
     let (parts, body) = request.into_parts();
     let Ok(body) = body.collect().await else {
         return Ok(status(StatusCode::BAD_REQUEST));
@@ -129,7 +137,8 @@ async fn relay(
             onward = onward.header(name, value);
         }
     }
-    let Ok(onward) = onward.body(Full::new(Bytes::from(renamed(&body.to_bytes())))) else {
+    let (renamed, _) = renamed(&body.to_bytes());
+    let Ok(onward) = onward.body(Full::new(Bytes::from(renamed))) else {
         return Ok(status(StatusCode::INTERNAL_SERVER_ERROR));
     };
     let Ok(answer) = client.request(onward).await else {

@@ -5,9 +5,10 @@
 //! be refreshed. On Unix the file is readable and writable by its owner alone (a file
 //! others can read is refused, as `ssh` refuses such a key), and written whole each time (to
 //! a new file of a name nobody can guess, created anew, then renamed over the old one), so a
-//! reader never sees half of it; programs that update it at once take turns (a lock on a
-//! file beside it), so none undoes what another kept. A token bound to the client's proof key (DPoP) is not kept:
-//! the key lives in memory only, and a token without it is of no use. Registrations are
+//! reader never sees half of it. Updates take turns (`turns`), each reading the file anew,
+//! so what several programs keep for different servers stays. A token bound to the
+//! client's proof key (DPoP) is not kept: the key lives in memory only, and a token
+//! without it is of no use. Registrations are
 //! kept by the authorization server the client looked up (not by what its metadata claims),
 //! with the token endpoint and the grant they were made for, and used again only where all
 //! three still hold.
@@ -187,17 +188,19 @@ impl KeptFile {
     /// is an error naming it: written over, what it held would be lost.
     pub(super) fn read(&self) -> Result<Kept, String> {
         // A small local file, read when credentials are first needed: not worth a thread.
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Kept::default())
             }
             Err(error) => return Err(self.unreadable(&error.to_string())),
         };
+        // The mode of the file opened, not of what the path names a moment later.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&self.path)
+            let mode = file
+                .metadata()
                 .map_err(|error| self.unreadable(&error.to_string()))?
                 .permissions()
                 .mode();
@@ -211,6 +214,9 @@ impl KeptFile {
                 ));
             }
         }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text)
+            .map_err(|error| self.unreadable(&error.to_string()))?;
         serde_json::from_str(&text).map_err(|error| self.unreadable(&error.to_string()))
     }
 
@@ -223,62 +229,39 @@ impl KeptFile {
     }
 
     /// Changes what the file holds with `change`, read anew first so that what another
-    /// run kept meanwhile (another server's token) stays. Updates take turns, in this
-    /// process and across programs, through a lock on a file beside this one (not on this
-    /// one: it is replaced whole by each write).
-    pub(super) fn update(&self, change: impl FnOnce(&mut Kept)) -> Result<(), String> {
+    /// run kept meanwhile (another server's token) stays, on a thread of the blocking pool:
+    /// waiting for another program's update never holds up the runtime's threads.
+    pub(super) async fn update_aside(
+        &self,
+        change: impl FnOnce(&mut Kept) + Send + 'static,
+    ) -> Result<(), String> {
+        let file = self.clone();
+        tokio::task::spawn_blocking(move || file.update_within(change, super::turns::WAIT))
+            .await
+            .unwrap_or_else(|error| Err(format!("the OAuth credentials were not kept: {error}")))
+    }
+
+    /// Changes what the file holds with `change`, in its turn (`wait` at most for another
+    /// program's update to end). Blocks the thread.
+    pub(super) fn update_within(
+        &self,
+        change: impl FnOnce(&mut Kept),
+        wait: Duration,
+    ) -> Result<(), String> {
         let not_kept = |error: std::io::Error| {
             format!(
                 "the OAuth credentials could not be kept in {}: {error}",
                 self.path.display()
             )
         };
-        let _turn = self.take_turn().map_err(not_kept)?;
+        private_dir(&self.path).map_err(not_kept)?;
+        let _turn = super::turns::take(&self.path, wait)?;
         let mut kept = self.read()?;
         change(&mut kept);
         let text = serde_json::to_string_pretty(&kept).map_err(|error| error.to_string())?;
         write_private(&self.path, text.as_bytes()).map_err(not_kept)
     }
-
-    /// Waits for this process's or another program's update of the file to end, a short
-    /// while at most, and holds the turn until the returned file is dropped. A lock is held
-    /// by an open file, not by a thread, so two updates in this process exclude each other
-    /// as two programs do.
-    fn take_turn(&self) -> std::io::Result<std::fs::File> {
-        private_dir(&self.path)?;
-        let mut name = self.path.file_name().unwrap_or_default().to_owned();
-        name.push(".lock");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let lock = options.open(self.path.with_file_name(name))?;
-        // A small local file read and written in a moment: waiting on a thread of the
-        // runtime is shorter than handing it to another. One that holds the turn for
-        // seconds is stuck (stopped at a terminal, say) and would stall every request
-        // that needs credentials, so the wait is bounded and then named.
-        let deadline = Instant::now() + TURN_WAIT;
-        loop {
-            match lock.try_lock() {
-                Ok(()) => return Ok(lock),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(std::io::Error::other(format!(
-                        "another program has been writing them for over {} s",
-                        TURN_WAIT.as_secs()
-                    )))
-                }
-                Err(std::fs::TryLockError::Error(error)) => return Err(error),
-            }
-        }
-    }
 }
-
-/// How long an update waits for others to end before it gives up: an update takes
-/// milliseconds, a few of them at once on a busy disk much less than this.
-const TURN_WAIT: Duration = Duration::from_secs(5);
 
 /// Makes the directory `path` is in, when there is none, the owner's alone.
 fn private_dir(path: &Path) -> std::io::Result<()> {
@@ -294,11 +277,9 @@ fn private_dir(path: &Path) -> std::io::Result<()> {
 
 /// Writes `bytes` to `path` through a new file of the owner's alone, renamed over `path`.
 /// The new file's name is random and it is created anew (never opened if it exists, nor
-/// followed if it is a link), so nobody can have it written where they choose; a directory
-/// made for it is the owner's alone too.
+/// followed if it is a link), so nobody can have it written where they choose.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    private_dir(path)?;
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(format!(".{}.new", crate::call::ids::unguessable_id()));
     let new = path.with_file_name(name);
@@ -369,7 +350,7 @@ mod tests {
             vec![],
         )
         .unwrap();
-        file.update(|all| {
+        update(&file, |all| {
             all.registrations.insert(issuer().issuer, kept);
             all.tokens.insert("https://mcp.test/mcp".to_owned(), token);
         })
@@ -479,7 +460,7 @@ mod tests {
         let file = KeptFile::new(path.clone());
         let why = file.read().err().expect("refused");
         assert!(why.contains(&path.display().to_string()) && why.contains("remove the file"));
-        assert!(file.update(|_| {}).is_err());
+        assert!(update(&file, |_| {}).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");
         let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
     }
@@ -493,17 +474,28 @@ mod tests {
         KeptIdentity::of(&identity, "client_credentials", "https://t/token", None)
     }
 
+    /// An update that waits as long as a test may for its turn.
+    fn update(file: &KeptFile, change: impl FnOnce(&mut Kept)) -> Result<(), String> {
+        file.update_within(change, Duration::from_secs(120))
+    }
+
+    /// The file's lock, taken as another program would take it.
+    fn held_elsewhere(path: &Path) -> std::fs::File {
+        let lock = std::fs::File::open(super::super::turns::lock_path(path)).unwrap();
+        lock.lock().unwrap();
+        lock
+    }
+
     #[test]
-    fn updates_at_once_take_turns_and_none_is_lost() {
+    fn updates_at_once_in_one_process_take_turns_and_none_is_lost() {
         let path = scratch("turns");
         let writers: Vec<_> = (0..2)
             .map(|writer| {
-                // A file of its own per writer, as two programs have.
                 let file = KeptFile::new(path.clone());
                 std::thread::spawn(move || {
-                    for update in 0..20 {
-                        let key = format!("{writer}-{update}");
-                        file.update(|kept| {
+                    for update_number in 0..20 {
+                        let key = format!("{writer}-{update_number}");
+                        update(&file, |kept| {
                             kept.registrations.insert(key.clone(), registration(&key));
                         })
                         .unwrap();
@@ -520,27 +512,75 @@ mod tests {
     }
 
     #[test]
-    fn an_update_while_another_never_ends_gives_up_named_and_writes_nothing() {
+    fn an_update_waits_for_another_programs_and_keeps_what_it_wrote() {
+        let path = scratch("other");
+        let file = KeptFile::new(path.clone());
+        update(&file, |_| {}).unwrap();
+        let other = held_elsewhere(&path);
+        let waiting = {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                update(&file, |kept| {
+                    kept.registrations
+                        .insert("ours".to_owned(), registration("ours"));
+                })
+            })
+        };
+        // The other program writes while it holds the lock; the update, which cannot have
+        // ended (it waits for the lock), must read what it wrote. Without the lock it would
+        // end within this second, and its write would be lost to the other's.
+        let until = Instant::now() + Duration::from_secs(1);
+        while !waiting.is_finished() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut theirs = Kept::default();
+        theirs
+            .registrations
+            .insert("theirs".to_owned(), registration("theirs"));
+        let text = serde_json::to_string(&theirs).unwrap();
+        write_private(&path, text.as_bytes()).unwrap();
+        drop(other);
+        waiting.join().unwrap().unwrap();
+        let kept = file.read().unwrap();
+        let keys: Vec<&String> = kept.registrations.keys().collect();
+        assert_eq!(keys, ["ours", "theirs"]);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    #[test]
+    fn an_update_while_another_program_never_ends_gives_up_named_and_writes_nothing() {
         let path = scratch("stuck");
         let file = KeptFile::new(path.clone());
-        file.update(|kept| {
+        update(&file, |kept| {
             kept.registrations
                 .insert("first".to_owned(), registration("first"));
         })
         .unwrap();
-        let stuck = file.take_turn().unwrap();
+        let stuck = held_elsewhere(&path);
         let why = file
-            .update(|kept| kept.registrations.clear())
+            .update_within(|kept| kept.registrations.clear(), Duration::from_millis(50))
             .expect_err("gave up");
         assert!(
-            why.contains("another program has been writing them")
-                && why.contains(&path.display().to_string()),
+            why.contains("another program has held") && why.contains("oauth.json.lock"),
             "{why}"
         );
         drop(stuck);
         assert_eq!(file.read().unwrap().registrations.len(), 1);
-        file.update(|kept| kept.registrations.clear()).unwrap();
+        update(&file, |kept| kept.registrations.clear()).unwrap();
         assert!(file.read().unwrap().registrations.is_empty());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_left_as_a_link_to_nowhere_is_not_created_through() {
+        let path = scratch("link");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let target = path.with_file_name("planted");
+        std::os::unix::fs::symlink(&target, super::super::turns::lock_path(&path)).unwrap();
+        let why = update(&KeptFile::new(path.clone()), |_| {}).expect_err("refused");
+        assert!(why.contains("oauth.json.lock"), "{why}");
+        assert!(!target.exists(), "nothing created where the link points");
         let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
     }
 }

@@ -25,6 +25,7 @@ mod kept;
 mod loopback;
 mod oauth;
 mod settings;
+mod turns;
 mod web;
 
 pub use challenge::Challenge;

@@ -172,8 +172,12 @@ impl OAuthBuilder {
     ///
     /// On Unix the file is created readable by its owner alone, and a file others can read
     /// is refused. A file that cannot be read fails the requests that need it, naming it,
-    /// and is never written over. Programs that keep credentials in one file at the same
-    /// time take turns (a lock on `PATH.lock` beside it), so none undoes what another kept.
+    /// and is never written over. Programs that keep credentials in one file take turns at
+    /// writing it (a lock on `path` with `.lock` appended, left in place), each reading it
+    /// anew, so what they keep for different servers stays; for one server, the token kept
+    /// last is the one taken up. A write waits on a thread of its own for another program's
+    /// to end, five seconds at most, and then gives up (the token is still used in this
+    /// run, only not kept; a warning says so).
     ///
     /// ```no_run
     /// use tool_runtime::client::auth::OAuth;

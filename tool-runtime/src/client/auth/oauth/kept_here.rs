@@ -73,7 +73,7 @@ impl Inner {
     /// Keeps the token held for `endpoint`, and the registration it was had with, when
     /// credentials are kept; a failure to write is logged: the token is still good in this
     /// run.
-    pub(super) fn keep(&self, state: &State, endpoint: &str) {
+    pub(super) async fn keep(&self, state: &State, endpoint: &str) {
         let (Some(file), Some(held)) = (&self.kept, state.held.get(endpoint)) else {
             return;
         };
@@ -101,26 +101,33 @@ impl Inner {
             &held.resource,
             scopes,
         );
-        let updated = file.update(|kept| {
-            if held.registered {
-                kept.registrations.insert(held.issuer_key.clone(), identity);
-            }
-            match token {
-                Some(token) => kept.tokens.insert(endpoint.to_owned(), token),
-                None => kept.tokens.remove(endpoint),
-            };
-        });
+        let registration = held.registered.then(|| (held.issuer_key.clone(), identity));
+        let endpoint = endpoint.to_owned();
+        let updated = file
+            .update_aside(move |kept| {
+                if let Some((issuer, identity)) = registration {
+                    kept.registrations.insert(issuer, identity);
+                }
+                match token {
+                    Some(token) => kept.tokens.insert(endpoint, token),
+                    None => kept.tokens.remove(&endpoint),
+                };
+            })
+            .await;
         if let Err(why) = updated {
             tracing::warn!(%why, "OAuth credentials were not kept for the next run");
         }
     }
 
     /// Forgets the token kept for `endpoint` (it could not be refreshed).
-    pub(super) fn forget_kept_token(&self, endpoint: &str) {
+    pub(super) async fn forget_kept_token(&self, endpoint: &str) {
         let Some(file) = &self.kept else { return };
-        let forgotten = file.update(|kept| {
-            kept.tokens.remove(endpoint);
-        });
+        let endpoint = endpoint.to_owned();
+        let forgotten = file
+            .update_aside(move |kept| {
+                kept.tokens.remove(&endpoint);
+            })
+            .await;
         if let Err(why) = forgotten {
             tracing::warn!(%why, "a kept OAuth token that ran out could not be forgotten");
         }

@@ -138,12 +138,12 @@ impl Credentials for OAuth {
                             held.tokens = tokens;
                             held.refreshed = true;
                         }
-                        self.0.keep(&state, url);
+                        self.0.keep(&state, url).await;
                     }
                     Err(why) => {
                         tracing::info!(%why, "an access token ran out and could not be refreshed");
                         state.held.remove(url);
-                        self.0.forget_kept_token(url);
+                        self.0.forget_kept_token(url).await;
                         return Ok(Vec::new());
                     }
                 }
@@ -224,7 +224,7 @@ impl Inner {
                     held.tokens = tokens;
                     held.refreshed = true;
                 }
-                self.keep(&state, url);
+                self.keep(&state, url).await;
                 return Ok(());
             }
         }
@@ -300,7 +300,7 @@ impl Inner {
             refreshed: false,
         };
         state.held.insert(url.to_owned(), held);
-        self.keep(&state, url);
+        self.keep(&state, url).await;
         Ok(())
     }
 

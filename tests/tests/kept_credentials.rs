@@ -515,6 +515,29 @@ async fn command_line(args: &[&str], env: &[(&str, &str)], stdin: &str) -> std::
         .unwrap()
 }
 
+/// The command line's arguments that call `whoami` at `endpoint`, authorized by OAuth.
+fn call_whoami(endpoint: &str) -> Vec<String> {
+    [
+        "call",
+        "--server",
+        endpoint,
+        "--server-oauth",
+        "whoami",
+        "{}",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// Fails the test unless the command line ended well and printed `whoami`'s answer for the
+/// person who signed in.
+fn answered_ada(output: &std::process::Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["output"], "ada", "{printed}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
     let (auth, endpoint) = servers().await;
@@ -524,19 +547,11 @@ async fn call_server_oauth_uses_what_a_sign_in_kept_without_asking_again() {
     assert_eq!(counts(&auth).consents, 1);
 
     let kept = file.to_str().unwrap();
-    let args = [
-        "call",
-        "--server",
-        &endpoint,
-        "--server-oauth",
-        "whoami",
-        "{}",
-    ];
+    let args = call_whoami(&endpoint);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let output = command_line(&args, &[("MCP_OAUTH_CREDENTIALS_FILE", kept)], "").await;
+    answered_ada(&output);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(printed["output"], "ada", "{printed}");
     assert_eq!(
         counts(&auth).consents,
         1,
@@ -651,27 +666,15 @@ async fn a_person_signs_in_at_the_page_call_shows_once_and_the_next_call_asks_no
     let dir = KeptDir::new("browser");
     let file = dir.file();
     let kept = file.to_str().unwrap().to_owned();
-    let args = [
-        "call",
-        "--server",
-        &endpoint,
-        "--server-oauth",
-        "whoami",
-        "{}",
-    ];
-    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let args = call_whoami(&endpoint);
     let twice = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let env = [("MCP_OAUTH_CREDENTIALS_FILE", kept.as_str())];
         [(); 2].map(|()| signed_in_at_a_browser(&args, &env))
     });
     let [(first, asked_first), (second, asked_second)] = twice.await.unwrap();
-    for output in [&first, &second] {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{stderr}");
-        let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(printed["output"], "ada", "{printed}");
-    }
+    answered_ada(&first);
+    answered_ada(&second);
     assert!(asked_first, "the first call shows the page to sign in at");
     assert!(
         !asked_second,

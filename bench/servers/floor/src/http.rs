@@ -53,7 +53,8 @@ async fn respond(
     })
 }
 
-fn status(code: StatusCode) -> Response<Full<Bytes>> {
+/// An empty answer of `code`.
+pub(crate) fn status(code: StatusCode) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = code;
     response

@@ -19,6 +19,8 @@ use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
+
+use super::http::status;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
@@ -157,10 +159,4 @@ async fn relay(
     Ok(back
         .body(Full::new(body.to_bytes()))
         .unwrap_or_else(|_| status(StatusCode::INTERNAL_SERVER_ERROR)))
-}
-
-fn status(code: StatusCode) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::new()));
-    *response.status_mut() = code;
-    response
 }

@@ -605,3 +605,148 @@ async fn a_cancelled_request_reaches_the_tool_through_its_layers() {
     ));
     CANCEL_SEEN.wait("the tool to see its cancellation").await;
 }
+
+/// Read the vault, with a token that grants reading it.
+#[tool(scopes = ["vault:read"])]
+async fn vault() -> &'static str {
+    "gold"
+}
+
+/// Stamp a page, once a minute at most.
+#[tool(rate = "1/min")]
+async fn stamp(page: u32) -> u32 {
+    page
+}
+
+static OVERRUN: Signal = Signal::new();
+
+/// Run past its time limit.
+#[tool(timeout = "50ms")]
+async fn overrun() -> &'static str {
+    OVERRUN
+        .wait("nothing: its own time limit stops it first")
+        .await;
+    "late"
+}
+
+/// The audit events written while it is the thread's subscriber: each call's tool and
+/// outcome.
+#[derive(Clone, Default)]
+struct AuditTrail(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for AuditTrail {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() != tool_runtime::ops::AUDIT_TARGET {
+            return;
+        }
+        let mut fields = AuditFields::default();
+        event.record(&mut fields);
+        let line = format!("{}:{}", fields.tool, fields.outcome);
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+#[derive(Default)]
+struct AuditFields {
+    tool: String,
+    outcome: String,
+}
+
+impl tracing::field::Visit for AuditFields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "outcome" {
+            self.outcome = value.to_owned();
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "tool" {
+            self.tool = format!("{value:?}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_registrys_own_layers_sit_around_and_inside_those_given_in_their_order() {
+    let audit = AuditTrail::default();
+    let subscriber = tracing_subscriber::layer::SubscriberExt::with(
+        tracing_subscriber::registry(),
+        audit.clone(),
+    );
+    let _recording = tracing::subscriber::set_default(subscriber);
+    // The layer given: it writes down each call it sees and how the rest of its way
+    // answered, and refuses page 13 itself.
+    let trail = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&trail);
+    let given = around(move |call, mut next| {
+        let seen = Arc::clone(&seen);
+        Box::pin(async move {
+            let tool = call.tool().name().to_owned();
+            if call.arguments()["page"] == 13 {
+                seen.lock().unwrap().push(format!("{tool}:refused here"));
+                return Err(CallError::refused(tool, "page 13 is never stamped"));
+            }
+            let outcome = tower::Service::call(&mut next, call).await;
+            let status = outcome.as_ref().err().map_or("ok", CallError::status);
+            seen.lock().unwrap().push(format!("{tool}:{status}"));
+            outcome
+        })
+    });
+    let registry = builder()
+        .layer_for(["vault", "stamp", "overrun"], given)
+        .build()
+        .unwrap();
+    let status = |result: &tool_runtime::ToolResult| {
+        result
+            .error()
+            .map_or("ok".to_owned(), |error| error.status().to_owned())
+    };
+
+    // Admission is outside the layers given: a call the caller's token does not permit
+    // never reaches them, one it permits does.
+    let eve = Caller::http(None).with_subject("eve", ["profile"]);
+    let refused = registry.call_for(eve, "vault", json!({})).await;
+    assert_eq!(status(&refused), "insufficient_scope");
+    let ada = Caller::http(None).with_subject("ada", ["vault:read"]);
+    assert_eq!(
+        status(&registry.call_for(ada, "vault", json!({})).await),
+        "ok"
+    );
+    // Arguments that do not fit are refused before anything counts the call.
+    let misfit = registry.call("stamp", json!({"page": "one"})).await;
+    assert_eq!(status(&misfit), "invalid_arguments");
+    // The one stamp a minute allows is spent by admission, before the layer given refuses
+    // the call; the next is refused by admission and never reaches it.
+    assert_eq!(
+        status(&registry.call("stamp", json!({"page": 13})).await),
+        "refused"
+    );
+    assert_eq!(
+        status(&registry.call("stamp", json!({"page": 1})).await),
+        "rate_limited"
+    );
+    // The time limit is inside the layers given: they see the run it stopped.
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        status(&registry.call("overrun", json!({})).await),
+        "timed_out"
+    );
+    assert_eq!(started.elapsed(), Duration::from_millis(50));
+
+    assert_eq!(
+        *trail.lock().unwrap(),
+        ["vault:ok", "stamp:refused here", "overrun:timed_out"]
+    );
+    // The record is outermost: every call is in the audit trail, whoever refused it.
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        [
+            "vault:insufficient_scope",
+            "vault:ok",
+            "stamp:invalid_arguments",
+            "stamp:refused",
+            "stamp:rate_limited",
+            "overrun:timed_out",
+        ]
+    );
+}

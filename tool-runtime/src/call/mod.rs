@@ -32,6 +32,7 @@ use invoke::RunFailure;
 use output::Produced;
 use runnable::{How, ToolRef};
 use serde_json::{Map, Value};
+use std::future::Future;
 use std::time::Duration;
 
 /// What a successful call gives: its output as JSON, and the content blocks when the tool
@@ -176,33 +177,37 @@ pub(crate) fn begin(tool: &ToolRef, input: &Value, context: &CallContext) -> Sta
     Started::Pending(invocation)
 }
 
-/// Awaits a started call's work. A call running past `limit` is stopped and cancelled.
+/// Awaits a started call's work.
 pub(crate) async fn complete(
     tool: &ToolRef,
     invocation: Invocation,
     context: &CallContext,
-    limit: Option<Duration>,
 ) -> Result<ToolAnswer, CallError> {
-    let outcome = match limit {
-        Some(limit) => {
-            let run = invoke::run(invocation, tool.runnable().pace());
-            match tokio::time::timeout(limit, run).await.ok() {
-                Some(outcome) => outcome,
-                None => {
-                    // The future is dropped here; a sync tool sees its Cancellation fire.
-                    if let Some(scope) = context.scope() {
-                        scope.cancellation.cancel();
-                    }
-                    return Err(CallError::TimedOut {
-                        tool: tool.name().to_owned(),
-                        after: limit,
-                    });
-                }
-            }
-        }
-        None => invoke::run(invocation, tool.runnable().pace()).await,
-    };
+    let outcome = invoke::run(invocation, tool.runnable().pace()).await;
     needing_pages(tool, finish(tool, outcome), context.scope().map(|s| &**s))
+}
+
+/// Awaits `work`, a call of `tool`, for `limit` at most: past it, the work is dropped, the
+/// call's [`Cancellation`](crate::Cancellation) fires (a sync tool that keeps running sees
+/// it), and the call answers that it ran out of time.
+pub(crate) async fn within(
+    tool: &Tool,
+    limit: Duration,
+    context: &CallContext,
+    work: impl Future<Output = Result<ToolAnswer, CallError>>,
+) -> Result<ToolAnswer, CallError> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            if let Some(scope) = context.scope() {
+                scope.cancellation.cancel();
+            }
+            Err(CallError::TimedOut {
+                tool: tool.name().to_owned(),
+                after: limit,
+            })
+        }
+    }
 }
 
 /// A tool that failed after saying the user must visit pages first

@@ -119,17 +119,7 @@ impl ToolResult {
     /// The text of a successful call as a model reads it: [`shown_text`](Self::shown_text),
     /// or the text of its text blocks.
     pub(crate) fn text_for_model(&self) -> Option<std::borrow::Cow<'_, str>> {
-        if let Some(content) = &self.content {
-            let texts: Vec<&str> = content
-                .iter()
-                .filter_map(|block| match block {
-                    Content::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            return Some(std::borrow::Cow::Owned(texts.join("\n")));
-        }
-        self.shown_text().map(|(text, _)| text)
+        Some(text_for_model(self.output()?, self.content()))
     }
 
     /// Why the call failed, when it did.
@@ -175,5 +165,27 @@ impl Serialize for ToolResult {
             Err(error) => out.serialize_field("error", &error.to_string())?,
         }
         out.end()
+    }
+}
+
+/// The text of an answer as a model reads it: the text of its text blocks when it is made
+/// of content blocks, else its value (a string as it is, anything else as compact JSON).
+pub(crate) fn text_for_model<'a>(
+    value: &'a Value,
+    content: Option<&'a [Content]>,
+) -> std::borrow::Cow<'a, str> {
+    if let Some(content) = content {
+        let texts: Vec<&str> = content
+            .iter()
+            .filter_map(|block| match block {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        return std::borrow::Cow::Owned(texts.join("\n"));
+    }
+    match value {
+        Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+        other => std::borrow::Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
     }
 }

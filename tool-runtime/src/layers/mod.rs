@@ -8,6 +8,29 @@
 //! call's context. Its answer is a [`ToolAnswer`], or the [`CallError`](crate::CallError) a
 //! model reads. Innermost, the tool runs under its own time limit.
 //!
+//! # The registry's own layers, and where yours sit
+//!
+//! What the registry does around a call is made of layers of this same kind, and every
+//! call goes through them all in one order, the first outermost:
+//!
+//! 1. **the record**: one audit event (target [`AUDIT_TARGET`](crate::ops::AUDIT_TARGET))
+//!    and the metrics per call; it records what any layer inside it refused;
+//! 2. **admission**: the caller's scopes, then the client's rate limit, the tool's, the
+//!    client's budget (counted in the store replicas share, when there is one); the
+//!    answer's tokens are charged to the budget;
+//! 3. **the layers given**, in the order given;
+//! 4. **the cache** of read-only tools' answers (`#[tool(read_only, cache = "30s")]`), so
+//!    that what your layers do holds for a kept answer as for any other;
+//! 5. **the time limit** ([`CallRequest::time_limit`]) around each run of the tool: a
+//!    `Retry` layer's second run has a time limit of its own, and a kept answer none.
+//!
+//! Each of the registry's applies only to the tools it has work for (a tool with a rate
+//! limit; every tool while audit events or metrics are recorded), and a call of a tool no
+//! layer applies to runs with none, paying nothing for them. A call of an unknown tool, or
+//! with arguments that do not fit, never reaches a layer: it is refused at once and
+//! recorded all the same. (For a caller whose token does not permit the tool, admission
+//! refuses first, so the refusal says nothing of the tool's parameters.)
+//!
 //! Layers are given to the [`RegistryBuilder`](crate::registry::RegistryBuilder):
 //! [`layer`](crate::registry::RegistryBuilder::layer) for every tool,
 //! [`layer_for`](crate::registry::RegistryBuilder::layer_for) for one tool or a group

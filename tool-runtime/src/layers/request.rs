@@ -32,6 +32,11 @@ impl CallRequest {
         &self.tool
     }
 
+    /// The tool called, with what runs it.
+    pub(crate) fn tool_ref(&self) -> &ToolRef {
+        &self.tool
+    }
+
     /// The arguments, as the caller sent them (or as a layer before this one left them).
     /// `null` when the caller sent none.
     pub fn arguments(&self) -> &Value {
@@ -59,6 +64,12 @@ impl CallRequest {
     /// How the call came: over MCP (and in which era), over REST, or directly.
     pub fn protocol(&self) -> crate::call::scope::Protocol {
         self.context.protocol()
+    }
+
+    /// The time limit each run of the tool is held to, innermost (a retry runs with a time
+    /// limit of its own): the tool's, else the registry's default; `None` for none.
+    pub fn time_limit(&self) -> Option<std::time::Duration> {
+        self.route.limit
     }
 
     /// The call's context, as the tool receives it (its state, its caller).

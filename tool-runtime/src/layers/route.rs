@@ -51,6 +51,11 @@ impl fmt::Debug for Stages {
 }
 
 impl Stages {
+    /// Adds the stages of `inner`, in their order, after (inside) those added before.
+    pub(crate) fn append(&mut self, inner: Stages) {
+        self.stages.extend(inner.stages);
+    }
+
     /// Adds `layer` for `tools`, after (inside) those added before.
     pub(crate) fn push<L>(&mut self, tools: Tools, layer: L)
     where
@@ -90,8 +95,9 @@ pub(crate) struct Layered {
 }
 
 impl Layered {
-    /// The call of `tool` with `arguments` (already checked against its schema), on its
-    /// way through `stages`.
+    /// The call of `tool` with `arguments` (already checked against its schema, unless
+    /// the caller may not call it: the first layers refuse it), on its way through
+    /// `stages`.
     pub(crate) fn new(
         stages: &Arc<Stages>,
         tool: ToolRef,
@@ -176,7 +182,7 @@ fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallErro
 }
 
 /// Runs the tool, past every layer: its arguments checked again if a layer changed them,
-/// then read into its typed values, then run under its time limit.
+/// then read into its typed values, then run.
 async fn run_tool(call: CallRequest) -> Result<ToolAnswer, CallError> {
     if call.arguments_changed {
         crate::call::check(&call.tool, &call.arguments)?;
@@ -184,7 +190,7 @@ async fn run_tool(call: CallRequest) -> Result<ToolAnswer, CallError> {
     match crate::call::begin(&call.tool, &call.arguments, &call.context) {
         crate::call::Started::Finished(outcome) => outcome,
         crate::call::Started::Pending(invocation) => {
-            crate::call::complete(&call.tool, invocation, &call.context, call.route.limit).await
+            crate::call::complete(&call.tool, invocation, &call.context).await
         }
     }
 }

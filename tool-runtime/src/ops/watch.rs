@@ -4,8 +4,6 @@
 
 use crate::call::caller::Caller;
 use crate::call::error::CallError;
-use crate::call::result::ToolResult;
-use crate::ops::budget::Budgets;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -45,23 +43,23 @@ pub(crate) mod names {
 const UNKNOWN_TOOL: &str = "(unknown)";
 
 impl Observer {
+    /// Whether anything is recorded of calls now: metrics, or audit events the
+    /// application's `tracing` subscriber keeps.
+    pub(crate) fn records(&self) -> bool {
+        self.metrics || tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO)
+    }
+
     /// Starts watching a call of `tool` (`known`: whether the registry has it) with
-    /// `input`, made by `caller`, whose output tokens count against the budgets given with
-    /// the client's key, if they count tokens. Watches nothing when nothing would be
-    /// recorded.
+    /// `input`, made by `caller`. Watches nothing when nothing would be recorded.
     pub(crate) fn watch(
         &self,
         tool: &str,
         known: bool,
         input: &Value,
         caller: &Caller,
-        budgets: Option<(&Arc<Budgets>, String)>,
     ) -> CallWatch {
         let audit = tracing::enabled!(target: AUDIT_TARGET, tracing::Level::INFO);
-        let budgets = budgets
-            .filter(|(budgets, _)| budgets.counts_tokens())
-            .map(|(budgets, key)| (Arc::clone(budgets), key));
-        if !audit && !self.metrics && budgets.is_none() {
+        if !audit && !self.metrics {
             return CallWatch(None);
         }
         // One shared string for every metric of the call: each label is a reference to it.
@@ -80,20 +78,17 @@ impl Observer {
             argument_bytes: crate::schema::json_len(input),
             arguments: self.audit_arguments.then(|| input.clone()),
         });
-        CallWatch(Some(Arc::new(Watching {
+        CallWatch(Some(Box::new(Watching {
             label,
             started: Instant::now(),
             audit,
-            budgets,
             settled: AtomicBool::new(false),
         })))
     }
 }
 
-/// A call being watched; cloned to whoever may end it first (the call, or a watchdog that
-/// answers its time limit).
-#[derive(Clone)]
-pub(crate) struct CallWatch(Option<Arc<Watching>>);
+/// A call being watched, from the layer that records it.
+pub(crate) struct CallWatch(Option<Box<Watching>>);
 
 struct Watching {
     /// The `tool` label of the call's metrics, when they are counted.
@@ -101,8 +96,6 @@ struct Watching {
     started: Instant,
     /// What the audit event says of the call, when audit events are written.
     audit: Option<Audit>,
-    /// Where the output's tokens are counted, and for which client, when they are.
-    budgets: Option<(Arc<Budgets>, String)>,
     /// Whether the call's end was recorded (it is, once).
     settled: AtomicBool,
 }
@@ -117,28 +110,22 @@ struct Audit {
 }
 
 impl CallWatch {
-    /// Records the call's end as `result` says, unless it was recorded already.
-    pub(crate) fn finish(&self, result: &ToolResult) {
+    /// Records the call's end (its error, or its output), unless it was recorded already.
+    pub(crate) fn finish(&self, error: Option<&CallError>, output: Option<&Value>) {
         let Some(watching) = &self.0 else { return };
-        let output_bytes = match (&watching.audit, result.output()) {
+        let output_bytes = match (&watching.audit, output) {
             (Some(_), Some(output)) => crate::schema::json_len(output),
             _ => 0,
         };
-        if watching.settle(outcome(result.error()), output_bytes) {
-            if let (Some((budgets, key)), Some(text)) = (&watching.budgets, result.text_for_model())
-            {
-                let tokens = crate::tokens::count(&text);
-                budgets.charge(key, u64::try_from(tokens).unwrap_or(u64::MAX));
-            }
-        }
+        watching.settle(outcome(error), output_bytes);
     }
 }
 
 impl Watching {
-    /// Records the end; false when it was recorded already.
-    fn settle(&self, outcome: &'static str, output_bytes: usize) -> bool {
+    /// Records the end, unless it was recorded already.
+    fn settle(&self, outcome: &'static str, output_bytes: usize) {
         if self.settled.swap(true, Ordering::AcqRel) {
-            return false;
+            return;
         }
         let elapsed = self.started.elapsed();
         if let Some(tool) = &self.label {
@@ -169,7 +156,6 @@ impl Watching {
                 "tool call"
             );
         }
-        true
     }
 }
 

@@ -1,7 +1,9 @@
 //! Building a registry: the binary's static catalog, the state its tools take, limits, and
 //! what is made at run time, checked once (a tool whose state is missing stops the build).
 
+use super::admission::Limits;
 use super::changes::Versions;
+use super::operations::Operations;
 use super::surfaces;
 use super::{
     DynamicPrompt, DynamicResource, DynamicTool, Registry, RegistryError, ResourceUpdates,
@@ -9,7 +11,7 @@ use super::{
 use crate::call::context::{CallContext, StateMap};
 use crate::catalog::time::Rate;
 use crate::catalog::ItemKind;
-use crate::layers::{BoxError, CacheLayer, CallRequest, ResultCache, ToolAnswer, Tools};
+use crate::layers::{BoxError, CallRequest, ResultCache, ToolAnswer, Tools};
 use crate::ops::budget::{Budget, Budgets};
 use crate::ops::rate::ClientLimiter;
 use crate::ops::watch::Observer;
@@ -357,21 +359,22 @@ impl RegistryBuilder {
     fn assemble(self, statics: &'static StaticTools) -> Result<Registry, RegistryError> {
         let (sender, _) = watch::channel(Versions::default());
         let cache = Arc::new(ResultCache::new(self.cache_limits, self.observer.metrics));
-        // Innermost, so that what the layers given do (a deny rule, a limit) holds for an
-        // answer given from the cache as for any other.
-        let mut layers = self.layers;
-        let cached = Tools::matching(|tool| tool.cache().is_some());
-        layers.push(cached, CacheLayer(Arc::clone(&cache)));
+        let limits = Arc::new(Limits::new(
+            self.client_rate.map(ClientLimiter::new),
+            self.budget.limits().then(|| Budgets::new(self.budget)),
+        ));
+        let operations = Operations {
+            observer: self.observer,
+            limits: Arc::clone(&limits),
+            cache: Arc::clone(&cache),
+            default_timeout: self.default_timeout,
+        };
+        let layers = operations.around(self.layers);
         let registry = Registry {
             default_timeout: self.default_timeout,
             observer: self.observer,
-            rate_limits: RwLock::default(),
+            limits,
             rate_overrides: self.rate_limits.into_iter().collect(),
-            client_limiter: self.client_rate.map(ClientLimiter::new),
-            budgets: self
-                .budget
-                .limits()
-                .then(|| Arc::new(Budgets::new(self.budget))),
             statics,
             dynamic: RwLock::new(BTreeMap::new()),
             surfaces: RwLock::new(surfaces::DynamicSurfaces::default()),

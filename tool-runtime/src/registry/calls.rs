@@ -1,7 +1,6 @@
 //! Calling a tool: the one entry point every caller goes through (a protocol's connection,
 //! REST, a direct call), and the call once started, whose work is still to run.
 
-use super::shared_limits::SharedAdmission;
 use super::Registry;
 use crate::call::caller::Caller;
 use crate::call::context::CallContext;
@@ -10,7 +9,6 @@ use crate::call::result::ToolResult;
 use crate::call::runnable::ToolRef;
 use crate::catalog::Tool;
 use crate::layers::{Layered, Stages};
-use crate::ops::watch::CallWatch;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -28,21 +26,15 @@ pub(crate) enum CallStart {
 pub(crate) struct PendingCall {
     tool: ToolRef,
     input: Value,
-    /// The work, once started; a call counted against shared limits starts only once
-    /// they admit it.
     invocation: Started,
-    /// The tool's own time limit, else the registry's default.
-    limit: Option<Duration>,
-    watch: CallWatch,
 }
 
 /// Where a pending call's work is.
 enum Started {
+    /// Started, with no layer around it.
     Now(crate::call::Invocation),
-    /// On its way through the layers the registry was given.
+    /// On its way through the layers that apply to its tool.
     Layered(Box<Layered>),
-    /// Waiting for limits kept in a shared store (then through the layers, if any).
-    Admitting(Box<(SharedAdmission, Option<Arc<Stages>>)>),
 }
 
 impl PendingCall {
@@ -55,7 +47,7 @@ impl PendingCall {
     pub(crate) fn input(&self) -> &Value {
         match &self.invocation {
             Started::Layered(call) => call.sent(),
-            _ => &self.input,
+            Started::Now(_) => &self.input,
         }
     }
 
@@ -67,53 +59,18 @@ impl PendingCall {
             tool,
             mut input,
             invocation,
-            limit,
-            watch,
         } = self;
         async move {
             let outcome = match invocation {
-                Started::Now(invocation) => {
-                    crate::call::complete(&tool, invocation, context, limit).await
-                }
+                Started::Now(invocation) => crate::call::complete(&tool, invocation, context).await,
                 Started::Layered(call) => {
                     let (outcome, sent) = call.run().await;
                     input = sent;
                     outcome
                 }
-                // Boxed: waiting on a shared store is the rarer path, and its future would
-                // make every call's larger.
-                Started::Admitting(admission) => {
-                    let (admission, layers) = *admission;
-                    let call = (&tool, &input, layers.as_ref());
-                    Box::pin(admitted(admission, call, context, limit)).await
-                }
             };
             let name = tool.name_to_keep();
-            let result = ToolResult::new(name, input, Some(tool), outcome);
-            watch.finish(&result);
-            result
-        }
-    }
-}
-
-/// Runs a call once the limits kept in a shared store admit it: the tool, with the
-/// arguments given, through the layers given.
-async fn admitted(
-    admission: SharedAdmission,
-    (tool, input, layers): (&ToolRef, &Value, Option<&Arc<Stages>>),
-    context: &CallContext,
-    limit: Option<Duration>,
-) -> Result<crate::call::ToolAnswer, CallError> {
-    admission.run().await?;
-    if let Some(stages) = layers {
-        crate::call::check(tool, input)?;
-        let call = Layered::new(stages, tool.clone(), input.clone(), context, limit);
-        return call.run().await.0;
-    }
-    match crate::call::start(tool, input, context) {
-        crate::call::Started::Finished(outcome) => outcome,
-        crate::call::Started::Pending(invocation) => {
-            crate::call::complete(tool, invocation, context, limit).await
+            ToolResult::new(name, input, Some(tool), outcome)
         }
     }
 }
@@ -178,7 +135,7 @@ impl Registry {
 
     /// A tool's time limit: its own, else the registry's default.
     pub(crate) fn limit_for(&self, tool: &Tool) -> Option<Duration> {
-        tool.timeout().or(self.default_timeout)
+        super::operations::limit_of(tool, self.default_timeout)
     }
 
     /// Calls a tool with a context of the caller's making (the protocol layer gives each
@@ -204,83 +161,53 @@ impl Registry {
     /// Starts a call: its result when it ended without running (an unknown tool, a
     /// refusal, an argument error), else the work to await.
     pub(crate) fn start_call(&self, name: &str, input: Value, context: &CallContext) -> CallStart {
-        let caller = context.caller();
         let Some(tool) = self.get(name) else {
             let unknown = CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
             };
-            return CallStart::Ended(self.refused(name, None, input, caller, unknown));
+            return CallStart::Ended(self.refused(name, None, input, context.caller(), unknown));
         };
-        if let Some(admission) = self.shared_admission(&tool, caller) {
-            let admission = match admission {
-                Ok(admission) => admission,
-                Err(refusal) => {
-                    return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
-                }
-            };
-            let layers = self.layers_for(&tool).cloned();
-            let charged = self.budgets.as_ref().zip(admission.key());
-            let watch = self.observer.watch(name, true, &input, caller, charged);
-            return CallStart::Running(PendingCall {
-                limit: self.limit_for(&tool),
-                tool,
-                input,
-                invocation: Started::Admitting(Box::new((admission, layers))),
-                watch,
-            });
-        }
-        let key = match self.admit(&tool, caller) {
-            Ok(key) => key,
-            Err(refusal) => {
-                return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
-            }
-        };
-        let charged = self.budgets.as_ref().zip(key);
-        let watch = self.observer.watch(name, true, &input, caller, charged);
         if let Some(stages) = self.layers_for(&tool) {
-            return self.start_layered(stages, tool, input, context, watch);
+            return self.start_layered(stages, tool, input, context);
         }
         match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
-                let result = ToolResult::new(name.to_owned(), input, Some(tool), outcome);
-                watch.finish(&result);
-                CallStart::Ended(result)
+                CallStart::Ended(ToolResult::new(name.to_owned(), input, Some(tool), outcome))
             }
             crate::call::Started::Pending(invocation) => CallStart::Running(PendingCall {
-                limit: self.limit_for(&tool),
                 tool,
                 input,
                 invocation: Started::Now(invocation),
-                watch,
             }),
         }
     }
 
-    /// Starts a call that goes through layers: its arguments checked first, as they are
-    /// before any call runs.
+    /// Starts a call that goes through layers. Its arguments are checked first, so that
+    /// no layer sees arguments that do not fit, and one that does not fit is answered at
+    /// once; but not for a caller whose token does not permit the tool: admission refuses
+    /// that call, and a refusal must not tell what the tool's parameters are.
     fn start_layered(
         &self,
         stages: &Arc<Stages>,
         tool: ToolRef,
         input: Value,
         context: &CallContext,
-        watch: CallWatch,
     ) -> CallStart {
-        if let Err(refusal) = crate::call::check(&tool, &input) {
-            let result = ToolResult::new(tool.name_to_keep(), input, Some(tool), Err(refusal));
-            watch.finish(&result);
-            return CallStart::Ended(result);
+        let caller = context.caller();
+        if caller.may_call(&tool) {
+            if let Err(refusal) = crate::call::check(&tool, &input) {
+                let name = tool.name_to_keep();
+                return CallStart::Ended(self.refused(&name, Some(tool), input, caller, refusal));
+            }
         }
         let limit = self.limit_for(&tool);
         let call = Layered::new(stages, tool.clone(), input, context, limit);
         CallStart::Running(PendingCall {
-            limit,
             tool,
             // The arguments are the layered call's, given back when it ends.
             input: Value::Null,
             invocation: Started::Layered(Box::new(call)),
-            watch,
         })
     }
 

@@ -14,6 +14,7 @@ mod dynamic_surfaces;
 mod error;
 mod handle;
 mod layers;
+mod operations;
 mod shared;
 mod shared_limits;
 mod surfaces;
@@ -40,12 +41,9 @@ use crate::call::context::CallContext;
 use crate::call::runnable::{Entry, Runnable};
 use crate::catalog::time::Rate;
 use crate::catalog::{Catalog, ItemKind, Tool};
-use crate::ops::budget::Budgets;
-use crate::ops::rate::{ClientLimiter, Limiter};
 use crate::ops::watch::Observer;
 use crate::registration::StaticTools;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -72,17 +70,13 @@ use tokio::sync::watch;
 /// ```
 pub struct Registry {
     default_timeout: Option<Duration>,
-    /// What is recorded of each call.
+    /// What is recorded of each call (of an unknown tool too, which no layer sees).
     observer: Observer,
-    /// The rate limits of tools, by name.
-    rate_limits: RwLock<HashMap<String, Arc<Limiter>>>,
+    /// The rate limits of tools and clients and the budgets calls are held to.
+    limits: Arc<admission::Limits>,
     /// The limits the builder set in place of tools' own (`RegistryBuilder::rate_limit`),
     /// kept so a tool removed and added again keeps its.
     rate_overrides: BTreeMap<String, Rate>,
-    /// The rate limit of each client, when there is one.
-    client_limiter: Option<ClientLimiter>,
-    /// What each client may spend, and has spent, when there is a budget.
-    budgets: Option<Arc<Budgets>>,
     statics: &'static StaticTools,
     dynamic: RwLock<BTreeMap<String, Arc<(Tool, Runnable)>>>,
     /// Prompts and resources added at run time.
@@ -108,7 +102,8 @@ pub struct Registry {
     /// registry is closed.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     closers: std::sync::Mutex<Vec<Closer>>,
-    /// The layers around calls: those given, then the cache of read-only tools' answers.
+    /// The layers around calls: the registry's own (`operations`) and those given, in
+    /// their order.
     layers: Arc<crate::layers::Stages>,
     /// The answers of read-only tools kept to be given again.
     result_cache: Arc<crate::layers::ResultCache>,

@@ -10,9 +10,10 @@ use std::sync::Arc;
 impl Registry {
     /// Shares `store` with the other replicas' registries from now on.
     pub(crate) fn share_with(&self, store: Store) {
-        if let Some(budgets) = &self.budgets {
+        if let Some(budgets) = &self.limits.budgets {
             budgets.share(store.clone());
         }
+        let _ = self.limits.shared.set(store.clone());
         self.resource_updates.share(store.clone());
         self.result_cache.share(store.clone());
         let changes = Arc::clone(&self.changes);

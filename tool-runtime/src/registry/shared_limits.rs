@@ -3,7 +3,7 @@
 //! a second gets 30 across every replica, not 30 on each. A call none of them applies to
 //! never waits on the store.
 
-use super::Registry;
+use super::admission::Limits;
 use crate::call::caller::Caller;
 use crate::call::error::{CallError, Spent};
 use crate::catalog::time::Rate;
@@ -26,7 +26,7 @@ pub(crate) struct SharedAdmission {
     budget: Option<Budget>,
 }
 
-impl Registry {
+impl Limits {
     /// The admission of a call of `tool` by `caller`, when limits are shared and one
     /// applies to it: scopes are checked now, the counts when it is run.
     pub(super) fn shared_admission(

@@ -654,7 +654,11 @@ impl Registry {
         let outcome = match crate::call::start(&tool, &arguments, context) {
             crate::call::Started::Finished(outcome) => outcome,
             crate::call::Started::Pending(invocation) => {
-                crate::call::complete(&tool, invocation, context, limit).await
+                let work = crate::call::complete(&tool, invocation, context);
+                match limit {
+                    Some(limit) => crate::call::within(&tool, limit, context, work).await,
+                    None => work.await,
+                }
             }
         };
         match outcome {

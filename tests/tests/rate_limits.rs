@@ -175,3 +175,48 @@ fn over_mcp_a_refused_call_is_an_error_result_the_model_reads() {
         assert_eq!(meta["io.modelcontextprotocol/serverInfo"]["name"], "limits");
     });
 }
+
+/// Write a report, as a task when the client can follow one; once a minute at most.
+#[tool(task = "optional", rate = "1/min")]
+async fn report() -> &'static str {
+    "the report"
+}
+
+#[tokio::test]
+async fn a_call_refused_for_its_rate_is_answered_at_once_never_as_a_task() {
+    let server = tool_tests::server(
+        tool_runtime::mcp::ServerOptions::default()
+            .tasks(tool_runtime::tasks::TaskOptions::default()),
+    );
+    let mut client = Client::new(&server);
+    let opened = client
+        .call(&tool_tests::rpc::initialize("2025-11-25", json!({})))
+        .await;
+    assert!(
+        opened["result"]["capabilities"]["tasks"].is_object(),
+        "{opened}"
+    );
+    let as_task = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "report", "task": {"ttl": 60000}}})
+        .to_string()
+    };
+    let first = client.call(&as_task(1)).await;
+    assert!(first["result"]["task"]["taskId"].is_string(), "{first}");
+    // The refusal is decided when the call arrives: no task is made for a call that
+    // cannot run, and the client reads why at once.
+    client.send(&as_task(2));
+    let second = loop {
+        // The first call's task says how it goes meanwhile, in notifications.
+        let message = client.next().await;
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    assert_eq!(
+        second["result"]["_meta"]["status"], "rate_limited",
+        "{second}"
+    );
+    assert!(second["result"]["task"].is_null(), "{second}");
+}

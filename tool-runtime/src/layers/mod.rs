@@ -16,20 +16,22 @@
 //! 1. **the record**: one audit event (target [`AUDIT_TARGET`](crate::ops::AUDIT_TARGET))
 //!    and the metrics per call; it records what any layer inside it refused;
 //! 2. **admission**: the caller's scopes, then the client's rate limit, the tool's, the
-//!    client's budget (counted in the store replicas share, when there is one); the
-//!    answer's tokens are charged to the budget;
+//!    client's budget. What it can decide when the call arrives it decides then, so that
+//!    a refusal is answered at once (over HTTP with its status, `403` or `429`, and never
+//!    as a task); the counts kept in the store replicas share are made as the call starts
+//!    running, and the answer's tokens are charged to the budget;
 //! 3. **the layers given**, in the order given;
 //! 4. **the cache** of read-only tools' answers (`#[tool(read_only, cache = "30s")]`), so
 //!    that what your layers do holds for a kept answer as for any other;
-//! 5. **the time limit** ([`CallRequest::time_limit`]) around each run of the tool: a
-//!    `Retry` layer's second run has a time limit of its own, and a kept answer none.
+//! 5. **the time limit** ([`CallRequest::time_limit`]) around the run of the tool, never
+//!    around a kept answer.
 //!
-//! Each of the registry's applies only to the tools it has work for (a tool with a rate
+//! Each of the registry's applies only to the tools it has work for (a tool with a time
 //! limit; every tool while audit events or metrics are recorded), and a call of a tool no
-//! layer applies to runs with none, paying nothing for them. A call of an unknown tool, or
-//! with arguments that do not fit, never reaches a layer: it is refused at once and
-//! recorded all the same. (For a caller whose token does not permit the tool, admission
-//! refuses first, so the refusal says nothing of the tool's parameters.)
+//! layer applies to runs with none, paying nothing for them. A call of an unknown tool, one
+//! admission refuses when it arrives, and one with arguments that do not fit never reach a
+//! layer: each is answered at once and recorded all the same. A call dropped before it
+//! started running (its request cancelled at once) is not recorded.
 //!
 //! Layers are given to the [`RegistryBuilder`](crate::registry::RegistryBuilder):
 //! [`layer`](crate::registry::RegistryBuilder::layer) for every tool,

@@ -23,6 +23,9 @@ pub struct CallRequest {
     /// Whether a layer changed the arguments, which are then checked again.
     pub(super) arguments_changed: bool,
     pub(super) context: CallContext,
+    /// What the registry decided about the call when it arrived, for its own layers to
+    /// finish (what admission still has to count, say).
+    pub(super) decided: Option<Arc<dyn std::any::Any + Send + Sync>>,
     pub(super) route: Route,
 }
 
@@ -30,6 +33,11 @@ impl CallRequest {
     /// The tool called: its name, description, annotations, time limit.
     pub fn tool(&self) -> &Tool {
         &self.tool
+    }
+
+    /// What the registry decided about the call when it arrived, when it is a `T`.
+    pub(crate) fn decided<T: std::any::Any>(&self) -> Option<&T> {
+        self.decided.as_deref()?.downcast_ref()
     }
 
     /// The tool called, with what runs it.
@@ -66,8 +74,9 @@ impl CallRequest {
         self.context.protocol()
     }
 
-    /// The time limit each run of the tool is held to, innermost (a retry runs with a time
-    /// limit of its own): the tool's, else the registry's default; `None` for none.
+    /// The time limit the tool's run is held to, innermost: the tool's own, else the
+    /// registry's default; `None` for none. Past it the call is cancelled (a retry of it
+    /// finds it cancelled) and answers that it ran out of time.
     pub fn time_limit(&self) -> Option<std::time::Duration> {
         self.route.limit
     }

@@ -11,6 +11,7 @@ use crate::call::error::CallError;
 use crate::call::runnable::ToolRef;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -33,7 +34,18 @@ impl Passing for CallRequest {
 /// One layer, made into one service for every tool it applies to.
 struct Step {
     tools: Tools,
-    stage: Stage<CallRequest>,
+    service: StepService,
+}
+
+/// How a step's service is handed a call.
+enum StepService {
+    /// Behind a lock, so that any service works, `Clone` or not.
+    Locked(Stage<CallRequest>),
+    /// A service that is always ready and cheap to clone (the registry's own): each call
+    /// is handed to a clone of it, with no lock for calls to wait on.
+    Free(
+        Box<dyn Fn(CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync>,
+    ),
 }
 
 /// Every layer a registry was given, in the order given (the first outermost).
@@ -65,7 +77,33 @@ impl Stages {
         <L::Service as Service<CallRequest>>::Future: Send + 'static,
     {
         let stage = Stage::new(layer.layer(Next { _private: () }));
-        self.stages.push(Step { tools, stage });
+        self.stages.push(Step {
+            tools,
+            service: StepService::Locked(stage),
+        });
+    }
+
+    /// Adds `layer`, whose service is always ready and cheap to clone, for `tools`, after
+    /// (inside) those added before: each call is handed to a clone of its service.
+    pub(crate) fn push_free<L>(&mut self, tools: Tools, layer: L)
+    where
+        L: tower::Layer<Next>,
+        L::Service: Service<
+                CallRequest,
+                Response = ToolAnswer,
+                Error = CallError,
+                Future = BoxFuture<'static, Result<ToolAnswer, CallError>>,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        let service = layer.layer(Next { _private: () });
+        let run = move |call| service.clone().call(call);
+        self.stages.push(Step {
+            tools,
+            service: StepService::Free(Box::new(run)),
+        });
     }
 
     /// What the stages were given for, to check against the registry once it is built.
@@ -95,15 +133,16 @@ pub(crate) struct Layered {
 }
 
 impl Layered {
-    /// The call of `tool` with `arguments` (already checked against its schema, unless
-    /// the caller may not call it: the first layers refuse it), on its way through
-    /// `stages`.
+    /// The call of `tool` with `arguments` (already checked against its schema), on its
+    /// way through `stages`, with what the registry decided about it when it arrived
+    /// (`decided`), for its own layers.
     pub(crate) fn new(
         stages: &Arc<Stages>,
         tool: ToolRef,
         arguments: Value,
         context: &CallContext,
         limit: Option<Duration>,
+        decided: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Self {
         let sent = Arc::new(arguments);
         let call = CallRequest {
@@ -111,6 +150,7 @@ impl Layered {
             arguments: Arc::clone(&sent),
             arguments_changed: false,
             context: context.clone(),
+            decided,
             route: Route {
                 stages: Arc::clone(stages),
                 next: 0,
@@ -175,9 +215,18 @@ fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallErro
     let index = call.route.next + offset;
     call.route.next = index + 1;
     let stages = Arc::clone(&call.route.stages);
-    match stages.stages[index].stage.hand_now(call) {
+    let stage = match &stages.stages[index].service {
+        StepService::Free(run) => return run(call),
+        StepService::Locked(stage) => stage,
+    };
+    match stage.hand_now(call) {
         Ok(answer) => answer,
-        Err(call) => Box::pin(async move { stages.stages[index].stage.hand(call).await }),
+        Err(call) => Box::pin(async move {
+            match &stages.stages[index].service {
+                StepService::Locked(stage) => stage.hand(call).await,
+                StepService::Free(run) => run(call).await,
+            }
+        }),
     }
 }
 

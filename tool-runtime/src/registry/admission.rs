@@ -1,7 +1,8 @@
 //! Whether a call may run: its caller's token must permit the tool, and the client's rate
-//! limit, the tool's own and the client's budget must let it through. What the admission
-//! layer (`operations`) asks of every call of a tool it applies to, whatever way the call
-//! came (a protocol, REST, a direct call).
+//! limit, the tool's own and the client's budget must let it through. Decided when the call
+//! arrives, whatever way it came (a protocol, REST, a direct call), so that a refusal is
+//! answered at once; what is counted in a store replicas share, and the answer's tokens,
+//! the admission layer (`operations`) finishes.
 
 use super::Registry;
 use crate::call::caller::Caller;
@@ -16,6 +17,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
+
+/// What admission decided when a call arrived, for the admission layer to finish: the
+/// client's key (the answer's tokens are charged to it), and the counts still to make in
+/// the store replicas share.
+pub(crate) struct Admitted {
+    pub(super) key: Option<String>,
+    pub(super) shared: Option<super::shared_limits::SharedAdmission>,
+}
 
 /// The limits a registry holds its calls to, shared with the admission layer.
 pub(crate) struct Limits {
@@ -41,11 +50,49 @@ impl Limits {
 
     /// Whether a call of `tool` has anything to be admitted by: scopes its caller's token
     /// must grant, or a limit or budget that counts it.
-    pub(super) fn apply_to(&self, tool: &Tool) -> bool {
-        !tool.scopes().is_empty()
-            || self.client_limiter.is_some()
+    fn apply_to(&self, tool: &Tool) -> bool {
+        !tool.scopes().is_empty() || self.count(tool)
+    }
+
+    /// Whether a limit or a budget counts calls of `tool`.
+    fn count(&self, tool: &Tool) -> bool {
+        self.client_limiter.is_some()
             || self.budgets.is_some()
             || crate::sync::read(&self.rate_limits).contains_key(tool.name())
+    }
+
+    /// Whether a call of `tool` has admission left to finish once it runs: counts to make
+    /// in a shared store, or output tokens to charge.
+    pub(super) fn finish_later(&self, tool: &Tool) -> bool {
+        self.budgets
+            .as_ref()
+            .is_some_and(|budgets| budgets.counts_tokens())
+            || (self.shared.get().is_some() && self.count(tool))
+    }
+
+    /// Admits or refuses a call of `tool` by `caller` now: the scopes, then the limits and
+    /// the budget kept here, or, with a shared store, the scopes now and the counts once the
+    /// call runs. Gives what is left for the admission layer, when anything is.
+    pub(super) fn admit_now(
+        &self,
+        tool: &Tool,
+        caller: &Caller,
+    ) -> Result<Option<Admitted>, CallError> {
+        if !self.apply_to(tool) {
+            return Ok(None);
+        }
+        if let Some(shared) = self.shared_admission(tool, caller) {
+            let shared = shared?;
+            return Ok(Some(Admitted {
+                key: shared.key(),
+                shared: Some(shared),
+            }));
+        }
+        let key = self.admit(tool, caller)?;
+        Ok(key.map(|key| Admitted {
+            key: Some(key),
+            shared: None,
+        }))
     }
 
     /// The rate limit the tool `name` is held to now, if any.
@@ -70,7 +117,7 @@ impl Limits {
     /// limit lets through has spent that limit's allowance even when a later one refuses it.
     /// Admitted, it gives the client's key when a limit or a budget per client needs it
     /// (worked out once: the call's output is charged to it).
-    pub(super) fn admit(&self, tool: &Tool, caller: &Caller) -> Result<Option<String>, CallError> {
+    fn admit(&self, tool: &Tool, caller: &Caller) -> Result<Option<String>, CallError> {
         if let Some(refusal) = caller.scope_refusal(tool) {
             return Err(refusal);
         }
@@ -122,8 +169,8 @@ impl Registry {
         self.limits.set_rate_limit(name, rate);
     }
 
-    /// A call refused before it reached its layers (`tool` is `None` when the name is
-    /// unknown), recorded as every call is.
+    /// A call refused when it arrived (`tool` is `None` when the name is unknown), recorded
+    /// as every call is.
     pub(super) fn refused(
         &self,
         name: &str,

@@ -1,6 +1,7 @@
 //! Calling a tool: the one entry point every caller goes through (a protocol's connection,
 //! REST, a direct call), and the call once started, whose work is still to run.
 
+use super::admission::Admitted;
 use super::Registry;
 use crate::call::caller::Caller;
 use crate::call::context::CallContext;
@@ -159,17 +160,27 @@ impl Registry {
     }
 
     /// Starts a call: its result when it ended without running (an unknown tool, a
-    /// refusal, an argument error), else the work to await.
+    /// refusal, an argument error), else the work to await. A refusal is decided here, when
+    /// the call arrives, so that it is answered at once (with its HTTP status, and never as
+    /// a task): the caller's scopes, the limits and the budget kept here, then the
+    /// arguments.
     pub(crate) fn start_call(&self, name: &str, input: Value, context: &CallContext) -> CallStart {
+        let caller = context.caller();
         let Some(tool) = self.get(name) else {
             let unknown = CallError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.closest_name(name),
             };
-            return CallStart::Ended(self.refused(name, None, input, context.caller(), unknown));
+            return CallStart::Ended(self.refused(name, None, input, caller, unknown));
+        };
+        let admitted = match self.limits.admit_now(&tool, caller) {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                return CallStart::Ended(self.refused(name, Some(tool), input, caller, refusal))
+            }
         };
         if let Some(stages) = self.layers_for(&tool) {
-            return self.start_layered(stages, tool, input, context);
+            return self.start_layered(stages, tool, input, context, admitted);
         }
         match crate::call::start(&tool, &input, context) {
             crate::call::Started::Finished(outcome) => {
@@ -183,26 +194,24 @@ impl Registry {
         }
     }
 
-    /// Starts a call that goes through layers. Its arguments are checked first, so that
-    /// no layer sees arguments that do not fit, and one that does not fit is answered at
-    /// once; but not for a caller whose token does not permit the tool: admission refuses
-    /// that call, and a refusal must not tell what the tool's parameters are.
+    /// Starts a call that goes through layers, its arguments checked first: no layer sees
+    /// arguments that do not fit, and such a call is answered at once.
     fn start_layered(
         &self,
         stages: &Arc<Stages>,
         tool: ToolRef,
         input: Value,
         context: &CallContext,
+        admitted: Option<Admitted>,
     ) -> CallStart {
-        let caller = context.caller();
-        if caller.may_call(&tool) {
-            if let Err(refusal) = crate::call::check(&tool, &input) {
-                let name = tool.name_to_keep();
-                return CallStart::Ended(self.refused(&name, Some(tool), input, caller, refusal));
-            }
+        if let Err(refusal) = crate::call::check(&tool, &input) {
+            let name = tool.name_to_keep();
+            let caller = context.caller();
+            return CallStart::Ended(self.refused(&name, Some(tool), input, caller, refusal));
         }
         let limit = self.limit_for(&tool);
-        let call = Layered::new(stages, tool.clone(), input, context, limit);
+        let decided = admitted.map(|admitted| Arc::new(admitted) as Arc<_>);
+        let call = Layered::new(stages, tool.clone(), input, context, limit, decided);
         CallStart::Running(PendingCall {
             tool,
             // The arguments are the layered call's, given back when it ends.

@@ -4,19 +4,22 @@
 //! 1. **the record** (`Record`): one audit event and the metrics per call. Outermost, so it
 //!    records what every layer inside it refused;
 //! 2. **admission** (`Admit`): the caller's scopes, then the client's rate limit, the
-//!    tool's, the client's budget (counted in the store replicas share, when there is
-//!    one); once the call answers, its output's tokens are charged to the budget;
+//!    tool's, the client's budget. What can be decided when the call arrives is decided
+//!    then (`admission`), so that a refusal is answered at once, with its HTTP status, and
+//!    never becomes a task; this layer finishes the rest: the counts kept in the store
+//!    replicas share, and, once the call answers, its tokens charged to the budget;
 //! 3. **the layers given**, in the order given;
 //! 4. **the cache** of read-only tools' answers, so that what the layers given do holds
 //!    for a kept answer as for any other;
-//! 5. **the time limit** (`Limit`), innermost: it bounds each run of the tool (a retry
-//!    runs again with a time limit of its own) and never a kept answer.
+//! 5. **the time limit** (`Limit`), innermost, around the run of the tool; never around
+//!    a kept answer.
 //!
-//! Each picks only the tools it has something to do for (a tool with a rate limit, every
+//! Each picks only the tools it has something to do for (a tool with a time limit, every
 //! tool while audit events or metrics are recorded), so a call of a tool none picks runs
-//! with no layer at all.
+//! with no layer at all. They are always ready and cheap to clone, so no call waits on
+//! another to be handed to them.
 
-use super::admission::Limits;
+use super::admission::{Admitted, Limits};
 use crate::call::error::CallError;
 use crate::catalog::Tool;
 use crate::layers::{CacheLayer, CallRequest, Next, ResultCache, Stages, ToolAnswer, Tools};
@@ -48,24 +51,24 @@ impl Operations {
             default_timeout,
         } = self;
         let mut stages = Stages::default();
-        stages.push(
+        stages.push_free(
             Tools::matching(move |_| observer.records()),
             tower::layer::layer_fn(move |next| Record { observer, next }),
         );
         let picker = Arc::clone(&limits);
-        stages.push(
-            Tools::matching(move |tool| picker.apply_to(tool)),
+        stages.push_free(
+            Tools::matching(move |tool| picker.finish_later(tool)),
             tower::layer::layer_fn(move |next| Admit {
                 limits: Arc::clone(&limits),
                 next,
             }),
         );
         stages.append(given);
-        stages.push(
+        stages.push_free(
             Tools::matching(|tool| tool.cache().is_some()),
             CacheLayer(cache),
         );
-        stages.push(
+        stages.push_free(
             Tools::matching(move |tool| limit_of(tool, default_timeout).is_some()),
             tower::layer::layer_fn(|next| Limit { next }),
         );
@@ -78,14 +81,8 @@ pub(super) fn limit_of(tool: &Tool, default_timeout: Option<Duration>) -> Option
     tool.timeout().or(default_timeout)
 }
 
-/// The answer a layer gives at once.
-fn at_once(
-    outcome: Result<ToolAnswer, CallError>,
-) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
-    Box::pin(std::future::ready(outcome))
-}
-
 /// Records each call once it ends: one audit event, the metrics.
+#[derive(Clone)]
 struct Record {
     observer: Observer,
     next: Next,
@@ -118,8 +115,10 @@ impl Service<CallRequest> for Record {
     }
 }
 
-/// Lets a call through when the caller's token permits its tool and the limits and the
-/// budget that count it let it through; charges its output to the budget.
+/// Finishes a call's admission: counts it in the store replicas share (when that is where
+/// its limits are kept) before it goes on, and charges its answer's tokens to the client's
+/// budget.
+#[derive(Clone)]
 struct Admit {
     limits: Arc<Limits>,
     next: Next,
@@ -135,31 +134,26 @@ impl Service<CallRequest> for Admit {
     }
 
     fn call(&mut self, call: CallRequest) -> Self::Future {
-        let limits = &self.limits;
+        let Some(admitted) = call.decided::<Admitted>() else {
+            return self.next.call(call);
+        };
         // Output tokens are charged only by a budget that counts them.
-        let charging = limits
+        let charged = self
+            .limits
             .budgets
             .as_ref()
             .filter(|budgets| budgets.counts_tokens())
-            .map(Arc::clone);
-        if let Some(admission) = limits.shared_admission(call.tool(), call.caller()) {
-            let admission = match admission {
-                Ok(admission) => admission,
-                Err(refusal) => return at_once(Err(refusal)),
-            };
-            let charged = charging.zip(admission.key());
+            .map(Arc::clone)
+            .zip(admitted.key.clone());
+        if let Some(shared) = admitted.shared.clone() {
             let mut next = self.next.clone();
             return Box::pin(async move {
-                admission.run().await?;
+                shared.run().await?;
                 charge(charged, next.call(call).await)
             });
         }
-        let key = match limits.admit(call.tool(), call.caller()) {
-            Ok(key) => key,
-            Err(refusal) => return at_once(Err(refusal)),
-        };
         let answer = self.next.call(call);
-        match charging.zip(key) {
+        match charged {
             Some(charged) => Box::pin(async move { charge(Some(charged), answer.await) }),
             None => answer,
         }
@@ -179,7 +173,8 @@ fn charge(
     outcome
 }
 
-/// Bounds each run of a tool by its time limit.
+/// Bounds the run of a tool by its time limit.
+#[derive(Clone)]
 struct Limit {
     next: Next,
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 const RETRY_UNREACHABLE: Duration = Duration::from_secs(1);
 
 /// The admission of one call against the shared limits, still to be made.
+#[derive(Clone)]
 pub(crate) struct SharedAdmission {
     store: Store,
     tool: String,
@@ -64,7 +65,7 @@ impl SharedAdmission {
     /// Counts the call, as `admission` does: the client's rate, the tool's, the client's
     /// budget, in that order. A store that does not answer admits the call or refuses it,
     /// as the store was told to.
-    pub(crate) async fn run(self) -> Result<(), CallError> {
+    pub(crate) async fn run(&self) -> Result<(), CallError> {
         match self.count().await {
             Ok(admitted) => admitted,
             Err(error) => match self.store.when_unreachable {

@@ -16,10 +16,11 @@
 //! 1. **the record**: one audit event (target [`AUDIT_TARGET`](crate::ops::AUDIT_TARGET))
 //!    and the metrics per call; it records what any layer inside it refused;
 //! 2. **admission**: the caller's scopes, then the client's rate limit, the tool's, the
-//!    client's budget. What it can decide when the call arrives it decides then, so that
-//!    a refusal is answered at once (over HTTP with its status, `403` or `429`, and never
-//!    as a task); the counts kept in the store replicas share are made as the call starts
-//!    running, and the answer's tokens are charged to the budget;
+//!    client's budget. What it can decide when the call arrives it decides then, before the
+//!    arguments are checked, so that a refusal is answered at once (a `403` for missing
+//!    scopes over HTTP, a `429` on REST) and never as a task; the counts kept in the store
+//!    replicas share are made as the call starts running, after the arguments were
+//!    checked, and the answer's tokens are charged to the budget;
 //! 3. **the layers given**, in the order given;
 //! 4. **the cache** of read-only tools' answers (`#[tool(read_only, cache = "30s")]`), so
 //!    that what your layers do holds for a kept answer as for any other;

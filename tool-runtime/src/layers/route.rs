@@ -122,7 +122,7 @@ impl Stages {
 pub(super) struct Route {
     stages: Arc<Stages>,
     next: usize,
-    /// The tool's time limit, which bounds each run of it.
+    /// The tool's time limit, which bounds its run.
     pub(super) limit: Option<Duration>,
 }
 

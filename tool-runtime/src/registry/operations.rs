@@ -135,7 +135,7 @@ impl Service<CallRequest> for Admit {
 
     fn call(&mut self, call: CallRequest) -> Self::Future {
         let Some(admitted) = call.decided::<Admitted>() else {
-            return self.next.call(call);
+            return self.counted_now(call);
         };
         // Output tokens are charged only by a budget that counts them.
         let charged = self
@@ -156,6 +156,28 @@ impl Service<CallRequest> for Admit {
         match charged {
             Some(charged) => Box::pin(async move { charge(Some(charged), answer.await) }),
             None => answer,
+        }
+    }
+}
+
+impl Admit {
+    /// A call that arrived with nothing left to admit: counted in the store replicas share
+    /// now if one applies to it (a store can be attached after the call arrived), so that
+    /// nothing goes unlimited that a shared limit counts.
+    fn counted_now(
+        &mut self,
+        call: CallRequest,
+    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+        match self.limits.shared_admission(call.tool(), call.caller()) {
+            None => self.next.call(call),
+            Some(Err(refusal)) => Box::pin(std::future::ready(Err(refusal))),
+            Some(Ok(shared)) => {
+                let mut next = self.next.clone();
+                Box::pin(async move {
+                    shared.run().await?;
+                    next.call(call).await
+                })
+            }
         }
     }
 }

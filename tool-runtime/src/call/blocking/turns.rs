@@ -402,6 +402,8 @@ impl Driven {
             if !job.pace.is_quick() {
                 // Its tool got stuck meanwhile: this run goes where blocking does no harm.
                 job.run_on_pool(&self.handle);
+                // Handing it over may start a thread: the next job starts from after that.
+                now = Instant::now();
                 continue;
             }
             if now.duration_since(began) >= self.limits.turn_budget {

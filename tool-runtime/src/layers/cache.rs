@@ -12,7 +12,6 @@ use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -228,42 +227,14 @@ impl Drop for RunGuard<'_> {
     }
 }
 
-/// The layer that gives cached tools their kept answers.
-#[derive(Clone)]
-pub(crate) struct CacheLayer(pub(crate) Arc<ResultCache>);
-
-impl tower::Layer<Next> for CacheLayer {
-    type Service = Cached;
-
-    fn layer(&self, inner: Next) -> Cached {
-        Cached {
-            cache: Arc::clone(&self.0),
-            inner,
-        }
-    }
-}
-
-/// The cache in front of the rest of a call's way.
-#[derive(Clone)]
-pub(crate) struct Cached {
-    cache: Arc<ResultCache>,
-    inner: Next,
-}
-
-impl tower::Service<CallRequest> for Cached {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        let cache = Arc::clone(&self.cache);
-        let inner = self.inner.clone();
-        Box::pin(answer(cache, inner, call))
-    }
+/// The cache in front of the rest of a call's way (`next`): the registry's innermost
+/// step but the time limit.
+pub(crate) fn cached(
+    cache: &Arc<ResultCache>,
+    call: CallRequest,
+    next: Next,
+) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+    Box::pin(answer(Arc::clone(cache), next, call))
 }
 
 /// The key of a call: the tool (and its version), who asked (unless the tool's answers are

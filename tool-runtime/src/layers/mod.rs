@@ -214,7 +214,7 @@ mod stage;
 
 pub use crate::call::ToolAnswer;
 pub use cache::CacheLimits;
-pub(crate) use cache::{CacheLayer, ResultCache};
+pub(crate) use cache::{cached, ResultCache};
 pub(crate) use errors::{into_call_error, into_call_error_named};
 pub use request::CallRequest;
 pub(crate) use requests::{Handling, RequestFacts, RequestStage, RequestStages};

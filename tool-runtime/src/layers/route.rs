@@ -41,8 +41,8 @@ struct Step {
 enum StepService {
     /// Behind a lock, so that any service works, `Clone` or not.
     Locked(Stage<CallRequest>),
-    /// A service that is always ready and cheap to clone (the registry's own): each call
-    /// is handed to a clone of it, with no lock for calls to wait on.
+    /// A step of the registry's own, always ready: each call is handed to it with no lock
+    /// for calls to wait on.
     Free(
         Box<dyn Fn(CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync>,
     ),
@@ -83,23 +83,17 @@ impl Stages {
         });
     }
 
-    /// Adds `layer`, whose service is always ready and cheap to clone, for `tools`, after
-    /// (inside) those added before: each call is handed to a clone of its service.
-    pub(crate) fn push_free<L>(&mut self, tools: Tools, layer: L)
+    /// Adds `step` for `tools`, after (inside) those added before: a step of the registry's
+    /// own, always ready and holding nothing a call must wait for, so it needs no lock. It
+    /// is given each call and the rest of its way, as a layer's service is.
+    pub(crate) fn push_free<F>(&mut self, tools: Tools, step: F)
     where
-        L: tower::Layer<Next>,
-        L::Service: Service<
-                CallRequest,
-                Response = ToolAnswer,
-                Error = CallError,
-                Future = BoxFuture<'static, Result<ToolAnswer, CallError>>,
-            > + Clone
+        F: Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
             + Send
             + Sync
             + 'static,
     {
-        let service = layer.layer(Next { _private: () });
-        let run = move |call| service.clone().call(call);
+        let run = move |call| step(call, Next { _private: () });
         self.stages.push(Step {
             tools,
             service: StepService::Free(Box::new(run)),

@@ -48,12 +48,6 @@ impl Limits {
         }
     }
 
-    /// Whether a call of `tool` has anything to be admitted by: scopes its caller's token
-    /// must grant, or a limit or budget that counts it.
-    fn apply_to(&self, tool: &Tool) -> bool {
-        !tool.scopes().is_empty() || self.count(tool)
-    }
-
     /// Whether a limit or a budget counts calls of `tool`.
     fn count(&self, tool: &Tool) -> bool {
         self.client_limiter.is_some()
@@ -78,9 +72,6 @@ impl Limits {
         tool: &Tool,
         caller: &Caller,
     ) -> Result<Option<Admitted>, CallError> {
-        if !self.apply_to(tool) {
-            return Ok(None);
-        }
         if let Some(shared) = self.shared_admission(tool, caller) {
             let shared = shared?;
             return Ok(Some(Admitted {

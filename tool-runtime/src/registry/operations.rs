@@ -1,9 +1,9 @@
 //! What a registry does around every call, as layers of the same kind an application
 //! gives, and the one order a call goes through them all:
 //!
-//! 1. **the record** (`Record`): one audit event and the metrics per call. Outermost, so it
+//! 1. **the record** (`record`): one audit event and the metrics per call. Outermost, so it
 //!    records what every layer inside it refused;
-//! 2. **admission** (`Admit`): the caller's scopes, then the client's rate limit, the
+//! 2. **admission** (`admit`): the caller's scopes, then the client's rate limit, the
 //!    tool's, the client's budget. What can be decided when the call arrives is decided
 //!    then (`admission`), so that a refusal is answered at once, with its HTTP status, and
 //!    never becomes a task; this layer finishes the rest: the counts kept in the store
@@ -11,23 +11,22 @@
 //! 3. **the layers given**, in the order given;
 //! 4. **the cache** of read-only tools' answers, so that what the layers given do holds
 //!    for a kept answer as for any other;
-//! 5. **the time limit** (`Limit`), innermost, around the run of the tool; never around
+//! 5. **the time limit** (`limit`), innermost, around the run of the tool; never around
 //!    a kept answer.
 //!
 //! Each picks only the tools it has something to do for (a tool with a time limit, every
 //! tool while audit events or metrics are recorded), so a call of a tool none picks runs
-//! with no layer at all. They are always ready and cheap to clone, so no call waits on
-//! another to be handed to them.
+//! with no layer at all. They are plain functions of a call and the rest of its way, always
+//! ready, so no call waits on another to be handed to them.
 
 use super::admission::{Admitted, Limits};
 use crate::call::error::CallError;
 use crate::catalog::Tool;
-use crate::layers::{CacheLayer, CallRequest, Next, ResultCache, Stages, ToolAnswer, Tools};
+use crate::layers::{cached, CallRequest, Next, ResultCache, Stages, ToolAnswer, Tools};
 use crate::ops::budget::Budgets;
 use crate::ops::watch::Observer;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
 
@@ -53,24 +52,21 @@ impl Operations {
         let mut stages = Stages::default();
         stages.push_free(
             Tools::matching(move |_| observer.records()),
-            tower::layer::layer_fn(move |next| Record { observer, next }),
+            move |call, next| record(observer, call, next),
         );
         let picker = Arc::clone(&limits);
         stages.push_free(
             Tools::matching(move |tool| picker.finish_later(tool)),
-            tower::layer::layer_fn(move |next| Admit {
-                limits: Arc::clone(&limits),
-                next,
-            }),
+            move |call, next| admit(&limits, call, next),
         );
         stages.append(given);
         stages.push_free(
             Tools::matching(|tool| tool.cache().is_some()),
-            CacheLayer(cache),
+            move |call, next| cached(&cache, call, next),
         );
         stages.push_free(
             Tools::matching(move |tool| limit_of(tool, default_timeout).is_some()),
-            tower::layer::layer_fn(|next| Limit { next }),
+            limit,
         );
         stages
     }
@@ -81,105 +77,53 @@ pub(super) fn limit_of(tool: &Tool, default_timeout: Option<Duration>) -> Option
     tool.timeout().or(default_timeout)
 }
 
+/// What a step of the registry's own answers.
+type Answer = BoxFuture<'static, Result<ToolAnswer, CallError>>;
+
 /// Records each call once it ends: one audit event, the metrics.
-#[derive(Clone)]
-struct Record {
-    observer: Observer,
-    next: Next,
-}
-
-impl Service<CallRequest> for Record {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        let watch = self
-            .observer
-            .watch(call.tool().name(), true, call.arguments(), call.caller());
-        let answer = self.next.call(call);
-        // A call dropped before it answers (its client cancelled it) drops the watch,
-        // which records it as cancelled.
-        Box::pin(async move {
-            let outcome = answer.await;
-            watch.finish(
-                outcome.as_ref().err(),
-                outcome.as_ref().ok().map(ToolAnswer::value),
-            );
-            outcome
-        })
-    }
+fn record(observer: Observer, call: CallRequest, mut next: Next) -> Answer {
+    let watch = observer.watch(call.tool().name(), true, call.arguments(), call.caller());
+    let answer = next.call(call);
+    // A call dropped before it answers (its client cancelled it) drops the watch, which
+    // records it as cancelled.
+    Box::pin(async move {
+        let outcome = answer.await;
+        let output = outcome.as_ref().ok().map(ToolAnswer::value);
+        watch.finish(outcome.as_ref().err(), output);
+        outcome
+    })
 }
 
 /// Finishes a call's admission: counts it in the store replicas share (when that is where
 /// its limits are kept) before it goes on, and charges its answer's tokens to the client's
-/// budget.
-#[derive(Clone)]
-struct Admit {
-    limits: Arc<Limits>,
-    next: Next,
-}
-
-impl Service<CallRequest> for Admit {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        Poll::Ready(Ok(()))
+/// budget. A call that arrived with nothing decided is counted in the store now if one
+/// applies to it (a store can be attached after the call arrived), so that nothing a shared
+/// limit counts goes unlimited.
+fn admit(limits: &Limits, call: CallRequest, mut next: Next) -> Answer {
+    let (shared, key) = match call.decided::<Admitted>() {
+        Some(admitted) => (admitted.shared.clone(), admitted.key.clone()),
+        None => match limits.shared_admission(call.tool(), call.caller()) {
+            None => return next.call(call),
+            Some(Err(refusal)) => return Box::pin(std::future::ready(Err(refusal))),
+            Some(Ok(shared)) => (Some(shared), None),
+        },
+    };
+    // Output tokens are charged only by a budget that counts them.
+    let charged = limits
+        .budgets
+        .as_ref()
+        .filter(|budgets| budgets.counts_tokens())
+        .map(Arc::clone)
+        .zip(key);
+    if shared.is_none() && charged.is_none() {
+        return next.call(call);
     }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        let Some(admitted) = call.decided::<Admitted>() else {
-            return self.counted_now(call);
-        };
-        // Output tokens are charged only by a budget that counts them.
-        let charged = self
-            .limits
-            .budgets
-            .as_ref()
-            .filter(|budgets| budgets.counts_tokens())
-            .map(Arc::clone)
-            .zip(admitted.key.clone());
-        if let Some(shared) = admitted.shared.clone() {
-            let mut next = self.next.clone();
-            return Box::pin(async move {
-                shared.run().await?;
-                charge(charged, next.call(call).await)
-            });
+    Box::pin(async move {
+        if let Some(shared) = shared {
+            shared.run().await?;
         }
-        let answer = self.next.call(call);
-        match charged {
-            Some(charged) => Box::pin(async move { charge(Some(charged), answer.await) }),
-            None => answer,
-        }
-    }
-}
-
-impl Admit {
-    /// A call that arrived with nothing left to admit: counted in the store replicas share
-    /// now if one applies to it (a store can be attached after the call arrived), so that
-    /// nothing goes unlimited that a shared limit counts.
-    fn counted_now(
-        &mut self,
-        call: CallRequest,
-    ) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
-        match self.limits.shared_admission(call.tool(), call.caller()) {
-            None => self.next.call(call),
-            Some(Err(refusal)) => Box::pin(std::future::ready(Err(refusal))),
-            Some(Ok(shared)) => {
-                let mut next = self.next.clone();
-                Box::pin(async move {
-                    shared.run().await?;
-                    next.call(call).await
-                })
-            }
-        }
-    }
+        charge(charged, next.call(call).await)
+    })
 }
 
 /// Charges the text of an answer to the client's budget, as a model reads it.
@@ -196,27 +140,12 @@ fn charge(
 }
 
 /// Bounds the run of a tool by its time limit.
-#[derive(Clone)]
-struct Limit {
-    next: Next,
-}
-
-impl Service<CallRequest> for Limit {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        let Some(limit) = call.time_limit() else {
-            return self.next.call(call);
-        };
-        let tool = call.tool_ref().clone();
-        let context = call.context().clone();
-        let run = self.next.call(call);
-        Box::pin(async move { crate::call::within(&tool, limit, &context, run).await })
-    }
+fn limit(call: CallRequest, mut next: Next) -> Answer {
+    let Some(limit) = call.time_limit() else {
+        return next.call(call);
+    };
+    let tool = call.tool_ref().clone();
+    let context = call.context().clone();
+    let run = next.call(call);
+    Box::pin(async move { crate::call::within(&tool, limit, &context, run).await })
 }

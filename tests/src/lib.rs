@@ -9,6 +9,7 @@
 pub mod cluster;
 pub mod gate;
 pub mod http;
+pub mod layers;
 pub mod logs;
 pub mod oauth;
 pub mod otlp;

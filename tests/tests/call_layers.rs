@@ -2,16 +2,15 @@
 //! runs, in which order, and `tower`'s own layers (limits, time limits, load shedding,
 //! retries) working on calls unchanged.
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tool_runtime::context::{Caller, Protocol};
 use tool_runtime::layers::{CallRequest, Next, ToolAnswer, Tools};
 use tool_runtime::registry::{RegistryBuilder, RegistryError};
 use tool_runtime::{tool, CallError, Cancellation, Registry};
+use tool_tests::layers::{around, Around, Run};
 use tool_tests::{rpc, server_over, Client, Signal};
 
 /// Add two integers.
@@ -98,46 +97,6 @@ fn until_cancelled(cancellation: Cancellation) -> &'static str {
 #[tool(layers = ["journal"])]
 fn note(line: String) -> usize {
     line.len()
-}
-
-/// A layer of any behaviour: a function of the call and the rest of its way.
-#[derive(Clone)]
-struct Around<S, F> {
-    inner: S,
-    run: F,
-}
-
-type Run = Arc<
-    dyn Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync,
->;
-
-impl tower::Service<CallRequest> for Around<Next, Run> {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        tower::Service::poll_ready(&mut self.inner, cx)
-    }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        (self.run)(call, self.inner.clone())
-    }
-}
-
-/// A layer that runs `run` around each call it sees.
-fn around<F>(run: F) -> impl tower::Layer<Next, Service = Around<Next, Run>> + Clone
-where
-    F: Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
-        + Send
-        + Sync
-        + 'static,
-{
-    let run: Run = Arc::new(run);
-    tower::layer::layer_fn(move |inner| Around {
-        inner,
-        run: Arc::clone(&run),
-    })
 }
 
 /// A layer that passes every call on.

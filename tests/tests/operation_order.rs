@@ -6,14 +6,12 @@
 //! thread that reaches the site first; another test's thread, with no subscriber, reaching
 //! it first would leave this one unheard.
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tool_runtime::context::Caller;
-use tool_runtime::layers::{CallRequest, Next, ToolAnswer};
 use tool_runtime::{tool, CallError, Registry, ToolResult};
+use tool_tests::layers::around;
 use tool_tests::Signal;
 
 /// Read the vault, with a token that grants reading it.
@@ -76,41 +74,6 @@ impl tracing::field::Visit for AuditFields {
     }
 }
 
-/// The layer given: it writes down each call it sees and how the rest of its way answered,
-/// and refuses mallory's calls of the vault itself.
-#[derive(Clone)]
-struct Watchful {
-    next: Next,
-    seen: Arc<Mutex<Vec<String>>>,
-}
-
-impl tower::Service<CallRequest> for Watchful {
-    type Response = ToolAnswer;
-    type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: CallRequest) -> Self::Future {
-        let tool = call.tool().name().to_owned();
-        let seen = Arc::clone(&self.seen);
-        if tool == "vault" && call.caller().subject() == Some("mallory") {
-            seen.lock().unwrap().push(format!("{tool}:refused here"));
-            let refusal = CallError::refused(tool, "mallory is on the deny list");
-            return Box::pin(async move { Err(refusal) });
-        }
-        let answer = self.next.call(call);
-        Box::pin(async move {
-            let outcome = answer.await;
-            let status = outcome.as_ref().err().map_or("ok", CallError::status);
-            seen.lock().unwrap().push(format!("{tool}:{status}"));
-            outcome
-        })
-    }
-}
-
 fn status(result: &ToolResult) -> String {
     result
         .error()
@@ -125,11 +88,25 @@ async fn the_registrys_own_layers_sit_around_and_inside_those_given_in_their_ord
         audit.clone(),
     );
     let _recording = tracing::subscriber::set_default(subscriber);
+    // The layer given: it writes down each call it sees and how the rest of its way
+    // answered, and refuses mallory's calls of the vault itself.
     let trail = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&trail);
-    let given = tower::layer::layer_fn(move |next| Watchful {
-        next,
-        seen: Arc::clone(&seen),
+    let given = around(move |call, mut next| {
+        let tool = call.tool().name().to_owned();
+        let seen = Arc::clone(&seen);
+        if tool == "vault" && call.caller().subject() == Some("mallory") {
+            seen.lock().unwrap().push(format!("{tool}:refused here"));
+            let refusal = CallError::refused(tool, "mallory is on the deny list");
+            return Box::pin(async move { Err(refusal) });
+        }
+        let answer = tower::Service::call(&mut next, call);
+        Box::pin(async move {
+            let outcome = answer.await;
+            let status = outcome.as_ref().err().map_or("ok", CallError::status);
+            seen.lock().unwrap().push(format!("{tool}:{status}"));
+            outcome
+        })
     });
     let registry = Registry::builder()
         .layer_for(["vault", "stamp", "overrun"], given)

@@ -1,6 +1,6 @@
 //! Tower layers around every MCP request (`ServerOptions::request_layer`): what a layer
 //! sees of a request, a refusal answered as the request's error, the order of layers, and
-//! requests answered as before once let through.
+//! requests answered as before once let through; the in-flight caps outside every layer.
 
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -206,4 +206,107 @@ async fn over_http_a_session_opens_through_the_layers_and_a_refusal_is_the_answe
         answer["result"]["structuredContent"]["result"], 3,
         "{reply:?}"
     );
+}
+
+/// A layer that holds each `tools/call` until `gate` gives it a permit, and sends its id on
+/// `passed` once the server's handling of it ended.
+fn holding_calls(
+    gate: &Arc<tokio::sync::Semaphore>,
+    passed: tokio::sync::mpsc::UnboundedSender<String>,
+) -> impl tower::Layer<
+    NextRequest,
+    Service = impl tower::Service<McpRequest, Response = (), Error = CallError, Future = impl Send>
+                  + Send,
+> {
+    let gate = Arc::clone(gate);
+    tower::layer::layer_fn(move |next: NextRequest| {
+        let (gate, passed) = (Arc::clone(&gate), passed.clone());
+        tower::service_fn(move |request: McpRequest| {
+            let (gate, passed, mut next) = (Arc::clone(&gate), passed.clone(), next.clone());
+            async move {
+                if request.method() != "tools/call" {
+                    return tower::Service::call(&mut next, request).await;
+                }
+                let id = request.id().to_owned();
+                gate.acquire().await.expect("the gate stays open").forget();
+                let handled = tower::Service::call(&mut next, request).await;
+                let _ = passed.send(id);
+                handled
+            }
+        })
+    })
+}
+
+#[tokio::test]
+async fn the_in_flight_caps_count_a_request_before_any_layer_holds_it() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (passed_to, mut passed) = tokio::sync::mpsc::unbounded_channel();
+    let options = ServerOptions::default()
+        .max_in_flight(1)
+        .request_layer(holding_calls(&gate, passed_to));
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    client.send(tool_tests::INITIALIZE);
+    client.next().await;
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    client.send(&rpc::call(1, "add", json!({"a": 1, "b": 2})));
+    // The first call waits in the layer, counted: the second is refused as it arrives,
+    // before the layer sees it, and never waits behind the first.
+    client.send(&rpc::call(2, "add", json!({"a": 3, "b": 4})));
+    let refused = client.next_now();
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Server busy: 1 requests are already running on this connection"),
+        "{refused}"
+    );
+    // A listing runs no work: it is not counted, and is answered meanwhile.
+    let listed = client
+        .answer(&rpc::request(3, "tools/list", json!({})))
+        .await;
+    assert_eq!(listed["result"]["tools"][0]["name"], "add", "{listed}");
+
+    gate.add_permits(1);
+    let first = client.next().await;
+    assert_eq!(first["id"], 1, "{first}");
+    assert_eq!(first["result"]["structuredContent"]["result"], 3, "{first}");
+    assert_eq!(passed.recv().await.as_deref(), Some("1"));
+
+    // Its place is free again: the next call is let through and answered.
+    gate.add_permits(1);
+    let next = client
+        .answer(&rpc::call(4, "add", json!({"a": 2, "b": 2})))
+        .await;
+    assert_eq!(next["result"]["structuredContent"]["result"], 4, "{next}");
+}
+
+#[tokio::test]
+async fn a_request_cancelled_while_a_layer_holds_it_is_never_handled_nor_answered() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (passed_to, mut passed) = tokio::sync::mpsc::unbounded_channel();
+    let options = ServerOptions::default().request_layer(holding_calls(&gate, passed_to));
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    client.send(tool_tests::INITIALIZE);
+    client.next().await;
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    client.send(&rpc::call(1, "add", json!({"a": 1, "b": 2})));
+    client.send(&rpc::notification(
+        "notifications/cancelled",
+        json!({"requestId": 1}),
+    ));
+    gate.add_permits(1);
+    assert_eq!(passed.recv().await.as_deref(), Some("1"));
+    assert!(client.nothing_yet(), "a cancelled request is not answered");
+    // Its id is free again, and the connection goes on.
+    gate.add_permits(1);
+    let again = client
+        .answer(&rpc::call(1, "add", json!({"a": 2, "b": 5})))
+        .await;
+    assert_eq!(again["result"]["structuredContent"]["result"], 7, "{again}");
 }

@@ -202,6 +202,23 @@
 //! one with [`CallError::refused`](crate::CallError::refused)), `tower`'s time limit and
 //! load shedding as a refusal saying to call again, any other error as a refusal with its
 //! message (a model reads it: say what happened and what to do).
+//!
+//! # Around every request
+//!
+//! Layers around every MCP request (a listing, a read, a prompt, a call, a task method) are
+//! given to the server with
+//! [`ServerOptions::request_layer`](crate::mcp::ServerOptions::request_layer) and see an
+//! [`McpRequest`]. A request passes, the first outermost:
+//!
+//! 1. **the in-flight caps** ([`max_in_flight`](crate::mcp::ServerOptions::max_in_flight)
+//!    per connection, [`max_in_flight_total`](crate::mcp::ServerOptions::max_in_flight_total)
+//!    on the server): a request that runs work (a call, a prompt, a read, a completion, a
+//!    stream, a task method) counts from its arrival until it is answered. Past a cap it is
+//!    answered busy at once, before any layer sees it, never queued; a request a layer
+//!    holds (in a `ConcurrencyLimit`'s queue, say) counts while it waits, and a
+//!    cancellation that arrives meanwhile stops it: it is never handled nor answered;
+//! 2. **the request layers given**, in the order given;
+//! 3. **the server's handling** of the method; for a call, the call's layers above.
 
 mod cache;
 mod errors;

@@ -169,7 +169,7 @@ pub(crate) struct Shared {
     pub(crate) max_message_bytes: usize,
     pub(crate) max_in_flight: usize,
     /// The requests running on all connections, and how many may.
-    pub(crate) in_flight_total: Arc<connection::state::InFlightTotal>,
+    pub(crate) in_flight_total: Arc<connection::in_flight::InFlightTotal>,
     pub(crate) max_output_bytes: usize,
     pub(crate) shutdown_grace: std::time::Duration,
     pub(crate) cache: CacheHints,
@@ -286,7 +286,7 @@ impl McpServer {
                 pages: Pages::default(),
                 max_message_bytes: options.max_message_bytes,
                 max_in_flight: options.max_in_flight.max(1),
-                in_flight_total: Arc::new(connection::state::InFlightTotal::new(
+                in_flight_total: Arc::new(connection::in_flight::InFlightTotal::new(
                     options.max_in_flight_total.max(1),
                 )),
                 max_output_bytes: options.max_output_bytes,

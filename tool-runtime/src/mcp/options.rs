@@ -152,6 +152,10 @@ impl ServerOptions {
     /// ([`RegistryBuilder::layer`](crate::registry::RegistryBuilder::layer)). A server
     /// given no request layer answers requests as before, with nothing in between.
     ///
+    /// The in-flight caps ([`max_in_flight`](Self::max_in_flight)) come first, outside
+    /// every request layer: a request past them is answered busy before any layer sees it,
+    /// and one a layer holds counts while it waits.
+    ///
     /// [`McpRequest::target`]: crate::layers::McpRequest::target
     ///
     /// ```
@@ -210,10 +214,11 @@ impl ServerOptions {
         self
     }
 
-    /// How many requests that run user code (calls, prompts, reads, completions) one
-    /// connection may have running at once (256 by default). Past it a request is not
-    /// queued: it is answered the server-busy error (-32000, with `data.retryAfterMs`;
-    /// over HTTP, 503 with `Retry-After`).
+    /// How many requests that run work (calls, prompts, reads, completions, streams, task
+    /// methods) one connection may have in flight at once (256 by default), each counted
+    /// from its arrival, before any request layer, until it is answered. Past it a request
+    /// is not queued: it is answered the server-busy error (-32000, with
+    /// `data.retryAfterMs`; over HTTP, 503 with `Retry-After`).
     pub fn max_in_flight(mut self, calls: usize) -> Self {
         self.max_in_flight = calls;
         self

@@ -100,6 +100,23 @@ macro_rules! by_method {
 }
 
 impl MethodParams {
+    /// Whether the request runs work that outlasts its handling (a call, a prompt, a read,
+    /// a completion, a stream of news, a task method): such a request is counted against
+    /// the in-flight caps from its arrival until it is answered.
+    pub(crate) fn runs_work(&self) -> bool {
+        matches!(
+            self,
+            MethodParams::CallTool(_)
+                | MethodParams::GetPrompt(_)
+                | MethodParams::ReadResource(_)
+                | MethodParams::Complete(_)
+                | MethodParams::Listen(_)
+                | MethodParams::Task(..)
+                | MethodParams::ListTasks(_)
+                | MethodParams::UpdateTask(_)
+        )
+    }
+
     /// Reads the params of `method` as written (`raw`; none: an empty object); params that
     /// do not fit are `Unfit`, with why.
     pub(crate) fn read(method: Method, raw: Option<&RawValue>) -> MethodParams {

@@ -2,6 +2,7 @@
 //! what the request is, told to them, and the connection's own handling of it once they
 //! let it through, as work.
 
+use super::in_flight::Arrival;
 use super::Connection;
 use crate::call::caller::Caller;
 use crate::layers::{Handling, RequestFacts, RequestStages};
@@ -14,12 +15,14 @@ use crate::mcp::work::Work;
 use std::sync::Arc;
 
 impl Connection {
-    /// The request `id` of `method`, through `stages` and then handled as any request is.
+    /// The request `id` of `method`, already arrived (counted in flight, when it runs
+    /// work), through `stages` and then handled as any request is; not at all when the
+    /// client cancelled it while a layer held it.
     pub(super) fn layered_request(
         &self,
         stages: &Arc<RequestStages>,
         (id, method, asked): (RequestId, String, MethodParams),
-        decision: &Decision,
+        (decision, arrival): (&Decision, Option<Arrival>),
         caller: &Caller,
         sink: &Outbox,
     ) -> Work {
@@ -38,7 +41,12 @@ impl Connection {
         let (caller, sink, decision) = (caller.clone(), sink.clone(), decision.clone());
         let refused = (id.clone(), sink.clone());
         let handling: Handling = Box::new(move || {
+            if arrival.as_ref().is_some_and(Arrival::cancelled) {
+                return Box::pin(std::future::ready(()));
+            }
             let work = connection.request(id, &method, asked, &decision, &caller, &sink);
+            // Claimed by what runs it, or let go now that it is answered.
+            drop(arrival);
             Box::pin(async move {
                 if let Some(work) = work {
                     work.run().await;

@@ -48,6 +48,7 @@
 // code, the REST endpoints' calls too), `task_requests` (`tasks/*`), `watch` (list and
 // resource notifications).
 
+pub(crate) mod in_flight;
 mod layered;
 pub(crate) mod origin;
 pub(crate) mod requests;
@@ -66,8 +67,9 @@ pub use super::work::{Handled, Work};
 use super::Shared;
 use crate::call::caller::Caller;
 use crate::sync::lock;
+pub(crate) use in_flight::InFlight;
 use serde_json::value::RawValue;
-pub(crate) use state::{InFlight, State};
+pub(crate) use state::State;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -258,9 +260,7 @@ impl Connection {
 
     /// Cancels one request: its work is dropped and it gets no response.
     pub fn cancel(&self, id: &RequestId) {
-        if let Some(in_flight) = self.state.finish(id) {
-            in_flight.stop();
-        }
+        self.state.cancel(id);
     }
 
     /// Says the client's input ended (stdio): the streams that only wait for news
@@ -319,11 +319,23 @@ impl Connection {
                 );
                 #[cfg(feature = "otel")]
                 let _handling = span.enter();
+                // In flight from here, outermost: past a cap it is answered busy at once,
+                // before any layer.
+                let arrival = match self.arrive(&id, &asked) {
+                    Ok(arrival) => arrival,
+                    Err(refusal) => {
+                        sink.send(refusal);
+                        return Handled::request(None);
+                    }
+                };
                 let work = if let Some(stages) = &self.shared.request_layers {
                     let request = (id, name.into_owned(), asked);
-                    Some(self.layered_request(stages, request, &read.decision, caller, sink))
+                    let read = (&read.decision, arrival);
+                    Some(self.layered_request(stages, request, read, caller, sink))
                 } else {
-                    self.request(id, &name, asked, &read.decision, caller, sink)
+                    let work = self.request(id, &name, asked, &read.decision, caller, sink);
+                    drop(arrival);
+                    work
                 };
                 #[cfg(feature = "otel")]
                 let work = work.map(|work| work.in_span(&span));

@@ -12,7 +12,7 @@ use crate::mcp::jsonrpc::RequestId;
 use crate::mcp::methods::invalid;
 use crate::mcp::outbox::Outbox;
 use crate::mcp::surfaces;
-use crate::mcp::work::{InFlightGuard, RequestSink};
+use crate::mcp::work::RequestSink;
 use crate::mcp::ServerMessage;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -45,20 +45,6 @@ pub(in crate::mcp) struct RoundBinding<'a> {
 }
 
 impl Connection {
-    /// Records a request as in flight (see [`State::register`]).
-    pub(in crate::mcp) fn register(
-        &self,
-        id: RequestId,
-        cancellation: Cancellation,
-    ) -> Result<InFlightGuard, ServerMessage> {
-        self.state.register(
-            id,
-            cancellation,
-            self.shared.max_in_flight,
-            &self.shared.in_flight_total,
-        )
-    }
-
     /// What a request that runs user code gets: its context (progress token, log level,
     /// cancellation) and the one sink its notifications and answer go to.
     pub(in crate::mcp) fn request_scope(

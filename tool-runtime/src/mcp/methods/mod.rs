@@ -31,7 +31,6 @@ pub(crate) mod tools_call;
 
 use crate::call::caller::Caller;
 use crate::mcp::connection::origin::Origin;
-use crate::mcp::connection::state::duplicate_id;
 use crate::mcp::connection::Connection;
 use crate::mcp::era::{Decision, Era};
 use crate::mcp::jsonrpc::{code, RequestId};
@@ -60,9 +59,6 @@ impl Connection {
         let refuse = |code: i64, message: &str, data: Option<Value>| {
             answered(sink, error_message(Some(&id), code, message, data))
         };
-        if self.state.is_in_flight(&id) {
-            return refuse(code::INVALID_REQUEST, &duplicate_id(&id), None);
-        }
         // At 2026-07-28 a method the era does not have is not found, whatever else is
         // wrong with the request (a missing `_meta`, params that do not fit).
         if matches!(decision, Decision::PerRequest(_) | Decision::MissingMeta)

@@ -285,10 +285,12 @@ async fn the_in_flight_caps_count_a_request_before_any_layer_holds_it() {
 }
 
 #[tokio::test]
-async fn a_request_cancelled_while_a_layer_holds_it_is_never_handled_nor_answered() {
+async fn a_request_cancelled_while_a_layer_holds_it_leaves_at_once_and_is_never_answered() {
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let (passed_to, mut passed) = tokio::sync::mpsc::unbounded_channel();
-    let options = ServerOptions::default().request_layer(holding_calls(&gate, passed_to));
+    let options = ServerOptions::default()
+        .max_in_flight(1)
+        .request_layer(holding_calls(&gate, passed_to));
     let server = server_over(Registry::new().unwrap(), options);
     let mut client = Client::new(&server);
     client.send(tool_tests::INITIALIZE);
@@ -300,13 +302,64 @@ async fn a_request_cancelled_while_a_layer_holds_it_is_never_handled_nor_answere
         "notifications/cancelled",
         json!({"requestId": 1}),
     ));
+    // Its place and its id are free at once, while the layer would still hold it: the
+    // connection's one place takes a new request of the same id.
+    client.send(&rpc::call(1, "add", json!({"a": 2, "b": 5})));
     gate.add_permits(1);
-    assert_eq!(passed.recv().await.as_deref(), Some("1"));
-    assert!(client.nothing_yet(), "a cancelled request is not answered");
-    // Its id is free again, and the connection goes on.
-    gate.add_permits(1);
-    let again = client
-        .answer(&rpc::call(1, "add", json!({"a": 2, "b": 5})))
-        .await;
+    let again = client.next().await;
+    assert_eq!(again["id"], 1, "{again}");
     assert_eq!(again["result"]["structuredContent"]["result"], 7, "{again}");
+    assert_eq!(passed.recv().await.as_deref(), Some("1"));
+    // The cancelled one left the layer's queue: it is never let through nor answered.
+    gate.add_permits(1);
+    let listed = client
+        .answer(&rpc::request(2, "tools/list", json!({})))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert!(client.nothing_yet(), "a cancelled request is not answered");
+    assert!(
+        passed.try_recv().is_err(),
+        "the cancelled request was let through"
+    );
+}
+
+#[tokio::test]
+async fn a_layer_that_sheds_load_answers_as_the_servers_own_limit_does() {
+    let options =
+        ServerOptions::default().request_layer(tower::layer::layer_fn(|mut next: NextRequest| {
+            tower::service_fn(move |request: McpRequest| {
+                let busy = request.method() == "tools/call";
+                let answer = (!busy).then(|| tower::Service::call(&mut next, request));
+                async move {
+                    match answer {
+                        Some(answer) => answer.await,
+                        None => Err(CallError::refused("tools/call", "too many calls now")
+                            .retry_after(std::time::Duration::from_secs(2))),
+                    }
+                }
+            })
+        }));
+    let app = router(
+        server_over(Registry::new().unwrap(), options),
+        HttpOptions::default(),
+    );
+    let call = rpc::per_request(
+        1,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+        json!({}),
+    );
+    let reply = Request::mcp(&call)
+        .header("Accept", "application/json")
+        .send_to(&app)
+        .await;
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.header("retry-after"), Some("2"), "{reply:?}");
+    let answer = &messages(&reply.body)[0];
+    assert_eq!(answer["error"]["code"], -32000, "{reply:?}");
+    assert_eq!(answer["error"]["data"]["retryAfterMs"], 2000, "{reply:?}");
+    assert_eq!(
+        answer["error"]["message"],
+        "tools/call was refused: too many calls now; send it again in 2s"
+    );
 }

@@ -213,12 +213,20 @@
 //! 1. **the in-flight caps** ([`max_in_flight`](crate::mcp::ServerOptions::max_in_flight)
 //!    per connection, [`max_in_flight_total`](crate::mcp::ServerOptions::max_in_flight_total)
 //!    on the server): a request that runs work (a call, a prompt, a read, a completion, a
-//!    stream, a task method) counts from its arrival until it is answered. Past a cap it is
-//!    answered busy at once, before any layer sees it, never queued; a request a layer
-//!    holds (in a `ConcurrencyLimit`'s queue, say) counts while it waits, and a
-//!    cancellation that arrives meanwhile stops it: it is never handled nor answered;
+//!    stream, a task method, a REST call) counts from its arrival until it is answered.
+//!    Past a cap it is answered busy at once, before any layer sees it or anything else is
+//!    checked, never queued; a request a layer holds (in a `ConcurrencyLimit`'s queue,
+//!    say) counts while it waits, and a cancellation that arrives meanwhile takes it out of
+//!    the layer at once, its place and id free: it is never handled nor answered. The caps
+//!    are first because they keep the requests by id, which a duplicate and a
+//!    cancellation are checked against;
 //! 2. **the request layers given**, in the order given;
 //! 3. **the server's handling** of the method; for a call, the call's layers above.
+//!
+//! A request layer's refusal that says when to send the request again (`tower`'s load
+//! shedding and time limit, [`CallError::retry_after`](crate::CallError::retry_after)) is
+//! answered as the caps answer: the server-busy error (`-32000`, `data.retryAfterMs`; over
+//! HTTP, `503` with `Retry-After`); any other with the request's error (`-32600`).
 
 mod cache;
 mod errors;

@@ -161,12 +161,13 @@ impl RequestStages {
     }
 
     /// Passes a request through the layers to `handling`; a refusal (an error of a layer,
-    /// before the request was let through) is what `refuse` answers with.
+    /// before the request was let through) is what `refuse` answers with: its words, and
+    /// when to send the request again if the refusal says (a limit, load shed).
     pub(crate) async fn run(
         self: Arc<Self>,
         facts: RequestFacts,
         handling: Handling,
-        refuse: impl FnOnce(String),
+        refuse: impl FnOnce(String, Option<std::time::Duration>),
     ) {
         let let_through = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&let_through);
@@ -193,20 +194,23 @@ impl RequestStages {
             tracing::warn!(%method, %error, "a request layer failed after the answer");
             return;
         }
-        refuse(match error {
+        match error {
             CallError::Refused {
                 reason,
                 retry_after,
                 ..
             } => match retry_after {
-                Some(wait) => format!(
-                    "{method} was refused: {reason}; send it again in {}",
-                    crate::catalog::time::show_duration(wait)
+                Some(wait) => refuse(
+                    format!(
+                        "{method} was refused: {reason}; send it again in {}",
+                        crate::catalog::time::show_duration(wait)
+                    ),
+                    Some(wait),
                 ),
-                None => format!("{method} was refused: {reason}"),
+                None => refuse(format!("{method} was refused: {reason}"), None),
             },
-            other => other.to_string(),
-        });
+            other => refuse(other.to_string(), None),
+        }
     }
 }
 

@@ -65,6 +65,8 @@ pub(crate) fn empty_result(id: &RequestId) -> ServerMessage {
 
 /// A request answered where it was handled: it leaves no work.
 pub(crate) fn answered(sink: &Outbox, message: ServerMessage) -> Option<Work> {
+    // Its id is free before the client can read the answer and use the id again.
+    crate::mcp::connection::in_flight::let_go_before_answering();
     sink.send(message);
     None
 }

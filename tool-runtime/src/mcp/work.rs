@@ -249,6 +249,9 @@ pub(super) fn notify_within(
 pub(crate) struct InFlightGuard {
     pub(super) state: Arc<State>,
     pub(super) id: RequestId,
+    /// Which request of this id it is: another of the same id, sent once this one was
+    /// cancelled, is not this one's to end.
+    pub(super) generation: u64,
     /// Whether the registration has ended through this guard: the drop then leaves the id
     /// alone, which a client may already have used again for its next request.
     pub(super) ended: AtomicBool,
@@ -258,7 +261,7 @@ impl InFlightGuard {
     /// Whether the request is still waiting for its answer (neither answered nor
     /// cancelled).
     pub(super) fn in_flight(&self) -> bool {
-        self.state.is_in_flight(&self.id)
+        self.state.is_still_in_flight(&self.id, self.generation)
     }
 
     /// Answers the request on `sink` with `message()`, unless it was answered or cancelled
@@ -278,7 +281,7 @@ impl InFlightGuard {
     /// Ends the registration, unless it was answered or cancelled meanwhile: what it was.
     pub(super) fn finish(&self) -> Option<InFlight> {
         self.ended.store(true, Ordering::Relaxed);
-        self.state.finish(&self.id)
+        self.state.finish(&self.id, self.generation)
     }
 }
 
@@ -287,7 +290,7 @@ impl Drop for InFlightGuard {
         if self.ended.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(in_flight) = self.state.finish(&self.id) {
+        if let Some(in_flight) = self.state.finish(&self.id, self.generation) {
             in_flight.stop();
         }
     }
@@ -315,6 +318,10 @@ impl CallWork {
     /// Runs the call to its end and sends its answer, unless it was cancelled meanwhile
     /// (then the tool's future is dropped at once and nothing is sent).
     fn run(mut self) -> BoxFuture {
+        // Cancelled before it ran (while a layer held it): nothing starts, not even a task.
+        if self.cancellation.is_cancelled() {
+            return Box::pin(std::future::ready(()));
+        }
         if let Some(plan) = self.task.take() {
             return Box::pin(super::tasks::run(self, plan));
         }

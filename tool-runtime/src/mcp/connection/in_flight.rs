@@ -1,13 +1,16 @@
 //! The requests in flight on one connection: counted against the in-flight caps from the
-//! moment each arrives (outermost, before any layer sees it), kept under its id so that a
-//! duplicate is refused and a cancellation finds it, and let go when it is answered.
+//! moment each arrives (the first step of a request, before any layer sees it), kept under
+//! its id so that a duplicate is refused and a cancellation finds it, and let go when it is
+//! answered.
 //!
 //! A request that runs work (a call, a prompt, a read, a completion, a stream, a task
-//! method) is *arrived* first: its id taken and its places among the connection's and the
-//! server's requests counted, in one step under the map's lock, so a request past a cap is
-//! answered busy at once and never waits in a layer. What then runs it *claims* the entry
-//! with its cancellation; an arrival nothing claimed (a layer refused it, or it was
-//! answered at once) is let go when its handling returns.
+//! method, a REST call) *arrives* first: its id taken and its places among the connection's
+//! and the server's requests counted, in one step under the map's lock, so a request past a
+//! cap is answered busy at once and never waits in a layer. Its [`Arrival`] is then handed
+//! to its method ([`Arrival::handle`]), and what runs it *claims* it there
+//! ([`Connection::register`]) with its cancellation; a request answered at once lets its
+//! arrival go before its answer is sent ([`let_go_before_answering`]). Each entry has a
+//! generation of its own, so an old request's end never removes a newer one of the same id.
 
 use super::state::State;
 use super::Connection;
@@ -18,6 +21,7 @@ use crate::mcp::responses::error_message;
 use crate::mcp::work::InFlightGuard;
 use crate::mcp::ServerMessage;
 use crate::sync::lock;
+use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -31,21 +35,31 @@ pub(crate) type Requests =
 
 /// A request in flight.
 pub(crate) struct InFlight {
-    /// What cancels its work, once something runs it; `None` while it is only arrived.
-    running: Option<Cancellation>,
-    /// Whether the client cancelled it before anything ran it: what claims it then starts
-    /// cancelled, and its work ends without an answer.
-    cancelled_early: bool,
+    /// Which request of this id it is.
+    generation: u64,
+    stage: Stage,
     /// Its place among the requests of all connections, given back when it ends.
     _place: InFlightPlace,
 }
 
+/// How far a request in flight has come.
+enum Stage {
+    /// Arrived, not yet running: what tells its holder (a request layer's queue) that the
+    /// client cancelled it, when anyone listens.
+    Arrived(Option<Cancellation>),
+    /// Claimed by what runs it: what cancels its work.
+    Running(Cancellation),
+}
+
 impl InFlight {
-    /// Cancels the request's work: its tool sees the cancellation, and its work (a future)
-    /// ends the next time it is polled.
+    /// Cancels the request: a running one's tool sees the cancellation, and its work (a
+    /// future) ends the next time it is polled; one only arrived is dropped by its holder.
     pub(crate) fn stop(self) {
-        if let Some(cancellation) = self.running {
-            cancellation.cancel();
+        match self.stage {
+            Stage::Arrived(Some(cancellation)) | Stage::Running(cancellation) => {
+                cancellation.cancel();
+            }
+            Stage::Arrived(None) => {}
         }
     }
 }
@@ -90,50 +104,87 @@ impl Drop for InFlightPlace {
     }
 }
 
-/// A request arrived and counted, until its handling returns: dropped with nothing having
-/// claimed the request, it lets the request go (its id and places).
+/// A request arrived and counted, not yet claimed by what runs it. Dropped unclaimed (a
+/// layer refused it, it was answered at once), it lets the request go: its id and places.
 pub(crate) struct Arrival {
     state: Arc<State>,
     id: RequestId,
+    generation: u64,
+    /// Fired when the client cancels the request before anything runs it.
+    stop: Option<Cancellation>,
+    /// Claimed, or found gone: its drop has nothing to let go.
+    settled: bool,
+}
+
+thread_local! {
+    /// The arrival whose method is being handled on this thread now. Its method claims it
+    /// many calls down (`register`), or answers at once (`let_go_before_answering`); kept
+    /// here rather than passed down every method's signature, and since a method is handled
+    /// in one synchronous call, it can only be claimed by its own request.
+    static HANDLING: RefCell<Option<Arrival>> = const { RefCell::new(None) };
 }
 
 impl Arrival {
-    /// Whether the client cancelled the request since it arrived (while a layer held it):
-    /// it is then not handled at all, and never answered.
-    pub(crate) fn cancelled(&self) -> bool {
-        lock(&self.state.in_flight)
-            .get(&self.id)
-            .is_some_and(|request| request.cancelled_early)
+    /// What fires when the client cancels the request while it waits to be handled, if the
+    /// arrival was made to be told.
+    pub(crate) fn stop(&self) -> Option<&Cancellation> {
+        self.stop.as_ref()
+    }
+
+    /// Runs `handle` (the request's method) with this arrival for it to claim; one it did
+    /// not claim is let go when it returns.
+    pub(crate) fn handle<T>(self, handle: impl FnOnce() -> T) -> T {
+        /// Puts back what was handled before, also when `handle` panics.
+        struct Restore(Option<Arrival>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let unclaimed = HANDLING.with(|slot| slot.replace(self.0.take()));
+                drop(unclaimed);
+            }
+        }
+        let before = HANDLING.with(|slot| slot.replace(Some(self)));
+        let _restore = Restore(before);
+        handle()
     }
 }
 
 impl Drop for Arrival {
     fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
         let mut in_flight = lock(&self.state.in_flight);
-        if in_flight
-            .get(&self.id)
-            .is_some_and(|request| request.running.is_none())
-        {
+        let arrived = in_flight.get(&self.id).is_some_and(|request| {
+            request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
+        });
+        if arrived {
             in_flight.remove(&self.id);
             self.state.tell_if_drained(&in_flight);
         }
     }
 }
 
+/// Lets go of the arrival being handled on this thread, if any: its request is about to be
+/// answered at once, and the client may send another with the same id as soon as it reads
+/// the answer.
+pub(crate) fn let_go_before_answering() {
+    let arrival = HANDLING.with(|slot| slot.borrow_mut().take());
+    drop(arrival);
+}
+
 impl Connection {
     /// The first step of every request: a duplicate id is refused, and a request that runs
     /// work is counted against the in-flight caps (past one, answered busy at once, never
-    /// queued), whatever layers come after.
+    /// queued, before anything else is checked). `told` makes an arrival that hears of a
+    /// cancellation while it waits to be handled (one request layers will hold).
     pub(in crate::mcp) fn arrive(
         &self,
         id: &RequestId,
         asked: &MethodParams,
+        told: bool,
     ) -> Result<Option<Arrival>, ServerMessage> {
         if asked.runs_work() {
-            return self
-                .state
-                .arrive(id, self.shared.max_in_flight, &self.shared.in_flight_total)
-                .map(Some);
+            return self.arrive_to_work(id, told).map(Some);
         }
         if self.state.is_in_flight(id) {
             let message = duplicate_id(id);
@@ -147,18 +198,48 @@ impl Connection {
         Ok(None)
     }
 
-    /// Records a request as running, with what cancels it (see [`State::register`]).
+    /// A request that runs work arrives (see [`State::arrive`]).
+    pub(in crate::mcp) fn arrive_to_work(
+        &self,
+        id: &RequestId,
+        told: bool,
+    ) -> Result<Arrival, ServerMessage> {
+        let limits = (self.shared.max_in_flight, &self.shared.in_flight_total);
+        self.state.arrive(id, limits, told.then(Cancellation::new))
+    }
+
+    /// Claims the request being handled, which runs work cancelled by `cancellation`. The
+    /// guard ends the registration with the request's work; when the client cancelled the
+    /// request since it arrived, or the connection closed, `cancellation` is fired and the
+    /// guard is already ended: the work ends at once, and nothing answers.
     pub(in crate::mcp) fn register(
         &self,
         id: RequestId,
         cancellation: Cancellation,
-    ) -> Result<InFlightGuard, ServerMessage> {
-        self.state.register(
+    ) -> InFlightGuard {
+        let arrival = HANDLING.with(|slot| slot.borrow_mut().take());
+        debug_assert!(
+            arrival.is_some(),
+            "a request that runs work is handled with its arrival"
+        );
+        let arrival = arrival.or_else(|| self.arrive_to_work(&id, false).ok());
+        let claimed = arrival.and_then(|arrival| {
+            debug_assert!(arrival.id == id, "an arrival is claimed by its own request");
+            self.state.claim(arrival, &cancellation)
+        });
+        let (generation, ended) = match claimed {
+            Some(generation) => (generation, false),
+            None => {
+                cancellation.cancel();
+                (0, true)
+            }
+        };
+        InFlightGuard {
+            state: Arc::clone(&self.state),
             id,
-            cancellation,
-            self.shared.max_in_flight,
-            &self.shared.in_flight_total,
-        )
+            generation,
+            ended: AtomicBool::new(ended),
+        }
     }
 }
 
@@ -168,9 +249,16 @@ impl State {
         lock(&self.in_flight).len()
     }
 
-    /// Whether the request `id` is in flight.
+    /// Whether a request of id `id` is in flight.
     pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
         lock(&self.in_flight).contains_key(id)
+    }
+
+    /// Whether the request `id` of `generation` is still in flight.
+    pub(crate) fn is_still_in_flight(&self, id: &RequestId, generation: u64) -> bool {
+        lock(&self.in_flight)
+            .get(id)
+            .is_some_and(|request| request.generation == generation)
     }
 
     /// Takes the id of a request that runs work and counts it, under one lock so two
@@ -179,9 +267,10 @@ impl State {
     fn arrive(
         self: &Arc<Self>,
         id: &RequestId,
-        most: usize,
-        total: &Arc<InFlightTotal>,
+        (most, total): (usize, &Arc<InFlightTotal>),
+        stop: Option<Cancellation>,
     ) -> Result<Arrival, ServerMessage> {
+        let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let mut in_flight = lock(&self.in_flight);
         let running = in_flight.len();
         let Entry::Vacant(slot) = in_flight.entry(id.clone()) else {
@@ -196,98 +285,63 @@ impl State {
         };
         let place = counted_among(id, running, most, total)?;
         slot.insert(InFlight {
-            running: None,
-            cancelled_early: false,
+            generation,
+            stage: Stage::Arrived(stop.clone()),
             _place: place,
         });
         drop(in_flight);
         Ok(Arrival {
             state: Arc::clone(self),
             id: id.clone(),
+            generation,
+            stop,
+            settled: false,
         })
     }
 
-    /// Records a request as running: the one arrived under `id` is claimed with
-    /// `cancellation` (cancelled at once if the client cancelled it meanwhile); a request
-    /// that did not arrive here (a REST call) is counted and registered now, refused as
-    /// [`arrive`](Self::arrive) refuses. The guard ends the registration with the request's
-    /// work.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        id: RequestId,
-        cancellation: Cancellation,
-        most: usize,
-        total: &Arc<InFlightTotal>,
-    ) -> Result<InFlightGuard, ServerMessage> {
+    /// Marks `arrival`'s request as running, cancelled by `cancellation`: its generation,
+    /// or `None` when it is no longer in flight (cancelled, or its connection closed).
+    fn claim(&self, mut arrival: Arrival, cancellation: &Cancellation) -> Option<u64> {
         let mut in_flight = lock(&self.in_flight);
-        let len = in_flight.len();
-        match in_flight.entry(id.clone()) {
-            Entry::Occupied(mut arrived) if arrived.get().running.is_none() => {
-                let request = arrived.get_mut();
-                if request.cancelled_early {
-                    cancellation.cancel();
-                }
-                request.running = Some(cancellation);
-            }
-            Entry::Occupied(_) => {
-                drop(in_flight);
-                let message = duplicate_id(&id);
-                return Err(error_message(
-                    Some(&id),
-                    code::INVALID_REQUEST,
-                    &message,
-                    None,
-                ));
-            }
-            Entry::Vacant(slot) => {
-                let place = counted_among(&id, len, most, total)?;
-                slot.insert(InFlight {
-                    running: Some(cancellation),
-                    cancelled_early: false,
-                    _place: place,
-                });
-            }
-        }
-        drop(in_flight);
-        Ok(InFlightGuard {
-            state: Arc::clone(self),
-            id,
-            ended: AtomicBool::new(false),
-        })
+        arrival.settled = true;
+        let request = in_flight
+            .get_mut(&arrival.id)
+            .filter(|request| request.generation == arrival.generation)?;
+        request.stage = Stage::Running(cancellation.clone());
+        Some(arrival.generation)
     }
 
-    /// Ends the request `id`'s registration (it is answered, cancelled or timed out); its
-    /// registration, if it was still in flight. The last one to end wakes a drain.
-    pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
+    /// Ends the registration of the request `id` of `generation` (it is answered,
+    /// cancelled or timed out); its registration, if it was still in flight. The last one
+    /// to end wakes a drain.
+    pub(crate) fn finish(&self, id: &RequestId, generation: u64) -> Option<InFlight> {
+        let mut in_flight = lock(&self.in_flight);
+        // One lookup on the way every request takes; a newer request of the id goes back.
+        let ended = in_flight.remove_entry(id)?;
+        if ended.1.generation != generation {
+            in_flight.insert(ended.0, ended.1);
+            return None;
+        }
+        self.tell_if_drained(&in_flight);
+        Some(ended.1)
+    }
+
+    /// The client cancelled the request `id`: it is let go at once (its id and places) and
+    /// stopped: a running one's work ends, one a layer holds is dropped there.
+    pub(crate) fn cancel(&self, id: &RequestId) {
         let mut in_flight = lock(&self.in_flight);
         let ended = in_flight.remove(id);
         if ended.is_some() {
             self.tell_if_drained(&in_flight);
         }
-        ended
-    }
-
-    /// The client cancelled the request `id`: a running one ends (its registration is
-    /// given back with its work stopped); one only arrived is marked, so that it starts
-    /// cancelled and is never answered.
-    pub(crate) fn cancel(&self, id: &RequestId) {
-        let mut in_flight = lock(&self.in_flight);
-        match in_flight.get_mut(id) {
-            Some(request) if request.running.is_none() => request.cancelled_early = true,
-            Some(_) => {
-                let ended = in_flight.remove(id);
-                self.tell_if_drained(&in_flight);
-                drop(in_flight);
-                if let Some(request) = ended {
-                    request.stop();
-                }
-            }
-            None => {}
+        drop(in_flight);
+        if let Some(request) = ended {
+            request.stop();
         }
     }
 
-    /// Wakes a drain when the map (under its lock, so a request that ends after a drain read
-    /// the count sees its wish) is empty.
+    /// Wakes a drain when the map (read under its lock, so a request that ends after a
+    /// drain read the count sees its wish) is empty.
     fn tell_if_drained(&self, in_flight: &Requests) {
         if in_flight.is_empty() && self.drain_wanted.load(Ordering::SeqCst) {
             self.drained.notify_waiters();
@@ -331,19 +385,26 @@ fn counted_among(
 /// How long a client told the server is busy waits before it sends again.
 const BUSY_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The answer to a request past the connection's bound of requests in flight: the server's
-/// busy error (over HTTP, 503 with `Retry-After`), never a queue.
+/// The answer to a request past an in-flight cap (`why`): the server-busy error (over
+/// HTTP, 503 with `Retry-After`), never a queue.
 fn server_busy(id: &RequestId, why: &str) -> ServerMessage {
     let message = format!(
         "Server busy: {why} (the limit); this one did not run. Send it again once some are \
          answered"
     );
-    let data = serde_json::json!({"retryAfterMs": BUSY_RETRY.as_millis() as u64});
-    error_message(Some(id), code::SERVER_BUSY, &message, Some(data)).refused(Some(
-        super::Refusal::Unavailable {
-            retry_after: BUSY_RETRY,
-        },
-    ))
+    busy(id, &message, BUSY_RETRY)
+}
+
+/// The server-busy error (-32000) saying `message`, and when to send the request again
+/// (`data.retryAfterMs`; over HTTP, 503 with `Retry-After`).
+pub(crate) fn busy(
+    id: &RequestId,
+    message: &str,
+    retry_after: std::time::Duration,
+) -> ServerMessage {
+    let data = serde_json::json!({"retryAfterMs": retry_after.as_millis() as u64});
+    error_message(Some(id), code::SERVER_BUSY, message, Some(data))
+        .refused(Some(super::Refusal::Unavailable { retry_after }))
 }
 
 /// What a request whose id is in use is told.

@@ -2,7 +2,7 @@
 //! what the request is, told to them, and the connection's own handling of it once they
 //! let it through, as work.
 
-use super::in_flight::Arrival;
+use super::in_flight::{busy, Arrival};
 use super::Connection;
 use crate::call::caller::Caller;
 use crate::layers::{Handling, RequestFacts, RequestStages};
@@ -13,6 +13,7 @@ use crate::mcp::params::MethodParams;
 use crate::mcp::responses::error_message;
 use crate::mcp::work::Work;
 use std::sync::Arc;
+use std::time::Duration;
 
 impl Connection {
     /// The request `id` of `method`, already arrived (counted in flight, when it runs
@@ -40,24 +41,38 @@ impl Connection {
         let connection = self.view();
         let (caller, sink, decision) = (caller.clone(), sink.clone(), decision.clone());
         let refused = (id.clone(), sink.clone());
+        let stop = arrival.as_ref().and_then(Arrival::stop).cloned();
         let handling: Handling = Box::new(move || {
-            if arrival.as_ref().is_some_and(Arrival::cancelled) {
-                return Box::pin(std::future::ready(()));
-            }
-            let work = connection.request(id, &method, asked, &decision, &caller, &sink);
-            // Claimed by what runs it, or let go now that it is answered.
-            drop(arrival);
+            let handle = || connection.request(id, &method, asked, &decision, &caller, &sink);
+            let work = match arrival {
+                Some(arrival) => arrival.handle(handle),
+                None => handle(),
+            };
             Box::pin(async move {
                 if let Some(work) = work {
                     work.run().await;
                 }
             })
         });
-        let refuse = move |message: String| {
+        let refuse = move |message: String, retry_after: Option<Duration>| {
             let (id, sink) = refused;
-            let refusal = error_message(Some(&id), code::INVALID_REQUEST, &message, None);
-            sink.send(refusal);
+            sink.send(match retry_after {
+                // Load shed, a limit: the same answer as past the server's own caps.
+                Some(wait) => busy(&id, &message, wait),
+                None => error_message(Some(&id), code::INVALID_REQUEST, &message, None),
+            });
         };
-        Work::stream(Arc::clone(stages).run(facts, handling, refuse))
+        let run = Arc::clone(stages).run(facts, handling, refuse);
+        let Some(stop) = stop else {
+            return Work::stream(run);
+        };
+        // A cancellation while a layer holds the request drops it there, from any queue.
+        Work::stream(async move {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => {}
+                () = run => {}
+            }
+        })
     }
 }

@@ -41,12 +41,12 @@
 //! # });
 //! ```
 
-// Inside: `state` (what the connection keeps between messages), `route` (the one router,
-// from a request's method in either era to what does it), `handshake` (`initialize` and
-// what only the handshake era has), `per_request` (what a 2026-07-28 request says of
-// itself, `server/discover`, `subscriptions/listen`), `calls` (the requests that run user
-// code, the REST endpoints' calls too), `task_requests` (`tasks/*`), `watch` (list and
-// resource notifications).
+// Inside: `state` (what the connection keeps between messages), `in_flight` (the requests
+// in flight: counted when they arrive, claimed by what runs them), `layered` (a request
+// through the server's request layers), `origin` (how a request came: its era, caller,
+// capabilities), `requests` (the scope of a request that runs user code, and how it asks
+// its client), `shared` (a session kept in a store replicas share). Each method's handling
+// is in `mcp::methods`.
 
 pub(crate) mod in_flight;
 mod layered;
@@ -319,23 +319,26 @@ impl Connection {
                 );
                 #[cfg(feature = "otel")]
                 let _handling = span.enter();
-                // In flight from here, outermost: past a cap it is answered busy at once,
-                // before any layer.
-                let arrival = match self.arrive(&id, &asked) {
+                // In flight from here, the first step: past a cap it is answered busy at
+                // once, before any layer (which hears of its cancellation while it holds it).
+                let layers = self.shared.request_layers.as_ref();
+                let arrival = match self.arrive(&id, &asked, layers.is_some()) {
                     Ok(arrival) => arrival,
                     Err(refusal) => {
                         sink.send(refusal);
                         return Handled::request(None);
                     }
                 };
-                let work = if let Some(stages) = &self.shared.request_layers {
+                let work = if let Some(stages) = layers {
                     let request = (id, name.into_owned(), asked);
                     let read = (&read.decision, arrival);
                     Some(self.layered_request(stages, request, read, caller, sink))
                 } else {
-                    let work = self.request(id, &name, asked, &read.decision, caller, sink);
-                    drop(arrival);
-                    work
+                    let handle = || self.request(id, &name, asked, &read.decision, caller, sink);
+                    match arrival {
+                        Some(arrival) => arrival.handle(handle),
+                        None => handle(),
+                    }
                 };
                 #[cfg(feature = "otel")]
                 let work = work.map(|work| work.in_span(&span));

@@ -120,7 +120,7 @@ impl Connection {
             .asking(asked, &origin)
             .map_err(|why| invalid(id, &why))?;
         let scope = self.request_scope((id, progress_token), origin, asking, sink);
-        self.surface_work(id.clone(), scope)
+        Ok(self.surface_work(id.clone(), scope))
     }
 
     /// Registers a request for a prompt, a resource or a completion, to run as work.
@@ -128,10 +128,10 @@ impl Connection {
         &self,
         id: RequestId,
         scope: RequestScope,
-    ) -> Result<surfaces::Request, ServerMessage> {
+    ) -> surfaces::Request {
         let era = scope.era;
-        let guard = self.register(id, scope.cancellation.clone())?;
-        Ok(surfaces::Request {
+        let guard = self.register(id, scope.cancellation.clone());
+        surfaces::Request {
             shared: Arc::clone(&self.shared),
             guard,
             context: scope.context,
@@ -139,6 +139,6 @@ impl Connection {
             notifier: scope.notifier,
             era,
             retry: scope.retry,
-        })
+        }
     }
 }

@@ -52,6 +52,8 @@ pub(crate) struct State {
     pub(crate) questions: Mutex<HashMap<RequestId, oneshot::Sender<ClientAnswer>>>,
     /// The id of our next question.
     pub(crate) next_question: AtomicU64,
+    /// The generation of the next request in flight: which request of an id an entry is.
+    pub(super) generations: AtomicU64,
     /// The 2025-11-25 tasks this connection asked for, oldest first (what `tasks/list`
     /// shows it).
     pub(crate) tasks: Mutex<crate::mcp::tasks::ListedTasks>,
@@ -89,6 +91,8 @@ impl Default for State {
             client_capabilities: Mutex::new(Value::Object(Map::new())),
             questions: Mutex::new(HashMap::new()),
             next_question: AtomicU64::new(1),
+            // From 1: a registration that never was has generation 0.
+            generations: AtomicU64::new(1),
             tasks: Mutex::default(),
             relays: Mutex::new(HashMap::new()),
             shared_session: OnceLock::new(),

@@ -7,7 +7,6 @@ use crate::mcp::connection::Connection;
 use crate::mcp::jsonrpc::RequestId;
 use crate::mcp::outbox::Outbox;
 use crate::mcp::params::CompleteParams;
-use crate::mcp::responses::answered;
 use crate::mcp::surfaces;
 use crate::mcp::work::Work;
 
@@ -23,10 +22,7 @@ impl Connection {
     ) -> Option<Work> {
         let progress_token = params.meta.progress_token();
         let scope = self.request_scope((&id, progress_token), origin, Asking::Nobody, sink);
-        let request = match self.surface_work(id, scope) {
-            Ok(request) => request,
-            Err(refusal) => return answered(sink, refusal),
-        };
+        let request = self.surface_work(id, scope);
         Some(request.complete(surfaces::CompletionAsked::from(params)))
     }
 }

@@ -16,8 +16,9 @@
 //! - `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` (2025-11-25) and
 //!   `tasks/get`, `tasks/update`, `tasks/cancel` (2026-07-28): [`tasks`]
 //!
-//! What every request that runs user code goes through (its registration in flight, its
-//! scope, how it asks its client) is in `connection::requests`.
+//! A request that runs work arrived in flight before it reached its method
+//! (`connection::in_flight`), and is claimed there by what runs it; its scope and how it asks
+//! its client are in `connection::requests`.
 
 pub(crate) mod completion_complete;
 pub(crate) mod initialize;

@@ -194,10 +194,7 @@ impl Connection {
         // Registered first, so a refused stream is never acknowledged.
         let cancellation = Cancellation::new();
         let subscription = id.to_value();
-        let guard = match self.register(id, cancellation.clone()) {
-            Ok(guard) => guard,
-            Err(refusal) => return answered(sink, refusal),
-        };
+        let guard = self.register(id, cancellation.clone());
         let acknowledged =
             json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored});
         sink.send(ServerMessage::notification(jsonrpc::notification(

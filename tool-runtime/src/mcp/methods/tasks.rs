@@ -119,10 +119,7 @@ impl Connection {
         sink: &Outbox,
     ) -> Option<Work> {
         let cancellation = Cancellation::new();
-        let guard = match self.register(id, cancellation.clone()) {
-            Ok(guard) => guard,
-            Err(refusal) => return answered(sink, refusal),
-        };
+        let guard = self.register(id, cancellation.clone());
         let sink = RequestSink::new(&self.state, sink);
         let answer = answer(&sink);
         Some(Work::stream(async move {

@@ -82,8 +82,15 @@ impl Connection {
                 crate::otel::spans::rename(&span, format!("execute_tool {name}"));
             }
         }
-        let scope = self.request_scope((&id, None), Origin::rest(&self.caller), Nobody, sink);
-        self.start_call(id, name, arguments, scope, None, format, sink)
+        // Counted against the in-flight caps first, as an MCP request is.
+        let arrival = match self.arrive_to_work(&id, false) {
+            Ok(arrival) => arrival,
+            Err(refusal) => return answered(sink, refusal),
+        };
+        arrival.handle(|| {
+            let scope = self.request_scope((&id, None), Origin::rest(&self.caller), Nobody, sink);
+            self.start_call(id, name, arguments, scope, None, format, sink)
+        })
     }
 
     /// Starts the call of `name`: answered at once when it ends at once, else registered
@@ -107,10 +114,7 @@ impl Connection {
             CallStart::Running(pending) => pending,
         };
         // Registered before the work starts, so a cancellation that arrives at once finds it.
-        let guard = match self.register(id, scope.cancellation.clone()) {
-            Ok(guard) => guard,
-            Err(refusal) => return answered(sink, refusal),
-        };
+        let guard = self.register(id, scope.cancellation.clone());
         Some(Work::call(CallWork {
             shared: Arc::clone(&self.shared),
             guard,

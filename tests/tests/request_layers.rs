@@ -363,3 +363,60 @@ async fn a_layer_that_sheds_load_answers_as_the_servers_own_limit_does() {
         "tools/call was refused: too many calls now; send it again in 2s"
     );
 }
+
+#[tokio::test]
+async fn a_request_a_layer_refused_but_kept_frees_its_id_and_is_never_handled_later() {
+    // A layer that keeps the first call it is given (as a buffer keeps what it queued past
+    // a time limit), refuses it, and lets the test pass it on later.
+    let kept: Arc<Mutex<Option<(McpRequest, NextRequest)>>> = Arc::default();
+    let keeper = Arc::clone(&kept);
+    let options =
+        ServerOptions::default().request_layer(tower::layer::layer_fn(move |next: NextRequest| {
+            let keeper = Arc::clone(&keeper);
+            tower::service_fn(move |request: McpRequest| {
+                let (keeper, mut next) = (Arc::clone(&keeper), next.clone());
+                async move {
+                    let passed = {
+                        let mut slot = keeper.lock().unwrap();
+                        if request.method() == "tools/call" && slot.is_none() {
+                            *slot = Some((request, next.clone()));
+                            None
+                        } else {
+                            Some(request)
+                        }
+                    };
+                    match passed {
+                        Some(request) => tower::Service::call(&mut next, request).await,
+                        None => Err(CallError::refused("tools/call", "queued too long")
+                            .retry_after(std::time::Duration::from_secs(1))),
+                    }
+                }
+            })
+        }));
+    let server = server_over(Registry::new().unwrap(), options);
+    let mut client = Client::new(&server);
+    client.send(tool_tests::INITIALIZE);
+    client.next().await;
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let refused = client
+        .answer(&rpc::call(1, "add", json!({"a": 1, "b": 2})))
+        .await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    // Its id is free although the layer still holds the request.
+    let again = client
+        .answer(&rpc::call(1, "add", json!({"a": 2, "b": 2})))
+        .await;
+    assert_eq!(again["result"]["structuredContent"]["result"], 4, "{again}");
+
+    // Passed on at last, the refused request is not handled: nothing more is answered.
+    let (request, mut next) = kept.lock().unwrap().take().expect("the kept request");
+    tower::Service::call(&mut next, request)
+        .await
+        .expect("let through");
+    let listed = client
+        .answer(&rpc::request(2, "tools/list", json!({})))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert!(client.nothing_yet(), "a refused request is answered once");
+}

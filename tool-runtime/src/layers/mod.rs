@@ -214,8 +214,8 @@
 //!    per connection, [`max_in_flight_total`](crate::mcp::ServerOptions::max_in_flight_total)
 //!    on the server): a request that runs work (a call, a prompt, a read, a completion, a
 //!    stream, a task method, a REST call) counts from its arrival until it is answered.
-//!    Past a cap it is answered busy at once, before any layer sees it or anything else is
-//!    checked, never queued; a request a layer holds (in a `ConcurrencyLimit`'s queue,
+//!    Past a cap it is answered busy at once, before any layer sees it or anything but its
+//!    id is checked, never queued; a request a layer holds (in a `ConcurrencyLimit`'s queue,
 //!    say) counts while it waits, and a cancellation that arrives meanwhile takes it out of
 //!    the layer at once, its place and id free: it is never handled nor answered. The caps
 //!    are first because they keep the requests by id, which a duplicate and a

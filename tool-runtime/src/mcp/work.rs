@@ -318,7 +318,8 @@ impl CallWork {
     /// Runs the call to its end and sends its answer, unless it was cancelled meanwhile
     /// (then the tool's future is dropped at once and nothing is sent).
     fn run(mut self) -> BoxFuture {
-        // Cancelled before it ran (while a layer held it): nothing starts, not even a task.
+        // Cancelled before it ran (between its arrival and its claim, or its connection
+        // closed): nothing starts, not even a task.
         if self.cancellation.is_cancelled() {
             return Box::pin(std::future::ready(()));
         }

@@ -9,7 +9,8 @@
 //! cap is answered busy at once and never waits in a layer. Its [`Arrival`] is then handed
 //! to its method ([`Arrival::handle`]), and what runs it *claims* it there
 //! ([`Connection::register`]) with its cancellation; a request answered at once lets its
-//! arrival go before its answer is sent ([`let_go_before_answering`]). Each entry has a
+//! arrival go before its answer is sent ([`let_go_before_answering`]), and so does one a
+//! request layer refuses ([`Ticket`]), even while the layer still holds it. Each entry has a
 //! generation of its own, so an old request's end never removes a newer one of the same id.
 
 use super::state::State;
@@ -131,9 +132,10 @@ impl Arrival {
         self.stop.as_ref()
     }
 
-    /// Runs `handle` (the request's method) with this arrival for it to claim; one it did
-    /// not claim is let go when it returns.
-    pub(crate) fn handle<T>(self, handle: impl FnOnce() -> T) -> T {
+    /// Runs `handle` (a request's method) with the request's arrival, if it has one, for
+    /// it to claim; one it did not claim is let go when it returns. A request with none
+    /// (it runs no work) is handled with none too, so that it can never let go of another's.
+    pub(crate) fn handle<T>(arrival: Option<Arrival>, handle: impl FnOnce() -> T) -> T {
         /// Puts back what was handled before, also when `handle` panics.
         struct Restore(Option<Arrival>);
         impl Drop for Restore {
@@ -142,9 +144,54 @@ impl Arrival {
                 drop(unclaimed);
             }
         }
-        let before = HANDLING.with(|slot| slot.replace(Some(self)));
+        let before = HANDLING.with(|slot| slot.replace(arrival));
         let _restore = Restore(before);
         handle()
+    }
+
+    /// Whether the request still waits to be handled: not cancelled, nor let go by a
+    /// layer's refusal, nor ended with its connection.
+    pub(crate) fn is_waiting(&self) -> bool {
+        lock(&self.state.in_flight)
+            .get(&self.id)
+            .is_some_and(|request| self.is(request))
+    }
+
+    /// Whether `request` is this arrival's, not yet claimed.
+    fn is(&self, request: &InFlight) -> bool {
+        request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
+    }
+
+    /// What lets the request go from elsewhere (a layer's refusal), while a layer holds the
+    /// arrival itself.
+    pub(crate) fn ticket(&self) -> Ticket {
+        Ticket {
+            state: Arc::clone(&self.state),
+            id: self.id.clone(),
+            generation: self.generation,
+        }
+    }
+}
+
+/// Names an arrival, to let its request go while something else holds the arrival.
+pub(crate) struct Ticket {
+    state: Arc<State>,
+    id: RequestId,
+    generation: u64,
+}
+
+impl Ticket {
+    /// Lets the request go (its id and places), unless something claimed it: it was
+    /// answered without being handled (a layer refused it).
+    pub(crate) fn let_go(&self) {
+        let mut in_flight = lock(&self.state.in_flight);
+        let arrived = in_flight.get(&self.id).is_some_and(|request| {
+            request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
+        });
+        if arrived {
+            in_flight.remove(&self.id);
+            self.state.tell_if_drained(&in_flight);
+        }
     }
 }
 
@@ -154,10 +201,10 @@ impl Drop for Arrival {
             return;
         }
         let mut in_flight = lock(&self.state.in_flight);
-        let arrived = in_flight.get(&self.id).is_some_and(|request| {
-            request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
-        });
-        if arrived {
+        if in_flight
+            .get(&self.id)
+            .is_some_and(|request| self.is(request))
+        {
             in_flight.remove(&self.id);
             self.state.tell_if_drained(&in_flight);
         }
@@ -175,7 +222,7 @@ pub(crate) fn let_go_before_answering() {
 impl Connection {
     /// The first step of every request: a duplicate id is refused, and a request that runs
     /// work is counted against the in-flight caps (past one, answered busy at once, never
-    /// queued, before anything else is checked). `told` makes an arrival that hears of a
+    /// queued, before anything but its id is checked). `told` makes an arrival that hears of a
     /// cancellation while it waits to be handled (one request layers will hold).
     pub(in crate::mcp) fn arrive(
         &self,
@@ -217,16 +264,24 @@ impl Connection {
         id: RequestId,
         cancellation: Cancellation,
     ) -> InFlightGuard {
-        let arrival = HANDLING.with(|slot| slot.borrow_mut().take());
+        let arrival = HANDLING.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            slot.take_if(|arrival| arrival.id == id && Arc::ptr_eq(&arrival.state, &self.state))
+        });
         debug_assert!(
             arrival.is_some(),
             "a request that runs work is handled with its arrival"
         );
-        let arrival = arrival.or_else(|| self.arrive_to_work(&id, false).ok());
-        let claimed = arrival.and_then(|arrival| {
-            debug_assert!(arrival.id == id, "an arrival is claimed by its own request");
-            self.state.claim(arrival, &cancellation)
+        // Never reached by this crate's methods: a request handed to one without its
+        // arrival arrives now, so that it is counted all the same.
+        let arrival = arrival.or_else(|| match self.arrive_to_work(&id, false) {
+            Ok(arrival) => Some(arrival),
+            Err(_) => {
+                tracing::error!(id = %id.as_json(), "a request that did not arrive was not run");
+                None
+            }
         });
+        let claimed = arrival.and_then(|arrival| self.state.claim(arrival, &cancellation));
         let (generation, ended) = match claimed {
             Some(generation) => (generation, false),
             None => {

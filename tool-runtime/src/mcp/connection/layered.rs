@@ -40,14 +40,21 @@ impl Connection {
         };
         let connection = self.view();
         let (caller, sink, decision) = (caller.clone(), sink.clone(), decision.clone());
+        let ticket = arrival.as_ref().map(Arrival::ticket);
         let refused = (id.clone(), sink.clone());
         let stop = arrival.as_ref().and_then(Arrival::stop).cloned();
         let handling: Handling = Box::new(move || {
-            let handle = || connection.request(id, &method, asked, &decision, &caller, &sink);
-            let work = match arrival {
-                Some(arrival) => arrival.handle(handle),
-                None => handle(),
-            };
+            // A layer may let through what it kept past its refusal or its cancellation
+            // (a buffer's queue): such a request is not handled, nor answered again.
+            if arrival
+                .as_ref()
+                .is_some_and(|arrival| !arrival.is_waiting())
+            {
+                return Box::pin(std::future::ready(()));
+            }
+            let work = Arrival::handle(arrival, || {
+                connection.request(id, &method, asked, &decision, &caller, &sink)
+            });
             Box::pin(async move {
                 if let Some(work) = work {
                     work.run().await;
@@ -56,6 +63,11 @@ impl Connection {
         });
         let refuse = move |message: String, retry_after: Option<Duration>| {
             let (id, sink) = refused;
+            // Its id and places are free before the client reads the refusal, even if the
+            // layer still holds the request.
+            if let Some(ticket) = ticket {
+                ticket.let_go();
+            }
             sink.send(match retry_after {
                 // Load shed, a limit: the same answer as past the server's own caps.
                 Some(wait) => busy(&id, &message, wait),

@@ -67,6 +67,7 @@ pub use super::work::{Handled, Work};
 use super::Shared;
 use crate::call::caller::Caller;
 use crate::sync::lock;
+use in_flight::Arrival;
 pub(crate) use in_flight::InFlight;
 use serde_json::value::RawValue;
 pub(crate) use state::State;
@@ -334,11 +335,9 @@ impl Connection {
                     let read = (&read.decision, arrival);
                     Some(self.layered_request(stages, request, read, caller, sink))
                 } else {
-                    let handle = || self.request(id, &name, asked, &read.decision, caller, sink);
-                    match arrival {
-                        Some(arrival) => arrival.handle(handle),
-                        None => handle(),
-                    }
+                    Arrival::handle(arrival, || {
+                        self.request(id, &name, asked, &read.decision, caller, sink)
+                    })
                 };
                 #[cfg(feature = "otel")]
                 let work = work.map(|work| work.in_span(&span));

@@ -191,10 +191,13 @@ impl Connection {
         // Watching starts before the acknowledgement, so nothing after it is missed.
         let mut changes = self.shared.registry.changes();
         let mut updates = self.shared.registry.resource_updates().subscribe();
-        // Registered first, so a refused stream is never acknowledged.
+        // Registered first, so a stream cancelled since it arrived is never acknowledged.
         let cancellation = Cancellation::new();
         let subscription = id.to_value();
         let guard = self.register(id, cancellation.clone());
+        if cancellation.is_cancelled() {
+            return None;
+        }
         let acknowledged =
             json!({"_meta": {META_SUBSCRIPTION: subscription}, "notifications": honored});
         sink.send(ServerMessage::notification(jsonrpc::notification(

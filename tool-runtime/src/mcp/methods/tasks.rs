@@ -1,6 +1,7 @@
 //! The `tasks/*` requests of both eras, answered from the task store: registered in flight
-//! first (so the connection's limits and a duplicate id refuse them before the store is
-//! touched), then handed back as work, which the request's cancellation stops. A store's
+//! first (they arrived counted, so the connection's limits and a duplicate id refused them
+//! before the store is touched), then handed back as work, which the request's cancellation
+//! stops. A store's
 //! future may need a runtime's timers or sockets, which only the transport's runtime has.
 
 use crate::call::caller::Caller;

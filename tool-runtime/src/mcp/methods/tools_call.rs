@@ -87,7 +87,7 @@ impl Connection {
             Ok(arrival) => arrival,
             Err(refusal) => return answered(sink, refusal),
         };
-        arrival.handle(|| {
+        crate::mcp::connection::in_flight::Arrival::handle(Some(arrival), || {
             let scope = self.request_scope((&id, None), Origin::rest(&self.caller), Nobody, sink);
             self.start_call(id, name, arguments, scope, None, format, sink)
         })

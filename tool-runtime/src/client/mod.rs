@@ -35,6 +35,7 @@ mod headers;
 pub(crate) mod http;
 mod link;
 mod listen;
+pub(crate) mod listener;
 mod negotiate;
 mod session;
 mod skills;
@@ -399,7 +400,7 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<CallResult, ClientError> {
         let round = Round {
-            progress,
+            progress: progress.map(listener::Listener::from),
             timeout,
             ..Round::default()
         };
@@ -685,11 +686,11 @@ impl Client {
 /// task the server may turn it into go as they change.
 #[derive(Default)]
 pub(crate) struct Round<'a> {
-    pub(crate) progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub(crate) progress: Option<listener::Listener<Progress>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) asked: Option<&'a dyn ClientHandler>,
-    pub(crate) logs: Option<mpsc::UnboundedSender<Notification>>,
-    pub(crate) statuses: Option<mpsc::UnboundedSender<tasks::RemoteTask>>,
+    pub(crate) logs: Option<listener::Listener<Notification>>,
+    pub(crate) statuses: Option<listener::Listener<tasks::RemoteTask>>,
 }
 
 /// Passes what `session` is told on to the client's listeners, for as long as it lasts.

@@ -6,6 +6,7 @@
 use super::error::ClientError;
 use super::handler::{self, ClientHandler};
 use super::link::{Link, Sent};
+use super::listener::Listener;
 use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
 use crate::mcp::era::Era;
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, oneshot};
 
 /// What the server said of itself when the era was agreed.
 #[derive(Debug, Clone, Default)]
@@ -29,14 +30,14 @@ pub(crate) struct ServerSide {
 #[derive(Default)]
 pub(crate) struct RequestOptions {
     /// Where its progress notifications go, if anywhere.
-    pub(crate) progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub(crate) progress: Option<Listener<Progress>>,
     /// What it names (`Mcp-Name`), and the `Mcp-Param-*` headers of its arguments.
     pub(crate) headers: Vec<(String, String)>,
     /// Its own time limit, instead of the client's.
     pub(crate) timeout: Option<Duration>,
     /// Where the log messages sent on its own stream go (HTTP); elsewhere, and without
     /// this, to the client's listeners.
-    pub(crate) logs: Option<mpsc::UnboundedSender<Notification>>,
+    pub(crate) logs: Option<Listener<Notification>>,
 }
 
 /// Why a request got no result.
@@ -64,9 +65,9 @@ pub(crate) struct Session {
     pub(crate) side: RwLock<ServerSide>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Answered>>,
-    progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
+    progress: Mutex<HashMap<String, Listener<Progress>>>,
     /// Where the log messages of each request that wants them go, by request id.
-    logs: Mutex<HashMap<u64, mpsc::UnboundedSender<Notification>>>,
+    logs: Mutex<HashMap<u64, Listener<Notification>>>,
     pub(crate) events: broadcast::Sender<Notification>,
     pub(crate) handler: Arc<dyn ClientHandler>,
     pub(crate) timeout: Duration,
@@ -358,17 +359,20 @@ impl Session {
     pub(crate) fn dispatch_for(self: &Arc<Self>, message: Message, related: Option<u64>) {
         if let Message::Notification { method, params } = &message {
             if method == "notifications/message" {
-                let logs = lock(&self.logs);
-                // A log message on a request's own stream is that request's; one that came
-                // where requests share a stream (stdio) is the request's when it is the
-                // only one running that wants them, and nobody's in particular otherwise.
-                let owner = match related {
-                    Some(id) => logs.get(&id),
-                    None if logs.len() == 1 => logs.values().next(),
-                    None => None,
+                let owner = {
+                    let logs = lock(&self.logs);
+                    // A log message on a request's own stream is that request's; one that
+                    // came where requests share a stream (stdio) is the request's when it
+                    // is the only one running that wants them, and nobody's otherwise.
+                    match related {
+                        Some(id) => logs.get(&id).cloned(),
+                        None if logs.len() == 1 => logs.values().next().cloned(),
+                        None => None,
+                    }
                 };
+                // Told outside the lock: a listener may be a function of the caller's.
                 if let Some(owner) = owner {
-                    let _ = owner.send(Notification::of(method, params.clone()));
+                    owner.tell(Notification::of(method, params.clone()));
                     return;
                 }
             }
@@ -400,8 +404,9 @@ impl Session {
     fn notified(&self, method: &str, params: Value) {
         if method == "notifications/progress" {
             let key = token_key(&params["progressToken"]);
-            if let Some(progress) = lock(&self.progress).get(&key) {
-                let _ = progress.send(Progress {
+            let listener = lock(&self.progress).get(&key).cloned();
+            if let Some(progress) = listener {
+                progress.tell(Progress {
                     progress: params["progress"].as_f64().unwrap_or(0.0),
                     total: params["total"].as_f64(),
                     message: params["message"].as_str().map(str::to_owned),

@@ -137,7 +137,7 @@ pub(crate) async fn follow(
     session: &Arc<Session>,
     asked: &dyn ClientHandler,
     task: RemoteTask,
-    statuses: Option<&tokio::sync::mpsc::UnboundedSender<RemoteTask>>,
+    statuses: Option<&super::listener::Listener<RemoteTask>>,
 ) -> Result<Value, ClientError> {
     let mut guard = CancelOnDrop {
         client: client.clone(),
@@ -150,7 +150,7 @@ pub(crate) async fn follow(
     loop {
         let state = (task.status.clone(), task.message.clone());
         if let (Some(statuses), false) = (statuses, told.as_ref() == Some(&state)) {
-            let _ = statuses.send(task.clone());
+            statuses.tell(task.clone());
             told = Some(state);
         }
         match task.status.as_str() {

@@ -9,6 +9,7 @@ use crate::call::context::CallContext;
 use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
+use crate::client::listener::Listener;
 use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
 use crate::sync::lock;
@@ -16,7 +17,6 @@ use crate::DynamicTool;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
 /// The run-time tool standing for `remote`, named `local`, that passes calls to `client`.
 pub(super) fn tool(
@@ -169,25 +169,18 @@ impl Relay {
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
-        let (progress, mut reported) = mpsc::unbounded_channel::<crate::client::Progress>();
         let progress_of = crate::Progress::for_scope(context.scope().cloned());
-        let relay_progress = async {
-            while let Some(step) = reported.recv().await {
-                progress_of.report(step.progress, step.total, step.message.as_deref());
-            }
-        };
-        let (logs, logged) = mpsc::unbounded_channel();
-        let relay_logs = pass_logs(logged, &context);
-        let (statuses, seen) = mpsc::unbounded_channel();
-        let relay_statuses = pass_statuses(seen, &context);
+        let progress = Listener::call(move |step: crate::client::Progress| {
+            progress_of.report(step.progress, step.total, step.message.as_deref());
+        });
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
             progress: Some(progress),
             timeout: self.mount.timeout,
             asked: Some(&caller),
-            logs: Some(logs),
-            statuses: Some(statuses),
+            logs: Some(pass_logs(&context)),
+            statuses: Some(pass_statuses(&context)),
         };
         // A call cancelled here is given up there at once: dropping it tells the server.
         let cancellation = context.scope().map(|scope| scope.cancellation.clone());
@@ -202,8 +195,7 @@ impl Relay {
                 None => call.await,
             }
         };
-        let (outcome, (), (), ()) = tokio::join!(call, relay_progress, relay_logs, relay_statuses);
-        match outcome {
+        match call.await {
             Ok(result) if result.is_error => Err(ToolError::new(result.text())),
             Ok(result) => Ok(Produced::Relayed {
                 content: result.content,
@@ -220,38 +212,38 @@ impl Relay {
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
-        let (logs, logged) = mpsc::unbounded_channel();
-        let relay_logs = pass_logs(logged, &context);
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
             asked: Some(&caller),
             timeout: self.mount.timeout,
-            logs: Some(logs),
+            logs: Some(pass_logs(&context)),
             ..Round::default()
         };
-        let got = self.client.get_prompt_with(name, arguments, round);
-        let (outcome, ()) = tokio::join!(got, relay_logs);
-        let result = outcome.map_err(|error| ToolError::new(self.refusal(&error)))?;
+        let result = self
+            .client
+            .get_prompt_with(name, arguments, round)
+            .await
+            .map_err(|error| ToolError::new(self.refusal(&error)))?;
         Ok(Produced::Json(result["messages"].clone()))
     }
 
     /// Passes a `resources/read` of the URI read (its `uri` argument) to the server.
     async fn read(&self, arguments: Value, context: CallContext) -> Result<Produced, ToolError> {
         let uri = arguments["uri"].as_str().unwrap_or_default().to_owned();
-        let (logs, logged) = mpsc::unbounded_channel();
-        let relay_logs = pass_logs(logged, &context);
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
             asked: Some(&caller),
             timeout: self.mount.timeout,
-            logs: Some(logs),
+            logs: Some(pass_logs(&context)),
             ..Round::default()
         };
-        let read = self.client.read_resource_with(&uri, round);
-        let (outcome, ()) = tokio::join!(read, relay_logs);
-        let result = outcome.map_err(|error| ToolError::new(self.refusal(&error)))?;
+        let result = self
+            .client
+            .read_resource_with(&uri, round)
+            .await
+            .map_err(|error| ToolError::new(self.refusal(&error)))?;
         Ok(Produced::Json(result["contents"].clone()))
     }
 
@@ -270,11 +262,11 @@ impl Relay {
     }
 }
 
-/// Passes the server's log messages about one request to its caller, at their level and
-/// under their logger's name, until the request ends.
-async fn pass_logs(mut logged: mpsc::UnboundedReceiver<Notification>, context: &CallContext) {
+/// What passes the server's log messages about one request to its caller, at their level
+/// and under their logger's name, as each comes.
+fn pass_logs(context: &CallContext) -> Listener<Notification> {
     let logger = crate::Logger::for_scope(context.scope().cloned());
-    while let Some(notification) = logged.recv().await {
+    Listener::call(move |notification| {
         if let Notification::Log {
             level,
             logger: name,
@@ -288,7 +280,7 @@ async fn pass_logs(mut logged: mpsc::UnboundedReceiver<Notification>, context: &
                 None => logger.log(level, data),
             }
         }
-    }
+    })
 }
 
 /// The logger name under which a call's caller hears of the task the mounted server runs
@@ -298,12 +290,9 @@ pub(crate) const TASK_LOGGER: &str = "task";
 /// Tells the caller of each state of the task the server runs a call as (a log message at
 /// `info`, named [`TASK_LOGGER`]: any MCP client can show it, and `call` shows it as the
 /// task's status line).
-async fn pass_statuses(
-    mut seen: mpsc::UnboundedReceiver<crate::client::RemoteTask>,
-    context: &CallContext,
-) {
+fn pass_statuses(context: &CallContext) -> Listener<crate::client::RemoteTask> {
     let logger = crate::Logger::for_scope(context.scope().cloned()).named(TASK_LOGGER);
-    while let Some(task) = seen.recv().await {
+    Listener::call(move |task: crate::client::RemoteTask| {
         let mut said = format!("task {}: {}", task.id, task.status);
         if let Some(message) = &task.message {
             said.push_str(" (");
@@ -311,7 +300,7 @@ async fn pass_statuses(
             said.push(')');
         }
         logger.info(said);
-    }
+    })
 }
 
 /// The requests of a mount running now, with their contexts: what the server asks outside

@@ -9,7 +9,9 @@ use tokio::sync::mpsc;
 pub(crate) enum Listener<T> {
     /// A channel its caller reads.
     Channel(mpsc::UnboundedSender<T>),
-    /// A function called with each, on the connection's reader: it must not wait.
+    /// A function called with each as it comes (on the connection's reader; a task's
+    /// states on the caller's own task): it must not wait. It may be called just after its
+    /// request ended, when the notification came on another stream than the answer.
     Call(Arc<dyn Fn(T) + Send + Sync>),
 }
 

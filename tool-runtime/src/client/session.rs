@@ -370,7 +370,8 @@ impl Session {
                         None => None,
                     }
                 };
-                // Told outside the lock: a listener may be a function of the caller's.
+                // Told outside the lock: a listener may be a function of the caller's (which
+                // may so be told just after its request ended; a mount's stops hearing).
                 if let Some(owner) = owner {
                     owner.tell(Notification::of(method, params.clone()));
                     return;

@@ -169,9 +169,12 @@ impl Relay {
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
+        let hearing = Hearing::default();
+        let _closes = hearing.closes();
         let progress_of = crate::Progress::for_scope(context.scope().cloned());
+        let heard = hearing.clone();
         let progress = Listener::call(move |step: crate::client::Progress| {
-            progress_of.report(step.progress, step.total, step.message.as_deref());
+            heard.pass(|| progress_of.report(step.progress, step.total, step.message.as_deref()));
         });
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
@@ -179,8 +182,8 @@ impl Relay {
             progress: Some(progress),
             timeout: self.mount.timeout,
             asked: Some(&caller),
-            logs: Some(pass_logs(&context)),
-            statuses: Some(pass_statuses(&context)),
+            logs: Some(pass_logs(&context, &hearing)),
+            statuses: Some(pass_statuses(&context, &hearing)),
         };
         // A call cancelled here is given up there at once: dropping it tells the server.
         let cancellation = context.scope().map(|scope| scope.cancellation.clone());
@@ -212,12 +215,14 @@ impl Relay {
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
+        let hearing = Hearing::default();
+        let _closes = hearing.closes();
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
             asked: Some(&caller),
             timeout: self.mount.timeout,
-            logs: Some(pass_logs(&context)),
+            logs: Some(pass_logs(&context, &hearing)),
             ..Round::default()
         };
         let result = self
@@ -231,12 +236,14 @@ impl Relay {
     /// Passes a `resources/read` of the URI read (its `uri` argument) to the server.
     async fn read(&self, arguments: Value, context: CallContext) -> Result<Produced, ToolError> {
         let uri = arguments["uri"].as_str().unwrap_or_default().to_owned();
+        let hearing = Hearing::default();
+        let _closes = hearing.closes();
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
             asked: Some(&caller),
             timeout: self.mount.timeout,
-            logs: Some(pass_logs(&context)),
+            logs: Some(pass_logs(&context, &hearing)),
             ..Round::default()
         };
         let result = self
@@ -262,11 +269,52 @@ impl Relay {
     }
 }
 
+/// Whether a relayed request's caller still hears of it. The client may read a
+/// notification on one stream (an HTTP GET stream) while the request's answer comes on
+/// another: closed as the request ends (answered, failed or cancelled), it waits out a
+/// notification being passed on, so that none reaches the caller after its answer.
+#[derive(Clone, Default)]
+struct Hearing(Arc<Mutex<bool>>);
+
+impl Hearing {
+    /// Held while a notification is passed on; `None` once the request ended.
+    fn open(&self) -> Option<std::sync::MutexGuard<'_, bool>> {
+        let closed = lock(&self.0);
+        (!*closed).then_some(closed)
+    }
+
+    /// Passes a notification on with `pass`, unless the request ended.
+    fn pass(&self, pass: impl FnOnce()) {
+        if let Some(_open) = self.open() {
+            pass();
+        }
+    }
+
+    /// What closes it when dropped, at the end of the request's relay.
+    fn closes(&self) -> ClosesHearing {
+        ClosesHearing(self.clone())
+    }
+}
+
+/// Closes a [`Hearing`] when dropped.
+struct ClosesHearing(Hearing);
+
+impl Drop for ClosesHearing {
+    fn drop(&mut self) {
+        *lock(&(self.0).0) = true;
+    }
+}
+
 /// What passes the server's log messages about one request to its caller, at their level
 /// and under their logger's name, as each comes.
-fn pass_logs(context: &CallContext) -> Listener<Notification> {
+fn pass_logs(context: &CallContext, hearing: &Hearing) -> Listener<Notification> {
     let logger = crate::Logger::for_scope(context.scope().cloned());
+    let hearing = hearing.clone();
     Listener::call(move |notification| {
+        // Held while it is passed on: the request's end waits for it.
+        let Some(_open) = hearing.open() else {
+            return;
+        };
         if let Notification::Log {
             level,
             logger: name,
@@ -290,9 +338,14 @@ pub(crate) const TASK_LOGGER: &str = "task";
 /// Tells the caller of each state of the task the server runs a call as (a log message at
 /// `info`, named [`TASK_LOGGER`]: any MCP client can show it, and `call` shows it as the
 /// task's status line).
-fn pass_statuses(context: &CallContext) -> Listener<crate::client::RemoteTask> {
+fn pass_statuses(context: &CallContext, hearing: &Hearing) -> Listener<crate::client::RemoteTask> {
     let logger = crate::Logger::for_scope(context.scope().cloned()).named(TASK_LOGGER);
+    let hearing = hearing.clone();
     Listener::call(move |task: crate::client::RemoteTask| {
+        // Held while it is passed on: the request's end waits for it.
+        let Some(_open) = hearing.open() else {
+            return;
+        };
         let mut said = format!("task {}: {}", task.id, task.status);
         if let Some(message) = &task.message {
             said.push_str(" (");

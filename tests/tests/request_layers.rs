@@ -208,6 +208,31 @@ async fn over_http_a_session_opens_through_the_layers_and_a_refusal_is_the_answe
     );
 }
 
+/// A client of `server` past the handshake, which goes through its request layers (so
+/// the answer to `initialize` is awaited, not read at once).
+async fn past_the_handshake(server: &tool_runtime::mcp::McpServer) -> Client {
+    let mut client = Client::new(server);
+    client.send(tool_tests::INITIALIZE);
+    client.next().await;
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    client
+}
+
+/// A server with one request in flight per connection and [`holding_calls`] around its
+/// requests: the server, the layer's gate, and the ids it let through.
+fn one_call_at_a_time_held_by_a_layer() -> (
+    tool_runtime::mcp::McpServer,
+    Arc<tokio::sync::Semaphore>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (passed_to, passed) = tokio::sync::mpsc::unbounded_channel();
+    let options = ServerOptions::default()
+        .max_in_flight(1)
+        .request_layer(holding_calls(&gate, passed_to));
+    (server_over(Registry::new().unwrap(), options), gate, passed)
+}
+
 /// A layer that holds each `tools/call` until `gate` gives it a permit, and sends its id on
 /// `passed` once the server's handling of it ended.
 fn holding_calls(
@@ -239,16 +264,8 @@ fn holding_calls(
 
 #[tokio::test]
 async fn the_in_flight_caps_count_a_request_before_any_layer_holds_it() {
-    let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let (passed_to, mut passed) = tokio::sync::mpsc::unbounded_channel();
-    let options = ServerOptions::default()
-        .max_in_flight(1)
-        .request_layer(holding_calls(&gate, passed_to));
-    let server = server_over(Registry::new().unwrap(), options);
-    let mut client = Client::new(&server);
-    client.send(tool_tests::INITIALIZE);
-    client.next().await;
-    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (server, gate, mut passed) = one_call_at_a_time_held_by_a_layer();
+    let mut client = past_the_handshake(&server).await;
 
     client.send(&rpc::call(1, "add", json!({"a": 1, "b": 2})));
     // The first call waits in the layer, counted: the second is refused as it arrives,
@@ -286,16 +303,8 @@ async fn the_in_flight_caps_count_a_request_before_any_layer_holds_it() {
 
 #[tokio::test]
 async fn a_request_cancelled_while_a_layer_holds_it_leaves_at_once_and_is_never_answered() {
-    let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let (passed_to, mut passed) = tokio::sync::mpsc::unbounded_channel();
-    let options = ServerOptions::default()
-        .max_in_flight(1)
-        .request_layer(holding_calls(&gate, passed_to));
-    let server = server_over(Registry::new().unwrap(), options);
-    let mut client = Client::new(&server);
-    client.send(tool_tests::INITIALIZE);
-    client.next().await;
-    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (server, gate, mut passed) = one_call_at_a_time_held_by_a_layer();
+    let mut client = past_the_handshake(&server).await;
 
     client.send(&rpc::call(1, "add", json!({"a": 1, "b": 2})));
     client.send(&rpc::notification(
@@ -394,10 +403,7 @@ async fn a_request_a_layer_refused_but_kept_frees_its_id_and_is_never_handled_la
             })
         }));
     let server = server_over(Registry::new().unwrap(), options);
-    let mut client = Client::new(&server);
-    client.send(tool_tests::INITIALIZE);
-    client.next().await;
-    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut client = past_the_handshake(&server).await;
 
     let refused = client
         .answer(&rpc::call(1, "add", json!({"a": 1, "b": 2})))

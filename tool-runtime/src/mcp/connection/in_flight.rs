@@ -108,9 +108,8 @@ impl Drop for InFlightPlace {
 /// A request arrived and counted, not yet claimed by what runs it. Dropped unclaimed (a
 /// layer refused it, it was answered at once), it lets the request go: its id and places.
 pub(crate) struct Arrival {
-    state: Arc<State>,
-    id: RequestId,
-    generation: u64,
+    /// Which request it is.
+    ticket: Ticket,
     /// Fired when the client cancels the request before anything runs it.
     stop: Option<Cancellation>,
     /// Claimed, or found gone: its drop has nothing to let go.
@@ -152,28 +151,21 @@ impl Arrival {
     /// Whether the request still waits to be handled: not cancelled, nor let go by a
     /// layer's refusal, nor ended with its connection.
     pub(crate) fn is_waiting(&self) -> bool {
-        lock(&self.state.in_flight)
-            .get(&self.id)
-            .is_some_and(|request| self.is(request))
-    }
-
-    /// Whether `request` is this arrival's, not yet claimed.
-    fn is(&self, request: &InFlight) -> bool {
-        request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
+        let ticket = &self.ticket;
+        lock(&ticket.state.in_flight)
+            .get(&ticket.id)
+            .is_some_and(|request| ticket.names(request))
     }
 
     /// What lets the request go from elsewhere (a layer's refusal), while a layer holds the
     /// arrival itself.
     pub(crate) fn ticket(&self) -> Ticket {
-        Ticket {
-            state: Arc::clone(&self.state),
-            id: self.id.clone(),
-            generation: self.generation,
-        }
+        self.ticket.clone()
     }
 }
 
-/// Names an arrival, to let its request go while something else holds the arrival.
+/// Names an arrival's request, to let it go while something else holds the arrival.
+#[derive(Clone)]
 pub(crate) struct Ticket {
     state: Arc<State>,
     id: RequestId,
@@ -181,14 +173,19 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
+    /// Whether `request` is the one named, not yet claimed.
+    fn names(&self, request: &InFlight) -> bool {
+        request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
+    }
+
     /// Lets the request go (its id and places), unless something claimed it: it was
-    /// answered without being handled (a layer refused it).
+    /// answered without being handled (at once, or by a layer's refusal).
     pub(crate) fn let_go(&self) {
         let mut in_flight = lock(&self.state.in_flight);
-        let arrived = in_flight.get(&self.id).is_some_and(|request| {
-            request.generation == self.generation && matches!(request.stage, Stage::Arrived(_))
-        });
-        if arrived {
+        if in_flight
+            .get(&self.id)
+            .is_some_and(|request| self.names(request))
+        {
             in_flight.remove(&self.id);
             self.state.tell_if_drained(&in_flight);
         }
@@ -197,16 +194,8 @@ impl Ticket {
 
 impl Drop for Arrival {
     fn drop(&mut self) {
-        if self.settled {
-            return;
-        }
-        let mut in_flight = lock(&self.state.in_flight);
-        if in_flight
-            .get(&self.id)
-            .is_some_and(|request| self.is(request))
-        {
-            in_flight.remove(&self.id);
-            self.state.tell_if_drained(&in_flight);
+        if !self.settled {
+            self.ticket.let_go();
         }
     }
 }
@@ -234,13 +223,7 @@ impl Connection {
             return self.arrive_to_work(id, told).map(Some);
         }
         if self.state.is_in_flight(id) {
-            let message = duplicate_id(id);
-            return Err(error_message(
-                Some(id),
-                code::INVALID_REQUEST,
-                &message,
-                None,
-            ));
+            return Err(duplicate_id(id));
         }
         Ok(None)
     }
@@ -266,7 +249,9 @@ impl Connection {
     ) -> InFlightGuard {
         let arrival = HANDLING.with(|slot| {
             let mut slot = slot.borrow_mut();
-            slot.take_if(|arrival| arrival.id == id && Arc::ptr_eq(&arrival.state, &self.state))
+            slot.take_if(|arrival| {
+                arrival.ticket.id == id && Arc::ptr_eq(&arrival.ticket.state, &self.state)
+            })
         });
         debug_assert!(
             arrival.is_some(),
@@ -330,13 +315,7 @@ impl State {
         let running = in_flight.len();
         let Entry::Vacant(slot) = in_flight.entry(id.clone()) else {
             drop(in_flight);
-            let message = duplicate_id(id);
-            return Err(error_message(
-                Some(id),
-                code::INVALID_REQUEST,
-                &message,
-                None,
-            ));
+            return Err(duplicate_id(id));
         };
         let place = counted_among(id, running, most, total)?;
         slot.insert(InFlight {
@@ -346,9 +325,11 @@ impl State {
         });
         drop(in_flight);
         Ok(Arrival {
-            state: Arc::clone(self),
-            id: id.clone(),
-            generation,
+            ticket: Ticket {
+                state: Arc::clone(self),
+                id: id.clone(),
+                generation,
+            },
             stop,
             settled: false,
         })
@@ -359,11 +340,12 @@ impl State {
     fn claim(&self, mut arrival: Arrival, cancellation: &Cancellation) -> Option<u64> {
         let mut in_flight = lock(&self.in_flight);
         arrival.settled = true;
+        let generation = arrival.ticket.generation;
         let request = in_flight
-            .get_mut(&arrival.id)
-            .filter(|request| request.generation == arrival.generation)?;
+            .get_mut(&arrival.ticket.id)
+            .filter(|request| request.generation == generation)?;
         request.stage = Stage::Running(cancellation.clone());
-        Some(arrival.generation)
+        Some(generation)
     }
 
     /// Ends the registration of the request `id` of `generation` (it is answered,
@@ -463,9 +445,10 @@ pub(crate) fn busy(
 }
 
 /// What a request whose id is in use is told.
-pub(crate) fn duplicate_id(id: &RequestId) -> String {
-    format!(
+fn duplicate_id(id: &RequestId) -> ServerMessage {
+    let message = format!(
         "Invalid Request: id {} is already used by a request that has not been answered",
         id.as_json()
-    )
+    );
+    error_message(Some(id), code::INVALID_REQUEST, &message, None)
 }

@@ -15,14 +15,15 @@ rm -rf "$logs"
 mkdir -p "$logs/redis"
 
 source scripts/serving.sh
-# HAProxy names the replicas' ports up front, so they are chosen here; a replica that finds
-# its port taken ends, and serving_port says so.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# HAProxy names the replicas' ports up front, so they are chosen here, all at once (none
+# twice), below the system's ephemeral range, where no outgoing connection takes them first;
+# a replica that finds its port taken ends all the same, and serving_port says so.
+read -r redis_port replica_port_1 replica_port_2 replica_port_3 lb_port stats_port \
+    < <(python3 tests/clients/checks.py 6)
 
 pids=()
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 
-redis_port="$(free_port)"
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$logs/redis" --save "" \
     --appendonly yes --appendfsync everysec >"$logs/redis.log" 2>&1 &
 pids+=($!)
@@ -32,7 +33,8 @@ wait_until "$logs/redis.log" "${pids[-1]}" "redis-server answering on $redis_por
 export MCP_STORE="redis://127.0.0.1:$redis_port/0"
 export MCP_STORE_PREFIX="conformance-$$"
 for n in 1 2 3; do
-    port="$(free_port)"
+    port_variable="replica_port_$n"
+    port="${!port_variable}"
     env -u RUST_LOG "$server" serve --http "127.0.0.1:$port" 2>"$logs/replica-$n.log" &
     pids+=($!)
     served="$(serving_port "$logs/replica-$n.log" "${pids[-1]}" "replica $n")"
@@ -43,8 +45,7 @@ for n in 1 2 3; do
     export "MCP_REPLICA_$n=127.0.0.1:$port"
 done
 
-lb_port="$(free_port)"
-stats="127.0.0.1:$(free_port)"
+stats="127.0.0.1:$stats_port"
 export MCP_LB_ADDRESS="127.0.0.1:$lb_port" MCP_STATS_ADDRESS="$stats"
 haproxy -f examples/deploy/haproxy.cfg -f tests/fixtures/haproxy-stats.cfg -db \
     >"$logs/haproxy.log" 2>&1 &

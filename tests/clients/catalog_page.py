@@ -20,6 +20,7 @@ import tempfile
 
 from checks import check, finish, serve_http, server_log
 from selenium import webdriver
+from selenium.common.exceptions import SessionNotCreatedException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -30,14 +31,33 @@ WAIT = 20
 
 
 def browser(profile):
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    # This machine's network is closed: Chromium's own background traffic is turned off.
-    for flag in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,1000", f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    """Chromium under ChromeDriver, its profile in `profile`. A start that fails is tried
+    again, twice at most, each in a fresh profile: on a busy machine Chromium can give up
+    before its session begins (its GPU process too slow to come up), and what this test
+    checks is the page, not how fast a browser starts. The last failure is raised with the
+    end of ChromeDriver's log."""
+    attempts = 3
+    for attempt in range(1, attempts + 1):
+        attempt_profile = os.path.join(profile, f"attempt-{attempt}")
+        log = os.path.join(profile, f"chromedriver-{attempt}.log")
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        # This machine's network is closed: Chromium's own background traffic is turned off.
+        for flag in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1280,1000",
+                     f"--user-data-dir={attempt_profile}"]:
+            options.add_argument(flag)
+        service = Service("/usr/bin/chromedriver", service_args=["--enable-chrome-logs"], log_output=log)
+        try:
+            return webdriver.Chrome(options=options, service=service)
+        except SessionNotCreatedException as error:
+            print(f"Chromium did not start (attempt {attempt} of {attempts}): {error.msg}", file=sys.stderr)
+            if attempt == attempts:
+                with open(log, encoding="utf-8", errors="replace") as text:
+                    tail = text.readlines()[-40:]
+                raise SessionNotCreatedException(
+                    f"{error.msg}; the end of ChromeDriver's log:\n{''.join(tail)}") from error
 
 
 def scheme(driver, name):

@@ -2,6 +2,7 @@
 the closing summary, a free port on 127.0.0.1, and one of our servers started over HTTP on
 a port it picks."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -27,10 +28,47 @@ def finish(name):
     sys.exit(1 if _counts["failed"] else 0)
 
 
-def free_port():
+_LOWEST_PORT = 10000
+_handed_out = set()
+
+
+def _ephemeral_start():
+    """The first port of the system's ephemeral range (Linux's default when unreadable)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as range_file:
+            return int(range_file.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port):
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        try:
+            sock.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port():
+    """A port free on 127.0.0.1 now, for a server that must be named before it starts. It is
+    taken below the system's ephemeral range, from which every outgoing connection takes its
+    local port (one free now could be a connection's the next moment, and the server meant
+    for it would not start), and never handed out twice by this process."""
+    end = _ephemeral_start()
+    if end - _LOWEST_PORT < 1000:
+        # No room below the range on this system: a port of the range, free now.
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+    span = end - _LOWEST_PORT
+    start = os.getpid() % span
+    for step in range(span):
+        port = _LOWEST_PORT + (start + step) % span
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free port on 127.0.0.1 between {_LOWEST_PORT} and {end}")
 
 
 def wait_for_port(port):
@@ -77,3 +115,8 @@ def server_log(server):
     """What a server `serve_http` started wrote on stderr, once it has ended."""
     server.log_reader.join(timeout=10)
     return "".join(server.log_lines)
+
+
+if __name__ == "__main__":
+    # `python3 checks.py N`: N distinct free ports, for a shell script.
+    print(*(free_port() for _ in range(int(sys.argv[1]))))

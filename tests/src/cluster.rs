@@ -9,6 +9,7 @@ use crate::redis::{RedisCluster, RedisServer, SharedRedis};
 use crate::{free_port, logs, PATIENCE};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The balancer's configuration, as deployed.
@@ -43,7 +44,10 @@ pub struct Cluster {
     args: Vec<String>,
     prefix: String,
     replicas: Vec<Replica>,
-    haproxy: Child,
+    /// The balancer's process (behind a lock, so that a check whether it still runs needs no
+    /// `&mut`), and its log.
+    haproxy: Mutex<Child>,
+    haproxy_log: PathBuf,
     /// Where the balancer serves its stats page.
     stats_port: u16,
     /// Every log file of the cluster's processes so far.
@@ -85,7 +89,8 @@ impl Cluster {
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             prefix,
             replicas,
-            haproxy: spawn_placeholder(),
+            haproxy: Mutex::new(spawn_placeholder()),
+            haproxy_log: PathBuf::new(),
             stats_port: free_port(),
             logs,
             port: free_port(),
@@ -93,12 +98,12 @@ impl Cluster {
         for index in 0..3 {
             cluster.start_replica(index);
         }
-        cluster.haproxy = cluster.spawn_haproxy();
+        cluster.spawn_haproxy();
         cluster.wait_until_all_up();
         cluster
     }
 
-    fn spawn_haproxy(&mut self) -> Child {
+    fn spawn_haproxy(&mut self) {
         let log = logs::file("haproxy");
         let mut command = Command::new("haproxy");
         command
@@ -110,19 +115,21 @@ impl Cluster {
             )
             .stdout(logs::stdio_to(&log))
             .stderr(logs::stdio_to(&log));
-        self.logs.push(log);
+        self.logs.push(log.clone());
+        self.haproxy_log = log;
         for (index, replica) in self.replicas.iter().enumerate() {
             command.env(
                 format!("MCP_REPLICA_{}", index + 1),
                 format!("127.0.0.1:{}", replica.port),
             );
         }
-        command.spawn().unwrap_or_else(|error| {
+        let child = command.spawn().unwrap_or_else(|error| {
             panic!(
                 "this test needs haproxy ({error}): install it (Debian: apt-get install haproxy) \
                  or run the test command, scripts/test.sh, which installs it"
             )
-        })
+        });
+        self.haproxy = Mutex::new(child);
     }
 
     /// Starts replica `index` (again) on its port, and waits until it says it serves there;
@@ -204,6 +211,7 @@ impl Cluster {
             if ready && up {
                 return;
             }
+            self.fail_if_the_balancer_ended();
             assert!(
                 std::time::Instant::now() < deadline,
                 "replicas {running:?} up behind the balancer within {:?} (each ready: {ready}; \
@@ -212,6 +220,18 @@ impl Cluster {
                 self.logs()
             );
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Fails the test, with the balancer's log, if it has ended (it could not bind its port,
+    /// say): waiting longer would not bring it up.
+    fn fail_if_the_balancer_ended(&self) {
+        let ended = self.haproxy.lock().unwrap().try_wait();
+        if let Ok(Some(status)) = ended {
+            panic!(
+                "the balancer ended ({status}) before every replica was up behind it; its log:\n{}",
+                logs::read(&self.haproxy_log)
+            );
         }
     }
 
@@ -266,8 +286,12 @@ fn spawn_placeholder() -> Child {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let _ = self.haproxy.kill();
-        let _ = self.haproxy.wait();
+        let haproxy = self
+            .haproxy
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _ = haproxy.kill();
+        let _ = haproxy.wait();
         for replica in &mut self.replicas {
             if let Some(running) = &mut replica.running {
                 let _ = running.child.kill();

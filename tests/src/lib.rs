@@ -13,11 +13,13 @@ pub mod layers;
 pub mod logs;
 pub mod oauth;
 pub mod otlp;
+mod ports;
 pub mod redis;
 pub mod rpc;
 pub mod stdio;
 mod wait;
 
+pub use ports::free_port;
 pub use wait::{wait_for, wait_for_some, wait_until, wait_until_some, TokioClock, PATIENCE};
 
 use serde_json::Value;
@@ -519,17 +521,6 @@ impl Drop for ServerProcess {
             eprintln!("the server's log: {}", self.log.display());
         }
     }
-}
-
-/// A port free on 127.0.0.1 now, which another process may take before it is used: only for
-/// what must be named up front (the replicas the balancer's configuration names, a Redis);
-/// a server the test starts itself binds port 0 and says which port it got ([`spawn_http`]).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The environment variables that configure a deployed server: a test's own environment

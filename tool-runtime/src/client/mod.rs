@@ -421,8 +421,9 @@ impl Client {
             .cloned()
             .unwrap_or_default();
         let headers = headers::for_call(name, &arguments, &mirrored);
-        let params = json!({"name": name, "arguments": arguments});
-        let result = self.rounds("tools/call", params, headers, round).await?;
+        let result = self
+            .rounds("tools/call", named_params(name, arguments), headers, round)
+            .await?;
         Ok(CallResult::from_value(result))
     }
 
@@ -448,8 +449,8 @@ impl Client {
             "mcp-name".to_owned(),
             crate::mcp::header_values::encode(name),
         )];
-        let params = json!({"name": name, "arguments": arguments});
-        self.rounds("prompts/get", params, headers, round).await
+        self.rounds("prompts/get", named_params(name, arguments), headers, round)
+            .await
     }
 
     /// Every resource of the server, all pages read.
@@ -707,4 +708,13 @@ fn forward(session: &Arc<Session>, events: broadcast::Sender<Notification>) {
             }
         }
     });
+}
+
+/// The params of a request for item `name` with `arguments`, the arguments moved in (the
+/// `json!` macro would copy them).
+fn named_params(name: &str, arguments: Value) -> Value {
+    let mut params = serde_json::Map::with_capacity(2);
+    params.insert("name".to_owned(), Value::String(name.to_owned()));
+    params.insert("arguments".to_owned(), arguments);
+    Value::Object(params)
 }

@@ -273,7 +273,7 @@ impl Session {
             }
         }
         #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
-        let mut params = crate::sync::read(&self.speaker).params(params, token.as_ref());
+        let mut params = Speaker::params(params, token.as_ref());
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", id);
@@ -302,7 +302,10 @@ impl Session {
             sent: None,
             answered: false,
         };
-        let bytes = wire::request(id, method, &params);
+        let bytes = {
+            let speaker = crate::sync::read(&self.speaker);
+            wire::request(id, method, &params, speaker.meta())
+        };
         guard.sent = Some(
             self.link
                 .send_request(self, id, method, bytes, options.headers)?,
@@ -344,8 +347,11 @@ impl Session {
         method: &str,
         params: Option<Value>,
     ) -> Result<(), ClientError> {
-        let params = params.map(|params| crate::sync::read(&self.speaker).params(params, None));
-        let bytes = wire::notification(method, params.as_ref());
+        let params = params.map(|params| Speaker::params(params, None));
+        let bytes = {
+            let speaker = crate::sync::read(&self.speaker);
+            wire::notification(method, params.as_ref(), speaker.meta())
+        };
         self.link.send_notification(self, method, bytes).await
     }
 

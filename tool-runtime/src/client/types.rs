@@ -3,6 +3,7 @@
 //! (`raw`), so nothing a server sent is lost to a field this client does not know.
 
 use crate::Content;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// A tool of a remote server.
@@ -83,7 +84,8 @@ impl CallResult {
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|block| serde_json::from_value(block.clone()).ok())
+            // Read from the value in place, not from a copy of it.
+            .filter_map(|block| Content::deserialize(block).ok())
             .collect();
         CallResult {
             content,

@@ -5,8 +5,9 @@
 
 use crate::mcp::era::{Era, META_VERSION};
 use crate::mcp::params::META_CAPABILITIES;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// Where a 2026-07-28 request names its client.
 pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -97,66 +98,191 @@ pub(crate) struct Speaker {
 }
 
 impl Speaker {
-    /// The params of a request of `method`: `params`, with at 2026-07-28 the `_meta` every
-    /// request carries (and a progress token when one is given).
-    pub(crate) fn params(&self, params: Value, progress_token: Option<&Value>) -> Value {
+    /// The params of a request of `method`: `params` as an object, with the progress token
+    /// when one is given. The `_meta` every 2026-07-28 request carries is added as it is
+    /// written ([`Speaker::meta`]), never copied into each request's params.
+    pub(crate) fn params(params: Value, progress_token: Option<&Value>) -> Value {
         let mut params = match params {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        let needs_meta = self.era == Era::PerRequest || progress_token.is_some();
-        if !needs_meta {
-            return Value::Object(params);
-        }
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            if self.era == Era::PerRequest {
-                meta.insert(META_VERSION.to_owned(), self.version.clone().into());
-                meta.insert(META_CAPABILITIES.to_owned(), self.capabilities_2026.clone());
-                meta.insert(META_CLIENT_INFO.to_owned(), self.client_info.clone());
-                if let Some(level) = &self.log_level {
-                    meta.insert(META_LOG_LEVEL.to_owned(), level.clone().into());
-                }
-            }
-            if let Some(token) = progress_token {
+        if let Some(token) = progress_token {
+            let meta = params
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
                 meta.insert("progressToken".to_owned(), token.clone());
             }
         }
         Value::Object(params)
     }
+
+    /// What each message's `_meta` carries at 2026-07-28 (the version, the client's
+    /// capabilities and name, the log level wanted); nothing in the handshake era.
+    pub(crate) fn meta(&self) -> Option<&Speaker> {
+        (self.era == Era::PerRequest).then_some(self)
+    }
+
+    /// The `_meta` entries of [`Speaker::meta`], each written with `write`.
+    fn write_meta<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_entry(META_VERSION, &self.version)?;
+        map.serialize_entry(META_CAPABILITIES, &self.capabilities_2026)?;
+        map.serialize_entry(META_CLIENT_INFO, &self.client_info)?;
+        if let Some(level) = &self.log_level {
+            map.serialize_entry(META_LOG_LEVEL, level)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `key` is one of the `_meta` entries the speaker writes.
+    fn writes(&self, key: &str) -> bool {
+        key == META_VERSION
+            || key == META_CAPABILITIES
+            || key == META_CLIENT_INFO
+            || (key == META_LOG_LEVEL && self.log_level.is_some())
+    }
 }
 
-/// The bytes of request `id` of `method` with `params`.
-pub(crate) fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-        .unwrap_or_default()
+/// A message's params, written with the speaker's `_meta` entries merged into the params'
+/// own `_meta` (the speaker's win over an entry of the same name).
+struct Params<'a> {
+    params: &'a Value,
+    speaker: Option<&'a Speaker>,
 }
 
-/// The bytes of a notification.
-pub(crate) fn notification(method: &str, params: Option<&Value>) -> Vec<u8> {
-    let message = match params {
-        Some(params) => json!({"jsonrpc": "2.0", "method": method, "params": params}),
-        None => json!({"jsonrpc": "2.0", "method": method}),
+impl Serialize for Params<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (Value::Object(params), Some(speaker)) = (self.params, self.speaker) else {
+            return self.params.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        let own = params.get("_meta").and_then(Value::as_object);
+        map.serialize_entry("_meta", &Meta { own, speaker })?;
+        map.end()
+    }
+}
+
+/// A message's `_meta`: the speaker's entries, then the params' own others.
+struct Meta<'a> {
+    own: Option<&'a Map<String, Value>>,
+    speaker: &'a Speaker,
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        self.speaker.write_meta(&mut map)?;
+        let own = self.own.into_iter().flatten();
+        for (key, value) in own.filter(|(key, _)| !self.speaker.writes(key)) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// A message we write, its parts borrowed: written straight to bytes, never first copied
+/// into a `Value` (a request's params are the bulk of what a mount relays).
+#[derive(Serialize)]
+struct Outgoing<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Id<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<Params<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<OutgoingError<'a>>,
+}
+
+/// A request id of ours (a number) or the server's (as it came).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Id<'a> {
+    Ours(u64),
+    Theirs(&'a Value),
+}
+
+/// The error of our answer to a server's request.
+#[derive(Serialize)]
+struct OutgoingError<'a> {
+    code: i64,
+    message: &'a str,
+}
+
+impl<'a> Outgoing<'a> {
+    const EMPTY: Outgoing<'static> = Outgoing {
+        jsonrpc: "2.0",
+        id: None,
+        method: None,
+        params: None,
+        result: None,
+        error: None,
     };
-    serde_json::to_vec(&message).unwrap_or_default()
+
+    fn bytes(&self) -> Vec<u8> {
+        // Only maps with string keys and borrowed values: it cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// The bytes of request `id` of `method` with `params`, its `_meta` carrying `speaker`'s
+/// entries when there is one.
+pub(crate) fn request(id: u64, method: &str, params: &Value, speaker: Option<&Speaker>) -> Vec<u8> {
+    Outgoing {
+        id: Some(Id::Ours(id)),
+        method: Some(method),
+        params: Some(Params { params, speaker }),
+        ..Outgoing::EMPTY
+    }
+    .bytes()
+}
+
+/// The bytes of a notification, its `_meta` carrying `speaker`'s entries when there is
+/// one.
+pub(crate) fn notification(
+    method: &str,
+    params: Option<&Value>,
+    speaker: Option<&Speaker>,
+) -> Vec<u8> {
+    Outgoing {
+        method: Some(method),
+        params: params.map(|params| Params { params, speaker }),
+        ..Outgoing::EMPTY
+    }
+    .bytes()
 }
 
 /// The bytes of our answer to the server's request `id`.
 pub(crate) fn response(id: &Value, outcome: Result<Value, (i64, String)>) -> Vec<u8> {
-    let message = match outcome {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err((code, message)) => {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        }
-    };
-    serde_json::to_vec(&message).unwrap_or_default()
+    let id = Some(Id::Theirs(id));
+    match &outcome {
+        Ok(result) => Outgoing {
+            id,
+            result: Some(result),
+            ..Outgoing::EMPTY
+        },
+        Err((code, message)) => Outgoing {
+            id,
+            error: Some(OutgoingError {
+                code: *code,
+                message,
+            }),
+            ..Outgoing::EMPTY
+        },
+    }
+    .bytes()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn messages_are_told_apart_by_their_fields() {
@@ -195,6 +321,38 @@ mod tests {
     }
 
     #[test]
+    fn messages_written_are_json_rpc_with_exactly_their_fields() {
+        let parsed = |bytes: Vec<u8>| serde_json::from_slice::<Value>(&bytes).unwrap();
+        assert_eq!(
+            parsed(request(7, "tools/call", &json!({"name": "add"}), None)),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add"}})
+        );
+        assert_eq!(
+            parsed(notification("notifications/initialized", None, None)),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        assert_eq!(
+            parsed(notification(
+                "notifications/cancelled",
+                Some(&json!({"requestId": 7})),
+                None
+            )),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+        );
+        assert_eq!(
+            parsed(response(&json!("s-1"), Ok(json!({"roots": []})))),
+            json!({"jsonrpc": "2.0", "id": "s-1", "result": {"roots": []}})
+        );
+        assert_eq!(
+            parsed(response(
+                &json!(3),
+                Err((-32601, "no such method".to_owned()))
+            )),
+            json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "no such method"}})
+        );
+    }
+
+    #[test]
     fn a_2026_request_carries_the_version_capabilities_and_client_in_meta() {
         let speaker = Speaker {
             era: Era::PerRequest,
@@ -204,20 +362,30 @@ mod tests {
             capabilities_2026: json!({"elicitation": {}, "extensions": {"x": {}}}),
             log_level: None,
         };
-        let params = speaker.params(json!({"name": "add"}), Some(&json!("p1")));
+        let params = Speaker::params(
+            json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old"}}),
+            Some(&json!("p1")),
+        );
+        let written = request(1, "tools/call", &params, speaker.meta());
         assert_eq!(
-            params,
+            serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({"name": "add", "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"x": {}}},
                 "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-                "progressToken": "p1"
+                "progressToken": "p1",
+                "mine": 1
             }})
         );
         let handshake = Speaker {
             era: Era::Handshake,
             ..speaker
         };
-        assert_eq!(handshake.params(json!({}), None), json!({}));
+        assert!(handshake.meta().is_none());
+        let written = notification("notifications/x", Some(&json!({})), handshake.meta());
+        assert_eq!(
+            serde_json::from_slice::<Value>(&written).unwrap()["params"],
+            json!({})
+        );
     }
 }

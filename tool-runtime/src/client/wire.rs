@@ -106,6 +106,12 @@ impl Speaker {
             Value::Object(map) => map,
             _ => Map::new(),
         };
+        // `_meta` is an object in MCP: one that is not (`null`, say) is replaced, so that
+        // what the client adds to it (progress token, trace context, at 2026-07-28 its
+        // version and name) is never dropped.
+        if params.get("_meta").is_some_and(|meta| !meta.is_object()) {
+            params.insert("_meta".to_owned(), Value::Object(Map::new()));
+        }
         if let Some(token) = progress_token {
             let meta = params
                 .entry("_meta")
@@ -376,6 +382,14 @@ mod tests {
                 "progressToken": "p1",
                 "mine": 1
             }})
+        );
+        let not_an_object = Speaker::params(json!({"_meta": null}), Some(&json!("p2")));
+        let written = request(2, "tools/call", &not_an_object, speaker.meta());
+        let meta = &serde_json::from_slice::<Value>(&written).unwrap()["params"]["_meta"];
+        assert_eq!(meta["progressToken"], json!("p2"));
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            json!("2026-07-28")
         );
         let handshake = Speaker {
             era: Era::Handshake,

@@ -9,7 +9,6 @@ use crate::redis::{RedisCluster, RedisServer, SharedRedis};
 use crate::{free_port, logs, PATIENCE};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// The balancer's configuration, as deployed.
@@ -44,9 +43,8 @@ pub struct Cluster {
     args: Vec<String>,
     prefix: String,
     replicas: Vec<Replica>,
-    /// The balancer's process (behind a lock, so that a check whether it still runs needs no
-    /// `&mut`), and its log.
-    haproxy: Mutex<Child>,
+    /// The balancer's process, and its log.
+    haproxy: Child,
     haproxy_log: PathBuf,
     /// Where the balancer serves its stats page.
     stats_port: u16,
@@ -89,7 +87,7 @@ impl Cluster {
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             prefix,
             replicas,
-            haproxy: Mutex::new(spawn_placeholder()),
+            haproxy: spawn_placeholder(),
             haproxy_log: PathBuf::new(),
             stats_port: free_port(),
             logs,
@@ -129,7 +127,7 @@ impl Cluster {
                  or run the test command, scripts/test.sh, which installs it"
             )
         });
-        self.haproxy = Mutex::new(child);
+        self.haproxy = child;
     }
 
     /// Starts replica `index` (again) on its port, and waits until it says it serves there;
@@ -192,7 +190,7 @@ impl Cluster {
 
     /// Waits until every running replica is ready and the balancer's stats say it is `UP`
     /// (two good health checks in a row), so that the balancer sends requests to each.
-    pub fn wait_until_all_up(&self) {
+    pub fn wait_until_all_up(&mut self) {
         let running: Vec<usize> = (0..self.replicas.len())
             .filter(|index| self.pid(*index).is_some())
             .collect();
@@ -225,9 +223,8 @@ impl Cluster {
 
     /// Fails the test, with the balancer's log, if it has ended (it could not bind its port,
     /// say): waiting longer would not bring it up.
-    fn fail_if_the_balancer_ended(&self) {
-        let ended = self.haproxy.lock().unwrap().try_wait();
-        if let Ok(Some(status)) = ended {
+    fn fail_if_the_balancer_ended(&mut self) {
+        if let Ok(Some(status)) = self.haproxy.try_wait() {
             panic!(
                 "the balancer ended ({status}) before every replica was up behind it; its log:\n{}",
                 logs::read(&self.haproxy_log)
@@ -286,12 +283,8 @@ fn spawn_placeholder() -> Child {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let haproxy = self
-            .haproxy
-            .get_mut()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let _ = haproxy.kill();
-        let _ = haproxy.wait();
+        let _ = self.haproxy.kill();
+        let _ = self.haproxy.wait();
         for replica in &mut self.replicas {
             if let Some(running) = &mut replica.running {
                 let _ = running.child.kill();

@@ -273,7 +273,7 @@ impl Session {
             }
         }
         #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
-        let mut params = Speaker::params(params, token.as_ref());
+        let mut params = wire::message_params(params, token.as_ref());
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", id);
@@ -347,7 +347,7 @@ impl Session {
         method: &str,
         params: Option<Value>,
     ) -> Result<(), ClientError> {
-        let params = params.map(|params| Speaker::params(params, None));
+        let params = params.map(|params| wire::message_params(params, None));
         let bytes = {
             let speaker = crate::sync::read(&self.speaker);
             wire::notification(method, params.as_ref(), speaker.meta())

@@ -1,9 +1,10 @@
 //! The client's side of JSON-RPC: the messages it writes (requests with the `_meta` each
 //! 2026-07-28 request carries, notifications, responses to the server's requests) and the
-//! messages it reads, told apart once. Ids, error codes and protocol versions are the
-//! server's own (`mcp::jsonrpc`, `mcp`): one definition for both roles.
+//! messages it reads, told apart once. The framing, ids, error codes and protocol
+//! versions are the server's own (`mcp::jsonrpc`, `mcp`): one definition for both roles.
 
 use crate::mcp::era::{Era, META_VERSION};
+use crate::mcp::jsonrpc::{self, RequestId};
 use crate::mcp::params::META_CAPABILITIES;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -98,55 +99,62 @@ pub(crate) struct Speaker {
 }
 
 impl Speaker {
-    /// The params of a request of `method`: `params` as an object, with the progress token
-    /// when one is given. The `_meta` every 2026-07-28 request carries is added as it is
-    /// written ([`Speaker::meta`]), never copied into each request's params.
-    pub(crate) fn params(params: Value, progress_token: Option<&Value>) -> Value {
-        let mut params = match params {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        // `_meta` is an object in MCP: one that is not (`null`, say) is replaced, so that
-        // what the client adds to it (progress token, trace context, at 2026-07-28 its
-        // version and name) is never dropped.
-        if params.get("_meta").is_some_and(|meta| !meta.is_object()) {
-            params.insert("_meta".to_owned(), Value::Object(Map::new()));
-        }
-        if let Some(token) = progress_token {
-            let meta = params
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.insert("progressToken".to_owned(), token.clone());
-            }
-        }
-        Value::Object(params)
-    }
-
     /// What each message's `_meta` carries at 2026-07-28 (the version, the client's
     /// capabilities and name, the log level wanted); nothing in the handshake era.
     pub(crate) fn meta(&self) -> Option<&Speaker> {
         (self.era == Era::PerRequest).then_some(self)
     }
 
-    /// The `_meta` entries of [`Speaker::meta`], each written with `write`.
-    fn write_meta<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        map.serialize_entry(META_VERSION, &self.version)?;
-        map.serialize_entry(META_CAPABILITIES, &self.capabilities_2026)?;
-        map.serialize_entry(META_CLIENT_INFO, &self.client_info)?;
-        if let Some(level) = &self.log_level {
-            map.serialize_entry(META_LOG_LEVEL, level)?;
-        }
-        Ok(())
+    /// The `_meta` entries of [`Speaker::meta`]: what each is named and what it holds.
+    fn meta_entries(&self) -> impl Iterator<Item = (&'static str, MetaValue<'_>)> {
+        [
+            (META_VERSION, Some(MetaValue::Text(&self.version))),
+            (
+                META_CAPABILITIES,
+                Some(MetaValue::Json(&self.capabilities_2026)),
+            ),
+            (META_CLIENT_INFO, Some(MetaValue::Json(&self.client_info))),
+            (
+                META_LOG_LEVEL,
+                self.log_level.as_deref().map(MetaValue::Text),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value?)))
     }
+}
 
-    /// Whether `key` is one of the `_meta` entries the speaker writes.
-    fn writes(&self, key: &str) -> bool {
-        key == META_VERSION
-            || key == META_CAPABILITIES
-            || key == META_CLIENT_INFO
-            || (key == META_LOG_LEVEL && self.log_level.is_some())
+/// The value of one of the speaker's `_meta` entries, borrowed.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MetaValue<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+/// The params of a message: `params` as an object, with the progress token when one is
+/// given. The `_meta` every 2026-07-28 message carries is added as it is written
+/// ([`Speaker::meta`]), never copied into each message's params.
+pub(crate) fn message_params(params: Value, progress_token: Option<&Value>) -> Value {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    // `_meta` is an object in MCP: one that is not (`null`, say) is replaced, so that
+    // what the client adds to it (progress token, trace context, at 2026-07-28 its
+    // version and name) is never dropped.
+    if params.get("_meta").is_some_and(|meta| !meta.is_object()) {
+        params.insert("_meta".to_owned(), Value::Object(Map::new()));
     }
+    if let Some(token) = progress_token {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert("progressToken".to_owned(), token.clone());
+        }
+    }
+    Value::Object(params)
 }
 
 /// A message's params, written with the speaker's `_meta` entries merged into the params'
@@ -180,73 +188,22 @@ struct Meta<'a> {
 impl Serialize for Meta<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        self.speaker.write_meta(&mut map)?;
+        for (key, value) in self.speaker.meta_entries() {
+            map.serialize_entry(key, &value)?;
+        }
+        let speakers = |key: &str| self.speaker.meta_entries().any(|(name, _)| name == key);
         let own = self.own.into_iter().flatten();
-        for (key, value) in own.filter(|(key, _)| !self.speaker.writes(key)) {
+        for (key, value) in own.filter(|(key, _)| !speakers(key)) {
             map.serialize_entry(key, value)?;
         }
         map.end()
     }
 }
 
-/// A message we write, its parts borrowed: written straight to bytes, never first copied
-/// into a `Value` (a request's params are the bulk of what a mount relays).
-#[derive(Serialize)]
-struct Outgoing<'a> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<Id<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<Params<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<OutgoingError<'a>>,
-}
-
-/// A request id of ours (a number) or the server's (as it came).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Id<'a> {
-    Ours(u64),
-    Theirs(&'a Value),
-}
-
-/// The error of our answer to a server's request.
-#[derive(Serialize)]
-struct OutgoingError<'a> {
-    code: i64,
-    message: &'a str,
-}
-
-impl<'a> Outgoing<'a> {
-    const EMPTY: Outgoing<'static> = Outgoing {
-        jsonrpc: "2.0",
-        id: None,
-        method: None,
-        params: None,
-        result: None,
-        error: None,
-    };
-
-    fn bytes(&self) -> Vec<u8> {
-        // Only maps with string keys and borrowed values: it cannot fail.
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-}
-
 /// The bytes of request `id` of `method` with `params`, its `_meta` carrying `speaker`'s
 /// entries when there is one.
 pub(crate) fn request(id: u64, method: &str, params: &Value, speaker: Option<&Speaker>) -> Vec<u8> {
-    Outgoing {
-        id: Some(Id::Ours(id)),
-        method: Some(method),
-        params: Some(Params { params, speaker }),
-        ..Outgoing::EMPTY
-    }
-    .bytes()
+    jsonrpc::request(&Value::from(id), method, &Params { params, speaker })
 }
 
 /// The bytes of a notification, its `_meta` carrying `speaker`'s entries when there is
@@ -256,33 +213,17 @@ pub(crate) fn notification(
     params: Option<&Value>,
     speaker: Option<&Speaker>,
 ) -> Vec<u8> {
-    Outgoing {
-        method: Some(method),
-        params: params.map(|params| Params { params, speaker }),
-        ..Outgoing::EMPTY
-    }
-    .bytes()
+    let params = params.map(|params| Params { params, speaker });
+    jsonrpc::message(None, method, params.as_ref())
 }
 
 /// The bytes of our answer to the server's request `id`.
 pub(crate) fn response(id: &Value, outcome: Result<Value, (i64, String)>) -> Vec<u8> {
-    let id = Some(Id::Theirs(id));
-    match &outcome {
-        Ok(result) => Outgoing {
-            id,
-            result: Some(result),
-            ..Outgoing::EMPTY
-        },
-        Err((code, message)) => Outgoing {
-            id,
-            error: Some(OutgoingError {
-                code: *code,
-                message,
-            }),
-            ..Outgoing::EMPTY
-        },
+    let id = RequestId::from_value(id);
+    match outcome {
+        Ok(result) => jsonrpc::response(&id, &result),
+        Err((code, message)) => jsonrpc::error_response(Some(&id), code, &message, None),
     }
-    .bytes()
 }
 
 #[cfg(test)]
@@ -368,7 +309,7 @@ mod tests {
             capabilities_2026: json!({"elicitation": {}, "extensions": {"x": {}}}),
             log_level: None,
         };
-        let params = Speaker::params(
+        let params = message_params(
             json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old"}}),
             Some(&json!("p1")),
         );
@@ -383,7 +324,7 @@ mod tests {
                 "mine": 1
             }})
         );
-        let not_an_object = Speaker::params(json!({"_meta": null}), Some(&json!("p2")));
+        let not_an_object = message_params(json!({"_meta": null}), Some(&json!("p2")));
         let written = request(2, "tools/call", &not_an_object, speaker.meta());
         let meta = &serde_json::from_slice::<Value>(&written).unwrap()["params"]["_meta"];
         assert_eq!(meta["progressToken"], json!("p2"));

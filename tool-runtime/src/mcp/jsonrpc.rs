@@ -1,5 +1,5 @@
-//! JSON-RPC 2.0 framing, strictly: reading one incoming message, writing responses, errors
-//! and notifications as bytes.
+//! JSON-RPC 2.0 framing, strictly: reading one incoming message, writing responses, errors,
+//! requests and notifications as bytes (for the server and the client alike).
 
 use super::params::{Method, MethodParams};
 use serde::Serialize;
@@ -556,17 +556,46 @@ pub fn error_response(
     .into_bytes()
 }
 
-/// A request of ours to the client (a question while a call runs), with a numeric id.
-pub(crate) fn request(id: &Value, method: &str, params: &Value) -> Vec<u8> {
-    let method = Value::from(method);
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{method},\"params\":{params}}}")
-        .into_bytes()
+/// A request of ours to the other side (a question while a call runs, or a client's
+/// request), `params` serialized where they go.
+pub(crate) fn request<P: Serialize + ?Sized>(id: &Value, method: &str, params: &P) -> Vec<u8> {
+    message(Some(id), method, Some(params))
 }
 
 /// A notification.
-pub fn notification(method: &str, params: &Value) -> Vec<u8> {
-    let method = Value::from(method);
-    format!("{{\"jsonrpc\":\"2.0\",\"method\":{method},\"params\":{params}}}").into_bytes()
+pub fn notification<P: Serialize + ?Sized>(method: &str, params: &P) -> Vec<u8> {
+    message(None, method, Some(params))
+}
+
+/// A request (with `id`) or a notification (without), its `params` serialized where they
+/// go and left out when there are none.
+pub(crate) fn message<P: Serialize + ?Sized>(
+    id: Option<&Value>,
+    method: &str,
+    params: Option<&P>,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
+    if let Some(id) = id {
+        out.extend_from_slice(b",\"id\":");
+        // A `Value` always serializes.
+        let _ = serde_json::to_writer(&mut out, id);
+    }
+    out.extend_from_slice(b",\"method\":");
+    let _ = serde_json::to_writer(&mut out, method);
+    if let Some(params) = params {
+        out.extend_from_slice(b",\"params\":");
+        let start = out.len();
+        if let Err(error) = serde_json::to_writer(&mut out, params) {
+            // Only a map with keys that are not strings fails: what was written is taken
+            // back, so the message stays JSON.
+            tracing::error!(%error, method, "a message's params could not be serialized");
+            out.truncate(start);
+            out.extend_from_slice(b"{}");
+        }
+    }
+    out.push(b'}');
+    out
 }
 
 #[cfg(test)]
@@ -579,6 +608,26 @@ mod tests {
             Err(rejected) => (rejected.code, rejected.id.map(|id| id.0.to_string())),
             Ok(other) => panic!("{text} was accepted as {other:?}"),
         }
+    }
+
+    #[test]
+    fn requests_and_notifications_are_written_with_exactly_their_fields() {
+        let parsed = |bytes: Vec<u8>| serde_json::from_slice::<Value>(&bytes).unwrap();
+        assert_eq!(
+            parsed(request(&json!(7), "roots/list", &json!({"a": "\"b"}))),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list", "params": {"a": "\"b"}})
+        );
+        assert_eq!(
+            parsed(message::<Value>(None, "notifications/initialized", None)),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        // Params that cannot be JSON (a map keyed by pairs) are written as `{}`, never cut
+        // off halfway.
+        let unwritable = std::collections::BTreeMap::from([((1, 2), 3)]);
+        assert_eq!(
+            parsed(notification("notifications/x", &unwritable)),
+            json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {}})
+        );
     }
 
     #[test]

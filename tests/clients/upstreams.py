@@ -222,6 +222,13 @@ async def through_mounts(label, client):
         check(f"{label}: a call of {upstream.label}'s {name}", not result.is_error and upstream.expected in text_of(result),
               str(result))
 
+    result = await client.call_tool("ev_get-annotated-message", {"messageType": "success", "includeImage": True})
+    blocks = [block.model_dump(exclude_none=True) for block in result.content]
+    check(f"{label}: content blocks come through as sent, annotations and all",
+          not result.is_error and len(blocks) == 2
+          and blocks[0].get("annotations") == {"priority": 0.7, "audience": ["user"]}
+          and blocks[1].get("type") == "image" and "priority" in blocks[1].get("annotations", {}), str(blocks))
+
     result = await client.call_tool("rm_add", {"a": "two", "b": 1})
     check(f"{label}: arguments that do not fit are refused here, naming the tool and parameter",
           result.is_error and "rm_add" in text_of(result) and "'a'" in text_of(result), text_of(result))

@@ -181,3 +181,109 @@ impl IntoContent for Vec<Content> {
         self
     }
 }
+
+/// The content blocks of a call's answer: a tool's own, or another server's passed on.
+#[derive(Debug, Clone)]
+pub(crate) enum AnswerBlocks {
+    /// A tool's own blocks.
+    Own(Vec<Content>),
+    /// Another server's blocks exactly as it sent them (boxed: a call's result is moved
+    /// about whole, and most are not relayed).
+    Sent(Box<SentBlocks>),
+}
+
+/// Another server's blocks exactly as it sent them, so that what [`Content`] does not
+/// model (annotations, `_meta`, a resource link's title or size, kinds newer than this
+/// crate) reaches the caller too; read as [`Content`] the first time that is asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct SentBlocks {
+    /// The blocks as sent.
+    pub(crate) blocks: Vec<serde_json::Value>,
+    /// Their reading as [`Content`], blocks of unknown kinds left out.
+    read: std::sync::OnceLock<Vec<Content>>,
+}
+
+impl AnswerBlocks {
+    /// Another server's blocks, as sent.
+    pub(crate) fn sent(blocks: Vec<serde_json::Value>) -> AnswerBlocks {
+        AnswerBlocks::Sent(Box::new(SentBlocks {
+            blocks,
+            read: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The blocks as [`Content`]; another server's of a kind this crate does not know are
+    /// left out.
+    pub(crate) fn read(&self) -> &[Content] {
+        match self {
+            AnswerBlocks::Own(blocks) => blocks,
+            AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| {
+                sent.blocks
+                    .iter()
+                    .filter_map(|block| Content::deserialize(block).ok())
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// Blocks are equal when they are written the same.
+impl PartialEq for AnswerBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (AnswerBlocks::Own(mine), AnswerBlocks::Own(theirs)) => mine == theirs,
+            (AnswerBlocks::Sent(mine), AnswerBlocks::Sent(theirs)) => mine.blocks == theirs.blocks,
+            (AnswerBlocks::Own(own), AnswerBlocks::Sent(sent))
+            | (AnswerBlocks::Sent(sent), AnswerBlocks::Own(own)) => {
+                matches!(serde_json::to_value(own), Ok(serde_json::Value::Array(written)) if written == sent.blocks)
+            }
+        }
+    }
+}
+
+/// Written as the list of blocks: another server's exactly as it sent them.
+impl Serialize for AnswerBlocks {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AnswerBlocks::Own(blocks) => blocks.serialize(serializer),
+            AnswerBlocks::Sent(sent) => sent.blocks.serialize(serializer),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_sent_by_another_server_are_written_as_sent_and_read_as_far_as_known() {
+        let sent = vec![
+            json!({"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.5}}),
+            json!({"type": "hologram", "frames": 3}),
+            json!({"type": "resource_link", "uri": "file:///a", "name": "a", "title": "A", "size": 3}),
+        ];
+        let blocks = AnswerBlocks::sent(sent.clone());
+        assert_eq!(serde_json::to_value(&blocks).unwrap(), json!(sent));
+        assert_eq!(
+            blocks.read(),
+            [
+                Content::text("hi"),
+                Content::resource_link("file:///a", "a")
+            ]
+        );
+    }
+
+    #[test]
+    fn blocks_are_equal_when_written_the_same() {
+        let own = AnswerBlocks::Own(vec![Content::text("hi")]);
+        assert_eq!(
+            own,
+            AnswerBlocks::sent(vec![json!({"type": "text", "text": "hi"})])
+        );
+        assert_ne!(
+            own,
+            AnswerBlocks::sent(vec![json!({"type": "text", "text": "hi", "_meta": {}})])
+        );
+    }
+}

@@ -25,7 +25,7 @@ pub use arguments::ArgumentReader;
 pub use invoke::Invocation;
 
 use crate::catalog::Tool;
-use content::Content;
+use content::{AnswerBlocks, Content};
 use context::CallContext;
 use error::{ArgumentProblem, CallError};
 use invoke::RunFailure;
@@ -49,7 +49,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolAnswer {
     pub(crate) value: Value,
-    pub(crate) content: Option<Vec<Content>>,
+    pub(crate) content: Option<AnswerBlocks>,
     /// Whether it was given again from the cache of a read-only tool's answers.
     pub(crate) cached: bool,
 }
@@ -69,7 +69,7 @@ impl ToolAnswer {
     pub fn from_content(content: Vec<Content>) -> Self {
         ToolAnswer {
             value: serde_json::to_value(&content).unwrap_or(Value::Null),
-            content: Some(content),
+            content: Some(AnswerBlocks::Own(content)),
             cached: false,
         }
     }
@@ -87,7 +87,7 @@ impl ToolAnswer {
 
     /// The content blocks, when the answer is made of them.
     pub fn content(&self) -> Option<&[Content]> {
-        self.content.as_deref()
+        self.content.as_ref().map(AnswerBlocks::read)
     }
 
     /// Whether the answer was kept from an earlier call and given again
@@ -238,9 +238,8 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
             content,
             structured,
         }) => Ok(ToolAnswer {
-            value: structured
-                .unwrap_or_else(|| serde_json::to_value(&content).unwrap_or(Value::Null)),
-            content: Some(content),
+            value: structured.unwrap_or_else(|| Value::Array(content.clone())),
+            content: Some(AnswerBlocks::sent(content)),
             cached: false,
         }),
         Ok(Produced::Content(content)) => Ok(ToolAnswer::from_content(content)),

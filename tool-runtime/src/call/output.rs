@@ -73,8 +73,8 @@ pub enum Produced {
     /// What another server's tool answered, passed on as it came: its content blocks, and
     /// its structured content when it has some.
     Relayed {
-        /// Its content blocks.
-        content: Vec<Content>,
+        /// Its content blocks, as the server sent them.
+        content: Vec<Value>,
         /// Its structured content.
         structured: Option<Value>,
     },

@@ -1,6 +1,6 @@
 //! The result of a call: `{name, input, output?, error?}`.
 
-use super::content::Content;
+use super::content::{AnswerBlocks, Content};
 use super::error::CallError;
 use super::runnable::ToolRef;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -34,7 +34,7 @@ pub struct ToolResult {
     name: Cow<'static, str>,
     input: Value,
     outcome: Result<Value, CallError>,
-    content: Option<Vec<Content>>,
+    content: Option<AnswerBlocks>,
     /// Whether the output was kept from an earlier call and given again.
     cached: bool,
     /// The tool that ran, when there was one: what is sent back depends on its output
@@ -76,7 +76,7 @@ impl ToolResult {
     /// The content blocks, when the tool answered with content (text, images, audio,
     /// resources) rather than data; `output()` then holds the same blocks as JSON.
     pub fn content(&self) -> Option<&[Content]> {
-        self.content.as_deref()
+        self.content.as_ref().map(AnswerBlocks::read)
     }
 
     /// The tool asked for.
@@ -148,7 +148,7 @@ impl ToolResult {
         self,
     ) -> (
         Result<Value, CallError>,
-        Option<Vec<Content>>,
+        Option<AnswerBlocks>,
         Option<ToolRef>,
     ) {
         (self.outcome, self.content, self.tool)

@@ -404,27 +404,27 @@ impl Client {
             timeout,
             ..Round::default()
         };
-        self.call_with(name, arguments, round).await
+        let result = self.call_with(name, arguments, round).await?;
+        Ok(CallResult::from_value(result))
     }
 
     /// [`call`](Client::call), with the questions of this call's rounds (2026-07-28) put to
     /// `round.asked` rather than to the client's handler, and its log messages (those the
-    /// server sends on its own stream) to `round.logs`.
+    /// server sends on its own stream) to `round.logs`; the result as the server sent it
+    /// (for a mount to pass on with all it holds, not read into types first).
     pub(crate) async fn call_with(
         &self,
         name: &str,
         arguments: Value,
         round: Round<'_>,
-    ) -> Result<CallResult, ClientError> {
+    ) -> Result<Value, ClientError> {
         let mirrored = lock(&self.inner.tools)
             .get(name)
             .cloned()
             .unwrap_or_default();
         let headers = headers::for_call(name, &arguments, &mirrored);
-        let result = self
-            .rounds("tools/call", named_params(name, arguments), headers, round)
-            .await?;
-        Ok(CallResult::from_value(result))
+        self.rounds("tools/call", named_params(name, arguments), headers, round)
+            .await
     }
 
     /// Every prompt of the server, all pages read.

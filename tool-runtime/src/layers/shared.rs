@@ -6,7 +6,7 @@
 use super::request::CallRequest;
 use super::route::Next;
 use super::ToolAnswer;
-use crate::call::content::Content;
+use crate::call::content::AnswerBlocks;
 use crate::call::error::CallError;
 use crate::catalog::CachePolicy;
 use crate::store::Store;
@@ -109,9 +109,12 @@ fn encoded(answer: &ToolAnswer) -> String {
 fn decoded(text: &str) -> Option<ToolAnswer> {
     let mut kept: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
     let value = kept.remove("value")?;
-    let content: Option<Vec<Content>> = match kept.remove("content") {
+    // Kept as they were written (another server's blocks with all they carry), so they are
+    // given back the same way.
+    let content = match kept.remove("content") {
         None | Some(Value::Null) => None,
-        Some(blocks) => Some(serde_json::from_value(blocks).ok()?),
+        Some(Value::Array(blocks)) => Some(AnswerBlocks::sent(blocks)),
+        Some(_) => return None,
     };
     Some(ToolAnswer {
         value,
@@ -123,6 +126,7 @@ fn decoded(text: &str) -> Option<ToolAnswer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::call::content::Content;
 
     #[test]
     fn an_answer_comes_back_as_it_was_kept_and_marked_as_given_again() {
@@ -136,6 +140,20 @@ mod tests {
         let back = decoded(&encoded(&blocks)).unwrap();
         assert_eq!(back.content(), blocks.content());
         assert!(decoded("not json").is_none());
+
+        // Another server's blocks come back with all they carried.
+        let sent = serde_json::json!([
+            {"type": "text", "text": "a dot", "annotations": {"priority": 1.0}},
+            {"type": "hologram", "frames": 3},
+        ]);
+        let relayed = ToolAnswer {
+            value: sent.clone(),
+            content: Some(AnswerBlocks::sent(sent.as_array().unwrap().clone())),
+            cached: false,
+        };
+        let back = decoded(&encoded(&relayed)).unwrap();
+        assert_eq!(serde_json::to_value(&back.content).unwrap(), sent);
+        assert_eq!(back.content(), Some(&[Content::text("a dot")][..]));
     }
 
     #[test]

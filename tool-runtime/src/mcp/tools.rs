@@ -4,7 +4,7 @@
 
 use super::outputs::{Link, OutputStore};
 use super::ServerInfo;
-use crate::call::content::Content;
+use crate::call::content::{AnswerBlocks, Content};
 use crate::call::error::CallError;
 use crate::call::result::ToolResult;
 use crate::call::runnable::ToolRef;
@@ -44,8 +44,9 @@ enum Blocks {
     Text(String),
     /// The tool's own content blocks.
     Own(Vec<Content>),
-    /// A stored output's preview and link.
-    Linked(Value),
+    /// Blocks written as JSON already: another server's as it sent them, or a stored
+    /// output's preview and link.
+    Written(Vec<Value>),
 }
 
 impl CallBody {
@@ -87,7 +88,10 @@ impl CallBody {
         let content = match &self.content {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
             Blocks::Own(blocks) => crate::schema::json_len(blocks),
-            Blocks::Linked(blocks) => crate::schema::json_len_at_most(blocks),
+            Blocks::Written(blocks) => blocks
+                .iter()
+                .map(|block| crate::schema::json_len_at_most(block).saturating_add(1))
+                .fold(2, usize::saturating_add),
         };
         let structured = self
             .structured
@@ -116,8 +120,8 @@ impl CallBody {
                     shown(own, || json!(block).to_string(), &mut text);
                 }
             }
-            Blocks::Linked(blocks) => {
-                for block in blocks.as_array().into_iter().flatten() {
+            Blocks::Written(blocks) => {
+                for block in &blocks {
                     let own = block.get("text").and_then(Value::as_str);
                     shown(own, || block.to_string(), &mut text);
                 }
@@ -174,7 +178,7 @@ impl Framed<'_> {
                 out.extend_from_slice(b",\"type\":\"text\"}]");
             }
             Blocks::Own(blocks) => serde_json::to_writer(&mut *out, blocks)?,
-            Blocks::Linked(blocks) => serde_json::to_writer(&mut *out, blocks)?,
+            Blocks::Written(blocks) => serde_json::to_writer(&mut *out, blocks)?,
         }
         if body.is_error {
             out.extend_from_slice(b",\"isError\":true");
@@ -279,8 +283,12 @@ fn full_answer(
         // its structured content.
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
         let structured = outcome.ok().filter(|_| has_schema);
+        let content = match content {
+            AnswerBlocks::Own(blocks) => Blocks::Own(blocks),
+            AnswerBlocks::Sent(sent) => Blocks::Written(sent.blocks),
+        };
         return CallAnswer::Result(CallBody {
-            content: Blocks::Own(content),
+            content,
             structured: structured.map(|value| as_structured(value, tool.as_ref(), objects_only)),
             ..CallBody::text(String::new())
         });
@@ -300,7 +308,7 @@ fn full_answer(
                 match store.store(tool.name(), text, mime_type) {
                     Ok(link) => {
                         return CallAnswer::Result(CallBody {
-                            content: Blocks::Linked(linked(tool.name(), link, size, mime_type)),
+                            content: Blocks::Written(linked(tool.name(), link, size, mime_type)),
                             ..CallBody::text(String::new())
                         });
                     }
@@ -358,9 +366,10 @@ fn as_structured(output: Value, tool: Option<&ToolRef>, objects_only: bool) -> V
 }
 
 /// The content that stands for a stored output: its preview, and a link to the whole.
-fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Value {
-    json!([
-        {"type": "text", "text": link.preview},
+fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "text", "text": link.preview}),
+        json!(
         {
             "type": "resource_link",
             "uri": link.uri,
@@ -368,8 +377,8 @@ fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Value {
             "mimeType": mime_type,
             "size": size,
             "description": format!("The whole output of {tool}, {size} bytes."),
-        },
-    ])
+        }),
+    ]
 }
 
 #[cfg(test)]

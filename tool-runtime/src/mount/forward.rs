@@ -10,7 +10,9 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
-use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
+use crate::client::{
+    Answer, CallResult, Client, ClientError, ClientHandler, Notification, RemoteTool, Round,
+};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
 use crate::sync::lock;
 use crate::DynamicTool;
@@ -199,11 +201,23 @@ impl Relay {
             }
         };
         match call.await {
-            Ok(result) if result.is_error => Err(ToolError::new(result.text())),
-            Ok(result) => Ok(Produced::Relayed {
-                content: result.content,
-                structured: result.structured,
-            }),
+            Ok(result) if result["isError"] == true => {
+                Err(ToolError::new(CallResult::from_value(result).text()))
+            }
+            Ok(mut result) => {
+                // Taken out of the answer as they are: blocks and fields this crate does not
+                // model (annotations, `_meta`) reach the caller too.
+                let mut take = |key: &str| result.get_mut(key).map(Value::take);
+                let content = match take("content") {
+                    Some(Value::Array(blocks)) => blocks,
+                    _ => Vec::new(),
+                };
+                let structured = take("structuredContent").filter(|value| !value.is_null());
+                Ok(Produced::Relayed {
+                    content,
+                    structured,
+                })
+            }
             Err(error) => Err(ToolError::new(self.refusal(&error))),
         }
     }

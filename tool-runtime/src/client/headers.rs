@@ -1,6 +1,6 @@
-//! What a 2026-07-28 `tools/call` carries in HTTP headers besides its body: `Mcp-Name`, and
-//! `Mcp-Param-<Name>` for each argument the tool's schema marks with `x-mcp-header`, so a
-//! gateway routes on them without reading the body. A tool whose marks break the rules is
+//! What a 2026-07-28 `tools/call` carries in HTTP headers besides its body and its
+//! `Mcp-Name`: `Mcp-Param-<Name>` for each argument the tool's schema marks with
+//! `x-mcp-header`, so a gateway routes on them without reading the body. A tool whose marks break the rules is
 //! one this client will not call, and says why.
 
 use crate::mcp::header_values;
@@ -95,15 +95,11 @@ fn walk(
     Ok(())
 }
 
-/// The headers of a call of tool `name` with `arguments`, whose marked arguments are
-/// `mirrored`: `Mcp-Name`, and a `Mcp-Param-*` for each marked argument present and not
-/// null.
-pub(crate) fn for_call(
-    name: &str,
-    arguments: &Value,
-    mirrored: &[Mirrored],
-) -> Vec<(String, String)> {
-    let mut headers = vec![("mcp-name".to_owned(), header_values::encode(name))];
+/// The headers of a call with `arguments` of a tool whose marked arguments are `mirrored`:
+/// a `Mcp-Param-*` for each marked argument present and not null (`Mcp-Name`, which every
+/// request naming something carries, is added as the request is sent).
+pub(crate) fn for_call(arguments: &Value, mirrored: &[Mirrored]) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
     let empty = Map::new();
     for mark in mirrored {
         let mut value = Some(arguments);
@@ -132,7 +128,6 @@ mod tests {
         }});
         let mirrored = marked(&schema).expect("valid marks");
         let mut headers = for_call(
-            "search",
             &json!({"region": "Hello, 世界", "priority": 42, "verbose": null, "query": "x"}),
             &mirrored,
         );
@@ -140,7 +135,6 @@ mod tests {
         assert_eq!(
             headers,
             vec![
-                ("mcp-name".to_owned(), "search".to_owned()),
                 ("mcp-param-Priority".to_owned(), "42".to_owned()),
                 (
                     "mcp-param-Region".to_owned(),

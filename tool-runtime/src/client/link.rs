@@ -44,6 +44,11 @@ impl Link {
         }
     }
 
+    /// Whether requests carry HTTP headers (`Mcp-Name`, `Mcp-Param-*`): over HTTP only.
+    pub(crate) fn carries_headers(&self) -> bool {
+        matches!(self, Link::Http(_))
+    }
+
     /// Sends request `id` of `method` (its bytes), with `headers` for HTTP.
     pub(crate) fn send_request(
         &self,

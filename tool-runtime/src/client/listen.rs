@@ -89,7 +89,7 @@ async fn listen(session: Weak<Session>, wanted: Value, opened: Opened) {
             ..RequestOptions::default()
         };
         let params = json!({"notifications": notifications});
-        let listening = live.request("subscriptions/listen", params, options);
+        let listening = live.request("subscriptions/listen", &params, options);
         let ended = tokio::select! {
             ended = listening => Some(ended),
             // Dropping the request closes its stream (cancels it): a new one follows.

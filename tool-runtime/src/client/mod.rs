@@ -355,7 +355,7 @@ impl Client {
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let session = self.session().await?;
         session
-            .request(method, params, RequestOptions::default())
+            .request(method, &params, RequestOptions::default())
             .await
     }
 
@@ -418,11 +418,14 @@ impl Client {
         arguments: Value,
         round: Round<'_>,
     ) -> Result<Value, ClientError> {
-        let mirrored = lock(&self.inner.tools)
-            .get(name)
-            .cloned()
-            .unwrap_or_default();
-        let headers = headers::for_call(name, &arguments, &mirrored);
+        // Arguments go in headers over HTTP only (a process's link has none).
+        let headers = match self.inner.target {
+            Target::Http(_) => lock(&self.inner.tools)
+                .get(name)
+                .map(|marks| headers::for_call(&arguments, marks))
+                .unwrap_or_default(),
+            Target::Command(_) => Vec::new(),
+        };
         self.rounds("tools/call", named_params(name, arguments), headers, round)
             .await
     }
@@ -445,12 +448,13 @@ impl Client {
         arguments: Value,
         round: Round<'_>,
     ) -> Result<Value, ClientError> {
-        let headers = vec![(
-            "mcp-name".to_owned(),
-            crate::mcp::header_values::encode(name),
-        )];
-        self.rounds("prompts/get", named_params(name, arguments), headers, round)
-            .await
+        self.rounds(
+            "prompts/get",
+            named_params(name, arguments),
+            Vec::new(),
+            round,
+        )
+        .await
     }
 
     /// Every resource of the server, all pages read.
@@ -476,11 +480,7 @@ impl Client {
         uri: &str,
         round: Round<'_>,
     ) -> Result<Value, ClientError> {
-        let headers = vec![(
-            "mcp-name".to_owned(),
-            crate::mcp::header_values::encode(uri),
-        )];
-        self.rounds("resources/read", json!({"uri": uri}), headers, round)
+        self.rounds("resources/read", json!({"uri": uri}), Vec::new(), round)
             .await
     }
 
@@ -625,7 +625,7 @@ impl Client {
                 timeout: round.timeout,
                 logs: round.logs.clone(),
             };
-            let result = session.request(method, params.clone(), options).await?;
+            let result = session.request(method, &params, options).await?;
             if result["resultType"] == "task" {
                 // The server runs the call as a task: it is followed to its end.
                 let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {

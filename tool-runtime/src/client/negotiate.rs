@@ -7,7 +7,7 @@ use super::error::ClientError;
 use super::handler;
 use super::link::Link;
 use super::session::{RequestOptions, ServerSide, Session};
-use super::wire::Speaker;
+use super::wire::{self, Speaker};
 use super::{ClientBuilder, Target};
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::code;
@@ -66,9 +66,9 @@ pub(super) async fn connect(
             Some(Era::Handshake) => HANDSHAKE_VERSIONS[0].to_owned(),
             _ => STATELESS_VERSIONS[0].to_owned(),
         },
-        client_info: json!({"name": options.name, "version": options.version}),
+        client_info: wire::written(&json!({"name": options.name, "version": options.version})),
+        capabilities_2026: wire::written(&capabilities_2026),
         capabilities,
-        capabilities_2026,
         log_level: options.log_level.clone(),
     };
     let session = Session::new(
@@ -126,7 +126,9 @@ async fn discover(session: &Arc<Session>, strict: bool) -> Result<bool, ClientEr
             timeout: Some(DISCOVER_PATIENCE.min(session.timeout)),
             ..RequestOptions::default()
         };
-        let asked = session.request("server/discover", json!({}), options).await;
+        let asked = session
+            .request("server/discover", &json!({}), options)
+            .await;
         let error = match asked {
             Ok(result) => {
                 let supported = strings(&result["supportedVersions"]);
@@ -200,7 +202,7 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
         })
     };
     let result = session
-        .request("initialize", params, RequestOptions::default())
+        .request("initialize", &params, RequestOptions::default())
         .await?;
     let version = result["protocolVersion"]
         .as_str()
@@ -219,7 +221,7 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
     if let (Some(level), true) = (level, logs) {
         let asked = json!({"level": level});
         if let Err(error) = session
-            .request("logging/setLevel", asked, RequestOptions::default())
+            .request("logging/setLevel", &asked, RequestOptions::default())
             .await
         {
             tracing::debug!(%error, "the server did not take the log level asked for");

@@ -65,7 +65,8 @@ pub(crate) struct Session {
     pub(crate) side: RwLock<ServerSide>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Answered>>,
-    progress: Mutex<HashMap<String, Listener<Progress>>>,
+    /// Where each request's progress goes, by the request's id (its progress token).
+    progress: Mutex<HashMap<u64, Listener<Progress>>>,
     /// Where the log messages of each request that wants them go, by request id.
     logs: Mutex<HashMap<u64, Listener<Notification>>>,
     pub(crate) events: broadcast::Sender<Notification>,
@@ -223,13 +224,13 @@ impl Session {
     pub(crate) async fn request(
         self: &Arc<Self>,
         method: &str,
-        params: Value,
+        params: &Value,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
         #[cfg(feature = "otel")]
         {
             use tracing::Instrument;
-            let span = crate::otel::client::request_span(method, named(method, &params));
+            let span = crate::otel::client::request_span(method, named(method, params));
             if !span.is_disabled() {
                 let version = crate::sync::read(&self.speaker).version.clone();
                 span.record("mcp.protocol.version", version.as_str());
@@ -250,7 +251,7 @@ impl Session {
     async fn exchange(
         self: &Arc<Self>,
         method: &str,
-        params: Value,
+        params: &Value,
         options: RequestOptions,
         #[cfg_attr(not(feature = "otel"), allow(unused_variables))] span: &tracing::Span,
     ) -> Result<Value, ClientError> {
@@ -259,12 +260,16 @@ impl Session {
             return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let token = options
-            .progress
-            .as_ref()
-            .map(|_| Value::String(format!("progress-{id}")));
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+        let mut added = wire::Added {
+            // The request's id is its progress token: unique among the requests running,
+            // and a number, which costs nothing to make or to look up.
+            progress_token: options.progress.as_ref().map(|_| id),
+            ..wire::Added::default()
+        };
         let mut options = options;
-        if let Some(named) = named(method, &params) {
+        // `Mcp-Name` is an HTTP header: a process's link has no headers to carry it.
+        if let Some(named) = named(method, params).filter(|_| self.link.carries_headers()) {
             if !options.headers.iter().any(|(name, _)| name == "mcp-name") {
                 options.headers.push((
                     "mcp-name".to_owned(),
@@ -272,24 +277,15 @@ impl Session {
                 ));
             }
         }
-        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
-        let mut params = wire::message_params(params, token.as_ref());
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", id);
-            if let Value::Object(params) = &mut params {
-                let meta = params
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
-                if let Value::Object(meta) = meta {
-                    crate::otel::write_meta(span, meta);
-                }
-            }
+            crate::otel::write_meta(span, &mut added.trace);
         }
         let (answer, answered) = oneshot::channel();
         lock(&self.pending).insert(id, answer);
-        if let (Some(token), Some(progress)) = (&token, options.progress) {
-            lock(&self.progress).insert(token_key(token), progress);
+        if let Some(progress) = options.progress {
+            lock(&self.progress).insert(id, progress);
         }
         if let Some(logs) = options.logs {
             lock(&self.logs).insert(id, logs);
@@ -297,14 +293,14 @@ impl Session {
         let mut guard = InFlight {
             session: Arc::clone(self),
             id,
-            token,
+            follows_progress: added.progress_token.is_some(),
             method: method.to_owned(),
             sent: None,
             answered: false,
         };
         let bytes = {
             let speaker = crate::sync::read(&self.speaker);
-            wire::request(id, method, &params, speaker.meta())
+            wire::request(id, method, params, speaker.meta(), &added)
         };
         guard.sent = Some(
             self.link
@@ -347,7 +343,6 @@ impl Session {
         method: &str,
         params: Option<Value>,
     ) -> Result<(), ClientError> {
-        let params = params.map(|params| wire::message_params(params, None));
         let bytes = {
             let speaker = crate::sync::read(&self.speaker);
             wire::notification(method, params.as_ref(), speaker.meta())
@@ -410,8 +405,10 @@ impl Session {
 
     fn notified(&self, method: &str, params: Value) {
         if method == "notifications/progress" {
-            let key = token_key(&params["progressToken"]);
-            let listener = lock(&self.progress).get(&key).cloned();
+            // Tokens are the requests' ids; a token of anything else is no request's.
+            let listener = params["progressToken"]
+                .as_u64()
+                .and_then(|id| lock(&self.progress).get(&id).cloned());
             if let Some(progress) = listener {
                 progress.tell(Progress {
                     progress: params["progress"].as_f64().unwrap_or(0.0),
@@ -472,17 +469,13 @@ fn traced_outcome(span: &tracing::Span, outcome: &Result<Value, ClientError>) {
     failed(span, kind, description);
 }
 
-/// A progress token as a map key: the token's JSON text.
-fn token_key(token: &Value) -> String {
-    token.to_string()
-}
-
 /// A request waiting for its answer. Dropped unanswered (its caller stopped waiting, or its
 /// time ran out), it is cancelled on the server.
 struct InFlight {
     session: Arc<Session>,
     id: u64,
-    token: Option<Value>,
+    /// Whether the request's progress is followed (its id is its progress token).
+    follows_progress: bool,
     method: String,
     /// What the transport keeps of the request while it runs (an HTTP exchange, stopped on
     /// drop).
@@ -493,8 +486,8 @@ struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         let waiting = lock(&self.session.pending).remove(&self.id).is_some();
-        if let Some(token) = &self.token {
-            lock(&self.session.progress).remove(&token_key(token));
+        if self.follows_progress {
+            lock(&self.session.progress).remove(&self.id);
         }
         lock(&self.session.logs).remove(&self.id);
         if self.answered || !waiting || self.session.is_dead() {

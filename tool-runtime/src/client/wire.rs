@@ -8,6 +8,7 @@ use crate::mcp::jsonrpc::{self, RequestId};
 use crate::mcp::params::META_CAPABILITIES;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Where a 2026-07-28 request names its client.
@@ -89,11 +90,13 @@ pub(crate) struct Speaker {
     pub(crate) era: Era,
     /// The protocol version agreed (or, before, asked for).
     pub(crate) version: String,
-    pub(crate) client_info: Value,
+    /// Its name and version, written once: a 2026-07-28 message carries them each time.
+    pub(crate) client_info: Box<RawValue>,
     /// What the client can do, as `initialize` declares it.
     pub(crate) capabilities: Value,
-    /// The same at 2026-07-28, with the extensions the client speaks (tasks).
-    pub(crate) capabilities_2026: Value,
+    /// The same at 2026-07-28, with the extensions the client speaks (tasks), written once
+    /// as `client_info` is.
+    pub(crate) capabilities_2026: Box<RawValue>,
     /// The level of log messages wanted at 2026-07-28 (none unless set).
     pub(crate) log_level: Option<String>,
 }
@@ -129,71 +132,97 @@ impl Speaker {
 #[serde(untagged)]
 enum MetaValue<'a> {
     Text(&'a str),
-    Json(&'a Value),
+    Json(&'a RawValue),
 }
 
-/// The params of a message: `params` as an object, with the progress token when one is
-/// given. The `_meta` every 2026-07-28 message carries is added as it is written
-/// ([`Speaker::meta`]), never copied into each message's params.
-pub(crate) fn message_params(params: Value, progress_token: Option<&Value>) -> Value {
-    let mut params = match params {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    // `_meta` is an object in MCP: one that is not (`null`, say) is replaced, so that
-    // what the client adds to it (progress token, trace context, at 2026-07-28 its
-    // version and name) is never dropped.
-    if params.get("_meta").is_some_and(|meta| !meta.is_object()) {
-        params.insert("_meta".to_owned(), Value::Object(Map::new()));
-    }
-    if let Some(token) = progress_token {
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("progressToken".to_owned(), token.clone());
-        }
-    }
-    Value::Object(params)
+/// `value` as JSON text, for the speaker's entries every message carries: written once,
+/// not each time.
+pub(crate) fn written(value: &Value) -> Box<RawValue> {
+    // A `Value` always serializes; an empty object stands in should it ever not.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("{} is JSON"))
 }
 
-/// A message's params, written with the speaker's `_meta` entries merged into the params'
-/// own `_meta` (the speaker's win over an entry of the same name).
+/// What one request adds to its params' `_meta` as it is written: its progress token and
+/// the trace context of the span it is sent in. Written beside the params, never copied
+/// into them, so a request's params are sent (and sent again, round after round) as the
+/// caller holds them.
+#[derive(Debug, Default)]
+pub(crate) struct Added {
+    /// The progress token: the request's id, when its progress is followed.
+    pub(crate) progress_token: Option<u64>,
+    /// Trace context entries (`traceparent`, `tracestate`, `baggage`).
+    pub(crate) trace: Map<String, Value>,
+}
+
+impl Added {
+    fn names(&self, key: &str) -> bool {
+        (key == "progressToken" && self.progress_token.is_some()) || self.trace.contains_key(key)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.progress_token.is_none() && self.trace.is_empty()
+    }
+}
+
+/// A message's params, written as an object (anything else stands for no params) with its
+/// `_meta` made of the speaker's entries, the request's additions and the params' own
+/// others: what the client adds wins over an entry of the same name, and a `_meta` that is
+/// not an object (`null`, say) is replaced, so nothing the client adds is ever dropped.
 struct Params<'a> {
     params: &'a Value,
     speaker: Option<&'a Speaker>,
+    added: &'a Added,
 }
 
 impl Serialize for Params<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (Value::Object(params), Some(speaker)) = (self.params, self.speaker) else {
-            return self.params.serialize(serializer);
-        };
+        let empty = Map::new();
+        let params = self.params.as_object().unwrap_or(&empty);
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
             map.serialize_entry(key, value)?;
         }
-        let own = params.get("_meta").and_then(Value::as_object);
-        map.serialize_entry("_meta", &Meta { own, speaker })?;
+        let own = params.get("_meta");
+        if own.is_some() || self.speaker.is_some() || !self.added.is_empty() {
+            let meta = Meta {
+                own: own.and_then(Value::as_object),
+                speaker: self.speaker,
+                added: self.added,
+            };
+            map.serialize_entry("_meta", &meta)?;
+        }
         map.end()
     }
 }
 
-/// A message's `_meta`: the speaker's entries, then the params' own others.
+/// A message's `_meta`: the speaker's entries, the request's additions, then the params'
+/// own others.
 struct Meta<'a> {
     own: Option<&'a Map<String, Value>>,
-    speaker: &'a Speaker,
+    speaker: Option<&'a Speaker>,
+    added: &'a Added,
 }
 
 impl Serialize for Meta<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.speaker.meta_entries() {
+        let speaker = self.speaker.into_iter().flat_map(Speaker::meta_entries);
+        for (key, value) in speaker {
             map.serialize_entry(key, &value)?;
         }
-        let speakers = |key: &str| self.speaker.meta_entries().any(|(name, _)| name == key);
+        if let Some(token) = self.added.progress_token {
+            map.serialize_entry("progressToken", &token)?;
+        }
+        for (key, value) in &self.added.trace {
+            map.serialize_entry(key, value)?;
+        }
+        let speakers = |key: &str| {
+            let mut speaker = self.speaker.into_iter().flat_map(Speaker::meta_entries);
+            speaker.any(|(name, _)| name == key)
+        };
         let own = self.own.into_iter().flatten();
-        for (key, value) in own.filter(|(key, _)| !speakers(key)) {
+        for (key, value) in own.filter(|(key, _)| !speakers(key) && !self.added.names(key)) {
             map.serialize_entry(key, value)?;
         }
         map.end()
@@ -201,9 +230,20 @@ impl Serialize for Meta<'_> {
 }
 
 /// The bytes of request `id` of `method` with `params`, its `_meta` carrying `speaker`'s
-/// entries when there is one.
-pub(crate) fn request(id: u64, method: &str, params: &Value, speaker: Option<&Speaker>) -> Vec<u8> {
-    jsonrpc::request(&Value::from(id), method, &Params { params, speaker })
+/// entries when there is one, and what the request adds.
+pub(crate) fn request(
+    id: u64,
+    method: &str,
+    params: &Value,
+    speaker: Option<&Speaker>,
+    added: &Added,
+) -> Vec<u8> {
+    let params = Params {
+        params,
+        speaker,
+        added,
+    };
+    jsonrpc::request(&Value::from(id), method, &params)
 }
 
 /// The bytes of a notification, its `_meta` carrying `speaker`'s entries when there is
@@ -213,7 +253,12 @@ pub(crate) fn notification(
     params: Option<&Value>,
     speaker: Option<&Speaker>,
 ) -> Vec<u8> {
-    let params = params.map(|params| Params { params, speaker });
+    let added = Added::default();
+    let params = params.map(|params| Params {
+        params,
+        speaker,
+        added: &added,
+    });
     jsonrpc::message(None, method, params.as_ref())
 }
 
@@ -271,7 +316,13 @@ mod tests {
     fn messages_written_are_json_rpc_with_exactly_their_fields() {
         let parsed = |bytes: Vec<u8>| serde_json::from_slice::<Value>(&bytes).unwrap();
         assert_eq!(
-            parsed(request(7, "tools/call", &json!({"name": "add"}), None)),
+            parsed(request(
+                7,
+                "tools/call",
+                &json!({"name": "add"}),
+                None,
+                &Added::default()
+            )),
             json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add"}})
         );
         assert_eq!(
@@ -304,30 +355,38 @@ mod tests {
         let speaker = Speaker {
             era: Era::PerRequest,
             version: "2026-07-28".to_owned(),
-            client_info: json!({"name": "c", "version": "1"}),
+            client_info: written(&json!({"name": "c", "version": "1"})),
             capabilities: json!({"elicitation": {}}),
-            capabilities_2026: json!({"elicitation": {}, "extensions": {"x": {}}}),
+            capabilities_2026: written(&json!({"elicitation": {}, "extensions": {"x": {}}})),
             log_level: None,
         };
-        let params = message_params(
-            json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old"}}),
-            Some(&json!("p1")),
-        );
-        let written = request(1, "tools/call", &params, speaker.meta());
+        let params = json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old", "progressToken": "theirs"}});
+        let added = Added {
+            progress_token: Some(7),
+            trace: Map::from_iter([("traceparent".to_owned(), json!("00-ab-cd-01"))]),
+        };
+        let written = request(1, "tools/call", &params, speaker.meta(), &added);
         assert_eq!(
             serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({"name": "add", "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"x": {}}},
                 "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-                "progressToken": "p1",
+                "progressToken": 7,
+                "traceparent": "00-ab-cd-01",
                 "mine": 1
             }})
         );
-        let not_an_object = message_params(json!({"_meta": null}), Some(&json!("p2")));
-        let written = request(2, "tools/call", &not_an_object, speaker.meta());
+        // Written from the params as they are: nothing was added to them.
+        assert_eq!(params["_meta"]["progressToken"], "theirs");
+        let progress = Added {
+            progress_token: Some(2),
+            ..Added::default()
+        };
+        let not_an_object = json!({"_meta": null});
+        let written = request(2, "tools/call", &not_an_object, speaker.meta(), &progress);
         let meta = &serde_json::from_slice::<Value>(&written).unwrap()["params"]["_meta"];
-        assert_eq!(meta["progressToken"], json!("p2"));
+        assert_eq!(meta["progressToken"], json!(2));
         assert_eq!(
             meta["io.modelcontextprotocol/protocolVersion"],
             json!("2026-07-28")
@@ -341,6 +400,13 @@ mod tests {
         assert_eq!(
             serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({})
+        );
+        // In the handshake era a request carries its own additions alone, and params that
+        // are not an object are sent as an object.
+        let written = request(3, "tools/call", &json!(null), handshake.meta(), &progress);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&written).unwrap()["params"],
+            json!({"_meta": {"progressToken": 2}})
         );
     }
 }

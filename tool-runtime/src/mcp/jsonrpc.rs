@@ -574,7 +574,9 @@ pub(crate) fn message<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    // Room for most messages whole (a 2026-07-28 client's request carries its `_meta`), so
+    // writing one seldom grows the buffer.
+    let mut out = Vec::with_capacity(512);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
     if let Some(id) = id {
         out.extend_from_slice(b",\"id\":");

@@ -220,6 +220,10 @@ impl Http {
                 message: error.message,
                 data: error.data,
             }),
+            // Only a request's timer says this, never a POST.
+            Err(Failure::TimedOut) => Err(ClientError::Protocol {
+                reason: "no answer came in time".to_owned(),
+            }),
         }
     }
 

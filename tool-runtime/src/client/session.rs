@@ -3,6 +3,7 @@
 //! for it, the rest to whoever listens), and the server's own requests (answered by the
 //! client's handler). The transport under it only moves messages.
 
+use super::deadlines::Deadlines;
 use super::error::ClientError;
 use super::handler::{self, ClientHandler};
 use super::link::{Link, Sent};
@@ -53,6 +54,8 @@ pub(crate) enum Failure {
     Refused(super::auth::Refusal),
     /// No authorization could be had.
     Unauthorized(String),
+    /// No answer came within the request's time limit.
+    TimedOut,
 }
 
 type Answered = oneshot::Sender<Result<Value, Failure>>;
@@ -65,6 +68,10 @@ pub(crate) struct Session {
     pub(crate) side: RwLock<ServerSide>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Answered>>,
+    /// The requests' time limits, kept by one timer.
+    deadlines: Arc<Deadlines>,
+    /// The task of that timer, once started (started again should its runtime have ended).
+    timer: Mutex<Option<tokio::task::AbortHandle>>,
     /// Where each request's progress goes, by the request's id (its progress token).
     progress: Mutex<HashMap<u64, Listener<Progress>>>,
     /// Where the log messages of each request that wants them go, by request id.
@@ -88,6 +95,15 @@ pub(crate) struct Session {
     /// request or a task was given up. Closing the connection waits for them, so that a
     /// call given up just before (Ctrl-C) is cancelled on the server, not cut off.
     owed: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// The timer of the requests' time limits ends with the connection.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(timer) = lock(&self.timer).take() {
+            timer.abort();
+        }
+    }
 }
 
 /// How long closing a connection waits for each cancellation it still owes the server.
@@ -128,6 +144,8 @@ impl Session {
             side: RwLock::new(ServerSide::default()),
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
+            deadlines: Arc::default(),
+            timer: Mutex::new(None),
             progress: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
             events,
@@ -297,6 +315,8 @@ impl Session {
             method: method.to_owned(),
             sent: None,
             answered: false,
+            deadline: None,
+            timed_out: false,
         };
         let bytes = {
             let speaker = crate::sync::read(&self.speaker);
@@ -307,17 +327,24 @@ impl Session {
                 .send_request(self, id, method, bytes, options.headers)?,
         );
         let limit = options.timeout.unwrap_or(self.timeout);
-        let outcome = match tokio::time::timeout(limit, answered).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => {
-                guard.answered = true;
-                return Err(self.down("the connection ended before the answer came"));
-            }
-            Err(_) => {
+        // A limit too far away to be a time is no limit.
+        guard.deadline = tokio::time::Instant::now().checked_add(limit);
+        if let Some(deadline) = guard.deadline {
+            self.start_timer();
+            self.deadlines.add(id, deadline);
+        }
+        let outcome = match answered.await {
+            Ok(Err(Failure::TimedOut)) => {
+                guard.timed_out = true;
                 return Err(ClientError::TimedOut {
                     method: method.to_owned(),
                     after: limit,
-                })
+                });
+            }
+            Ok(outcome) => outcome,
+            Err(_) => {
+                guard.answered = true;
+                return Err(self.down("the connection ended before the answer came"));
             }
         };
         guard.answered = true;
@@ -334,7 +361,39 @@ impl Session {
             Failure::Refused(refusal) => ClientError::Unauthorized {
                 reason: format!("the server refused the request (HTTP {})", refusal.status),
             },
+            // Handled above, as it came.
+            Failure::TimedOut => ClientError::TimedOut {
+                method: method.to_owned(),
+                after: limit,
+            },
         })
+    }
+
+    /// Starts the timer of the requests' time limits, unless it runs. It holds the session
+    /// weakly, and is stopped when the session is dropped.
+    fn start_timer(self: &Arc<Self>) {
+        let mut timer = lock(&self.timer);
+        if timer.as_ref().is_some_and(|timer| !timer.is_finished()) {
+            return;
+        }
+        let (deadlines, session) = (Arc::clone(&self.deadlines), Arc::downgrade(self));
+        let running = tokio::spawn(async move {
+            deadlines
+                .run(|id| {
+                    if let Some(session) = session.upgrade() {
+                        session.expire(id);
+                    }
+                })
+                .await;
+        });
+        *timer = Some(running.abort_handle());
+    }
+
+    /// Request `id` had no answer in time: it is told so.
+    fn expire(&self, id: u64) {
+        if let Some(answer) = lock(&self.pending).remove(&id) {
+            let _ = answer.send(Err(Failure::TimedOut));
+        }
     }
 
     /// Sends a notification.
@@ -481,11 +540,18 @@ struct InFlight {
     /// drop).
     sent: Option<Sent>,
     answered: bool,
+    /// When its answer is due, if it has a time limit.
+    deadline: Option<tokio::time::Instant>,
+    /// Whether its time limit passed (its answer no longer awaited).
+    timed_out: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let waiting = lock(&self.session.pending).remove(&self.id).is_some();
+        let waiting = lock(&self.session.pending).remove(&self.id).is_some() || self.timed_out;
+        if let Some(deadline) = self.deadline {
+            self.session.deadlines.remove(self.id, deadline);
+        }
         if self.follows_progress {
             lock(&self.session.progress).remove(&self.id);
         }

@@ -295,6 +295,44 @@ async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_serv
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_left_unpolled_past_its_time_limit_is_still_cancelled_when_dropped() {
+    // In the handshake era the call waits for its answer, which the client's timer gives
+    // up while nobody polls it; at 2026-07-28 the server answers at once with the task it
+    // runs the call as, an answer nobody reads. Either way, dropping the call ends it there.
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Stdio);
+        let client = connect(&upstream, handshake, None).await;
+        let files = WorkFiles::new(&format!("expired-unpolled-{handshake}"));
+        let limit = Duration::from_secs(2);
+        let (progress, mut reported) = mpsc::unbounded_channel();
+        let mut call =
+            Box::pin(client.call("work", files.arguments(1), Some(progress), Some(limit)));
+        // Driven until the server reports its step: the call runs there.
+        let ended = tokio::select! {
+            outcome = &mut call => Some(outcome),
+            _ = reported.recv() => None,
+        };
+        match ended {
+            // Then left unpolled past its time limit, and dropped.
+            None => {
+                tokio::time::sleep(limit + Duration::from_millis(500)).await;
+                drop(call);
+            }
+            // A machine so slow that the time ran out first: the plain time-out.
+            Some(outcome) => assert!(
+                matches!(outcome, Err(ClientError::TimedOut { .. })),
+                "{outcome:?}"
+            ),
+        }
+        wait_for("the server saw the given-up call cancelled", async || {
+            files.cancelled()
+        })
+        .await;
+        client.close().await;
+    }
+}
+
 /// Answers every form with `name` set to the value it was made with, and counts the
 /// questions.
 struct Answers {

@@ -193,8 +193,8 @@ pub(crate) enum AnswerBlocks {
 }
 
 /// Another server's blocks exactly as it sent them, so that what [`Content`] does not
-/// model (annotations, `_meta`, a resource link's title or size, kinds newer than this
-/// crate) reaches the caller too; read as [`Content`] the first time that is asked for.
+/// model (annotations, `_meta`, a resource link's title or size) reaches the caller too;
+/// read as [`Content`] the first time that is asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct SentBlocks {
     /// The blocks as sent.

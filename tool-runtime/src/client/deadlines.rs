@@ -111,13 +111,35 @@ mod tests {
             "nothing is due before its deadline"
         );
         tokio::time::sleep(Duration::from_millis(2)).await;
-        assert_eq!(*lock(&expired), [2], "an earlier deadline moved the timer");
+        assert_eq!(*lock(&expired), [2], "the earliest deadline comes first");
         tokio::time::sleep(Duration::from_secs(50)).await;
         assert_eq!(
             *lock(&expired),
             [2, 1],
             "the answered request never expires"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_earlier_than_the_sleeping_timer_wakes_it_sooner() {
+        let deadlines = Arc::new(Deadlines::default());
+        let expired = running(&deadlines);
+        let start = Instant::now();
+        deadlines.add(1, start + Duration::from_secs(60));
+        // The timer is asleep until the first deadline when the earlier one comes.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        deadlines.add(2, start + Duration::from_secs(6));
+        tokio::time::sleep(Duration::from_millis(5_001)).await;
+        assert_eq!(*lock(&expired), [2]);
+
+        // Every request answered, the timer wakes for nothing and waits; a new deadline
+        // sets it again.
+        deadlines.remove(1, start + Duration::from_secs(60));
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(lock(&deadlines.state).wakes_at, None);
+        deadlines.add(3, Instant::now() + Duration::from_secs(1));
+        tokio::time::sleep(Duration::from_millis(1_001)).await;
+        assert_eq!(*lock(&expired), [2, 3]);
     }
 
     #[tokio::test(start_paused = true)]

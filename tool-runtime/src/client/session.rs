@@ -32,7 +32,8 @@ pub(crate) struct ServerSide {
 pub(crate) struct RequestOptions {
     /// Where its progress notifications go, if anywhere.
     pub(crate) progress: Option<Listener<Progress>>,
-    /// What it names (`Mcp-Name`), and the `Mcp-Param-*` headers of its arguments.
+    /// The `Mcp-Param-*` headers of its arguments, over HTTP (`Mcp-Name` is added as it is
+    /// sent).
     pub(crate) headers: Vec<(String, String)>,
     /// Its own time limit, instead of the client's.
     pub(crate) timeout: Option<Duration>,
@@ -314,6 +315,7 @@ impl Session {
             follows_progress: added.progress_token.is_some(),
             method: method.to_owned(),
             sent: None,
+            answer: answered,
             answered: false,
             deadline: None,
             timed_out: false,
@@ -333,7 +335,7 @@ impl Session {
             self.start_timer();
             self.deadlines.add(id, deadline);
         }
-        let outcome = match answered.await {
+        let outcome = match (&mut guard.answer).await {
             Ok(Err(Failure::TimedOut)) => {
                 guard.timed_out = true;
                 return Err(ClientError::TimedOut {
@@ -391,7 +393,10 @@ impl Session {
 
     /// Request `id` had no answer in time: it is told so.
     fn expire(&self, id: u64) {
-        if let Some(answer) = lock(&self.pending).remove(&id) {
+        // Told while `pending` is held, as an answer is: a guard ending at the same time
+        // finds the request waiting, or this in its answer.
+        let mut pending = lock(&self.pending);
+        if let Some(answer) = pending.remove(&id) {
             let _ = answer.send(Err(Failure::TimedOut));
         }
     }
@@ -444,7 +449,9 @@ impl Session {
                     tracing::debug!(server = %self.server, %id, "an answer to no request of ours");
                     return;
                 };
-                if let Some(answer) = lock(&self.pending).remove(&id) {
+                // Given while `pending` is held (see `InFlight`'s drop).
+                let mut pending = lock(&self.pending);
+                if let Some(answer) = pending.remove(&id) {
                     let _ = answer.send(outcome.map_err(Failure::Server));
                 }
             }
@@ -484,7 +491,8 @@ impl Session {
 
     /// The answer to request `id` cannot come, for `failure`.
     pub(crate) fn fail(&self, id: u64, failure: Failure) {
-        if let Some(answer) = lock(&self.pending).remove(&id) {
+        let mut pending = lock(&self.pending);
+        if let Some(answer) = pending.remove(&id) {
             let _ = answer.send(Err(failure));
         }
     }
@@ -539,6 +547,9 @@ struct InFlight {
     /// What the transport keeps of the request while it runs (an HTTP exchange, stopped on
     /// drop).
     sent: Option<Sent>,
+    /// Where its answer comes.
+    answer: oneshot::Receiver<Result<Value, Failure>>,
+    /// Whether its caller took the answer.
     answered: bool,
     /// When its answer is due, if it has a time limit.
     deadline: Option<tokio::time::Instant>,
@@ -546,9 +557,43 @@ struct InFlight {
     timed_out: bool,
 }
 
+impl InFlight {
+    /// Cancels on the server the task `result` says the request became, if it did.
+    fn cancel_unread_task(&self, result: &Value) {
+        if result["resultType"] != "task" {
+            return;
+        }
+        let Some(task) = result["taskId"].as_str() else {
+            return;
+        };
+        let session = Arc::clone(&self.session);
+        let params = serde_json::json!({"taskId": task});
+        self.session.owe(async move {
+            let cancelled = session.request("tasks/cancel", &params, RequestOptions::default());
+            if let Err(error) = cancelled.await {
+                tracing::debug!(%error, task = %params["taskId"], "a task nobody waits for could not be cancelled");
+            }
+        });
+    }
+}
+
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let waiting = lock(&self.session.pending).remove(&self.id).is_some() || self.timed_out;
+        // Under the lock the answer is given under: the request still waits, or its answer
+        // (the server's, or the timer's) is there, never neither.
+        let (waiting, left) = {
+            let mut pending = lock(&self.session.pending);
+            (
+                pending.remove(&self.id).is_some(),
+                self.answer.try_recv().ok(),
+            )
+        };
+        // Given up by the timer, whether the caller saw it or stopped waiting first.
+        let waiting = waiting || self.timed_out || matches!(left, Some(Err(Failure::TimedOut)));
+        // Made a task by the server, in an answer nobody read: that task is given up too.
+        if let Some(Ok(result)) = left.filter(|_| !self.answered) {
+            self.cancel_unread_task(&result);
+        }
         if let Some(deadline) = self.deadline {
             self.session.deadlines.remove(self.id, deadline);
         }

@@ -360,7 +360,7 @@ mod tests {
             capabilities_2026: written(&json!({"elicitation": {}, "extensions": {"x": {}}})),
             log_level: None,
         };
-        let params = json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old", "progressToken": "theirs"}});
+        let params = json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old", "progressToken": "theirs", "traceparent": "theirs"}});
         let added = Added {
             progress_token: Some(7),
             trace: Map::from_iter([("traceparent".to_owned(), json!("00-ab-cd-01"))]),

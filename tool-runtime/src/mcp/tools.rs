@@ -88,10 +88,7 @@ impl CallBody {
         let content = match &self.content {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
             Blocks::Own(blocks) => crate::schema::json_len(blocks),
-            Blocks::Written(blocks) => blocks
-                .iter()
-                .map(|block| crate::schema::json_len_at_most(block).saturating_add(1))
-                .fold(2, usize::saturating_add),
+            Blocks::Written(blocks) => crate::schema::json_list_len_at_most(blocks),
         };
         let structured = self
             .structured
@@ -578,5 +575,33 @@ mod tests {
             "a pixel: {\"data\":\"AAEC\",\"mimeType\":\"image/png\",\"type\":\"image\"}\n\
              [output truncated: the result was 102 bytes; the limit is 80 bytes. Ask for less.]"
         );
+    }
+
+    #[test]
+    fn another_servers_blocks_are_written_as_sent_and_cut_like_any() {
+        let sent = vec![
+            json!({"type": "text", "text": "a pixel: ", "annotations": {"priority": 1.0}}),
+            json!({"type": "image", "data": "AAEC", "mimeType": "image/png"}),
+        ];
+        let relayed = || CallBody {
+            content: Blocks::Written(sent.clone()),
+            ..CallBody::text(String::new())
+        };
+        // Under the limit: the blocks as they came, annotations and all.
+        let whole = written(&limited(relayed(), 1_000_000), None);
+        assert_eq!(whole["content"], json!(sent));
+        let size = relayed().framed(None).to_vec().len();
+        assert!(relayed().len_at_most() >= size, "the bound holds");
+        // Over it: their texts, the other blocks as JSON, and the sizes.
+        let cut = written(&limited(relayed(), 80), None);
+        assert_eq!(
+            cut["content"][0]["text"],
+            format!(
+                "a pixel: {}\n[output truncated: the result was {size} bytes; the limit is 80 \
+                 bytes. Ask for less.]",
+                sent[1]
+            )
+        );
+        assert_eq!(cut["isError"], true);
     }
 }

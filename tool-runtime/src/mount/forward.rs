@@ -209,7 +209,7 @@ impl Relay {
                 // model (annotations, `_meta`) reach the caller too.
                 let mut take = |key: &str| result.get_mut(key).map(Value::take);
                 let content = match take("content") {
-                    Some(Value::Array(blocks)) => blocks,
+                    Some(Value::Array(blocks)) => readable(blocks, &self.mount.prefix),
                     _ => Vec::new(),
                 };
                 let structured = take("structuredContent").filter(|value| !value.is_null());
@@ -281,6 +281,32 @@ impl Relay {
             self.mount.shown()
         )
     }
+}
+
+/// The kinds of content block the protocol has.
+const BLOCK_KINDS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
+
+/// The blocks of a mounted server's answer that any client can read: objects of a kind the
+/// protocol has, each exactly as it was sent (annotations, `_meta` and all). Anything else
+/// is left out, with a warning: a client that checks answers against the protocol would
+/// refuse the whole answer for one block it cannot read.
+fn readable(blocks: Vec<Value>, mount: &str) -> Vec<Value> {
+    let total = blocks.len();
+    let kept: Vec<Value> = blocks
+        .into_iter()
+        .filter(|block| {
+            let kind = block.get("type").and_then(Value::as_str);
+            kind.is_some_and(|kind| BLOCK_KINDS.contains(&kind))
+        })
+        .collect();
+    if kept.len() < total {
+        tracing::warn!(
+            mount,
+            left_out = total - kept.len(),
+            "content blocks of a kind MCP does not have were left out of a mounted tool's answer"
+        );
+    }
+    kept
 }
 
 /// Whether a relayed request's caller still hears of it. The client may read a
@@ -458,4 +484,24 @@ fn relayed<'a>(
     Some(Box::pin(async move {
         ask.await.map_err(|error| error.to_string())
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_of_the_protocol_pass_as_sent_and_others_are_left_out() {
+        let annotated = json!({"type": "text", "text": "hi", "annotations": {"priority": 1.0}, "_meta": {"a": 1}});
+        let link = json!({"type": "resource_link", "uri": "file:///a", "name": "a", "size": 3, "title": "A"});
+        let blocks = vec![
+            annotated.clone(),
+            json!({"type": "hologram", "frames": 3}),
+            json!("not a block"),
+            json!({"text": "no kind"}),
+            link.clone(),
+        ];
+        assert_eq!(readable(blocks, "up"), [annotated, link]);
+    }
 }

@@ -536,11 +536,7 @@ pub(crate) fn json_len_at_most(value: &Value) -> usize {
         Value::Number(number) if number.is_i64() || number.is_u64() => 20,
         Value::Number(number) => number.to_string().len(),
         Value::String(text) => json_str_len_at_most(text),
-        Value::Array(items) => items.iter().fold(2usize, |total, item| {
-            total
-                .saturating_add(json_len_at_most(item))
-                .saturating_add(1)
-        }),
+        Value::Array(items) => json_list_len_at_most(items),
         Value::Object(entries) => entries.iter().fold(2usize, |total, (key, entry)| {
             total
                 .saturating_add(json_str_len_at_most(key))
@@ -548,6 +544,15 @@ pub(crate) fn json_len_at_most(value: &Value) -> usize {
                 .saturating_add(2)
         }),
     }
+}
+
+/// [`json_len_at_most`] of a list of values, as a JSON array.
+pub(crate) fn json_list_len_at_most(items: &[Value]) -> usize {
+    items.iter().fold(2usize, |total, item| {
+        total
+            .saturating_add(json_len_at_most(item))
+            .saturating_add(1)
+    })
 }
 
 /// A bound on the length of `text` as a JSON string, quotes included: exact but for

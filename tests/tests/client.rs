@@ -192,6 +192,14 @@ impl WorkFiles {
         self.dir.join("cancelled").exists()
     }
 
+    /// Waits until the server has seen the call `what` cancelled.
+    async fn until_cancelled(&self, what: &str) {
+        wait_for(&format!("the server saw {what} cancelled"), async || {
+            self.cancelled()
+        })
+        .await;
+    }
+
     fn release(&self) {
         std::fs::write(self.dir.join("release"), b"go").unwrap();
     }
@@ -229,11 +237,7 @@ async fn progress_reaches_the_caller_and_a_dropped_call_is_cancelled_on_the_serv
         assert!(!files.cancelled(), "{way}: nothing cancelled the call yet");
 
         calling.abort();
-        wait_for(
-            &format!("{way}: the server saw the call cancelled"),
-            async || files.cancelled(),
-        )
-        .await;
+        files.until_cancelled(&format!("{way}: the call")).await;
 
         // The connection serves on after a cancelled call.
         let sum = client
@@ -287,10 +291,7 @@ async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_serv
             other => panic!("handshake era {handshake}: a time-out, not {other:?}"),
         }
         assert!(outcome.unwrap_err().is_retryable());
-        wait_for("the server saw the timed-out call cancelled", async || {
-            files.cancelled()
-        })
-        .await;
+        files.until_cancelled("the timed-out call").await;
         client.close().await;
     }
 }
@@ -325,10 +326,7 @@ async fn a_call_left_unpolled_past_its_time_limit_is_still_cancelled_when_droppe
                 "{outcome:?}"
             ),
         }
-        wait_for("the server saw the given-up call cancelled", async || {
-            files.cancelled()
-        })
-        .await;
+        files.until_cancelled("the given-up call").await;
         client.close().await;
     }
 }

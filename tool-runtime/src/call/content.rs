@@ -182,6 +182,15 @@ impl IntoContent for Vec<Content> {
     }
 }
 
+/// The blocks of `blocks` (as another server sent them) of a kind [`Content`] knows, read
+/// in place; the others are left out.
+pub(crate) fn known<'a>(blocks: impl IntoIterator<Item = &'a serde_json::Value>) -> Vec<Content> {
+    blocks
+        .into_iter()
+        .filter_map(|block| Content::deserialize(block).ok())
+        .collect()
+}
+
 /// The content blocks of a call's answer: a tool's own, or another server's passed on.
 #[derive(Debug, Clone)]
 pub(crate) enum AnswerBlocks {
@@ -217,12 +226,7 @@ impl AnswerBlocks {
     pub(crate) fn read(&self) -> &[Content] {
         match self {
             AnswerBlocks::Own(blocks) => blocks,
-            AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| {
-                sent.blocks
-                    .iter()
-                    .filter_map(|block| Content::deserialize(block).ok())
-                    .collect()
-            }),
+            AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| known(&sent.blocks)),
         }
     }
 }

@@ -87,19 +87,19 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    /// The ids expired so far, and the timer running until the test ends.
-    fn running(deadlines: &Arc<Deadlines>) -> Arc<Mutex<Vec<u64>>> {
+    /// Deadlines with their timer running until the test ends, the ids expired so far, and
+    /// the time the test starts at.
+    fn running() -> (Arc<Deadlines>, Arc<Mutex<Vec<u64>>>, Instant) {
+        let deadlines = Arc::new(Deadlines::default());
         let expired = Arc::new(Mutex::new(Vec::new()));
-        let (timer, seen) = (Arc::clone(deadlines), Arc::clone(&expired));
+        let (timer, seen) = (Arc::clone(&deadlines), Arc::clone(&expired));
         tokio::spawn(async move { timer.run(|id| lock(&seen).push(id)).await });
-        expired
+        (deadlines, expired, Instant::now())
     }
 
     #[tokio::test(start_paused = true)]
     async fn requests_expire_at_their_deadlines_in_order_and_answered_ones_never() {
-        let deadlines = Arc::new(Deadlines::default());
-        let expired = running(&deadlines);
-        let start = Instant::now();
+        let (deadlines, expired, start) = running();
         deadlines.add(1, start + Duration::from_secs(60));
         deadlines.add(2, start + Duration::from_secs(10));
         deadlines.add(3, start + Duration::from_secs(30));
@@ -122,9 +122,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_deadline_earlier_than_the_sleeping_timer_wakes_it_sooner() {
-        let deadlines = Arc::new(Deadlines::default());
-        let expired = running(&deadlines);
-        let start = Instant::now();
+        let (deadlines, expired, start) = running();
         deadlines.add(1, start + Duration::from_secs(60));
         // The timer is asleep until the first deadline when the earlier one comes.
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -144,9 +142,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_later_deadline_leaves_the_timer_where_it_is() {
-        let deadlines = Arc::new(Deadlines::default());
-        let expired = running(&deadlines);
-        let start = Instant::now();
+        let (deadlines, expired, start) = running();
         // Requests one at a time, each answered before the next: the timer is set by the
         // first and not moved by the others.
         for id in 1..=3 {

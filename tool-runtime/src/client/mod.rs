@@ -627,7 +627,7 @@ impl Client {
                 logs: round.logs.clone(),
             };
             let result = session.request(method, &params, options).await?;
-            if result["resultType"] == "task" {
+            if tasks::is_task(&result) {
                 // The server runs the call as a task: it is followed to its end.
                 let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {
                     ClientError::protocol(format!("{method} gave a task without an id"))

@@ -557,26 +557,6 @@ struct InFlight {
     timed_out: bool,
 }
 
-impl InFlight {
-    /// Cancels on the server the task `result` says the request became, if it did.
-    fn cancel_unread_task(&self, result: &Value) {
-        if result["resultType"] != "task" {
-            return;
-        }
-        let Some(task) = result["taskId"].as_str() else {
-            return;
-        };
-        let session = Arc::clone(&self.session);
-        let params = serde_json::json!({"taskId": task});
-        self.session.owe(async move {
-            let cancelled = session.request("tasks/cancel", &params, RequestOptions::default());
-            if let Err(error) = cancelled.await {
-                tracing::debug!(%error, task = %params["taskId"], "a task nobody waits for could not be cancelled");
-            }
-        });
-    }
-}
-
 impl Drop for InFlight {
     fn drop(&mut self) {
         // Under the lock the answer is given under: the request still waits, or its answer
@@ -591,8 +571,13 @@ impl Drop for InFlight {
         // Given up by the timer, whether the caller saw it or stopped waiting first.
         let waiting = waiting || self.timed_out || matches!(left, Some(Err(Failure::TimedOut)));
         // Made a task by the server, in an answer nobody read: that task is given up too.
-        if let Some(Ok(result)) = left.filter(|_| !self.answered) {
-            self.cancel_unread_task(&result);
+        if let Some(Ok(result)) = &left {
+            if let Some(task) = result["taskId"]
+                .as_str()
+                .filter(|_| super::tasks::is_task(result))
+            {
+                super::tasks::cancel_owed(&self.session, task.to_owned());
+            }
         }
         if let Some(deadline) = self.deadline {
             self.session.deadlines.remove(self.id, deadline);

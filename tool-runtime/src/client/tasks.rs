@@ -36,6 +36,24 @@ pub struct RemoteTask {
     pub raw: Value,
 }
 
+/// Whether a 2026-07-28 answer says its request became a task.
+pub(crate) fn is_task(result: &Value) -> bool {
+    result["resultType"] == "task"
+}
+
+/// Asks `session`'s server to cancel task `id`, on its own (closing the connection waits for
+/// it to be sent): for a task nobody is left to follow.
+pub(crate) fn cancel_owed(session: &Arc<Session>, id: String) {
+    let asking = Arc::clone(session);
+    session.owe(async move {
+        let params = json!({"taskId": id});
+        let cancelled = asking.request("tasks/cancel", &params, Default::default());
+        if let Err(error) = cancelled.await {
+            tracing::debug!(%error, task = %id, "a task nobody follows could not be cancelled");
+        }
+    });
+}
+
 impl RemoteTask {
     pub(crate) fn from_value(raw: Value) -> Option<RemoteTask> {
         let poll = raw
@@ -80,7 +98,7 @@ impl Client {
         let result = self.request("tools/call", params).await?;
         let task = match session.era() {
             Era::Handshake => result.get("task").cloned(),
-            Era::PerRequest => (result["resultType"] == "task").then_some(result.clone()),
+            Era::PerRequest => is_task(&result).then_some(result.clone()),
         };
         match task.and_then(RemoteTask::from_value) {
             Some(task) => Ok(task),

@@ -3,7 +3,6 @@
 //! (`raw`), so nothing a server sent is lost to a field this client does not know.
 
 use crate::Content;
-use serde::Deserialize;
 use serde_json::Value;
 
 /// A tool of a remote server.
@@ -80,13 +79,7 @@ pub struct CallResult {
 
 impl CallResult {
     pub(crate) fn from_value(raw: Value) -> CallResult {
-        let content = raw["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            // Read from the value in place, not from a copy of it.
-            .filter_map(|block| Content::deserialize(block).ok())
-            .collect();
+        let content = crate::call::content::known(raw["content"].as_array().into_iter().flatten());
         CallResult {
             content,
             structured: raw.get("structuredContent").cloned(),

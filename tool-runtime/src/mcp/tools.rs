@@ -42,11 +42,9 @@ pub(crate) struct CallBody {
 enum Blocks {
     /// One text block.
     Text(String),
-    /// The tool's own content blocks.
-    Own(Vec<Content>),
-    /// Blocks written as JSON already: another server's as it sent them, or a stored
-    /// output's preview and link.
-    Written(Vec<Value>),
+    /// The tool's own blocks, another server's as it sent them, or a stored output's
+    /// preview and link.
+    Answer(AnswerBlocks),
 }
 
 impl CallBody {
@@ -87,8 +85,10 @@ impl CallBody {
         const FIELDS: usize = 96;
         let content = match &self.content {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
-            Blocks::Own(blocks) => crate::schema::json_len(blocks),
-            Blocks::Written(blocks) => crate::schema::json_list_len_at_most(blocks),
+            Blocks::Answer(AnswerBlocks::Own(blocks)) => crate::schema::json_len(blocks),
+            Blocks::Answer(AnswerBlocks::Sent(sent)) => {
+                crate::schema::json_list_len_at_most(&sent.blocks)
+            }
         };
         let structured = self
             .structured
@@ -108,7 +108,7 @@ impl CallBody {
         let mut text = String::new();
         match self.content {
             Blocks::Text(only) => text = only,
-            Blocks::Own(blocks) => {
+            Blocks::Answer(AnswerBlocks::Own(blocks)) => {
                 for block in &blocks {
                     let own = match block {
                         Content::Text { text } => Some(text.as_str()),
@@ -117,8 +117,8 @@ impl CallBody {
                     shown(own, || json!(block).to_string(), &mut text);
                 }
             }
-            Blocks::Written(blocks) => {
-                for block in &blocks {
+            Blocks::Answer(AnswerBlocks::Sent(sent)) => {
+                for block in &sent.blocks {
                     let own = block.get("text").and_then(Value::as_str);
                     shown(own, || block.to_string(), &mut text);
                 }
@@ -174,8 +174,7 @@ impl Framed<'_> {
                 serde_json::to_writer(&mut *out, text)?;
                 out.extend_from_slice(b",\"type\":\"text\"}]");
             }
-            Blocks::Own(blocks) => serde_json::to_writer(&mut *out, blocks)?,
-            Blocks::Written(blocks) => serde_json::to_writer(&mut *out, blocks)?,
+            Blocks::Answer(blocks) => serde_json::to_writer(&mut *out, blocks)?,
         }
         if body.is_error {
             out.extend_from_slice(b",\"isError\":true");
@@ -280,12 +279,8 @@ fn full_answer(
         // its structured content.
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
         let structured = outcome.ok().filter(|_| has_schema);
-        let content = match content {
-            AnswerBlocks::Own(blocks) => Blocks::Own(blocks),
-            AnswerBlocks::Sent(sent) => Blocks::Written(sent.blocks),
-        };
         return CallAnswer::Result(CallBody {
-            content,
+            content: Blocks::Answer(content),
             structured: structured.map(|value| as_structured(value, tool.as_ref(), objects_only)),
             ..CallBody::text(String::new())
         });
@@ -305,7 +300,12 @@ fn full_answer(
                 match store.store(tool.name(), text, mime_type) {
                     Ok(link) => {
                         return CallAnswer::Result(CallBody {
-                            content: Blocks::Written(linked(tool.name(), link, size, mime_type)),
+                            content: Blocks::Answer(AnswerBlocks::sent(linked(
+                                tool.name(),
+                                link,
+                                size,
+                                mime_type,
+                            ))),
                             ..CallBody::text(String::new())
                         });
                     }
@@ -554,19 +554,19 @@ mod tests {
     #[test]
     fn a_cut_of_content_blocks_keeps_their_texts_and_shows_the_others_as_json() {
         let body = CallBody {
-            content: Blocks::Own(vec![
+            content: Blocks::Answer(AnswerBlocks::Own(vec![
                 Content::text("a pixel: "),
                 Content::image([0u8, 1, 2], "image/png"),
-            ]),
+            ])),
             ..CallBody::text(String::new())
         };
         let cut = written(&limited(body, 1_000_000), None);
         assert_eq!(cut["content"][1]["mimeType"], "image/png", "{cut}");
         let body = CallBody {
-            content: Blocks::Own(vec![
+            content: Blocks::Answer(AnswerBlocks::Own(vec![
                 Content::text("a pixel: "),
                 Content::image([0u8, 1, 2], "image/png"),
-            ]),
+            ])),
             ..CallBody::text(String::new())
         };
         let cut = written(&limited(body, 80), None);
@@ -584,7 +584,7 @@ mod tests {
             json!({"type": "image", "data": "AAEC", "mimeType": "image/png"}),
         ];
         let relayed = || CallBody {
-            content: Blocks::Written(sent.clone()),
+            content: Blocks::Answer(AnswerBlocks::sent(sent.clone())),
             ..CallBody::text(String::new())
         };
         // Under the limit: the blocks as they came, annotations and all.

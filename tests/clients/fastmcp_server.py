@@ -1,6 +1,6 @@
 """A FastMCP server (PyPI `fastmcp`, pinned in requirements.txt), the way its users write
 one, for our client and mounts to reach: a plain tool, one that reports progress and logs,
-one that asks the user, a prompt and a resource.
+one that asks the user, one that fails with more than words, a prompt and a resource.
 
 Usage: fastmcp_server.py            (stdio)
        fastmcp_server.py --http PORT (Streamable HTTP at http://127.0.0.1:PORT/mcp)
@@ -11,6 +11,7 @@ import sys
 import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.tools import ToolResult
 
 mcp = FastMCP("fastmcp-upstream")
 
@@ -53,6 +54,27 @@ async def favourite_colour(ctx: Context) -> str | mcp_types.InputRequiredResult:
     if answer.action == "accept":
         return f"you like {answer.data}"
     return f"no colour ({answer.action})"
+
+
+# A one-pixel PNG.
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+@mcp.tool
+def reserve(sku: str) -> ToolResult:
+    """Reserve an item. Everything is out of stock: the error says so to the user, shows
+    the shelf, and gives the alternatives as structured content."""
+    notice = mcp_types.TextContent(
+        type="text",
+        text=f"{sku} is out of stock",
+        annotations=mcp_types.Annotations(audience=["user"], priority=0.9),
+    )
+    shelf = mcp_types.ImageContent(type="image", data=PIXEL, mime_type="image/png")
+    return ToolResult(
+        content=[notice, shelf],
+        structured_content={"sku": sku, "available": 0, "instead": ["B-2"]},
+        is_error=True,
+    )
 
 
 @mcp.prompt

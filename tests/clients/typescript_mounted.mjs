@@ -1,6 +1,7 @@
 // The official TypeScript SDK (@modelcontextprotocol/sdk, pinned in package.json) calling
 // tools of servers nobody here wrote, mounted behind our server: server-everything's,
-// FastMCP's and rmcp's, and a question FastMCP asks, answered by this client.
+// FastMCP's and rmcp's, a question FastMCP asks, answered by this client, and a failed
+// answer of FastMCP's with more than words.
 //
 // Usage: CONFORMANCE_DIR=.../node_modules node typescript_mounted.mjs URL
 // Prints one line per check; exits 1 on a failure. Every request has a timeout.
@@ -62,6 +63,16 @@ const added = await client.callTool({ name: 'rm_add', arguments: { a: 2, b: 40 }
 check("rmcp's add", text(added).includes('42') && !added.isError, JSON.stringify(added));
 const colour = await client.callTool({ name: 'fm_favourite_colour', arguments: {} }, undefined, request);
 check("FastMCP's question answered by this client", text(colour) === 'you like teal', JSON.stringify(colour));
+const refused = await client.callTool({ name: 'fm_reserve', arguments: { sku: 'A-1' } }, undefined, request);
+check(
+    "FastMCP's failed answer, as it sent it",
+    refused.isError === true &&
+        refused.content.length === 2 &&
+        refused.content[0].annotations?.priority === 0.9 &&
+        refused.content[1].type === 'image' &&
+        refused.structuredContent?.instead?.[0] === 'B-2',
+    JSON.stringify(refused),
+);
 
 await client.close();
 clearTimeout(watchdog);

@@ -229,6 +229,15 @@ async def through_mounts(label, client):
           and blocks[0].get("annotations") == {"priority": 0.7, "audience": ["user"]}
           and blocks[1].get("type") == "image" and "priority" in blocks[1].get("annotations", {}), str(blocks))
 
+    result = await client.call_tool("fm_reserve", {"sku": "A-1"})
+    blocks = [block.model_dump(exclude_none=True) for block in result.content]
+    check(f"{label}: a failed tool's answer comes through as sent: its blocks, annotations and structured content",
+          result.is_error and len(blocks) == 2 and blocks[0].get("text") == "A-1 is out of stock"
+          and blocks[0].get("annotations") == {"audience": ["user"], "priority": 0.9}
+          and blocks[1].get("type") == "image"
+          and result.structured_content == {"sku": "A-1", "available": 0, "instead": ["B-2"]},
+          f"{result.is_error} {blocks} {result.structured_content}")
+
     result = await client.call_tool("rm_add", {"a": "two", "b": 1})
     check(f"{label}: arguments that do not fit are refused here, naming the tool and parameter",
           result.is_error and "rm_add" in text_of(result) and "'a'" in text_of(result), text_of(result))

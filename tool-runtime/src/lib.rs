@@ -388,7 +388,7 @@ pub use registry::{DynamicTool, Registry};
 /// arguments, content made of resources, and what prompts and resources answer.
 pub mod result {
     pub use crate::call::content::{EmbeddedResource, IntoContent};
-    pub use crate::call::error::ArgumentProblem;
+    pub use crate::call::error::{ArgumentProblem, FailedAnswer};
     pub use crate::call::surface_output::{PromptMessage, PromptOutput, ResourceOutput, Role};
 }
 

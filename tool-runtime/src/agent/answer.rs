@@ -389,6 +389,7 @@ fn declined_result(call: &ToolCall, reason: &str) -> ToolResult {
     let error = CallError::Failed {
         tool: call.name.clone(),
         message: format!("the user declined this call of '{}': {reason}", call.name),
+        answer: None,
     };
     ToolResult::new(call.name.clone(), Value::Null, None, Err(error))
 }

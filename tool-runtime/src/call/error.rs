@@ -1,5 +1,6 @@
 //! Why a call did not produce a result, in words a model can act on.
 
+use super::content::{AnswerBlocks, Content};
 use std::fmt;
 
 /// One problem with the arguments of a call.
@@ -59,6 +60,10 @@ pub enum CallError {
         tool: String,
         /// The error's message.
         message: String,
+        /// What the tool answered beside its message, when it said more than words:
+        /// another server's mounted tool whose error answer had content blocks of other
+        /// kinds, annotations or structured content, kept as that server sent them.
+        answer: Option<Box<FailedAnswer>>,
     },
     /// The tool panicked. The panic message is logged on the server, never returned.
     Panicked {
@@ -311,6 +316,30 @@ impl fmt::Display for CallError {
 }
 
 impl std::error::Error for CallError {}
+
+/// What a failed tool answered beside its message: another server's error answer, its
+/// content blocks (annotations, `_meta` and all) and structured content as that server
+/// sent them, so that MCP callers of a mounted tool see its error as the server wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedAnswer {
+    pub(crate) blocks: AnswerBlocks,
+    pub(crate) structured: Option<serde_json::Value>,
+}
+
+/// Answers are equal when they are written the same; JSON has no value unequal to itself.
+impl Eq for FailedAnswer {}
+
+impl FailedAnswer {
+    /// The answer's content blocks of a kind [`Content`] knows.
+    pub fn content(&self) -> &[Content] {
+        self.blocks.read()
+    }
+
+    /// The answer's structured content, when it had some.
+    pub fn structured_content(&self) -> Option<&serde_json::Value> {
+        self.structured.as_ref()
+    }
+}
 
 /// Which part of a budget was spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -244,10 +244,14 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
         }),
         Ok(Produced::Content(content)) => Ok(ToolAnswer::from_content(content)),
         Ok(Produced::Json(value)) => Ok(ToolAnswer::new(value)),
-        Err(RunFailure::Failed(error)) => Err(CallError::Failed {
-            tool: tool.name().to_owned(),
-            message: error.message().to_owned(),
-        }),
+        Err(RunFailure::Failed(error)) => {
+            let (message, answer) = error.into_parts();
+            Err(CallError::Failed {
+                tool: tool.name().to_owned(),
+                message,
+                answer,
+            })
+        }
         Err(RunFailure::Panicked(message)) => {
             tracing::error!(tool = %tool.name(), panic = %message, "a tool panicked");
             Err(CallError::Panicked {

@@ -5,7 +5,8 @@
 //! itself `Serialize`), so generated code picks the conversion by autoref specialization
 //! on the concrete return type: the more specific impl sits behind more references.
 
-use super::content::{Content, IntoContent};
+use super::content::{AnswerBlocks, Content, IntoContent};
+use super::error::FailedAnswer;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
@@ -16,6 +17,8 @@ use std::marker::PhantomData;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
     message: String,
+    /// Another server's error answer, when this failure passes one on.
+    answer: Option<Box<FailedAnswer>>,
 }
 
 impl ToolError {
@@ -23,12 +26,35 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            answer: None,
+        }
+    }
+
+    /// Another server's error answer, passed on: its content blocks (as it sent them) and
+    /// structured content. Its message, for callers that read words only (REST, an agent's
+    /// model, logs), is the text of its text blocks, else its structured content as JSON.
+    pub(crate) fn relayed(blocks: Vec<Value>, structured: Option<Value>) -> Self {
+        let blocks = AnswerBlocks::sent(blocks);
+        let text = super::result::text_for_model(&Value::Null, Some(blocks.read()));
+        let message = match (text.is_empty(), &structured) {
+            (false, _) => text.into_owned(),
+            (true, Some(structured)) => structured.to_string(),
+            (true, None) => "the tool reported an error and gave no text".to_owned(),
+        };
+        ToolError {
+            message,
+            answer: Some(Box::new(FailedAnswer { blocks, structured })),
         }
     }
 
     /// The message shown to the caller.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The message, and another server's error answer when this failure passes one on.
+    pub(crate) fn into_parts(self) -> (String, Option<Box<FailedAnswer>>) {
+        (self.message, self.answer)
     }
 }
 

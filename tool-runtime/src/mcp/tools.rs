@@ -5,7 +5,7 @@
 use super::outputs::{Link, OutputStore};
 use super::ServerInfo;
 use crate::call::content::{AnswerBlocks, Content};
-use crate::call::error::CallError;
+use crate::call::error::{CallError, FailedAnswer};
 use crate::call::result::ToolResult;
 use crate::call::runnable::ToolRef;
 use serde_json::{json, Map, Value};
@@ -330,6 +330,24 @@ fn full_answer(
             message: error.to_string(),
             data: None,
         },
+        // Another server's error answer, passed on as it sent it.
+        Err(CallError::Failed {
+            answer: Some(answer),
+            ..
+        }) => {
+            let FailedAnswer { blocks, structured } = *answer;
+            // Where structured content must be an object, a value that is not one (and that
+            // the tool's output schema does not say to wrap) is left to the blocks' text.
+            let structured = structured
+                .map(|value| as_structured(value, tool.as_ref(), objects_only))
+                .filter(|value| !objects_only || value.is_object());
+            CallAnswer::Result(CallBody {
+                content: Blocks::Answer(blocks),
+                structured,
+                is_error: true,
+                ..CallBody::text(String::new())
+            })
+        }
         Err(error) => {
             // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`.
             let status = matches!(
@@ -381,7 +399,7 @@ fn linked(tool: &str, link: Link, size: usize, mime_type: &str) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DynamicTool, Registry};
+    use crate::{DynamicTool, Registry, ToolError};
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Word {
@@ -603,5 +621,71 @@ mod tests {
             )
         );
         assert_eq!(cut["isError"], true);
+    }
+
+    /// The MCP answer of a mounted tool whose server answered `blocks` and `structured`
+    /// with `isError`.
+    fn failed_upstream(blocks: &[Value], structured: Option<Value>, objects_only: bool) -> Value {
+        let tool = "up_order";
+        let error = ToolError::relayed(blocks.to_vec(), structured);
+        let (message, sent) = error.into_parts();
+        let failed = CallError::Failed {
+            tool: tool.to_owned(),
+            message,
+            answer: sent,
+        };
+        let result = ToolResult::new(tool, json!({}), None, Err(failed));
+        match answer(result, 1_000_000, None, true, objects_only) {
+            CallAnswer::Result(body) => {
+                assert!(body.is_error());
+                written(&body, None)
+            }
+            CallAnswer::Error { message, .. } => panic!("a protocol error: {message}"),
+        }
+    }
+
+    #[test]
+    fn another_servers_error_answer_is_written_as_sent_with_its_structured_content() {
+        let sent = [
+            json!({"type": "text", "text": "out of stock", "annotations": {"audience": ["user"]}}),
+            json!({"type": "image", "data": "AAEC", "mimeType": "image/png", "_meta": {"k": 1}}),
+        ];
+        let structured = json!({"sku": "A-1", "available": 0});
+        assert_eq!(
+            failed_upstream(&sent, Some(structured.clone()), true),
+            json!({"content": sent, "structuredContent": structured, "isError": true})
+        );
+        // Structured content that is not an object is left to the text where it must be
+        // one, and passed on where it need not be.
+        let listed = json!(["A-1", "B-2"]);
+        let in_objects_era = failed_upstream(&sent, Some(listed.clone()), true);
+        assert_eq!(in_objects_era.get("structuredContent"), None);
+        assert_eq!(in_objects_era["content"], json!(sent));
+        let elsewhere = failed_upstream(&sent, Some(listed.clone()), false);
+        assert_eq!(elsewhere["structuredContent"], listed);
+    }
+
+    #[test]
+    fn another_servers_error_reads_as_its_text_then_its_structured_content() {
+        let message = |blocks: &[Value], structured: Option<Value>| {
+            ToolError::relayed(blocks.to_vec(), structured)
+                .message()
+                .to_owned()
+        };
+        let texts = [
+            json!({"type": "text", "text": "out of stock"}),
+            json!({"type": "image", "data": "AAEC", "mimeType": "image/png"}),
+            json!({"type": "text", "text": "try B-2"}),
+        ];
+        assert_eq!(message(&texts, None), "out of stock\ntry B-2");
+        let image = [texts[1].clone()];
+        assert_eq!(
+            message(&image, Some(json!({"available": 0}))),
+            r#"{"available":0}"#
+        );
+        assert_eq!(
+            message(&image, None),
+            "the tool reported an error and gave no text"
+        );
     }
 }

@@ -10,9 +10,7 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
-use crate::client::{
-    Answer, CallResult, Client, ClientError, ClientHandler, Notification, RemoteTool, Round,
-};
+use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
 use crate::sync::lock;
 use crate::DynamicTool;
@@ -200,26 +198,26 @@ impl Relay {
                 None => call.await,
             }
         };
-        match call.await {
-            Ok(result) if result["isError"] == true => {
-                Err(ToolError::new(CallResult::from_value(result).text()))
-            }
-            Ok(mut result) => {
-                // Taken out of the answer as they are: blocks and fields this crate does not
-                // model (annotations, `_meta`) reach the caller too.
-                let mut take = |key: &str| result.get_mut(key).map(Value::take);
-                let content = match take("content") {
-                    Some(Value::Array(blocks)) => readable(blocks, &self.mount.prefix),
-                    _ => Vec::new(),
-                };
-                let structured = take("structuredContent").filter(|value| !value.is_null());
-                Ok(Produced::Relayed {
-                    content,
-                    structured,
-                })
-            }
-            Err(error) => Err(ToolError::new(self.refusal(&error))),
+        let mut result = match call.await {
+            Ok(result) => result,
+            Err(error) => return Err(ToolError::new(self.refusal(&error))),
+        };
+        // Taken out of the answer as they are, a failure's as a success's: blocks and fields
+        // this crate does not model (annotations, `_meta`) reach the caller too.
+        let failed = result["isError"] == true;
+        let mut take = |key: &str| result.get_mut(key).map(Value::take);
+        let content = match take("content") {
+            Some(Value::Array(blocks)) => readable(blocks, &self.mount.prefix),
+            _ => Vec::new(),
+        };
+        let structured = take("structuredContent").filter(|value| !value.is_null());
+        if failed {
+            return Err(ToolError::relayed(content, structured));
         }
+        Ok(Produced::Relayed {
+            content,
+            structured,
+        })
     }
 
     /// Passes a `prompts/get` to the server: its messages come back as they were.

@@ -87,7 +87,7 @@ impl Http {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let (era, version) = {
             let speaker = crate::sync::read(&session.speaker);
-            (speaker.era, speaker.version.clone())
+            (speaker.era(), speaker.version().to_owned())
         };
         let mut put = |name: &str, value: &str| {
             if let (Ok(name), Ok(value)) =

@@ -43,7 +43,7 @@ mod skills;
 mod stdio;
 mod tasks;
 mod types;
-mod wire;
+pub(crate) mod wire;
 
 pub use error::ClientError;
 pub use handler::{Answer, ClientHandler, Elicitation};
@@ -411,14 +411,14 @@ impl Client {
 
     /// [`call`](Client::call), with the questions of this call's rounds (2026-07-28) put to
     /// `round.asked` rather than to the client's handler, and its log messages (those the
-    /// server sends on its own stream) to `round.logs`; the result as the server sent it
-    /// (for a mount to pass on with all it holds, not read into types first).
-    pub(crate) async fn call_with(
+    /// server sends on its own stream) to `round.logs`; the result read as `T` (a mount
+    /// reads only what it passes on).
+    pub(crate) async fn call_with<T: wire::RoundResult>(
         &self,
         name: &str,
         arguments: Value,
         round: Round<'_>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<T, ClientError> {
         // Arguments go in headers over HTTP only (a process's link has none).
         let headers = match self.inner.target {
             Target::Http(_) => lock(&self.inner.tools)
@@ -550,7 +550,7 @@ impl Client {
     /// instructions for the client's model.
     pub async fn server(&self) -> Result<ServerDescription, ClientError> {
         let session = self.session().await?;
-        let protocol_version = crate::sync::read(&session.speaker).version.clone();
+        let protocol_version = crate::sync::read(&session.speaker).version().to_owned();
         let side = crate::sync::read(&session.side).clone();
         let text = |key: &str| side.info[key].as_str().unwrap_or_default().to_owned();
         Ok(ServerDescription {
@@ -608,14 +608,15 @@ impl Client {
 
     /// A request that may need answers (2026-07-28): while the server answers
     /// `input_required`, its questions go to the client's handler and the request is sent
-    /// again with the answers and the state it gave, a new id each round.
-    async fn rounds(
+    /// again with the answers and the state it gave, a new id each round. The result is
+    /// read as `T` in one pass when it is complete, as it nearly always is.
+    async fn rounds<T: wire::RoundResult>(
         &self,
         method: &str,
         params: Value,
         headers: Vec<(String, String)>,
         round: Round<'_>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<T, ClientError> {
         let session = self.session().await?;
         let asked = round.asked.unwrap_or(&*session.handler);
         let mut params = params;
@@ -626,8 +627,15 @@ impl Client {
                 timeout: round.timeout,
                 logs: round.logs.clone(),
             };
-            let result = session.request(method, &params, options).await?;
-            if tasks::is_task(&result) {
+            let raw = session.request_raw(method, &params, options).await?;
+            let read = T::read(&raw)?;
+            let kind = read.kind();
+            if kind == wire::ResultKind::Complete {
+                return Ok(read);
+            }
+            // A task, or questions: read whole.
+            let result = wire::value_of(&raw)?;
+            if kind == wire::ResultKind::Task {
                 // The server runs the call as a task: it is followed to its end.
                 let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {
                     ClientError::protocol(format!("{method} gave a task without an id"))
@@ -637,15 +645,16 @@ impl Client {
                 let limit = round.timeout.unwrap_or(session.timeout);
                 let followed = tasks::follow(self, &session, asked, task, round.statuses.as_ref());
                 return match tokio::time::timeout(limit, followed).await {
-                    Ok(outcome) => outcome,
+                    Ok(outcome) => serde_json::from_value(outcome?).map_err(|error| {
+                        ClientError::protocol(format!(
+                            "a task's result that cannot be read ({error})"
+                        ))
+                    }),
                     Err(_) => Err(ClientError::TimedOut {
                         method: method.to_owned(),
                         after: limit,
                     }),
                 };
-            }
-            if result["resultType"] != "input_required" {
-                return Ok(result);
             }
             let mut responses = Map::new();
             for (key, request) in result["inputRequests"].as_object().into_iter().flatten() {

@@ -7,7 +7,7 @@ use super::error::ClientError;
 use super::handler;
 use super::link::Link;
 use super::session::{RequestOptions, ServerSide, Session};
-use super::wire::{self, Speaker};
+use super::wire::Speaker;
 use super::{ClientBuilder, Target};
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::code;
@@ -60,17 +60,17 @@ pub(super) async fn connect(
     let capabilities = handler::capabilities(&*options.handler);
     let mut capabilities_2026 = capabilities.clone();
     capabilities_2026["extensions"] = json!({super::tasks::EXTENSION: {}});
-    let speaker = Speaker {
-        era: options.era.unwrap_or(Era::PerRequest),
-        version: match options.era {
+    let speaker = Speaker::new(
+        options.era.unwrap_or(Era::PerRequest),
+        match options.era {
             Some(Era::Handshake) => HANDSHAKE_VERSIONS[0].to_owned(),
             _ => STATELESS_VERSIONS[0].to_owned(),
         },
-        client_info: wire::written(&json!({"name": options.name, "version": options.version})),
-        capabilities_2026: wire::written(&capabilities_2026),
+        &json!({"name": options.name, "version": options.version}),
         capabilities,
-        log_level: options.log_level.clone(),
-    };
+        &capabilities_2026,
+        options.log_level.clone(),
+    );
     let session = Session::new(
         shown,
         link,
@@ -132,7 +132,7 @@ async fn discover(session: &Arc<Session>, strict: bool) -> Result<bool, ClientEr
         let error = match asked {
             Ok(result) => {
                 let supported = strings(&result["supportedVersions"]);
-                let version = crate::sync::read(&session.speaker).version.clone();
+                let version = crate::sync::read(&session.speaker).version().to_owned();
                 if !supported.is_empty() && !supported.contains(&version) {
                     return Err(ClientError::UnsupportedVersion { offered: supported });
                 }
@@ -155,7 +155,8 @@ async fn discover(session: &Arc<Session>, strict: bool) -> Result<bool, ClientEr
                 {
                     // Asked again at a version it takes (the same, if the refusal was a slip).
                     Some(version) => {
-                        crate::sync::write(&session.speaker).version = version.clone();
+                        crate::sync::write(&session.speaker)
+                            .speak(Era::PerRequest, version.clone());
                         continue;
                     }
                     None if offered
@@ -193,13 +194,8 @@ async fn discover(session: &Arc<Session>, strict: bool) -> Result<bool, ClientEr
 async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
     let params = {
         let mut speaker = crate::sync::write(&session.speaker);
-        speaker.era = Era::Handshake;
-        speaker.version = HANDSHAKE_VERSIONS[0].to_owned();
-        json!({
-            "protocolVersion": speaker.version,
-            "capabilities": speaker.capabilities,
-            "clientInfo": speaker.client_info,
-        })
+        speaker.speak(Era::Handshake, HANDSHAKE_VERSIONS[0].to_owned());
+        speaker.initialize_params()
     };
     let result = session
         .request("initialize", &params, RequestOptions::default())
@@ -213,10 +209,12 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
             offered: vec![version],
         });
     }
-    crate::sync::write(&session.speaker).version = version;
+    crate::sync::write(&session.speaker).speak(Era::Handshake, version);
     agreed_with(session, &result, result.get("serverInfo"));
     session.notify("notifications/initialized", None).await?;
-    let level = crate::sync::read(&session.speaker).log_level.clone();
+    let level = crate::sync::read(&session.speaker)
+        .log_level()
+        .map(str::to_owned);
     let logs = result["capabilities"].get("logging").is_some();
     if let (Some(level), true) = (level, logs) {
         let asked = json!({"level": level});

@@ -12,6 +12,7 @@ use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
 use crate::mcp::era::Era;
 use crate::sync::lock;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,7 +60,7 @@ pub(crate) enum Failure {
     TimedOut,
 }
 
-type Answered = oneshot::Sender<Result<Value, Failure>>;
+type Answered = oneshot::Sender<Result<Box<RawValue>, Failure>>;
 
 pub(crate) struct Session {
     /// The server, as it was named (for errors and logs).
@@ -163,7 +164,7 @@ impl Session {
 
     /// The era and version agreed.
     pub(crate) fn era(&self) -> Era {
-        crate::sync::read(&self.speaker).era
+        crate::sync::read(&self.speaker).era()
     }
 
     /// Whether the transport is gone.
@@ -246,12 +247,23 @@ impl Session {
         params: &Value,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
+        wire::value_of(&self.request_raw(method, params, options).await?)
+    }
+
+    /// [`request`](Session::request), its result as the JSON text it came as, for a caller
+    /// that reads only part of it.
+    pub(crate) async fn request_raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: &Value,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         #[cfg(feature = "otel")]
         {
             use tracing::Instrument;
             let span = crate::otel::client::request_span(method, named(method, params));
             if !span.is_disabled() {
-                let version = crate::sync::read(&self.speaker).version.clone();
+                let version = crate::sync::read(&self.speaker).version().to_owned();
                 span.record("mcp.protocol.version", version.as_str());
                 let outcome = self
                     .exchange(method, params, options, &span)
@@ -273,7 +285,7 @@ impl Session {
         params: &Value,
         options: RequestOptions,
         #[cfg_attr(not(feature = "otel"), allow(unused_variables))] span: &tracing::Span,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         if self.is_dead() {
             let why = lock(&self.death).clone();
             return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
@@ -518,10 +530,10 @@ fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
 /// Records how a request ended on its span: the server's error code, a tool's error, or
 /// how it failed without an answer.
 #[cfg(feature = "otel")]
-fn traced_outcome(span: &tracing::Span, outcome: &Result<Value, ClientError>) {
+fn traced_outcome(span: &tracing::Span, outcome: &Result<Box<RawValue>, ClientError>) {
     use crate::otel::outcome::{answered_with_error, failed};
     let (kind, description) = match outcome {
-        Ok(result) if result["isError"] == Value::Bool(true) => {
+        Ok(result) if wire::says_tool_failed(result) => {
             ("tool_error", "the tool reported an error")
         }
         Ok(_) => return,
@@ -548,7 +560,7 @@ struct InFlight {
     /// drop).
     sent: Option<Sent>,
     /// Where its answer comes.
-    answer: oneshot::Receiver<Result<Value, Failure>>,
+    answer: oneshot::Receiver<Result<Box<RawValue>, Failure>>,
     /// Whether its caller took the answer.
     answered: bool,
     /// When its answer is due, if it has a time limit.
@@ -572,10 +584,10 @@ impl Drop for InFlight {
         let waiting = waiting || self.timed_out || matches!(left, Some(Err(Failure::TimedOut)));
         // Made a task by the server, in an answer nobody read: that task is given up too.
         if let Some(Ok(result)) = &left {
-            if let Some(task) = result["taskId"]
-                .as_str()
-                .filter(|_| super::tasks::is_task(result))
-            {
+            let task = (wire::result_kind(result) == wire::ResultKind::Task)
+                .then(|| wire::value_of(result).ok())
+                .flatten();
+            if let Some(task) = task.as_ref().and_then(|task| task["taskId"].as_str()) {
                 super::tasks::cancel_owed(&self.session, task.to_owned());
             }
         }

@@ -6,8 +6,7 @@
 use crate::mcp::era::{Era, META_VERSION};
 use crate::mcp::jsonrpc::{self, RequestId};
 use crate::mcp::params::META_CAPABILITIES;
-use serde::ser::{SerializeMap, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -17,12 +16,14 @@ pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// One message from the server.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Message {
-    /// The answer to a request of ours.
+    /// The answer to a request of ours. Its result is kept as the JSON text it came as: the
+    /// request's caller reads what it needs of it (a mount only a call's content, not the
+    /// server's `_meta`), rather than every answer being made a tree of values first.
     Response {
         id: Value,
-        outcome: Result<Value, ErrorObject>,
+        outcome: Result<Box<RawValue>, ErrorObject>,
     },
     /// A request of the server's (a question for the client, or `ping`).
     Request {
@@ -45,15 +46,17 @@ pub(crate) struct ErrorObject {
 }
 
 #[derive(Deserialize)]
-struct Envelope {
-    jsonrpc: Option<String>,
+struct Envelope<'a> {
+    /// Borrowed: only compared.
+    #[serde(borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     id: Option<Value>,
     method: Option<String>,
     #[serde(default)]
     params: Option<Value>,
     #[serde(default)]
-    result: Option<Value>,
+    result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<ErrorObject>,
 }
@@ -84,60 +87,204 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
     }
 }
 
+/// What a result is, by its `resultType` (2026-07-28): complete (also whatever has none, as
+/// every result before 2026-07-28, or a name this client does not know), a task the server
+/// runs the request as, or questions the request needs answered first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum ResultKind {
+    #[default]
+    Complete,
+    Task,
+    InputRequired,
+}
+
+impl ResultKind {
+    fn named(name: &str) -> ResultKind {
+        match name {
+            "task" => ResultKind::Task,
+            "input_required" => ResultKind::InputRequired,
+            _ => ResultKind::Complete,
+        }
+    }
+}
+
+/// Read from the name, as it is being parsed (no string is kept).
+impl<'de> Deserialize<'de> for ResultKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = ResultKind;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the name of a result type")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ResultKind, E> {
+                Ok(ResultKind::named(name))
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+/// A result as the caller of a request that may take rounds (`tools/call`, `prompts/get`,
+/// `resources/read`) reads it: in one pass, what kind it is with whatever else it needs.
+pub(crate) trait RoundResult: serde::de::DeserializeOwned {
+    /// What kind of result it is.
+    fn kind(&self) -> ResultKind;
+
+    /// Reads it from the JSON text the server sent.
+    fn read(result: &RawValue) -> Result<Self, super::ClientError> {
+        serde_json::from_str(result.get()).map_err(|error| {
+            super::ClientError::protocol(format!("a result that cannot be read ({error})"))
+        })
+    }
+}
+
+/// The whole result, for a caller that reads most of it.
+impl RoundResult for Value {
+    fn kind(&self) -> ResultKind {
+        self["resultType"]
+            .as_str()
+            .map_or(ResultKind::Complete, ResultKind::named)
+    }
+}
+
+/// The fields of a result that say what it is, read without keeping the rest.
+#[derive(Deserialize)]
+struct Outline {
+    #[serde(rename = "resultType", default)]
+    kind: ResultKind,
+    #[cfg(feature = "otel")]
+    #[serde(rename = "isError", default)]
+    is_error: Option<Value>,
+}
+
+fn outline(result: &RawValue) -> Option<Outline> {
+    serde_json::from_str(result.get()).ok()
+}
+
+/// What `result` is; a result that is not an object is taken as complete.
+pub(crate) fn result_kind(result: &RawValue) -> ResultKind {
+    outline(result).map_or(ResultKind::Complete, |outline| outline.kind)
+}
+
+/// Whether `result` is a tool call's answer that says the tool failed (`isError`).
+#[cfg(feature = "otel")]
+pub(crate) fn says_tool_failed(result: &RawValue) -> bool {
+    outline(result).is_some_and(|outline| outline.is_error == Some(Value::Bool(true)))
+}
+
+/// `result` read whole, for a caller that reads most of it.
+pub(crate) fn value_of(result: &RawValue) -> Result<Value, super::ClientError> {
+    <Value as RoundResult>::read(result)
+}
+
 /// Who the client is, what it can do, and the era it speaks in: what each request carries.
 #[derive(Debug, Clone)]
 pub(crate) struct Speaker {
-    pub(crate) era: Era,
+    era: Era,
     /// The protocol version agreed (or, before, asked for).
-    pub(crate) version: String,
-    /// Its name and version, written once: a 2026-07-28 message carries them each time.
-    pub(crate) client_info: Box<RawValue>,
+    version: String,
+    /// Its name and version, written once.
+    client_info: Box<RawValue>,
     /// What the client can do, as `initialize` declares it.
-    pub(crate) capabilities: Value,
-    /// The same at 2026-07-28, with the extensions the client speaks (tasks), written once
-    /// as `client_info` is.
-    pub(crate) capabilities_2026: Box<RawValue>,
+    capabilities: Value,
+    /// The same at 2026-07-28, with the extensions the client speaks (tasks), written once.
+    capabilities_2026: Box<RawValue>,
     /// The level of log messages wanted at 2026-07-28 (none unless set).
-    pub(crate) log_level: Option<String>,
+    log_level: Option<String>,
+    /// The `_meta` entries every 2026-07-28 message carries, as JSON text (`"key":value`
+    /// pairs, no braces): written when the speaker changes, not with each message.
+    meta_written: String,
 }
 
 impl Speaker {
+    pub(crate) fn new(
+        era: Era,
+        version: String,
+        client_info: &Value,
+        capabilities: Value,
+        capabilities_2026: &Value,
+        log_level: Option<String>,
+    ) -> Speaker {
+        let mut speaker = Speaker {
+            era,
+            version,
+            client_info: written(client_info),
+            capabilities,
+            capabilities_2026: written(capabilities_2026),
+            log_level,
+            meta_written: String::new(),
+        };
+        speaker.write_meta();
+        speaker
+    }
+
+    pub(crate) fn era(&self) -> Era {
+        self.era
+    }
+
+    pub(crate) fn version(&self) -> &str {
+        &self.version
+    }
+
+    pub(crate) fn log_level(&self) -> Option<&str> {
+        self.log_level.as_deref()
+    }
+
+    /// What `initialize` says of the client: its version, capabilities and name.
+    pub(crate) fn initialize_params(&self) -> Value {
+        serde_json::json!({
+            "protocolVersion": self.version,
+            "capabilities": self.capabilities,
+            "clientInfo": self.client_info,
+        })
+    }
+
+    /// Speaks `version` from now on, in `era`.
+    pub(crate) fn speak(&mut self, era: Era, version: String) {
+        self.era = era;
+        self.version = version;
+        self.write_meta();
+    }
+
     /// What each message's `_meta` carries at 2026-07-28 (the version, the client's
     /// capabilities and name, the log level wanted); nothing in the handshake era.
     pub(crate) fn meta(&self) -> Option<&Speaker> {
         (self.era == Era::PerRequest).then_some(self)
     }
 
-    /// The `_meta` entries of [`Speaker::meta`]: what each is named and what it holds.
-    fn meta_entries(&self) -> impl Iterator<Item = (&'static str, MetaValue<'_>)> {
-        [
-            (META_VERSION, Some(MetaValue::Text(&self.version))),
-            (
-                META_CAPABILITIES,
-                Some(MetaValue::Json(&self.capabilities_2026)),
-            ),
-            (META_CLIENT_INFO, Some(MetaValue::Json(&self.client_info))),
-            (
-                META_LOG_LEVEL,
-                self.log_level.as_deref().map(MetaValue::Text),
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(key, value)| Some((key, value?)))
+    /// The names of [`Speaker::meta`]'s entries.
+    fn meta_names(&self) -> impl Iterator<Item = &'static str> {
+        let level = self.log_level.as_ref().map(|_| META_LOG_LEVEL);
+        [META_VERSION, META_CAPABILITIES, META_CLIENT_INFO]
+            .into_iter()
+            .chain(level)
     }
-}
 
-/// The value of one of the speaker's `_meta` entries, borrowed.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum MetaValue<'a> {
-    Text(&'a str),
-    Json(&'a RawValue),
+    fn write_meta(&mut self) {
+        let mut written = String::new();
+        let mut entry = |name: &str, value: &str| {
+            if !written.is_empty() {
+                written.push(',');
+            }
+            written.push_str(&Value::from(name).to_string());
+            written.push(':');
+            written.push_str(value);
+        };
+        let text = |text: &str| Value::from(text).to_string();
+        entry(META_VERSION, &text(&self.version));
+        entry(META_CAPABILITIES, self.capabilities_2026.get());
+        entry(META_CLIENT_INFO, self.client_info.get());
+        if let Some(level) = &self.log_level {
+            entry(META_LOG_LEVEL, &text(level));
+        }
+        self.meta_written = written;
+    }
 }
 
 /// `value` as JSON text, for the speaker's entries every message carries: written once,
 /// not each time.
-pub(crate) fn written(value: &Value) -> Box<RawValue> {
+fn written(value: &Value) -> Box<RawValue> {
     // A `Value` always serializes; an empty object stands in should it ever not.
     serde_json::value::to_raw_value(value)
         .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("{} is JSON"))
@@ -175,57 +322,56 @@ struct Params<'a> {
     added: &'a Added,
 }
 
-impl Serialize for Params<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl Params<'_> {
+    /// Writes the params into `out`: the speaker's entries as the JSON text they were
+    /// written as once, the rest as it is.
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        fn entry(out: &mut Vec<u8>, first: &mut bool, key: &str) -> serde_json::Result<()> {
+            if !std::mem::take(first) {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            Ok(())
+        }
         let empty = Map::new();
         let params = self.params.as_object().unwrap_or(&empty);
-        let mut map = serializer.serialize_map(None)?;
+        out.push(b'{');
+        let mut first = true;
         for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
-            map.serialize_entry(key, value)?;
+            entry(out, &mut first, key)?;
+            serde_json::to_writer(&mut *out, value)?;
         }
         let own = params.get("_meta");
         if own.is_some() || self.speaker.is_some() || !self.added.is_empty() {
-            let meta = Meta {
-                own: own.and_then(Value::as_object),
-                speaker: self.speaker,
-                added: self.added,
+            entry(out, &mut first, "_meta")?;
+            out.push(b'{');
+            let mut first = true;
+            if let Some(speaker) = self.speaker {
+                out.extend_from_slice(speaker.meta_written.as_bytes());
+                first = speaker.meta_written.is_empty();
+            }
+            if let Some(token) = self.added.progress_token {
+                entry(out, &mut first, "progressToken")?;
+                serde_json::to_writer(&mut *out, &token)?;
+            }
+            for (key, value) in &self.added.trace {
+                entry(out, &mut first, key)?;
+                serde_json::to_writer(&mut *out, value)?;
+            }
+            let speakers = |key: &str| {
+                self.speaker
+                    .is_some_and(|s| s.meta_names().any(|n| n == key))
             };
-            map.serialize_entry("_meta", &meta)?;
+            let own = own.and_then(Value::as_object).into_iter().flatten();
+            for (key, value) in own.filter(|(key, _)| !speakers(key) && !self.added.names(key)) {
+                entry(out, &mut first, key)?;
+                serde_json::to_writer(&mut *out, value)?;
+            }
+            out.push(b'}');
         }
-        map.end()
-    }
-}
-
-/// A message's `_meta`: the speaker's entries, the request's additions, then the params'
-/// own others.
-struct Meta<'a> {
-    own: Option<&'a Map<String, Value>>,
-    speaker: Option<&'a Speaker>,
-    added: &'a Added,
-}
-
-impl Serialize for Meta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        let speaker = self.speaker.into_iter().flat_map(Speaker::meta_entries);
-        for (key, value) in speaker {
-            map.serialize_entry(key, &value)?;
-        }
-        if let Some(token) = self.added.progress_token {
-            map.serialize_entry("progressToken", &token)?;
-        }
-        for (key, value) in &self.added.trace {
-            map.serialize_entry(key, value)?;
-        }
-        let speakers = |key: &str| {
-            let mut speaker = self.speaker.into_iter().flat_map(Speaker::meta_entries);
-            speaker.any(|(name, _)| name == key)
-        };
-        let own = self.own.into_iter().flatten();
-        for (key, value) in own.filter(|(key, _)| !speakers(key) && !self.added.names(key)) {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
+        out.push(b'}');
+        Ok(())
     }
 }
 
@@ -243,7 +389,11 @@ pub(crate) fn request(
         speaker,
         added,
     };
-    jsonrpc::request(&Value::from(id), method, &params)
+    jsonrpc::message_written(
+        Some(&Value::from(id)),
+        method,
+        Some(|out: &mut Vec<u8>| params.write(out)),
+    )
 }
 
 /// The bytes of a notification, its `_meta` carrying `speaker`'s entries when there is
@@ -259,7 +409,8 @@ pub(crate) fn notification(
         speaker,
         added: &added,
     });
-    jsonrpc::message(None, method, params.as_ref())
+    let write = params.map(|params| move |out: &mut Vec<u8>| params.write(out));
+    jsonrpc::message_written(None, method, write)
 }
 
 /// The bytes of our answer to the server's request `id`.
@@ -279,13 +430,11 @@ mod tests {
     #[test]
     fn messages_are_told_apart_by_their_fields() {
         let read = |text: &str| read(text.as_bytes());
-        assert_eq!(
-            read(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#),
-            Ok(Message::Response {
-                id: json!(1),
-                outcome: Ok(json!({"tools": []}))
-            })
-        );
+        assert!(matches!(
+            read(r#"{"jsonrpc":"2.0","id":1,"result":{"tools": []}}"#),
+            Ok(Message::Response { id, outcome: Ok(result) })
+                if id == json!(1) && result.get() == r#"{"tools": []}"#
+        ));
         assert!(matches!(
             read(r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"nope"}}"#),
             Ok(Message::Response {
@@ -310,6 +459,31 @@ mod tests {
             "neither result nor error"
         );
         assert!(read("not json").is_err());
+    }
+
+    #[test]
+    fn a_result_says_what_it_is_by_its_result_type_without_being_read_whole() {
+        let kind = |text: &str| result_kind(&RawValue::from_string(text.to_owned()).unwrap());
+        assert_eq!(
+            kind(r#"{"resultType": "task", "taskId": "t"}"#),
+            ResultKind::Task
+        );
+        // An escaped name is the same name.
+        assert_eq!(kind(r#"{"resultType": "t\u0061sk"}"#), ResultKind::Task);
+        assert_eq!(
+            kind(r#"{"inputRequests": {}, "resultType": "input_required"}"#),
+            ResultKind::InputRequired
+        );
+        for complete in [
+            r#"{"resultType": "complete"}"#,
+            r#"{"content": []}"#,
+            r#"{"resultType": "later"}"#,
+            r#"{"resultType": 3}"#,
+            "[]",
+            "null",
+        ] {
+            assert_eq!(kind(complete), ResultKind::Complete, "{complete}");
+        }
     }
 
     #[test]
@@ -352,14 +526,14 @@ mod tests {
 
     #[test]
     fn a_2026_request_carries_the_version_capabilities_and_client_in_meta() {
-        let speaker = Speaker {
-            era: Era::PerRequest,
-            version: "2026-07-28".to_owned(),
-            client_info: written(&json!({"name": "c", "version": "1"})),
-            capabilities: json!({"elicitation": {}}),
-            capabilities_2026: written(&json!({"elicitation": {}, "extensions": {"x": {}}})),
-            log_level: None,
-        };
+        let speaker = Speaker::new(
+            Era::PerRequest,
+            "2026-07-28".to_owned(),
+            &json!({"name": "c", "version": "1"}),
+            json!({"elicitation": {}}),
+            &json!({"elicitation": {}, "extensions": {"x": {}}}),
+            None,
+        );
         let params = json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old", "progressToken": "theirs", "traceparent": "theirs"}});
         let added = Added {
             progress_token: Some(7),
@@ -391,10 +565,30 @@ mod tests {
             meta["io.modelcontextprotocol/protocolVersion"],
             json!("2026-07-28")
         );
-        let handshake = Speaker {
-            era: Era::Handshake,
-            ..speaker
-        };
+        // The log level wanted goes with the rest, over an entry of the params' own; a
+        // version spoken later replaces the one written first.
+        let mut leveled = Speaker::new(
+            Era::PerRequest,
+            "2026-07-28".to_owned(),
+            &json!({"name": "c", "version": "1"}),
+            json!({}),
+            &json!({}),
+            Some("debug".to_owned()),
+        );
+        leveled.speak(Era::PerRequest, "2026-12-01".to_owned());
+        let own_level = json!({"_meta": {"io.modelcontextprotocol/logLevel": "error"}});
+        let written = request(4, "ping", &own_level, leveled.meta(), &Added::default());
+        assert_eq!(
+            serde_json::from_slice::<Value>(&written).unwrap()["params"],
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-12-01",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                "io.modelcontextprotocol/logLevel": "debug",
+            }})
+        );
+        let mut handshake = speaker.clone();
+        handshake.speak(Era::Handshake, "2025-11-25".to_owned());
         assert!(handshake.meta().is_none());
         let written = notification("notifications/x", Some(&json!({})), handshake.meta());
         assert_eq!(

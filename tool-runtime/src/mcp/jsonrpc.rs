@@ -574,6 +574,17 @@ pub(crate) fn message<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Vec<u8> {
+    let write = params.map(|params| move |out: &mut Vec<u8>| serde_json::to_writer(out, params));
+    message_written(id, method, write)
+}
+
+/// [`message`], its params put where they go by `write` (for params written in part from
+/// JSON text kept ready, which a `Serialize` cannot splice in).
+pub(crate) fn message_written(
+    id: Option<&Value>,
+    method: &str,
+    write: Option<impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>>,
+) -> Vec<u8> {
     // Room for most messages whole (a 2026-07-28 client's request carries its `_meta`), so
     // writing one seldom grows the buffer.
     let mut out = Vec::with_capacity(512);
@@ -585,10 +596,10 @@ pub(crate) fn message<P: Serialize + ?Sized>(
     }
     out.extend_from_slice(b",\"method\":");
     let _ = serde_json::to_writer(&mut out, method);
-    if let Some(params) = params {
+    if let Some(write) = write {
         out.extend_from_slice(b",\"params\":");
         let start = out.len();
-        if let Err(error) = serde_json::to_writer(&mut out, params) {
+        if let Err(error) = write(&mut out) {
             // Only a map with keys that are not strings fails: what was written is taken
             // back, so the message stays JSON.
             tracing::error!(%error, method, "a message's params could not be serialized");

@@ -10,10 +10,12 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
+use crate::client::wire::{ResultKind, RoundResult};
 use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
 use crate::sync::lock;
 use crate::DynamicTool;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -198,20 +200,18 @@ impl Relay {
                 None => call.await,
             }
         };
-        let mut result = match call.await {
-            Ok(result) => result,
+        let parts: CallParts = match call.await {
+            Ok(parts) => parts,
             Err(error) => return Err(ToolError::new(self.refusal(&error))),
         };
-        // Taken out of the answer as they are, a failure's as a success's: blocks and fields
-        // this crate does not model (annotations, `_meta`) reach the caller too.
-        let failed = result["isError"] == true;
-        let mut take = |key: &str| result.get_mut(key).map(Value::take);
-        let content = match take("content") {
+        // Passed on as they came, a failure's as a success's: blocks and fields this crate
+        // does not model (annotations, `_meta`) reach the caller too.
+        let content = match parts.content {
             Some(Value::Array(blocks)) => readable(blocks, &self.mount.prefix),
             _ => Vec::new(),
         };
-        let structured = take("structuredContent").filter(|value| !value.is_null());
-        if failed {
+        let structured = parts.structured;
+        if parts.is_error == Some(Value::Bool(true)) {
             return Err(ToolError::relayed(content, structured));
         }
         Ok(Produced::Relayed {
@@ -278,6 +278,38 @@ impl Relay {
             self.mount.prefix,
             self.mount.shown()
         )
+    }
+}
+
+/// What a mount passes on of a `tools/call` result, and what kind of result it is; the
+/// rest (the server's `_meta`) is skipped as it is read, never made into values.
+#[derive(serde::Deserialize)]
+struct CallParts {
+    #[serde(rename = "resultType", default)]
+    kind: ResultKind,
+    #[serde(default)]
+    content: Option<Value>,
+    /// `null` is none.
+    #[serde(rename = "structuredContent", default)]
+    structured: Option<Value>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<Value>,
+}
+
+impl RoundResult for CallParts {
+    fn kind(&self) -> ResultKind {
+        self.kind
+    }
+
+    fn read(result: &RawValue) -> Result<CallParts, ClientError> {
+        let not_one = |why: &dyn std::fmt::Display| {
+            ClientError::protocol(format!("a tools/call result that is not one ({why})"))
+        };
+        // Serde would take a list for a struct too, field by field.
+        if !result.get().trim_start().starts_with('{') {
+            return Err(not_one(&"not an object"));
+        }
+        serde_json::from_str(result.get()).map_err(|error| not_one(&error))
     }
 }
 
@@ -501,5 +533,36 @@ mod tests {
             link.clone(),
         ];
         assert_eq!(readable(blocks, "up"), [annotated, link]);
+    }
+
+    #[test]
+    fn a_call_result_gives_its_parts_and_only_an_object_is_one() {
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let parts = CallParts::read(&raw(
+            r#"{"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up"}},
+                "content": [{"type": "text", "text": "no"}], "isError": true,
+                "resultType": "complete", "structuredContent": null}"#,
+        ))
+        .unwrap();
+        assert_eq!(parts.content, Some(json!([{"type": "text", "text": "no"}])));
+        assert_eq!(parts.structured, None, "null is no structured content");
+        assert_eq!(parts.is_error, Some(json!(true)));
+        assert_eq!(parts.kind(), ResultKind::Complete);
+        let task = CallParts::read(&raw(r#"{"resultType": "task", "taskId": "t1"}"#)).unwrap();
+        assert_eq!(task.kind(), ResultKind::Task);
+        let parts = CallParts::read(&raw(r#"{"structuredContent": [1, 2]}"#)).unwrap();
+        assert_eq!(
+            (parts.content, parts.structured),
+            (None, Some(json!([1, 2])))
+        );
+        for broken in ["5", "[]", r#""text""#] {
+            let error = CallParts::read(&raw(broken)).err().map(|e| e.to_string());
+            assert!(
+                error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("tools/call result")),
+                "{broken}: {error:?}"
+            );
+        }
     }
 }

@@ -89,30 +89,34 @@ impl Http {
             let speaker = crate::sync::read(&session.speaker);
             (speaker.era(), speaker.version().to_owned())
         };
-        let mut put = |name: &str, value: &str| {
-            if let (Ok(name), Ok(value)) =
-                (HeaderName::try_from(name), HeaderValue::from_str(value))
-            {
+        let mut put = |name: HeaderName, value: &str| {
+            if let Ok(value) = HeaderValue::from_str(value) {
                 headers.insert(name, value);
             }
         };
+        // The protocol's own names are static: made with no copy, each request.
+        let named = |name: &str| HeaderName::try_from(name).ok();
         // Before `initialize` is answered there is no version to name.
         if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
-            put("mcp-protocol-version", &version);
+            put(HeaderName::from_static("mcp-protocol-version"), &version);
         }
         if let Some(id) = lock(&self.0.session_id).clone() {
-            put("mcp-session-id", &id);
+            put(HeaderName::from_static("mcp-session-id"), &id);
         }
         if era == Era::PerRequest {
             if let Some(method) = method {
-                put("mcp-method", method);
+                put(HeaderName::from_static("mcp-method"), method);
             }
             for (name, value) in extra {
-                put(name, value);
+                if let Some(name) = named(name) {
+                    put(name, value);
+                }
             }
         }
         for (name, value) in authorization {
-            put(name, value);
+            if let Some(name) = named(name) {
+                put(name, value);
+            }
         }
         headers
     }

@@ -90,10 +90,14 @@ async fn hand_over(
     }
 }
 
-/// The id a response answers, read back from its bytes.
+/// The id a response answers, read back from its bytes (the rest skipped, not kept).
 fn first_id(message: &ServerMessage) -> Option<RequestId> {
-    let value: serde_json::Value = serde_json::from_slice(&message.bytes).ok()?;
-    value.get("id").map(RequestId::from_value)
+    #[derive(serde::Deserialize)]
+    struct Answers {
+        id: Option<serde_json::Value>,
+    }
+    let answers: Answers = serde_json::from_slice(&message.bytes).ok()?;
+    answers.id.as_ref().map(RequestId::from_value)
 }
 
 /// Which connection a POST goes to, in which era.
@@ -381,12 +385,15 @@ async fn answer_opening(
     caller: &Caller,
     first: ServerMessage,
 ) -> Response {
-    let opened = first.kind == ServerMessageKind::Result;
-    let request_id = first_id(&first);
-    let mut response = answer(app, first, routed.era);
     // Only an `initialize` that succeeded opens a session; with a shared store, it is kept
     // there before the client learns of it.
-    if let (Some(id), true) = (routed.opens, opened) {
+    let opens = routed
+        .opens
+        .filter(|_| first.kind == ServerMessageKind::Result);
+    // What a refusal to open it answers; read back only then, not for every answer.
+    let request_id = opens.as_ref().and_then(|_| first_id(&first));
+    let mut response = answer(app, first, routed.era);
+    if let Some(id) = opens {
         if let Ok(value) = HeaderValue::from_str(&id) {
             match app.sessions.open(id, routed.connection, caller).await {
                 Ok(()) => {}

@@ -123,7 +123,10 @@ fn past_the_cap_with_every_session_busy_initialize_is_told_to_retry() {
     assert_eq!(refused.header("retry-after"), Some("1"));
     let error: Value = serde_json::from_str(&refused.body).unwrap();
     assert_eq!(error["error"]["code"], -32000);
-    assert_eq!(error["id"], 0, "the refusal answers the initialize: {error}");
+    assert_eq!(
+        error["id"], 0,
+        "the refusal answers the initialize: {error}"
+    );
     assert!(
         error["error"]["message"]
             .as_str()

@@ -202,21 +202,63 @@ pub(crate) enum AnswerBlocks {
 }
 
 /// Another server's blocks exactly as it sent them, so that what [`Content`] does not
-/// model (annotations, `_meta`, a resource link's title or size) reaches the caller too;
-/// read as [`Content`] the first time that is asked for.
+/// model (annotations, `_meta`, a resource link's title or size) reaches the caller too:
+/// kept as the JSON text they came as (written out again as they are, numbers and all),
+/// read as values or as [`Content`] the first time that is asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct SentBlocks {
-    /// The blocks as sent.
-    pub(crate) blocks: Vec<serde_json::Value>,
+    /// The blocks as sent: a JSON list.
+    raw: Box<serde_json::value::RawValue>,
+    /// Their reading as values.
+    values: std::sync::OnceLock<Vec<serde_json::Value>>,
     /// Their reading as [`Content`], blocks of unknown kinds left out.
     read: std::sync::OnceLock<Vec<Content>>,
+}
+
+impl SentBlocks {
+    /// The blocks as the JSON text they came as.
+    pub(crate) fn raw(&self) -> &serde_json::value::RawValue {
+        &self.raw
+    }
+
+    /// The blocks as values.
+    pub(crate) fn values(&self) -> &[serde_json::Value] {
+        self.values
+            .get_or_init(|| serde_json::from_str(self.raw.get()).unwrap_or_default())
+    }
+
+    /// The blocks as one JSON value (a list), read anew.
+    pub(crate) fn to_value(&self) -> serde_json::Value {
+        match self.values.get() {
+            Some(values) => serde_json::Value::Array(values.clone()),
+            None => serde_json::from_str(self.raw.get()).unwrap_or_default(),
+        }
+    }
 }
 
 impl AnswerBlocks {
     /// Another server's blocks, as sent.
     pub(crate) fn sent(blocks: Vec<serde_json::Value>) -> AnswerBlocks {
+        // A list of values always serializes.
+        let raw = serde_json::value::to_raw_value(&blocks).unwrap_or_else(|_| empty_list());
         AnswerBlocks::Sent(Box::new(SentBlocks {
-            blocks,
+            raw,
+            values: std::sync::OnceLock::from(blocks),
+            read: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// Another server's blocks, as the JSON text they came as; text that is not a list
+    /// stands for none.
+    pub(crate) fn sent_as_text(raw: Box<serde_json::value::RawValue>) -> AnswerBlocks {
+        let raw = if raw.get().trim_start().starts_with('[') {
+            raw
+        } else {
+            empty_list()
+        };
+        AnswerBlocks::Sent(Box::new(SentBlocks {
+            raw,
+            values: std::sync::OnceLock::new(),
             read: std::sync::OnceLock::new(),
         }))
     }
@@ -226,9 +268,22 @@ impl AnswerBlocks {
     pub(crate) fn read(&self) -> &[Content] {
         match self {
             AnswerBlocks::Own(blocks) => blocks,
-            AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| known(&sent.blocks)),
+            AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| known(sent.values())),
         }
     }
+
+    /// The blocks as one JSON value (a list).
+    pub(crate) fn to_value(&self) -> serde_json::Value {
+        match self {
+            AnswerBlocks::Own(blocks) => serde_json::to_value(blocks).unwrap_or_default(),
+            AnswerBlocks::Sent(sent) => sent.to_value(),
+        }
+    }
+}
+
+/// `[]`, as JSON text.
+pub(crate) fn empty_list() -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string("[]".to_owned()).expect("[] is JSON")
 }
 
 /// Blocks are equal when they are written the same.
@@ -236,10 +291,12 @@ impl PartialEq for AnswerBlocks {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (AnswerBlocks::Own(mine), AnswerBlocks::Own(theirs)) => mine == theirs,
-            (AnswerBlocks::Sent(mine), AnswerBlocks::Sent(theirs)) => mine.blocks == theirs.blocks,
+            (AnswerBlocks::Sent(mine), AnswerBlocks::Sent(theirs)) => {
+                mine.values() == theirs.values()
+            }
             (AnswerBlocks::Own(own), AnswerBlocks::Sent(sent))
             | (AnswerBlocks::Sent(sent), AnswerBlocks::Own(own)) => {
-                matches!(serde_json::to_value(own), Ok(serde_json::Value::Array(written)) if written == sent.blocks)
+                matches!(serde_json::to_value(own), Ok(serde_json::Value::Array(written)) if written == sent.values())
             }
         }
     }
@@ -250,7 +307,7 @@ impl Serialize for AnswerBlocks {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             AnswerBlocks::Own(blocks) => blocks.serialize(serializer),
-            AnswerBlocks::Sent(sent) => sent.blocks.serialize(serializer),
+            AnswerBlocks::Sent(sent) => sent.raw.serialize(serializer),
         }
     }
 }
@@ -259,6 +316,7 @@ impl Serialize for AnswerBlocks {
 mod tests {
     use super::*;
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     #[test]
     fn blocks_sent_by_another_server_are_written_as_sent_and_read_as_far_as_known() {
@@ -269,6 +327,16 @@ mod tests {
         ];
         let blocks = AnswerBlocks::sent(sent.clone());
         assert_eq!(serde_json::to_value(&blocks).unwrap(), json!(sent));
+        // As text: written as it came, to the byte, and read the same.
+        let text = r#"[{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5}},{"type":"hologram","frames":3},{"type":"resource_link","uri":"file:///a","name":"a","title":"A","size":3}]"#;
+        let as_text = AnswerBlocks::sent_as_text(RawValue::from_string(text.to_owned()).unwrap());
+        assert_eq!(serde_json::to_string(&as_text).unwrap(), text);
+        assert_eq!(as_text, blocks);
+        assert_eq!(as_text.read(), blocks.read());
+        assert_eq!(as_text.to_value(), json!(sent));
+        let not_a_list =
+            AnswerBlocks::sent_as_text(RawValue::from_string("{}".to_owned()).unwrap());
+        assert_eq!(serde_json::to_string(&not_a_list).unwrap(), "[]");
         assert_eq!(
             blocks.read(),
             [

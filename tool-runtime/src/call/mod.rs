@@ -237,11 +237,14 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
         Ok(Produced::Relayed {
             content,
             structured,
-        }) => Ok(ToolAnswer {
-            value: structured.unwrap_or_else(|| Value::Array(content.clone())),
-            content: Some(AnswerBlocks::sent(content)),
-            cached: false,
-        }),
+        }) => {
+            let content = AnswerBlocks::sent_as_text(content.0);
+            Ok(ToolAnswer {
+                value: structured.unwrap_or_else(|| content.to_value()),
+                content: Some(content),
+                cached: false,
+            })
+        }
         Ok(Produced::Content(content)) => Ok(ToolAnswer::from_content(content)),
         Ok(Produced::Json(value)) => Ok(ToolAnswer::new(value)),
         Err(RunFailure::Failed(error)) => {

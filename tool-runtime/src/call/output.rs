@@ -33,8 +33,7 @@ impl ToolError {
     /// Another server's error answer, passed on: its content blocks (as it sent them) and
     /// structured content. Its message, for callers that read words only (REST, an agent's
     /// model, logs), is the text of its text blocks, else its structured content as JSON.
-    pub(crate) fn relayed(blocks: Vec<Value>, structured: Option<Value>) -> Self {
-        let blocks = AnswerBlocks::sent(blocks);
+    pub(crate) fn relayed(blocks: AnswerBlocks, structured: Option<Value>) -> Self {
         let text = super::result::text_for_model(&Value::Null, Some(blocks.read()));
         let message = match (text.is_empty(), &structured) {
             (false, _) => text.into_owned(),
@@ -100,10 +99,22 @@ pub enum Produced {
     /// its structured content when it has some.
     Relayed {
         /// Its content blocks, as the server sent them.
-        content: Vec<Value>,
+        content: RelayedBlocks,
         /// Its structured content.
         structured: Option<Value>,
     },
+}
+
+/// Another server's content blocks: a JSON list, as the text it came as.
+#[derive(Debug, Clone)]
+#[doc(hidden)]
+pub struct RelayedBlocks(pub(crate) Box<serde_json::value::RawValue>);
+
+/// Equal when written the same.
+impl PartialEq for RelayedBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
 }
 
 /// Stands for a return type `R` while generated code picks how to handle it.

@@ -86,9 +86,7 @@ impl CallBody {
         let content = match &self.content {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
             Blocks::Answer(AnswerBlocks::Own(blocks)) => crate::schema::json_len(blocks),
-            Blocks::Answer(AnswerBlocks::Sent(sent)) => {
-                crate::schema::json_list_len_at_most(&sent.blocks)
-            }
+            Blocks::Answer(AnswerBlocks::Sent(sent)) => sent.raw().get().len(),
         };
         let structured = self
             .structured
@@ -118,7 +116,7 @@ impl CallBody {
                 }
             }
             Blocks::Answer(AnswerBlocks::Sent(sent)) => {
-                for block in &sent.blocks {
+                for block in sent.values() {
                     let own = block.get("text").and_then(Value::as_str);
                     shown(own, || block.to_string(), &mut text);
                 }
@@ -627,7 +625,7 @@ mod tests {
     /// with `isError`.
     fn failed_upstream(blocks: &[Value], structured: Option<Value>, objects_only: bool) -> Value {
         let tool = "up_order";
-        let error = ToolError::relayed(blocks.to_vec(), structured);
+        let error = ToolError::relayed(AnswerBlocks::sent(blocks.to_vec()), structured);
         let (message, sent) = error.into_parts();
         let failed = CallError::Failed {
             tool: tool.to_owned(),
@@ -668,7 +666,7 @@ mod tests {
     #[test]
     fn another_servers_error_reads_as_its_text_then_its_structured_content() {
         let message = |blocks: &[Value], structured: Option<Value>| {
-            ToolError::relayed(blocks.to_vec(), structured)
+            ToolError::relayed(AnswerBlocks::sent(blocks.to_vec()), structured)
                 .message()
                 .to_owned()
         };

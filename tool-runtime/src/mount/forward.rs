@@ -5,9 +5,10 @@
 //! as it came.
 
 use super::Mount;
+use crate::call::content::{empty_list, AnswerBlocks};
 use crate::call::context::CallContext;
 use crate::call::dynamic::raw_handler;
-use crate::call::output::{Produced, ToolError};
+use crate::call::output::{Produced, RelayedBlocks, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
 use crate::client::wire::{ResultKind, RoundResult};
@@ -206,16 +207,14 @@ impl Relay {
         };
         // Passed on as they came, a failure's as a success's: blocks and fields this crate
         // does not model (annotations, `_meta`) reach the caller too.
-        let content = match parts.content {
-            Some(Value::Array(blocks)) => readable(blocks, &self.mount.prefix),
-            _ => Vec::new(),
-        };
+        let content = readable(parts.content, &self.mount.prefix);
         let structured = parts.structured;
         if parts.is_error == Some(Value::Bool(true)) {
-            return Err(ToolError::relayed(content, structured));
+            let blocks = AnswerBlocks::sent_as_text(content);
+            return Err(ToolError::relayed(blocks, structured));
         }
         Ok(Produced::Relayed {
-            content,
+            content: RelayedBlocks(content),
             structured,
         })
     }
@@ -287,8 +286,9 @@ impl Relay {
 struct CallParts {
     #[serde(rename = "resultType", default)]
     kind: ResultKind,
+    /// As the JSON text it came as: passed on so, never read into values.
     #[serde(default)]
-    content: Option<Value>,
+    content: Option<Box<RawValue>>,
     /// `null` is none.
     #[serde(rename = "structuredContent", default)]
     structured: Option<Value>,
@@ -317,26 +317,51 @@ impl RoundResult for CallParts {
 const BLOCK_KINDS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The blocks of a mounted server's answer that any client can read: objects of a kind the
-/// protocol has, each exactly as it was sent (annotations, `_meta` and all). Anything else
-/// is left out, with a warning: a client that checks answers against the protocol would
-/// refuse the whole answer for one block it cannot read.
-fn readable(blocks: Vec<Value>, mount: &str) -> Vec<Value> {
-    let total = blocks.len();
-    let kept: Vec<Value> = blocks
-        .into_iter()
-        .filter(|block| {
-            let kind = block.get("type").and_then(Value::as_str);
-            kind.is_some_and(|kind| BLOCK_KINDS.contains(&kind))
-        })
-        .collect();
-    if kept.len() < total {
-        tracing::warn!(
-            mount,
-            left_out = total - kept.len(),
-            "content blocks of a kind MCP does not have were left out of a mounted tool's answer"
-        );
+/// protocol has, each exactly as it was sent (annotations, `_meta` and all), as JSON text.
+/// Anything else is left out, with a warning: a client that checks answers against the
+/// protocol would refuse the whole answer for one block it cannot read. Content that is
+/// not a list is no blocks.
+fn readable(content: Option<Box<RawValue>>, mount: &str) -> Box<RawValue> {
+    /// A block's kind, the rest of it skipped.
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Option<std::borrow::Cow<'a, str>>,
     }
-    kept
+    let is_readable = |block: &RawValue| {
+        // Serde would take a list for a struct too, field by field.
+        block.get().starts_with('{')
+            && serde_json::from_str::<Kind<'_>>(block.get())
+                .ok()
+                .and_then(|block| block.kind)
+                .is_some_and(|kind| BLOCK_KINDS.contains(&kind.as_ref()))
+    };
+    let Some(content) = content else {
+        return empty_list();
+    };
+    let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
+        return empty_list();
+    };
+    let kept: Vec<&RawValue> = blocks.iter().copied().filter(|b| is_readable(b)).collect();
+    if kept.len() == blocks.len() {
+        drop(blocks);
+        return content;
+    }
+    tracing::warn!(
+        mount,
+        left_out = blocks.len() - kept.len(),
+        "content blocks of a kind MCP does not have were left out of a mounted tool's answer"
+    );
+    let mut list = String::from("[");
+    for (at, block) in kept.iter().enumerate() {
+        if at > 0 {
+            list.push(',');
+        }
+        list.push_str(block.get());
+    }
+    list.push(']');
+    // Made of blocks that were each JSON.
+    RawValue::from_string(list).unwrap_or_else(|_| empty_list())
 }
 
 /// Whether a relayed request's caller still hears of it. The client may read a
@@ -525,14 +550,29 @@ mod tests {
     fn blocks_of_the_protocol_pass_as_sent_and_others_are_left_out() {
         let annotated = json!({"type": "text", "text": "hi", "annotations": {"priority": 1.0}, "_meta": {"a": 1}});
         let link = json!({"type": "resource_link", "uri": "file:///a", "name": "a", "size": 3, "title": "A"});
-        let blocks = vec![
-            annotated.clone(),
-            json!({"type": "hologram", "frames": 3}),
-            json!("not a block"),
-            json!({"text": "no kind"}),
-            link.clone(),
-        ];
-        assert_eq!(readable(blocks, "up"), [annotated, link]);
+        let as_text = |value: Value| Some(serde_json::value::to_raw_value(&value).unwrap());
+        let read = |content| serde_json::from_str::<Value>(readable(content, "up").get()).unwrap();
+        let blocks = json!([
+            annotated,
+            {"type": "hologram", "frames": 3},
+            "not a block",
+            {"text": "no kind"},
+            ["text"],
+            {"type": 3},
+            link,
+        ]);
+        assert_eq!(read(as_text(blocks)), json!([annotated, link]));
+        // All readable: the very text that came, to the byte.
+        let exact = r#"[{"type":"text","text":"1.50","annotations":{"priority":1.0}}, {"type":"image","data":"AA==","mimeType":"image/png"}]"#;
+        let kept = readable(Some(RawValue::from_string(exact.to_owned()).unwrap()), "up");
+        assert_eq!(kept.get(), exact);
+        for none in [
+            None,
+            as_text(json!({"type": "text"})),
+            as_text(json!("text")),
+        ] {
+            assert_eq!(read(none), json!([]));
+        }
     }
 
     #[test]
@@ -544,7 +584,10 @@ mod tests {
                 "resultType": "complete", "structuredContent": null}"#,
         ))
         .unwrap();
-        assert_eq!(parts.content, Some(json!([{"type": "text", "text": "no"}])));
+        assert_eq!(
+            parts.content.as_deref().map(RawValue::get),
+            Some(r#"[{"type": "text", "text": "no"}]"#)
+        );
         assert_eq!(parts.structured, None, "null is no structured content");
         assert_eq!(parts.is_error, Some(json!(true)));
         assert_eq!(parts.kind(), ResultKind::Complete);
@@ -552,8 +595,8 @@ mod tests {
         assert_eq!(task.kind(), ResultKind::Task);
         let parts = CallParts::read(&raw(r#"{"structuredContent": [1, 2]}"#)).unwrap();
         assert_eq!(
-            (parts.content, parts.structured),
-            (None, Some(json!([1, 2])))
+            (parts.content.is_none(), parts.structured),
+            (true, Some(json!([1, 2])))
         );
         for broken in ["5", "[]", r#""text""#] {
             let error = CallParts::read(&raw(broken)).err().map(|e| e.to_string());

@@ -508,6 +508,16 @@ async fn without_its_store_a_session_request_says_retry_and_health_says_why() {
     assert_eq!(answer["id"], 1, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("retry"), "{answer}");
+    // A session cannot be opened either: the initialize is refused, by its id.
+    let mut not_opened = Request::mcp(INITIALIZE).stream_from(&on_b).await;
+    assert_eq!(not_opened.status, 503);
+    let answer = not_opened.next().await;
+    assert_eq!(answer["id"], 0, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the store that keeps sessions"),
+        "{answer}"
+    );
     // Store commands time out after 500 ms; a client must not hang on one. The bound is
     // one a user tells from hanging, generous for a busy machine.
     assert!(

@@ -60,9 +60,9 @@ pub enum CallError {
         tool: String,
         /// The error's message.
         message: String,
-        /// What the tool answered beside its message, when it said more than words:
-        /// another server's mounted tool whose error answer had content blocks of other
-        /// kinds, annotations or structured content, kept as that server sent them.
+        /// `Some` for a mounted tool's error answer: its content blocks and structured
+        /// content as its server sent them (the message is their text). `None` for a
+        /// tool's own error.
         answer: Option<Box<FailedAnswer>>,
     },
     /// The tool panicked. The panic message is logged on the server, never returned.
@@ -330,9 +330,15 @@ pub struct FailedAnswer {
 impl Eq for FailedAnswer {}
 
 impl FailedAnswer {
-    /// The answer's content blocks of a kind [`Content`] knows.
+    /// The answer's content blocks of a kind [`Content`] knows (what `Content` does not
+    /// model, such as annotations, left out; [`blocks`](Self::blocks) has it all).
     pub fn content(&self) -> &[Content] {
         self.blocks.read()
+    }
+
+    /// The answer's content blocks exactly as the server sent them, as a JSON list.
+    pub fn blocks(&self) -> serde_json::Value {
+        self.blocks.to_value()
     }
 
     /// The answer's structured content, when it had some.

@@ -33,6 +33,8 @@ impl ToolError {
     /// Another server's error answer, passed on: its content blocks (as it sent them) and
     /// structured content. Its message, for callers that read words only (REST, an agent's
     /// model, logs), is the text of its text blocks, else its structured content as JSON.
+    // Made by a mount (feature `client`); read everywhere.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn relayed(blocks: AnswerBlocks, structured: Option<Value>) -> Self {
         let text = super::result::text_for_model(&Value::Null, Some(blocks.read()));
         let message = match (text.is_empty(), &structured) {

@@ -11,6 +11,7 @@ use super::link::Sent;
 use super::session::{Failure, Session};
 use super::wire;
 use crate::mcp::era::Era;
+use crate::mcp::header_values;
 use crate::sync::lock;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -98,14 +99,14 @@ impl Http {
         let named = |name: &str| HeaderName::try_from(name).ok();
         // Before `initialize` is answered there is no version to name.
         if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
-            put(HeaderName::from_static("mcp-protocol-version"), &version);
+            put(HeaderName::from_static(header_values::VERSION), &version);
         }
         if let Some(id) = lock(&self.0.session_id).clone() {
-            put(HeaderName::from_static("mcp-session-id"), &id);
+            put(HeaderName::from_static(header_values::SESSION), &id);
         }
         if era == Era::PerRequest {
             if let Some(method) = method {
-                put(HeaderName::from_static("mcp-method"), method);
+                put(HeaderName::from_static(header_values::METHOD), method);
             }
             for (name, value) in extra {
                 if let Some(name) = named(name) {
@@ -356,7 +357,7 @@ impl Http {
         let status = response.status();
         if let Some(given) = response
             .headers()
-            .get("mcp-session-id")
+            .get(header_values::SESSION)
             .and_then(|value| value.to_str().ok())
         {
             let mut slot = lock(&self.0.session_id);

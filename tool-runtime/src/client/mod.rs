@@ -628,13 +628,13 @@ impl Client {
                 logs: round.logs.clone(),
             };
             let raw = session.request_raw(method, &params, options).await?;
-            let read = T::read(&raw)?;
+            let read: T = wire::read_result(method, &raw)?;
             let kind = read.kind();
             if kind == wire::ResultKind::Complete {
                 return Ok(read);
             }
             // A task, or questions: read whole.
-            let result = wire::value_of(&raw)?;
+            let result: Value = wire::read_result(method, &raw)?;
             if kind == wire::ResultKind::Task {
                 // The server runs the call as a task: it is followed to its end.
                 let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {
@@ -645,11 +645,10 @@ impl Client {
                 let limit = round.timeout.unwrap_or(session.timeout);
                 let followed = tasks::follow(self, &session, asked, task, round.statuses.as_ref());
                 return match tokio::time::timeout(limit, followed).await {
-                    Ok(outcome) => serde_json::from_value(outcome?).map_err(|error| {
-                        ClientError::protocol(format!(
-                            "a task's result that cannot be read ({error})"
-                        ))
-                    }),
+                    // Read as the answer would have been, had it come at once.
+                    Ok(outcome) => serde_json::value::to_raw_value(&outcome?)
+                        .map_err(|error| ClientError::protocol(error.to_string()))
+                        .and_then(|raw| wire::read_result(method, &raw)),
                     Err(_) => Err(ClientError::TimedOut {
                         method: method.to_owned(),
                         after: limit,

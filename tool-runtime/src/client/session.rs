@@ -11,6 +11,7 @@ use super::listener::Listener;
 use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
 use crate::mcp::era::Era;
+use crate::mcp::header_values::NAME as NAME_HEADER;
 use crate::sync::lock;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -247,7 +248,7 @@ impl Session {
         params: &Value,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
-        wire::value_of(&self.request_raw(method, params, options).await?)
+        wire::read_result(method, &self.request_raw(method, params, options).await?)
     }
 
     /// [`request`](Session::request), its result as the JSON text it came as, for a caller
@@ -301,9 +302,9 @@ impl Session {
         let mut options = options;
         // `Mcp-Name` is an HTTP header: a process's link has no headers to carry it.
         if let Some(named) = named(method, params).filter(|_| self.link.carries_headers()) {
-            if !options.headers.iter().any(|(name, _)| name == "mcp-name") {
+            if !options.headers.iter().any(|(name, _)| name == NAME_HEADER) {
                 options.headers.push((
-                    "mcp-name".to_owned(),
+                    NAME_HEADER.to_owned(),
                     crate::mcp::header_values::encode(named),
                 ));
             }
@@ -585,7 +586,7 @@ impl Drop for InFlight {
         // Made a task by the server, in an answer nobody read: that task is given up too.
         if let Some(Ok(result)) = &left {
             let task = (wire::result_kind(result) == wire::ResultKind::Task)
-                .then(|| wire::value_of(result).ok())
+                .then(|| wire::read_result::<Value>("tools/call", result).ok())
                 .flatten();
             if let Some(task) = task.as_ref().and_then(|task| task["taskId"].as_str()) {
                 super::tasks::cancel_owed(&self.session, task.to_owned());

@@ -6,6 +6,7 @@
 
 use super::handler::{self, ClientHandler};
 use super::session::Session;
+use super::wire::{ResultKind, RoundResult};
 use super::{CallResult, Client, ClientError};
 use crate::mcp::era::Era;
 use serde_json::{json, Map, Value};
@@ -34,11 +35,6 @@ pub struct RemoteTask {
     pub poll_interval: Option<Duration>,
     /// The task as the server sent it.
     pub raw: Value,
-}
-
-/// Whether a 2026-07-28 answer says its request became a task.
-pub(crate) fn is_task(result: &Value) -> bool {
-    result["resultType"] == "task"
 }
 
 /// Asks `session`'s server to cancel task `id`, on its own (closing the connection waits for
@@ -98,7 +94,9 @@ impl Client {
         let result = self.request("tools/call", params).await?;
         let task = match session.era() {
             Era::Handshake => result.get("task").cloned(),
-            Era::PerRequest => is_task(&result).then_some(result.clone()),
+            Era::PerRequest => {
+                (RoundResult::kind(&result) == ResultKind::Task).then_some(result.clone())
+            }
         };
         match task.and_then(RemoteTask::from_value) {
             Some(task) => Ok(task),

@@ -108,11 +108,13 @@ impl ResultKind {
     }
 }
 
-/// Read from the name, as it is being parsed (no string is kept).
+/// Read from the name, as it is being parsed (no string is kept); a value that is not a
+/// name (`null`, a number) names no kind this client knows, so the result is complete.
 impl<'de> Deserialize<'de> for ResultKind {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
         struct Name;
-        impl serde::de::Visitor<'_> for Name {
+        impl<'de> Visitor<'de> for Name {
             type Value = ResultKind;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("the name of a result type")
@@ -120,9 +122,38 @@ impl<'de> Deserialize<'de> for ResultKind {
             fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ResultKind, E> {
                 Ok(ResultKind::named(name))
             }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<ResultKind, E> {
+                Ok(ResultKind::Complete)
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<ResultKind, E> {
+                Ok(ResultKind::Complete)
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<ResultKind, E> {
+                Ok(ResultKind::Complete)
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<ResultKind, E> {
+                Ok(ResultKind::Complete)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ResultKind, E> {
+                Ok(ResultKind::Complete)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ResultKind, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ResultKind::Complete)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResultKind, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ResultKind::Complete)
+            }
         }
-        deserializer.deserialize_str(Name)
+        deserializer.deserialize_any(Name)
     }
+}
+
+/// Whether `text` (JSON) is an object: serde would read a list into a struct too, field by
+/// field, and a result, a content block or a result's outline is an object or nothing.
+pub(crate) fn is_object(text: &str) -> bool {
+    text.trim_start().starts_with('{')
 }
 
 /// A result as the caller of a request that may take rounds (`tools/call`, `prompts/get`,
@@ -131,11 +162,9 @@ pub(crate) trait RoundResult: serde::de::DeserializeOwned {
     /// What kind of result it is.
     fn kind(&self) -> ResultKind;
 
-    /// Reads it from the JSON text the server sent.
-    fn read(result: &RawValue) -> Result<Self, super::ClientError> {
-        serde_json::from_str(result.get()).map_err(|error| {
-            super::ClientError::protocol(format!("a result that cannot be read ({error})"))
-        })
+    /// Reads it from the JSON text the server sent; why not, in words.
+    fn read(result: &RawValue) -> Result<Self, String> {
+        serde_json::from_str(result.get()).map_err(|error| error.to_string())
     }
 }
 
@@ -159,6 +188,9 @@ struct Outline {
 }
 
 fn outline(result: &RawValue) -> Option<Outline> {
+    if !is_object(result.get()) {
+        return None;
+    }
     serde_json::from_str(result.get()).ok()
 }
 
@@ -173,9 +205,14 @@ pub(crate) fn says_tool_failed(result: &RawValue) -> bool {
     outline(result).is_some_and(|outline| outline.is_error == Some(Value::Bool(true)))
 }
 
-/// `result` read whole, for a caller that reads most of it.
-pub(crate) fn value_of(result: &RawValue) -> Result<Value, super::ClientError> {
-    <Value as RoundResult>::read(result)
+/// The result of `method`, `result`, read as `T`; why not, as the protocol error it is.
+pub(crate) fn read_result<T: RoundResult>(
+    method: &str,
+    result: &RawValue,
+) -> Result<T, super::ClientError> {
+    T::read(result).map_err(|why| {
+        super::ClientError::protocol(format!("its {method} result could not be read: {why}"))
+    })
 }
 
 /// Who the client is, what it can do, and the era it speaks in: what each request carries.
@@ -195,6 +232,8 @@ pub(crate) struct Speaker {
     /// The `_meta` entries every 2026-07-28 message carries, as JSON text (`"key":value`
     /// pairs, no braces): written when the speaker changes, not with each message.
     meta_written: String,
+    /// Their names, recorded as they are written.
+    meta_names: Vec<&'static str>,
 }
 
 impl Speaker {
@@ -214,6 +253,7 @@ impl Speaker {
             capabilities_2026: written(capabilities_2026),
             log_level,
             meta_written: String::new(),
+            meta_names: Vec::new(),
         };
         speaker.write_meta();
         speaker
@@ -254,31 +294,31 @@ impl Speaker {
     }
 
     /// The names of [`Speaker::meta`]'s entries.
-    fn meta_names(&self) -> impl Iterator<Item = &'static str> {
-        let level = self.log_level.as_ref().map(|_| META_LOG_LEVEL);
-        [META_VERSION, META_CAPABILITIES, META_CLIENT_INFO]
-            .into_iter()
-            .chain(level)
+    fn meta_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.meta_names.iter().copied()
     }
 
     fn write_meta(&mut self) {
+        let text = |text: &str| Value::from(text).to_string();
+        let mut entries = vec![
+            (META_VERSION, text(&self.version)),
+            (META_CAPABILITIES, self.capabilities_2026.get().to_owned()),
+            (META_CLIENT_INFO, self.client_info.get().to_owned()),
+        ];
+        if let Some(level) = &self.log_level {
+            entries.push((META_LOG_LEVEL, text(level)));
+        }
         let mut written = String::new();
-        let mut entry = |name: &str, value: &str| {
+        for (name, value) in &entries {
             if !written.is_empty() {
                 written.push(',');
             }
-            written.push_str(&Value::from(name).to_string());
+            written.push_str(&text(name));
             written.push(':');
             written.push_str(value);
-        };
-        let text = |text: &str| Value::from(text).to_string();
-        entry(META_VERSION, &text(&self.version));
-        entry(META_CAPABILITIES, self.capabilities_2026.get());
-        entry(META_CLIENT_INFO, self.client_info.get());
-        if let Some(level) = &self.log_level {
-            entry(META_LOG_LEVEL, &text(level));
         }
         self.meta_written = written;
+        self.meta_names = entries.into_iter().map(|(name, _)| name).collect();
     }
 }
 
@@ -484,6 +524,63 @@ mod tests {
         ] {
             assert_eq!(kind(complete), ResultKind::Complete, "{complete}");
         }
+    }
+
+    #[test]
+    fn params_are_written_to_the_byte_with_every_kind_of_meta_entry() {
+        let speaker = Speaker::new(
+            Era::PerRequest,
+            "2026-07-28".to_owned(),
+            &json!({"name": "c", "version": "1"}),
+            json!({}),
+            &json!({}),
+            None,
+        );
+        let trace = || Added {
+            progress_token: None,
+            trace: Map::from_iter([("traceparent".to_owned(), json!("00-ab-cd-01"))]),
+        };
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        // The speaker's entries, then a trace entry with no progress token, then the own.
+        let params = json!({"uri": "a://b", "_meta": {"mine": true}});
+        assert_eq!(
+            text(request(
+                5,
+                "resources/read",
+                &params,
+                speaker.meta(),
+                &trace()
+            )),
+            concat!(
+                r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"a://b","#,
+                r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                r#""io.modelcontextprotocol/clientCapabilities":{},"#,
+                r#""io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"#,
+                r#""traceparent":"00-ab-cd-01","mine":true}}}"#
+            )
+        );
+        // No speaker (the handshake era): the trace entry alone.
+        assert_eq!(
+            text(request(6, "ping", &json!({}), None, &trace())),
+            r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"traceparent":"00-ab-cd-01"}}}"#
+        );
+        // A 2026-07-28 notification carries the speaker's entries beside its params.
+        let told = text(notification(
+            "notifications/cancelled",
+            Some(&json!({"requestId": 3})),
+            speaker.meta(),
+        ));
+        let told: Value = serde_json::from_str(&told).unwrap();
+        assert_eq!(told["params"]["requestId"], 3);
+        assert_eq!(
+            told["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        // Nothing to add and no params of its own: none written.
+        assert_eq!(
+            text(notification("notifications/initialized", None, None)),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
     }
 
     #[test]

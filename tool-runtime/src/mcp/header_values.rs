@@ -6,6 +6,19 @@
 use base64::Engine;
 use serde_json::Value;
 
+/// The session a request belongs to (the handshake era, over HTTP).
+#[cfg_attr(not(any(feature = "client", feature = "http")), allow(dead_code))]
+pub(crate) const SESSION: &str = "mcp-session-id";
+/// The protocol version a request speaks.
+#[cfg_attr(not(any(feature = "client", feature = "http")), allow(dead_code))]
+pub(crate) const VERSION: &str = "mcp-protocol-version";
+/// The method of a 2026-07-28 request.
+#[cfg_attr(not(any(feature = "client", feature = "http")), allow(dead_code))]
+pub(crate) const METHOD: &str = "mcp-method";
+/// The tool, prompt, resource or task a 2026-07-28 request names.
+#[cfg_attr(not(any(feature = "client", feature = "http")), allow(dead_code))]
+pub(crate) const NAME: &str = "mcp-name";
+
 // A client writes (feature `client`), a server over HTTP reads (feature `http`); a build
 // with one of them uses half of this module.
 /// The header text of a tool argument's value: a string as it is (encoded when it must

@@ -600,8 +600,8 @@ pub(crate) fn message_written(
         out.extend_from_slice(b",\"params\":");
         let start = out.len();
         if let Err(error) = write(&mut out) {
-            // Only a map with keys that are not strings fails: what was written is taken
-            // back, so the message stays JSON.
+            // A writer that fails (a map with keys that are not strings, say) has what it
+            // wrote taken back, so the message stays JSON.
             tracing::error!(%error, method, "a message's params could not be serialized");
             out.truncate(start);
             out.extend_from_slice(b"{}");

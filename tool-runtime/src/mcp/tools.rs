@@ -330,22 +330,10 @@ fn full_answer(
         },
         // Another server's error answer, passed on as it sent it.
         Err(CallError::Failed {
+            message,
             answer: Some(answer),
             ..
-        }) => {
-            let FailedAnswer { blocks, structured } = *answer;
-            // Where structured content must be an object, a value that is not one (and that
-            // the tool's output schema does not say to wrap) is left to the blocks' text.
-            let structured = structured
-                .map(|value| as_structured(value, tool.as_ref(), objects_only))
-                .filter(|value| !objects_only || value.is_object());
-            CallAnswer::Result(CallBody {
-                content: Blocks::Answer(blocks),
-                structured,
-                is_error: true,
-                ..CallBody::text(String::new())
-            })
-        }
+        }) => CallAnswer::Result(failed_answer(*answer, message, tool.as_ref(), objects_only)),
         Err(error) => {
             // A refusal an agent's loop acts on (wait, or stop) says which in `_meta`.
             let status = matches!(
@@ -363,6 +351,52 @@ fn full_answer(
                 ..CallBody::text(error.to_string())
             })
         }
+    }
+}
+
+/// Another server's error answer, as it sent it, with its structured content only where
+/// every client takes it: where it fits the tool's output schema (some clients check an
+/// error's structured content against it too), and, where structured content must be an
+/// object, is one (or is wrapped as the tool's output is). Structured content left out
+/// reaches the model still: when the blocks have no text, a text block with the error's
+/// message (the structured content as JSON) comes first.
+fn failed_answer(
+    answer: FailedAnswer,
+    message: String,
+    tool: Option<&ToolRef>,
+    objects_only: bool,
+) -> CallBody {
+    let FailedAnswer { blocks, structured } = answer;
+    let fits = |value: &Value| {
+        let schema = tool.and_then(|tool| tool.output_schema());
+        schema.is_none_or(|schema| {
+            crate::schema::full::Compiled::new(schema).is_ok_and(|check| check.is_valid(value))
+        })
+    };
+    let given = structured.is_some();
+    let structured = structured
+        .filter(|value| fits(value))
+        .map(|value| as_structured(value, tool, objects_only))
+        .filter(|value| !objects_only || value.is_object());
+    let has_text = blocks
+        .read()
+        .iter()
+        .any(|block| matches!(block, Content::Text { .. }));
+    let blocks = if given && structured.is_none() && !has_text {
+        let mut listed = match blocks.to_value() {
+            Value::Array(listed) => listed,
+            _ => Vec::new(),
+        };
+        listed.insert(0, json!({"type": "text", "text": message}));
+        AnswerBlocks::sent(listed)
+    } else {
+        blocks
+    };
+    CallBody {
+        content: Blocks::Answer(blocks),
+        structured,
+        is_error: true,
+        ..CallBody::text(String::new())
     }
 }
 
@@ -622,17 +656,23 @@ mod tests {
     }
 
     /// The MCP answer of a mounted tool whose server answered `blocks` and `structured`
-    /// with `isError`.
-    fn failed_upstream(blocks: &[Value], structured: Option<Value>, objects_only: bool) -> Value {
-        let tool = "up_order";
+    /// with `isError`; `tool` is the registry's tool it stands for, if any.
+    fn failed_as(
+        tool: Option<&str>,
+        blocks: &[Value],
+        structured: Option<Value>,
+        objects_only: bool,
+    ) -> Value {
+        let name = tool.unwrap_or("up_order");
         let error = ToolError::relayed(AnswerBlocks::sent(blocks.to_vec()), structured);
         let (message, sent) = error.into_parts();
         let failed = CallError::Failed {
-            tool: tool.to_owned(),
+            tool: name.to_owned(),
             message,
             answer: sent,
         };
-        let result = ToolResult::new(tool, json!({}), None, Err(failed));
+        let tool = tool.and_then(|name| registry().get(name));
+        let result = ToolResult::new(name.to_owned(), json!({}), tool, Err(failed));
         match answer(result, 1_000_000, None, true, objects_only) {
             CallAnswer::Result(body) => {
                 assert!(body.is_error());
@@ -640,6 +680,59 @@ mod tests {
             }
             CallAnswer::Error { message, .. } => panic!("a protocol error: {message}"),
         }
+    }
+
+    fn failed_upstream(blocks: &[Value], structured: Option<Value>, objects_only: bool) -> Value {
+        failed_as(None, blocks, structured, objects_only)
+    }
+
+    #[test]
+    fn an_error_answers_structured_content_is_kept_only_where_every_client_takes_it() {
+        let image = json!({"type": "image", "data": "AAEC", "mimeType": "image/png"});
+        // `count`'s output schema is an object with `word` and `letters`.
+        let fitting = json!({"word": "A-1", "letters": 3});
+        let kept = failed_as(
+            Some("count"),
+            std::slice::from_ref(&image),
+            Some(fitting.clone()),
+            true,
+        );
+        assert_eq!(kept["structuredContent"], fitting);
+        assert_eq!(kept["content"], json!([image]));
+        // Content that does not fit is left out; with no text among the blocks, the
+        // model reads it in a text block put first.
+        let unfitting = json!({"sku": "A-1"});
+        let dropped = failed_as(
+            Some("count"),
+            std::slice::from_ref(&image),
+            Some(unfitting),
+            false,
+        );
+        assert_eq!(dropped.get("structuredContent"), None, "{dropped}");
+        assert_eq!(
+            dropped["content"],
+            json!([{"type": "text", "text": r#"{"sku":"A-1"}"#}, image])
+        );
+        // With text of its own, the blocks stay as they came.
+        let said = json!({"type": "text", "text": "no such item"});
+        let dropped = failed_as(
+            Some("count"),
+            std::slice::from_ref(&said),
+            Some(json!(7)),
+            false,
+        );
+        assert_eq!(dropped["content"], json!([said]));
+        // `shout` returns a string: where structured content must be an object, its output
+        // is wrapped, and so is an error's that fits it.
+        let wrapped = failed_as(
+            Some("shout"),
+            std::slice::from_ref(&said),
+            Some(json!("LOUD")),
+            true,
+        );
+        assert_eq!(wrapped["structuredContent"], json!({"result": "LOUD"}));
+        let plain = failed_as(Some("shout"), &[said], Some(json!("LOUD")), false);
+        assert_eq!(plain["structuredContent"], json!("LOUD"));
     }
 
     #[test]

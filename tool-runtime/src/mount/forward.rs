@@ -11,7 +11,7 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, RelayedBlocks, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
-use crate::client::wire::{ResultKind, RoundResult};
+use crate::client::wire::{is_object, ResultKind, RoundResult};
 use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
 use crate::sync::lock;
@@ -301,15 +301,11 @@ impl RoundResult for CallParts {
         self.kind
     }
 
-    fn read(result: &RawValue) -> Result<CallParts, ClientError> {
-        let not_one = |why: &dyn std::fmt::Display| {
-            ClientError::protocol(format!("a tools/call result that is not one ({why})"))
-        };
-        // Serde would take a list for a struct too, field by field.
-        if !result.get().trim_start().starts_with('{') {
-            return Err(not_one(&"not an object"));
+    fn read(result: &RawValue) -> Result<CallParts, String> {
+        if !is_object(result.get()) {
+            return Err("it is not a JSON object".to_owned());
         }
-        serde_json::from_str(result.get()).map_err(|error| not_one(&error))
+        serde_json::from_str(result.get()).map_err(|error| error.to_string())
     }
 }
 
@@ -329,8 +325,7 @@ fn readable(content: Option<Box<RawValue>>, mount: &str) -> Box<RawValue> {
         kind: Option<std::borrow::Cow<'a, str>>,
     }
     let is_readable = |block: &RawValue| {
-        // Serde would take a list for a struct too, field by field.
-        block.get().starts_with('{')
+        is_object(block.get())
             && serde_json::from_str::<Kind<'_>>(block.get())
                 .ok()
                 .and_then(|block| block.kind)
@@ -544,6 +539,7 @@ fn relayed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::wire::read_result;
     use serde_json::json;
 
     #[test]
@@ -599,12 +595,27 @@ mod tests {
             (true, Some(json!([1, 2])))
         );
         for broken in ["5", "[]", r#""text""#] {
-            let error = CallParts::read(&raw(broken)).err().map(|e| e.to_string());
-            assert!(
-                error
-                    .as_deref()
-                    .is_some_and(|e| e.contains("tools/call result")),
-                "{broken}: {error:?}"
+            let error = read_result::<CallParts>("tools/call", &raw(broken))
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(
+                error.as_deref(),
+                Some(
+                    "the MCP server broke the protocol: its tools/call result could not be \
+                     read: it is not a JSON object"
+                ),
+                "{broken}"
+            );
+        }
+        // A result type that is no name is none this client knows: the result is complete.
+        for odd in [
+            r#"{"resultType": null}"#,
+            r#"{"resultType": 3}"#,
+            r#"{"resultType": {}}"#,
+        ] {
+            assert_eq!(
+                CallParts::read(&raw(odd)).unwrap().kind(),
+                ResultKind::Complete
             );
         }
     }

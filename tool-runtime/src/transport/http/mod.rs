@@ -42,10 +42,10 @@ use guard::bearer;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+use crate::mcp::header_values::{
+    METHOD as METHOD_HEADER, NAME as NAME_HEADER, SESSION as SESSION_HEADER,
+    VERSION as VERSION_HEADER,
+};
 /// Where `HttpOptions::metrics` are served.
 #[cfg(feature = "prometheus")]
 const METRICS_PATH: &str = "/metrics";

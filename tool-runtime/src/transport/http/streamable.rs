@@ -90,16 +90,6 @@ async fn hand_over(
     }
 }
 
-/// The id a response answers, read back from its bytes (the rest skipped, not kept).
-fn first_id(message: &ServerMessage) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    struct Answers {
-        id: Option<serde_json::Value>,
-    }
-    let answers: Answers = serde_json::from_slice(&message.bytes).ok()?;
-    answers.id.as_ref().map(RequestId::from_value)
-}
-
 /// Which connection a POST goes to, in which era.
 struct Routed {
     connection: Arc<Connection>,
@@ -336,7 +326,7 @@ async fn respond(
             // A notification came first (a subscription's acknowledgement): stream.
             return sse(routed.connection, request_id, era, Some(first), outgoing);
         }
-        return answer_opening(app, routed, caller, first).await;
+        return answer_opening(app, routed, caller, request_id.as_ref(), first).await;
     }
     let accept = header_str(headers, header::ACCEPT.as_str()).unwrap_or("*/*");
     let takes_sse = accept_includes(accept, "text/event-stream");
@@ -365,7 +355,9 @@ async fn respond(
     waiting.id = None;
     work.detach();
     match first {
-        Some(first) if first.is_response() => answer_opening(app, routed, caller, first).await,
+        Some(first) if first.is_response() => {
+            answer_opening(app, routed, caller, request_id.as_ref(), first).await
+        }
         Some(first) => sse(routed.connection, request_id, era, Some(first), outgoing),
         None => rpc_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -383,6 +375,7 @@ async fn answer_opening(
     app: &App,
     routed: Routed,
     caller: &Caller,
+    request_id: Option<&RequestId>,
     first: ServerMessage,
 ) -> Response {
     // Only an `initialize` that succeeded opens a session; with a shared store, it is kept
@@ -390,15 +383,13 @@ async fn answer_opening(
     let opens = routed
         .opens
         .filter(|_| first.kind == ServerMessageKind::Result);
-    // What a refusal to open it answers; read back only then, not for every answer.
-    let request_id = opens.as_ref().and_then(|_| first_id(&first));
     let mut response = answer(app, first, routed.era);
     if let Some(id) = opens {
         if let Ok(value) = HeaderValue::from_str(&id) {
             match app.sessions.open(id, routed.connection, caller).await {
                 Ok(()) => {}
-                Err(NotOpened::Unreachable) => return store_unreachable(request_id.as_ref()),
-                Err(NotOpened::Full(most)) => return sessions_full(request_id.as_ref(), most),
+                Err(NotOpened::Unreachable) => return store_unreachable(request_id),
+                Err(NotOpened::Full(most)) => return sessions_full(request_id, most),
             }
             response.headers_mut().insert(SESSION_HEADER, value);
         }

@@ -221,19 +221,35 @@ impl SentBlocks {
         &self.raw
     }
 
-    /// The blocks as values.
+    /// The blocks as values; a block that is JSON but not a value this crate can hold (a
+    /// number past `f64`, a lone surrogate, nesting past the parser's depth) is passed on
+    /// as it came and left out here.
     pub(crate) fn values(&self) -> &[serde_json::Value] {
-        self.values
-            .get_or_init(|| serde_json::from_str(self.raw.get()).unwrap_or_default())
+        self.values.get_or_init(|| each_value(self.raw.get()))
     }
 
     /// The blocks as one JSON value (a list), read anew.
     pub(crate) fn to_value(&self) -> serde_json::Value {
-        match self.values.get() {
-            Some(values) => serde_json::Value::Array(values.clone()),
-            None => serde_json::from_str(self.raw.get()).unwrap_or_default(),
-        }
+        serde_json::Value::Array(match self.values.get() {
+            Some(values) => values.clone(),
+            None => each_value(self.raw.get()),
+        })
     }
+}
+
+/// Each block of `list` (a JSON list) as a value, those that cannot be one left out.
+fn each_value(list: &str) -> Vec<serde_json::Value> {
+    let blocks: Vec<&serde_json::value::RawValue> = serde_json::from_str(list).unwrap_or_default();
+    blocks
+        .into_iter()
+        .filter_map(|block| match serde_json::from_str(block.get()) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                tracing::warn!(%error, "a content block another server sent is passed on as it came but cannot be read here");
+                None
+            }
+        })
+        .collect()
 }
 
 impl AnswerBlocks {
@@ -251,7 +267,7 @@ impl AnswerBlocks {
     /// Another server's blocks, as the JSON text they came as; text that is not a list
     /// stands for none.
     pub(crate) fn sent_as_text(raw: Box<serde_json::value::RawValue>) -> AnswerBlocks {
-        let raw = if raw.get().trim_start().starts_with('[') {
+        let raw = if crate::schema::is_json_list(raw.get()) {
             raw
         } else {
             empty_list()
@@ -269,6 +285,27 @@ impl AnswerBlocks {
         match self {
             AnswerBlocks::Own(blocks) => blocks,
             AnswerBlocks::Sent(sent) => sent.read.get_or_init(|| known(sent.values())),
+        }
+    }
+
+    /// The same blocks after a text block of `text`: another server's still written as
+    /// they came.
+    pub(crate) fn after_text(self, text: &str) -> AnswerBlocks {
+        let first = serde_json::json!({"type": "text", "text": text}).to_string();
+        match self {
+            AnswerBlocks::Own(mut blocks) => {
+                blocks.insert(0, Content::text(text));
+                AnswerBlocks::Own(blocks)
+            }
+            AnswerBlocks::Sent(sent) => {
+                // The list's text after its `[`: its blocks, if any, then its `]`.
+                let rest = sent.raw.get().trim_start()[1..].trim_start();
+                let separator = if rest.starts_with(']') { "" } else { "," };
+                let listed = format!("[{first}{separator}{rest}");
+                // A text block put before the blocks of a list is a list.
+                serde_json::value::RawValue::from_string(listed)
+                    .map_or(AnswerBlocks::Sent(sent), AnswerBlocks::sent_as_text)
+            }
         }
     }
 
@@ -343,6 +380,36 @@ mod tests {
                 Content::text("hi"),
                 Content::resource_link("file:///a", "a")
             ]
+        );
+    }
+
+    #[test]
+    fn blocks_json_cannot_hold_are_passed_on_and_left_out_when_read() {
+        let text = r#"[{"type":"text","text":"a"},{"type":"text","text":"b","_meta":{"n":1e400}},{"type":"text","text":"\ud800"}]"#;
+        let blocks = AnswerBlocks::sent_as_text(RawValue::from_string(text.to_owned()).unwrap());
+        assert_eq!(serde_json::to_string(&blocks).unwrap(), text);
+        assert_eq!(blocks.read(), [Content::text("a")]);
+        assert_eq!(blocks.to_value(), json!([{"type": "text", "text": "a"}]));
+    }
+
+    #[test]
+    fn a_text_block_put_first_leaves_the_others_as_they_came() {
+        let text =
+            r#"[ {"type":"image","data":"AA==","mimeType":"image/png","_meta":{"x":1.50}} ]"#;
+        let blocks = AnswerBlocks::sent_as_text(RawValue::from_string(text.to_owned()).unwrap());
+        assert_eq!(
+            serde_json::to_string(&blocks.after_text("out of stock")).unwrap(),
+            r#"[{"text":"out of stock","type":"text"},{"type":"image","data":"AA==","mimeType":"image/png","_meta":{"x":1.50}} ]"#
+        );
+        let none = AnswerBlocks::sent_as_text(RawValue::from_string("[ ]".to_owned()).unwrap());
+        assert_eq!(
+            serde_json::to_string(&none.after_text("no")).unwrap(),
+            r#"[{"text":"no","type":"text"}]"#
+        );
+        let own = AnswerBlocks::Own(vec![Content::text("b")]);
+        assert_eq!(
+            own.after_text("a").read(),
+            [Content::text("a"), Content::text("b")]
         );
     }
 

@@ -336,7 +336,8 @@ impl FailedAnswer {
         self.blocks.read()
     }
 
-    /// The answer's content blocks exactly as the server sent them, as a JSON list.
+    /// The answer's content blocks with all the server put in them (annotations, `_meta`),
+    /// as a JSON list. MCP callers are sent the very text the server sent.
     pub fn blocks(&self) -> serde_json::Value {
         self.blocks.to_value()
     }

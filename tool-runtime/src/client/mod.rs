@@ -609,7 +609,8 @@ impl Client {
     /// A request that may need answers (2026-07-28): while the server answers
     /// `input_required`, its questions go to the client's handler and the request is sent
     /// again with the answers and the state it gave, a new id each round. The result is
-    /// read as `T` in one pass when it is complete, as it nearly always is.
+    /// read as `T` in one pass when it is complete, as it nearly always is; a task's
+    /// result, followed to its end, is read whole first.
     async fn rounds<T: wire::RoundResult>(
         &self,
         method: &str,

@@ -150,12 +150,6 @@ impl<'de> Deserialize<'de> for ResultKind {
     }
 }
 
-/// Whether `text` (JSON) is an object: serde would read a list into a struct too, field by
-/// field, and a result, a content block or a result's outline is an object or nothing.
-pub(crate) fn is_object(text: &str) -> bool {
-    text.trim_start().starts_with('{')
-}
-
 /// A result as the caller of a request that may take rounds (`tools/call`, `prompts/get`,
 /// `resources/read`) reads it: in one pass, what kind it is with whatever else it needs.
 pub(crate) trait RoundResult: serde::de::DeserializeOwned {
@@ -188,7 +182,7 @@ struct Outline {
 }
 
 fn outline(result: &RawValue) -> Option<Outline> {
-    if !is_object(result.get()) {
+    if !crate::schema::is_json_object(result.get()) {
         return None;
     }
     serde_json::from_str(result.get()).ok()

@@ -98,26 +98,44 @@ fn stored_key(key: &str) -> String {
     digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// An answer as the store keeps it.
+/// An answer as the store keeps it, its content blocks written as they are (another
+/// server's as the text they came as).
 fn encoded(answer: &ToolAnswer) -> String {
-    let kept = serde_json::json!({"value": answer.value, "content": answer.content});
-    kept.to_string()
+    #[derive(serde::Serialize)]
+    struct Kept<'a> {
+        value: &'a Value,
+        content: &'a Option<AnswerBlocks>,
+    }
+    let kept = Kept {
+        value: &answer.value,
+        content: &answer.content,
+    };
+    // Values and blocks always serialize; an answer that would not is not kept (an empty
+    // text is no answer, so it is made anew).
+    serde_json::to_string(&kept).unwrap_or_default()
 }
 
 /// An answer the store kept, marked as given again; `None` when it cannot be read (kept
 /// by another version of the server, say), which is then made anew.
 fn decoded(text: &str) -> Option<ToolAnswer> {
-    let mut kept: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
-    let value = kept.remove("value")?;
+    #[derive(serde::Deserialize)]
+    struct Kept {
+        value: Value,
+        #[serde(default)]
+        content: Option<Box<serde_json::value::RawValue>>,
+    }
+    let kept: Kept = serde_json::from_str(text).ok()?;
     // Kept as they were written (another server's blocks with all they carry), so they are
     // given back the same way.
-    let content = match kept.remove("content") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(blocks)) => Some(AnswerBlocks::sent(blocks)),
+    let content = match kept.content {
+        None => None,
+        Some(blocks) if crate::schema::is_json_list(blocks.get()) => {
+            Some(AnswerBlocks::sent_as_text(blocks))
+        }
         Some(_) => return None,
     };
     Some(ToolAnswer {
-        value,
+        value: kept.value,
         content,
         cached: true,
     })
@@ -154,6 +172,19 @@ mod tests {
         let back = decoded(&encoded(&relayed)).unwrap();
         assert_eq!(serde_json::to_value(&back.content).unwrap(), sent);
         assert_eq!(back.content(), Some(&[Content::text("a dot")][..]));
+
+        // Blocks kept as the text they came as come back to the byte.
+        let text = r#"[{"type":"text","text":"a dot","_meta":{"z":1,"a":1.50}}]"#;
+        let raw = serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
+        let relayed = ToolAnswer {
+            value: Value::Null,
+            content: Some(AnswerBlocks::sent_as_text(raw)),
+            cached: false,
+        };
+        let back = decoded(&encoded(&relayed)).unwrap();
+        assert_eq!(serde_json::to_string(&back.content).unwrap(), text);
+        assert!(decoded(r#"{"value": 1, "content": {"type": "text"}}"#).is_none());
+        assert!(decoded(r#"{"value": 1, "content": null}"#).is_some_and(|a| a.content.is_none()));
     }
 
     #[test]

@@ -367,28 +367,16 @@ fn failed_answer(
     objects_only: bool,
 ) -> CallBody {
     let FailedAnswer { blocks, structured } = answer;
-    let fits = |value: &Value| {
-        let schema = tool.and_then(|tool| tool.output_schema());
-        schema.is_none_or(|schema| {
-            crate::schema::full::Compiled::new(schema).is_ok_and(|check| check.is_valid(value))
-        })
-    };
+    let schema = tool.and_then(|tool| tool.output_schema());
     let given = structured.is_some();
     let structured = structured
-        .filter(|value| fits(value))
+        .filter(|value| fits_output_schema(schema, value))
         .map(|value| as_structured(value, tool, objects_only))
         .filter(|value| !objects_only || value.is_object());
-    let has_text = blocks
-        .read()
-        .iter()
-        .any(|block| matches!(block, Content::Text { .. }));
+    let has_text =
+        !crate::call::result::text_for_model(&Value::Null, Some(blocks.read())).is_empty();
     let blocks = if given && structured.is_none() && !has_text {
-        let mut listed = match blocks.to_value() {
-            Value::Array(listed) => listed,
-            _ => Vec::new(),
-        };
-        listed.insert(0, json!({"type": "text", "text": message}));
-        AnswerBlocks::sent(listed)
+        blocks.after_text(&message)
     } else {
         blocks
     };
@@ -398,6 +386,14 @@ fn failed_answer(
         is_error: true,
         ..CallBody::text(String::new())
     }
+}
+
+/// Whether `value` fits `schema`, a tool's output schema. No schema, or one this crate
+/// cannot check (one that refers to other documents, say), cannot say no: the value
+/// passes, as a successful answer's does.
+fn fits_output_schema(schema: Option<&Value>, value: &Value) -> bool {
+    let check = schema.and_then(|schema| crate::schema::full::Compiled::new(schema).ok());
+    check.is_none_or(|check| check.is_valid(value))
 }
 
 /// An output as structured content: as it is, or `{"result": ...}` where structured
@@ -687,6 +683,17 @@ mod tests {
     }
 
     #[test]
+    fn only_a_schema_that_can_be_checked_can_refuse_an_output() {
+        let counted = json!({"type": "object", "required": ["n"]});
+        assert!(fits_output_schema(Some(&counted), &json!({"n": 1})));
+        assert!(!fits_output_schema(Some(&counted), &json!({"m": 1})));
+        assert!(fits_output_schema(None, &json!("anything")));
+        let elsewhere = json!({"$ref": "https://example.com/schemas/order.json"});
+        assert!(crate::schema::full::Compiled::new(&elsewhere).is_err());
+        assert!(fits_output_schema(Some(&elsewhere), &json!({"m": 1})));
+    }
+
+    #[test]
     fn an_error_answers_structured_content_is_kept_only_where_every_client_takes_it() {
         let image = json!({"type": "image", "data": "AAEC", "mimeType": "image/png"});
         // `count`'s output schema is an object with `word` and `letters`.
@@ -721,7 +728,20 @@ mod tests {
             Some(json!(7)),
             false,
         );
+        assert_eq!(dropped.get("structuredContent"), None, "{dropped}");
         assert_eq!(dropped["content"], json!([said]));
+        // A text block with no text says nothing: the message comes first.
+        let blank = json!({"type": "text", "text": ""});
+        let dropped = failed_as(
+            Some("count"),
+            std::slice::from_ref(&blank),
+            Some(json!(7)),
+            false,
+        );
+        assert_eq!(
+            dropped["content"],
+            json!([{"type": "text", "text": "7"}, blank])
+        );
         // `shout` returns a string: where structured content must be an object, its output
         // is wrapped, and so is an error's that fits it.
         let wrapped = failed_as(

@@ -11,9 +11,10 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, RelayedBlocks, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
-use crate::client::wire::{is_object, ResultKind, RoundResult};
+use crate::client::wire::{ResultKind, RoundResult};
 use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
+use crate::schema::is_json_object;
 use crate::sync::lock;
 use crate::DynamicTool;
 use serde_json::value::RawValue;
@@ -286,7 +287,7 @@ impl Relay {
 struct CallParts {
     #[serde(rename = "resultType", default)]
     kind: ResultKind,
-    /// As the JSON text it came as: passed on so, never read into values.
+    /// As the JSON text it came as: passed on so, not read into values here.
     #[serde(default)]
     content: Option<Box<RawValue>>,
     /// `null` is none.
@@ -302,7 +303,7 @@ impl RoundResult for CallParts {
     }
 
     fn read(result: &RawValue) -> Result<CallParts, String> {
-        if !is_object(result.get()) {
+        if !is_json_object(result.get()) {
             return Err("it is not a JSON object".to_owned());
         }
         serde_json::from_str(result.get()).map_err(|error| error.to_string())
@@ -325,7 +326,7 @@ fn readable(content: Option<Box<RawValue>>, mount: &str) -> Box<RawValue> {
         kind: Option<std::borrow::Cow<'a, str>>,
     }
     let is_readable = |block: &RawValue| {
-        is_object(block.get())
+        is_json_object(block.get())
             && serde_json::from_str::<Kind<'_>>(block.get())
                 .ok()
                 .and_then(|block| block.kind)
@@ -562,6 +563,13 @@ mod tests {
         let exact = r#"[{"type":"text","text":"1.50","annotations":{"priority":1.0}}, {"type":"image","data":"AA==","mimeType":"image/png"}]"#;
         let kept = readable(Some(RawValue::from_string(exact.to_owned()).unwrap()), "up");
         assert_eq!(kept.get(), exact);
+        // Some left out: those kept are each still the text that came.
+        let mixed = r#"[{"type":"hologram"},{"type":"text","text":"1.50","_meta":{"n":1.50}}]"#;
+        let kept = readable(Some(RawValue::from_string(mixed.to_owned()).unwrap()), "up");
+        assert_eq!(
+            kept.get(),
+            r#"[{"type":"text","text":"1.50","_meta":{"n":1.50}}]"#
+        );
         for none in [
             None,
             as_text(json!({"type": "text"})),

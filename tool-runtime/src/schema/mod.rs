@@ -546,6 +546,18 @@ pub(crate) fn json_len_at_most(value: &Value) -> usize {
     }
 }
 
+/// Whether `text` (JSON) is an object. Serde reads a list into a struct too, field by
+/// field: what must be an object is checked first.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn is_json_object(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Whether `text` (JSON) is a list.
+pub(crate) fn is_json_list(text: &str) -> bool {
+    text.trim_start().starts_with('[')
+}
+
 /// [`json_len_at_most`] of a list of values, as a JSON array.
 pub(crate) fn json_list_len_at_most(items: &[Value]) -> usize {
     items.iter().fold(2usize, |total, item| {

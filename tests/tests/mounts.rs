@@ -178,6 +178,49 @@ async fn a_registry_of_its_own_starts_its_mounts_and_calls_them_directly() {
     );
 }
 
+/// A server that lists a tool with an output schema and answers its calls with text alone,
+/// as a broken server might (Python's standard library, one JSON-RPC message a line).
+const PROMISE_BREAKER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "odd", "version": "1"}}
+    elif method == "tools/list":
+        schema = {"type": "object", "properties": {"metres": {"type": "number"}}}
+        result = {"tools": [{"name": "measure", "inputSchema": {"type": "object"},
+                             "outputSchema": schema}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "about 3 metres"}]}
+    else:
+        error = {"code": -32601, "message": "no such method"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_the_structured_content_its_schema_promises_is_an_error_saying_so() {
+    let files = WorkFiles::new("promise");
+    let script = files.0.join("server.py");
+    std::fs::write(&script, PROMISE_BREAKER).unwrap();
+    let mount = Mount::new("odd", &format!("python3 {}", script.display())).unwrap();
+    let (registry, tried) = started(mount).await;
+    tried.expect("the mount listed its server's tools");
+    let result = registry.call("odd_measure", json!({})).await;
+    let error = result.error().expect("the call fails").to_string();
+    assert!(
+        error.contains("`odd`")
+            && error.contains("without the structured content its output schema promises")
+            && error.contains("about 3 metres"),
+        "{error}"
+    );
+}
+
 /// Files the upstream's `work` tool is given (see the client tests).
 struct WorkFiles(std::path::PathBuf);
 

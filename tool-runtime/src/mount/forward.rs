@@ -32,9 +32,10 @@ pub(super) fn tool(
 ) -> Result<DynamicTool, RegistryError> {
     let relay = Relay::new(mount, client, callers);
     let remote_name = remote.name.clone();
+    let structured = remote.output_schema.is_some();
     let handler = raw_handler(move |arguments: Value, context: CallContext| {
         let (relay, name) = (relay.clone(), remote_name.clone());
-        Box::pin(async move { relay.call(&name, arguments, context).await })
+        Box::pin(async move { relay.call(&name, structured, arguments, context).await })
     });
     let annotations = remote
         .annotations
@@ -166,10 +167,12 @@ impl Relay {
     }
 
     /// Passes one tool call to the server: its progress and log messages to the caller,
-    /// the server's questions to the caller's client.
+    /// the server's questions to the caller's client. `structured`: the tool has an output
+    /// schema, so its answers carry structured content.
     async fn call(
         &self,
         name: &str,
+        structured: bool,
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
@@ -209,10 +212,23 @@ impl Relay {
         // Passed on as they came, a failure's as a success's: blocks and fields this crate
         // does not model (annotations, `_meta`) reach the caller too.
         let content = readable(parts.content, &self.mount.prefix);
+        let promised = structured;
         let structured = parts.structured;
         if parts.is_error == Some(Value::Bool(true)) {
             let blocks = AnswerBlocks::sent_as_text(content);
             return Err(ToolError::relayed(blocks, structured));
+        }
+        if promised && structured.is_none() {
+            // Every client that checks answers refuses this one; the model is told why, and
+            // what the server said.
+            let blocks = AnswerBlocks::sent_as_text(content);
+            let said = crate::call::result::text_for_model(&Value::Null, Some(blocks.read()));
+            return Err(ToolError::new(format!(
+                "the mounted server `{}` ({}) answered `{name}` without the structured content \
+                 its output schema promises; it said: {said}",
+                self.mount.prefix,
+                self.mount.shown()
+            )));
         }
         Ok(Produced::Relayed {
             content: RelayedBlocks(content),

@@ -192,10 +192,13 @@ for line in sys.stdin:
                   "serverInfo": {"name": "odd", "version": "1"}}
     elif method == "tools/list":
         schema = {"type": "object", "properties": {"metres": {"type": "number"}}}
-        result = {"tools": [{"name": "measure", "inputSchema": {"type": "object"},
-                             "outputSchema": schema}]}
+        result = {"tools": [
+            {"name": "measure", "inputSchema": {"type": "object"}, "outputSchema": schema},
+            {"name": "describe", "inputSchema": {"type": "object"}, "outputSchema": None},
+        ]}
     elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "about 3 metres"}]}
+        said = "about 3 metres" if message["params"]["name"] == "measure" else "tall"
+        result = {"content": [{"type": "text", "text": said}]}
     else:
         error = {"code": -32601, "message": "no such method"}
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
@@ -208,10 +211,11 @@ async fn an_answer_without_the_structured_content_its_schema_promises_is_an_erro
     let files = WorkFiles::new("promise");
     let script = files.0.join("server.py");
     std::fs::write(&script, PROMISE_BREAKER).unwrap();
-    let mount = Mount::new("odd", &format!("python3 {}", script.display())).unwrap();
+    let mount = Mount::new("odd", &format!("python3 '{}'", script.display())).unwrap();
     let (registry, tried) = started(mount).await;
-    tried.expect("the mount listed its server's tools");
-    let result = registry.call("odd_measure", json!({})).await;
+    tried.expect("the mount listed its server's tools (python3 runs that server)");
+    let call = |name| tokio::time::timeout(*PATIENCE, registry.call(name, json!({})));
+    let result = call("odd_measure").await.expect("an answer in time");
     let error = result.error().expect("the call fails").to_string();
     assert!(
         error.contains("`odd`")
@@ -219,6 +223,15 @@ async fn an_answer_without_the_structured_content_its_schema_promises_is_an_erro
             && error.contains("about 3 metres"),
         "{error}"
     );
+    // A schema of `null` is none: what has none promises nothing.
+    let result = call("odd_describe").await.expect("an answer in time");
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(
+        result.content().unwrap(),
+        [tool_runtime::Content::text("tall")]
+    );
+    let listed = registry.get("odd_describe").expect("listed");
+    assert_eq!(listed.output_schema(), None);
 }
 
 /// Files the upstream's `work` tool is given (see the client tests).

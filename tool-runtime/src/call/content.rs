@@ -239,7 +239,14 @@ impl SentBlocks {
 
 /// Each block of `list` (a JSON list) as a value, those that cannot be one left out.
 fn each_value(list: &str) -> Vec<serde_json::Value> {
-    let blocks: Vec<&serde_json::value::RawValue> = serde_json::from_str(list).unwrap_or_default();
+    let blocks: Vec<&serde_json::value::RawValue> = match serde_json::from_str(list) {
+        Ok(blocks) => blocks,
+        // Blocks are made a list before they are kept.
+        Err(error) => {
+            tracing::warn!(%error, "content blocks that are not a list were read as none");
+            Vec::new()
+        }
+    };
     blocks
         .into_iter()
         .filter_map(|block| match serde_json::from_str(block.get()) {
@@ -291,7 +298,8 @@ impl AnswerBlocks {
     /// The same blocks after a text block of `text`: another server's still written as
     /// they came.
     pub(crate) fn after_text(self, text: &str) -> AnswerBlocks {
-        let first = serde_json::json!({"type": "text", "text": text}).to_string();
+        // Written as this crate writes its own text blocks.
+        let first = serde_json::to_string(&Content::text(text)).unwrap_or_default();
         match self {
             AnswerBlocks::Own(mut blocks) => {
                 blocks.insert(0, Content::text(text));
@@ -299,7 +307,10 @@ impl AnswerBlocks {
             }
             AnswerBlocks::Sent(sent) => {
                 // The list's text after its `[`: its blocks, if any, then its `]`.
-                let rest = sent.raw.get().trim_start()[1..].trim_start();
+                let Some(rest) = sent.raw.get().trim_start().strip_prefix('[') else {
+                    return AnswerBlocks::Sent(sent);
+                };
+                let rest = rest.trim_start();
                 let separator = if rest.starts_with(']') { "" } else { "," };
                 let listed = format!("[{first}{separator}{rest}");
                 // A text block put before the blocks of a list is a list.
@@ -399,12 +410,12 @@ mod tests {
         let blocks = AnswerBlocks::sent_as_text(RawValue::from_string(text.to_owned()).unwrap());
         assert_eq!(
             serde_json::to_string(&blocks.after_text("out of stock")).unwrap(),
-            r#"[{"text":"out of stock","type":"text"},{"type":"image","data":"AA==","mimeType":"image/png","_meta":{"x":1.50}} ]"#
+            r#"[{"type":"text","text":"out of stock"},{"type":"image","data":"AA==","mimeType":"image/png","_meta":{"x":1.50}} ]"#
         );
         let none = AnswerBlocks::sent_as_text(RawValue::from_string("[ ]".to_owned()).unwrap());
         assert_eq!(
             serde_json::to_string(&none.after_text("no")).unwrap(),
-            r#"[{"text":"no","type":"text"}]"#
+            r#"[{"type":"text","text":"no"}]"#
         );
         let own = AnswerBlocks::Own(vec![Content::text("b")]);
         assert_eq!(

@@ -36,7 +36,11 @@ impl RemoteTool {
                 .get("inputSchema")
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-            output_schema: raw.get("outputSchema").cloned(),
+            // Only an object is a schema (`null` is none).
+            output_schema: raw
+                .get("outputSchema")
+                .filter(|schema| schema.is_object())
+                .cloned(),
             annotations: raw.get("annotations").cloned(),
             name,
             raw,

@@ -70,7 +70,8 @@ pub(super) async fn answer(
     let kept = outcome
         .as_ref()
         .ok()
-        .map(|answer| (encoded(answer), policy.ttl()));
+        .and_then(encoded)
+        .map(|answer| (answer, policy.ttl()));
     if let Err(error) = store.backend.answer_put(&key, kept).await {
         tracing::warn!(%error, "an answer could not be kept in the shared store");
     }
@@ -100,7 +101,7 @@ fn stored_key(key: &str) -> String {
 
 /// An answer as the store keeps it, its content blocks written as they are (another
 /// server's as the text they came as).
-fn encoded(answer: &ToolAnswer) -> String {
+fn encoded(answer: &ToolAnswer) -> Option<String> {
     #[derive(serde::Serialize)]
     struct Kept<'a> {
         value: &'a Value,
@@ -110,9 +111,8 @@ fn encoded(answer: &ToolAnswer) -> String {
         value: &answer.value,
         content: &answer.content,
     };
-    // Values and blocks always serialize; an answer that would not is not kept (an empty
-    // text is no answer, so it is made anew).
-    serde_json::to_string(&kept).unwrap_or_default()
+    // Values and blocks always serialize; an answer that would not is not kept.
+    serde_json::to_string(&kept).ok()
 }
 
 /// An answer the store kept, marked as given again; `None` when it cannot be read (kept
@@ -149,13 +149,13 @@ mod tests {
     #[test]
     fn an_answer_comes_back_as_it_was_kept_and_marked_as_given_again() {
         let value = ToolAnswer::new(serde_json::json!({"sunrise": "06:12"}));
-        let back = decoded(&encoded(&value)).unwrap();
+        let back = decoded(&encoded(&value).unwrap()).unwrap();
         assert_eq!(back.value(), value.value());
         assert!(back.content().is_none());
         assert!(back.is_cached());
 
         let blocks = ToolAnswer::from_content(vec![Content::text("a dot")]);
-        let back = decoded(&encoded(&blocks)).unwrap();
+        let back = decoded(&encoded(&blocks).unwrap()).unwrap();
         assert_eq!(back.content(), blocks.content());
         assert!(decoded("not json").is_none());
 
@@ -169,7 +169,7 @@ mod tests {
             content: Some(AnswerBlocks::sent(sent.as_array().unwrap().clone())),
             cached: false,
         };
-        let back = decoded(&encoded(&relayed)).unwrap();
+        let back = decoded(&encoded(&relayed).unwrap()).unwrap();
         assert_eq!(serde_json::to_value(&back.content).unwrap(), sent);
         assert_eq!(back.content(), Some(&[Content::text("a dot")][..]));
 
@@ -181,7 +181,7 @@ mod tests {
             content: Some(AnswerBlocks::sent_as_text(raw)),
             cached: false,
         };
-        let back = decoded(&encoded(&relayed)).unwrap();
+        let back = decoded(&encoded(&relayed).unwrap()).unwrap();
         assert_eq!(serde_json::to_string(&back.content).unwrap(), text);
         assert!(decoded(r#"{"value": 1, "content": {"type": "text"}}"#).is_none());
         assert!(decoded(r#"{"value": 1, "content": null}"#).is_some_and(|a| a.content.is_none()));

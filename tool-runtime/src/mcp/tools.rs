@@ -373,8 +373,10 @@ fn failed_answer(
         .filter(|value| fits_output_schema(schema, value))
         .map(|value| as_structured(value, tool, objects_only))
         .filter(|value| !objects_only || value.is_object());
-    let has_text =
-        !crate::call::result::text_for_model(&Value::Null, Some(blocks.read())).is_empty();
+    let has_text = blocks
+        .read()
+        .iter()
+        .any(|block| matches!(block, Content::Text { text } if !text.trim().is_empty()));
     let blocks = if given && structured.is_none() && !has_text {
         blocks.after_text(&message)
     } else {

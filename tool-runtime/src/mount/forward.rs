@@ -1,8 +1,9 @@
 //! A mounted server's items as this registry's own: each tool, prompt and resource is a
 //! run-time item whose handler passes the call to the server, with the caller's progress,
 //! log messages, cancellation (the call's future dropped) and the server's questions
-//! (forms, pages, sampling, roots) passed to the caller's client; the answer passed back
-//! as it came.
+//! (forms, pages, sampling, roots) passed to the caller's client; the answer's content
+//! passed back as it came (blocks of a kind MCP does not have left out, and an answer
+//! without the structured content its tool's output schema promises made the error it is).
 
 use super::Mount;
 use crate::call::content::{empty_list, AnswerBlocks};
@@ -32,10 +33,10 @@ pub(super) fn tool(
 ) -> Result<DynamicTool, RegistryError> {
     let relay = Relay::new(mount, client, callers);
     let remote_name = remote.name.clone();
-    let structured = remote.output_schema.is_some();
+    let promised = remote.output_schema.is_some();
     let handler = raw_handler(move |arguments: Value, context: CallContext| {
         let (relay, name) = (relay.clone(), remote_name.clone());
-        Box::pin(async move { relay.call(&name, structured, arguments, context).await })
+        Box::pin(async move { relay.call(&name, promised, arguments, context).await })
     });
     let annotations = remote
         .annotations
@@ -167,12 +168,12 @@ impl Relay {
     }
 
     /// Passes one tool call to the server: its progress and log messages to the caller,
-    /// the server's questions to the caller's client. `structured`: the tool has an output
+    /// the server's questions to the caller's client. `promised`: the tool has an output
     /// schema, so its answers carry structured content.
     async fn call(
         &self,
         name: &str,
-        structured: bool,
+        promised: bool,
         arguments: Value,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
@@ -209,26 +210,25 @@ impl Relay {
             Ok(parts) => parts,
             Err(error) => return Err(ToolError::new(self.refusal(&error))),
         };
-        // Passed on as they came, a failure's as a success's: blocks and fields this crate
-        // does not model (annotations, `_meta`) reach the caller too.
+        // Passed on as they came (a failure's too): blocks and fields this crate does not
+        // model (annotations, `_meta`) reach the caller.
         let content = readable(parts.content, &self.mount.prefix);
-        let promised = structured;
         let structured = parts.structured;
         if parts.is_error == Some(Value::Bool(true)) {
             let blocks = AnswerBlocks::sent_as_text(content);
             return Err(ToolError::relayed(blocks, structured));
         }
         if promised && structured.is_none() {
-            // Every client that checks answers refuses this one; the model is told why, and
-            // what the server said.
-            let blocks = AnswerBlocks::sent_as_text(content);
-            let said = crate::call::result::text_for_model(&Value::Null, Some(blocks.read()));
-            return Err(ToolError::new(format!(
-                "the mounted server `{}` ({}) answered `{name}` without the structured content \
-                 its output schema promises; it said: {said}",
+            // Every client that checks answers would refuse this one: it is passed on as
+            // the error it is, the model told why before what the server sent.
+            let why = format!(
+                "the mounted server `{}` ({}) answered `{name}` without the structured \
+                 content its output schema promises",
                 self.mount.prefix,
                 self.mount.shown()
-            )));
+            );
+            let blocks = AnswerBlocks::sent_as_text(content).after_text(&why);
+            return Err(ToolError::relayed(blocks, None));
         }
         Ok(Produced::Relayed {
             content: RelayedBlocks(content),

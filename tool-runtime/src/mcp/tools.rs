@@ -29,13 +29,29 @@ pub(crate) enum CallAnswer {
 pub(crate) struct CallBody {
     content: Blocks,
     /// The output, for a tool with an output schema.
-    structured: Option<Value>,
+    structured: Option<Structured>,
     is_error: bool,
     /// `_meta.status`: what a refusal an agent's loop acts on (wait, or stop) is, where a
     /// program reads it without parsing the text.
     status: Option<&'static str>,
     /// `_meta.cached`: the output was kept from an earlier call and given again.
     cached: bool,
+}
+
+/// Structured content: the output as it is, or written as `{"result": ...}` where
+/// structured content must be an object and the tool's output is not always one (written
+/// so, not built as a map first: it is most calls' answer in that era).
+#[derive(Debug)]
+struct Structured {
+    value: Value,
+    wrapped: bool,
+}
+
+impl Structured {
+    /// Whether it is written as an object.
+    fn is_object(&self) -> bool {
+        self.wrapped || self.value.is_object()
+    }
 }
 
 #[derive(Debug)]
@@ -88,10 +104,10 @@ impl CallBody {
             Blocks::Answer(AnswerBlocks::Own(blocks)) => crate::schema::json_len(blocks),
             Blocks::Answer(AnswerBlocks::Sent(sent)) => sent.raw().get().len(),
         };
-        let structured = self
-            .structured
-            .as_ref()
-            .map_or(0, crate::schema::json_len_at_most);
+        let structured = self.structured.as_ref().map_or(0, |structured| {
+            // `{"result":` and `}` around it when wrapped.
+            crate::schema::json_len_at_most(&structured.value) + 11
+        });
         FIELDS.saturating_add(content).saturating_add(structured)
     }
 
@@ -182,7 +198,13 @@ impl Framed<'_> {
         }
         if let Some(structured) = &body.structured {
             out.extend_from_slice(b",\"structuredContent\":");
-            serde_json::to_writer(&mut *out, structured)?;
+            if structured.wrapped {
+                out.extend_from_slice(b"{\"result\":");
+            }
+            serde_json::to_writer(&mut *out, &structured.value)?;
+            if structured.wrapped {
+                out.push(b'}');
+            }
         }
         out.push(b'}');
         Ok(())
@@ -372,7 +394,7 @@ fn failed_answer(
     let structured = structured
         .filter(|value| fits_output_schema(schema, value))
         .map(|value| as_structured(value, tool, objects_only))
-        .filter(|value| !objects_only || value.is_object());
+        .filter(|structured| !objects_only || structured.is_object());
     let has_text = blocks
         .read()
         .iter()
@@ -400,13 +422,10 @@ fn fits_output_schema(schema: Option<&Value>, value: &Value) -> bool {
 
 /// An output as structured content: as it is, or `{"result": ...}` where structured
 /// content must be an object and the tool's output is not always one.
-fn as_structured(output: Value, tool: Option<&ToolRef>, objects_only: bool) -> Value {
-    if objects_only && tool.is_some_and(|tool| tool.wraps_output()) {
-        let mut wrapped = serde_json::Map::new();
-        wrapped.insert("result".to_owned(), output);
-        Value::Object(wrapped)
-    } else {
-        output
+fn as_structured(output: Value, tool: Option<&ToolRef>, objects_only: bool) -> Structured {
+    Structured {
+        value: output,
+        wrapped: objects_only && tool.is_some_and(|tool| tool.wraps_output()),
     }
 }
 

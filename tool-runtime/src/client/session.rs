@@ -586,7 +586,7 @@ impl Drop for InFlight {
         // Made a task by the server, in an answer nobody read: that task is given up too.
         if let Some(Ok(result)) = &left {
             let task = (wire::result_kind(result) == wire::ResultKind::Task)
-                .then(|| wire::read_result::<Value>("tools/call", result).ok())
+                .then(|| wire::read_result::<Value>(&self.method, result).ok())
                 .flatten();
             if let Some(task) = task.as_ref().and_then(|task| task["taskId"].as_str()) {
                 super::tasks::cancel_owed(&self.session, task.to_owned());

@@ -520,16 +520,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn params_are_written_to_the_byte_with_every_kind_of_meta_entry() {
-        let speaker = Speaker::new(
+    /// A 2026-07-28 client `c` 1 with these 2026-07-28 capabilities and log level.
+    fn client_c(capabilities_2026: Value, log_level: Option<&str>) -> Speaker {
+        Speaker::new(
             Era::PerRequest,
             "2026-07-28".to_owned(),
             &json!({"name": "c", "version": "1"}),
-            json!({}),
-            &json!({}),
-            None,
-        );
+            json!({"elicitation": {}}),
+            &capabilities_2026,
+            log_level.map(str::to_owned),
+        )
+    }
+
+    #[test]
+    fn params_are_written_to_the_byte_with_every_kind_of_meta_entry() {
+        let speaker = client_c(json!({}), None);
         let trace = || Added {
             progress_token: None,
             trace: Map::from_iter([("traceparent".to_owned(), json!("00-ab-cd-01"))]),
@@ -617,14 +622,7 @@ mod tests {
 
     #[test]
     fn a_2026_request_carries_the_version_capabilities_and_client_in_meta() {
-        let speaker = Speaker::new(
-            Era::PerRequest,
-            "2026-07-28".to_owned(),
-            &json!({"name": "c", "version": "1"}),
-            json!({"elicitation": {}}),
-            &json!({"elicitation": {}, "extensions": {"x": {}}}),
-            None,
-        );
+        let speaker = client_c(json!({"elicitation": {}, "extensions": {"x": {}}}), None);
         let params = json!({"name": "add", "_meta": {"mine": 1, "io.modelcontextprotocol/clientInfo": "old", "progressToken": "theirs", "traceparent": "theirs"}});
         let added = Added {
             progress_token: Some(7),
@@ -658,14 +656,7 @@ mod tests {
         );
         // The log level wanted goes with the rest, over an entry of the params' own; a
         // version spoken later replaces the one written first.
-        let mut leveled = Speaker::new(
-            Era::PerRequest,
-            "2026-07-28".to_owned(),
-            &json!({"name": "c", "version": "1"}),
-            json!({}),
-            &json!({}),
-            Some("debug".to_owned()),
-        );
+        let mut leveled = client_c(json!({}), Some("debug"));
         leveled.speak(Era::PerRequest, "2026-12-01".to_owned());
         let own_level = json!({"_meta": {"io.modelcontextprotocol/logLevel": "error"}});
         let written = request(4, "ping", &own_level, leveled.meta(), &Added::default());

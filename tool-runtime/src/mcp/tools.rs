@@ -699,10 +699,6 @@ mod tests {
         }
     }
 
-    fn failed_upstream(blocks: &[Value], structured: Option<Value>, objects_only: bool) -> Value {
-        failed_as(None, blocks, structured, objects_only)
-    }
-
     #[test]
     fn only_a_schema_that_can_be_checked_can_refuse_an_output() {
         let counted = json!({"type": "object", "required": ["n"]});
@@ -729,13 +725,15 @@ mod tests {
         assert_eq!(kept["content"], json!([image]));
         // Content that does not fit is left out; with no text among the blocks, the
         // model reads it in a text block put first.
-        let unfitting = json!({"sku": "A-1"});
-        let dropped = failed_as(
-            Some("count"),
-            std::slice::from_ref(&image),
-            Some(unfitting),
-            false,
-        );
+        let by_count = |block: &Value, structured| {
+            failed_as(
+                Some("count"),
+                std::slice::from_ref(block),
+                Some(structured),
+                false,
+            )
+        };
+        let dropped = by_count(&image, json!({"sku": "A-1"}));
         assert_eq!(dropped.get("structuredContent"), None, "{dropped}");
         assert_eq!(
             dropped["content"],
@@ -743,22 +741,12 @@ mod tests {
         );
         // With text of its own, the blocks stay as they came.
         let said = json!({"type": "text", "text": "no such item"});
-        let dropped = failed_as(
-            Some("count"),
-            std::slice::from_ref(&said),
-            Some(json!(7)),
-            false,
-        );
+        let dropped = by_count(&said, json!(7));
         assert_eq!(dropped.get("structuredContent"), None, "{dropped}");
         assert_eq!(dropped["content"], json!([said]));
         // A text block with no text says nothing: the message comes first.
         let blank = json!({"type": "text", "text": ""});
-        let dropped = failed_as(
-            Some("count"),
-            std::slice::from_ref(&blank),
-            Some(json!(7)),
-            false,
-        );
+        let dropped = by_count(&blank, json!(7));
         assert_eq!(
             dropped["content"],
             json!([{"type": "text", "text": "7"}, blank])
@@ -784,16 +772,16 @@ mod tests {
         ];
         let structured = json!({"sku": "A-1", "available": 0});
         assert_eq!(
-            failed_upstream(&sent, Some(structured.clone()), true),
+            failed_as(None, &sent, Some(structured.clone()), true),
             json!({"content": sent, "structuredContent": structured, "isError": true})
         );
         // Structured content that is not an object is left to the text where it must be
         // one, and passed on where it need not be.
         let listed = json!(["A-1", "B-2"]);
-        let in_objects_era = failed_upstream(&sent, Some(listed.clone()), true);
+        let in_objects_era = failed_as(None, &sent, Some(listed.clone()), true);
         assert_eq!(in_objects_era.get("structuredContent"), None);
         assert_eq!(in_objects_era["content"], json!(sent));
-        let elsewhere = failed_upstream(&sent, Some(listed.clone()), false);
+        let elsewhere = failed_as(None, &sent, Some(listed.clone()), false);
         assert_eq!(elsewhere["structuredContent"], listed);
     }
 

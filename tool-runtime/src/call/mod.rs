@@ -14,6 +14,7 @@ pub(crate) mod ids;
 pub(crate) mod inject;
 pub(crate) mod invoke;
 pub(crate) mod output;
+pub(crate) mod output_value;
 pub(crate) mod param;
 pub(crate) mod result;
 pub(crate) mod runnable;
@@ -30,6 +31,7 @@ use context::CallContext;
 use error::{ArgumentProblem, CallError};
 use invoke::RunFailure;
 use output::Produced;
+use output_value::OutputValue;
 use runnable::{How, ToolRef};
 use serde_json::{Map, Value};
 use std::future::Future;
@@ -46,9 +48,10 @@ use std::time::Duration;
 /// assert_eq!(answer.value()["temperature"], 18);
 /// assert!(answer.content().is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolAnswer {
-    pub(crate) value: Value,
+    /// Read through `value()`: for an answer of content blocks it is made from them then.
+    pub(crate) value: OutputValue,
     pub(crate) content: Option<AnswerBlocks>,
     /// Whether it was given again from the cache of a read-only tool's answers.
     pub(crate) cached: bool,
@@ -58,7 +61,7 @@ impl ToolAnswer {
     /// An answer of data: `value` is the output, as a tool's return value would be.
     pub fn new(value: Value) -> Self {
         ToolAnswer {
-            value,
+            value: OutputValue::given(value),
             content: None,
             cached: false,
         }
@@ -67,22 +70,32 @@ impl ToolAnswer {
     /// An answer of content blocks (text, images, audio, resources), as a tool returning
     /// `Vec<Content>` gives.
     pub fn from_content(content: Vec<Content>) -> Self {
+        ToolAnswer::of_blocks(AnswerBlocks::Own(content))
+    }
+
+    /// An answer of content blocks, their value made when first read.
+    pub(crate) fn of_blocks(blocks: AnswerBlocks) -> Self {
         ToolAnswer {
-            value: serde_json::to_value(&content).unwrap_or(Value::Null),
-            content: Some(AnswerBlocks::Own(content)),
+            value: OutputValue::of_blocks(),
+            content: Some(blocks),
             cached: false,
         }
     }
 
     /// The output as JSON (the content blocks as JSON when there are some).
     pub fn value(&self) -> &Value {
-        &self.value
+        self.value.get(self.content.as_ref())
     }
 
     /// The output, to change in place. For an answer of content blocks, change the blocks
     /// instead, or give a new answer: the blocks are what is sent.
     pub fn value_mut(&mut self) -> &mut Value {
-        &mut self.value
+        self.value.get_mut(self.content.as_ref())
+    }
+
+    /// The output as JSON, taken.
+    pub(crate) fn into_value(self) -> Value {
+        self.value.into_value(self.content.as_ref())
     }
 
     /// The content blocks, when the answer is made of them.
@@ -94,6 +107,16 @@ impl ToolAnswer {
     /// (`#[tool(read_only, cache = "...")]`) rather than made by the tool now.
     pub fn is_cached(&self) -> bool {
         self.cached
+    }
+}
+
+/// Two answers are equal when they say the same: the same output, the same blocks, and
+/// both given again from the cache or both made now.
+impl PartialEq for ToolAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        self.content == other.content
+            && self.cached == other.cached
+            && self.value() == other.value()
     }
 }
 
@@ -239,8 +262,10 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
             structured,
         }) => {
             let content = AnswerBlocks::sent_as_text(content.0);
+            // Without structured content the blocks are the output, read as JSON only if
+            // something asks (an MCP caller is sent the blocks as they came).
             Ok(ToolAnswer {
-                value: structured.unwrap_or_else(|| content.to_value()),
+                value: structured.map_or_else(OutputValue::of_blocks, OutputValue::given),
                 content: Some(content),
                 cached: false,
             })
@@ -268,5 +293,32 @@ fn invalid(tool: &Tool, problems: Vec<ArgumentProblem>) -> CallError {
     CallError::InvalidArguments {
         tool: tool.name().to_owned(),
         problems,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_of_blocks_is_read_as_json_only_when_asked() {
+        let answer = ToolAnswer::from_content(vec![Content::text("a dot")]);
+        let unread = answer.clone();
+        assert!(format!("{:?}", answer.value).contains("not read"));
+        let blocks = json!([{"type": "text", "text": "a dot"}]);
+        assert_eq!(answer.value(), &blocks);
+        assert!(!format!("{:?}", answer.value).contains("not read"));
+        // Read or not, it is the same answer.
+        assert_eq!(answer, unread);
+        assert_eq!(unread.into_value(), blocks);
+
+        let result = result::ToolResult::new("t", json!({}), None, Ok(answer));
+        assert_eq!(result.output(), Some(&blocks));
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"name": "t", "input": {}, "output": blocks})
+        );
+        assert_eq!(result.into_outcome().unwrap(), blocks);
     }
 }

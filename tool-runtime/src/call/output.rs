@@ -36,7 +36,7 @@ impl ToolError {
     // Made by a mount (feature `client`); read everywhere.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn relayed(blocks: AnswerBlocks, structured: Option<Value>) -> Self {
-        let text = super::result::text_for_model(&Value::Null, Some(blocks.read()));
+        let text = super::result::text_for_model(Some(blocks.read()), || &Value::Null);
         let message = match (text.is_empty(), &structured) {
             (false, _) => text.into_owned(),
             (true, Some(structured)) => structured.to_string(),

@@ -2,6 +2,7 @@
 
 use super::content::{AnswerBlocks, Content};
 use super::error::CallError;
+use super::output_value::OutputValue;
 use super::runnable::ToolRef;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
@@ -33,7 +34,8 @@ use std::borrow::Cow;
 pub struct ToolResult {
     name: Cow<'static, str>,
     input: Value,
-    outcome: Result<Value, CallError>,
+    /// The output: for an answer of content blocks, made from them when first read.
+    outcome: Result<OutputValue, CallError>,
     content: Option<AnswerBlocks>,
     /// Whether the output was kept from an earlier call and given again.
     cached: bool,
@@ -47,8 +49,12 @@ impl PartialEq for ToolResult {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.input == other.input
-            && self.outcome == other.outcome
             && self.content == other.content
+            && match (&self.outcome, &other.outcome) {
+                (Ok(_), Ok(_)) => self.output() == other.output(),
+                (Err(mine), Err(theirs)) => mine == theirs,
+                _ => false,
+            }
     }
 }
 
@@ -92,7 +98,8 @@ impl ToolResult {
     /// The output, when the call succeeded: the tool's value as it serializes (a number,
     /// a list, an object...), or its content blocks as JSON.
     pub fn output(&self) -> Option<&Value> {
-        self.outcome.as_ref().ok()
+        let output = self.outcome.as_ref().ok()?;
+        Some(output.get(self.content.as_ref()))
     }
 
     /// The output as a model reads it in a text block, with its media type: a string as it
@@ -119,7 +126,10 @@ impl ToolResult {
     /// The text of a successful call as a model reads it: [`shown_text`](Self::shown_text),
     /// or the text of its text blocks.
     pub(crate) fn text_for_model(&self) -> Option<std::borrow::Cow<'_, str>> {
-        Some(text_for_model(self.output()?, self.content()))
+        let output = self.outcome.as_ref().ok()?;
+        Some(text_for_model(self.content(), || {
+            output.get(self.content.as_ref())
+        }))
     }
 
     /// Why the call failed, when it did.
@@ -140,14 +150,16 @@ impl ToolResult {
 
     /// The outcome, taken apart.
     pub fn into_outcome(self) -> Result<Value, CallError> {
+        let content = self.content;
         self.outcome
+            .map(|output| output.into_value(content.as_ref()))
     }
 
     /// The outcome, the content blocks and the tool that ran, taken apart.
     pub(crate) fn into_parts(
         self,
     ) -> (
-        Result<Value, CallError>,
+        Result<OutputValue, CallError>,
         Option<AnswerBlocks>,
         Option<ToolRef>,
     ) {
@@ -161,7 +173,7 @@ impl Serialize for ToolResult {
         out.serialize_field("name", &self.name)?;
         out.serialize_field("input", &self.input)?;
         match &self.outcome {
-            Ok(output) => out.serialize_field("output", output)?,
+            Ok(output) => out.serialize_field("output", output.get(self.content.as_ref()))?,
             Err(error) => out.serialize_field("error", &error.to_string())?,
         }
         out.end()
@@ -170,9 +182,10 @@ impl Serialize for ToolResult {
 
 /// The text of an answer as a model reads it: the text of its text blocks when it is made
 /// of content blocks, else its value (a string as it is, anything else as compact JSON).
+/// `value` is asked for only when there are no blocks.
 pub(crate) fn text_for_model<'a>(
-    value: &'a Value,
     content: Option<&'a [Content]>,
+    value: impl FnOnce() -> &'a Value,
 ) -> std::borrow::Cow<'a, str> {
     if let Some(content) = content {
         let texts: Vec<&str> = content
@@ -184,7 +197,7 @@ pub(crate) fn text_for_model<'a>(
             .collect();
         return std::borrow::Cow::Owned(texts.join("\n"));
     }
-    match value {
+    match value() {
         Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
         other => std::borrow::Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
     }

@@ -8,7 +8,6 @@ use super::request::CallRequest;
 use super::route::Next;
 use super::ToolAnswer;
 use crate::call::error::CallError;
-use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -169,7 +168,7 @@ impl ResultCache {
         let mut held = crate::sync::lock(&self.held);
         let done = held.running.remove(key);
         if let Some((answer, expires, tool)) = kept {
-            let bytes = key.len() + crate::schema::json_len(&answer.value);
+            let bytes = key.len() + crate::schema::json_len(answer.value());
             if bytes <= self.limits.bytes {
                 let kept = Kept {
                     answer,
@@ -233,7 +232,7 @@ pub(crate) fn cached(
     cache: &Arc<ResultCache>,
     call: CallRequest,
     next: Next,
-) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+) -> super::AnswerFuture {
     Box::pin(answer(Arc::clone(cache), next, call))
 }
 

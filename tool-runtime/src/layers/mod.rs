@@ -245,7 +245,7 @@ pub use request::CallRequest;
 pub(crate) use requests::{Handling, RequestFacts, RequestStage, RequestStages};
 pub use requests::{McpRequest, NextRequest};
 pub use route::Next;
-pub(crate) use route::{Layered, Stages};
+pub(crate) use route::{AnswerFuture, Layered, Stages};
 pub use selection::Tools;
 
 /// The error a layer may answer with: anything that is an error. `tower`'s own layers

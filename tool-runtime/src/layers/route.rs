@@ -18,6 +18,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
 
+/// What a step gives back: the call's answer, when it comes.
+pub(crate) type AnswerFuture = BoxFuture<'static, Result<ToolAnswer, CallError>>;
+
 impl Passing for CallRequest {
     type Answer = ToolAnswer;
     type Name = ToolRef;
@@ -43,9 +46,7 @@ enum StepService {
     Locked(Stage<CallRequest>),
     /// A step of the registry's own, always ready: each call is handed to it with no lock
     /// for calls to wait on.
-    Free(
-        Box<dyn Fn(CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallError>> + Send + Sync>,
-    ),
+    Free(Box<dyn Fn(CallRequest) -> AnswerFuture + Send + Sync>),
 }
 
 /// Every layer a registry was given, in the order given (the first outermost).
@@ -88,10 +89,7 @@ impl Stages {
     /// is given each call and the rest of its way, as a layer's service is.
     pub(crate) fn push_free<F>(&mut self, tools: Tools, step: F)
     where
-        F: Fn(CallRequest, Next) -> BoxFuture<'static, Result<ToolAnswer, CallError>>
-            + Send
-            + Sync
-            + 'static,
+        F: Fn(CallRequest, Next) -> AnswerFuture + Send + Sync + 'static,
     {
         let run = move |call| step(call, Next { _private: () });
         self.stages.push(Step {
@@ -187,7 +185,7 @@ impl fmt::Debug for Next {
 impl Service<CallRequest> for Next {
     type Response = ToolAnswer;
     type Error = CallError;
-    type Future = BoxFuture<'static, Result<ToolAnswer, CallError>>;
+    type Future = AnswerFuture;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), CallError>> {
         Poll::Ready(Ok(()))
@@ -199,7 +197,7 @@ impl Service<CallRequest> for Next {
 }
 
 /// Hands `call` to the next stage that applies to its tool, or runs the tool after the last.
-fn pass(mut call: CallRequest) -> BoxFuture<'static, Result<ToolAnswer, CallError>> {
+fn pass(mut call: CallRequest) -> AnswerFuture {
     let found = call.route.stages.stages[call.route.next..]
         .iter()
         .position(|stage| stage.tools.picks(&call.tool));

@@ -8,6 +8,7 @@ use super::route::Next;
 use super::ToolAnswer;
 use crate::call::content::AnswerBlocks;
 use crate::call::error::CallError;
+use crate::call::output_value::OutputValue;
 use crate::catalog::CachePolicy;
 use crate::store::Store;
 use serde_json::Value;
@@ -108,7 +109,7 @@ fn encoded(answer: &ToolAnswer) -> Option<String> {
         content: &'a Option<AnswerBlocks>,
     }
     let kept = Kept {
-        value: &answer.value,
+        value: answer.value(),
         content: &answer.content,
     };
     // Values and blocks always serialize; an answer that would not is not kept.
@@ -135,7 +136,7 @@ fn decoded(text: &str) -> Option<ToolAnswer> {
         Some(_) => return None,
     };
     Some(ToolAnswer {
-        value: kept.value,
+        value: OutputValue::given(kept.value),
         content,
         cached: true,
     })
@@ -164,11 +165,7 @@ mod tests {
             {"type": "text", "text": "a dot", "annotations": {"priority": 1.0}},
             {"type": "hologram", "frames": 3},
         ]);
-        let relayed = ToolAnswer {
-            value: sent.clone(),
-            content: Some(AnswerBlocks::sent(sent.as_array().unwrap().clone())),
-            cached: false,
-        };
+        let relayed = ToolAnswer::of_blocks(AnswerBlocks::sent(sent.as_array().unwrap().clone()));
         let back = decoded(&encoded(&relayed).unwrap()).unwrap();
         assert_eq!(serde_json::to_value(&back.content).unwrap(), sent);
         assert_eq!(back.content(), Some(&[Content::text("a dot")][..]));
@@ -176,11 +173,7 @@ mod tests {
         // Blocks kept as the text they came as come back to the byte.
         let text = r#"[{"type":"text","text":"a dot","_meta":{"z":1,"a":1.50}}]"#;
         let raw = serde_json::value::RawValue::from_string(text.to_owned()).unwrap();
-        let relayed = ToolAnswer {
-            value: Value::Null,
-            content: Some(AnswerBlocks::sent_as_text(raw)),
-            cached: false,
-        };
+        let relayed = ToolAnswer::of_blocks(AnswerBlocks::sent_as_text(raw));
         let back = decoded(&encoded(&relayed).unwrap()).unwrap();
         assert_eq!(serde_json::to_string(&back.content).unwrap(), text);
         assert!(decoded(r#"{"value": 1, "content": {"type": "text"}}"#).is_none());

@@ -298,7 +298,10 @@ fn full_answer(
         // Blocks of a tool with an output schema (another server's, passed on) come with
         // its structured content.
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
-        let structured = outcome.ok().filter(|_| has_schema);
+        let structured = outcome
+            .ok()
+            .filter(|_| has_schema)
+            .map(|output| output.into_value(Some(&content)));
         return CallAnswer::Result(CallBody {
             content: Blocks::Answer(content),
             structured: structured.map(|value| as_structured(value, tool.as_ref(), objects_only)),
@@ -307,7 +310,7 @@ fn full_answer(
     }
     // The text block shows the value itself: a string as it is, anything else as compact
     // JSON: the value itself, whatever the era.
-    match outcome {
+    match outcome.map(|output| output.into_value(None)) {
         Ok(output) => {
             // Without a text of its own only content blocks, answered above.
             let (mut text, mime_type) =

@@ -111,11 +111,16 @@ struct Audit {
 
 impl CallWatch {
     /// Records the call's end (its error, or its output), unless it was recorded already.
-    pub(crate) fn finish(&self, error: Option<&CallError>, output: Option<&Value>) {
+    /// `output` is asked for only when an audit event counts its bytes.
+    pub(crate) fn finish<'a>(
+        &self,
+        error: Option<&CallError>,
+        output: impl FnOnce() -> Option<&'a Value>,
+    ) {
         let Some(watching) = &self.0 else { return };
-        let output_bytes = match (&watching.audit, output) {
-            (Some(_), Some(output)) => crate::schema::json_len(output),
-            _ => 0,
+        let output_bytes = match &watching.audit {
+            Some(_) => output().map_or(0, crate::schema::json_len),
+            None => 0,
         };
         watching.settle(outcome(error), output_bytes);
     }

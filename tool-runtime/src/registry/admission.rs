@@ -172,7 +172,7 @@ impl Registry {
     ) -> ToolResult {
         let watch = self.observer.watch(name, tool.is_some(), &input, caller);
         let result = ToolResult::new(name.to_owned(), input, tool, Err(error));
-        watch.finish(result.error(), result.output());
+        watch.finish(result.error(), || result.output());
         result
     }
 }

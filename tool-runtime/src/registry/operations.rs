@@ -22,10 +22,11 @@
 use super::admission::{Admitted, Limits};
 use crate::call::error::CallError;
 use crate::catalog::Tool;
-use crate::layers::{cached, CallRequest, Next, ResultCache, Stages, ToolAnswer, Tools};
+use crate::layers::{
+    cached, AnswerFuture, CallRequest, Next, ResultCache, Stages, ToolAnswer, Tools,
+};
 use crate::ops::budget::Budgets;
 use crate::ops::watch::Observer;
-use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
 use tower::Service;
@@ -77,19 +78,18 @@ pub(super) fn limit_of(tool: &Tool, default_timeout: Option<Duration>) -> Option
     tool.timeout().or(default_timeout)
 }
 
-/// What a step of the registry's own answers.
-type Answer = BoxFuture<'static, Result<ToolAnswer, CallError>>;
-
 /// Records each call once it ends: one audit event, the metrics.
-fn record(observer: Observer, call: CallRequest, mut next: Next) -> Answer {
+fn record(observer: Observer, call: CallRequest, mut next: Next) -> AnswerFuture {
     let watch = observer.watch(call.tool().name(), true, call.arguments(), call.caller());
     let answer = next.call(call);
     // A call dropped before it answers (its client cancelled it) drops the watch, which
     // records it as cancelled.
     Box::pin(async move {
         let outcome = answer.await;
-        let output = outcome.as_ref().ok().map(ToolAnswer::value);
-        watch.finish(outcome.as_ref().err(), output);
+        // The output is read only if the audit event counts its bytes.
+        watch.finish(outcome.as_ref().err(), || {
+            outcome.as_ref().ok().map(ToolAnswer::value)
+        });
         outcome
     })
 }
@@ -99,7 +99,7 @@ fn record(observer: Observer, call: CallRequest, mut next: Next) -> Answer {
 /// budget. A call that arrived with nothing decided is counted in the store now if one
 /// applies to it (a store can be attached after the call arrived), so that nothing a shared
 /// limit counts goes unlimited.
-fn admit(limits: &Limits, call: CallRequest, mut next: Next) -> Answer {
+fn admit(limits: &Limits, call: CallRequest, mut next: Next) -> AnswerFuture {
     let (shared, key) = match call.decided::<Admitted>() {
         Some(admitted) => (admitted.shared.clone(), admitted.key.clone()),
         None => match limits.shared_admission(call.tool(), call.caller()) {
@@ -132,7 +132,7 @@ fn charge(
     outcome: Result<ToolAnswer, CallError>,
 ) -> Result<ToolAnswer, CallError> {
     if let (Some((budgets, key)), Ok(answer)) = (charged, &outcome) {
-        let text = crate::call::result::text_for_model(answer.value(), answer.content());
+        let text = crate::call::result::text_for_model(answer.content(), || answer.value());
         let tokens = crate::tokens::count(&text);
         budgets.charge(&key, u64::try_from(tokens).unwrap_or(u64::MAX));
     }
@@ -140,7 +140,7 @@ fn charge(
 }
 
 /// Bounds the run of a tool by its time limit.
-fn limit(call: CallRequest, mut next: Next) -> Answer {
+fn limit(call: CallRequest, mut next: Next) -> AnswerFuture {
     let Some(limit) = call.time_limit() else {
         return next.call(call);
     };

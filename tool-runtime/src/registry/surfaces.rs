@@ -662,7 +662,7 @@ impl Registry {
             }
         };
         match outcome {
-            Ok(answer) => Ok(answer.value),
+            Ok(answer) => Ok(answer.into_value()),
             Err(CallError::InvalidArguments { problems, .. }) => {
                 let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
                 Err(SurfaceError::InvalidArguments(format!(

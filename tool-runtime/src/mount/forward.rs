@@ -32,10 +32,11 @@ pub(super) fn tool(
     remote: RemoteTool,
 ) -> Result<DynamicTool, RegistryError> {
     let relay = Relay::new(mount, client, callers);
-    let remote_name = remote.name.clone();
+    // Shared by every call, not copied into each.
+    let remote_name: Arc<str> = Arc::from(remote.name.as_str());
     let promised = remote.output_schema.is_some();
     let handler = raw_handler(move |arguments: Value, context: CallContext| {
-        let (relay, name) = (relay.clone(), remote_name.clone());
+        let (relay, name) = (relay.clone(), Arc::clone(&remote_name));
         Box::pin(async move { relay.call(&name, promised, arguments, context).await })
     });
     let annotations = remote
@@ -354,18 +355,20 @@ fn readable(content: Option<Box<RawValue>>, mount: &str) -> Box<RawValue> {
     let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
         return empty_list();
     };
-    let kept: Vec<&RawValue> = blocks.iter().copied().filter(|b| is_readable(b)).collect();
-    if kept.len() == blocks.len() {
+    // Nearly always every block is readable: counted, the answer is passed on as it came.
+    let readable = blocks.iter().filter(|block| is_readable(block)).count();
+    if readable == blocks.len() {
         drop(blocks);
         return content;
     }
     tracing::warn!(
         mount,
-        left_out = blocks.len() - kept.len(),
+        left_out = blocks.len() - readable,
         "content blocks of a kind MCP does not have were left out of a mounted tool's answer"
     );
+    let kept = blocks.iter().filter(|block| is_readable(block));
     let mut list = String::from("[");
-    for (at, block) in kept.iter().enumerate() {
+    for (at, block) in kept.enumerate() {
         if at > 0 {
             list.push(',');
         }
@@ -446,13 +449,15 @@ pub(crate) const TASK_LOGGER: &str = "task";
 /// `info`, named [`TASK_LOGGER`]: any MCP client can show it, and `call` shows it as the
 /// task's status line).
 fn pass_statuses(context: &CallContext, hearing: &Hearing) -> Listener<crate::client::RemoteTask> {
-    let logger = crate::Logger::for_scope(context.scope().cloned()).named(TASK_LOGGER);
+    let scope = context.scope().cloned();
     let hearing = hearing.clone();
     Listener::call(move |task: crate::client::RemoteTask| {
         // Held while it is passed on: the request's end waits for it.
         let Some(_open) = hearing.open() else {
             return;
         };
+        // Made here: most calls are never run as tasks, and each call makes this listener.
+        let logger = crate::Logger::for_scope(scope.clone()).named(TASK_LOGGER);
         let mut said = format!("task {}: {}", task.id, task.status);
         if let Some(message) = &task.message {
             said.push_str(" (");

@@ -38,14 +38,22 @@ def answer(message):
 
 
 for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
+    try:
+        message = json.loads(line)
+    except ValueError:
         continue
-    result = answer(message)
-    if result is None:
-        reply = {"code": -32601, "message": f"no method {message.get('method')}"}
+    if not isinstance(message, dict) or "id" not in message:
+        continue
+    try:
+        result = answer(message)
+    except (KeyError, TypeError) as error:
+        reply = {"code": -32602, "message": f"invalid params: {error}"}
         out = {"jsonrpc": "2.0", "id": message["id"], "error": reply}
     else:
-        out = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        if result is None:
+            reply = {"code": -32601, "message": f"no method {message.get('method')}"}
+            out = {"jsonrpc": "2.0", "id": message["id"], "error": reply}
+        else:
+            out = {"jsonrpc": "2.0", "id": message["id"], "result": result}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()

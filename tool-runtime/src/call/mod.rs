@@ -82,13 +82,16 @@ impl ToolAnswer {
         }
     }
 
-    /// The output as JSON (the content blocks as JSON when there are some).
+    /// The output as JSON: the tool's value; for an answer of content blocks, the
+    /// structured content that came with them (another server's tool with an output
+    /// schema), else the blocks as JSON, made the first time this is read.
     pub fn value(&self) -> &Value {
         self.value.get(self.content.as_ref())
     }
 
-    /// The output, to change in place. For an answer of content blocks, change the blocks
-    /// instead, or give a new answer: the blocks are what is sent.
+    /// The output, to change in place. For an answer of content blocks the blocks are what
+    /// MCP clients are sent, so a change here reaches only those reading the value (REST,
+    /// say): give a new answer ([`ToolAnswer::from_content`]) to change what all see.
     pub fn value_mut(&mut self) -> &mut Value {
         self.value.get_mut(self.content.as_ref())
     }
@@ -301,24 +304,64 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Answers of blocks, none read yet: a tool's own, and another server's as it sent them.
+    fn unread_answers() -> Vec<ToolAnswer> {
+        let sent = r#"[{"type":"text","text":"a dot","annotations":{"priority":1}}]"#;
+        let raw = serde_json::value::RawValue::from_string(sent.to_owned()).unwrap();
+        vec![
+            ToolAnswer::from_content(vec![Content::text("a dot")]),
+            ToolAnswer::of_blocks(AnswerBlocks::sent_as_text(raw)),
+        ]
+    }
+
+    fn blocks_of(answer: &ToolAnswer) -> Value {
+        serde_json::to_value(answer.content.as_ref().unwrap()).unwrap()
+    }
+
     #[test]
     fn an_answer_of_blocks_is_read_as_json_only_when_asked() {
-        let answer = ToolAnswer::from_content(vec![Content::text("a dot")]);
-        let unread = answer.clone();
-        assert!(format!("{:?}", answer.value).contains("not read"));
-        let blocks = json!([{"type": "text", "text": "a dot"}]);
-        assert_eq!(answer.value(), &blocks);
-        assert!(!format!("{:?}", answer.value).contains("not read"));
-        // Read or not, it is the same answer.
-        assert_eq!(answer, unread);
-        assert_eq!(unread.into_value(), blocks);
+        for answer in unread_answers() {
+            let blocks = blocks_of(&answer);
+            assert!(format!("{:?}", answer.value).contains("not read"));
+            assert_eq!(answer.value(), &blocks);
+            assert!(!format!("{:?}", answer.value).contains("not read"));
+        }
+    }
 
+    #[test]
+    fn every_reader_of_an_unread_answer_gets_its_blocks_as_json() {
+        let read = |answer: ToolAnswer| result::ToolResult::new("t", json!({}), None, Ok(answer));
+        for (at, answer) in unread_answers().into_iter().enumerate() {
+            let blocks = blocks_of(&answer);
+            assert_eq!(answer.clone().into_value(), blocks);
+            assert_eq!(answer.clone().value_mut(), &blocks);
+            // Read or not, it is the same answer.
+            let other = unread_answers().swap_remove(at);
+            other.value();
+            assert_eq!(answer, other);
+
+            assert_eq!(read(answer.clone()).output(), Some(&blocks));
+            assert_eq!(
+                serde_json::to_value(read(answer.clone())).unwrap(),
+                json!({"name": "t", "input": {}, "output": blocks})
+            );
+            assert_eq!(read(answer.clone()).into_outcome().unwrap(), blocks);
+            assert_eq!(read(answer.clone()).text_for_model().unwrap(), "a dot");
+            assert_eq!(read(answer.clone()), read(other));
+        }
+    }
+
+    #[test]
+    fn a_relayed_answer_with_structured_content_has_that_for_its_value() {
+        let sent = r#"[{"type":"text","text":"3"}]"#.to_owned();
+        let raw = serde_json::value::RawValue::from_string(sent).unwrap();
+        let answer = ToolAnswer {
+            value: OutputValue::given(json!({"sum": 3})),
+            content: Some(AnswerBlocks::sent_as_text(raw)),
+            cached: false,
+        };
+        assert_eq!(answer.value(), &json!({"sum": 3}));
         let result = result::ToolResult::new("t", json!({}), None, Ok(answer));
-        assert_eq!(result.output(), Some(&blocks));
-        assert_eq!(
-            serde_json::to_value(&result).unwrap(),
-            json!({"name": "t", "input": {}, "output": blocks})
-        );
-        assert_eq!(result.into_outcome().unwrap(), blocks);
+        assert_eq!(result.into_outcome().unwrap(), json!({"sum": 3}));
     }
 }

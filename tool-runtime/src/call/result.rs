@@ -80,7 +80,8 @@ impl ToolResult {
     }
 
     /// The content blocks, when the tool answered with content (text, images, audio,
-    /// resources) rather than data; `output()` then holds the same blocks as JSON.
+    /// resources) rather than data; `output()` then holds the same blocks as JSON (or, for
+    /// another server's tool with an output schema, the structured content it sent).
     pub fn content(&self) -> Option<&[Content]> {
         self.content.as_ref().map(AnswerBlocks::read)
     }
@@ -96,7 +97,8 @@ impl ToolResult {
     }
 
     /// The output, when the call succeeded: the tool's value as it serializes (a number,
-    /// a list, an object...), or its content blocks as JSON.
+    /// a list, an object...), or its content blocks as JSON (made when first asked for), or
+    /// the structured content another server's tool sent with its blocks.
     pub fn output(&self) -> Option<&Value> {
         let output = self.outcome.as_ref().ok()?;
         Some(output.get(self.content.as_ref()))

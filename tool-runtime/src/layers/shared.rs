@@ -101,15 +101,17 @@ fn stored_key(key: &str) -> String {
 }
 
 /// An answer as the store keeps it, its content blocks written as they are (another
-/// server's as the text they came as).
+/// server's as the text they came as); its value only when the tool gave one (the value of
+/// blocks alone is made from them again when read).
 fn encoded(answer: &ToolAnswer) -> Option<String> {
     #[derive(serde::Serialize)]
     struct Kept<'a> {
-        value: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<&'a Value>,
         content: &'a Option<AnswerBlocks>,
     }
     let kept = Kept {
-        value: answer.value(),
+        value: answer.value.as_given(),
         content: &answer.content,
     };
     // Values and blocks always serialize; an answer that would not is not kept.
@@ -121,6 +123,8 @@ fn encoded(answer: &ToolAnswer) -> Option<String> {
 fn decoded(text: &str) -> Option<ToolAnswer> {
     #[derive(serde::Deserialize)]
     struct Kept {
+        /// Left out for blocks alone (and `null` for them in entries written before).
+        #[serde(default)]
         value: Value,
         #[serde(default)]
         content: Option<Box<serde_json::value::RawValue>>,
@@ -135,8 +139,13 @@ fn decoded(text: &str) -> Option<ToolAnswer> {
         }
         Some(_) => return None,
     };
+    // Blocks never come with a value of `null`: with blocks, that is no value given.
+    let value = match (&content, kept.value) {
+        (Some(_), Value::Null) => OutputValue::of_blocks(),
+        (_, value) => OutputValue::given(value),
+    };
     Some(ToolAnswer {
-        value: OutputValue::given(kept.value),
+        value,
         content,
         cached: true,
     })
@@ -154,6 +163,10 @@ mod tests {
         assert_eq!(back.value(), value.value());
         assert!(back.content().is_none());
         assert!(back.is_cached());
+        // A tool's value of `null` (it returns nothing) is a value too.
+        let nothing = ToolAnswer::new(Value::Null);
+        let back = decoded(&encoded(&nothing).unwrap()).unwrap();
+        assert_eq!((back.value(), back.content()), (&Value::Null, None));
 
         let blocks = ToolAnswer::from_content(vec![Content::text("a dot")]);
         let back = decoded(&encoded(&blocks).unwrap()).unwrap();
@@ -178,6 +191,18 @@ mod tests {
         assert_eq!(serde_json::to_string(&back.content).unwrap(), text);
         assert!(decoded(r#"{"value": 1, "content": {"type": "text"}}"#).is_none());
         assert!(decoded(r#"{"value": 1, "content": null}"#).is_some_and(|a| a.content.is_none()));
+        // Blocks alone are kept without their value, which is made from them when read.
+        let blocks = ToolAnswer::from_content(vec![Content::text("a dot")]);
+        let text = encoded(&blocks).unwrap();
+        assert!(!text.contains("\"value\""), "{text}");
+        let back = decoded(&text).unwrap();
+        assert_eq!(
+            back.value(),
+            &serde_json::json!([{"type": "text", "text": "a dot"}])
+        );
+        // An entry written with the value of its blocks (as before) reads the same.
+        let old = r#"{"value":[{"type":"text","text":"a dot"}],"content":[{"type":"text","text":"a dot"}]}"#;
+        assert_eq!(decoded(old).unwrap(), back);
     }
 
     #[test]

@@ -503,6 +503,63 @@ mod tests {
         serde_json::from_slice(&body.framed(info).to_vec()).unwrap()
     }
 
+    /// A tool's own content blocks and another server's passed on (without structured
+    /// content) are sent as blocks, through a registry that records every call, and their
+    /// value as JSON is never made: nothing on the way reads it.
+    #[cfg(feature = "client")]
+    #[test]
+    fn an_answer_of_blocks_is_sent_without_being_read_as_json() {
+        use crate::call::content::Content;
+        use crate::call::dynamic::raw_handler;
+        use crate::call::output::{Produced, RelayedBlocks};
+        use crate::call::output_value::tests::made;
+
+        let own = raw_handler(|_, _| {
+            Box::pin(async { Ok(Produced::Content(vec![Content::text("a dot")])) })
+        });
+        let relayed = raw_handler(|_, _| {
+            Box::pin(async {
+                let sent = r#"[{"type":"text","text":"a dot","_meta":{"n":1.50}}]"#;
+                let raw = serde_json::value::RawValue::from_string(sent.to_owned()).unwrap();
+                Ok(Produced::Relayed {
+                    content: RelayedBlocks(raw),
+                    structured: None,
+                })
+            })
+        });
+        let tool = |name: &str, handler| {
+            let schema = json!({"type": "object"});
+            DynamicTool::from_schemas(name.into(), "Blocks.".into(), schema, None, handler).unwrap()
+        };
+        let registry = Registry::builder()
+            .metrics(true)
+            .tool(tool("own", own))
+            .tool(tool("relayed", relayed))
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for (name, sent) in [
+            ("own", r#"[{"type":"text","text":"a dot"}]"#),
+            (
+                "relayed",
+                r#"[{"type":"text","text":"a dot","_meta":{"n":1.50}}]"#,
+            ),
+        ] {
+            let before = made();
+            let result = runtime.block_on(registry.call(name, json!({})));
+            let CallAnswer::Result(body) = answer(result, 10_000, None, true, true) else {
+                panic!("a protocol error");
+            };
+            let bytes = body.framed(None).to_vec();
+            let written = String::from_utf8(bytes).unwrap();
+            assert!(written.contains(sent), "{name}: {written}");
+            assert_eq!(made(), before, "{name}: its blocks were read as JSON");
+        }
+    }
+
     #[test]
     fn an_object_output_is_shown_as_json_text_and_given_as_structured_content() {
         let body = body_of("count", "naïve \"quoted\"", 10_000);

@@ -37,12 +37,24 @@ def answer(message):
     return None
 
 
+def refuse(code, text):
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
+    sys.stdout.write(json.dumps(error) + "\n")
+    sys.stdout.flush()
+
+
 for line in sys.stdin:
+    if not line.strip():
+        continue
     try:
         message = json.loads(line)
     except ValueError:
+        refuse(-32700, "parse error")
         continue
-    if not isinstance(message, dict) or "id" not in message:
+    if not isinstance(message, dict):
+        refuse(-32600, "invalid request")
+        continue
+    if "id" not in message:
         continue
     try:
         result = answer(message)

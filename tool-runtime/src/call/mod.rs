@@ -90,8 +90,10 @@ impl ToolAnswer {
     }
 
     /// The output, to change in place. For an answer of content blocks the blocks are what
-    /// MCP clients are sent, so a change here reaches only those reading the value (REST,
-    /// say): give a new answer ([`ToolAnswer::from_content`]) to change what all see.
+    /// MCP clients are sent as content, so a change here reaches them only as structured
+    /// content (for another server's tool with an output schema) and otherwise only those
+    /// reading the value (REST, say): give a new answer ([`ToolAnswer::from_content`]) to
+    /// change the blocks.
     pub fn value_mut(&mut self) -> &mut Value {
         self.value.get_mut(self.content.as_ref())
     }

@@ -121,13 +121,30 @@ fn encoded(answer: &ToolAnswer) -> Option<String> {
 /// An answer the store kept, marked as given again; `None` when it cannot be read (kept
 /// by another version of the server, say), which is then made anew.
 fn decoded(text: &str) -> Option<ToolAnswer> {
+    let answer = read_kept(text);
+    if answer.is_none() {
+        tracing::debug!(
+            "an answer kept in the shared store could not be read (kept by another version \
+             of the server?); it is made anew"
+        );
+    }
+    answer
+}
+
+/// The reading of [`decoded`].
+fn read_kept(text: &str) -> Option<ToolAnswer> {
     #[derive(serde::Deserialize)]
     struct Kept {
-        /// Left out for blocks alone (and `null` for them in entries written before).
-        #[serde(default)]
-        value: Value,
+        /// Left out for blocks alone, whose value is made from them; `Some(null)` is a
+        /// tool's value of `null`.
+        #[serde(default, deserialize_with = "present")]
+        value: Option<Value>,
         #[serde(default)]
         content: Option<Box<serde_json::value::RawValue>>,
+    }
+    /// A value that is there, `null` included (`Option` alone reads `null` as none).
+    fn present<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Option<Value>, D::Error> {
+        serde::Deserialize::deserialize(from).map(Some)
     }
     let kept: Kept = serde_json::from_str(text).ok()?;
     // Kept as they were written (another server's blocks with all they carry), so they are
@@ -139,10 +156,11 @@ fn decoded(text: &str) -> Option<ToolAnswer> {
         }
         Some(_) => return None,
     };
-    // Blocks never come with a value of `null`: with blocks, that is no value given.
-    let value = match (&content, kept.value) {
-        (Some(_), Value::Null) => OutputValue::of_blocks(),
-        (_, value) => OutputValue::given(value),
+    let value = match (kept.value, &content) {
+        (Some(value), _) => OutputValue::given(value),
+        (None, Some(_)) => OutputValue::of_blocks(),
+        // Neither a value nor blocks: nothing this store keeps.
+        (None, None) => return None,
     };
     Some(ToolAnswer {
         value,
@@ -189,6 +207,15 @@ mod tests {
         let relayed = ToolAnswer::of_blocks(AnswerBlocks::sent_as_text(raw));
         let back = decoded(&encoded(&relayed).unwrap()).unwrap();
         assert_eq!(serde_json::to_string(&back.content).unwrap(), text);
+        // Another server's blocks with the structured content it sent: both come back.
+        let with_structured = ToolAnswer {
+            value: OutputValue::given(serde_json::json!({"sum": 3})),
+            ..back.clone()
+        };
+        let again = decoded(&encoded(&with_structured).unwrap()).unwrap();
+        assert_eq!(again.value(), &serde_json::json!({"sum": 3}));
+        assert_eq!(serde_json::to_string(&again.content).unwrap(), text);
+        assert!(decoded("{}").is_none());
         assert!(decoded(r#"{"value": 1, "content": {"type": "text"}}"#).is_none());
         assert!(decoded(r#"{"value": 1, "content": null}"#).is_some_and(|a| a.content.is_none()));
         // Blocks alone are kept without their value, which is made from them when read.

@@ -91,9 +91,9 @@ pub(super) fn prompt(
         })
         .collect();
     let relay = Relay::new(mount, client, callers);
-    let remote_name = name.clone();
+    let remote_name: Arc<str> = Arc::from(name.as_str());
     let handler = raw_handler(move |arguments: Value, context: CallContext| {
-        let (relay, name) = (relay.clone(), remote_name.clone());
+        let (relay, name) = (relay.clone(), Arc::clone(&remote_name));
         Box::pin(async move { relay.prompt(&name, arguments, context).await })
     });
     let description = remote["description"]

@@ -320,6 +320,14 @@ impl AnswerBlocks {
         }
     }
 
+    /// The length of the blocks as JSON: another server's as the text they came as.
+    pub(crate) fn json_len(&self) -> usize {
+        match self {
+            AnswerBlocks::Own(blocks) => crate::schema::json_len(blocks),
+            AnswerBlocks::Sent(sent) => sent.raw().get().len(),
+        }
+    }
+
     /// The blocks as one JSON value (a list).
     pub(crate) fn to_value(&self) -> serde_json::Value {
         match self {

@@ -98,6 +98,16 @@ impl ToolAnswer {
         self.value.get_mut(self.content.as_ref())
     }
 
+    /// The length of the output as JSON, read without making it: the value a tool gave,
+    /// else its blocks as they are written.
+    pub(crate) fn output_len(&self) -> usize {
+        match (self.value.as_given(), &self.content) {
+            (Some(value), _) => crate::schema::json_len(value),
+            (None, Some(blocks)) => blocks.json_len(),
+            (None, None) => 0,
+        }
+    }
+
     /// The output as JSON, taken.
     pub(crate) fn into_value(self) -> Value {
         self.value.into_value(self.content.as_ref())
@@ -333,24 +343,39 @@ mod tests {
     #[test]
     fn every_reader_of_an_unread_answer_gets_its_blocks_as_json() {
         let read = |answer: ToolAnswer| result::ToolResult::new("t", json!({}), None, Ok(answer));
-        for (at, answer) in unread_answers().into_iter().enumerate() {
-            let blocks = blocks_of(&answer);
-            assert_eq!(answer.clone().into_value(), blocks);
-            assert_eq!(answer.clone().value_mut(), &blocks);
-            // Read or not, it is the same answer.
-            let other = unread_answers().swap_remove(at);
-            other.value();
-            assert_eq!(answer, other);
-
-            assert_eq!(read(answer.clone()).output(), Some(&blocks));
+        for at in 0..unread_answers().len() {
+            // Each reader is given an answer nothing has read yet.
+            let fresh = || unread_answers().swap_remove(at);
+            let blocks = blocks_of(&fresh());
+            assert_eq!(fresh().into_value(), blocks);
+            assert_eq!(fresh().value_mut(), &blocks);
+            assert_eq!(read(fresh()).output(), Some(&blocks));
             assert_eq!(
-                serde_json::to_value(read(answer.clone())).unwrap(),
+                serde_json::to_value(read(fresh())).unwrap(),
                 json!({"name": "t", "input": {}, "output": blocks})
             );
-            assert_eq!(read(answer.clone()).into_outcome().unwrap(), blocks);
-            assert_eq!(read(answer.clone()).text_for_model().unwrap(), "a dot");
-            assert_eq!(read(answer.clone()), read(other));
+            assert_eq!(read(fresh()).into_outcome().unwrap(), blocks);
+            assert_eq!(read(fresh()).text_for_model().unwrap(), "a dot");
+            // Read or not, it is the same answer.
+            let made = fresh();
+            made.value();
+            assert_eq!(fresh(), made);
+            assert_eq!(read(fresh()), read(made));
         }
+    }
+
+    #[test]
+    fn an_answers_length_is_read_without_making_its_value() {
+        let before = output_value::tests::made();
+        for answer in unread_answers() {
+            let written = serde_json::to_string(answer.content.as_ref().unwrap()).unwrap();
+            assert_eq!(answer.output_len(), written.len());
+        }
+        assert_eq!(output_value::tests::made(), before);
+        assert_eq!(
+            ToolAnswer::new(json!({"a": 1})).output_len(),
+            r#"{"a":1}"#.len()
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use super::request::CallRequest;
 use super::route::Next;
 use super::ToolAnswer;
+use crate::call::content::AnswerBlocks;
 use crate::call::error::CallError;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -168,7 +169,10 @@ impl ResultCache {
         let mut held = crate::sync::lock(&self.held);
         let done = held.running.remove(key);
         if let Some((answer, expires, tool)) = kept {
-            let bytes = key.len() + crate::schema::json_len(answer.value());
+            // What it holds: the value a tool gave, its blocks (whose value is not made).
+            let value = answer.value.as_given().map_or(0, crate::schema::json_len);
+            let blocks = answer.content.as_ref().map_or(0, AnswerBlocks::json_len);
+            let bytes = key.len() + value + blocks;
             if bytes <= self.limits.bytes {
                 let kept = Kept {
                     answer,
@@ -349,5 +353,24 @@ mod tests {
         keep(&cache, "d", &"w".repeat(300));
         assert!(matches!(cache.look_up("d", Instant::now()), Lookup::Run));
         assert_eq!(crate::sync::lock(&cache.held).bytes, 206);
+    }
+
+    #[tokio::test]
+    async fn an_answer_of_blocks_is_sized_by_its_blocks_without_its_value_made() {
+        use crate::call::content::Content;
+        use crate::call::output_value::tests::made;
+        let cache = ResultCache::new(CacheLimits::default(), false);
+        assert!(matches!(cache.look_up("k", Instant::now()), Lookup::Run));
+        let blocks = ToolAnswer::from_content(vec![Content::text("a dot")]);
+        let expires = Instant::now() + std::time::Duration::from_secs(60);
+        let before = made();
+        cache.end_run("k", Some((blocks, expires, "t")));
+        assert_eq!(made(), before, "the blocks were read as JSON to be kept");
+        // The key (1 byte) and `[{"type":"text","text":"a dot"}]` (32 bytes).
+        assert_eq!(crate::sync::lock(&cache.held).bytes, 33);
+        let Lookup::Hit(kept) = cache.look_up("k", Instant::now()) else {
+            panic!("the answer was not kept");
+        };
+        assert_eq!(kept.content(), Some(&[Content::text("a dot")][..]));
     }
 }

@@ -101,8 +101,7 @@ impl CallBody {
         const FIELDS: usize = 96;
         let content = match &self.content {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
-            Blocks::Answer(AnswerBlocks::Own(blocks)) => crate::schema::json_len(blocks),
-            Blocks::Answer(AnswerBlocks::Sent(sent)) => sent.raw().get().len(),
+            Blocks::Answer(blocks) => blocks.json_len(),
         };
         let structured = self.structured.as_ref().map_or(0, |structured| {
             // `{"result":` and `}` around it when wrapped.
@@ -298,13 +297,16 @@ fn full_answer(
         // Blocks of a tool with an output schema (another server's, passed on) come with
         // its structured content.
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
-        let structured = outcome
-            .ok()
-            .filter(|_| has_schema)
-            .map(|output| output.into_value(Some(&content)));
+        let structured = outcome.ok().filter(|_| has_schema).map(|output| {
+            as_structured(
+                output.into_value(Some(&content)),
+                tool.as_ref(),
+                objects_only,
+            )
+        });
         return CallAnswer::Result(CallBody {
             content: Blocks::Answer(content),
-            structured: structured.map(|value| as_structured(value, tool.as_ref(), objects_only)),
+            structured,
             ..CallBody::text(String::new())
         });
     }

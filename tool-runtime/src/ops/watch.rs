@@ -111,15 +111,12 @@ struct Audit {
 
 impl CallWatch {
     /// Records the call's end (its error, or its output), unless it was recorded already.
-    /// `output` is asked for only when an audit event counts its bytes.
-    pub(crate) fn finish<'a>(
-        &self,
-        error: Option<&CallError>,
-        output: impl FnOnce() -> Option<&'a Value>,
-    ) {
+    /// `output_bytes` (the output's length as JSON) is asked for only when an audit event
+    /// counts it.
+    pub(crate) fn finish(&self, error: Option<&CallError>, output_bytes: impl FnOnce() -> usize) {
         let Some(watching) = &self.0 else { return };
         let output_bytes = match &watching.audit {
-            Some(_) => output().map_or(0, crate::schema::json_len),
+            Some(_) => output_bytes(),
             None => 0,
         };
         watching.settle(outcome(error), output_bytes);

@@ -172,7 +172,8 @@ impl Registry {
     ) -> ToolResult {
         let watch = self.observer.watch(name, tool.is_some(), &input, caller);
         let result = ToolResult::new(name.to_owned(), input, tool, Err(error));
-        watch.finish(result.error(), || result.output());
+        // A refusal has no output.
+        watch.finish(result.error(), || 0);
         result
     }
 }

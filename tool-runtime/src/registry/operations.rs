@@ -86,9 +86,8 @@ fn record(observer: Observer, call: CallRequest, mut next: Next) -> AnswerFuture
     // records it as cancelled.
     Box::pin(async move {
         let outcome = answer.await;
-        // The output is read only if the audit event counts its bytes.
         watch.finish(outcome.as_ref().err(), || {
-            outcome.as_ref().ok().map(ToolAnswer::value)
+            outcome.as_ref().map_or(0, ToolAnswer::output_len)
         });
         outcome
     })

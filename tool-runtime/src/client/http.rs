@@ -6,6 +6,7 @@
 //! that ends before its answer is resumed with `Last-Event-ID`.
 
 use super::auth::{Challenge, Credentials, Refusal};
+use super::connections::{Connections, ResponseBody};
 use super::error::ClientError;
 use super::link::Sent;
 use super::session::{Failure, Session};
@@ -13,8 +14,11 @@ use super::wire;
 use crate::mcp::era::Era;
 use crate::mcp::header_values;
 use crate::sync::lock;
+use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use http_body_util::BodyExt;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::{Method, Response, StatusCode, Uri};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,11 +35,9 @@ const MOST_REFUSALS: u32 = 2;
 pub(crate) struct Http(Arc<Inner>);
 
 struct Inner {
-    client: reqwest::Client,
+    /// The connections to `url`.
+    connections: Connections,
     url: String,
-    /// `url`, read once: each request takes a copy, rather than parsing the text again
-    /// (host names go through IDNA mapping, which shows in a mount's cost per call).
-    parsed: reqwest::Url,
     /// The session id (handshake era), once `initialize` gave one.
     session_id: Mutex<Option<String>>,
     credentials: Option<Arc<dyn Credentials>>,
@@ -53,18 +55,19 @@ impl Http {
         connect_timeout: Duration,
     ) -> Result<Http, String> {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(connect_timeout)
-            // A redirect could carry the credentials elsewhere.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
-        let parsed =
-            reqwest::Url::parse(url).map_err(|error| format!("{url} is no URL: {error}"))?;
+        // Read as a URL (the standard's rules, host names mapped) and written back: the URI
+        // each request names, read once.
+        let uri = reqwest::Url::parse(url)
+            .map_err(|error| format!("{url} is no URL: {error}"))?
+            .as_str()
+            .parse::<Uri>()
+            .map_err(|error| format!("{url} is no URL to send requests to: {error}"))?;
+        // No redirect is followed (one could carry the credentials elsewhere): a 3xx answer
+        // is an error like any other that is no MCP message.
+        let connections = Connections::to(uri, connect_timeout)?;
         Ok(Http(Arc::new(Inner {
-            client,
+            connections,
             url: url.to_owned(),
-            parsed,
             session_id: Mutex::new(None),
             credentials,
             limit,
@@ -142,20 +145,14 @@ impl Http {
         session: &Arc<Session>,
         method: Option<&str>,
         extra: &[(String, String)],
-        body: bytes::Bytes,
+        body: Bytes,
         id: Option<u64>,
     ) -> Result<(), Failure> {
         let mut refusals = 0;
         loop {
             let authorization = self.authorization("POST").await?;
             let headers = self.headers(session, method, extra, &authorization);
-            let request = self
-                .0
-                .client
-                .post(self.0.parsed.clone())
-                .headers(headers)
-                .body(body.clone());
-            let refusal = match self.exchange(session, request, id).await {
+            let refusal = match self.exchange(session, headers, body.clone(), id).await {
                 Err(Failure::Refused(refusal)) => refusal,
                 other => return other,
             };
@@ -259,13 +256,7 @@ impl Http {
                 {
                     headers.insert("last-event-id", id);
                 }
-                let response = http
-                    .0
-                    .client
-                    .get(http.0.parsed.clone())
-                    .headers(headers)
-                    .send()
-                    .await;
+                let response = http.send(Method::GET, headers).await;
                 // Whatever the first answer, the stream is as open as it will be.
                 if let Some(opened) = opened.take() {
                     let _ = opened.send(());
@@ -316,12 +307,7 @@ impl Http {
         }
         let authorization = self.authorization("DELETE").await.unwrap_or_default();
         let headers = self.headers(session, None, &[], &authorization);
-        let deleted = self
-            .0
-            .client
-            .delete(self.0.parsed.clone())
-            .headers(headers)
-            .send();
+        let deleted = self.send(Method::DELETE, headers);
         let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
     }
 }
@@ -342,18 +328,30 @@ struct Cursor {
 }
 
 impl Http {
-    /// Sends `request` and reads what comes back into `session`; for request `id`, resumes
-    /// a stream that ends before its answer.
+    /// Sends a request with no body to the server's endpoint.
+    async fn send(
+        &self,
+        method: Method,
+        headers: HeaderMap,
+    ) -> Result<Response<ResponseBody>, String> {
+        self.0.connections.send(method, headers, Bytes::new()).await
+    }
+
+    /// POSTs `body` and reads what comes back into `session`; for request `id`, resumes a
+    /// stream that ends before its answer.
     async fn exchange(
         &self,
         session: &Arc<Session>,
-        request: reqwest::RequestBuilder,
+        headers: HeaderMap,
+        body: Bytes,
         id: Option<u64>,
     ) -> Result<(), Failure> {
-        let response = request
-            .send()
+        let response = self
+            .0
+            .connections
+            .send(Method::POST, headers, body)
             .await
-            .map_err(|error| Failure::Transport(describe(&error)))?;
+            .map_err(Failure::Transport)?;
         let status = response.status();
         if let Some(given) = response
             .headers()
@@ -365,13 +363,13 @@ impl Http {
                 *slot = Some(given.to_owned());
             }
         }
-        if status == reqwest::StatusCode::ACCEPTED {
+        if status == StatusCode::ACCEPTED {
             return Ok(());
         }
-        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             let challenges = response
                 .headers()
-                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .get_all(hyper::header::WWW_AUTHENTICATE)
                 .iter()
                 .filter_map(|value| value.to_str().ok())
                 .map(str::to_owned)
@@ -405,7 +403,7 @@ impl Http {
             return self.resume(session, id, cursor).await;
         }
         let body = read_body(response, self.0.limit).await?;
-        if status == reqwest::StatusCode::NOT_FOUND && lock(&self.0.session_id).is_some() {
+        if status == StatusCode::NOT_FOUND && lock(&self.0.session_id).is_some() {
             session.die("the server ended the session");
             return Err(Failure::Transport(
                 "the server ended the session".to_owned(),
@@ -437,11 +435,11 @@ impl Http {
     async fn read_events(
         &self,
         session: &Arc<Session>,
-        response: reqwest::Response,
+        response: Response<ResponseBody>,
         cursor: &mut Cursor,
         related: Option<u64>,
     ) -> Result<(), Failure> {
-        let bytes = bounded(response.bytes_stream(), self.0.limit);
+        let bytes = bounded(response.into_body().into_data_stream(), self.0.limit);
         let mut events = sse_stream::SseStream::from_bytes_stream(bytes);
         while let Some(event) = events.next().await {
             let event = event
@@ -491,13 +489,9 @@ impl Http {
                 headers.insert("last-event-id", last);
             }
             let response = self
-                .0
-                .client
-                .get(self.0.parsed.clone())
-                .headers(headers)
-                .send()
+                .send(Method::GET, headers)
                 .await
-                .map_err(|error| Failure::Transport(describe(&error)))?;
+                .map_err(Failure::Transport)?;
             if !response.status().is_success() {
                 break;
             }
@@ -524,13 +518,15 @@ impl Http {
 }
 
 /// Reads a whole body, refusing one over `limit` bytes.
-async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Failure> {
+async fn read_body(response: Response<ResponseBody>, limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut incoming = response.into_body();
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| Failure::Transport(describe(&error)))?
-    {
+    while let Some(frame) = incoming.frame().await {
+        let frame = frame.map_err(Failure::Transport)?;
+        // Trailers carry nothing of the message.
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
         if body.len() + chunk.len() > limit {
             return Err(Failure::Protocol(format!(
                 "the server sent a body over {limit} bytes"
@@ -544,9 +540,9 @@ async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<
 /// A byte stream that fails once more than `limit` bytes come without an empty line (the
 /// end of an event): one event may not be larger than a message may.
 fn bounded(
-    stream: impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+    stream: impl futures_util::Stream<Item = Result<Bytes, String>> + Send + 'static,
     limit: usize,
-) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static {
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
     let mut since_boundary = 0usize;
     stream.map(move |chunk| {
         let chunk = chunk.map_err(std::io::Error::other)?;
@@ -577,16 +573,4 @@ fn refused(refusal: &Refusal) -> String {
         "the server refused the request's authorization (HTTP {}){why}",
         refusal.status
     )
-}
-
-/// An error with its causes, which reqwest keeps apart.
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

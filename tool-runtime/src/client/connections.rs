@@ -1,0 +1,379 @@
+//! The HTTP connections under Streamable HTTP to one server: hyper's pooled client
+//! (HTTP/1.1, and HTTP/2 where TLS negotiates it), https through rustls on ring with the
+//! platform's certificate verifier; through reqwest when a proxy is set for the server.
+//!
+//! Each MCP message is a POST, so here the cost per request counts: reqwest wraps the same
+//! hyper client in layers this client does not use (redirects, retries), and its redirect
+//! layer parses the URL back from the request's text for each request and again for its
+//! response, even with redirects turned off: together about a fifth of a mounted call's
+//! instructions over HTTP. hyper's client, set up as reqwest sets it up, does the same
+//! exchange without them. Proxies are what reqwest does and it does not: a server the
+//! environment's proxy settings (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, read
+//! as curl reads them) send through a proxy is reached through reqwest and that proxy.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::HeaderMap;
+use hyper::{Method, Request, Response, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::{Intercept, Matcher};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// How long an idle connection is kept for the next request (reqwest's default).
+const IDLE: Duration = Duration::from_secs(90);
+
+/// The connections to one server's endpoint; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Connections {
+    route: Route,
+    uri: Uri,
+}
+
+#[derive(Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one for each server, made once and kept in place"
+)]
+enum Route {
+    Direct(hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>),
+    /// Through the proxy the environment names for the server.
+    Proxied(reqwest::Client, reqwest::Url),
+}
+
+impl Connections {
+    /// The connections to `uri`, each opened within `connect_timeout`, through the proxy the
+    /// environment names for it if any.
+    pub(crate) fn to(uri: Uri, connect_timeout: Duration) -> Result<Connections, String> {
+        Connections::with_proxies(uri, connect_timeout, &Matcher::from_system())
+    }
+
+    /// The connections to `uri`, through the proxy `proxies` names for it if any.
+    fn with_proxies(
+        uri: Uri,
+        connect_timeout: Duration,
+        proxies: &Matcher,
+    ) -> Result<Connections, String> {
+        // reqwest's TLS takes the process's default provider: ring, unless the application
+        // set one.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let route = match proxies.intercept(&uri) {
+            Some(proxy) => {
+                let mut through = reqwest::Proxy::all(proxy.uri().to_string())
+                    .map_err(|error| format!("the proxy {} is no proxy: {error}", proxy.uri()))?;
+                if let Some((user, password)) = proxy_credentials(&proxy) {
+                    through = through.basic_auth(&user, &password);
+                }
+                let client = reqwest::Client::builder()
+                    .connect_timeout(connect_timeout)
+                    // A redirect could carry the credentials elsewhere.
+                    .redirect(reqwest::redirect::Policy::none())
+                    .proxy(through)
+                    .build()
+                    .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
+                let url = reqwest::Url::parse(&uri.to_string())
+                    .map_err(|error| format!("{uri} is no URL: {error}"))?;
+                Route::Proxied(client, url)
+            }
+            None => Route::Direct(direct(connect_timeout)?),
+        };
+        Ok(Connections { route, uri })
+    }
+
+    /// Sends one request and gives the response once its head came; its body is read as it
+    /// comes. A failure says what happened, with its causes.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<ResponseBody>, String> {
+        match &self.route {
+            Route::Direct(client) => {
+                let mut request = Request::new(Full::new(body));
+                *request.method_mut() = method;
+                *request.uri_mut() = self.uri.clone();
+                *request.headers_mut() = headers;
+                let response = client.request(request).await.map_err(|error| {
+                    // Its own text only says which step failed ("client error
+                    // (Connect)"); the causes say what happened.
+                    match std::error::Error::source(&error) {
+                        Some(cause) => describe(cause),
+                        None => error.to_string(),
+                    }
+                })?;
+                Ok(response.map(ResponseBody::Direct))
+            }
+            Route::Proxied(client, url) => {
+                let response = client
+                    .request(method, url.clone())
+                    .headers(headers)
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(|error| describe(&error))?;
+                Ok(Response::from(response).map(ResponseBody::Proxied))
+            }
+        }
+    }
+}
+
+/// The credentials written in a proxy's URL. hyper's matcher gives those of an HTTP proxy
+/// only as the `Proxy-Authorization` value they make; reqwest sends that header for plain
+/// HTTP requests only when the credentials are in the proxy's URL it was given, so they are
+/// read back from it.
+fn proxy_credentials(proxy: &Intercept) -> Option<(String, String)> {
+    if let Some((user, password)) = proxy.raw_auth() {
+        return Some((user.to_owned(), password.to_owned()));
+    }
+    use base64::Engine as _;
+    let header = proxy.basic_auth()?.to_str().ok()?;
+    let encoded = header.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let (user, password) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
+    Some((user.to_owned(), password.to_owned()))
+}
+
+/// hyper's client, set up as reqwest sets it up.
+fn direct(
+    connect_timeout: Duration,
+) -> Result<hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>, String>
+{
+    let mut tcp = HttpConnector::new();
+    // https URLs are the TLS layer's to open: this one only connects.
+    tcp.enforce_http(false);
+    // Messages are small and each waits for its answer: no Nagle delay.
+    tcp.set_nodelay(true);
+    tcp.set_connect_timeout(Some(connect_timeout));
+    let tls = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_platform_verifier(rustls::crypto::ring::default_provider())
+        .map_err(|error| format!("cannot set up TLS: {error}"))?
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(tcp);
+    Ok(
+        hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE)
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .build(tls),
+    )
+}
+
+/// A response's body, read as it comes, whichever way it came.
+pub(crate) enum ResponseBody {
+    Direct(Incoming),
+    Proxied(reqwest::Body),
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = String;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, String>>> {
+        match self.get_mut() {
+            ResponseBody::Direct(body) => Pin::new(body)
+                .poll_frame(context)
+                .map_err(|error| describe(&error)),
+            ResponseBody::Proxied(body) => Pin::new(body)
+                .poll_frame(context)
+                .map_err(|error| describe(&error)),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Direct(body) => body.is_end_stream(),
+            ResponseBody::Proxied(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Direct(body) => body.size_hint(),
+            ResponseBody::Proxied(body) => body.size_hint(),
+        }
+    }
+}
+
+/// An error with its causes, which hyper and reqwest keep apart.
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        // Some layers repeat their cause in their own message.
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// No proxy for any server.
+    fn no_proxies() -> Matcher {
+        Matcher::builder().build()
+    }
+
+    /// Accepts one connection and gives what came first; answers `reply` if given, else
+    /// closes the connection unanswered.
+    async fn first_bytes(listener: TcpListener, reply: Option<&'static str>) -> Vec<u8> {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buffer = vec![0; 4096];
+        // A TLS hello comes in one read; an HTTP head ends with an empty line (its body
+        // may come with it).
+        loop {
+            let read = stream.read(&mut buffer).await.unwrap();
+            head.extend_from_slice(&buffer[..read]);
+            let head_ended = memchr::memmem::find(&head, b"\r\n\r\n").is_some();
+            if read == 0 || head.first() == Some(&0x16) || head_ended {
+                break;
+            }
+        }
+        if let Some(reply) = reply {
+            stream.write_all(reply.as_bytes()).await.unwrap();
+        }
+        head
+    }
+
+    const ACCEPTED: &str = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
+
+    /// An https URL is opened with TLS (the connector is not the plain one, which would
+    /// refuse the scheme), offering HTTP/2 and HTTP/1.1.
+    #[tokio::test]
+    async fn an_https_url_is_opened_with_tls_offering_both_http_versions() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hello = tokio::spawn(first_bytes(listener, None));
+        let uri: Uri = format!("https://127.0.0.1:{port}/mcp").parse().unwrap();
+        let connections =
+            Connections::with_proxies(uri, Duration::from_secs(5), &no_proxies()).unwrap();
+        let sent = connections
+            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
+            .await;
+        let hello = hello.await.unwrap();
+        assert_eq!(
+            hello.first(),
+            Some(&0x16),
+            "a TLS handshake record: {hello:?}"
+        );
+        assert!(memchr::memmem::find(&hello, b"\x02h2").is_some());
+        assert!(memchr::memmem::find(&hello, b"\x08http/1.1").is_some());
+        assert!(sent.is_err(), "no TLS server answered");
+    }
+
+    /// With no proxy for it, a server is reached directly: the request names only the path.
+    #[tokio::test]
+    async fn a_server_without_a_proxy_is_reached_directly() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
+        let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        let connections =
+            Connections::with_proxies(uri, Duration::from_secs(5), &no_proxies()).unwrap();
+        let response = connections
+            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
+    }
+
+    /// A server the proxy settings send through a proxy is reached through it, with the
+    /// proxy's credentials; the proxy answers for the server.
+    #[tokio::test]
+    async fn a_server_behind_a_proxy_is_reached_through_it_with_its_credentials() {
+        let proxy = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_port = proxy.local_addr().unwrap().port();
+        let head = tokio::spawn(first_bytes(proxy, Some(ACCEPTED)));
+        let proxies = Matcher::builder()
+            .http(format!("http://someone:secret@127.0.0.1:{proxy_port}"))
+            .build();
+        // Nothing listens at the server's own address: only the proxy can answer.
+        let uri: Uri = "http://mcp.invalid:8080/mcp".parse().unwrap();
+        let connections = Connections::with_proxies(uri, Duration::from_secs(5), &proxies).unwrap();
+        let response = connections
+            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        assert!(
+            head.starts_with("POST http://mcp.invalid:8080/mcp HTTP/1.1\r\n"),
+            "{head}"
+        );
+        let authorization = head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("proxy-authorization")
+                .then(|| value.trim())
+        });
+        // someone:secret
+        assert_eq!(authorization, Some("Basic c29tZW9uZTpzZWNyZXQ="), "{head}");
+    }
+
+    /// A server the proxy settings leave out (`NO_PROXY`) is reached directly.
+    #[tokio::test]
+    async fn a_server_the_proxy_settings_leave_out_is_reached_directly() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
+        // A proxy nothing listens at: using it would fail.
+        let proxies = Matcher::builder()
+            .all("http://proxy.invalid:3128")
+            .no("127.0.0.1")
+            .build();
+        let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        let connections = Connections::with_proxies(uri, Duration::from_secs(5), &proxies).unwrap();
+        let response = connections
+            .send(Method::POST, HeaderMap::new(), Bytes::new())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
+    }
+
+    /// An error reads with its causes, each once.
+    #[test]
+    fn an_error_is_described_with_its_causes_each_once() {
+        #[derive(Debug)]
+        struct Layer(&'static str, std::io::Error);
+        impl std::fmt::Display for Layer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.1)
+            }
+        }
+        let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let apart = Layer("client error (Connect)", refused());
+        assert_eq!(
+            describe(&apart),
+            format!("client error (Connect): {}", refused())
+        );
+        let repeated = Layer("connect failed: connection refused", refused());
+        assert_eq!(describe(&repeated), "connect failed: connection refused");
+    }
+}

@@ -1,31 +1,42 @@
 //! The HTTP connections under Streamable HTTP to one server: hyper's pooled client
-//! (HTTP/1.1, and HTTP/2 where TLS negotiates it), https through rustls on ring with the
-//! platform's certificate verifier; through reqwest when a proxy is set for the server.
+//! (HTTP/1.1, and HTTP/2 where TLS negotiates it), https through rustls with the platform's
+//! certificate verifier; through reqwest when a proxy is set for the server.
 //!
 //! Each MCP message is a POST, so here the cost per request counts: reqwest wraps the same
 //! hyper client in layers this client does not use (redirects, retries), and its redirect
 //! layer parses the URL back from the request's text for each request and again for its
 //! response, even with redirects turned off: together about a fifth of a mounted call's
-//! instructions over HTTP. hyper's client, set up as reqwest sets it up, does the same
-//! exchange without them. Proxies are what reqwest does and it does not: a server the
-//! environment's proxy settings (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, read
-//! as curl reads them) send through a proxy is reached through reqwest and that proxy.
+//! instructions over HTTP. Here hyper's client is set up with what reqwest gives it that
+//! this client needs (a time limit on opening a connection, TCP keepalive and no Nagle
+//! delay, credentials written in the URL sent as Basic authorization) and no more. Proxies
+//! are what reqwest does and this does not: a server that the environment's proxy settings
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, in either case, read as reqwest
+//! reads them) send through a proxy is reached through reqwest and that proxy.
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::HeaderMap;
+use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use hyper::{Method, Request, Response, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::{Intercept, Matcher};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// How long an idle connection is kept for the next request (reqwest's default).
 const IDLE: Duration = Duration::from_secs(90);
+/// When an idle connection is first probed, and then how often, and how many unanswered
+/// probes end it (reqwest's defaults): a server gone without a word, or a middlebox that
+/// dropped the flow, ends a long-lived stream rather than leaving it waiting forever.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+const KEEPALIVE_PROBES: u32 = 3;
+
+type Pool = hyper_util::client::legacy::Client<TimedConnector, Full<Bytes>>;
 
 /// The connections to one server's endpoint; cheap to clone.
 #[derive(Clone)]
@@ -40,28 +51,33 @@ pub(crate) struct Connections {
     reason = "one for each server, made once and kept in place"
 )]
 enum Route {
-    Direct(hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>),
+    /// `uri` without the credentials written in it, which go as `authorization` instead
+    /// (unless the request has its own).
+    Direct {
+        pool: Pool,
+        authorization: Option<HeaderValue>,
+    },
     /// Through the proxy the environment names for the server.
     Proxied(reqwest::Client, reqwest::Url),
 }
 
 impl Connections {
-    /// The connections to `uri`, each opened within `connect_timeout`, through the proxy the
-    /// environment names for it if any.
-    pub(crate) fn to(uri: Uri, connect_timeout: Duration) -> Result<Connections, String> {
-        Connections::with_proxies(uri, connect_timeout, &Matcher::from_system())
+    /// The connections to `url`'s server, each opened within `connect_timeout`, through the
+    /// proxy the environment names for it if any.
+    pub(crate) fn to(url: &reqwest::Url, connect_timeout: Duration) -> Result<Connections, String> {
+        Connections::with_proxies(url, connect_timeout, &Matcher::from_system())
     }
 
-    /// The connections to `uri`, through the proxy `proxies` names for it if any.
+    /// The connections to `url`'s server, through the proxy `proxies` names for it if any.
     fn with_proxies(
-        uri: Uri,
+        url: &reqwest::Url,
         connect_timeout: Duration,
         proxies: &Matcher,
     ) -> Result<Connections, String> {
-        // reqwest's TLS takes the process's default provider: ring, unless the application
-        // set one.
+        // TLS takes the process's default provider: ring, unless the application set one.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let route = match proxies.intercept(&uri) {
+        let (uri, authorization) = without_credentials(url)?;
+        match proxies.intercept(&uri) {
             Some(proxy) => {
                 let mut through = reqwest::Proxy::all(proxy.uri().to_string())
                     .map_err(|error| format!("the proxy {} is no proxy: {error}", proxy.uri()))?;
@@ -75,13 +91,20 @@ impl Connections {
                     .proxy(through)
                     .build()
                     .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
-                let url = reqwest::Url::parse(&uri.to_string())
-                    .map_err(|error| format!("{uri} is no URL: {error}"))?;
-                Route::Proxied(client, url)
+                // reqwest sends the URL's credentials itself.
+                Ok(Connections {
+                    route: Route::Proxied(client, url.clone()),
+                    uri,
+                })
             }
-            None => Route::Direct(direct(connect_timeout)?),
-        };
-        Ok(Connections { route, uri })
+            None => Ok(Connections {
+                route: Route::Direct {
+                    pool: pool(connect_timeout)?,
+                    authorization,
+                },
+                uri,
+            }),
+        }
     }
 
     /// Sends one request and gives the response once its head came; its body is read as it
@@ -89,21 +112,34 @@ impl Connections {
     pub(crate) async fn send(
         &self,
         method: Method,
-        headers: HeaderMap,
+        mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<Response<ResponseBody>, String> {
         match &self.route {
-            Route::Direct(client) => {
+            Route::Direct {
+                pool,
+                authorization,
+            } => {
+                if let Some(authorization) = authorization {
+                    headers
+                        .entry(AUTHORIZATION)
+                        .or_insert_with(|| authorization.clone());
+                }
                 let mut request = Request::new(Full::new(body));
                 *request.method_mut() = method;
                 *request.uri_mut() = self.uri.clone();
                 *request.headers_mut() = headers;
-                let response = client.request(request).await.map_err(|error| {
+                let response = pool.request(request).await.map_err(|error| {
                     // Its own text only says which step failed ("client error
                     // (Connect)"); the causes say what happened.
-                    match std::error::Error::source(&error) {
+                    let what = match std::error::Error::source(&error) {
                         Some(cause) => describe(cause),
                         None => error.to_string(),
+                    };
+                    if error.is_connect() {
+                        format!("cannot connect: {what}")
+                    } else {
+                        what
                     }
                 })?;
                 Ok(response.map(ResponseBody::Direct))
@@ -120,6 +156,42 @@ impl Connections {
             }
         }
     }
+}
+
+/// The URI requests to `url` name, without the user and password written in it, and those
+/// as the Basic authorization a client sends for such a URL (left in, HTTP/2 would send
+/// them in `:authority`).
+fn without_credentials(url: &reqwest::Url) -> Result<(Uri, Option<HeaderValue>), String> {
+    let decode = |text: &str| {
+        percent_encoding::percent_decode_str(text)
+            .decode_utf8()
+            .map(|text| text.into_owned())
+            .map_err(|_| format!("the credentials in {url} are not UTF-8"))
+    };
+    let authorization = if url.username().is_empty() && url.password().is_none() {
+        None
+    } else {
+        use base64::Engine as _;
+        let pair = format!(
+            "{}:{}",
+            decode(url.username())?,
+            decode(url.password().unwrap_or_default())?
+        );
+        let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+        let mut value = HeaderValue::try_from(format!("Basic {encoded}"))
+            .map_err(|error| format!("the credentials in {url} cannot be sent: {error}"))?;
+        value.set_sensitive(true);
+        Some(value)
+    };
+    let mut bare = url.clone();
+    // Only URLs that cannot have credentials refuse these, and such a URL has none.
+    let _ = bare.set_username("");
+    let _ = bare.set_password(None);
+    let uri = bare
+        .as_str()
+        .parse()
+        .map_err(|error| format!("{url} is no URL to send requests to: {error}"))?;
+    Ok((uri, authorization))
 }
 
 /// The credentials written in a proxy's URL. hyper's matcher gives those of an HTTP proxy
@@ -140,30 +212,71 @@ fn proxy_credentials(proxy: &Intercept) -> Option<(String, String)> {
     Some((user.to_owned(), password.to_owned()))
 }
 
-/// hyper's client, set up as reqwest sets it up.
-fn direct(
-    connect_timeout: Duration,
-) -> Result<hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>, String>
-{
+/// hyper's pooled client: connections opened within `connect_timeout` (the name looked up,
+/// TCP and TLS), kept alive, reused for 90 s.
+fn pool(connect_timeout: Duration) -> Result<Pool, String> {
     let mut tcp = HttpConnector::new();
     // https URLs are the TLS layer's to open: this one only connects.
     tcp.enforce_http(false);
     // Messages are small and each waits for its answer: no Nagle delay.
     tcp.set_nodelay(true);
+    tcp.set_keepalive(Some(KEEPALIVE));
+    tcp.set_keepalive_interval(Some(KEEPALIVE));
+    tcp.set_keepalive_retries(Some(KEEPALIVE_PROBES));
     tcp.set_connect_timeout(Some(connect_timeout));
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
     let tls = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_platform_verifier(rustls::crypto::ring::default_provider())
+        .with_provider_and_platform_verifier(provider)
         .map_err(|error| format!("cannot set up TLS: {error}"))?
         .https_or_http()
         .enable_all_versions()
         .wrap_connector(tcp);
+    let connector = TimedConnector {
+        inner: tls,
+        limit: connect_timeout,
+    };
     Ok(
         hyper_util::client::legacy::Client::builder(TokioExecutor::new())
             .pool_idle_timeout(IDLE)
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
-            .build(tls),
+            .build(connector),
     )
+}
+
+/// The TLS connector with a time limit on the whole of opening a connection: the TCP
+/// connector's own limit covers its connect only, not the name's lookup or a TLS handshake
+/// a server lets stall.
+#[derive(Clone)]
+struct TimedConnector {
+    inner: HttpsConnector<HttpConnector>,
+    limit: Duration,
+}
+
+type Stream = <HttpsConnector<HttpConnector> as tower::Service<Uri>>::Response;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl tower::Service<Uri> for TimedConnector {
+    type Response = Stream;
+    type Error = BoxError;
+    // Boxed: a connection is opened rarely, and the time limit's timer cannot move.
+    type Future = Pin<Box<dyn Future<Output = Result<Stream, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let (opening, limit) = (self.inner.call(uri), self.limit);
+        Box::pin(async move {
+            match tokio::time::timeout(limit, opening).await {
+                Ok(opened) => opened,
+                Err(_) => Err(format!("no connection within {} s", limit.as_secs_f64()).into()),
+            }
+        })
+    }
 }
 
 /// A response's body, read as it comes, whichever way it came.
@@ -211,8 +324,8 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let mut source = error.source();
     while let Some(cause) = source {
         let cause_text = cause.to_string();
-        // Some layers repeat their cause in their own message.
-        if !text.contains(&cause_text) {
+        // Some layers end their own message with their cause's.
+        if !text.ends_with(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
         }
@@ -263,9 +376,9 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let hello = tokio::spawn(first_bytes(listener, None));
-        let uri: Uri = format!("https://127.0.0.1:{port}/mcp").parse().unwrap();
+        let url = reqwest::Url::parse(&format!("https://127.0.0.1:{port}/mcp")).unwrap();
         let connections =
-            Connections::with_proxies(uri, Duration::from_secs(5), &no_proxies()).unwrap();
+            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
         let sent = connections
             .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
             .await;
@@ -286,9 +399,9 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
-        let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
         let connections =
-            Connections::with_proxies(uri, Duration::from_secs(5), &no_proxies()).unwrap();
+            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
         let response = connections
             .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
             .await
@@ -309,8 +422,9 @@ mod tests {
             .http(format!("http://someone:secret@127.0.0.1:{proxy_port}"))
             .build();
         // Nothing listens at the server's own address: only the proxy can answer.
-        let uri: Uri = "http://mcp.invalid:8080/mcp".parse().unwrap();
-        let connections = Connections::with_proxies(uri, Duration::from_secs(5), &proxies).unwrap();
+        let url = reqwest::Url::parse("http://mcp.invalid:8080/mcp").unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(5), &proxies).unwrap();
         let response = connections
             .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
             .await
@@ -341,8 +455,9 @@ mod tests {
             .all("http://proxy.invalid:3128")
             .no("127.0.0.1")
             .build();
-        let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
-        let connections = Connections::with_proxies(uri, Duration::from_secs(5), &proxies).unwrap();
+        let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(5), &proxies).unwrap();
         let response = connections
             .send(Method::POST, HeaderMap::new(), Bytes::new())
             .await
@@ -350,6 +465,84 @@ mod tests {
         assert_eq!(response.status(), 202);
         let head = String::from_utf8(head.await.unwrap()).unwrap();
         assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
+    }
+
+    /// The credentials written in a server's URL go as Basic authorization, not in the
+    /// request's target or `host`; a request's own authorization goes instead.
+    #[tokio::test]
+    async fn credentials_in_the_url_go_as_basic_authorization() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = reqwest::Url::parse(&format!("http://some%20one:se%3Acret@127.0.0.1:{port}/mcp"))
+            .unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
+        let authorization_of = |head: &str| {
+            head.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("authorization")
+                    .then(|| value.trim().to_owned())
+            })
+        };
+        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
+        connections
+            .send(Method::POST, HeaderMap::new(), Bytes::new())
+            .await
+            .unwrap();
+        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
+        assert!(!head.contains('@'), "{head}");
+        // "some one:se:cret"
+        assert_eq!(
+            authorization_of(&head).as_deref(),
+            Some("Basic c29tZSBvbmU6c2U6Y3JldA=="),
+            "{head}"
+        );
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url =
+            reqwest::Url::parse(&format!("http://someone:secret@127.0.0.1:{port}/mcp")).unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
+        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
+        let mut own = HeaderMap::new();
+        own.insert(AUTHORIZATION, HeaderValue::from_static("Bearer a-token"));
+        connections
+            .send(Method::POST, own, Bytes::new())
+            .await
+            .unwrap();
+        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        assert_eq!(
+            authorization_of(&head).as_deref(),
+            Some("Bearer a-token"),
+            "{head}"
+        );
+    }
+
+    /// Opening a connection is given up when a server takes it and then lets the TLS
+    /// handshake stall: the time limit covers all of opening, not only TCP's connect.
+    #[tokio::test]
+    async fn a_stalled_tls_handshake_ends_at_the_connect_time_limit() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Takes the connection and its hello, and answers nothing while the client waits.
+        let silent = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            std::future::pending::<()>().await;
+            drop(stream);
+        });
+        let url = reqwest::Url::parse(&format!("https://127.0.0.1:{port}/mcp")).unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(1), &no_proxies()).unwrap();
+        let Err(error) = connections
+            .send(Method::POST, HeaderMap::new(), Bytes::new())
+            .await
+        else {
+            panic!("no handshake came, yet a response did");
+        };
+        assert!(error.contains("no connection within 1 s"), "{error}");
+        silent.abort();
     }
 
     /// An error reads with its causes, each once.

@@ -8,6 +8,7 @@
 use super::auth::{Challenge, Credentials, Refusal};
 use super::connections::{Connections, ResponseBody};
 use super::error::ClientError;
+use super::event_bound::bounded;
 use super::link::Sent;
 use super::session::{Failure, Session};
 use super::wire;
@@ -18,7 +19,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
-use hyper::{Method, Response, StatusCode, Uri};
+use hyper::{Method, Response, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,16 +56,12 @@ impl Http {
         connect_timeout: Duration,
     ) -> Result<Http, String> {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        // Read as a URL (the standard's rules, host names mapped) and written back: the URI
-        // each request names, read once.
-        let uri = reqwest::Url::parse(url)
-            .map_err(|error| format!("{url} is no URL: {error}"))?
-            .as_str()
-            .parse::<Uri>()
-            .map_err(|error| format!("{url} is no URL to send requests to: {error}"))?;
+        // Read as a URL: the standard's rules, host names mapped.
+        let parsed =
+            reqwest::Url::parse(url).map_err(|error| format!("{url} is no URL: {error}"))?;
         // No redirect is followed (one could carry the credentials elsewhere): a 3xx answer
         // is an error like any other that is no MCP message.
-        let connections = Connections::to(uri, connect_timeout)?;
+        let connections = Connections::to(&parsed, connect_timeout)?;
         Ok(Http(Arc::new(Inner {
             connections,
             url: url.to_owned(),
@@ -535,30 +532,6 @@ async fn read_body(response: Response<ResponseBody>, limit: usize) -> Result<Vec
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-/// A byte stream that fails once more than `limit` bytes come without an empty line (the
-/// end of an event): one event may not be larger than a message may.
-fn bounded(
-    stream: impl futures_util::Stream<Item = Result<Bytes, String>> + Send + 'static,
-    limit: usize,
-) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
-    let mut since_boundary = 0usize;
-    stream.map(move |chunk| {
-        let chunk = chunk.map_err(std::io::Error::other)?;
-        match memchr::memmem::rfind(&chunk, b"\n\n")
-            .or_else(|| memchr::memmem::rfind(&chunk, b"\r\n\r\n"))
-        {
-            Some(at) => since_boundary = chunk.len() - at,
-            None => since_boundary += chunk.len(),
-        }
-        if since_boundary > limit {
-            return Err(std::io::Error::other(format!(
-                "the server sent an event over {limit} bytes"
-            )));
-        }
-        Ok(chunk)
-    })
 }
 
 /// What a refusal says, for an error.

@@ -32,6 +32,7 @@ pub mod auth;
 mod connections;
 mod deadlines;
 mod error;
+mod event_bound;
 mod handler;
 mod headers;
 pub(crate) mod http;

@@ -162,11 +162,16 @@ impl Connections {
 /// as the Basic authorization a client sends for such a URL (left in, HTTP/2 would send
 /// them in `:authority`).
 fn without_credentials(url: &reqwest::Url) -> Result<(Uri, Option<HeaderValue>), String> {
+    let mut bare = url.clone();
+    // Only URLs that cannot have credentials refuse these, and such a URL has none.
+    let _ = bare.set_username("");
+    let _ = bare.set_password(None);
+    // Errors name the URL without its credentials.
     let decode = |text: &str| {
         percent_encoding::percent_decode_str(text)
             .decode_utf8()
             .map(|text| text.into_owned())
-            .map_err(|_| format!("the credentials in {url} are not UTF-8"))
+            .map_err(|_| format!("the credentials in the URL of {bare} are not UTF-8"))
     };
     let authorization = if url.username().is_empty() && url.password().is_none() {
         None
@@ -178,19 +183,17 @@ fn without_credentials(url: &reqwest::Url) -> Result<(Uri, Option<HeaderValue>),
             decode(url.password().unwrap_or_default())?
         );
         let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
-        let mut value = HeaderValue::try_from(format!("Basic {encoded}"))
-            .map_err(|error| format!("the credentials in {url} cannot be sent: {error}"))?;
+        // Base64 is always a valid header value.
+        let mut value = HeaderValue::try_from(format!("Basic {encoded}")).map_err(|error| {
+            format!("the credentials in the URL of {bare} cannot be sent: {error}")
+        })?;
         value.set_sensitive(true);
         Some(value)
     };
-    let mut bare = url.clone();
-    // Only URLs that cannot have credentials refuse these, and such a URL has none.
-    let _ = bare.set_username("");
-    let _ = bare.set_password(None);
     let uri = bare
         .as_str()
         .parse()
-        .map_err(|error| format!("{url} is no URL to send requests to: {error}"))?;
+        .map_err(|error| format!("{bare} is no URL to send requests to: {error}"))?;
     Ok((uri, authorization))
 }
 
@@ -477,12 +480,20 @@ mod tests {
             .unwrap();
         let connections =
             Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
+        // Every `authorization` a request carried: one is expected.
         let authorization_of = |head: &str| {
-            head.lines().find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("authorization")
-                    .then(|| value.trim().to_owned())
-            })
+            let values: Vec<String> = head
+                .lines()
+                .filter_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("authorization")
+                        .then(|| value.trim().to_owned())
+                })
+                .collect();
+            match values.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            }
         };
         let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
         connections
@@ -535,10 +546,14 @@ mod tests {
         let url = reqwest::Url::parse(&format!("https://127.0.0.1:{port}/mcp")).unwrap();
         let connections =
             Connections::with_proxies(&url, Duration::from_secs(1), &no_proxies()).unwrap();
-        let Err(error) = connections
-            .send(Method::POST, HeaderMap::new(), Bytes::new())
-            .await
-        else {
+        // Far beyond the limit: without it, opening would wait for ever.
+        let sent = tokio::time::timeout(
+            Duration::from_secs(60),
+            connections.send(Method::POST, HeaderMap::new(), Bytes::new()),
+        )
+        .await
+        .expect("opening the connection was given up at its time limit");
+        let Err(error) = sent else {
             panic!("no handshake came, yet a response did");
         };
         assert!(error.contains("no connection within 1 s"), "{error}");

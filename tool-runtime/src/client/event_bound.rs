@@ -22,17 +22,18 @@ pub(crate) fn bounded(
     })
 }
 
-/// How many bytes of the event being read have come. An event ends at a blank line: two
-/// line ends in a row, each `\n`, `\r\n` or `\r`, which may come split across chunks (a
-/// `\r\n` too).
+/// How many bytes the events of a stream take, one by one. An event ends at a blank line:
+/// two line ends in a row, each `\n`, `\r\n` or `\r`, which may come split across chunks
+/// (a `\r\n` too).
 struct EventSize {
+    /// The bytes of the event being read that came so far.
     since_end: usize,
     /// Nothing came on the line being read (so the next line end ends an event).
     line_empty: bool,
     /// The last byte was a `\r`: a `\n` right after it ends no line of its own.
     after_cr: bool,
-    /// That `\r` ended an event (so its `\n` belongs to that end).
-    cr_ended_event: bool,
+    /// That `\r` ended an event, of this many bytes (its `\n` belongs to that event).
+    cr_ended_event: Option<usize>,
 }
 
 impl Default for EventSize {
@@ -41,47 +42,55 @@ impl Default for EventSize {
             since_end: 0,
             line_empty: true,
             after_cr: false,
-            cr_ended_event: false,
+            cr_ended_event: None,
         }
     }
 }
 
 impl EventSize {
-    /// Counts `chunk`, and gives how many bytes of the event it ends in came so far.
+    /// Counts `chunk`, and gives the size of the largest event in it: those that end in it
+    /// (with their bytes from earlier chunks) and the one it ends in, so far.
     fn read(&mut self, chunk: &[u8]) -> usize {
+        let mut largest = 0;
+        // Where the event being read starts in this chunk, and its bytes before.
+        let (mut event_start, mut carried) = (0, self.since_end);
         let mut line_start = 0;
-        let mut last_end = None;
         for at in memchr::memchr2_iter(b'\n', b'\r', chunk) {
             if at > line_start {
                 self.line_empty = false;
                 self.after_cr = false;
+                self.cr_ended_event = None;
             }
             let byte = chunk[at];
             if byte == b'\n' && self.after_cr {
-                if self.cr_ended_event {
-                    last_end = Some(at + 1);
+                if let Some(size) = self.cr_ended_event.take() {
+                    largest = largest.max(size + 1);
+                    event_start = at + 1;
                 }
                 self.after_cr = false;
             } else {
                 let ends_event = self.line_empty;
-                if ends_event {
-                    last_end = Some(at + 1);
-                }
                 self.line_empty = true;
                 self.after_cr = byte == b'\r';
-                self.cr_ended_event = ends_event && self.after_cr;
+                self.cr_ended_event = None;
+                if ends_event {
+                    let size = carried + at + 1 - event_start;
+                    largest = largest.max(size);
+                    (event_start, carried) = (at + 1, 0);
+                    if self.after_cr {
+                        self.cr_ended_event = Some(size);
+                    }
+                }
             }
             line_start = at + 1;
         }
         if line_start < chunk.len() {
             self.line_empty = false;
             self.after_cr = false;
+            self.cr_ended_event = None;
         }
-        self.since_end = match last_end {
-            Some(end) => chunk.len() - end,
-            None => self.since_end + chunk.len(),
-        };
-        self.since_end
+        self.since_end = carried + chunk.len() - event_start;
+        largest.max(self.since_end)
     }
 }
 
@@ -89,36 +98,48 @@ impl EventSize {
 mod tests {
     use super::*;
 
-    /// The sizes after each chunk.
-    fn sizes(chunks: &[&str]) -> Vec<usize> {
+    /// The largest event's size after each chunk, and what the last one left unended.
+    fn sizes(chunks: &[&str]) -> (Vec<usize>, usize) {
         let mut size = EventSize::default();
-        chunks
+        let largest = chunks
             .iter()
             .map(|chunk| size.read(chunk.as_bytes()))
-            .collect()
+            .collect();
+        (largest, size.since_end)
     }
 
     #[test]
     fn an_event_ends_at_a_blank_line_of_any_line_end() {
-        assert_eq!(sizes(&["data: a\n\ndata: bc"]), [8]);
-        assert_eq!(sizes(&["data: a\r\n\r\ndata: bc"]), [8]);
-        assert_eq!(sizes(&["data: a\r\rdata: bc"]), [8]);
-        assert_eq!(sizes(&["data: a\r\n\ndata: bc"]), [8]);
+        assert_eq!(sizes(&["data: a\n\ndata: bc"]), (vec![9], 8));
+        assert_eq!(sizes(&["data: a\r\n\r\ndata: bc"]), (vec![11], 8));
+        assert_eq!(sizes(&["data: a\r\rdata: bc"]), (vec![9], 8));
+        assert_eq!(sizes(&["data: a\r\n\ndata: bc"]), (vec![10], 8));
         // One line end is no blank line.
-        assert_eq!(sizes(&["data: a\ndata: bc"]), [16]);
-        assert_eq!(sizes(&["data: a\r\ndata: bc"]), [17]);
+        assert_eq!(sizes(&["data: a\ndata: bc"]), (vec![16], 16));
+        assert_eq!(sizes(&["data: a\r\ndata: bc"]), (vec![17], 17));
     }
 
     #[test]
     fn a_blank_line_split_across_chunks_ends_the_event() {
-        assert_eq!(sizes(&["data: a\n", "\n", "data: bc"]), [8, 0, 8]);
+        assert_eq!(sizes(&["data: a\n", "\n", "data: bc"]), (vec![8, 9, 8], 8));
         assert_eq!(
             sizes(&["data: a\r", "\n", "\r\n", "data: bc"]),
-            [8, 9, 0, 8]
+            (vec![8, 9, 11, 8], 8)
         );
-        assert_eq!(sizes(&["data: a\r\n\r", "\ndata: bc"]), [0, 8]);
+        assert_eq!(sizes(&["data: a\r\n\r", "\ndata: bc"]), (vec![10, 11], 8));
         // A `\r\n` split in two is one line end, not two.
-        assert_eq!(sizes(&["data: a\r", "\ndata: bc"]), [8, 17]);
+        assert_eq!(sizes(&["data: a\r", "\ndata: bc"]), (vec![8, 17], 17));
+    }
+
+    #[test]
+    fn each_event_in_a_chunk_is_measured_not_only_the_last() {
+        // A large event between small ones, all in one chunk.
+        let chunk = format!("data: a\n\ndata: {}\n\ndata: b\n\n", "x".repeat(100));
+        assert_eq!(sizes(&[&chunk]), (vec![108], 0));
+        // A large event begun in one chunk and ended early in the next.
+        let begun = format!("data: {}", "x".repeat(50));
+        let ended = format!("{}\n\ndata: b", "x".repeat(100));
+        assert_eq!(sizes(&[&begun, &ended]), (vec![56, 158], 7));
     }
 
     #[tokio::test]
@@ -126,13 +147,17 @@ mod tests {
         let chunks = |parts: Vec<String>| {
             futures_util::stream::iter(parts.into_iter().map(|part| Ok(Bytes::from(part))))
         };
-        // Each event's blank line comes as a chunk of its own: 100 events of 10 bytes.
+        // Each event's blank line comes as a chunk of its own: 100 events of 11 bytes.
         let small = (0..100)
             .flat_map(|_| ["data: abc\n".to_owned(), "\n".to_owned()])
             .collect();
         let read: Vec<_> = bounded(chunks(small), 64).collect().await;
         assert!(read.iter().all(Result::is_ok));
-        let large = vec!["data: ".to_owned(), "x".repeat(100), "\n\n".to_owned()];
+        // Ended in the chunk that brings most of it, the next event begun there too.
+        let large = vec![
+            "data: ".to_owned(),
+            format!("{}\n\ndata: b", "x".repeat(100)),
+        ];
         let read: Vec<_> = bounded(chunks(large), 64).collect().await;
         let error = read
             .into_iter()

@@ -372,6 +372,37 @@ mod tests {
 
     const ACCEPTED: &str = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
 
+    /// Sends one POST to the URL, through the proxy settings, that `route` makes of a
+    /// listener's port, and gives what the listener read; its answer is a 202.
+    async fn head_of_one_post(
+        route: impl FnOnce(u16) -> (String, Matcher),
+        headers: HeaderMap,
+    ) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
+        let (url, proxies) = route(port);
+        let url = reqwest::Url::parse(&url).unwrap();
+        let connections =
+            Connections::with_proxies(&url, Duration::from_secs(5), &proxies).unwrap();
+        let response = connections
+            .send(Method::POST, headers, Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+        String::from_utf8(head.await.unwrap()).unwrap()
+    }
+
+    /// The value of header `name` in a request's head, if it came exactly once.
+    fn only_header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+        let mut values = head.lines().filter_map(|line| {
+            let (line_name, value) = line.split_once(':')?;
+            line_name.eq_ignore_ascii_case(name).then(|| value.trim())
+        });
+        let first = values.next()?;
+        values.next().is_none().then_some(first)
+    }
+
     /// An https URL is opened with TLS (the connector is not the plain one, which would
     /// refuse the scheme), offering HTTP/2 and HTTP/1.1.
     #[tokio::test]
@@ -399,18 +430,11 @@ mod tests {
     /// With no proxy for it, a server is reached directly: the request names only the path.
     #[tokio::test]
     async fn a_server_without_a_proxy_is_reached_directly() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
-        let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let connections =
-            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
-        let response = connections
-            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 202);
-        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        let head = head_of_one_post(
+            |port| (format!("http://127.0.0.1:{port}/mcp"), no_proxies()),
+            HeaderMap::new(),
+        )
+        .await;
         assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
     }
 
@@ -418,55 +442,45 @@ mod tests {
     /// proxy's credentials; the proxy answers for the server.
     #[tokio::test]
     async fn a_server_behind_a_proxy_is_reached_through_it_with_its_credentials() {
-        let proxy = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy_port = proxy.local_addr().unwrap().port();
-        let head = tokio::spawn(first_bytes(proxy, Some(ACCEPTED)));
-        let proxies = Matcher::builder()
-            .http(format!("http://someone:secret@127.0.0.1:{proxy_port}"))
-            .build();
-        // Nothing listens at the server's own address: only the proxy can answer.
-        let url = reqwest::Url::parse("http://mcp.invalid:8080/mcp").unwrap();
-        let connections =
-            Connections::with_proxies(&url, Duration::from_secs(5), &proxies).unwrap();
-        let response = connections
-            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 202);
-        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        // The listener is the proxy; nothing listens at the server's own address, so only
+        // the proxy can answer.
+        let head = head_of_one_post(
+            |port| {
+                let proxies = Matcher::builder()
+                    .http(format!("http://someone:secret@127.0.0.1:{port}"))
+                    .build();
+                ("http://mcp.invalid:8080/mcp".to_owned(), proxies)
+            },
+            HeaderMap::new(),
+        )
+        .await;
         assert!(
             head.starts_with("POST http://mcp.invalid:8080/mcp HTTP/1.1\r\n"),
             "{head}"
         );
-        let authorization = head.lines().find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("proxy-authorization")
-                .then(|| value.trim())
-        });
         // someone:secret
-        assert_eq!(authorization, Some("Basic c29tZW9uZTpzZWNyZXQ="), "{head}");
+        assert_eq!(
+            only_header(&head, "proxy-authorization"),
+            Some("Basic c29tZW9uZTpzZWNyZXQ="),
+            "{head}"
+        );
     }
 
     /// A server the proxy settings leave out (`NO_PROXY`) is reached directly.
     #[tokio::test]
     async fn a_server_the_proxy_settings_leave_out_is_reached_directly() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
-        // A proxy nothing listens at: using it would fail.
-        let proxies = Matcher::builder()
-            .all("http://proxy.invalid:3128")
-            .no("127.0.0.1")
-            .build();
-        let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let connections =
-            Connections::with_proxies(&url, Duration::from_secs(5), &proxies).unwrap();
-        let response = connections
-            .send(Method::POST, HeaderMap::new(), Bytes::new())
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 202);
-        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        let head = head_of_one_post(
+            |port| {
+                // A proxy nothing listens at: using it would fail.
+                let proxies = Matcher::builder()
+                    .all("http://proxy.invalid:3128")
+                    .no("127.0.0.1")
+                    .build();
+                (format!("http://127.0.0.1:{port}/mcp"), proxies)
+            },
+            HeaderMap::new(),
+        )
+        .await;
         assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
     }
 
@@ -474,58 +488,28 @@ mod tests {
     /// request's target or `host`; a request's own authorization goes instead.
     #[tokio::test]
     async fn credentials_in_the_url_go_as_basic_authorization() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let url = reqwest::Url::parse(&format!("http://some%20one:se%3Acret@127.0.0.1:{port}/mcp"))
-            .unwrap();
-        let connections =
-            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
-        // Every `authorization` a request carried: one is expected.
-        let authorization_of = |head: &str| {
-            let values: Vec<String> = head
-                .lines()
-                .filter_map(|line| {
-                    let (name, value) = line.split_once(':')?;
-                    name.eq_ignore_ascii_case("authorization")
-                        .then(|| value.trim().to_owned())
-                })
-                .collect();
-            match values.as_slice() {
-                [one] => Some(one.clone()),
-                _ => None,
+        let with_credentials = |credentials: &'static str| {
+            move |port| {
+                let url = format!("http://{credentials}@127.0.0.1:{port}/mcp");
+                (url, no_proxies())
             }
         };
-        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
-        connections
-            .send(Method::POST, HeaderMap::new(), Bytes::new())
-            .await
-            .unwrap();
-        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        let head =
+            head_of_one_post(with_credentials("some%20one:se%3Acret"), HeaderMap::new()).await;
         assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
         assert!(!head.contains('@'), "{head}");
         // "some one:se:cret"
         assert_eq!(
-            authorization_of(&head).as_deref(),
+            only_header(&head, "authorization"),
             Some("Basic c29tZSBvbmU6c2U6Y3JldA=="),
             "{head}"
         );
 
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let url =
-            reqwest::Url::parse(&format!("http://someone:secret@127.0.0.1:{port}/mcp")).unwrap();
-        let connections =
-            Connections::with_proxies(&url, Duration::from_secs(5), &no_proxies()).unwrap();
-        let head = tokio::spawn(first_bytes(listener, Some(ACCEPTED)));
         let mut own = HeaderMap::new();
         own.insert(AUTHORIZATION, HeaderValue::from_static("Bearer a-token"));
-        connections
-            .send(Method::POST, own, Bytes::new())
-            .await
-            .unwrap();
-        let head = String::from_utf8(head.await.unwrap()).unwrap();
+        let head = head_of_one_post(with_credentials("someone:secret"), own).await;
         assert_eq!(
-            authorization_of(&head).as_deref(),
+            only_header(&head, "authorization"),
             Some("Bearer a-token"),
             "{head}"
         );

@@ -55,7 +55,6 @@ impl Http {
         limit: usize,
         connect_timeout: Duration,
     ) -> Result<Http, String> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
         // Read as a URL: the standard's rules, host names mapped.
         let parsed =
             reqwest::Url::parse(url).map_err(|error| format!("{url} is no URL: {error}"))?;

@@ -3,6 +3,7 @@
 //! secret elsewhere), reads bounded bodies, and gives up after a time limit. It is also
 //! the HTTP client of the `oauth2` crate's token requests.
 
+use crate::client::connections::describe;
 use oauth2::http;
 use serde_json::Value;
 use std::future::Future;
@@ -137,17 +138,6 @@ async fn read(mut response: reqwest::Response) -> Result<Vec<u8>, WebError> {
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 impl<'c> oauth2::AsyncHttpClient<'c> for Web {

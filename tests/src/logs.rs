@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 /// The directory of this test binary's logs: `test-logs/<binary>` in cargo's target
 /// directory, as cargo resolves it (`CARGO_TARGET_DIR`, a config file, or the default).
-/// Each run of the binary starts it empty, so it holds the logs of the last run only.
+/// A run removes the logs a day old; each file is named for its process and a count.
 pub fn dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -27,11 +27,35 @@ pub fn dir() -> &'static Path {
             _ => binary,
         };
         let dir = target_dir().join("test-logs").join(binary);
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .unwrap_or_else(|error| panic!("a log directory at {}: {error}", dir.display()));
+        // Each test may run in a process of its own (nextest), all at once: emptying the
+        // directory here would unlink the logs of servers other tests are still reading.
+        // Their files are named apart (process id and count); only stale ones go.
+        remove_older_than(&dir, STALE);
         dir
     })
+}
+
+/// How old a log file is before a new run removes it.
+const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes the files in `dir` last written longer than `age` ago.
+fn remove_older_than(dir: &Path, age: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|elapsed| elapsed > age);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Cargo's target directory, asked of cargo (the temporary directory when cargo cannot

@@ -17,6 +17,7 @@ mod ports;
 pub mod redis;
 pub mod rpc;
 pub mod stdio;
+pub mod tap;
 mod wait;
 
 pub use ports::free_port;

@@ -522,6 +522,68 @@ async fn an_http_server_that_restarts_is_reached_again_on_a_new_session() {
     }
 }
 
+/// The calls made one after another over HTTP in the tests of connection reuse.
+const CALLS_IN_A_ROW: i64 = 30;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_calls_one_after_another_keep_the_session_and_reuse_connections() {
+    for handshake in [false, true] {
+        let way = format!("handshake era {handshake}");
+        let server = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+        let tap = tool_tests::tap::Tap::before(server.port).await;
+        let client = Client::builder()
+            .handshake_era(handshake)
+            .connect_to(Target::Http(format!("http://127.0.0.1:{}/mcp", tap.port)))
+            .await
+            .unwrap();
+        let handshake_method = if handshake {
+            "initialize"
+        } else {
+            "server/discover"
+        };
+        let handshakes = tap.sent_method(handshake_method);
+        assert!(
+            handshakes >= 1,
+            "{way}: the client began with {handshake_method}"
+        );
+
+        for a in 0..CALLS_IN_A_ROW {
+            let sum = client
+                .call_tool("add", json!({"a": a, "b": 1}))
+                .await
+                .unwrap();
+            assert_eq!(sum.text(), (a + 1).to_string(), "{way}");
+        }
+
+        assert_eq!(
+            tap.sent_method("tools/call"),
+            CALLS_IN_A_ROW as usize,
+            "{way}: the tap saw every call"
+        );
+        assert_eq!(
+            tap.sent_method(handshake_method),
+            handshakes,
+            "{way}: no call began a session again"
+        );
+        let sessions = tap.header_values("mcp-session-id");
+        assert_eq!(
+            sessions.len(),
+            usize::from(handshake),
+            "{way}: one session for every request of the handshake era, none at 2026: {sessions:?}"
+        );
+        // Calls one after another need one connection. hyper gives a connection back to
+        // its pool a moment after its answer was read, so a call on a busy machine may
+        // start before that and open another, which is then kept idle for the calls after
+        // it: a few connections, where a client that connected per call opens one a call.
+        let carrying = tap.connections_with("tools/call") as i64;
+        assert!(
+            (1..=CALLS_IN_A_ROW / 3).contains(&carrying),
+            "{way}: {CALLS_IN_A_ROW} calls went over {carrying} connections"
+        );
+        client.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_servers_fail_retryably_naming_what_was_tried() {
     let missing = Client::connect("/nonexistent/mcp-server --stdio")

@@ -434,6 +434,39 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call() {
+    const CALLS: i64 = 30;
+    let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    let tap = tool_tests::tap::Tap::before(upstream.port).await;
+    let url = format!("http://127.0.0.1:{}/mcp", tap.port);
+    let (registry, tried) = started(Mount::new("up", &url).unwrap()).await;
+    tried.expect("the mount lists its server's tools");
+    let discovered = tap.sent_method("server/discover");
+    assert!(discovered >= 1, "the mount's client began by discovering");
+
+    for a in 0..CALLS {
+        let result = registry.call("up_add", json!({"a": a, "b": 1})).await;
+        assert_eq!(result.output(), Some(&json!(a + 1)), "{result:?}");
+    }
+
+    assert_eq!(tap.sent_method("tools/call"), CALLS as usize);
+    assert_eq!(
+        tap.sent_method("server/discover"),
+        discovered,
+        "no call connected again"
+    );
+    // One connection carries the calls. hyper gives a connection back to its pool a moment
+    // after its answer was read, so a call on a busy machine may start before that and
+    // open another, which is then kept idle for the calls after it: a few connections,
+    // where a gateway that connected per call opens one a call.
+    let carrying = tap.connections_with("tools/call") as i64;
+    assert!(
+        (1..=CALLS / 3).contains(&carrying),
+        "{CALLS} calls through the mount went over {carrying} connections"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     let registry = Registry::builder()
         .mount(Mount::new("up", &stdio_upstream()).unwrap())

@@ -57,7 +57,11 @@ pub struct Cluster {
 impl Cluster {
     /// Starts `binary serve --http` three times with `args`, sharing a new Redis (with an
     /// append-only file, so a restarted Redis keeps its data), behind HAProxy; returns once
-    /// the balancer sends requests to all three.
+    /// the balancer sends requests to all three. Each store command may take a test's
+    /// patience (`MCP_STORE_TIMEOUT`; an `args` of `--store-timeout` wins): production's
+    /// 500 ms is short for the Redis of a machine kept busy by other work, and a command
+    /// past its limit changes what a replica does (a call not kept as a task, a rate
+    /// checked on the replica alone), which only the tests of a store outage look at.
     pub fn start(binary: &str, args: &[&str]) -> Cluster {
         Cluster::start_with(binary, args, None)
     }
@@ -140,6 +144,7 @@ impl Cluster {
             .args(&self.args)
             .env("MCP_STORE", self.store_url())
             .env("MCP_STORE_PREFIX", &self.prefix)
+            .env("MCP_STORE_TIMEOUT", format!("{}ms", PATIENCE.as_millis()))
             .stdout(Stdio::null());
         let (child, log, copying, served) =
             crate::spawn_serving(command, &format!("replica-{}", index + 1));

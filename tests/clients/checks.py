@@ -71,18 +71,32 @@ def free_port():
     raise RuntimeError(f"no free port on 127.0.0.1 between {_LOWEST_PORT} and {end}")
 
 
-def wait_for_port(port):
-    """Waits (up to 10 s) until a server listens on 127.0.0.1:`port`."""
-    for _ in range(200):
+class NotServing(Exception):
+    """A server ended before it served (its port was taken, say), or did not serve in time."""
+
+
+# How long a test waits for what must happen (the Rust tests' patience, from the same
+# variable): a server of a machine kept busy by other work may take that long to start.
+PATIENCE = float(os.environ.get("TOOL_TESTS_PATIENCE_SECS", "30"))
+
+
+def wait_for_port(port, process):
+    """Waits until a server listens on 127.0.0.1:`port`; raises `NotServing` when
+    `process`, the server, ends first or when nothing listens within `PATIENCE`."""
+    deadline = time.monotonic() + PATIENCE
+    while True:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except OSError:
-            time.sleep(0.05)
-
-
-class NotServing(Exception):
-    """A server `serve_http` started ended before it served (its port was taken, say)."""
+            pass
+        if process.poll() is not None:
+            raise NotServing(f"the server meant for port {port} ended before it listened "
+                             f"(exit status {process.returncode}): {process.args}")
+        if time.monotonic() > deadline:
+            raise NotServing(f"nothing listened on 127.0.0.1:{port} within {PATIENCE:.0f} s: "
+                             f"{process.args}")
+        time.sleep(0.05)
 
 
 def serve_http(command, port=0):

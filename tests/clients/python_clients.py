@@ -8,7 +8,7 @@ Prints one line per check and a closing "N passed, N failed" line; exits 1 on a 
 import sys
 
 import anyio
-from checks import check, finish, serve_http
+from checks import PATIENCE, check, finish, serve_http
 import mcp.types as types
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, UrlElicitationRequiredError, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -200,7 +200,7 @@ async def exercise_url_required(label, session, account):
     check(f"{label}: the error lists the page",
           page.url == f"https://example.com/connect?account={account}" and len(page.elicitation_id) == 32,
           str(page))
-    with anyio.fail_after(5):
+    with anyio.fail_after(PATIENCE):
         while page.elicitation_id not in completed_pages:
             await anyio.sleep(0.02)
     result = await session.call_tool("list_account_files", {"account": account})

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 
 import anyio
-from checks import check, finish, serve_http, server_log
+from checks import PATIENCE, check, finish, serve_http, server_log
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import trace
@@ -36,6 +36,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import Receiver
 from trace_picture import svg
+
+# How long our server's exporter waits for the receiver (a Python thread of this process,
+# slow on a machine kept busy by other work): an export given up is lost, and the span it
+# carried never arrives.
+EXPORT_TIMEOUT_MS = str(int(PATIENCE * 1000))
 
 SERVER = sys.argv[1]
 AGENT = sys.argv[2]
@@ -317,7 +322,7 @@ def collector_down():
     try:
         server, port = serve_http([SERVER, "serve", "--otel-endpoint", receiver.url])
     finally:
-        os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
+        os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = EXPORT_TIMEOUT_MS
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         post(url, call("alpha"))
@@ -528,7 +533,7 @@ def agent_trace():
 async def main():
     receiver = Receiver()
     os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "100"
-    os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000"
+    os.environ["OTEL_EXPORTER_OTLP_TIMEOUT"] = EXPORT_TIMEOUT_MS
     os.environ["OTEL_SERVICE_NAME"] = "traced-tools-under-test"
     os.environ["OTEL_METRIC_EXPORT_INTERVAL"] = "300"
     # The audit trail on (its events name callers and arguments): none of it may be exported.

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import anyio
 import mcp.types as types
-from checks import check, finish, free_port, wait_for_port
+from checks import PATIENCE, check, finish, free_port, wait_for_port
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -42,7 +42,6 @@ FASTMCP = [sys.executable, str(HERE / "fastmcp_server.py")]
 WORKSPACE = Path(os.environ.get("TMPDIR", "/tmp")) / f"upstreams-{os.getpid()}"
 WORKSPACE.mkdir(exist_ok=True)
 STARTED = []  # every child process, stopped by its pid at the end
-PATIENCE = float(os.environ.get("TOOL_TESTS_PATIENCE_SECS", "30"))
 # The handshake-era session sets a log level, which the SDK warns is gone at 2026-07-28.
 warnings.filterwarnings("ignore", message="The logging capability is deprecated")
 
@@ -82,7 +81,7 @@ class Upstream:
         """Starts it over HTTP on 127.0.0.1; its process and its endpoint's URL."""
         port = port or free_port()
         process = start(*self.http(port))
-        wait_for_port(port)
+        wait_for_port(port, process)
         return process, f"http://127.0.0.1:{port}/mcp"
 
 

@@ -20,8 +20,11 @@ const EPHEMERAL_DEFAULT: u16 = 32_768;
 /// each one is handed out once. A server the test starts itself binds port 0 instead and
 /// says which port it got ([`crate::spawn_http`]).
 pub fn free_port() -> u16 {
-    // Test binaries run one after another; starting each at a place of its own (its
-    // process id) keeps one from reusing the ports of a server another left behind.
+    // Each test process starts at a place of its own, drawn from its process id: one
+    // does not reuse the ports of a server another left behind, and processes running side
+    // by side (a test runner that gives each test its own process) do not hand out the
+    // same ports. Consecutive process ids land far apart (a multiplicative hash), not on
+    // neighbouring ports whose sequences would overlap.
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let end = ephemeral_start();
     let span = end.saturating_sub(LOWEST);
@@ -29,7 +32,8 @@ pub fn free_port() -> u16 {
         // No room below the range on this system: a port of the range, free now.
         return any_free_port();
     }
-    let offset = (std::process::id() % u32::from(span)) as u16;
+    let spread = u64::from(std::process::id()).wrapping_mul(2_654_435_761);
+    let offset = (spread % u64::from(span)) as u16;
     for _ in 0..span {
         let step = NEXT.fetch_add(1, Ordering::Relaxed) % span;
         let port = LOWEST + (offset + step) % span;

@@ -62,7 +62,10 @@ def free_port():
             sock.bind(("127.0.0.1", 0))
             return sock.getsockname()[1]
     span = end - _LOWEST_PORT
-    start = os.getpid() % span
+    # Each process starts at a place of its own drawn from its pid (a multiplicative hash's
+    # high bits: consecutive pids land far apart), so processes side by side do not hand
+    # out the same ports.
+    start = ((os.getpid() * 2654435761) % 2**32) * span >> 32
     for step in range(span):
         port = _LOWEST_PORT + (start + step) % span
         if port not in _handed_out and _bindable(port):
@@ -90,12 +93,13 @@ def wait_for_port(port, process):
             return
         except OSError:
             pass
+        said = "".join(getattr(process, "log_lines", [])[-10:])
         if process.poll() is not None:
             raise NotServing(f"the server meant for port {port} ended before it listened "
-                             f"(exit status {process.returncode}): {process.args}")
+                             f"(exit status {process.returncode}): {process.args}\n{said}")
         if time.monotonic() > deadline:
             raise NotServing(f"nothing listened on 127.0.0.1:{port} within {PATIENCE:.0f} s: "
-                             f"{process.args}")
+                             f"{process.args}\n{said}")
         time.sleep(0.05)
 
 

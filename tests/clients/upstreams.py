@@ -46,7 +46,10 @@ STARTED = []  # every child process, stopped by its pid at the end
 warnings.filterwarnings("ignore", message="The logging capability is deprecated")
 
 
-def start(command, env=None):
+def start(command, env=None, on_line=None):
+    """Starts `command`, stopped by its pid at the end. What it writes on stderr is read as
+    it comes (a pipe nobody reads stops a server that logs much once it is full) and kept
+    in `process.log_lines`; each line is handed to `on_line` too, when given."""
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -55,6 +58,15 @@ def start(command, env=None):
         env={**os.environ, **(env or {})},
         text=True,
     )
+    process.log_lines = []
+
+    def read():
+        for line in process.stderr:
+            process.log_lines.append(line)
+            if on_line is not None:
+                on_line(line)
+
+    threading.Thread(target=read, daemon=True).start()
     STARTED.append(process)
     return process
 
@@ -138,16 +150,14 @@ def serve_ours(mounts):
     args = [OURS, "--root", str(WORKSPACE), "serve", "--http", "127.0.0.1:0"]
     for mount in mounts:
         args += ["--mount", mount]
-    process = start(args, {"RUST_LOG": "info"})
     address = {}
 
-    def read():
-        for line in process.stderr:
-            found = re.search(r"serving MCP over HTTP at (http://[^/\s]+)", line)
-            if found and "url" not in address:
-                address["url"] = found.group(1) + "/mcp"
+    def told(line):
+        found = re.search(r"serving MCP over HTTP at (http://[^/\s]+)", line)
+        if found and "url" not in address:
+            address["url"] = found.group(1) + "/mcp"
 
-    threading.Thread(target=read, daemon=True).start()
+    process = start(args, {"RUST_LOG": "info"}, on_line=told)
     deadline = time.monotonic() + PATIENCE
     while "url" not in address:
         if process.poll() is not None or time.monotonic() > deadline:

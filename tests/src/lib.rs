@@ -526,7 +526,7 @@ impl Drop for ServerProcess {
 
 /// The environment variables that configure a deployed server: a test's own environment
 /// must not change what the binaries under test do.
-const DEPLOYMENT_VARIABLES: [&str; 29] = [
+const DEPLOYMENT_VARIABLES: [&str; 30] = [
     "MCP_MAX_IN_FLIGHT",
     "MCP_MAX_IN_FLIGHT_TOTAL",
     "MCP_MAX_SESSIONS",
@@ -538,6 +538,7 @@ const DEPLOYMENT_VARIABLES: [&str; 29] = [
     "MCP_STORE_PREFIX",
     "MCP_STATE_KEY_FILE",
     "MCP_WHEN_STORE_UNREACHABLE",
+    "MCP_STORE_TIMEOUT",
     "MCP_TRUSTED_PROXIES",
     "MCP_DRAIN_DELAY",
     "MCP_BEARER_TOKEN",

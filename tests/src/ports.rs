@@ -23,8 +23,9 @@ pub fn free_port() -> u16 {
     // Each test process starts at a place of its own, drawn from its process id: one
     // does not reuse the ports of a server another left behind, and processes running side
     // by side (a test runner that gives each test its own process) do not hand out the
-    // same ports. Consecutive process ids land far apart (a multiplicative hash), not on
-    // neighbouring ports whose sequences would overlap.
+    // same ports. Consecutive process ids land far apart (the high bits of a
+    // multiplicative hash, scaled to the span), not on neighbouring ports whose sequences
+    // would overlap.
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let end = ephemeral_start();
     let span = end.saturating_sub(LOWEST);
@@ -32,11 +33,12 @@ pub fn free_port() -> u16 {
         // No room below the range on this system: a port of the range, free now.
         return any_free_port();
     }
-    let spread = u64::from(std::process::id()).wrapping_mul(2_654_435_761);
-    let offset = (spread % u64::from(span)) as u16;
+    let hash = std::process::id().wrapping_mul(2_654_435_761);
+    let offset = (u64::from(hash) * u64::from(span)) >> 32;
     for _ in 0..span {
-        let step = NEXT.fetch_add(1, Ordering::Relaxed) % span;
-        let port = LOWEST + (offset + step) % span;
+        let step = u64::from(NEXT.fetch_add(1, Ordering::Relaxed));
+        // In u64: with a range starting above 32768 the sum would not fit a u16.
+        let port = LOWEST + ((offset + step) % u64::from(span)) as u16;
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;
         }

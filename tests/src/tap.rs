@@ -27,6 +27,8 @@ impl Tap {
         let opened = Arc::clone(&connections);
         tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
+                // As the client and server set their own: what is relayed goes at once.
+                let _ = inbound.set_nodelay(true);
                 let sent = Sent::default();
                 opened.lock().unwrap().push(Arc::clone(&sent));
                 tokio::spawn(forward(inbound, server, sent));
@@ -56,7 +58,7 @@ impl Tap {
             .sum()
     }
 
-    /// The connections that carried at least one message with `method`.
+    /// How many connections carried at least one message with `method`.
     pub fn connections_with(&self, method: &str) -> usize {
         let member = format!("\"method\":\"{method}\"");
         self.connections()
@@ -93,6 +95,7 @@ async fn forward(inbound: TcpStream, server: u16, sent: Sent) {
     let Ok(outbound) = TcpStream::connect(("127.0.0.1", server)).await else {
         return;
     };
+    let _ = outbound.set_nodelay(true);
     let (mut from_client, mut to_client) = inbound.into_split();
     let (mut from_server, mut to_server) = outbound.into_split();
     let upward = async move {

@@ -291,7 +291,7 @@ async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_serv
                 Box::pin(client.call("work", files.arguments(1), Some(progress), Some(limit)));
             let ended = tokio::select! {
                 outcome = &mut call => Some(outcome),
-                _ = reported.recv() => None,
+                Some(_) = reported.recv() => None,
             };
             let running = ended.is_none();
             let outcome = match ended {
@@ -338,7 +338,7 @@ async fn a_call_left_unpolled_past_its_time_limit_is_still_cancelled_when_droppe
             // Driven until the server reports its step: the call runs there.
             let ended = tokio::select! {
                 outcome = &mut call => Some(outcome),
-                _ = reported.recv() => None,
+                Some(_) = reported.recv() => None,
             };
             match ended {
                 // Then left unpolled past its time limit, and dropped.

@@ -80,7 +80,16 @@ class NotServing(Exception):
 
 # How long a test waits for what must happen (the Rust tests' patience, from the same
 # variable): a server of a machine kept busy by other work may take that long to start.
-PATIENCE = float(os.environ.get("TOOL_TESTS_PATIENCE_SECS", "30"))
+# Whole seconds above zero, as the Rust tests read it; anything else stops the script.
+def _patience():
+    text = os.environ.get("TOOL_TESTS_PATIENCE_SECS", "30")
+    if not text.strip().isdigit() or int(text) == 0:
+        raise SystemExit(f"TOOL_TESTS_PATIENCE_SECS is a whole number of seconds above 0, "
+                         f"not {text!r}")
+    return float(int(text))
+
+
+PATIENCE = _patience()
 
 
 def wait_for_port(port, process):
@@ -93,14 +102,19 @@ def wait_for_port(port, process):
             return
         except OSError:
             pass
-        said = "".join(getattr(process, "log_lines", [])[-10:])
         if process.poll() is not None:
             raise NotServing(f"the server meant for port {port} ended before it listened "
-                             f"(exit status {process.returncode}): {process.args}\n{said}")
+                             f"(exit status {process.returncode}): {process.args}\n"
+                             f"{last_lines(process)}")
         if time.monotonic() > deadline:
             raise NotServing(f"nothing listened on 127.0.0.1:{port} within {PATIENCE:.0f} s: "
-                             f"{process.args}\n{said}")
+                             f"{process.args}\n{last_lines(process)}")
         time.sleep(0.05)
+
+
+def last_lines(process, count=10):
+    """The last `count` lines `process` logged, as kept by `start` (none when not kept)."""
+    return "".join(getattr(process, "log_lines", [])[-count:])
 
 
 def serve_http(command, port=0):

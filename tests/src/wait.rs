@@ -5,15 +5,19 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 /// How long a test waits for something that should happen before it calls it a hang and
-/// fails: 30 s, or `TOOL_TESTS_PATIENCE_SECS` seconds. It bounds only waits that end as
-/// soon as the awaited thing happens, so it costs nothing when the tests pass and is
-/// generous for a busy machine.
+/// fails: 30 s, or `TOOL_TESTS_PATIENCE_SECS` whole seconds (the test scripts read the same
+/// variable the same way). It bounds only waits that end as soon as the awaited thing
+/// happens, so it costs nothing when the tests pass and is generous for a busy machine.
+/// A value that is not a whole number of seconds above zero fails the test rather than
+/// being replaced by the default unnoticed.
 pub static PATIENCE: LazyLock<Duration> = LazyLock::new(|| {
-    let seconds = std::env::var("TOOL_TESTS_PATIENCE_SECS")
-        .ok()
-        .and_then(|text| text.trim().parse::<u64>().ok())
-        .unwrap_or(30);
-    Duration::from_secs(seconds)
+    let Ok(text) = std::env::var("TOOL_TESTS_PATIENCE_SECS") else {
+        return Duration::from_secs(30);
+    };
+    match text.trim().parse::<u64>() {
+        Ok(seconds) if seconds > 0 => Duration::from_secs(seconds),
+        _ => panic!("TOOL_TESTS_PATIENCE_SECS is a whole number of seconds above 0, not {text:?}"),
+    }
 });
 
 /// How often [`wait_until`] and [`wait_for`] ask again.

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tool_runtime::client::{
-    Answer, Client, ClientError, ClientHandler, Elicitation, Notification, Target,
+    Answer, CallResult, Client, ClientError, ClientHandler, Elicitation, Notification, Target,
 };
 use tool_tests::{spawn_http, wait_for, wait_for_some, ServerProcess, PATIENCE};
 
@@ -273,47 +273,56 @@ async fn a_released_call_returns_its_result_after_its_progress() {
     assert!(!files.cancelled());
 }
 
+/// A call of `work` (one step, then waiting to be released) with time limit `limit`, driven
+/// until the tool reports its step, so that it runs on the server. The server can only show
+/// a call cancelled once its tool runs (the tool marks being stopped midway), so a try whose
+/// time ran out before that first report is checked as a plain time-out and the call is
+/// tried again, at most five times.
+async fn a_running_work_call<'a>(
+    client: &'a Client,
+    name: &str,
+    limit: Duration,
+) -> (WorkFiles, Pending<'a>) {
+    for tries in 1..=5 {
+        let files = WorkFiles::new(&format!("{name}-{tries}"));
+        let (progress, mut reported) = mpsc::unbounded_channel();
+        let mut call: Pending<'a> =
+            Box::pin(client.call("work", files.arguments(1), Some(progress), Some(limit)));
+        tokio::select! {
+            Some(_) = reported.recv() => return (files, call),
+            outcome = &mut call => timed_out(&outcome, limit, name),
+        }
+    }
+    panic!("{name}: the tool never started within {limit:?} in 5 tries");
+}
+
+/// A call of the client in flight, as `a_running_work_call` hands it over.
+type Pending<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<CallResult, ClientError>> + Send + 'a>,
+>;
+
+/// Asserts that `outcome` is the client's own time-out of a `tools/call` after `limit`, one
+/// worth retrying.
+fn timed_out(outcome: &Result<CallResult, ClientError>, limit: Duration, what: &str) {
+    match outcome {
+        Err(error @ ClientError::TimedOut { method, after }) => {
+            assert_eq!(method, "tools/call", "{what}");
+            assert_eq!(*after, limit, "{what}");
+            assert!(error.is_retryable(), "{what}: {error}");
+        }
+        other => panic!("{what}: a time-out, not {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_server() {
     for handshake in [false, true] {
         let upstream = upstream(Over::Stdio);
         let client = connect(&upstream, handshake, None).await;
-        // The server can only show a call cancelled once its tool runs (the tool marks
-        // being stopped midway): a try whose time ran out before the tool's first step
-        // was reported proves the time-out alone, and the call is tried again.
-        let mut tries = 0;
-        let files = loop {
-            tries += 1;
-            let files = WorkFiles::new(&format!("limit-{handshake}-{tries}"));
-            let limit = Duration::from_secs(2);
-            let (progress, mut reported) = mpsc::unbounded_channel();
-            let mut call =
-                Box::pin(client.call("work", files.arguments(1), Some(progress), Some(limit)));
-            let ended = tokio::select! {
-                outcome = &mut call => Some(outcome),
-                Some(_) = reported.recv() => None,
-            };
-            let running = ended.is_none();
-            let outcome = match ended {
-                Some(outcome) => outcome,
-                None => call.await,
-            };
-            match outcome {
-                Err(ClientError::TimedOut { ref method, after }) => {
-                    assert_eq!(method, "tools/call");
-                    assert_eq!(after, limit);
-                }
-                ref other => panic!("handshake era {handshake}: a time-out, not {other:?}"),
-            }
-            assert!(outcome.unwrap_err().is_retryable());
-            if running {
-                break files;
-            }
-            assert!(
-                tries < 5,
-                "the tool never started within {limit:?} in {tries} tries"
-            );
-        };
+        let what = format!("limit-{handshake}");
+        let limit = Duration::from_secs(2);
+        let (files, call) = a_running_work_call(&client, &what, limit).await;
+        timed_out(&call.await, limit, &what);
         files.until_cancelled("the timed-out call").await;
         client.close().await;
     }
@@ -327,39 +336,12 @@ async fn a_call_left_unpolled_past_its_time_limit_is_still_cancelled_when_droppe
     for handshake in [false, true] {
         let upstream = upstream(Over::Stdio);
         let client = connect(&upstream, handshake, None).await;
-        let mut tries = 0;
-        let files = loop {
-            tries += 1;
-            let files = WorkFiles::new(&format!("expired-unpolled-{handshake}-{tries}"));
-            let limit = Duration::from_secs(2);
-            let (progress, mut reported) = mpsc::unbounded_channel();
-            let mut call =
-                Box::pin(client.call("work", files.arguments(1), Some(progress), Some(limit)));
-            // Driven until the server reports its step: the call runs there.
-            let ended = tokio::select! {
-                outcome = &mut call => Some(outcome),
-                Some(_) = reported.recv() => None,
-            };
-            match ended {
-                // Then left unpolled past its time limit, and dropped.
-                None => {
-                    tokio::time::sleep(limit + Duration::from_millis(500)).await;
-                    drop(call);
-                    break files;
-                }
-                // A machine so slow that the time ran out before the tool's first step was
-                // reported: the plain time-out, and the call is tried again (the server
-                // can only show a call cancelled once its tool runs).
-                Some(outcome) => assert!(
-                    matches!(outcome, Err(ClientError::TimedOut { .. })),
-                    "{outcome:?}"
-                ),
-            }
-            assert!(
-                tries < 5,
-                "the tool never started within {limit:?} in {tries} tries"
-            );
-        };
+        let limit = Duration::from_secs(2);
+        let (files, call) =
+            a_running_work_call(&client, &format!("expired-unpolled-{handshake}"), limit).await;
+        // Left unpolled past its time limit, then dropped.
+        tokio::time::sleep(limit + Duration::from_millis(500)).await;
+        drop(call);
         files.until_cancelled("the given-up call").await;
         client.close().await;
     }

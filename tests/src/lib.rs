@@ -217,12 +217,15 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
 
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
-pub const UPSTREAM_TOOLS: [&str; 8] = [
+pub const UPSTREAM_TOOLS: [&str; 11] = [
     "add",
+    "ask_model",
     "broken",
     "chatty",
+    "client_roots",
     "greet",
     "quit",
+    "sign_in",
     "touch_motto",
     "weather",
     "work",

@@ -165,6 +165,167 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_writes_anything_on_its_stderr_is_served_and_quoted_when_it_ends() {
+    // Bytes that are not UTF-8, then more than a pipe holds: a client that stopped reading
+    // its stderr at the first bad byte would leave the server stuck writing, never serving.
+    let chatter =
+        "printf 'starting \\377\\n' >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; echo >&2";
+    let serving = Target::Command(vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!("{chatter}; exec \"$0\" serve"),
+        UPSTREAM.to_owned(),
+    ]);
+    let client = Client::builder()
+        .timeout(*PATIENCE)
+        .connect_to(serving)
+        .await
+        .expect("a server that said much on its stderr first is served");
+    let sum = client
+        .call_tool("add", json!({"a": 2, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(sum.text(), "4");
+    client.close().await;
+
+    // A server that says less (what is still in the pipe when it ends is read within a
+    // grace period), then ends before it answers: the error quotes its last lines, read as
+    // text whatever the bytes, a line longer than is kept cut.
+    let ending = Target::Command(vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "printf 'starting \\377\\n' >&2; head -c 20000 /dev/zero | tr '\\0' x >&2; echo >&2; \
+         echo 'the last line' >&2; exit 3"
+            .to_owned(),
+    ]);
+    let error = Client::builder()
+        .timeout(*PATIENCE)
+        .connect_to(ending)
+        .await
+        .expect_err("a server that ends does not connect");
+    let said = error.to_string();
+    assert!(matches!(error, ClientError::TransportDown { .. }), "{said}");
+    assert!(said.contains("starting \u{FFFD}"), "{said}");
+    assert!(said.contains("xxxxxxxx"), "{said}");
+    assert!(said.contains("the last line"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_takes_a_notification_cannot_hold_up_the_connect() {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    // It answers `initialize` and keeps every POST that expects no answer (here the
+    // `notifications/initialized` a connect sends next) waiting forever.
+    async fn mcp(body: axum::body::Bytes) -> axum::response::Response {
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        if message.get("id").is_none() {
+            std::future::pending::<()>().await;
+        }
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "silent", "version": "1"},
+        }});
+        (
+            [
+                (header::CONTENT_TYPE, "application/json"),
+                (header::HeaderName::from_static("mcp-session-id"), "s1"),
+            ],
+            answer.to_string(),
+        )
+            .into_response()
+    }
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(mcp)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let limit = Duration::from_secs(1);
+    let url = format!("http://{address}/mcp");
+    let connecting = Client::builder()
+        .handshake_era(true)
+        .timeout(limit)
+        .connect(&url);
+    let error = tokio::time::timeout(*PATIENCE, connecting)
+        .await
+        .expect("the connect gives up by itself")
+        .expect_err("a server that never takes the notification does not connect");
+    match &error {
+        ClientError::TimedOut { method, after } => {
+            assert_eq!(method, "notifications/initialized", "{error}");
+            assert_eq!(*after, limit, "{error}");
+        }
+        other => panic!("a time-out, not {other:?}"),
+    }
+}
+
+/// A client of the upstream started over stdio through a shell that writes the upstream's
+/// process id to a file first: the client and that id.
+async fn upstream_with_pid(name: &str) -> (Client, u32) {
+    let file = std::env::temp_dir().join(format!("tool-tests-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let target = Target::Command(vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo $$ > \"$1\"; exec \"$0\" serve".to_owned(),
+        UPSTREAM.to_owned(),
+        file.display().to_string(),
+    ]);
+    let client = Client::builder().connect_to(target).await.unwrap();
+    let pid = std::fs::read_to_string(&file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    (client, pid)
+}
+
+/// Whether process `pid` has ended (gone, or a zombie not yet reaped).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's name, which is in brackets.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_process_ends_when_its_client_is_closed_or_dropped() {
+    let (client, pid) = upstream_with_pid("closed").await;
+    let sum = client
+        .call_tool("add", json!({"a": 1, "b": 1}))
+        .await
+        .unwrap();
+    assert_eq!(sum.text(), "2");
+    assert!(!ended(pid), "the server runs while its client is open");
+    client.close().await;
+    wait_for(
+        "the server process ended once its client closed",
+        async || ended(pid),
+    )
+    .await;
+
+    let (client, pid) = upstream_with_pid("dropped").await;
+    let copy = client.clone();
+    drop(client);
+    assert!(!ended(pid), "a clone keeps the connection");
+    drop(copy);
+    wait_for(
+        "the server process ended once its client was dropped",
+        async || ended(pid),
+    )
+    .await;
+}
+
 /// A pair of paths the `work` tool is given: it returns once `release` exists, and writes
 /// `cancelled` when its call is cancelled.
 struct WorkFiles {
@@ -315,6 +476,43 @@ fn timed_out(outcome: &Result<CallResult, ClientError>, limit: Duration, what: &
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handle_with_its_own_time_limit_gives_up_each_request_past_it() {
+    for handshake in [false, true] {
+        let upstream = upstream(Over::Stdio);
+        let client = connect(&upstream, handshake, None).await;
+        let limit = Duration::from_secs(1);
+        let quick = client.with_timeout(limit);
+        // The tool waits to be released, which it never is here.
+        let files = WorkFiles::new(&format!("handle-limit-{handshake}"));
+        let what = format!("handshake era {handshake}: a call");
+        timed_out(
+            &quick.call_tool("work", files.arguments(1)).await,
+            limit,
+            &what,
+        );
+        if handshake {
+            // A plain request (at 2026-07-28 the server answers this one at once with the
+            // task it runs the call as).
+            let params = json!({"name": "work", "arguments": files.arguments(1)});
+            match quick.request("tools/call", params).await {
+                Err(ClientError::TimedOut { method, after }) => {
+                    assert_eq!(method, "tools/call");
+                    assert_eq!(after, limit);
+                }
+                other => panic!("a plain request: a time-out, not {other:?}"),
+            }
+        }
+        // The connection, shared with the handle, serves on.
+        let sum = client
+            .call_tool("add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(sum.text(), "3");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_time_limit_fails_retryably_and_is_cancelled_on_the_server() {
     for handshake in [false, true] {
         let upstream = upstream(Over::Stdio);
@@ -380,6 +578,23 @@ impl ClientHandler for BoxedHandler {
     fn elicit<'a>(&'a self, message: &'a str, schema: &'a Value) -> Answer<'a, Elicitation> {
         self.0.elicit(message, schema)
     }
+
+    fn elicit_url<'a>(
+        &'a self,
+        message: &'a str,
+        url: &'a str,
+        elicitation_id: &'a str,
+    ) -> Answer<'a, Elicitation> {
+        self.0.elicit_url(message, url, elicitation_id)
+    }
+
+    fn sample<'a>(&'a self, params: &'a Value) -> Answer<'a, Value> {
+        self.0.sample(params)
+    }
+
+    fn roots(&self) -> Answer<'_, Vec<Value>> {
+        self.0.roots()
+    }
 }
 
 fn answering(
@@ -407,6 +622,104 @@ async fn the_handler_answers_what_the_server_asks_every_way() {
         assert!(!greeting.is_error, "{way}: {greeting:?}");
         assert_eq!(greeting.text(), "hello Ada", "{way}");
         assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "{way}");
+        client.close().await;
+    }
+}
+
+/// Answers for the client's model, its roots and the pages it is sent to, keeping what it
+/// was asked.
+#[derive(Clone, Default)]
+struct ModelRootsAndPages {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ModelRootsAndPages {
+    fn note(&self, what: String) {
+        self.asked.lock().unwrap().push(what);
+    }
+}
+
+impl ClientHandler for ModelRootsAndPages {
+    fn supports(&self, capability: &str) -> bool {
+        ["sampling", "roots", "elicitation.url"].contains(&capability)
+    }
+
+    fn elicit_url<'a>(
+        &'a self,
+        message: &'a str,
+        url: &'a str,
+        _elicitation_id: &'a str,
+    ) -> Answer<'a, Elicitation> {
+        self.note(format!("page {url}: {message}"));
+        Box::pin(async { Ok(Elicitation::Accept(Map::new())) })
+    }
+
+    fn sample<'a>(&'a self, params: &'a Value) -> Answer<'a, Value> {
+        let asked = params["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        self.note(format!("model: {asked}"));
+        Box::pin(async {
+            Ok(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "rivers run to the sea"},
+                "model": "scripted",
+                "stopReason": "endTurn",
+            }))
+        })
+    }
+
+    fn roots(&self) -> Answer<'_, Vec<Value>> {
+        self.note("roots".to_owned());
+        Box::pin(async {
+            Ok(vec![
+                json!({"uri": "file:///work/maps", "name": "maps"}),
+                json!({"uri": "file:///work/notes"}),
+            ])
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handler_answers_for_the_model_the_roots_and_pages_to_visit_every_way() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let handler = ModelRootsAndPages::default();
+        let client = connect(&upstream, handshake, Some(Box::new(handler.clone()))).await;
+
+        let said = client
+            .call_tool("ask_model", json!({"topic": "rivers"}))
+            .await
+            .unwrap();
+        assert!(!said.is_error, "{way}: {said:?}");
+        assert_eq!(
+            said.text(),
+            "the model says: rivers run to the sea",
+            "{way}"
+        );
+
+        let roots = client.call_tool("client_roots", json!({})).await.unwrap();
+        assert!(!roots.is_error, "{way}: {roots:?}");
+        assert_eq!(
+            roots.text(),
+            "roots: file:///work/maps file:///work/notes",
+            "{way}"
+        );
+
+        let signed = client.call_tool("sign_in", json!({})).await.unwrap();
+        assert!(!signed.is_error, "{way}: {signed:?}");
+        assert_eq!(signed.text(), "signed in", "{way}");
+
+        assert_eq!(
+            *handler.asked.lock().unwrap(),
+            [
+                "model: Say one thing about rivers.",
+                "roots",
+                "page https://example.com/sign-in: Sign in to Example Co",
+            ],
+            "{way}: each question reached the handler once"
+        );
         client.close().await;
     }
 }

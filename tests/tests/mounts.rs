@@ -91,9 +91,12 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         listed(&mut client, 1).await,
         [
             "echo",
+            "up_ask_model",
             "up_broken",
             "up_chatty",
+            "up_client_roots",
             "up_greet",
+            "up_sign_in",
             "up_sum",
             "up_touch_motto",
             "up_weather",

@@ -1,11 +1,12 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
-//! or cancelled, one that asks the user, one that fails, one that ends the process, one
-//! that logs, one that says its motto changed, a prompt, a resource and a resource
-//! template. Started over stdio or HTTP with the standard command line.
+//! or cancelled, ones that ask the client (a form, a page to visit, its model, its roots),
+//! one that fails, one that ends the process, one that logs, one that says its motto
+//! changed, a prompt, a resource and a resource template. Started over stdio or HTTP with
+//! the standard command line.
 
 use std::time::Duration;
-use tool_runtime::ask::Elicited;
+use tool_runtime::ask::{Elicited, Sampling, UrlElicitation};
 use tool_runtime::registry::ResourceUpdates;
 use tool_runtime::{prompt, resource, tool, CallContext, Logger, Progress, State};
 
@@ -78,6 +79,43 @@ async fn greet(ctx: CallContext) -> Result<String, String> {
     match ctx.elicit::<Name>("What is your name?").await {
         Ok(Elicited::Accepted(Name { name })) => Ok(format!("hello {name}")),
         Ok(_) => Ok("hello stranger".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Send the user to a page to sign in, and say whether they went.
+#[tool]
+async fn sign_in(ctx: CallContext) -> Result<String, String> {
+    let page = UrlElicitation::new("Sign in to Example Co", "https://example.com/sign-in");
+    match ctx.elicit_url(page).await {
+        Ok(Elicited::Accepted(())) => Ok("signed in".to_owned()),
+        Ok(_) => Ok("not signed in".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Ask the client's model about `topic`, and say what it answered.
+#[tool]
+async fn ask_model(
+    /// What the model is asked about.
+    topic: String,
+    ctx: CallContext,
+) -> Result<String, String> {
+    let asked = Sampling::new(50).user(format!("Say one thing about {topic}."));
+    match ctx.sample(asked).await {
+        Ok(sampled) => Ok(format!("the model says: {}", sampled.text())),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Name the client's roots.
+#[tool]
+async fn client_roots(ctx: CallContext) -> Result<String, String> {
+    match ctx.roots().await {
+        Ok(roots) => {
+            let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+            Ok(format!("roots: {}", uris.join(" ")))
+        }
         Err(error) => Err(error.to_string()),
     }
 }

@@ -197,14 +197,23 @@ impl Http {
         Sent::task(task.abort_handle())
     }
 
-    /// POSTs a message that gets no answer (a notification, our answer to a question).
+    /// POSTs a message that gets no answer (a notification, our answer to a question),
+    /// waiting for the server to take it at most the client's time limit: a server that
+    /// never answers the POST cannot hold up whoever sent it (a connect, a tool's call).
     pub(crate) async fn send_one_way(
         &self,
         session: &Arc<Session>,
         method: Option<&str>,
         bytes: Vec<u8>,
     ) -> Result<(), ClientError> {
-        match self.post(session, method, &[], bytes.into(), None).await {
+        let posted = self.post(session, method, &[], bytes.into(), None);
+        let Ok(outcome) = tokio::time::timeout(session.timeout, posted).await else {
+            return Err(ClientError::TimedOut {
+                method: method.unwrap_or("our answer to its request").to_owned(),
+                after: session.timeout,
+            });
+        };
+        match outcome {
             Ok(()) => Ok(()),
             Err(Failure::Transport(reason)) => Err(session.down(reason)),
             Err(Failure::Protocol(reason)) => Err(ClientError::Protocol { reason }),

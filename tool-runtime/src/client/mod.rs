@@ -264,6 +264,7 @@ impl ClientBuilder {
                 tools: Mutex::new(HashMap::new()),
                 events: broadcast::channel(256).0,
             }),
+            timeout: None,
         };
         client.session().await?;
         Ok(client)
@@ -274,6 +275,9 @@ impl ClientBuilder {
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// This handle's time limit for each request, instead of the client's
+    /// ([`Client::with_timeout`]).
+    timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for Client {
@@ -296,6 +300,17 @@ struct Inner {
     events: broadcast::Sender<Notification>,
 }
 
+/// Once no handle of the client is left, its connection ends: what still runs for it (the
+/// 2026-07-28 listen stream, a request's wait) gives up its hold, so a server process is
+/// stopped as the connection is dropped. [`Client::close`] ends it more gently.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.get_mut().take() {
+            session.die("the client was dropped");
+        }
+    }
+}
+
 /// Failures to connect in a row, and when the next try may be.
 #[derive(Default)]
 struct Failures {
@@ -314,6 +329,28 @@ impl Client {
     /// Options for a client, then [`connect`](ClientBuilder::connect).
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
+    }
+
+    /// This client on the same connection, each of its requests waiting at most `limit`
+    /// for its answer instead of the limit the client was built with
+    /// ([`ClientBuilder::timeout`]); a call's own `timeout` ([`Client::call`]) still wins.
+    /// A request past its limit fails with [`ClientError::TimedOut`] and is cancelled on
+    /// the server.
+    ///
+    /// ```no_run
+    /// # async fn run(client: tool_runtime::client::Client) -> Result<(), tool_runtime::client::ClientError> {
+    /// use std::time::Duration;
+    ///
+    /// // A quick look that must not wait long, on a client whose calls may take minutes.
+    /// let quick = client.with_timeout(Duration::from_secs(2));
+    /// let motto = quick.read_resource("notes://motto").await?;
+    /// # let _ = motto; Ok(()) }
+    /// ```
+    pub fn with_timeout(&self, limit: Duration) -> Client {
+        Client {
+            inner: Arc::clone(&self.inner),
+            timeout: Some(limit),
+        }
     }
 
     /// The server's connection, connecting (again) when there is none; after failures, not
@@ -357,9 +394,11 @@ impl Client {
     /// Sends a request of `method` with `params` and gives its result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let session = self.session().await?;
-        session
-            .request(method, &params, RequestOptions::default())
-            .await
+        let options = RequestOptions {
+            timeout: self.timeout,
+            ..RequestOptions::default()
+        };
+        session.request(method, &params, options).await
     }
 
     /// Every tool of the server, all pages read. A tool whose schema marks arguments for
@@ -622,12 +661,13 @@ impl Client {
     ) -> Result<T, ClientError> {
         let session = self.session().await?;
         let asked = round.asked.unwrap_or(&*session.handler);
+        let timeout = round.timeout.or(self.timeout);
         let mut params = params;
         for _ in 0..MOST_ROUNDS {
             let options = RequestOptions {
                 progress: round.progress.clone(),
                 headers: headers.clone(),
-                timeout: round.timeout,
+                timeout,
                 logs: round.logs.clone(),
             };
             let raw = session.request_raw(method, &params, options).await?;
@@ -645,7 +685,7 @@ impl Client {
                 })?;
                 // The call's time limit holds for the whole task; past it, the follow is
                 // dropped, which cancels the task on the server.
-                let limit = round.timeout.unwrap_or(session.timeout);
+                let limit = timeout.unwrap_or(session.timeout);
                 let followed = tasks::follow(self, &session, asked, task, round.statuses.as_ref());
                 return match tokio::time::timeout(limit, followed).await {
                     // Read as the answer would have been, had it come at once.

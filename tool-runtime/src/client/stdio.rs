@@ -196,14 +196,55 @@ async fn write_lines(
     let _ = input.shutdown().await;
 }
 
-/// Logs what the server writes to its stderr, line by line, keeping the last lines.
+/// Logs what the server writes to its stderr, line by line, keeping the last lines. It is
+/// read to its end whatever comes: a server whose stderr were left unread would stop once
+/// the pipe is full. Bytes that are not UTF-8 are shown as U+FFFD, and a line longer than
+/// [`STDERR_LINE_BYTES`] is cut there (the rest read and dropped), so an endless line
+/// cannot take the client's memory.
 async fn log_errors(errors: tokio::process::ChildStderr, server: String, said: Arc<Said>) {
-    let mut lines = BufReader::new(errors).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{line}");
-        said.keep(&line);
+    let mut errors = BufReader::new(errors);
+    let mut line = Vec::new();
+    while let Ok(Some(cut)) = read_stderr_line(&mut errors, &mut line).await {
+        let mut text = String::from_utf8_lossy(&line);
+        if cut > 0 {
+            text.to_mut()
+                .push_str(&format!(" [{cut} more bytes not shown]"));
+        }
+        tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{text}");
+        said.keep(&text);
     }
     said.end();
+}
+
+/// The most of one stderr line that is kept and logged.
+const STDERR_LINE_BYTES: usize = 8 * 1024;
+
+/// Reads one stderr line into `line` (without its end), keeping at most
+/// [`STDERR_LINE_BYTES`]: how many bytes past those were dropped, or `None` at the end.
+async fn read_stderr_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Option<usize>> {
+    line.clear();
+    let mut dropped = 0;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok((!line.is_empty() || dropped > 0).then_some(dropped));
+        }
+        let (chunk, used) = match memchr::memchr(b'\n', available) {
+            Some(end) => (&available[..end], Some(end + 1)),
+            None => (available, None),
+        };
+        let room = STDERR_LINE_BYTES - line.len();
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        dropped += chunk.len().saturating_sub(room);
+        let consumed = used.unwrap_or(available.len());
+        reader.consume(consumed);
+        if used.is_some() {
+            return Ok(Some(dropped));
+        }
+    }
 }
 
 /// Reads one line into `line` (without its end); `false` at the end of input. A line over
@@ -235,5 +276,46 @@ async fn read_line<R: AsyncRead + Unpin>(
         if ended.is_some() {
             return Ok(true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line `read_stderr_line` gives for `input`: its text (lossy) and what was cut.
+    async fn stderr_lines(input: &[u8]) -> Vec<(String, usize)> {
+        // A small buffer, so that lines span many reads.
+        let mut reader = BufReader::with_capacity(64, input);
+        let mut line = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(cut) = read_stderr_line(&mut reader, &mut line).await.unwrap() {
+            lines.push((String::from_utf8_lossy(&line).into_owned(), cut));
+        }
+        lines
+    }
+
+    #[tokio::test]
+    async fn stderr_lines_are_cut_at_the_bound_and_read_through_invalid_bytes() {
+        let mut input = b"starting\n\xff\xfe not utf-8\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', STDERR_LINE_BYTES + 1000));
+        input.extend_from_slice(b"\n\nlast words without an end");
+        let lines = stderr_lines(&input).await;
+        assert_eq!(lines.len(), 5, "{:?}", &lines[..2]);
+        assert_eq!(lines[0], ("starting".to_owned(), 0));
+        assert_eq!(lines[1], ("\u{FFFD}\u{FFFD} not utf-8".to_owned(), 0));
+        assert_eq!(lines[2].0, "x".repeat(STDERR_LINE_BYTES));
+        assert_eq!(lines[2].1, 1000);
+        assert_eq!(lines[3], (String::new(), 0));
+        assert_eq!(lines[4], ("last words without an end".to_owned(), 0));
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_is_read_through_without_being_kept() {
+        let input = vec![b'y'; 4 * 1024 * 1024];
+        let lines = stderr_lines(&input).await;
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].0.len(), STDERR_LINE_BYTES);
+        assert_eq!(lines[0].1, input.len() - STDERR_LINE_BYTES);
     }
 }

@@ -99,6 +99,12 @@ fn a_server_that_cannot_be_reached_is_named_in_the_failure() {
 /// `serve` with `args` over stdio, initialized, once it lists the mounted `up_add`: the
 /// session, and the names it lists.
 async fn serving_up_add(args: &[&str]) -> (Session, Vec<String>) {
+    serving_until(args, "up_add").await
+}
+
+/// `serve` with `args` over stdio, initialized, once it lists the tool `wanted`: the
+/// session, and the names it lists.
+async fn serving_until(args: &[&str], wanted: &str) -> (Session, Vec<String>) {
     let mut session = Session::process(TRAVEL, args);
     session.send(tool_tests::INITIALIZE).await;
     session.answer_to(0).await;
@@ -106,14 +112,14 @@ async fn serving_up_add(args: &[&str]) -> (Session, Vec<String>) {
         .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         .await;
     let mut id = 0;
-    let names = tool_tests::wait_for_some("up_add is served", async || {
+    let names = tool_tests::wait_for_some(&format!("{wanted} is served"), async || {
         id += 1;
         session
             .send(&tool_tests::rpc::request(id, "tools/list", json!({})))
             .await;
         let (list, _) = session.answer_to(id).await;
         let names = tool_tests::names(&list, "tools", "name");
-        names.contains(&"up_add".to_owned()).then_some(names)
+        names.iter().any(|name| name == wanted).then_some(names)
     })
     .await;
     (session, names)
@@ -141,6 +147,164 @@ async fn serve_mount_serves_another_servers_tools_beside_the_binarys_own() {
     );
     let answer = up_add_answers(&mut session).await;
     assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
+}
+
+/// The mounted tools among `names` (those starting with `up_`), sorted.
+fn mounted(names: &[String]) -> Vec<&str> {
+    let mut mounted: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| name.starts_with("up_"))
+        .collect();
+    mounted.sort_unstable();
+    mounted
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mount_takes_which_tools_under_which_names_from_its_flags() {
+    let spec = format!("up={}", upstream_command());
+    let (mut session, names) = serving_until(
+        &[
+            "--mount",
+            &spec,
+            "--mount-include",
+            "up=add,greet,work",
+            "--mount-exclude",
+            "up=greet",
+            "--mount-rename",
+            "up=add:plus",
+        ],
+        "up_plus",
+    )
+    .await;
+    assert_eq!(mounted(&names), ["up_plus", "up_work"]);
+    session
+        .send(&tool_tests::rpc::call(
+            500,
+            "up_plus",
+            json!({"a": 3, "b": 4}),
+        ))
+        .await;
+    let (answer, _) = session.answer_to(500).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "7", "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_mount_takes_its_options_from_the_mounts_file() {
+    let dir = work_dir("mount-options");
+    let file = dir.join("mounts");
+    std::fs::write(
+        &file,
+        format!(
+            "# the upstream, two of its tools left out, one renamed, calls cut at 1 s\n\
+             up={}\nup.exclude = greet, weather\nup.rename = add:plus\nup.timeout = 1s\n",
+            upstream_command()
+        ),
+    )
+    .unwrap();
+    let (mut session, names) =
+        serving_until(&["--mounts-file", file.to_str().unwrap()], "up_plus").await;
+    let mut expected: Vec<String> = tool_tests::UPSTREAM_TOOLS
+        .iter()
+        .filter(|name| !["greet", "weather", "add"].contains(name))
+        .map(|name| format!("up_{name}"))
+        .chain(["up_plus".to_owned()])
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(mounted(&names), expected);
+    // `work` waits to be released, which it never is: the mount's time limit ends it.
+    let arguments: Value = serde_json::from_str(&work_arguments(&dir)).unwrap();
+    session
+        .send(&tool_tests::rpc::call(600, "up_work", arguments))
+        .await;
+    let (answer, _) = session.answer_to(600).await;
+    let told = answer.to_string();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(
+        told.contains("'up_work' did not finish within 1s"),
+        "{answer}"
+    );
+    // And the call is stopped on the mounted server too.
+    let cancelled = dir.join("cancelled");
+    tool_tests::wait_for("the mounted server stopped the call", async || {
+        cancelled.exists()
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_with_mounts_checks_the_mounted_servers_tools_beside_the_binarys_own() {
+    let spec = format!("up={}", upstream_command());
+    let own = run(&["check"], "");
+    let output = run(
+        &["check", "--mount", &spec, "--mount-include", "up=add,greet"],
+        "",
+    );
+    let (own, checked) = (text(&own.stdout), text(&output.stdout));
+    let sized = |report: &str| -> Vec<String> {
+        report
+            .lines()
+            // Each tool's size: an indented line ending with its name (a prompt's or a
+            // resource's ends with its kind in brackets).
+            .filter(|line| {
+                line.starts_with("  ") && line.contains(" tokens ") && !line.ends_with(')')
+            })
+            .filter_map(|line| line.split_whitespace().last().map(str::to_owned))
+            .collect()
+    };
+    let mut mounted: Vec<String> = sized(&checked)
+        .into_iter()
+        .filter(|name| !sized(&own).contains(name))
+        .collect();
+    mounted.sort_unstable();
+    assert_eq!(
+        mounted,
+        ["up_add", "up_greet"],
+        "{checked}{}",
+        text(&output.stderr)
+    );
+
+    // A mounted server that cannot be reached fails the check, named.
+    let output = run(&["check", "--mount", "up=/nonexistent/server serve"], "");
+    assert!(!output.status.success());
+    let told = text(&output.stderr);
+    assert!(told.contains("/nonexistent/server"), "{told}");
+}
+
+#[test]
+fn a_mount_option_written_wrong_is_refused_saying_where() {
+    let dir = work_dir("mount-options-wrong");
+    let file = dir.join("mounts");
+    std::fs::write(
+        &file,
+        format!("up={}\n\nup.exclud = greet\n", upstream_command()),
+    )
+    .unwrap();
+    let stdio = format!("up={}", upstream_command());
+    let file_place = format!("{}, line 3", file.display());
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["--mounts-file", file.to_str().unwrap()],
+            "a mount has no option `exclud`",
+        ),
+        (vec!["--mounts-file", file.to_str().unwrap()], &file_place),
+        (
+            vec!["--mount", &stdio, "--mount-exclude", "wiki=purge"],
+            "--mount-exclude \"wiki=purge\" names the mount `wiki`, which is not given",
+        ),
+        (
+            vec!["--mount", &stdio, "--mount-timeout", "up=soon"],
+            "a duration such as 30s or 2m, not \"soon\"",
+        ),
+    ];
+    for (arguments, reason) in cases {
+        let output = run(&[&["serve"][..], &arguments].concat(), "");
+        let told = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}: {told}");
+        assert!(told.contains(reason), "{arguments:?}: {told}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -98,8 +98,12 @@ pub(super) enum Command {
         #[command(flatten)]
         mounts: super::remote::Mounts,
     },
-    /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes.
-    Check,
+    /// Check the catalog: examples against schemas, names, descriptions, export limits, sizes
+    /// (the mounted servers' tools too, with --mount).
+    Check {
+        #[command(flatten)]
+        mounts: super::remote::Mounts,
+    },
     /// Compare the catalog with a saved `list --format catalog` file; fails on breaking changes.
     Diff {
         /// The saved catalog artefact.

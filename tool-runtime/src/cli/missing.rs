@@ -155,6 +155,8 @@ mod tests {
             ["--mount", "up=http://127.0.0.1:1/mcp"],
             ["--mount-token-file", "up=/run/secrets/up"],
             ["--mount-oauth", "up"],
+            ["--mount-exclude", "up=purge"],
+            ["--mount-timeout", "up=30s"],
         ] {
             let flag = arguments[0];
             let parsed = CommandLine::try_parse_from(["tools", "serve", flag, arguments[1]])

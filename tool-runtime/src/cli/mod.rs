@@ -72,6 +72,7 @@ mod access;
 mod args;
 mod commands;
 mod missing;
+mod mount_choices;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod remote;
@@ -367,7 +368,17 @@ impl Cli {
             Command::Answer { dialect, .. } => answer(registry, dialect),
             Command::Prompt { name, json } => prompt(&registry, &name, json),
             Command::Read { uri } => read(&registry, &uri),
-            Command::Check => with_items(&registry, check),
+            Command::Check { mounts } if mounts.given() => {
+                // The mounted servers are checked as served: one that cannot be reached
+                // fails the check rather than leaving its tools unchecked.
+                let checked = remote::run_mounted(
+                    registry,
+                    remote::Unreached::Fails,
+                    |registry| async move { with_items(&registry, check) },
+                );
+                checked.unwrap_or_else(|code| code)
+            }
+            Command::Check { .. } => with_items(&registry, check),
             Command::Diff { old } => with_items(&registry, |items| diff(items, &old)),
         }
     }
@@ -400,7 +411,7 @@ impl Cli {
         let mut builder = self.registry;
         let mounted = match command {
             Command::Serve(serve) => serve.mounts.apply(serve.operating.apply(builder)),
-            Command::Answer { mounts, .. } => mounts.apply(builder),
+            Command::Answer { mounts, .. } | Command::Check { mounts } => mounts.apply(builder),
             _ => Ok(builder),
         };
         builder = mounted.map_err(|reason| {

@@ -4,6 +4,7 @@
 //! server over HTTP, anything else a command line to start over stdio.
 
 use super::access::ServerAccess;
+use super::mount_choices::{MountChoiceFlags, MountChoices};
 use crate::registry::{Registry, RegistryBuilder};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,30 +22,49 @@ pub(super) struct Mounts {
     /// stdio (repeatable). Its tools are called PREFIX_name.
     #[arg(long = "mount", value_name = "PREFIX=SERVER")]
     mounts: Vec<String>,
-    /// A file of mounts, one PREFIX=SERVER per line (blank lines and lines starting with #
-    /// are skipped).
+    /// A file of mounts, one PREFIX=SERVER per line, and the mounts' options as lines
+    /// PREFIX.OPTION=VALUE (include, exclude, rename, scopes or timeout, each as its
+    /// --mount-OPTION flag takes it); blank lines and lines starting with # are skipped.
     #[arg(long, value_name = "PATH", env = "MCP_MOUNTS_FILE")]
     mounts_file: Option<PathBuf>,
+    #[command(flatten)]
+    choices: MountChoiceFlags,
     #[command(flatten)]
     access: super::access::MountAccess,
 }
 
 impl Mounts {
-    /// Every mount given, from the flags then the file.
-    fn specs(&self) -> Result<Vec<String>, String> {
+    /// Every mount given, from the flags then the file, and the options given for them.
+    fn specs(&self) -> Result<(Vec<String>, MountChoices), String> {
         let mut specs = self.mounts.clone();
+        let mut choices = self.choices.choices()?;
         if let Some(path) = &self.mounts_file {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 format!("cannot read the mounts file {}: {error}", path.display())
             })?;
-            specs.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                    .map(str::to_owned),
-            );
+            for (index, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                // A prefix has no dot (it starts tool names), so `PREFIX.OPTION=` is never
+                // a mount.
+                match line.split_once('=') {
+                    Some((key, value)) if key.contains('.') => {
+                        let (prefix, option) = key.split_once('.').unwrap_or((key, ""));
+                        let place = format!("{}, line {}", path.display(), index + 1);
+                        choices.add(prefix, option, value, &place)?;
+                    }
+                    _ => specs.push(line.to_owned()),
+                }
+            }
         }
-        Ok(specs)
+        Ok((specs, choices))
+    }
+
+    /// Whether any mount is given (by a flag or a file).
+    pub(super) fn given(&self) -> bool {
+        !self.mounts.is_empty() || self.mounts_file.is_some()
     }
 
     /// The first of the mount flags given, if any.
@@ -55,7 +75,9 @@ impl Mounts {
         } else if self.mounts_file.is_some() {
             Some("--mounts-file")
         } else {
-            self.access.given_flag()
+            self.choices
+                .given_flag()
+                .or_else(|| self.access.given_flag())
         }
     }
 
@@ -63,11 +85,13 @@ impl Mounts {
     #[cfg(feature = "client")]
     pub(super) fn apply(&self, mut builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
         let mut access = self.access.by_prefix()?;
-        for spec in self.specs()? {
-            let mount = crate::mount::Mount::parse(&spec)?;
+        let (specs, mut choices) = self.specs()?;
+        for spec in specs {
+            let mount = choices.apply(crate::mount::Mount::parse(&spec)?);
             builder = builder.mount(access.apply(mount)?);
         }
         access.all_taken()?;
+        choices.all_taken()?;
         Ok(builder)
     }
 }

@@ -1,0 +1,294 @@
+//! What the command line chooses of each mount beyond where its server is: which tools
+//! (`include`, `exclude`), under which names (`rename`), and what a call through it needs
+//! (`scopes`, `timeout`), from `--mount-...` flags or from option lines of the mounts file.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The options a mount takes, as the flags and the mounts file name them.
+const OPTIONS: &str = "include, exclude, rename, scopes, timeout";
+
+/// The choices given on the command line, per mount.
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct MountChoiceFlags {
+    /// Only these tools of the mount PREFIX's server, by their names there:
+    /// PREFIX=NAME,NAME... (repeatable).
+    #[arg(long = "mount-include", value_name = "PREFIX=NAMES")]
+    include: Vec<String>,
+    /// All the tools of the mount PREFIX's server but these: PREFIX=NAME,NAME...
+    /// (repeatable).
+    #[arg(long = "mount-exclude", value_name = "PREFIX=NAMES")]
+    exclude: Vec<String>,
+    /// Tools of the mount PREFIX's server under other names (before the prefix):
+    /// PREFIX=FROM:TO,FROM:TO... (repeatable).
+    #[arg(long = "mount-rename", value_name = "PREFIX=FROM:TO")]
+    rename: Vec<String>,
+    /// The OAuth scopes a caller's token must grant to call any tool of the mount PREFIX:
+    /// PREFIX=SCOPE,SCOPE... (repeatable).
+    #[arg(long = "mount-scopes", value_name = "PREFIX=SCOPES")]
+    scopes: Vec<String>,
+    /// The time limit of every call through the mount PREFIX: PREFIX=DURATION, e.g.
+    /// docs=30s (repeatable).
+    #[arg(long = "mount-timeout", value_name = "PREFIX=DURATION")]
+    timeout: Vec<String>,
+}
+
+/// One choice of a mount.
+#[derive(Debug, Clone, PartialEq)]
+// Read only where mounts can be made: a binary without the client refuses them.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+enum Choice {
+    Include(Vec<String>),
+    Exclude(Vec<String>),
+    Rename(Vec<(String, String)>),
+    Scopes(Vec<String>),
+    Timeout(Duration),
+}
+
+/// Every choice given, by the prefix of the mount it is for, each with where it was given
+/// (for an error about it).
+#[derive(Debug, Default)]
+pub(super) struct MountChoices {
+    given: HashMap<String, Vec<(Choice, String)>>,
+}
+
+impl MountChoiceFlags {
+    /// The choices the flags give.
+    pub(super) fn choices(&self) -> Result<MountChoices, String> {
+        let mut choices = MountChoices::default();
+        let flags = [
+            ("include", &self.include),
+            ("exclude", &self.exclude),
+            ("rename", &self.rename),
+            ("scopes", &self.scopes),
+            ("timeout", &self.timeout),
+        ];
+        for (option, entries) in flags {
+            for entry in entries {
+                let flag = format!("--mount-{option} {entry:?}");
+                let (prefix, value) = entry
+                    .split_once('=')
+                    .ok_or_else(|| format!("{flag} is not PREFIX=VALUE"))?;
+                choices.add(prefix, option, value, &flag)?;
+            }
+        }
+        Ok(choices)
+    }
+
+    /// The first of these flags given, if any (a binary without the client refuses it).
+    #[cfg(not(feature = "client"))]
+    pub(super) fn given_flag(&self) -> Option<&'static str> {
+        [
+            ("--mount-include", &self.include),
+            ("--mount-exclude", &self.exclude),
+            ("--mount-rename", &self.rename),
+            ("--mount-scopes", &self.scopes),
+            ("--mount-timeout", &self.timeout),
+        ]
+        .into_iter()
+        .find_map(|(flag, entries)| (!entries.is_empty()).then_some(flag))
+    }
+}
+
+impl MountChoices {
+    /// Adds option `option` of the mount `prefix` with `value`, given at `place`.
+    pub(super) fn add(
+        &mut self,
+        prefix: &str,
+        option: &str,
+        value: &str,
+        place: &str,
+    ) -> Result<(), String> {
+        let prefix = prefix.trim();
+        let choice =
+            parse(prefix, option.trim(), value.trim()).map_err(|why| format!("{place}: {why}"))?;
+        self.given
+            .entry(prefix.to_owned())
+            .or_default()
+            .push((choice, place.to_owned()));
+        Ok(())
+    }
+
+    /// `mount` with the choices given for its prefix.
+    #[cfg(feature = "client")]
+    pub(super) fn apply(&mut self, mut mount: crate::mount::Mount) -> crate::mount::Mount {
+        for (choice, _) in self.given.remove(mount.prefix()).unwrap_or_default() {
+            mount = match choice {
+                Choice::Include(names) => mount.include(names),
+                Choice::Exclude(names) => mount.exclude(names),
+                Choice::Rename(pairs) => pairs
+                    .into_iter()
+                    .fold(mount, |mount, (from, to)| mount.rename(from, to)),
+                Choice::Scopes(scopes) => mount.scopes(scopes),
+                Choice::Timeout(limit) => mount.timeout(limit),
+            };
+        }
+        mount
+    }
+
+    /// Refuses choices given for a mount that is not.
+    #[cfg(feature = "client")]
+    pub(super) fn all_taken(self) -> Result<(), String> {
+        let mut left: Vec<(String, String)> = self
+            .given
+            .into_iter()
+            .flat_map(|(prefix, choices)| {
+                choices
+                    .into_iter()
+                    .map(move |(_, place)| (prefix.clone(), place))
+            })
+            .collect();
+        left.sort();
+        match left.into_iter().next() {
+            None => Ok(()),
+            Some((prefix, place)) => Err(format!(
+                "{place} names the mount `{prefix}`, which is not given; give it with --mount \
+                 {prefix}=URL"
+            )),
+        }
+    }
+}
+
+/// Option `option` of the mount `prefix` read from `value`.
+fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
+    let names = || -> Result<Vec<String>, String> {
+        let names: Vec<String> = list(value).map(str::to_owned).collect();
+        if names.is_empty() {
+            return Err(format!("{option} of `{prefix}` names no tool"));
+        }
+        Ok(names)
+    };
+    match option {
+        "include" => names().map(Choice::Include),
+        "exclude" => names().map(Choice::Exclude),
+        "rename" => {
+            let pairs = list(value)
+                .map(|pair| {
+                    let (from, to) = pair
+                        .split_once(':')
+                        .map(|(from, to)| (from.trim(), to.trim()))
+                        .filter(|(from, to)| !from.is_empty() && !to.is_empty())
+                        .ok_or_else(|| format!("{pair:?} is not FROM:TO"))?;
+                    tool_rules::check_name(&format!("{prefix}_{to}")).map_err(|why| {
+                        format!("`{prefix}_{to}`, the new name of `{from}`, is no tool name: {why}")
+                    })?;
+                    Ok((from.to_owned(), to.to_owned()))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            if pairs.is_empty() {
+                return Err(format!("rename of `{prefix}` names no tool"));
+            }
+            Ok(Choice::Rename(pairs))
+        }
+        "scopes" => {
+            let scopes: Vec<String> = value
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|scope| !scope.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if scopes.is_empty() {
+                return Err(format!("scopes of `{prefix}` names no scope"));
+            }
+            Ok(Choice::Scopes(scopes))
+        }
+        "timeout" => super::args::parse_delay(value)
+            .ok()
+            .filter(|limit| !limit.is_zero())
+            .map(Choice::Timeout)
+            .ok_or_else(|| {
+                format!("the timeout of `{prefix}` is a duration such as 30s or 2m, not {value:?}")
+            }),
+        other => Err(format!("a mount has no option `{other}`; it has {OPTIONS}")),
+    }
+}
+
+/// The entries of a comma-separated list, trimmed, empty ones left out.
+fn list(value: &str) -> impl Iterator<Item = &str> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(option: &str, value: &str) -> Result<Choice, String> {
+        parse("docs", option, value)
+    }
+
+    #[test]
+    fn each_option_reads_its_value() {
+        assert_eq!(
+            one("include", " search, fetch ,"),
+            Ok(Choice::Include(vec!["search".into(), "fetch".into()]))
+        );
+        assert_eq!(
+            one("exclude", "purge"),
+            Ok(Choice::Exclude(vec!["purge".into()]))
+        );
+        assert_eq!(
+            one("rename", "search:find, fetch : get"),
+            Ok(Choice::Rename(vec![
+                ("search".into(), "find".into()),
+                ("fetch".into(), "get".into())
+            ]))
+        );
+        assert_eq!(
+            one("scopes", "docs:read docs:write,admin"),
+            Ok(Choice::Scopes(vec![
+                "docs:read".into(),
+                "docs:write".into(),
+                "admin".into()
+            ]))
+        );
+        assert_eq!(
+            one("timeout", "90s"),
+            Ok(Choice::Timeout(Duration::from_secs(90)))
+        );
+    }
+
+    #[test]
+    fn a_wrong_value_is_refused_saying_what_was_expected() {
+        let refused = |option: &str, value: &str, expected: &str| {
+            let why = one(option, value).unwrap_err();
+            assert!(why.contains(expected), "{option}={value:?}: {why}");
+        };
+        refused("include", " , ", "names no tool");
+        refused("rename", "search", "\"search\" is not FROM:TO");
+        refused("rename", "search:", "is not FROM:TO");
+        refused(
+            "rename",
+            "search:a b",
+            "`docs_a b`, the new name of `search`, is no tool name",
+        );
+        refused("scopes", "  ", "names no scope");
+        refused(
+            "timeout",
+            "soon",
+            "a duration such as 30s or 2m, not \"soon\"",
+        );
+        refused("timeout", "0", "not \"0\"");
+        refused(
+            "inclde",
+            "a",
+            "a mount has no option `inclde`; it has include, exclude",
+        );
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn choices_for_a_mount_not_given_are_refused_naming_where_they_were_given() {
+        let mut choices = MountChoices::default();
+        choices
+            .add("wiki", "exclude", "purge", "--mount-exclude \"wiki=purge\"")
+            .unwrap();
+        let why = choices.all_taken().unwrap_err();
+        assert_eq!(
+            why,
+            "--mount-exclude \"wiki=purge\" names the mount `wiki`, which is not given; give \
+             it with --mount wiki=URL"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! Three replicas behind a real HAProxy (round robin per request, the deployment's own
 //! configuration), sharing a real Redis: a replica killed mid-task, every replica
-//! restarted, one client's rate across replicas, a rolling restart under load, Redis
-//! stopped under load, and a read-only tool's kept answer made once for all replicas.
+//! restarted, one client's rate across replicas, a replica that hangs, a rolling restart
+//! under load, Redis stopped under load, and a read-only tool's kept answer made once for
+//! all replicas.
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -339,6 +340,69 @@ fn one_client_is_held_to_its_rate_across_replicas() {
         admitted >= 30.0,
         "admitted {admitted} calls in {elapsed:.2}s: less than the burst"
     );
+}
+
+/// Sends `SIGSTOP` to a process and, when dropped, `SIGCONT`: a replica that hangs (no
+/// refused connection, no answer at all) until the test lets it go, even when it fails.
+struct Frozen(u32);
+
+impl Frozen {
+    fn new(pid: u32) -> Frozen {
+        signal(pid, "STOP");
+        Frozen(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        signal(self.0, "CONT");
+    }
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// `add` of 2 and 3 through the balancer answers 5, whichever replica it reaches.
+fn add_answers_through_the_balancer(cluster: &Cluster, id: u64) {
+    let request = rpc::per_request(
+        id,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+        json!({}),
+    );
+    let reply = Request::mcp(&request).send(cluster.port);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let answers = messages(&reply.body);
+    assert_eq!(answers[0]["result"]["structuredContent"], 5, "{answers:?}");
+}
+
+#[test]
+fn a_hung_replica_leaves_the_rotation_and_comes_back_once_it_answers() {
+    // A replica that hangs refuses no connection and answers nothing, not even 503: only
+    // the health check's own time limit takes it out of the rotation.
+    let mut cluster = Cluster::start(BINARY, &[]);
+    let hung = Frozen::new(cluster.pid(1).expect("replica 2 runs"));
+    wait_until("the balancer takes the hung replica r2 out", || {
+        cluster
+            .balancer_states()
+            .iter()
+            .any(|(server, status)| server == "r2" && status.starts_with("DOWN"))
+    });
+    // Round robin over the two left: none of these waits on the hung one.
+    for id in 1..=9 {
+        add_answers_through_the_balancer(&cluster, id);
+    }
+    drop(hung);
+    cluster.wait_until_all_up();
+    // Round robin over all three again: three of these reach the replica that hung.
+    for id in 10..=18 {
+        add_answers_through_the_balancer(&cluster, id);
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ const OPTIONS: &str = "include, exclude, rename, scopes, timeout";
 #[derive(clap::Args, Debug, Default)]
 pub(super) struct MountChoiceFlags {
     /// Only these tools of the mount PREFIX's server, by their names there:
-    /// PREFIX=NAME,NAME... (repeatable).
+    /// PREFIX=NAME,NAME... (repeatable; the names given for one mount add up).
     #[arg(long = "mount-include", value_name = "PREFIX=NAMES")]
     include: Vec<String>,
     /// All the tools of the mount PREFIX's server but these: PREFIX=NAME,NAME...
@@ -24,7 +24,7 @@ pub(super) struct MountChoiceFlags {
     #[arg(long = "mount-rename", value_name = "PREFIX=FROM:TO")]
     rename: Vec<String>,
     /// The OAuth scopes a caller's token must grant to call any tool of the mount PREFIX:
-    /// PREFIX=SCOPE,SCOPE... (repeatable).
+    /// PREFIX=SCOPE,SCOPE... (repeatable; the scopes given for one mount add up).
     #[arg(long = "mount-scopes", value_name = "PREFIX=SCOPES")]
     scopes: Vec<String>,
     /// The time limit of every call through the mount PREFIX: PREFIX=DURATION, e.g.
@@ -102,26 +102,50 @@ impl MountChoices {
         let prefix = prefix.trim();
         let choice =
             parse(prefix, option.trim(), value.trim()).map_err(|why| format!("{place}: {why}"))?;
-        self.given
-            .entry(prefix.to_owned())
-            .or_default()
-            .push((choice, place.to_owned()));
+        let given = self.given.entry(prefix.to_owned()).or_default();
+        // Lists add up; a mount has one time limit.
+        if let Choice::Timeout(_) = choice {
+            if let Some((_, first)) = given
+                .iter()
+                .find(|(earlier, _)| matches!(earlier, Choice::Timeout(_)))
+            {
+                return Err(format!(
+                    "{place}: the mount `{prefix}` is given a timeout twice (first by {first}); \
+                     give it one"
+                ));
+            }
+        }
+        given.push((choice, place.to_owned()));
         Ok(())
     }
 
-    /// `mount` with the choices given for its prefix.
+    /// `mount` with the choices given for its prefix; the tools to include and the scopes
+    /// given more than once add up.
     #[cfg(feature = "client")]
     pub(super) fn apply(&mut self, mut mount: crate::mount::Mount) -> crate::mount::Mount {
+        let (mut include, mut scopes) = (None::<Vec<String>>, None::<Vec<String>>);
         for (choice, _) in self.given.remove(mount.prefix()).unwrap_or_default() {
             mount = match choice {
-                Choice::Include(names) => mount.include(names),
+                Choice::Include(names) => {
+                    include.get_or_insert_default().extend(names);
+                    mount
+                }
                 Choice::Exclude(names) => mount.exclude(names),
                 Choice::Rename(pairs) => pairs
                     .into_iter()
                     .fold(mount, |mount, (from, to)| mount.rename(from, to)),
-                Choice::Scopes(scopes) => mount.scopes(scopes),
+                Choice::Scopes(more) => {
+                    scopes.get_or_insert_default().extend(more);
+                    mount
+                }
                 Choice::Timeout(limit) => mount.timeout(limit),
             };
+        }
+        if let Some(include) = include {
+            mount = mount.include(include);
+        }
+        if let Some(scopes) = scopes {
+            mount = mount.scopes(scopes);
         }
         mount
     }
@@ -274,6 +298,25 @@ mod tests {
             "inclde",
             "a",
             "a mount has no option `inclde`; it has include, exclude",
+        );
+    }
+
+    #[test]
+    fn a_second_timeout_for_one_mount_is_refused_naming_the_first() {
+        let mut choices = MountChoices::default();
+        choices
+            .add("docs", "timeout", "30s", "--mount-timeout \"docs=30s\"")
+            .unwrap();
+        choices
+            .add("docs", "exclude", "purge", "mounts.txt, line 2")
+            .unwrap();
+        let why = choices
+            .add("docs", "timeout", "1m", "mounts.txt, line 3")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            "mounts.txt, line 3: the mount `docs` is given a timeout twice (first by \
+             --mount-timeout \"docs=30s\"); give it one"
         );
     }
 

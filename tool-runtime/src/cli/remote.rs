@@ -34,9 +34,14 @@ pub(super) struct Mounts {
 }
 
 impl Mounts {
-    /// Every mount given, from the flags then the file, and the options given for them.
-    fn specs(&self) -> Result<(Vec<String>, MountChoices), String> {
-        let mut specs = self.mounts.clone();
+    /// Every mount given, from the flags then the file (each with where it was given, for
+    /// an error about it), and the options given for them.
+    fn specs(&self) -> Result<(Vec<(String, String)>, MountChoices), String> {
+        let mut specs: Vec<(String, String)> = self
+            .mounts
+            .iter()
+            .map(|spec| (spec.clone(), format!("--mount {spec:?}")))
+            .collect();
         let mut choices = self.choices.choices()?;
         if let Some(path) = &self.mounts_file {
             let text = std::fs::read_to_string(path).map_err(|error| {
@@ -47,15 +52,10 @@ impl Mounts {
                 if line.is_empty() || line.starts_with('#') {
                     continue;
                 }
-                // A prefix has no dot (it starts tool names), so `PREFIX.OPTION=` is never
-                // a mount.
-                match line.split_once('=') {
-                    Some((key, value)) if key.contains('.') => {
-                        let (prefix, option) = key.split_once('.').unwrap_or((key, ""));
-                        let place = format!("{}, line {}", path.display(), index + 1);
-                        choices.add(prefix, option, value, &place)?;
-                    }
-                    _ => specs.push(line.to_owned()),
+                let place = format!("{}, line {}", path.display(), index + 1);
+                match option_line(line) {
+                    Some((prefix, option, value)) => choices.add(prefix, option, value, &place)?,
+                    None => specs.push((line.to_owned(), place)),
                 }
             }
         }
@@ -86,8 +86,10 @@ impl Mounts {
     pub(super) fn apply(&self, mut builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
         let mut access = self.access.by_prefix()?;
         let (specs, mut choices) = self.specs()?;
-        for spec in specs {
-            let mount = choices.apply(crate::mount::Mount::parse(&spec)?);
+        for (spec, place) in specs {
+            let mount =
+                crate::mount::Mount::parse(&spec).map_err(|why| format!("{place}: {why}"))?;
+            let mount = choices.apply(mount);
             builder = builder.mount(access.apply(mount)?);
         }
         access.all_taken()?;
@@ -106,6 +108,20 @@ impl Mounts {
             None => Ok(builder),
         }
     }
+}
+
+/// A line `PREFIX.OPTION=VALUE` of the mounts file, read: a prefix has no dot (it starts
+/// tool names) and an option is a lowercase word, so no mount (`PREFIX=SERVER`) reads as one.
+fn option_line(line: &str) -> Option<(&str, &str, &str)> {
+    let (key, value) = line.split_once('=')?;
+    let (prefix, option) = key.trim().split_once('.')?;
+    let named = !prefix.is_empty()
+        && prefix
+            .bytes()
+            .enumerate()
+            .all(|(at, byte)| tool_rules::is_name_byte(byte, at == 0));
+    let word = !option.is_empty() && option.bytes().all(|byte| byte.is_ascii_lowercase());
+    (named && word).then_some((prefix, option, value))
 }
 
 /// A registry of the server named by `--server` alone, its tools named as they are: the
@@ -192,4 +208,26 @@ where
     drop(registry);
     runtime.shutdown_timeout(Duration::from_secs(1));
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::option_line;
+
+    #[test]
+    fn only_prefix_dot_option_lines_read_as_options() {
+        assert_eq!(
+            option_line("docs.exclude = purge, reindex"),
+            Some(("docs", "exclude", " purge, reindex"))
+        );
+        assert_eq!(
+            option_line("my-docs.timeout=30s"),
+            Some(("my-docs", "timeout", "30s"))
+        );
+        // Mounts, whatever dots their servers have.
+        assert_eq!(option_line("docs=https://docs.example.com/mcp"), None);
+        assert_eq!(option_line("py=python3 server.py --port=8.0"), None);
+        assert_eq!(option_line("docs http://a.b/mcp?x=1"), None);
+        assert_eq!(option_line(".exclude=a"), None);
+    }
 }

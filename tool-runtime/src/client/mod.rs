@@ -300,13 +300,26 @@ struct Inner {
     events: broadcast::Sender<Notification>,
 }
 
-/// Once no handle of the client is left, its connection ends: what still runs for it (the
-/// 2026-07-28 listen stream, a request's wait) gives up its hold, so a server process is
-/// stopped as the connection is dropped. [`Client::close`] ends it more gently.
+/// Once no handle of the client is left, its connection ends as [`Client::close`] ends it
+/// (in a task of the runtime, when there is one): the cancellations it owes are sent, a
+/// process's input is closed, an HTTP session deleted. Then what still runs for it (the
+/// 2026-07-28 listen stream, the GET stream) gives up its hold, so that nothing keeps a
+/// server process or a session alive for a client nobody has.
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(session) = self.session.get_mut().take() {
-            session.die("the client was dropped");
+        let Some(session) = self.session.get_mut().take() else {
+            return;
+        };
+        const DROPPED: &str = "the client was dropped";
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    session.pay_what_is_owed().await;
+                    session.link.close(&session).await;
+                    session.die(DROPPED);
+                });
+            }
+            Err(_) => session.die(DROPPED),
         }
     }
 }

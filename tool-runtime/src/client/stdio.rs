@@ -16,9 +16,13 @@ use tokio::sync::mpsc;
 const END_GRACE: Duration = Duration::from_secs(2);
 /// How many of the last lines of its stderr an error about a server that ended quotes.
 const QUOTED_LINES: usize = 5;
-/// How long the end of a server's stderr is awaited once its output ended (a process that
-/// exited closes both at once), for the error to quote it.
-const STDERR_GRACE: Duration = Duration::from_millis(300);
+/// The most of each of those lines it quotes.
+const QUOTED_CHARS: usize = 300;
+/// How long the end of a server's stderr is awaited once its output ended, for the error to
+/// quote it. A process that exited closes both at once, and its last lines are read as soon
+/// as they come; the whole wait passes only when something else (a process it started)
+/// still holds its stderr open.
+const STDERR_GRACE: Duration = Duration::from_secs(2);
 
 /// A child process serving MCP on its stdin and stdout.
 pub(crate) struct Stdio {
@@ -42,12 +46,19 @@ struct Said {
 }
 
 impl Said {
-    fn keep(&self, line: &str) {
+    /// Keeps `line` (its first 300 characters) among the last lines, saying when it was
+    /// longer: `cut` bytes of it were never kept.
+    fn keep(&self, line: &str, cut: usize) {
+        let mut kept: String = line.chars().take(QUOTED_CHARS).collect();
+        let cut = cut + (line.len() - kept.len());
+        if cut > 0 {
+            kept.push_str(&format!(" [{cut} more bytes]"));
+        }
         let mut lines = lock(&self.lines);
         if lines.len() == QUOTED_LINES {
             lines.pop_front();
         }
-        lines.push_back(line.chars().take(300).collect());
+        lines.push_back(kept);
     }
 
     fn end(&self) {
@@ -205,13 +216,13 @@ async fn log_errors(errors: tokio::process::ChildStderr, server: String, said: A
     let mut errors = BufReader::new(errors);
     let mut line = Vec::new();
     while let Ok(Some(cut)) = read_stderr_line(&mut errors, &mut line).await {
-        let mut text = String::from_utf8_lossy(&line);
+        let text = String::from_utf8_lossy(&line);
         if cut > 0 {
-            text.to_mut()
-                .push_str(&format!(" [{cut} more bytes not shown]"));
+            tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{text} [{cut} more bytes not shown]");
+        } else {
+            tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{text}");
         }
-        tracing::info!(target: "tool_runtime::client::stderr", server = %server, "{text}");
-        said.keep(&text);
+        said.keep(&text, cut);
     }
     said.end();
 }
@@ -219,7 +230,7 @@ async fn log_errors(errors: tokio::process::ChildStderr, server: String, said: A
 /// The most of one stderr line that is kept and logged.
 const STDERR_LINE_BYTES: usize = 8 * 1024;
 
-/// Reads one stderr line into `line` (without its end), keeping at most
+/// Reads one stderr line into `line` (without its end, `\n` or `\r\n`), keeping at most
 /// [`STDERR_LINE_BYTES`]: how many bytes past those were dropped, or `None` at the end.
 async fn read_stderr_line<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
@@ -242,6 +253,9 @@ async fn read_stderr_line<R: AsyncRead + Unpin>(
         let consumed = used.unwrap_or(available.len());
         reader.consume(consumed);
         if used.is_some() {
+            if dropped == 0 && line.last() == Some(&b'\r') {
+                line.pop();
+            }
             return Ok(Some(dropped));
         }
     }
@@ -297,11 +311,12 @@ mod tests {
 
     #[tokio::test]
     async fn stderr_lines_are_cut_at_the_bound_and_read_through_invalid_bytes() {
-        let mut input = b"starting\n\xff\xfe not utf-8\n".to_vec();
+        let mut input = b"starting\r\n\xff\xfe not utf-8\n".to_vec();
         input.extend(std::iter::repeat_n(b'x', STDERR_LINE_BYTES + 1000));
         input.extend_from_slice(b"\n\nlast words without an end");
         let lines = stderr_lines(&input).await;
-        assert_eq!(lines.len(), 5, "{:?}", &lines[..2]);
+        let shown: Vec<(usize, usize)> = lines.iter().map(|(l, cut)| (l.len(), *cut)).collect();
+        assert_eq!(lines.len(), 5, "lengths and cuts: {shown:?}");
         assert_eq!(lines[0], ("starting".to_owned(), 0));
         assert_eq!(lines[1], ("\u{FFFD}\u{FFFD} not utf-8".to_owned(), 0));
         assert_eq!(lines[2].0, "x".repeat(STDERR_LINE_BYTES));

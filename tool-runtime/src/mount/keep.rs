@@ -45,7 +45,10 @@ pub(super) async fn keep(
         let mut builder = Client::builder()
             .named("tool-runtime mount", env!("CARGO_PKG_VERSION"))
             .handler(Arc::clone(&callers))
-            .timeout(mount.timeout.unwrap_or(CALL_LIMIT))
+            // The mount's own time limit is the limit of its tools' calls, which the
+            // registry holds them to (and then cancels them here); this one is only the
+            // backstop, for listing and connecting too.
+            .timeout(CALL_LIMIT)
             // Every message is passed on; the caller's own level filters them there.
             .log_level("debug");
         for (name, value) in &mount.environment.0 {

@@ -1052,6 +1052,82 @@ async fn at_2026_a_client_hears_of_list_changes_on_its_listen_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_handshake_era_a_client_hears_of_list_changes_on_the_get_stream() {
+    let (handle, url) = changing_server().await;
+    let client = Client::builder()
+        .handshake_era(true)
+        .connect_to(Target::Http(url))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version().await.unwrap(), "2025-11-25");
+    let mut events = client.notifications();
+    let registry = handle.registry().expect("served");
+    // Tools are added until the client hears of it: a change made before the GET stream
+    // that carries it is open goes to nobody.
+    let mut added = 0;
+    tokio::time::timeout(*PATIENCE, async {
+        loop {
+            added += 1;
+            registry
+                .add_tool(dynamic_tool(&format!("more{added}")))
+                .unwrap();
+            let heard = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+            if let Ok(Ok(Notification::ToolsChanged)) = heard {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the change came on the GET stream");
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| tool.name)
+        .collect();
+    assert!(names.contains(&"more1".to_owned()), "{names:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_handshake_era_a_subscriber_hears_its_resource_updated() {
+    let upstream = upstream(Over::Http);
+    let client = connect(&upstream, true, None).await;
+    let mut events = client.notifications();
+    client.subscribe("upstream://motto").await.unwrap();
+    // Touched until heard, for the same reason as above.
+    tokio::time::timeout(*PATIENCE, async {
+        loop {
+            client.call_tool("touch_motto", json!({})).await.unwrap();
+            let heard = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+            if let Ok(Ok(Notification::ResourceUpdated { uri })) = heard {
+                assert_eq!(uri, "upstream://motto");
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the update reached the subscriber");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompts_argument_is_completed_every_way() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let client = connect(&upstream, handshake, None).await;
+        let haiku = json!({"type": "ref/prompt", "name": "haiku"});
+        let offered = client.complete(haiku.clone(), "topic", "r").await.unwrap();
+        assert_eq!(offered, ["rain", "rivers"], "{way}");
+        let offered = client.complete(haiku, "topic", "sn").await.unwrap();
+        assert_eq!(offered, ["snow"], "{way}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mount_of_a_2026_server_follows_its_list_changes() {
     let (handle, url) = changing_server().await;
     let registry = std::sync::Arc::new(

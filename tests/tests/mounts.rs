@@ -638,17 +638,27 @@ async fn a_mounted_servers_prompts_and_resources_are_listed_under_its_prefix_and
         .unwrap();
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
+    // The mount reads its server's prompts, then its resources: each is waited for.
     let mut id = 0;
-    wait_for("the mounted prompt is listed", async || {
-        id += 1;
-        let list = client
+    wait_for("the mounted prompt and resources are listed", async || {
+        id += 3;
+        let prompts = client
             .answer(&rpc::request(id, "prompts/list", json!({})))
             .await;
-        tool_tests::names(&list, "prompts", "name").contains(&"up_haiku".to_owned())
+        let resources = client
+            .answer(&rpc::request(id + 1, "resources/list", json!({})))
+            .await;
+        let templates = client
+            .answer(&rpc::request(id + 2, "resources/templates/list", json!({})))
+            .await;
+        tool_tests::names(&prompts, "prompts", "name").contains(&"up_haiku".to_owned())
+            && tool_tests::names(&resources, "resources", "name").contains(&"up_motto".to_owned())
+            && tool_tests::names(&templates, "resourceTemplates", "name")
+                .contains(&"up_note".to_owned())
     })
     .await;
     let list = client
-        .answer(&rpc::request(100, "prompts/list", json!({})))
+        .answer(&rpc::request(1_000, "prompts/list", json!({})))
         .await;
     let haiku = list["result"]["prompts"]
         .as_array()
@@ -673,7 +683,7 @@ async fn a_mounted_servers_prompts_and_resources_are_listed_under_its_prefix_and
     );
 
     let resources = client
-        .answer(&rpc::request(102, "resources/list", json!({})))
+        .answer(&rpc::request(1_002, "resources/list", json!({})))
         .await;
     let motto = resources["result"]["resources"]
         .as_array()
@@ -696,7 +706,7 @@ async fn a_mounted_servers_prompts_and_resources_are_listed_under_its_prefix_and
     );
 
     let templates = client
-        .answer(&rpc::request(104, "resources/templates/list", json!({})))
+        .answer(&rpc::request(1_004, "resources/templates/list", json!({})))
         .await;
     let note = templates["result"]["resourceTemplates"]
         .as_array()

@@ -141,8 +141,21 @@ fn touch_motto(updates: State<ResourceUpdates>) -> &'static str {
 
 /// Ask for a haiku about `topic`.
 #[prompt]
-fn haiku(topic: String) -> String {
+fn haiku(
+    /// What the haiku is about.
+    #[arg(complete = topics)]
+    topic: String,
+) -> String {
     format!("Write a haiku about {topic}.")
+}
+
+/// The topics a haiku is offered about, for completion.
+fn topics(typed: &str) -> Vec<String> {
+    ["rain", "rivers", "snow"]
+        .into_iter()
+        .filter(|topic| topic.starts_with(typed))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Log what it does, then say it is done.

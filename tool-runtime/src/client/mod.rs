@@ -348,7 +348,9 @@ impl Client {
     /// for its answer instead of the limit the client was built with
     /// ([`ClientBuilder::timeout`]); a call's own `timeout` ([`Client::call`]) still wins.
     /// A request past its limit fails with [`ClientError::TimedOut`] and is cancelled on
-    /// the server.
+    /// the server. Each round of a request that needs answers (2026-07-28) has the limit
+    /// anew; connecting (again) and the messages that expect no answer keep the client's
+    /// own limits.
     ///
     /// ```no_run
     /// # async fn run(client: tool_runtime::client::Client) -> Result<(), tool_runtime::client::ClientError> {

@@ -272,6 +272,78 @@ fn check_with_mounts_checks_the_mounted_servers_tools_beside_the_binarys_own() {
     assert!(told.contains("/nonexistent/server"), "{told}");
 }
 
+/// The names of the tools in an `openai-chat` export, sorted.
+fn exported_names(export: &[u8]) -> Vec<String> {
+    let listed: Value = serde_json::from_slice(export).unwrap();
+    let mut names: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+#[test]
+fn list_and_call_with_mounts_work_on_the_binarys_tools_and_the_mounted_ones_together() {
+    let spec = format!("up={}", upstream_command());
+    let own = run(&["list", "--format", "openai-chat"], "");
+    assert!(own.status.success(), "{}", text(&own.stderr));
+    let output = run(
+        &[
+            "list",
+            "--format",
+            "openai-chat",
+            "--mount",
+            &spec,
+            "--mount-include",
+            "up=add,greet",
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let own = exported_names(&own.stdout);
+    let listed = exported_names(&output.stdout);
+    let added: Vec<&str> = listed
+        .iter()
+        .filter(|name| !own.contains(name))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(added, ["up_add", "up_greet"], "{listed:?}");
+    assert!(
+        own.iter().all(|name| listed.contains(name)),
+        "the binary's own tools are listed too: {listed:?}"
+    );
+
+    let output = run(
+        &["call", "--mount", &spec, "up_add", r#"{"a": 2, "b": 40}"#],
+        "",
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["name"], "up_add", "{printed}");
+    assert!(printed["output"].to_string().contains("42"), "{printed}");
+
+    // A listing is saved and compared: a mount that cannot be reached fails it, named.
+    let output = run(&["list", "--mount", "up=/nonexistent/server serve"], "");
+    assert!(!output.status.success());
+    let told = text(&output.stderr);
+    assert!(told.contains("/nonexistent/server"), "{told}");
+
+    // --server works on that server alone: a mount beside it is refused, not dropped.
+    let output = run(
+        &["list", "--server", &upstream_command(), "--mount", &spec],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let told = text(&output.stderr);
+    assert!(
+        told.contains("--mount") && told.contains("--server"),
+        "{told}"
+    );
+}
+
 #[test]
 fn a_mount_option_written_wrong_is_refused_saying_where() {
     let dir = work_dir("mount-options-wrong");

@@ -23,8 +23,8 @@ pub(super) struct ServerAccess {
     /// page's address is printed), once; see --oauth-credentials-file.
     #[arg(long, requires = "server", conflicts_with = "server_token_file")]
     server_oauth: bool,
-    #[command(flatten)]
-    kept: KeptCredentials,
+    // Where OAuth credentials are kept is one flag for `--server` and `--mount` alike: it
+    // comes with the mounts' flags, which every command taking `--server` also takes.
 }
 
 /// How each mount is authorized at its server.
@@ -63,8 +63,13 @@ enum Access {
 }
 
 impl MountAccess {
-    /// The first of these flags given, if any (a binary without the client refuses it).
-    #[cfg(not(feature = "client"))]
+    /// The file OAuth credentials are kept in, when given.
+    #[cfg(feature = "client")]
+    pub(super) fn kept_credentials(&self) -> Option<&Path> {
+        self.kept.oauth_credentials_file.as_deref()
+    }
+
+    /// The first of these flags given, if any.
     pub(super) fn given_flag(&self) -> Option<&'static str> {
         if !self.token_files.is_empty() {
             Some("--mount-token-file")
@@ -142,10 +147,14 @@ impl MountsAccess {
 }
 
 impl ServerAccess {
-    /// `mount` (the server `--server` names) with the access given.
+    /// `mount` (the server `--server` names) with the access given, OAuth credentials kept
+    /// in `kept`.
     #[cfg(feature = "client")]
-    pub(super) fn apply(&self, mount: crate::mount::Mount) -> Result<crate::mount::Mount, String> {
-        let kept = self.kept.oauth_credentials_file.as_deref();
+    pub(super) fn apply(
+        &self,
+        mount: crate::mount::Mount,
+        kept: Option<&Path>,
+    ) -> Result<crate::mount::Mount, String> {
         let access = if self.server_oauth {
             Some((Access::OAuth, "--server-oauth"))
         } else if let Some(file) = &self.server_token_file {

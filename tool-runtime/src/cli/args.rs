@@ -31,7 +31,8 @@ pub(super) enum Command {
         line is visible to every user of the machine."
     )]
     Serve(ServeArgs),
-    /// Print the catalog, or one provider's form of it, on stdout.
+    /// Print the catalog, or one provider's form of it, on stdout (the mounted servers'
+    /// tools too, with --mount).
     List {
         /// catalog (tools, prompts and resources), mcp, openai-chat, openai-chat-strict,
         /// openai-responses, anthropic, gemini, gemini-legacy, prompt (the plain-text list
@@ -49,8 +50,11 @@ pub(super) enum Command {
         server: Option<String>,
         #[command(flatten)]
         access: super::access::ServerAccess,
+        #[command(flatten)]
+        mounts: super::remote::Mounts,
     },
-    /// Call one tool and print its result (name, input, output or error) as JSON.
+    /// Call one tool and print its result (name, input, output or error) as JSON (a mounted
+    /// server's tool too, with --mount).
     Call {
         /// The tool's name.
         name: String,
@@ -63,6 +67,8 @@ pub(super) enum Command {
         server: Option<String>,
         #[command(flatten)]
         access: super::access::ServerAccess,
+        #[command(flatten)]
+        mounts: super::remote::Mounts,
         /// Show no progress (by default, a bar on a terminal and a line per report
         /// otherwise, on stderr).
         #[arg(long, short)]

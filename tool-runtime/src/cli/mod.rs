@@ -326,29 +326,28 @@ impl Cli {
             Command::List {
                 format,
                 skip_inexpressible,
-                server: None,
+                server,
+                mounts,
                 ..
             } => {
-                let title = (name.as_str(), version.as_deref().unwrap_or("0.0.0"));
-                with_items(&registry, |items| {
-                    list(items, format, skip_inexpressible, title)
-                })
-            }
-            Command::List {
-                format,
-                skip_inexpressible,
-                server: Some(server),
-                ..
-            } => {
-                let title = (server.as_str(), "0.0.0");
+                let title = match &server {
+                    Some(server) => (server.as_str(), "0.0.0"),
+                    None => (name.as_str(), version.as_deref().unwrap_or("0.0.0")),
+                };
+                let export = |registry: &crate::registry::Registry| {
+                    with_items(registry, |items| {
+                        list(items, format, skip_inexpressible, title)
+                    })
+                };
+                if server.is_none() && !mounts.given() {
+                    return export(&registry);
+                }
+                // A listing is saved and compared: a server that cannot be reached fails it
+                // rather than leave its tools out unnoticed.
                 let listed = remote::run_mounted(
                     registry,
                     remote::Unreached::Fails,
-                    |registry| async move {
-                        with_items(&registry, |items| {
-                            list(items, format, skip_inexpressible, title)
-                        })
-                    },
+                    |registry| async move { export(&registry) },
                 );
                 listed.unwrap_or_else(|code| code)
             }
@@ -395,15 +394,17 @@ impl Cli {
         if let Command::List {
             server: Some(server),
             access,
+            mounts,
             ..
         }
         | Command::Call {
             server: Some(server),
             access,
+            mounts,
             ..
         } = command
         {
-            return remote::only_server(server, access).map_err(|reason| {
+            return remote::only_server(server, access, mounts).map_err(|reason| {
                 eprintln!("error: {reason} (see `{name} --help`)");
                 ExitCode::from(2)
             });
@@ -411,7 +412,10 @@ impl Cli {
         let mut builder = self.registry;
         let mounted = match command {
             Command::Serve(serve) => serve.mounts.apply(serve.operating.apply(builder)),
-            Command::Answer { mounts, .. } | Command::Check { mounts } => mounts.apply(builder),
+            Command::Answer { mounts, .. }
+            | Command::Check { mounts }
+            | Command::List { mounts, .. }
+            | Command::Call { mounts, .. } => mounts.apply(builder),
             _ => Ok(builder),
         };
         builder = mounted.map_err(|reason| {

@@ -75,8 +75,7 @@ impl MountChoiceFlags {
         Ok(choices)
     }
 
-    /// The first of these flags given, if any (a binary without the client refuses it).
-    #[cfg(not(feature = "client"))]
+    /// The first of these flags given, if any.
     pub(super) fn given_flag(&self) -> Option<&'static str> {
         [
             ("--mount-include", &self.include),

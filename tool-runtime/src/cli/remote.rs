@@ -1,5 +1,6 @@
 //! The command line's way to other MCP servers: `--mount` (and `--mounts-file`) put another
-//! server's tools beside the binary's own for `serve` and `answer`; `--server` makes `list`
+//! server's tools beside the binary's own for `serve`, `answer`, `check`, `list` and
+//! `call`; `--server` makes `list`
 //! and `call` work on another server's catalog instead of the binary's. A URL names a
 //! server over HTTP, anything else a command line to start over stdio.
 
@@ -67,18 +68,22 @@ impl Mounts {
         !self.mounts.is_empty() || self.mounts_file.is_some()
     }
 
-    /// The first of the mount flags given, if any.
-    #[cfg(not(feature = "client"))]
-    fn given_flag(&self) -> Option<&'static str> {
+    /// The first of the flags given that mount a server or say how, if any; the mounts
+    /// file is left out, as it may come from the environment.
+    pub(super) fn given_flag(&self) -> Option<&'static str> {
         if !self.mounts.is_empty() {
             Some("--mount")
-        } else if self.mounts_file.is_some() {
-            Some("--mounts-file")
         } else {
             self.choices
                 .given_flag()
                 .or_else(|| self.access.given_flag())
         }
+    }
+
+    /// The file OAuth credentials are kept in, when given.
+    #[cfg(feature = "client")]
+    pub(super) fn kept_credentials(&self) -> Option<&std::path::Path> {
+        self.access.kept_credentials()
     }
 
     /// The registry with the mounts added, each authorized as its flags say.
@@ -103,7 +108,8 @@ impl Mounts {
     #[cfg(not(feature = "client"))]
     pub(super) fn apply(&self, builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
         self.specs()?;
-        match self.given_flag() {
+        let file = self.mounts_file.is_some().then_some("--mounts-file");
+        match self.given_flag().or(file) {
             Some(flag) => Err(super::missing::feature(flag, "client")),
             None => Ok(builder),
         }
@@ -128,8 +134,20 @@ fn option_line(line: &str) -> Option<(&str, &str, &str)> {
 /// binary's own tools are left out, so that nothing of theirs shadows or clashes with the
 /// server's.
 #[cfg(feature = "client")]
-pub(super) fn only_server(server: &str, access: &ServerAccess) -> Result<Registry, String> {
-    let mount = access.apply(crate::mount::Mount::whole(server)?)?;
+pub(super) fn only_server(
+    server: &str,
+    access: &ServerAccess,
+    mounts: &Mounts,
+) -> Result<Registry, String> {
+    if let Some(flag) = mounts.given_flag() {
+        return Err(format!(
+            "{flag} is for a server mounted beside this binary's tools, and --server works              on that server alone; give one or the other"
+        ));
+    }
+    let mount = access.apply(
+        crate::mount::Mount::whole(server)?,
+        mounts.kept_credentials(),
+    )?;
     RegistryBuilder::default()
         .mount(mount)
         .build_without_statics()
@@ -137,7 +155,11 @@ pub(super) fn only_server(server: &str, access: &ServerAccess) -> Result<Registr
 }
 
 #[cfg(not(feature = "client"))]
-pub(super) fn only_server(_server: &str, _access: &ServerAccess) -> Result<Registry, String> {
+pub(super) fn only_server(
+    _server: &str,
+    _access: &ServerAccess,
+    _mounts: &Mounts,
+) -> Result<Registry, String> {
     Err(super::missing::feature("--server", "client"))
 }
 

@@ -800,3 +800,82 @@ async fn an_agent_loop_calls_mounted_tools_beside_its_own_in_the_models_order() 
     );
     assert!(content(3).contains('3'), "{}", content(3));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registrys_limits_layers_scopes_and_approval_hold_a_mounted_tool_by_its_name() {
+    use tool_runtime::context::Caller;
+    use tool_runtime::ops::Rate;
+    use tool_tests::layers::around;
+    let mount = Mount::new("up", &stdio_upstream())
+        .unwrap()
+        .scopes(["up:call"])
+        .tool_scopes("add", ["math:add"])
+        .approval(["broken"]);
+    let hour = std::time::Duration::from_secs(3600);
+    let registry = Registry::builder()
+        .mount(mount)
+        // Named before the mount has brought the tools: taken on trust.
+        .rate_limit("up_add", Rate::new(1, hour).unwrap())
+        .layer_for(
+            "up_weather",
+            around(|call, mut next| {
+                Box::pin(async move {
+                    let mut answer = tower::Service::call(&mut next, call).await?;
+                    answer.value_mut()["seen_by_the_layer"] = json!(true);
+                    Ok(answer)
+                })
+            }),
+        )
+        .build()
+        .expect("names under a mount's prefix build");
+    let registry = Arc::new(registry);
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+
+    let caller = |scopes: &[&str]| Caller::http(None).with_subject("ada", scopes.to_vec());
+    let add = json!({"a": 1, "b": 2});
+    // The mount's scopes and the tool's own, both required; a refusal spends no allowance.
+    for (held, missing) in [(&["up:call"][..], "math:add"), (&["math:add"], "up:call")] {
+        let refused = registry.call_for(caller(held), "up_add", add.clone()).await;
+        let error = refused
+            .error()
+            .expect("a token without every scope is refused");
+        assert_eq!(error.status(), "insufficient_scope", "{error}");
+        assert!(error.to_string().contains(missing), "{error}");
+    }
+    let granted = caller(&["up:call", "math:add"]);
+    let first = registry
+        .call_for(granted.clone(), "up_add", add.clone())
+        .await;
+    assert!(first.error().is_none(), "{first:?}");
+    let second = registry.call_for(granted.clone(), "up_add", add).await;
+    let error = second
+        .error()
+        .expect("the rate limit of up_add is one an hour");
+    assert_eq!(error.status(), "rate_limited", "{error}");
+    // Another tool of the mount needs only the mount's scope, and has no limit.
+    let weather = json!({"city": "Oslo"});
+    for _ in 0..2 {
+        let result = registry
+            .call_for(caller(&["up:call"]), "up_weather", weather.clone())
+            .await;
+        assert_eq!(
+            result.output().map(|output| &output["seen_by_the_layer"]),
+            Some(&json!(true)),
+            "the layer named for the mounted tool wraps it: {result:?}"
+        );
+    }
+
+    let tools = tool_runtime::agent::Tools::new(&registry);
+    assert!(tools.needs_approval("up_broken"));
+    assert!(!tools.needs_approval("up_add"));
+
+    // A name under no mount's prefix is still refused at build time.
+    let misspelt = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .rate_limit("upp_add", Rate::new(1, hour).unwrap())
+        .build();
+    assert!(misspelt.is_err(), "a limit for no tool is an error");
+}

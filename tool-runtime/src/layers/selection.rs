@@ -9,7 +9,9 @@ use std::sync::Arc;
 /// [`RegistryBuilder::layer_for`](crate::registry::RegistryBuilder::layer_for).
 ///
 /// A name or a list of names converts into one; every name must be a tool of the registry
-/// when it is built (a misspelt name is an error, not a layer that never runs).
+/// when it is built (a misspelt name is an error, not a layer that never runs), or be under
+/// a mounted server's prefix (its tools come once it is reached; a name it does not bring is
+/// logged as a warning then).
 ///
 /// ```
 /// use tool_runtime::layers::Tools;

@@ -63,8 +63,12 @@ pub(super) fn tool(
     if let Some(limit) = mount.timeout {
         tool = tool.timeout(limit);
     }
-    if !mount.scopes.is_empty() {
-        tool = tool.scopes(mount.scopes.clone())?;
+    let scopes = mount.scopes_of(&remote.name);
+    if !scopes.is_empty() {
+        tool = tool.scopes(scopes)?;
+    }
+    if mount.approval.contains(&remote.name) {
+        tool = tool.approval();
     }
     Ok(tool)
 }

@@ -175,6 +175,15 @@ async fn refresh(
         ));
     }
     placed.tools = added;
+    for (name, closest) in registry.expected_of_mount(&mount.prefix) {
+        let closest = closest.map(|closest| format!(" (did you mean `{closest}`?)"));
+        tracing::warn!(
+            mount = %mount.prefix,
+            "a rate limit or a layer is given for the tool `{name}`, which the mounted \
+             server does not bring{}",
+            closest.unwrap_or_default()
+        );
+    }
     if let Ok(server) = client.server().await {
         surfaces(mount, client, registry, callers, placed, &server).await;
     }

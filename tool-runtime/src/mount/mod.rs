@@ -46,6 +46,10 @@ pub struct Mount {
     exclude: HashSet<String>,
     rename: HashMap<String, String>,
     scopes: Vec<String>,
+    /// Scopes one tool requires beyond the mount's, by its name on the server.
+    tool_scopes: HashMap<String, Vec<String>>,
+    /// The tools whose calls wait for a user's approval in an agent loop.
+    approval: HashSet<String>,
     timeout: Option<Duration>,
     credentials: Option<Authorization>,
     environment: Environment,
@@ -99,6 +103,8 @@ impl Mount {
             exclude: HashSet::new(),
             rename: HashMap::new(),
             scopes: Vec::new(),
+            tool_scopes: HashMap::new(),
+            approval: HashSet::new(),
             timeout: None,
             credentials: None,
             environment: Environment::default(),
@@ -135,6 +141,51 @@ impl Mount {
     pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// The OAuth scopes a caller's token must grant to call the server's tool `name`,
+    /// beyond those of the whole mount ([`scopes`](Self::scopes)): a gateway can let every
+    /// reader search and only some callers write.
+    ///
+    /// ```
+    /// use tool_runtime::mount::Mount;
+    ///
+    /// let docs = Mount::new("docs", "https://docs.example.com/mcp")
+    ///     .unwrap()
+    ///     .scopes(["docs:read"])
+    ///     .tool_scopes("update_page", ["docs:write"]);
+    /// # let _ = docs;
+    /// ```
+    pub fn tool_scopes(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into);
+        self.tool_scopes
+            .entry(name.into())
+            .or_default()
+            .extend(scopes);
+        self
+    }
+
+    /// In an agent loop, calls of these tools of the server (their names on the server)
+    /// wait for a user's approval before they run, as `#[tool(approval)]` makes a tool's.
+    pub fn approval(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.approval.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The scopes a caller must hold to call the server's tool `name`: the mount's, then
+    /// the tool's own, each once.
+    fn scopes_of(&self, name: &str) -> Vec<String> {
+        let mut scopes = self.scopes.clone();
+        for scope in self.tool_scopes.get(name).into_iter().flatten() {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        scopes
     }
 
     /// The time limit of every call through the mount.
@@ -230,9 +281,11 @@ impl RegistryBuilder {
     /// Mounts another MCP server: its tools join the registry under the mount's prefix
     /// once the registry is served (or [`Registry::start_mounts`] is called).
     pub fn mount(self, mount: Mount) -> Self {
-        self.on_start(Box::new(move |registry: &Arc<Registry>| {
-            Box::pin(mount.start(registry)) as crate::registry::Ready
-        }))
+        let prefix = mount.prefix.clone();
+        self.mounted_under(&prefix)
+            .on_start(Box::new(move |registry: &Arc<Registry>| {
+                Box::pin(mount.start(registry)) as crate::registry::Ready
+            }))
     }
 }
 

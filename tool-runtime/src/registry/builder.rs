@@ -83,6 +83,8 @@ pub struct RegistryBuilder {
     no_argument_repair: bool,
     /// What starts once the registry is shared on a runtime (mounted servers).
     starters: Vec<super::Starter>,
+    /// The prefixes the mounted servers' tools will come under.
+    mounted_prefixes: Vec<String>,
     /// The layers around calls, in the order given.
     layers: crate::layers::Stages,
     /// How much the cache of read-only tools' answers may hold.
@@ -129,7 +131,9 @@ impl RegistryBuilder {
     /// Limits how often the tool `name` may be called, by all its callers together; it
     /// replaces the tool's own `#[tool(rate = "...")]`. Past the limit a call is refused
     /// with an error result that says the limit and when to call again. Building fails when
-    /// no tool has that name.
+    /// no tool has that name, unless it is under a mounted server's prefix (`docs_search`
+    /// for the mount `docs`): that server's tools come once it is reached, and a limit
+    /// for a tool it does not bring is logged as a warning then.
     pub fn rate_limit(mut self, name: impl Into<String>, rate: Rate) -> Self {
         self.rate_limits.push((name.into(), rate));
         self
@@ -306,6 +310,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Expects tools under `prefix` from a mounted server: a rate limit or a layer named
+    /// for one is taken on trust when the registry is built, and held to the server's list
+    /// once it comes.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn mounted_under(mut self, prefix: &str) -> Self {
+        self.mounted_prefixes.push(prefix.to_owned());
+        self
+    }
+
     /// Runs `starter` once the registry is shared on a runtime (see `Registry::start`).
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn on_start(mut self, starter: super::Starter) -> Self {
@@ -385,6 +398,7 @@ impl RegistryBuilder {
             repair_arguments: !self.no_argument_repair,
             handle: self.handle,
             grows: !self.starters.is_empty(),
+            mounted_prefixes: self.mounted_prefixes,
             starters: std::sync::Mutex::new(self.starters),
             background: std::sync::Mutex::default(),
             closers: std::sync::Mutex::default(),
@@ -406,11 +420,12 @@ impl RegistryBuilder {
         for resource in self.resources {
             registry.add_resource(resource)?;
         }
-        // Each tool took its limit as it came in; a limit must name a tool.
+        // Each tool took its limit as it came in; a limit must name a tool, or one a
+        // mounted server may bring.
         let unknown = registry
             .rate_overrides
             .keys()
-            .find(|name| registry.get(name).is_none());
+            .find(|name| registry.get(name).is_none() && !registry.may_be_mounted(name));
         if let Some(name) = unknown {
             return Err(RegistryError::UnknownTool { name: name.clone() });
         }

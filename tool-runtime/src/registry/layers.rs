@@ -8,7 +8,8 @@ impl Registry {
     pub(super) fn check_layers(&self) -> Result<(), RegistryError> {
         let mut given = Vec::new();
         for tools in self.layers.selections() {
-            if let Some(name) = tools.names().iter().find(|name| self.get(name).is_none()) {
+            let unknown = |name: &&String| self.get(name).is_none() && !self.may_be_mounted(name);
+            if let Some(name) = tools.names().iter().find(unknown) {
                 return Err(RegistryError::LayerForUnknownTool {
                     name: name.clone(),
                     suggestion: self.closest_name(name),

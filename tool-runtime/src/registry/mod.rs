@@ -14,6 +14,7 @@ mod dynamic_surfaces;
 mod error;
 mod handle;
 mod layers;
+mod mounted_names;
 mod operations;
 mod shared;
 mod shared_limits;
@@ -95,6 +96,9 @@ pub struct Registry {
     starters: std::sync::Mutex<Vec<Starter>>,
     /// Whether something started will add entries (a mount).
     grows: bool,
+    /// The prefixes of the mounted servers' tools (empty for a mount that takes its
+    /// server's names as they are).
+    mounted_prefixes: Vec<String>,
     /// The tasks started that run for as long as the registry lives (a mount's
     /// connection): stopped when it is dropped.
     background: std::sync::Mutex<Vec<tokio::task::AbortHandle>>,

@@ -765,3 +765,92 @@ fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The JSON lines of a log whose target is the audit trail's.
+fn audit_events(logs: &str) -> Vec<Value> {
+    logs.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["target"] == "tool_runtime::audit")
+        .collect()
+}
+
+#[test]
+fn a_gateway_holds_mounted_tools_to_its_budget_and_serves_them_on_rest_metrics_and_audit() {
+    use tool_tests::http::{open_session, Request};
+    let spec = format!("up={}", upstream_command());
+    let mut server = tool_tests::spawn_http(
+        TRAVEL,
+        "127.0.0.1",
+        &[
+            "--mount",
+            &spec,
+            "--max-calls",
+            "2",
+            "--metrics",
+            "--log-format",
+            "json",
+        ],
+        &[],
+    );
+    let port = server.port;
+    let discovered = tool_tests::wait_until_some("up_add is discovered over REST", || {
+        let reply = Request::get("/api/tools/discover").send(port);
+        (reply.status == 200 && reply.body.contains("\"up_add\"")).then_some(reply.body)
+    });
+    assert!(discovered.contains("Add two integers."), "{discovered}");
+    let openapi = Request::get("/openapi.json").send(port).json();
+    assert!(
+        openapi["paths"]["/api/tools/up_add/call"]["post"].is_object(),
+        "{openapi}"
+    );
+
+    // Over REST, from this address's budget.
+    let reply = Request::rest("/api/tools/up_add/call", r#"{"a": 2, "b": 40}"#).send(port);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.body.contains("42"), "{reply:?}");
+    let reply = Request::rest("/api/tools/up_add/call", r#"{"a": "two", "b": 40}"#).send(port);
+    assert!(
+        reply.body.contains("'a'") && reply.body.contains("integer"),
+        "checked here against the mounted tool's schema: {reply:?}"
+    );
+
+    // Over MCP, a session's budget of two calls holds a mounted tool as any other.
+    let session = open_session(port);
+    let call = |id: u32| {
+        let request = tool_tests::rpc::call(id, "up_add", json!({"a": id, "b": 1}));
+        let reply = Request::mcp(request).session(&session).send(port);
+        tool_tests::messages(&reply.body).pop().expect("an answer")
+    };
+    for id in 1..=2 {
+        let answer = call(id);
+        assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+        let sum = (id + 1).to_string();
+        assert_eq!(answer["result"]["content"][0]["text"], sum, "{answer}");
+    }
+    let refused = call(3);
+    assert_eq!(
+        refused["result"]["_meta"]["status"], "budget_exceeded",
+        "{refused}"
+    );
+
+    let metrics = Request::get("/metrics").send(port).body;
+    for line in [
+        r#"mcp_tool_calls_total{tool="up_add",outcome="ok"} 3"#,
+        r#"mcp_tool_calls_total{tool="up_add",outcome="invalid_arguments"} 1"#,
+        r#"mcp_tool_calls_total{tool="up_add",outcome="budget_exceeded"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "{line} in:\n{metrics}");
+    }
+    let logs = server.stop_and_read_logs();
+    let mut audited: Vec<String> = audit_events(&logs)
+        .iter()
+        .filter(|event| event["tool"] == "up_add")
+        .map(|event| event["outcome"].as_str().unwrap_or("?").to_owned())
+        .collect();
+    audited.sort_unstable();
+    assert_eq!(
+        audited,
+        ["budget_exceeded", "invalid_arguments", "ok", "ok", "ok"],
+        "one audit event per call: {logs}"
+    );
+}

@@ -6,7 +6,7 @@ over Streamable HTTP.
 - Mounted behind our server (`serve --mount`), and called there by the official Python SDK
   (its 2026-07-28 Client and its handshake-era ClientSession) and the TypeScript SDK:
   results, progress, elicitation, sampling, log messages, prompts and resources passed
-  through the mount.
+  through the mount, and a tool that runs only as a task on its server.
 - An upstream killed and restarted while calls keep coming: its tools answer an error
   that says to retry, the others go on, and once it is back its tools answer again.
 
@@ -143,6 +143,12 @@ def direct(upstream, over, target):
     called = ours("call", "--server", target, name, json.dumps(arguments))
     check(f"{label}: call --server", called.returncode == 0 and upstream.expected in called.stdout,
           (called.stdout + called.stderr)[-400:])
+    if upstream.label == "server-everything":
+        # A tool that runs only as a task (taskSupport "required", 2025-11-25): called as
+        # one, its result waited for.
+        called = ours("call", "--server", target, "simulate-research-query", json.dumps({"topic": "tides"}))
+        check(f"{label}: a tool that requires a task", called.returncode == 0 and
+              "Research Report: tides" in called.stdout, (called.stdout + called.stderr)[-400:])
 
 
 def serve_ours(mounts):
@@ -276,6 +282,17 @@ async def through_mounts(label, client):
     result = await client.call_tool("ev_trigger-elicitation-request", {})
     check(f"{label}: server-everything's form reaches the user", not result.is_error and asked and asked[0][0] == "elicit",
           f"{result} {asked}")
+
+    result = await client.call_tool("ev_simulate-research-query", {"topic": "tides"})
+    check(f"{label}: server-everything's tool that requires a task runs as one there",
+          not result.is_error and "Research Report: tides" in text_of(result), str(result)[-400:])
+    asked.clear()
+    result = await client.call_tool("ev_simulate-research-query", {"topic": "tides", "ambiguous": True})
+    check(f"{label}: the question a task asks on its server reaches the user, and the answer the task",
+          # The form's answer (fill(): "teal") is the task's clarification.
+          not result.is_error and asked and asked[0][0] == "elicit"
+          and "Research Report: tides (teal)" in text_of(result),
+          f"{asked} {str(result)[-400:]}")
 
     prompts = await client.list_prompts()
     check(f"{label}: mounted prompts are listed under the prefix",

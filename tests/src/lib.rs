@@ -217,7 +217,7 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
 
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
-pub const UPSTREAM_TOOLS: [&str; 11] = [
+pub const UPSTREAM_TOOLS: [&str; 12] = [
     "add",
     "ask_model",
     "broken",
@@ -226,6 +226,7 @@ pub const UPSTREAM_TOOLS: [&str; 11] = [
     "greet",
     "quit",
     "sign_in",
+    "task_add",
     "touch_motto",
     "weather",
     "work",

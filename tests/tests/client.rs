@@ -100,7 +100,7 @@ async fn the_client_lists_and_calls_tools_prompts_and_resources_every_way() {
             .await
             .unwrap();
         assert!(!sum.is_error, "{way}: {sum:?}");
-        assert_eq!(sum.text(), "5", "{way}");
+        assert_eq!(sum.text(), "5", "{way}: {sum:?}");
 
         let weather = client
             .call_tool("weather", json!({"city": "Lyon"}))
@@ -1195,6 +1195,38 @@ async fn a_call_started_as_a_task_is_looked_at_waited_for_and_cancelled_in_each_
             status == "cancelled"
         })
         .await;
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_requires_a_task_is_called_as_one_every_way() {
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let client = connect(&upstream, handshake, None).await;
+        let tools = client.list_tools().await.unwrap();
+        let support = |name: &str| {
+            let tool = tools.iter().find(|tool| tool.name == name).unwrap();
+            tool.task_support().map(str::to_owned)
+        };
+        if handshake {
+            assert_eq!(support("task_add").as_deref(), Some("required"), "{way}");
+            assert_eq!(support("work").as_deref(), Some("optional"), "{way}");
+            // Said nothing of: forbidden, as the protocol reads it.
+            assert_eq!(support("add"), None, "{way}");
+        } else {
+            // At 2026-07-28 the server decides, and lists no such field.
+            assert_eq!(support("task_add"), None, "{way}");
+        }
+        // In the handshake era the server answers with the task it made; the sum comes
+        // from following it.
+        let sum = client
+            .call_tool("task_add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap_or_else(|error| panic!("{way}: {error}"));
+        assert!(!sum.is_error, "{way}: {sum:?}");
+        assert_eq!(sum.text(), "5", "{way}: {sum:?}");
         client.close().await;
     }
 }

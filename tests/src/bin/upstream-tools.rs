@@ -16,6 +16,13 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// Add two integers, as a task only: a call must ask for one (or, at 2026-07-28, the
+/// server makes it one).
+#[tool(task = "required")]
+async fn task_add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
 /// The weather, as structured data.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Weather {

@@ -288,14 +288,22 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// What the last list of tools said of how a tool is called.
+struct Listed {
+    /// The arguments its calls carry in headers too (over HTTP).
+    mirrored: Vec<headers::Mirrored>,
+    /// Whether its calls must run as tasks (`execution.taskSupport` is `required`).
+    needs_task: bool,
+}
+
 struct Inner {
     target: Target,
     options: ClientBuilder,
     /// The connection, while there is one.
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     failures: Mutex<Failures>,
-    /// The headers each tool's calls carry, from the last list of tools.
-    tools: Mutex<HashMap<String, Vec<headers::Mirrored>>>,
+    /// How each tool is called, from the last list of tools.
+    tools: Mutex<HashMap<String, Listed>>,
     /// What every connection's notifications go to, so a listener outlives a reconnection.
     events: broadcast::Sender<Notification>,
 }
@@ -429,7 +437,12 @@ impl Client {
             };
             match headers::marked(&tool.input_schema) {
                 Ok(mirrored) => {
-                    marks.insert(tool.name.clone(), mirrored);
+                    let needs_task = tool.task_support() == Some("required");
+                    let listed = Listed {
+                        mirrored,
+                        needs_task,
+                    };
+                    marks.insert(tool.name.clone(), listed);
                     tools.push(tool);
                 }
                 Err(why) => {
@@ -475,16 +488,24 @@ impl Client {
         arguments: Value,
         round: Round<'_>,
     ) -> Result<T, ClientError> {
-        // Arguments go in headers over HTTP only (a process's link has none).
-        let headers = match self.inner.target {
-            Target::Http(_) => lock(&self.inner.tools)
-                .get(name)
-                .map(|marks| headers::for_call(&arguments, marks))
-                .unwrap_or_default(),
-            Target::Command(_) => Vec::new(),
+        let (headers, needs_task) = match lock(&self.inner.tools).get(name) {
+            // Arguments go in headers over HTTP only (a process's link has none).
+            Some(listed) => {
+                let headers = match self.inner.target {
+                    Target::Http(_) => headers::for_call(&arguments, &listed.mirrored),
+                    Target::Command(_) => Vec::new(),
+                };
+                (headers, listed.needs_task)
+            }
+            None => (Vec::new(), false),
         };
-        self.rounds("tools/call", named_params(name, arguments), headers, round)
-            .await
+        let mut params = named_params(name, arguments);
+        // In the handshake era a tool that requires a task is called as one, and its
+        // result waited for (at 2026-07-28 the server makes a call a task by itself).
+        if needs_task && self.session().await?.era() == Era::Handshake {
+            params["task"] = json!({});
+        }
+        self.rounds("tools/call", params, headers, round).await
     }
 
     /// Every prompt of the server, all pages read.
@@ -686,6 +707,12 @@ impl Client {
                 logs: round.logs.clone(),
             };
             let raw = session.request_raw(method, &params, options).await?;
+            if params.get("task").is_some() && session.era() == Era::Handshake {
+                let limit = timeout.unwrap_or(session.timeout);
+                let statuses = round.statuses.as_ref();
+                let result = tasks::follow_handshake(self, &session, &raw, limit, statuses);
+                return wire::read_result(method, &result.await?);
+            }
             let read: T = wire::read_result(method, &raw)?;
             let kind = read.kind();
             if kind == wire::ResultKind::Complete {

@@ -2,13 +2,15 @@
 //! cancelled. At 2026-07-28 (the tasks extension, which the client always declares) a
 //! server may answer any call with a task, and [`Client::call_tool`] waits for it as if it
 //! had answered at once; [`Client::start_task`] asks for one outright, in either era (in
-//! the handshake era with the call's `task` parameter).
+//! the handshake era with the call's `task` parameter, which [`Client::call_tool`] also
+//! sends for a tool that requires a task, then waits for its result).
 
 use super::handler::{self, ClientHandler};
 use super::session::Session;
 use super::wire::{ResultKind, RoundResult};
 use super::{CallResult, Client, ClientError};
 use crate::mcp::era::Era;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -163,11 +165,24 @@ pub(crate) async fn follow(
     let mut task = task;
     let mut answered: Vec<String> = Vec::new();
     let mut told: Option<(String, Option<String>)> = None;
+    let mut looked_again = false;
     loop {
         let state = (task.status.clone(), task.message.clone());
         if let (Some(statuses), false) = (statuses, told.as_ref() == Some(&state)) {
             statuses.tell(task.clone());
             told = Some(state);
+        }
+        // The answer that made the task may already say it ended, without what it ended
+        // with (only `tasks/get` carries that): looked at once more.
+        let told_whole = match task.status.as_str() {
+            "completed" => task.raw.get("result").is_some(),
+            "failed" => task.raw.get("error").is_some(),
+            _ => true,
+        };
+        if !told_whole && !looked_again {
+            looked_again = true;
+            task = client.task(&task.id).await?;
+            continue;
         }
         match task.status.as_str() {
             "completed" => {
@@ -220,6 +235,60 @@ pub(crate) async fn follow(
         tokio::time::sleep(task.wait()).await;
         task = client.task(&task.id).await?;
     }
+}
+
+/// Follows a handshake-era task the client asked for (a call with its `task` parameter),
+/// given the server's answer `created`: the call's result, which `tasks/result` gives once
+/// the task ends (waited for at most `limit`), or its error. A server that answered at
+/// once, with no task, gives that answer. The task's states go to `statuses` (the first,
+/// and the last); it is cancelled on the server when the future is dropped before.
+pub(crate) async fn follow_handshake(
+    client: &Client,
+    session: &Arc<Session>,
+    created: &RawValue,
+    limit: Duration,
+    statuses: Option<&super::listener::Listener<RemoteTask>>,
+) -> Result<Box<RawValue>, ClientError> {
+    let answer: Value = serde_json::from_str(created.get())
+        .map_err(|error| ClientError::protocol(format!("its tools/call result: {error}")))?;
+    let Some(task) = answer.get("task").cloned().and_then(RemoteTask::from_value) else {
+        return Ok(created.to_owned());
+    };
+    if let Some(statuses) = statuses {
+        statuses.tell(task.clone());
+    }
+    let mut guard = CancelOnDrop {
+        client: client.clone(),
+        session: Arc::clone(session),
+        id: Some(task.id.clone()),
+    };
+    let options = super::session::RequestOptions {
+        timeout: Some(limit),
+        ..Default::default()
+    };
+    let params = json!({"taskId": task.id});
+    let ended = session.request_raw("tasks/result", &params, options).await;
+    let (status, ended) = match ended {
+        Ok(result) => ("completed", Ok(result)),
+        // The call's limit, not the request's: the task is cancelled as the guard drops.
+        Err(ClientError::TimedOut { .. }) => {
+            return Err(ClientError::TimedOut {
+                method: "tools/call".to_owned(),
+                after: limit,
+            })
+        }
+        Err(error @ ClientError::Server { .. }) => ("failed", Err(error)),
+        // The connection, not the task: it may run on, so it is still cancelled.
+        Err(error) => return Err(error),
+    };
+    guard.id = None;
+    if let Some(statuses) = statuses {
+        statuses.tell(RemoteTask {
+            status: status.to_owned(),
+            ..task
+        });
+    }
+    ended
 }
 
 /// Cancels a task on the server when dropped while it still runs.

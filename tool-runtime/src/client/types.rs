@@ -57,6 +57,15 @@ impl RemoteTool {
         self.hint("idempotentHint")
     }
 
+    /// Whether a call may run as a task on the server, as a server of the handshake era
+    /// says (`execution.taskSupport`): `forbidden`, `optional` or `required`; `None` when
+    /// it says nothing (at 2026-07-28 a tool has no such field: the server makes a call a
+    /// task by itself). A tool that requires one is called as a task by
+    /// [`Client::call_tool`](super::Client::call_tool), and its result waited for.
+    pub fn task_support(&self) -> Option<&str> {
+        self.raw["execution"]["taskSupport"].as_str()
+    }
+
     fn hint(&self, name: &str) -> bool {
         self.annotations
             .as_ref()

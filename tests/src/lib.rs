@@ -6,6 +6,7 @@
 //! [`gate`] holds a tool in another process until the test lets it go; child processes log
 //! to files ([`logs`]).
 
+pub mod changing;
 pub mod cluster;
 pub mod gate;
 pub mod http;

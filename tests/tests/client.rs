@@ -987,40 +987,9 @@ async fn a_process_that_exits_at_once_is_down_with_its_last_words_on_stderr() {
     );
 }
 
-/// A server in this process over HTTP whose tools change at run time: its registry's
-/// handle, and its endpoint's URL.
-async fn changing_server() -> (tool_runtime::registry::RegistryHandle, String) {
-    use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
-    let builder = tool_runtime::Registry::builder().tool(dynamic_tool("first"));
-    let handle = builder.handle();
-    let registry = builder.build().unwrap();
-    let server = McpServer::with_options(
-        registry,
-        ServerInfo::new("changing", "1"),
-        ServerOptions::default().list_changed(true),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let options = tool_runtime::transport::http::HttpOptions::for_address(address);
-    let app = tool_runtime::transport::http::router(server, options);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (handle, format!("http://{address}/mcp"))
-}
-
-fn dynamic_tool(name: &str) -> tool_runtime::DynamicTool {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Nothing {}
-    let answer = name.to_owned();
-    tool_runtime::DynamicTool::new(name, "Say the tool's name.", move |_: Nothing| {
-        let answer = answer.clone();
-        async move { Ok::<_, String>(answer) }
-    })
-    .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_2026_a_client_hears_of_list_changes_on_its_listen_stream() {
-    let (handle, url) = changing_server().await;
+    let (handle, url) = tool_tests::changing::changing_server().await;
     let client = Client::builder()
         .connect_to(Target::Http(url))
         .await
@@ -1034,7 +1003,9 @@ async fn at_2026_a_client_hears_of_list_changes_on_its_listen_stream() {
     // Connected means listening: the listen stream was acknowledged before the connection
     // was handed over, so a change from now on reaches the client.
     let registry = handle.registry().expect("served");
-    registry.add_tool(dynamic_tool("second")).unwrap();
+    registry
+        .add_tool(tool_tests::changing::named_tool("second"))
+        .unwrap();
     tokio::time::timeout(*PATIENCE, async {
         loop {
             if let Ok(Notification::ToolsChanged) = events.recv().await {
@@ -1053,7 +1024,7 @@ async fn at_2026_a_client_hears_of_list_changes_on_its_listen_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_handshake_era_a_client_hears_of_list_changes_on_the_get_stream() {
-    let (handle, url) = changing_server().await;
+    let (handle, url) = tool_tests::changing::changing_server().await;
     let client = Client::builder()
         .handshake_era(true)
         .connect_to(Target::Http(url))
@@ -1069,7 +1040,7 @@ async fn in_the_handshake_era_a_client_hears_of_list_changes_on_the_get_stream()
         loop {
             added += 1;
             registry
-                .add_tool(dynamic_tool(&format!("more{added}")))
+                .add_tool(tool_tests::changing::named_tool(&format!("more{added}")))
                 .unwrap();
             let heard = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
             if let Ok(Ok(Notification::ToolsChanged)) = heard {
@@ -1129,7 +1100,7 @@ async fn a_prompts_argument_is_completed_every_way() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mount_of_a_2026_server_follows_its_list_changes() {
-    let (handle, url) = changing_server().await;
+    let (handle, url) = tool_tests::changing::changing_server().await;
     let registry = std::sync::Arc::new(
         tool_runtime::Registry::builder()
             .mount(tool_runtime::mount::Mount::new("up", &url).unwrap())
@@ -1144,7 +1115,7 @@ async fn a_mount_of_a_2026_server_follows_its_list_changes() {
     handle
         .registry()
         .unwrap()
-        .add_tool(dynamic_tool("second"))
+        .add_tool(tool_tests::changing::named_tool("second"))
         .unwrap();
     wait_for("the mount lists the upstream's new tool", async || {
         registry.get("up_second").is_some()

@@ -880,3 +880,71 @@ async fn the_registrys_limits_layers_scopes_and_approval_hold_a_mounted_tool_by_
         .build();
     assert!(misspelt.is_err(), "a limit for no tool is an error");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_clients_are_told_when_a_mounted_servers_tools_change_whatever_era_it_speaks() {
+    use tool_tests::changing::{changing_server, named_tool};
+    for handshake in [true, false] {
+        let era = format!("a mount in the handshake era {handshake}");
+        let (upstream, url) = changing_server().await;
+        let mount = Mount::new("up", &url).unwrap().handshake_era(handshake);
+        let registry = Registry::builder().mount(mount).build().unwrap();
+        let server = server_over(registry, ServerOptions::default());
+        until_listed(&mut Client::initialized(&server), "up_first").await;
+        // A session opened once the mount's tools are in hears of no change made before.
+        let mut client = Client::initialized(&server);
+
+        let upstream = upstream.registry().expect("the upstream serves");
+        upstream.add_tool(named_tool("second")).unwrap();
+        let mut id = 0;
+        tokio::time::timeout(*PATIENCE, async {
+            loop {
+                let message = client.next().await;
+                if message["method"] != "notifications/tools/list_changed" {
+                    continue;
+                }
+                id += 1;
+                if listed(&mut client, id)
+                    .await
+                    .iter()
+                    .any(|name| name == "up_second")
+                {
+                    return;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{era}: our client is told the list changed"));
+        upstream.remove_tool("first");
+        until_gone(&mut client, "up_first").await;
+    }
+}
+
+/// Waits until the server no longer lists `name`.
+async fn until_gone(client: &mut Client, name: &str) {
+    let mut id = 2000;
+    wait_for(&format!("{name} is no longer listed"), async || {
+        id += 1;
+        !listed(client, id).await.iter().any(|listed| listed == name)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_held_to_one_era_speaks_only_it() {
+    // A server of the handshake era only (it knows no `server/discover`).
+    let files = WorkFiles::new("one-era");
+    let script = files.0.join("server.py");
+    std::fs::write(&script, PROMISE_BREAKER).unwrap();
+    let command = format!("python3 '{}'", script.display());
+    let only_2026 = Mount::new("odd", &command).unwrap().handshake_era(false);
+    let (registry, tried) = started(only_2026).await;
+    let why = tried.expect_err("held to 2026-07-28, the mount does not fall back");
+    assert!(why.contains("`odd`"), "{why}");
+    assert!(registry.get("odd_describe").is_none());
+
+    let only_handshake = Mount::new("odd", &command).unwrap().handshake_era(true);
+    let (registry, tried) = started(only_handshake).await;
+    tried.expect("the mount speaks the handshake era at once");
+    assert!(registry.get("odd_describe").is_some());
+}

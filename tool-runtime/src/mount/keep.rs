@@ -51,6 +51,9 @@ pub(super) async fn keep(
             .timeout(CALL_LIMIT)
             // Every message is passed on; the caller's own level filters them there.
             .log_level("debug");
+        if let Some(handshake) = mount.handshake_era {
+            builder = builder.handshake_era(handshake);
+        }
         for (name, value) in &mount.environment.0 {
             builder = builder.env(name, value);
         }

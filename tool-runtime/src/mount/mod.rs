@@ -53,6 +53,8 @@ pub struct Mount {
     timeout: Option<Duration>,
     credentials: Option<Authorization>,
     environment: Environment,
+    /// The one era the server is spoken to in, when chosen.
+    handshake_era: Option<bool>,
 }
 
 /// The variables a process the mount starts is given; debug output names them only (their
@@ -108,6 +110,7 @@ impl Mount {
             timeout: None,
             credentials: None,
             environment: Environment::default(),
+            handshake_era: None,
         })
     }
 
@@ -219,6 +222,15 @@ impl Mount {
     /// of this process, which it inherits): how such a server is given its secrets.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.environment.0.push((name.into(), value.into()));
+        self
+    }
+
+    /// Speaks only the handshake era (`true`: 2025-11-25, `initialize` and a session) to
+    /// the server even when it offers 2026-07-28, for a server whose newer protocol
+    /// misbehaves; or only 2026-07-28 (`false`), never falling back. Unless chosen, the
+    /// mount tries 2026-07-28 first and falls back to what the server takes.
+    pub fn handshake_era(mut self, handshake: bool) -> Self {
+        self.handshake_era = Some(handshake);
         self
     }
 

@@ -948,3 +948,42 @@ async fn a_mount_held_to_one_era_speaks_only_it() {
     tried.expect("the mount speaks the handshake era at once");
     assert!(registry.get("odd_describe").is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_add").await;
+    let list = client
+        .answer(&rpc::request(1, "tools/list", json!({})))
+        .await;
+    let add = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "up_add")
+        .unwrap();
+    assert_eq!(
+        add["execution"]["taskSupport"], "optional",
+        "a mounted tool may run as a task here: {add}"
+    );
+
+    let params = json!({"name": "up_add", "arguments": {"a": 20, "b": 22}, "task": {}});
+    let created = client.answer(&rpc::request(2, "tools/call", params)).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task was made: {created}"))
+        .to_owned();
+    let result = client
+        .answer(&rpc::request(3, "tasks/result", json!({"taskId": task})))
+        .await;
+    assert_eq!(text(&result), "42", "{result}");
+    let status = client
+        .answer(&rpc::request(4, "tasks/get", json!({"taskId": task})))
+        .await;
+    assert_eq!(status["result"]["status"], "completed", "{status}");
+}

@@ -223,10 +223,12 @@ impl Offered {
             prompts,
             resources: may_change || !resources.is_empty() || links_outputs,
             completions: prompts || resources.iter().any(|r| r.is_template()),
-            tasks: registry
-                .tools()
-                .iter()
-                .any(|tool| tool.task_support() != crate::catalog::TaskSupport::Forbidden),
+            // A mounted server's tools, which come once it starts, may all run as tasks.
+            tasks: registry.grows_when_started()
+                || registry
+                    .tools()
+                    .iter()
+                    .any(|tool| tool.task_support() != crate::catalog::TaskSupport::Forbidden),
         }
     }
 }

@@ -218,7 +218,7 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
 
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
-pub const UPSTREAM_TOOLS: [&str; 12] = [
+pub const UPSTREAM_TOOLS: [&str; 13] = [
     "add",
     "ask_model",
     "broken",
@@ -228,6 +228,7 @@ pub const UPSTREAM_TOOLS: [&str; 12] = [
     "quit",
     "sign_in",
     "task_add",
+    "task_greet",
     "touch_motto",
     "weather",
     "work",

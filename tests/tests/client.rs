@@ -1203,6 +1203,40 @@ async fn a_tool_that_requires_a_task_is_called_as_one_every_way() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_a_task_asks_while_it_runs_is_answered_every_way() {
+    // The task is made before the tool asks (it waits for its release): at 2026-07-28 it
+    // then waits in `input_required` and the client answers with `tasks/update`; in the
+    // handshake era the question comes while `tasks/result` waits.
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let handler = Answers {
+            name: json!("Ada"),
+            asked: asked.clone(),
+        };
+        let client = connect(&upstream, handshake, Some(Box::new(handler))).await;
+        let files = WorkFiles::new(&format!("task-greet-{over:?}-{handshake}"));
+        let release = files.arguments(0)["release"].clone();
+        let task = client
+            .start_task("task_greet", json!({"release": release}))
+            .await
+            .unwrap_or_else(|error| panic!("{way}: {error}"));
+        assert_eq!(task.status, "working", "{way}: {task:?}");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "{way}");
+        files.release();
+        let greeting = tokio::time::timeout(*PATIENCE, client.task_result(&task))
+            .await
+            .unwrap_or_else(|_| panic!("{way}: the task ended"))
+            .unwrap_or_else(|error| panic!("{way}: {error}"));
+        assert!(!greeting.is_error, "{way}: {greeting:?}");
+        assert_eq!(greeting.text(), "hello Ada", "{way}");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "{way}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_2026_a_call_the_server_turns_into_a_task_is_followed_to_its_result() {
     use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
     use tool_runtime::tasks::TaskOptions;

@@ -99,6 +99,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
             "up_sign_in",
             "up_sum",
             "up_task_add",
+            "up_task_greet",
             "up_touch_motto",
             "up_weather",
             "up_work"

@@ -90,6 +90,16 @@ async fn greet(ctx: CallContext) -> Result<String, String> {
     }
 }
 
+/// Greet the user as a task only, asking their name once `release` exists (a path): the
+/// question is asked while the task runs.
+#[tool(task = "required")]
+async fn task_greet(release: String, ctx: CallContext) -> Result<String, String> {
+    while !std::path::Path::new(&release).exists() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    greet(ctx).await
+}
+
 /// Send the user to a page to sign in, and say whether they went.
 #[tool]
 async fn sign_in(ctx: CallContext) -> Result<String, String> {

@@ -333,6 +333,91 @@ async fn a_server_process_ends_when_its_client_is_closed_or_dropped() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_session_is_deleted_when_its_client_is_closed_or_dropped() {
+    use axum::http::{header, HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    use std::sync::{Arc, Mutex};
+    // A server of the handshake era that gives each `initialize` a session of its own and
+    // notes which sessions were deleted.
+    let deleted: Arc<Mutex<Vec<String>>> = Arc::default();
+    let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let post = {
+        let opened = opened.clone();
+        move |body: axum::body::Bytes| {
+            let opened = opened.clone();
+            async move {
+                let message: Value = serde_json::from_slice(&body).unwrap();
+                if message.get("id").is_none() {
+                    return StatusCode::ACCEPTED.into_response();
+                }
+                let mut answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+                let mut session = String::new();
+                if message["method"] == "initialize" {
+                    let number = opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    session = format!("session-{number}");
+                    answer["result"] = json!({
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "sessions", "version": "1"},
+                    });
+                }
+                let mut headers = HeaderMap::new();
+                headers.insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+                if !session.is_empty() {
+                    headers.insert("mcp-session-id", session.parse().unwrap());
+                }
+                (headers, answer.to_string()).into_response()
+            }
+        }
+    };
+    let delete = {
+        let deleted = deleted.clone();
+        move |headers: HeaderMap| {
+            let deleted = deleted.clone();
+            async move {
+                let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+                deleted.lock().unwrap().push(session);
+                StatusCode::OK
+            }
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(post)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(delete),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let connect = || Client::builder().handshake_era(true).connect(&url);
+
+    let client = connect().await.unwrap();
+    client.close().await;
+    assert_eq!(
+        *deleted.lock().unwrap(),
+        ["session-0"],
+        "close deletes the session"
+    );
+
+    let client = connect().await.unwrap();
+    let copy = client.clone();
+    drop(client);
+    copy.request("ping", json!({})).await.unwrap();
+    assert_eq!(
+        deleted.lock().unwrap().len(),
+        1,
+        "a clone keeps the session"
+    );
+    drop(copy);
+    wait_for("the dropped client's session is deleted", async || {
+        deleted.lock().unwrap().len() == 2
+    })
+    .await;
+    assert_eq!(deleted.lock().unwrap()[1], "session-1");
+}
+
 /// A pair of paths the `work` tool is given: it returns once `release` exists, and writes
 /// `cancelled` when its call is cancelled.
 struct WorkFiles {

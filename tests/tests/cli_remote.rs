@@ -331,6 +331,44 @@ fn list_and_call_with_mounts_work_on_the_binarys_tools_and_the_mounted_ones_toge
     let told = text(&output.stderr);
     assert!(told.contains("/nonexistent/server"), "{told}");
 
+    // The environment's mounts file is for serving: a listing takes only its own flags.
+    let dir = work_dir("list-environment");
+    let file = dir.join("mounts.txt");
+    std::fs::write(&file, format!("{spec}\n")).unwrap();
+    let mut command = tool_tests::command(TRAVEL);
+    command
+        .args(["list", "--format", "openai-chat"])
+        .env("MCP_MOUNTS_FILE", &file);
+    let output = tool_tests::stdio::run(&mut command, "");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        exported_names(&output.stdout),
+        own,
+        "only the binary's own tools"
+    );
+    let file_flag = run(
+        &[
+            "list",
+            "--server",
+            &upstream_command(),
+            "--mounts-file",
+            file.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(
+        file_flag.status.code(),
+        Some(2),
+        "{}",
+        text(&file_flag.stderr)
+    );
+    assert!(
+        text(&file_flag.stderr).contains("--mounts-file is for"),
+        "{}",
+        text(&file_flag.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
     // --server works on that server alone: a mount beside it is refused, not dropped.
     let output = run(
         &["list", "--server", &upstream_command(), "--mount", &spec],
@@ -339,7 +377,10 @@ fn list_and_call_with_mounts_work_on_the_binarys_tools_and_the_mounted_ones_toge
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     let told = text(&output.stderr);
     assert!(
-        told.contains("--mount") && told.contains("--server"),
+        told.contains(
+            "--mount is for a server mounted beside this binary's tools, and --server works \
+             on that server alone; give one or the other"
+        ),
         "{told}"
     );
 }

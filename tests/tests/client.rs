@@ -343,10 +343,15 @@ async fn an_http_session_is_deleted_when_its_client_is_closed_or_dropped() {
     let deleted: Arc<Mutex<Vec<String>>> = Arc::default();
     let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let post = {
-        let opened = opened.clone();
-        move |body: axum::body::Bytes| {
-            let opened = opened.clone();
+        let (opened, deleted) = (opened.clone(), deleted.clone());
+        move |headers: HeaderMap, body: axum::body::Bytes| {
+            let (opened, deleted) = (opened.clone(), deleted.clone());
             async move {
+                // A deleted session is gone: its requests are not found.
+                let session = headers.get("mcp-session-id").map(|id| id.to_str().unwrap());
+                if session.is_some_and(|id| deleted.lock().unwrap().iter().any(|d| d == id)) {
+                    return StatusCode::NOT_FOUND.into_response();
+                }
                 let message: Value = serde_json::from_slice(&body).unwrap();
                 if message.get("id").is_none() {
                     return StatusCode::ACCEPTED.into_response();
@@ -415,7 +420,14 @@ async fn an_http_session_is_deleted_when_its_client_is_closed_or_dropped() {
         deleted.lock().unwrap().len() == 2
     })
     .await;
-    assert_eq!(deleted.lock().unwrap()[1], "session-1");
+    // One more session, closed: a deletion of the clone's drop, had there been one, came
+    // before it.
+    connect().await.unwrap().close().await;
+    assert_eq!(
+        *deleted.lock().unwrap(),
+        ["session-0", "session-1", "session-2"],
+        "each session deleted once, the second only once its last handle was dropped"
+    );
 }
 
 /// A pair of paths the `work` tool is given: it returns once `release` exists, and writes

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
 use tool_runtime::client::auth::BearerToken;
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::mount::Mount;
@@ -186,9 +187,12 @@ async fn a_registry_of_its_own_starts_its_mounts_and_calls_them_directly() {
 /// A server that lists a tool with an output schema and answers its calls with text alone,
 /// as a broken server might (Python's standard library, one JSON-RPC message a line).
 const PROMISE_BREAKER: &str = r#"
-import json, sys
+import json, os, sys
 for line in sys.stdin:
     message = json.loads(line)
+    if "METHODS_LOG" in os.environ:
+        with open(os.environ["METHODS_LOG"], "a") as log:
+            print(message.get("method"), file=log)
     if "id" not in message:
         continue
     method = message.get("method")
@@ -896,20 +900,28 @@ async fn our_clients_are_told_when_a_mounted_servers_tools_change_whatever_era_i
         let mut client = Client::initialized(&server);
 
         let upstream = upstream.registry().expect("the upstream serves");
-        upstream.add_tool(named_tool("second")).unwrap();
+        // Added again until heard: a change made before the mount's stream of what its
+        // server sends is open reaches nobody.
         let mut id = 0;
         tokio::time::timeout(*PATIENCE, async {
-            loop {
-                let message = client.next().await;
-                if message["method"] != "notifications/tools/list_changed" {
-                    continue;
-                }
-                id += 1;
-                if listed(&mut client, id)
-                    .await
-                    .iter()
-                    .any(|name| name == "up_second")
-                {
+            for added in 0.. {
+                upstream
+                    .add_tool(named_tool(&format!("second{added}")))
+                    .unwrap();
+                let heard = tokio::time::timeout(Duration::from_millis(500), async {
+                    loop {
+                        let message = client.next().await;
+                        if message["method"] != "notifications/tools/list_changed" {
+                            continue;
+                        }
+                        id += 1;
+                        let names = listed(&mut client, id).await;
+                        if names.iter().any(|name| name.starts_with("up_second")) {
+                            return;
+                        }
+                    }
+                });
+                if heard.await.is_ok() {
                     return;
                 }
             }
@@ -938,16 +950,34 @@ async fn a_mount_held_to_one_era_speaks_only_it() {
     let script = files.0.join("server.py");
     std::fs::write(&script, PROMISE_BREAKER).unwrap();
     let command = format!("python3 '{}'", script.display());
-    let only_2026 = Mount::new("odd", &command).unwrap().handshake_era(false);
+    // Each mount's servers write what they were sent to a file of its own (a server the
+    // first started may still be ending while the second runs).
+    let logs = [
+        files.0.join("methods-2026"),
+        files.0.join("methods-handshake"),
+    ];
+    let methods = |at: usize| std::fs::read_to_string(&logs[at]).unwrap_or_default();
+    let only_2026 = Mount::new("odd", &command)
+        .unwrap()
+        .handshake_era(false)
+        .env("METHODS_LOG", logs[0].display().to_string());
     let (registry, tried) = started(only_2026).await;
     let why = tried.expect_err("held to 2026-07-28, the mount does not fall back");
     assert!(why.contains("`odd`"), "{why}");
     assert!(registry.get("odd_describe").is_none());
+    drop(registry);
+    assert!(methods(0).contains("server/discover"), "{}", methods(0));
+    assert!(!methods(0).contains("initialize"), "{}", methods(0));
 
-    let only_handshake = Mount::new("odd", &command).unwrap().handshake_era(true);
+    let only_handshake = Mount::new("odd", &command)
+        .unwrap()
+        .handshake_era(true)
+        .env("METHODS_LOG", logs[1].display().to_string());
     let (registry, tried) = started(only_handshake).await;
     tried.expect("the mount speaks the handshake era at once");
     assert!(registry.get("odd_describe").is_some());
+    assert!(methods(1).starts_with("initialize\n"), "{}", methods(1));
+    assert!(!methods(1).contains("server/discover"), "{}", methods(1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -987,4 +1017,50 @@ async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
         .answer(&rpc::request(4, "tasks/get", json!({"taskId": task})))
         .await;
     assert_eq!(status["result"]["status"], "completed", "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
+    use tool_runtime::ops::Rate;
+    use tool_tests::changing::{changing_server, named_tool};
+    let (upstream, url) = changing_server().await;
+    let hour = Duration::from_secs(3600);
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &url).unwrap())
+        .rate_limit("up_first", Rate::new(1, hour).unwrap())
+        .build()
+        .unwrap();
+    let registry = Arc::new(registry);
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+    let first = registry.call("up_first", json!({})).await;
+    assert!(first.error().is_none(), "{first:?}");
+
+    // The server's list changes: the mount reads it again and puts up_first back.
+    let upstream = upstream.registry().expect("the upstream serves");
+    tokio::time::timeout(*PATIENCE, async {
+        for added in 0.. {
+            let name = format!("second{added}");
+            upstream.add_tool(named_tool(&name)).unwrap();
+            let mounted = format!("up_{name}");
+            let relisted = tokio::time::timeout(Duration::from_millis(500), async {
+                while registry.get(&mounted).is_none() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
+            if relisted.await.is_ok() {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the mount read its server's list again");
+
+    let second = registry.call("up_first", json!({})).await;
+    let error = second
+        .error()
+        .expect("the limit of one an hour still counts the first call");
+    assert_eq!(error.status(), "rate_limited", "{error}");
 }

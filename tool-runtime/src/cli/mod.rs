@@ -304,7 +304,7 @@ impl Cli {
             Ok(matches) => matches,
             Err(error) => return usage_failure(error, &name),
         };
-        let command = match CommandLine::from_arg_matches(&matches) {
+        let mut command = match CommandLine::from_arg_matches(&matches) {
             Ok(CommandLine {
                 command: Some(command),
             }) => command,
@@ -314,6 +314,20 @@ impl Cli {
             }
             Err(error) => return usage_failure(error, &name),
         };
+        // A mounts file named by the environment is for the commands that serve or answer;
+        // one that lists, calls or checks mounts only what its own command line says, so
+        // that its output does not change with the shell it runs in.
+        let from_environment = matches.subcommand().is_some_and(|(_, given)| {
+            given.try_get_raw("mounts_file").is_ok()
+                && given.value_source("mounts_file") == Some(clap::parser::ValueSource::EnvVariable)
+        });
+        if let (
+            true,
+            Command::List { mounts, .. } | Command::Call { mounts, .. } | Command::Check { mounts },
+        ) = (from_environment, &mut command)
+        {
+            mounts.forget_file();
+        }
         let server_options = self.server_options.clone();
         let registry = match self.registry_for(&matches, &command, &name) {
             Ok(registry) => registry,

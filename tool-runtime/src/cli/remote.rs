@@ -26,6 +26,7 @@ pub(super) struct Mounts {
     /// A file of mounts, one PREFIX=SERVER per line, and the mounts' options as lines
     /// PREFIX.OPTION=VALUE (include, exclude, rename, scopes or timeout, each as its
     /// --mount-OPTION flag takes it); blank lines and lines starting with # are skipped.
+    /// MCP_MOUNTS_FILE names one for serve and answer only.
     #[arg(long, value_name = "PATH", env = "MCP_MOUNTS_FILE")]
     mounts_file: Option<PathBuf>,
     #[command(flatten)]
@@ -68,16 +69,23 @@ impl Mounts {
         !self.mounts.is_empty() || self.mounts_file.is_some()
     }
 
-    /// The first of the flags given that mount a server or say how, if any; the mounts
-    /// file is left out, as it may come from the environment.
+    /// The first of the flags given that mount a server or say how, if any.
     pub(super) fn given_flag(&self) -> Option<&'static str> {
         if !self.mounts.is_empty() {
             Some("--mount")
+        } else if self.mounts_file.is_some() {
+            Some("--mounts-file")
         } else {
             self.choices
                 .given_flag()
                 .or_else(|| self.access.given_flag())
         }
+    }
+
+    /// Leaves the mounts file out (one the environment named, for a command that takes
+    /// only what its command line says).
+    pub(super) fn forget_file(&mut self) {
+        self.mounts_file = None;
     }
 
     /// The file OAuth credentials are kept in, when given.
@@ -108,8 +116,7 @@ impl Mounts {
     #[cfg(not(feature = "client"))]
     pub(super) fn apply(&self, builder: RegistryBuilder) -> Result<RegistryBuilder, String> {
         self.specs()?;
-        let file = self.mounts_file.is_some().then_some("--mounts-file");
-        match self.given_flag().or(file) {
+        match self.given_flag() {
             Some(flag) => Err(super::missing::feature(flag, "client")),
             None => Ok(builder),
         }
@@ -141,7 +148,8 @@ pub(super) fn only_server(
 ) -> Result<Registry, String> {
     if let Some(flag) = mounts.given_flag() {
         return Err(format!(
-            "{flag} is for a server mounted beside this binary's tools, and --server works              on that server alone; give one or the other"
+            "{flag} is for a server mounted beside this binary's tools, and --server works on \
+             that server alone; give one or the other"
         ));
     }
     let mount = access.apply(

@@ -706,11 +706,18 @@ impl Client {
                 timeout,
                 logs: round.logs.clone(),
             };
+            let started = tokio::time::Instant::now();
             let raw = session.request_raw(method, &params, options).await?;
             if params.get("task").is_some() && session.era() == Era::Handshake {
+                // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
-                let statuses = round.statuses.as_ref();
-                let result = tasks::follow_handshake(self, &session, &raw, limit, statuses);
+                let following = tasks::Following {
+                    deadline: started + limit,
+                    limit,
+                    logs: round.logs.clone(),
+                    statuses: round.statuses.as_ref(),
+                };
+                let result = tasks::follow_handshake(self, &session, &raw, following);
                 return wire::read_result(method, &result.await?);
             }
             let read: T = wire::read_result(method, &raw)?;

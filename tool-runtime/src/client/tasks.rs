@@ -237,18 +237,34 @@ pub(crate) async fn follow(
     }
 }
 
+/// How a handshake-era task is followed: the call's deadline (and its limit, to say so),
+/// where the log messages sent while it is waited for go, and where its states go.
+pub(crate) struct Following<'a> {
+    pub(crate) deadline: tokio::time::Instant,
+    pub(crate) limit: Duration,
+    pub(crate) logs: Option<super::listener::Listener<super::Notification>>,
+    pub(crate) statuses: Option<&'a super::listener::Listener<RemoteTask>>,
+}
+
 /// Follows a handshake-era task the client asked for (a call with its `task` parameter),
 /// given the server's answer `created`: the call's result, which `tasks/result` gives once
-/// the task ends (waited for at most `limit`), or its error. A server that answered at
-/// once, with no task, gives that answer. The task's states go to `statuses` (the first,
-/// and the last); it is cancelled on the server when the future is dropped before.
+/// the task ends (waited for until the call's deadline), or its error. A server that
+/// answered at once, with no task, gives that answer. The task's states go to the
+/// statuses' listener (the first, and the last); it is cancelled on the server when the
+/// future is dropped before. (The task's progress is not followed: the server reports it
+/// under the call's progress token, whose request has ended.)
 pub(crate) async fn follow_handshake(
     client: &Client,
     session: &Arc<Session>,
     created: &RawValue,
-    limit: Duration,
-    statuses: Option<&super::listener::Listener<RemoteTask>>,
+    following: Following<'_>,
 ) -> Result<Box<RawValue>, ClientError> {
+    let Following {
+        deadline,
+        limit,
+        logs,
+        statuses,
+    } = following;
     let answer: Value = serde_json::from_str(created.get())
         .map_err(|error| ClientError::protocol(format!("its tools/call result: {error}")))?;
     let Some(task) = answer.get("task").cloned().and_then(RemoteTask::from_value) else {
@@ -262,8 +278,17 @@ pub(crate) async fn follow_handshake(
         session: Arc::clone(session),
         id: Some(task.id.clone()),
     };
+    let timed_out = || ClientError::TimedOut {
+        method: "tools/call".to_owned(),
+        after: limit,
+    };
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    if left.is_zero() {
+        return Err(timed_out());
+    }
     let options = super::session::RequestOptions {
-        timeout: Some(limit),
+        timeout: Some(left),
+        logs,
         ..Default::default()
     };
     let params = json!({"taskId": task.id});
@@ -271,12 +296,7 @@ pub(crate) async fn follow_handshake(
     let (status, ended) = match ended {
         Ok(result) => ("completed", Ok(result)),
         // The call's limit, not the request's: the task is cancelled as the guard drops.
-        Err(ClientError::TimedOut { .. }) => {
-            return Err(ClientError::TimedOut {
-                method: "tools/call".to_owned(),
-                after: limit,
-            })
-        }
+        Err(ClientError::TimedOut { .. }) => return Err(timed_out()),
         Err(error @ ClientError::Server { .. }) => ("failed", Err(error)),
         // The connection, not the task: it may run on, so it is still cancelled.
         Err(error) => return Err(error),

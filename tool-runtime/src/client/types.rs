@@ -60,8 +60,9 @@ impl RemoteTool {
     /// Whether a call may run as a task on the server, as a server of the handshake era
     /// says (`execution.taskSupport`): `forbidden`, `optional` or `required`; `None` when
     /// it says nothing (at 2026-07-28 a tool has no such field: the server makes a call a
-    /// task by itself). A tool that requires one is called as a task by
-    /// [`Client::call_tool`](super::Client::call_tool), and its result waited for.
+    /// task by itself). A tool that requires one, once [`Client::list_tools`](super::Client::list_tools)
+    /// has listed it, is called as a task by [`Client::call_tool`](super::Client::call_tool),
+    /// and its result waited for.
     pub fn task_support(&self) -> Option<&str> {
         self.raw["execution"]["taskSupport"].as_str()
     }

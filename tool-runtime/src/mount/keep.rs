@@ -29,6 +29,8 @@ struct Placed {
     /// The resources subscribed to on the server, so their updates reach this one's
     /// subscribers.
     subscribed: std::collections::BTreeSet<String>,
+    /// The names warned of as given for tools the server does not bring: once each.
+    warned: std::collections::BTreeSet<String>,
 }
 
 /// Keeps what `mount`'s server offers in the registry for as long as the registry lives;
@@ -157,6 +159,19 @@ async fn refresh(
         )
     })?;
     let mut tools = Vec::new();
+    let offered: Vec<&str> = listed.iter().map(|tool| tool.name.as_str()).collect();
+    for name in mount.tools_named() {
+        if !offered.contains(&name) && placed.warned.insert(name.to_owned()) {
+            let closest = tool_rules::closest(name, offered.iter().copied(), 0.7)
+                .map(|closest| format!(" (did you mean `{closest}`?)"));
+            tracing::warn!(
+                mount = %mount.prefix,
+                "the mount's scopes or approval name the tool `{name}`, which its server does \
+                 not list{}",
+                closest.unwrap_or_default()
+            );
+        }
+    }
     for remote in listed {
         let Some(local) = mount.local_name(&remote.name) else {
             continue;
@@ -179,6 +194,9 @@ async fn refresh(
     }
     placed.tools = added;
     for (name, closest) in registry.expected_of_mount(&mount.prefix) {
+        if !placed.warned.insert(name.clone()) {
+            continue;
+        }
         let closest = closest.map(|closest| format!(" (did you mean `{closest}`?)"));
         tracing::warn!(
             mount = %mount.prefix,

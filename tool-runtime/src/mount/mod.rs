@@ -179,6 +179,15 @@ impl Mount {
         self
     }
 
+    /// The server's tools named by [`tool_scopes`](Self::tool_scopes) or
+    /// [`approval`](Self::approval), each once.
+    fn tools_named(&self) -> std::collections::BTreeSet<&str> {
+        let scoped = self.tool_scopes.keys().map(String::as_str);
+        scoped
+            .chain(self.approval.iter().map(String::as_str))
+            .collect()
+    }
+
     /// The scopes a caller must hold to call the server's tool `name`: the mount's, then
     /// the tool's own, each once.
     fn scopes_of(&self, name: &str) -> Vec<String> {

@@ -133,7 +133,8 @@ impl RegistryBuilder {
     /// with an error result that says the limit and when to call again. Building fails when
     /// no tool has that name, unless it is under a mounted server's prefix (`docs_search`
     /// for the mount `docs`): that server's tools come once it is reached, and a limit
-    /// for a tool it does not bring is logged as a warning then.
+    /// for a tool it does not bring is logged as a warning then. A mounted tool keeps what
+    /// its limit has counted when its server's list is read again.
     pub fn rate_limit(mut self, name: impl Into<String>, rate: Rate) -> Self {
         self.rate_limits.push((name.into(), rate));
         self

@@ -331,12 +331,18 @@ impl Registry {
             runnables.push(runnable);
         }
         for name in replaced {
-            if dynamic.remove(name).is_some() {
+            let staying = tools.iter().any(|tool| tool.name() == name);
+            if dynamic.remove(name).is_some() && !staying {
                 self.set_rate_limit(name, None);
             }
         }
         for (DynamicTool { tool, .. }, runnable) in tools.into_iter().zip(runnables) {
-            self.set_rate_limit(tool.name(), self.rate_for(&tool));
+            // A tool put back in its own place (a mounted server's list read again) keeps
+            // what its limit has counted: reading the list anew must not reset it.
+            let rate = self.rate_for(&tool);
+            if self.limits.rate_limit_of(tool.name()) != rate {
+                self.set_rate_limit(tool.name(), rate);
+            }
             dynamic.insert(tool.name().to_owned(), Arc::new((tool, runnable)));
         }
         drop(dynamic);

@@ -138,3 +138,15 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
+
+/// The events of the audit trail in `logs`, a server's JSON log lines (`--log-format
+/// json`); a line that is not JSON fails the test.
+pub fn audit_events(logs: &str) -> Vec<serde_json::Value> {
+    logs.lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|_| panic!("a log line that is not JSON: {line}"))
+        })
+        .filter(|event| event["target"] == "tool_runtime::audit")
+        .collect()
+}

@@ -807,14 +807,6 @@ fn ctrl_c_cancels_the_call_and_exits_as_interrupted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The JSON lines of a log whose target is the audit trail's.
-fn audit_events(logs: &str) -> Vec<Value> {
-    logs.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["target"] == "tool_runtime::audit")
-        .collect()
-}
-
 #[test]
 fn a_gateway_holds_mounted_tools_to_its_budget_and_serves_them_on_rest_metrics_and_audit() {
     use tool_tests::http::{open_session, Request};
@@ -883,7 +875,7 @@ fn a_gateway_holds_mounted_tools_to_its_budget_and_serves_them_on_rest_metrics_a
         assert!(metrics.contains(line), "{line} in:\n{metrics}");
     }
     let logs = server.stop_and_read_logs();
-    let mut audited: Vec<String> = audit_events(&logs)
+    let mut audited: Vec<String> = tool_tests::logs::audit_events(&logs)
         .iter()
         .filter(|event| event["tool"] == "up_add")
         .map(|event| event["outcome"].as_str().unwrap_or("?").to_owned())

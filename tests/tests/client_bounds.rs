@@ -13,6 +13,25 @@ use tool_tests::PATIENCE;
 /// The size limit the tests give the client: small, so that a message over it is cheap.
 const LIMIT: usize = 64 * 1024;
 
+/// A client held to [`LIMIT`], patient as a test is.
+fn bounded() -> tool_runtime::client::ClientBuilder {
+    Client::builder()
+        .timeout(*PATIENCE)
+        .max_message_bytes(LIMIT)
+}
+
+/// Calls `huge`, whose answer is over [`LIMIT`]: refused, saying so.
+async fn refused_huge(client: &Client) {
+    let error = client
+        .call_tool("huge", json!({}))
+        .await
+        .expect_err("a message over the limit is refused");
+    assert!(
+        error.to_string().contains(&format!("over {LIMIT} bytes")),
+        "{error}"
+    );
+}
+
 /// A tool's description as the servers here list it.
 fn listed_tool(name: &str) -> Value {
     json!({"name": name, "inputSchema": {"type": "object"}})
@@ -102,9 +121,7 @@ async fn endless_over_http() -> (String, Counts) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_end_is_held_to_the_clients_bounds_and_the_client_goes_on() {
     let (url, counts) = endless_over_http().await;
-    let client = Client::builder()
-        .timeout(*PATIENCE)
-        .max_message_bytes(LIMIT)
+    let client = bounded()
         .connect(&url)
         .await
         .expect("the server connects at 2026-07-28");
@@ -140,14 +157,7 @@ async fn a_server_without_end_is_held_to_the_clients_bounds_and_the_client_goes_
         "no round past the bound sent"
     );
 
-    let error = client
-        .call_tool("huge", json!({}))
-        .await
-        .expect_err("a body over the limit is refused");
-    assert!(
-        error.to_string().contains(&format!("over {LIMIT} bytes")),
-        "{error}"
-    );
+    refused_huge(&client).await;
 
     let fine = client.call_tool("fine", json!({})).await.unwrap();
     assert_eq!(fine.text(), "fine", "the client goes on after each");
@@ -188,22 +198,13 @@ async fn a_line_over_the_limit_ends_that_connection_and_the_client_connects_agai
         script.display().to_string(),
         LIMIT.to_string(),
     ]);
-    let client = Client::builder()
-        .timeout(*PATIENCE)
-        .max_message_bytes(LIMIT)
+    let client = bounded()
         .connect_to(target)
         .await
         .expect("python3 runs the server");
 
     // A line cannot be skipped without reading it: the connection ends, saying why.
-    let error = client
-        .call_tool("huge", json!({}))
-        .await
-        .expect_err("a line over the limit is refused");
-    assert!(
-        error.to_string().contains(&format!("over {LIMIT} bytes")),
-        "{error}"
-    );
+    refused_huge(&client).await;
     // The next request starts the server again.
     let again = client.call_tool("fine", json!({})).await.unwrap();
     assert_eq!(again.text(), "fine");

@@ -888,7 +888,7 @@ async fn the_registrys_limits_layers_scopes_and_approval_hold_a_mounted_tool_by_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_clients_are_told_when_a_mounted_servers_tools_change_whatever_era_it_speaks() {
-    use tool_tests::changing::{changing_server, named_tool};
+    use tool_tests::changing::{add_until_seen, changing_server};
     for handshake in [true, false] {
         let era = format!("a mount in the handshake era {handshake}");
         let (upstream, url) = changing_server().await;
@@ -900,34 +900,22 @@ async fn our_clients_are_told_when_a_mounted_servers_tools_change_whatever_era_i
         let mut client = Client::initialized(&server);
 
         let upstream = upstream.registry().expect("the upstream serves");
-        // Added again until heard: a change made before the mount's stream of what its
-        // server sends is open reaches nobody.
+        // Told, then listing a tool the upstream added (any: an earlier one may be heard
+        // late).
         let mut id = 0;
-        tokio::time::timeout(*PATIENCE, async {
-            for added in 0.. {
-                upstream
-                    .add_tool(named_tool(&format!("second{added}")))
-                    .unwrap();
-                let heard = tokio::time::timeout(Duration::from_millis(500), async {
-                    loop {
-                        let message = client.next().await;
-                        if message["method"] != "notifications/tools/list_changed" {
-                            continue;
-                        }
-                        id += 1;
-                        let names = listed(&mut client, id).await;
-                        if names.iter().any(|name| name.starts_with("up_second")) {
-                            return;
-                        }
-                    }
-                });
-                if heard.await.is_ok() {
-                    return;
-                }
+        let told = format!("{era}: our client is told the list changed");
+        add_until_seen(&upstream, &told, async |_| loop {
+            let message = client.next().await;
+            if message["method"] != "notifications/tools/list_changed" {
+                continue;
+            }
+            id += 1;
+            let names = listed(&mut client, id).await;
+            if names.iter().any(|name| name.starts_with("up_second")) {
+                return;
             }
         })
-        .await
-        .unwrap_or_else(|_| panic!("{era}: our client is told the list changed"));
+        .await;
         upstream.remove_tool("first");
         until_gone(&mut client, "up_first").await;
     }
@@ -1022,7 +1010,7 @@ async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
     use tool_runtime::ops::Rate;
-    use tool_tests::changing::{changing_server, named_tool};
+    use tool_tests::changing::{add_until_seen, changing_server};
     let (upstream, url) = changing_server().await;
     let hour = Duration::from_secs(3600);
     let registry = Registry::builder()
@@ -1040,23 +1028,17 @@ async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
 
     // The server's list changes: the mount reads it again and puts up_first back.
     let upstream = upstream.registry().expect("the upstream serves");
-    tokio::time::timeout(*PATIENCE, async {
-        for added in 0.. {
-            let name = format!("second{added}");
-            upstream.add_tool(named_tool(&name)).unwrap();
+    add_until_seen(
+        &upstream,
+        "the mount read its server's list again",
+        async |name| {
             let mounted = format!("up_{name}");
-            let relisted = tokio::time::timeout(Duration::from_millis(500), async {
-                while registry.get(&mounted).is_none() {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            });
-            if relisted.await.is_ok() {
-                return;
+            while registry.get(&mounted).is_none() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
             }
-        }
-    })
-    .await
-    .expect("the mount read its server's list again");
+        },
+    )
+    .await;
 
     let second = registry.call("up_first", json!({})).await;
     let error = second

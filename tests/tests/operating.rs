@@ -9,16 +9,7 @@ use tool_tests::{messages, rpc, spawn_http, INITIALIZE};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ops-tools");
 
-/// The JSON lines of a log whose target is the audit trail's.
-fn audit_events(logs: &str) -> Vec<Value> {
-    logs.lines()
-        .map(|line| {
-            serde_json::from_str::<Value>(line)
-                .unwrap_or_else(|_| panic!("a log line that is not JSON: {line}"))
-        })
-        .filter(|event| event["target"] == "tool_runtime::audit")
-        .collect()
-}
+use tool_tests::logs::audit_events;
 
 /// Serves one stdio session of `requests` with `args`; gives stdout and stderr.
 fn stdio_session(args: &[&str], requests: &[&str]) -> (String, String) {

@@ -1,8 +1,8 @@
 //! The command line's way to other MCP servers: `--mount` (and `--mounts-file`) put another
 //! server's tools beside the binary's own for `serve`, `answer`, `check`, `list` and
-//! `call`; `--server` makes `list`
-//! and `call` work on another server's catalog instead of the binary's. A URL names a
-//! server over HTTP, anything else a command line to start over stdio.
+//! `call`; `--server` makes `list` and `call` work on another server's catalog instead of
+//! the binary's. A URL names a server over HTTP, anything else a command line to start
+//! over stdio.
 
 use super::access::ServerAccess;
 use super::mount_choices::{MountChoiceFlags, MountChoices};

@@ -486,7 +486,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        round: Round<'_>,
+        mut round: Round<'_>,
     ) -> Result<T, ClientError> {
         let (headers, needs_task) = match lock(&self.inner.tools).get(name) {
             // Arguments go in headers over HTTP only (a process's link has none).
@@ -499,13 +499,9 @@ impl Client {
             }
             None => (Vec::new(), false),
         };
-        let mut params = named_params(name, arguments);
-        // In the handshake era a tool that requires a task is called as one, and its
-        // result waited for (at 2026-07-28 the server makes a call a task by itself).
-        if needs_task && self.session().await?.era() == Era::Handshake {
-            params["task"] = json!({});
-        }
-        self.rounds("tools/call", params, headers, round).await
+        round.as_task = needs_task;
+        self.rounds("tools/call", named_params(name, arguments), headers, round)
+            .await
     }
 
     /// Every prompt of the server, all pages read.
@@ -699,6 +695,12 @@ impl Client {
         let asked = round.asked.unwrap_or(&*session.handler);
         let timeout = round.timeout.or(self.timeout);
         let mut params = params;
+        // In the handshake era a call asked as a task says so, and its result is waited for
+        // (at 2026-07-28 the server makes a call a task by itself).
+        let as_task = round.as_task && session.era() == Era::Handshake;
+        if as_task {
+            params["task"] = json!({});
+        }
         for _ in 0..MOST_ROUNDS {
             let options = RequestOptions {
                 progress: round.progress.clone(),
@@ -708,7 +710,7 @@ impl Client {
             };
             let started = tokio::time::Instant::now();
             let raw = session.request_raw(method, &params, options).await?;
-            if params.get("task").is_some() && session.era() == Era::Handshake {
+            if as_task {
                 // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
                 let following = tasks::Following {
@@ -793,6 +795,9 @@ pub(crate) struct Round<'a> {
     pub(crate) asked: Option<&'a dyn ClientHandler>,
     pub(crate) logs: Option<listener::Listener<Notification>>,
     pub(crate) statuses: Option<listener::Listener<tasks::RemoteTask>>,
+    /// Whether the call is asked as a task (the tool requires one): what the handshake era
+    /// needs said.
+    pub(crate) as_task: bool,
 }
 
 /// Passes what `session` is told on to the client's listeners, for as long as it lasts.

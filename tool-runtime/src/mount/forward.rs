@@ -200,6 +200,7 @@ impl Relay {
             asked: Some(&caller),
             logs: Some(pass_logs(&context, &hearing)),
             statuses: Some(pass_statuses(&context, &hearing)),
+            ..Round::default()
         };
         // A call cancelled here is given up there at once: dropping it tells the server.
         let cancellation = context.scope().map(|scope| scope.cancellation.clone());

@@ -303,10 +303,12 @@ impl RegistryBuilder {
     /// once the registry is served (or [`Registry::start_mounts`] is called).
     pub fn mount(self, mount: Mount) -> Self {
         let prefix = mount.prefix.clone();
-        self.mounted_under(&prefix)
-            .on_start(Box::new(move |registry: &Arc<Registry>| {
+        self.on_start(
+            &prefix,
+            Box::new(move |registry: &Arc<Registry>| {
                 Box::pin(mount.start(registry)) as crate::registry::Ready
-            }))
+            }),
+        )
     }
 }
 

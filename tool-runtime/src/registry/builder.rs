@@ -81,9 +81,9 @@ pub struct RegistryBuilder {
     /// Whether an agent loop keeps a model's almost-JSON arguments as they came (refused)
     /// rather than repairing them.
     no_argument_repair: bool,
-    /// What starts once the registry is shared on a runtime (mounted servers).
+    /// What starts once the registry is shared on a runtime: its mounted servers, by the
+    /// prefix their tools come under.
     starters: Vec<super::Starter>,
-    /// The prefixes the mounted servers' tools will come under.
     mounted_prefixes: Vec<String>,
     /// The layers around calls, in the order given.
     layers: crate::layers::Stages,
@@ -311,18 +311,13 @@ impl RegistryBuilder {
         self
     }
 
-    /// Expects tools under `prefix` from a mounted server: a rate limit or a layer named
-    /// for one is taken on trust when the registry is built, and held to the server's list
+    /// Runs `starter`, a mounted server whose tools come under `prefix`, once the registry
+    /// is shared on a runtime (see `Registry::start`). Until then a rate limit or a layer
+    /// named for a tool under `prefix` is taken on trust, and held to the server's list
     /// once it comes.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn mounted_under(mut self, prefix: &str) -> Self {
+    pub(crate) fn on_start(mut self, prefix: &str, starter: super::Starter) -> Self {
         self.mounted_prefixes.push(prefix.to_owned());
-        self
-    }
-
-    /// Runs `starter` once the registry is shared on a runtime (see `Registry::start`).
-    #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn on_start(mut self, starter: super::Starter) -> Self {
         self.starters.push(starter);
         self
     }
@@ -398,7 +393,6 @@ impl RegistryBuilder {
             shared: std::sync::OnceLock::new(),
             repair_arguments: !self.no_argument_repair,
             handle: self.handle,
-            grows: !self.starters.is_empty(),
             mounted_prefixes: self.mounted_prefixes,
             starters: std::sync::Mutex::new(self.starters),
             background: std::sync::Mutex::default(),

@@ -94,8 +94,6 @@ pub struct Registry {
     handle: RegistryHandle,
     /// What starts once the registry is shared on a runtime; taken by the first start.
     starters: std::sync::Mutex<Vec<Starter>>,
-    /// Whether something started will add entries (a mount).
-    grows: bool,
     /// The prefixes of the mounted servers' tools (empty for a mount that takes its
     /// server's names as they are).
     mounted_prefixes: Vec<String>,
@@ -181,7 +179,7 @@ impl Registry {
     /// Whether the registry gets entries once started (it mounts other servers): a server
     /// over it offers every list and announces their changes.
     pub(crate) fn grows_when_started(&self) -> bool {
-        self.grows
+        !self.mounted_prefixes.is_empty()
     }
 
     /// Has `closer` run when the registry's connections are closed.

@@ -56,10 +56,15 @@ impl Registry {
 mod tests {
     use crate::registry::RegistryBuilder;
 
+    /// A mount's starter for a registry that is never started.
+    fn never_started() -> crate::registry::Starter {
+        Box::new(|_| Box::pin(async { Ok(()) }))
+    }
+
     #[test]
     fn only_names_under_a_mounts_prefix_may_be_mounted() {
         let registry = RegistryBuilder::default()
-            .mounted_under("docs")
+            .on_start("docs", never_started())
             .build_without_statics()
             .unwrap();
         assert!(registry.may_be_mounted("docs_search"));
@@ -67,7 +72,7 @@ mod tests {
         assert!(!registry.may_be_mounted("docs"));
         assert!(!registry.may_be_mounted("web_search"));
         let whole = RegistryBuilder::default()
-            .mounted_under("")
+            .on_start("", never_started())
             .build_without_statics()
             .unwrap();
         assert!(whole.may_be_mounted("anything"));
@@ -77,9 +82,9 @@ mod tests {
     fn a_name_is_expected_of_the_mount_with_the_longest_prefix_it_is_under() {
         let limit = crate::ops::Rate::new(1, std::time::Duration::from_secs(60)).unwrap();
         let registry = RegistryBuilder::default()
-            .mounted_under("docs")
-            .mounted_under("docs_v2")
-            .mounted_under("")
+            .on_start("docs", never_started())
+            .on_start("docs_v2", never_started())
+            .on_start("", never_started())
             .rate_limit("docs_v2_search", limit)
             .rate_limit("docs_fetch", limit)
             .rate_limit("other", limit)

@@ -1130,10 +1130,21 @@ async fn at_2025_11_25_a_tool_error_fails_the_task_and_each_connection_lists_its
     let mut client = Client::initialized(&server);
 
     let failing = start_core_task(&mut client, 1, "instant_failure", json!({})).await;
-    let endless = start_core_task(&mut client, 2, "long_job", json!({"seconds": 30})).await;
+    client.send(&rpc::task_call(2, "long_job", json!({"seconds": 30})));
+    // Two messages come, in either order (the first task fails as the second starts): the
+    // answer that makes the second task, and the first's failure announced.
+    let (mut created, mut announced) = (None, None);
+    for _ in 0..2 {
+        let message = client.next().await;
+        match message.get("id") {
+            Some(_) => created = Some(message),
+            None => announced = Some(message),
+        }
+    }
+    let endless = core_task_id(&created.expect("the second task made"));
 
     // The failure is announced, and tasks/result gives the call's own error result.
-    let status = client.next().await;
+    let status = announced.expect("the failure announced");
     assert_eq!(status["method"], "notifications/tasks/status", "{status}");
     assert_eq!(
         (

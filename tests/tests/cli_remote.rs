@@ -385,6 +385,46 @@ fn list_and_call_with_mounts_work_on_the_binarys_tools_and_the_mounted_ones_toge
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_held_to_an_era_by_the_mounts_file_speaks_only_it() {
+    let upstream = tool_tests::spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    let dir = work_dir("mount-era");
+    let file = dir.join("mounts");
+    for (era, sent, never) in [
+        ("2025-11-25", "initialize", "server/discover"),
+        ("2026-07-28", "server/discover", "initialize"),
+    ] {
+        // A tap of its own per era: what the mount sent is counted from nothing.
+        let tap = tool_tests::tap::Tap::before(upstream.port).await;
+        std::fs::write(
+            &file,
+            format!(
+                "up=http://127.0.0.1:{}/mcp\nup.era = {era}\nup.include = add\n",
+                tap.port
+            ),
+        )
+        .unwrap();
+        let file = file.to_str().unwrap().to_owned();
+        let output = tokio::task::spawn_blocking(move || {
+            run(
+                &["list", "--mounts-file", &file, "--format", "openai-chat"],
+                "",
+            )
+        })
+        .await
+        .unwrap();
+        assert!(output.status.success(), "{era}: {}", text(&output.stderr));
+        assert!(
+            exported_names(&output.stdout).contains(&"up_add".to_owned()),
+            "{era}: {}",
+            text(&output.stdout)
+        );
+        assert!(tap.sent_method(sent) >= 1, "{era}: the mount sent {sent}");
+        assert_eq!(tap.sent_method(never), 0, "{era}: the mount sent {never}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_mount_option_written_wrong_is_refused_saying_where() {
     let dir = work_dir("mount-options-wrong");
@@ -396,7 +436,7 @@ fn a_mount_option_written_wrong_is_refused_saying_where() {
     .unwrap();
     let stdio = format!("up={}", upstream_command());
     let file_place = format!("{}, line 3", file.display());
-    let cases: [(Vec<&str>, &str); 4] = [
+    let cases: [(Vec<&str>, &str); 6] = [
         (
             vec!["--mounts-file", file.to_str().unwrap()],
             "a mount has no option `exclud`",
@@ -409,6 +449,14 @@ fn a_mount_option_written_wrong_is_refused_saying_where() {
         (
             vec!["--mount", &stdio, "--mount-timeout", "up=soon"],
             "a duration such as 30s or 2m, not \"soon\"",
+        ),
+        (
+            vec!["--mount", &stdio, "--mount-era", "up=2025"],
+            "--mount-era \"up=2025\": the era of `up` is 2025-11-25 or 2026-07-28, not \"2025\"",
+        ),
+        (
+            vec!["--mount", &stdio, "--mount-tool-scopes", "up=add"],
+            "tool-scopes of `up` is TOOL=SCOPE,SCOPE..., not \"add\"",
         ),
     ];
     for (arguments, reason) in cases {

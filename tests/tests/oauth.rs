@@ -344,6 +344,87 @@ fn a_call_the_token_does_not_permit_is_403_naming_every_scope_the_tool_requires(
 }
 
 #[test]
+fn scopes_given_a_mount_on_the_command_line_hold_its_tools_whole_and_one_by_one() {
+    let key = SigningKey::ed25519("k1");
+    let keys = KeyFile::new("mount-scopes", &[&key]);
+    let upstream = format!("up={} serve", env!("CARGO_BIN_EXE_upstream-tools"));
+    let mut server = serve(
+        &keys,
+        &[
+            "--mount",
+            &upstream,
+            "--mount-scopes",
+            "up=up:read",
+            "--mount-tool-scopes",
+            "up=add=up:write, up:admin",
+            // A name the server does not list is warned of, with the one it may have meant.
+            "--mount-tool-scopes",
+            "up=ad=up:write",
+        ],
+    );
+    let reader = key.sign(&claims(ISSUER, RESOURCE, "ada", "up:read"));
+    let session = initialize(server.port, &reader);
+    tool_tests::wait_until("the mounted tools are listed", || {
+        listed_tools(server.port, &reader, &session).contains(&"up_add".to_owned())
+    });
+    let call = |token: &str, session: &str, name: &str, arguments: Value| {
+        post(
+            server.port,
+            Some(token),
+            Some(session),
+            &rpc::call(1, name, arguments),
+        )
+    };
+    // The answer among the messages of a call's stream (the tool's log messages come first).
+    let answer = |reply: &Reply| {
+        messages(&reply.body)
+            .into_iter()
+            .find(|message| message["id"] == 1)
+            .unwrap_or_else(|| panic!("an answer: {reply:?}"))
+    };
+    let sum = json!({"a": 40, "b": 2});
+
+    // The mount's scope lets a reader call the tools that ask for no more.
+    let answered = call(&reader, &session, "up_chatty", json!({}));
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answer(&answered)["result"]["content"][0]["text"], "done");
+    // `add` asks for its own scopes beyond the mount's, named with them in the refusal.
+    let refused = call(&reader, &session, "up_add", sum.clone());
+    assert_eq!(refused.status, 403, "{refused:?}");
+    let message = "tool 'up_add' requires the scopes up:read up:write up:admin; this client's \
+                   access token does not grant them, so the tool was not called. The user must \
+                   authorize them first";
+    assert_eq!(answer(&refused)["error"]["message"], message);
+
+    let writer = key.sign(&claims(
+        ISSUER,
+        RESOURCE,
+        "ada",
+        "up:read up:write up:admin",
+    ));
+    let session = initialize(server.port, &writer);
+    let answered = call(&writer, &session, "up_add", sum);
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answer(&answered)["result"]["content"][0]["text"], "42");
+
+    // Without the mount's scope, none of its tools is called.
+    let stranger = key.sign(&claims(ISSUER, RESOURCE, "eve", "notes:read"));
+    let session = initialize(server.port, &stranger);
+    let refused = call(&stranger, &session, "up_chatty", json!({}));
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(
+        answer(&refused)["error"]["message"],
+        "tool 'up_chatty' requires the scope up:read; this client's access token does not \
+         grant it, so the tool was not called. The user must authorize it first"
+    );
+
+    let logs = server.stop_and_read_logs();
+    let warning = "the mount's scopes or approval name the tool `ad`, which its server does not \
+                   list (did you mean `add`?)";
+    assert_eq!(logs.matches(warning).count(), 1, "{logs}");
+}
+
+#[test]
 fn a_broader_scope_grants_the_narrower_ones_it_implies() {
     let key = SigningKey::ed25519("k1");
     let keys = KeyFile::new("implied", &[&key]);

@@ -1,12 +1,17 @@
 //! What the command line chooses of each mount beyond where its server is: which tools
-//! (`include`, `exclude`), under which names (`rename`), and what a call through it needs
-//! (`scopes`, `timeout`), from `--mount-...` flags or from option lines of the mounts file.
+//! (`include`, `exclude`), under which names (`rename`), what a call through it needs
+//! (`scopes`, `tool-scopes`, `timeout`) and which protocol era its server is spoken to in
+//! (`era`), from `--mount-...` flags or from option lines of the mounts file.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// The options a mount takes, as the flags and the mounts file name them.
-const OPTIONS: &str = "include, exclude, rename, scopes, timeout";
+const OPTIONS: &str = "include, exclude, rename, scopes, tool-scopes, timeout, era";
+
+/// The protocol versions `era` takes: the handshake era's newest, and the one served per
+/// request.
+const ERAS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 /// The choices given on the command line, per mount.
 #[derive(clap::Args, Debug, Default)]
@@ -27,10 +32,21 @@ pub(super) struct MountChoiceFlags {
     /// PREFIX=SCOPE,SCOPE... (repeatable; the scopes given for one mount add up).
     #[arg(long = "mount-scopes", value_name = "PREFIX=SCOPES")]
     scopes: Vec<String>,
+    /// The OAuth scopes a caller's token must grant to call one tool of the mount PREFIX
+    /// (by its name on the server), beyond the mount's: PREFIX=TOOL=SCOPE,SCOPE...
+    /// (repeatable; the scopes given for one tool add up).
+    #[arg(long = "mount-tool-scopes", value_name = "PREFIX=TOOL=SCOPES")]
+    tool_scopes: Vec<String>,
     /// The time limit of every call through the mount PREFIX: PREFIX=DURATION, e.g.
     /// docs=30s (repeatable).
     #[arg(long = "mount-timeout", value_name = "PREFIX=DURATION")]
     timeout: Vec<String>,
+    /// Speak to the mount PREFIX's server in one protocol era only: PREFIX=2025-11-25
+    /// (initialize and a session, for a server whose newer protocol misbehaves) or
+    /// PREFIX=2026-07-28 (never falling back). Unless given, 2026-07-28 is tried first and
+    /// the handshake era is fallen back to.
+    #[arg(long = "mount-era", value_name = "PREFIX=VERSION")]
+    era: Vec<String>,
 }
 
 /// One choice of a mount.
@@ -42,7 +58,10 @@ enum Choice {
     Exclude(Vec<String>),
     Rename(Vec<(String, String)>),
     Scopes(Vec<String>),
+    ToolScopes(String, Vec<String>),
     Timeout(Duration),
+    /// Whether the server is spoken to in the handshake era only (else 2026-07-28 only).
+    Era(bool),
 }
 
 /// Every choice given, by the prefix of the mount it is for, each with where it was given
@@ -61,7 +80,9 @@ impl MountChoiceFlags {
             ("exclude", &self.exclude),
             ("rename", &self.rename),
             ("scopes", &self.scopes),
+            ("tool-scopes", &self.tool_scopes),
             ("timeout", &self.timeout),
+            ("era", &self.era),
         ];
         for (option, entries) in flags {
             for entry in entries {
@@ -82,7 +103,9 @@ impl MountChoiceFlags {
             ("--mount-exclude", &self.exclude),
             ("--mount-rename", &self.rename),
             ("--mount-scopes", &self.scopes),
+            ("--mount-tool-scopes", &self.tool_scopes),
             ("--mount-timeout", &self.timeout),
+            ("--mount-era", &self.era),
         ]
         .into_iter()
         .find_map(|(flag, entries)| (!entries.is_empty()).then_some(flag))
@@ -102,14 +125,19 @@ impl MountChoices {
         let choice =
             parse(prefix, option.trim(), value.trim()).map_err(|why| format!("{place}: {why}"))?;
         let given = self.given.entry(prefix.to_owned()).or_default();
-        // Lists add up; a mount has one time limit.
-        if let Choice::Timeout(_) = choice {
+        // Lists add up; a mount has one time limit and one era.
+        let once = |choice: &Choice| match choice {
+            Choice::Timeout(_) => Some("a timeout"),
+            Choice::Era(_) => Some("an era"),
+            _ => None,
+        };
+        if let Some(what) = once(&choice) {
             if let Some((_, first)) = given
                 .iter()
-                .find(|(earlier, _)| matches!(earlier, Choice::Timeout(_)))
+                .find(|(earlier, _)| once(earlier) == Some(what))
             {
                 return Err(format!(
-                    "{place}: the mount `{prefix}` is given a timeout twice (first by {first}); \
+                    "{place}: the mount `{prefix}` is given {what} twice (first by {first}); \
                      give it one"
                 ));
             }
@@ -137,7 +165,9 @@ impl MountChoices {
                     scopes.get_or_insert_default().extend(more);
                     mount
                 }
+                Choice::ToolScopes(name, needed) => mount.tool_scopes(name, needed),
                 Choice::Timeout(limit) => mount.timeout(limit),
+                Choice::Era(handshake) => mount.handshake_era(handshake),
             };
         }
         if let Some(include) = include {
@@ -203,17 +233,28 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
             }
             Ok(Choice::Rename(pairs))
         }
-        "scopes" => {
-            let scopes: Vec<String> = value
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .filter(|scope| !scope.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if scopes.is_empty() {
-                return Err(format!("scopes of `{prefix}` names no scope"));
-            }
-            Ok(Choice::Scopes(scopes))
+        "scopes" => scopes(value)
+            .map(Choice::Scopes)
+            .ok_or_else(|| format!("scopes of `{prefix}` names no scope")),
+        "tool-scopes" => {
+            let (name, listed) = value
+                .split_once('=')
+                .map(|(name, listed)| (name.trim(), listed))
+                .filter(|(name, _)| !name.is_empty())
+                .ok_or_else(|| {
+                    format!("tool-scopes of `{prefix}` is TOOL=SCOPE,SCOPE..., not {value:?}")
+                })?;
+            let scopes = scopes(listed)
+                .ok_or_else(|| format!("tool-scopes of `{prefix}` for `{name}` names no scope"))?;
+            Ok(Choice::ToolScopes(name.to_owned(), scopes))
         }
+        "era" => match ERAS.iter().position(|era| *era == value) {
+            Some(at) => Ok(Choice::Era(at == 0)),
+            None => Err(format!(
+                "the era of `{prefix}` is {} or {}, not {value:?}",
+                ERAS[0], ERAS[1]
+            )),
+        },
         "timeout" => super::args::parse_delay(value)
             .ok()
             .filter(|limit| !limit.is_zero())
@@ -223,6 +264,17 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
             }),
         other => Err(format!("a mount has no option `{other}`; it has {OPTIONS}")),
     }
+}
+
+/// The scopes listed in `value`, separated by commas or spaces (as a token's `scope` claim
+/// separates them); `None` when there are none.
+fn scopes(value: &str) -> Option<Vec<String>> {
+    let scopes: Vec<String> = value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|scope| !scope.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!scopes.is_empty()).then_some(scopes)
 }
 
 /// The entries of a comma-separated list, trimmed, empty ones left out.
@@ -267,9 +319,18 @@ mod tests {
             ]))
         );
         assert_eq!(
+            one("tool-scopes", "update_page = docs:write, docs:admin"),
+            Ok(Choice::ToolScopes(
+                "update_page".into(),
+                vec!["docs:write".into(), "docs:admin".into()]
+            ))
+        );
+        assert_eq!(
             one("timeout", "90s"),
             Ok(Choice::Timeout(Duration::from_secs(90)))
         );
+        assert_eq!(one("era", "2025-11-25"), Ok(Choice::Era(true)));
+        assert_eq!(one("era", "2026-07-28"), Ok(Choice::Era(false)));
     }
 
     #[test]
@@ -288,6 +349,22 @@ mod tests {
         );
         refused("scopes", "  ", "names no scope");
         refused(
+            "tool-scopes",
+            "docs:write",
+            "tool-scopes of `docs` is TOOL=SCOPE,SCOPE..., not \"docs:write\"",
+        );
+        refused("tool-scopes", "=docs:write", "is TOOL=SCOPE,SCOPE...");
+        refused(
+            "tool-scopes",
+            "update_page= ,",
+            "tool-scopes of `docs` for `update_page` names no scope",
+        );
+        refused(
+            "era",
+            "2025-06-18",
+            "the era of `docs` is 2025-11-25 or 2026-07-28, not \"2025-06-18\"",
+        );
+        refused(
             "timeout",
             "soon",
             "a duration such as 30s or 2m, not \"soon\"",
@@ -296,7 +373,29 @@ mod tests {
         refused(
             "inclde",
             "a",
-            "a mount has no option `inclde`; it has include, exclude",
+            "a mount has no option `inclde`; it has include, exclude, rename, scopes, \
+             tool-scopes, timeout, era",
+        );
+    }
+
+    #[test]
+    fn a_second_era_for_one_mount_is_refused_naming_the_first() {
+        let mut choices = MountChoices::default();
+        choices
+            .add("docs", "era", "2025-11-25", "mounts.txt, line 2")
+            .unwrap();
+        let why = choices
+            .add(
+                "docs",
+                "era",
+                "2026-07-28",
+                "--mount-era \"docs=2026-07-28\"",
+            )
+            .unwrap_err();
+        assert_eq!(
+            why,
+            "--mount-era \"docs=2026-07-28\": the mount `docs` is given an era twice (first \
+             by mounts.txt, line 2); give it one"
         );
     }
 

@@ -24,8 +24,9 @@ pub(super) struct Mounts {
     #[arg(long = "mount", value_name = "PREFIX=SERVER")]
     mounts: Vec<String>,
     /// A file of mounts, one PREFIX=SERVER per line, and the mounts' options as lines
-    /// PREFIX.OPTION=VALUE (include, exclude, rename, scopes or timeout, each as its
-    /// --mount-OPTION flag takes it); blank lines and lines starting with # are skipped.
+    /// PREFIX.OPTION=VALUE (include, exclude, rename, scopes, tool-scopes, timeout or era,
+    /// each as its --mount-OPTION flag takes it); blank lines and lines starting with # are
+    /// skipped.
     /// MCP_MOUNTS_FILE names one for serve and answer only.
     #[arg(long, value_name = "PATH", env = "MCP_MOUNTS_FILE")]
     mounts_file: Option<PathBuf>,
@@ -124,7 +125,8 @@ impl Mounts {
 }
 
 /// A line `PREFIX.OPTION=VALUE` of the mounts file, read: a prefix has no dot (it starts
-/// tool names) and an option is a lowercase word, so no mount (`PREFIX=SERVER`) reads as one.
+/// tool names) and an option is a lowercase word (hyphens inside), so no mount
+/// (`PREFIX=SERVER`) reads as one.
 fn option_line(line: &str) -> Option<(&str, &str, &str)> {
     let (key, value) = line.split_once('=')?;
     let (prefix, option) = key.trim().split_once('.')?;
@@ -133,7 +135,10 @@ fn option_line(line: &str) -> Option<(&str, &str, &str)> {
             .bytes()
             .enumerate()
             .all(|(at, byte)| tool_rules::is_name_byte(byte, at == 0));
-    let word = !option.is_empty() && option.bytes().all(|byte| byte.is_ascii_lowercase());
+    let word = option.starts_with(|c: char| c.is_ascii_lowercase())
+        && option
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte == b'-');
     (named && word).then_some((prefix, option, value))
 }
 
@@ -254,10 +259,15 @@ mod tests {
             option_line("my-docs.timeout=30s"),
             Some(("my-docs", "timeout", "30s"))
         );
+        assert_eq!(
+            option_line("docs.tool-scopes = update_page=docs:write"),
+            Some(("docs", "tool-scopes", " update_page=docs:write"))
+        );
         // Mounts, whatever dots their servers have.
         assert_eq!(option_line("docs=https://docs.example.com/mcp"), None);
         assert_eq!(option_line("py=python3 server.py --port=8.0"), None);
         assert_eq!(option_line("docs http://a.b/mcp?x=1"), None);
         assert_eq!(option_line(".exclude=a"), None);
+        assert_eq!(option_line("docs.-era=2025-11-25"), None);
     }
 }

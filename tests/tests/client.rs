@@ -1334,6 +1334,59 @@ async fn a_question_a_task_asks_while_it_runs_is_answered_every_way() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_handshake_era_a_tasks_progress_reaches_the_call_that_made_it() {
+    // The call is answered as soon as the task is made; the task reports its progress
+    // later, under the call's token. It is released only once it is listed, so its
+    // progress comes after that answer. (At 2026-07-28 a task's state is read with
+    // `tasks/get`, its message saying what it does.)
+    let handshake = true;
+    for over in [Over::Stdio, Over::Http] {
+        let way = format!("{over:?}");
+        let upstream = upstream(over);
+        let handler = Answers {
+            name: json!("Ada"),
+            asked: Default::default(),
+        };
+        let client = connect(&upstream, handshake, Some(Box::new(handler))).await;
+        client.list_tools().await.unwrap();
+        let files = WorkFiles::new(&format!("task-progress-{over:?}-{handshake}"));
+        let release = files.arguments(0)["release"].clone();
+        let (progress, mut reported) = tokio::sync::mpsc::unbounded_channel();
+        let calling = tokio::spawn({
+            let client = client.clone();
+            async move {
+                let arguments = json!({"release": release});
+                client
+                    .call("task_greet", arguments, Some(progress), None)
+                    .await
+            }
+        });
+        wait_for(&format!("{way}: the task is made"), async || {
+            let listed = client.request("tasks/list", json!({})).await;
+            listed.is_ok_and(|listed| {
+                listed["tasks"]
+                    .as_array()
+                    .is_some_and(|tasks| !tasks.is_empty())
+            })
+        })
+        .await;
+        files.release();
+        let step = tokio::time::timeout(*PATIENCE, reported.recv())
+            .await
+            .unwrap_or_else(|_| panic!("{way}: the task's progress came"))
+            .expect("the task's progress came before its call ended");
+        assert_eq!(step.message.as_deref(), Some("asking the name"), "{way}");
+        assert_eq!((step.progress, step.total), (1.0, Some(2.0)), "{way}");
+        let greeting = calling
+            .await
+            .unwrap()
+            .unwrap_or_else(|error| panic!("{way}: {error}"));
+        assert_eq!(greeting.text(), "hello Ada", "{way}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_2026_a_call_the_server_turns_into_a_task_is_followed_to_its_result() {
     use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};
     use tool_runtime::tasks::TaskOptions;

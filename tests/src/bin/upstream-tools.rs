@@ -91,12 +91,17 @@ async fn greet(ctx: CallContext) -> Result<String, String> {
 }
 
 /// Greet the user as a task only, asking their name once `release` exists (a path): the
-/// question is asked while the task runs.
+/// question is asked, and progress reported, while the task runs.
 #[tool(task = "required")]
-async fn task_greet(release: String, ctx: CallContext) -> Result<String, String> {
+async fn task_greet(
+    release: String,
+    progress: Progress,
+    ctx: CallContext,
+) -> Result<String, String> {
     while !std::path::Path::new(&release).exists() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    progress.report(1.0, Some(2.0), Some("asking the name"));
     greet(ctx).await
 }
 

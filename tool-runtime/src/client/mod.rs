@@ -701,12 +701,16 @@ impl Client {
         if as_task {
             params["task"] = json!({});
         }
+        // The task reports its progress under the call's token until it ends, after the
+        // call's answer (which only made it).
+        let kept_progress = (as_task && round.progress.is_some()).then(|| session.keep_progress());
         for _ in 0..MOST_ROUNDS {
             let options = RequestOptions {
                 progress: round.progress.clone(),
                 headers: headers.clone(),
                 timeout,
                 logs: round.logs.clone(),
+                kept_progress: kept_progress.as_ref().map(|kept| kept.id()),
             };
             let started = tokio::time::Instant::now();
             let raw = session.request_raw(method, &params, options).await?;

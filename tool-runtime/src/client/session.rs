@@ -42,6 +42,30 @@ pub(crate) struct RequestOptions {
     /// Where the log messages sent on its own stream go (HTTP); elsewhere, and without
     /// this, to the client's listeners.
     pub(crate) logs: Option<Listener<Notification>>,
+    /// The id kept for it by [`Session::keep_progress`]: its progress goes on being
+    /// followed after its answer, for as long as that is held.
+    pub(crate) kept_progress: Option<u64>,
+}
+
+/// A request's progress followed beyond its answer (a handshake-era task reports its
+/// progress under the token of the call that made it, for as long as the task runs): the
+/// request's id, reserved, and its progress listener dropped when this is.
+pub(crate) struct KeptProgress {
+    session: Arc<Session>,
+    id: u64,
+}
+
+impl KeptProgress {
+    /// The id the request is to be sent with.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for KeptProgress {
+    fn drop(&mut self) {
+        lock(&self.session.progress).remove(&self.id);
+    }
 }
 
 /// Why a request got no result.
@@ -168,6 +192,15 @@ impl Session {
         crate::sync::read(&self.speaker).era()
     }
 
+    /// An id for a request whose progress is followed beyond its answer, until what this
+    /// gives is dropped (give it as [`RequestOptions::kept_progress`]).
+    pub(crate) fn keep_progress(self: &Arc<Self>) -> KeptProgress {
+        KeptProgress {
+            session: Arc::clone(self),
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
     /// Whether the transport is gone.
     pub(crate) fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Acquire)
@@ -291,7 +324,9 @@ impl Session {
             let why = lock(&self.death).clone();
             return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = options
+            .kept_progress
+            .unwrap_or_else(|| self.next_id.fetch_add(1, Ordering::Relaxed));
         #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
         let mut added = wire::Added {
             // The request's id is its progress token: unique among the requests running,
@@ -325,7 +360,8 @@ impl Session {
         let mut guard = InFlight {
             session: Arc::clone(self),
             id,
-            follows_progress: added.progress_token.is_some(),
+            // A kept request's listener is dropped with what keeps it, not with the request.
+            follows_progress: added.progress_token.is_some() && options.kept_progress.is_none(),
             method: method.to_owned(),
             sent: None,
             answer: answered,

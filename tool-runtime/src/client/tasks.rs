@@ -251,8 +251,9 @@ pub(crate) struct Following<'a> {
 /// the task ends (waited for until the call's deadline), or its error. A server that
 /// answered at once, with no task, gives that answer. The task's states go to the
 /// statuses' listener (the first, and the last); it is cancelled on the server when the
-/// future is dropped before. (The task's progress is not followed: the server reports it
-/// under the call's progress token, whose request has ended.)
+/// future is dropped before. Its progress, which the server reports under the call's
+/// progress token, goes where the call's went (the caller keeps that token's listener for
+/// as long as this runs).
 pub(crate) async fn follow_handshake(
     client: &Client,
     session: &Arc<Session>,

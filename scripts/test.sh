@@ -61,7 +61,8 @@ typescript_sdk() { node tests/clients/typescript_clients.mjs "$binaries/conforma
 providers() { "$CLIENT_PYTHON" tests/clients/provider_types.py "$binaries/agent-tools" tests/golden/agent; }
 openapi() { "$CLIENT_PYTHON" tests/clients/openapi_check.py "$binaries/agent-tools"; }
 catalog_page() {
-    "$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/page-tools" "$CONFORMANCE_DIR/axe-core/axe.min.js"
+    "$CLIENT_PYTHON" tests/clients/catalog_page.py "$binaries/page-tools" "$CONFORMANCE_DIR/axe-core/axe.min.js" \
+        "$binaries/upstream-tools"
 }
 upstreams() {
     "$CLIENT_PYTHON" tests/clients/upstreams.py "$binaries/workspace-tools" "$bench_binaries/rmcp-example" \

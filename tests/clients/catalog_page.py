@@ -7,9 +7,10 @@ Markdown with nothing executable let through; each parameter's own doc; forms bu
 the schema (choices, checkboxes, nested objects, lists, a JSON box only for open schemas),
 filled by an example in one click; calls that show formatted results, images, resource
 links, progress and tool errors; prompts got and resources read from the page; a copy
-button; keyboard use; no axe-core violation of serious or critical impact.
+button; keyboard use; no axe-core violation of serious or critical impact; another MCP
+server's tools mounted beside the binary's own, shown and called from the page like them.
 
-Usage: catalog_page.py <page-tools binary> <axe.min.js>
+Usage: catalog_page.py <page-tools binary> <axe.min.js> <upstream-tools binary>
        catalog_page.py --screenshots <dir> <tool to try> <binary> [options before `serve`...]
 """
 
@@ -313,6 +314,39 @@ def check_keyboard(page):
           and driver.switch_to.active_element.get_attribute("id") == "get_weather--city")
 
 
+def check_mounted(driver, binary, upstream):
+    """The page of `binary` serving `upstream`'s tools under the prefix `up`: their cards,
+    forms built from the schemas their server gave, and calls that go through to it."""
+    server, port = serve_http([binary, "serve", "--mount", f"up={upstream} serve"])
+    base = f"http://127.0.0.1:{port}"
+    page = Page(driver, base)
+    try:
+        # The mount connects once the server runs: the page lists what is mounted when it
+        # is loaded, so it is loaded again until the mounted tools are in.
+        def mounted(_):
+            driver.get(f"{base}/")
+            return page.finds("#tool-up_add")
+        WebDriverWait(driver, WAIT, poll_frequency=0.5).until(mounted)
+        add = page.card("tool", "up_add")
+        check("a mounted tool's card shows its server's description",
+              "Add two integers." in add.text, add.text)
+        check("and a form built from its server's schema (numbers for its integers)",
+              driver.find_element(By.ID, "up_add--a").get_attribute("inputmode") == "decimal")
+        check("beside the binary's own tools", page.finds("#tool-get_weather") != [])
+        driver.find_element(By.ID, "up_add--a").send_keys("40")
+        driver.find_element(By.ID, "up_add--b").send_keys("2")
+        kind, title, text = page.submit(add)
+        check("a mounted tool is called from the page through its server", "ok" in kind and "42" in text,
+              (kind, text))
+        broken = page.card("tool", "up_broken")
+        kind, title, text = page.submit(broken)
+        check("a mounted tool's error is shown as the tool's error", "error" in kind
+              and title == "The tool reported an error" and "failed on purpose" in text, (kind, title, text))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def background(driver):
     return driver.execute_script("return getComputedStyle(document.documentElement).backgroundColor;")
 
@@ -363,7 +397,7 @@ def main():
     if sys.argv[1] == "--screenshots":
         screenshots(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
         return
-    binary, axe_path = sys.argv[1], sys.argv[2]
+    binary, axe_path, upstream = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(axe_path, encoding="utf-8") as source:
         axe_source = source.read()
     server, port = serve(binary, [])
@@ -392,6 +426,7 @@ def main():
                 page.axe(axe_source, "dark, with results shown")
                 scheme(driver, "light")
                 check_keyboard(page)
+                check_mounted(driver, binary, upstream)
                 # Refused calls are logged as failed requests (network); anything else
                 # severe (a script error, a blocked resource) fails the test.
                 errors = [entry for entry in driver.get_log("browser")

@@ -1,8 +1,8 @@
 //! Three replicas behind a real HAProxy (round robin per request, the deployment's own
 //! configuration), sharing a real Redis: a replica killed mid-task, every replica
 //! restarted, one client's rate across replicas, a replica that hangs, a rolling restart
-//! under load, Redis stopped under load, and a read-only tool's kept answer made once for
-//! all replicas.
+//! under load, Redis stopped under load, a read-only tool's kept answer made once for all
+//! replicas, and a mounted server's tools served by each, their tasks read through any.
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,10 +49,15 @@ fn poll(
 /// one that stays a call (the store did not keep the task) would wait for the gate, so
 /// past [`PATIENCE`] the gate is opened and the test fails with the answer it then gets.
 fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
+    start_held_with(cluster, tool, json!({"gate": gate.path()}), gate)
+}
+
+/// [`start_held`] with the tool's own `arguments`, which hold it at `gate`.
+fn start_held_with(cluster: &Cluster, tool: &str, arguments: Value, gate: &FileGate) -> String {
     let request = rpc::per_request(
         1,
         "tools/call",
-        json!({"name": tool, "arguments": {"gate": gate.path()}}),
+        json!({"name": tool, "arguments": arguments}),
         with_tasks(),
     );
     // The client's trace, which the call's span (and a run of its task elsewhere) joins.
@@ -340,6 +345,59 @@ fn one_client_is_held_to_its_rate_across_replicas() {
         admitted >= 30.0,
         "admitted {admitted} calls in {elapsed:.2}s: less than the burst"
     );
+}
+
+#[test]
+fn every_replica_serves_a_mounted_server_and_its_tasks_are_read_through_any() {
+    let upstream = format!("up={} serve", env!("CARGO_BIN_EXE_upstream-tools"));
+    let cluster = Cluster::start(BINARY, &["--mount", &upstream]);
+    // Each replica mounts the server itself (a process of its own): each serves its tools
+    // once its mount is in.
+    for port in cluster.replica_ports() {
+        let add = rpc::per_request(
+            1,
+            "tools/call",
+            json!({"name": "up_add", "arguments": {"a": 2, "b": 3}}),
+            json!({}),
+        );
+        wait_until(&format!("the replica on {port} serves up_add"), || {
+            let reply = Request::mcp(&add).send(port).message();
+            reply["result"]["content"][0]["text"] == "5"
+        });
+    }
+
+    // A mounted call that waits becomes a task of the replica it reached, kept in the
+    // shared store: every replica reads it while it runs, and once it ended.
+    let gate = FileGate::new("mounted-task");
+    let arguments = json!({
+        "steps": 1,
+        "release": format!("{}/release", gate.path()),
+        "cancelled": format!("{}/cancelled", gate.path()),
+    });
+    let task = start_held_with(&cluster, "up_work", arguments, &gate);
+    let get = rpc::per_request(3, "tasks/get", json!({"taskId": task}), with_tasks());
+    for port in cluster.replica_ports() {
+        let seen = Request::mcp(&get).send(port).message();
+        assert_eq!(
+            seen["result"]["status"], "working",
+            "replica on {port}: {seen}"
+        );
+    }
+    gate.release();
+    poll(&cluster, &task, "completing", |t| {
+        t["result"]["status"] == "completed"
+    });
+    for port in cluster.replica_ports() {
+        let seen = Request::mcp(&get).send(port).message();
+        assert_eq!(
+            seen["result"]["status"], "completed",
+            "replica on {port}: {seen}"
+        );
+        assert_eq!(
+            seen["result"]["result"]["content"][0]["text"], "released",
+            "replica on {port}: {seen}"
+        );
+    }
 }
 
 /// Sends `SIGSTOP` to a process and, when dropped, `SIGCONT`: a replica that hangs (no

@@ -1335,10 +1335,11 @@ async fn a_question_a_task_asks_while_it_runs_is_answered_every_way() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_handshake_era_a_tasks_progress_reaches_the_call_that_made_it() {
-    // The call is answered as soon as the task is made; the task reports its progress
-    // later, under the call's token. It is released only once it is listed, so its
-    // progress comes after that answer. (At 2026-07-28 a task's state is read with
-    // `tasks/get`, its message saying what it does.)
+    // The call is answered as soon as the task is made; the task asks its question once
+    // released (only once it is listed), while its result is waited for, and reports
+    // its progress once answered: after the call's answer, under the call's token. (At
+    // 2026-07-28 a task's state is read with `tasks/get`, its message saying what it
+    // does.)
     let handshake = true;
     for over in [Over::Stdio, Over::Http] {
         let way = format!("{over:?}");
@@ -1375,8 +1376,8 @@ async fn in_the_handshake_era_a_tasks_progress_reaches_the_call_that_made_it() {
             .await
             .unwrap_or_else(|_| panic!("{way}: the task's progress came"))
             .expect("the task's progress came before its call ended");
-        assert_eq!(step.message.as_deref(), Some("asking the name"), "{way}");
-        assert_eq!((step.progress, step.total), (1.0, Some(2.0)), "{way}");
+        assert_eq!(step.message.as_deref(), Some("greeted"), "{way}");
+        assert_eq!((step.progress, step.total), (1.0, Some(1.0)), "{way}");
         let greeting = calling
             .await
             .unwrap()

@@ -1008,6 +1008,62 @@ async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_era_upstream_tasks_progress_and_question_reach_the_caller_of_this_task() {
+    // Two tasks in a row: the caller's here, and the one the mount makes on its server.
+    // Each call is answered as its task is made; the upstream asks its question once
+    // released, while the mount waits for the task's result, and reports its progress
+    // once answered: both come to the caller of this server's task (the progress under
+    // the token of the call that made it).
+    let mount = Mount::new("up", &stdio_upstream())
+        .unwrap()
+        .handshake_era(true);
+    let registry = Registry::builder().mount(mount).build().unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::new(&server);
+    client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
+    next_but_list_changes(&mut client).await;
+    client.send(&rpc::notification("notifications/initialized", json!({})));
+    until_listed(&mut client, "up_task_greet").await;
+
+    let files = WorkFiles::new("task-progress");
+    let params = json!({
+        "name": "up_task_greet",
+        "arguments": {"release": files.0.join("release")},
+        "task": {},
+        "_meta": {"progressToken": "greeting"},
+    });
+    let created = client.answer(&rpc::request(2, "tools/call", params)).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task was made: {created}"))
+        .to_owned();
+    std::fs::write(files.0.join("release"), b"go").unwrap();
+    client.send(&rpc::request(3, "tasks/result", json!({"taskId": task})));
+    let mut progress = Vec::new();
+    let result = loop {
+        let message = next_but_list_changes(&mut client).await;
+        match message["method"].as_str() {
+            Some("notifications/progress") => progress.push(message["params"].clone()),
+            Some("elicitation/create") => {
+                let name = json!({"action": "accept", "content": {"name": "Ada"}});
+                client.send(&rpc::respond(&message["id"], name));
+            }
+            _ if message["id"] == 3 => break message,
+            _ => {}
+        }
+    };
+    assert_eq!(text(&result), "hello Ada", "{result}");
+    assert!(
+        progress
+            .iter()
+            .any(|step| step["progressToken"] == "greeting"
+                && step["progress"] == 1.0
+                && step["message"] == "greeted"),
+        "the upstream task's progress came to the caller: {progress:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
     use tool_runtime::ops::Rate;
     use tool_tests::changing::{add_until_seen, changing_server};

@@ -91,7 +91,7 @@ async fn greet(ctx: CallContext) -> Result<String, String> {
 }
 
 /// Greet the user as a task only, asking their name once `release` exists (a path): the
-/// question is asked, and progress reported, while the task runs.
+/// question is asked while the task runs, and progress reported once it is answered.
 #[tool(task = "required")]
 async fn task_greet(
     release: String,
@@ -101,8 +101,9 @@ async fn task_greet(
     while !std::path::Path::new(&release).exists() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    progress.report(1.0, Some(2.0), Some("asking the name"));
-    greet(ctx).await
+    let greeting = greet(ctx).await;
+    progress.report(1.0, Some(1.0), Some("greeted"));
+    greeting
 }
 
 /// Send the user to a page to sign in, and say whether they went.

@@ -36,8 +36,8 @@ stage "the README's own-crate steps, run as written in a new crate" bash scripts
 
 clients_setup() {
     bash scripts/client-env.sh >"$state/client-env"
-    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools --bin traced-tools --bin traced-agent \
-        -p workspace-tools
+    cargo build --quiet -p examples --bin conformance-server -p tool-tests --bin ops-tools --bin agent-tools --bin page-tools \
+        --bin upstream-tools --bin traced-tools --bin traced-agent -p workspace-tools
     # rmcp's example server (the bench's), one of the servers our client and mounts reach.
     cargo build --quiet --manifest-path bench/Cargo.toml -p bench-rmcp --bin rmcp-example
 }

@@ -1383,6 +1383,9 @@ async fn in_the_handshake_era_a_tasks_progress_reaches_the_call_that_made_it() {
             .unwrap()
             .unwrap_or_else(|error| panic!("{way}: {error}"));
         assert_eq!(greeting.text(), "hello Ada", "{way}");
+        // And its listener is let go once the task ended (the channel closes).
+        let closed = tokio::time::timeout(*PATIENCE, reported.recv()).await;
+        assert!(matches!(closed, Ok(None)), "{way}: {closed:?}");
         client.close().await;
     }
 }

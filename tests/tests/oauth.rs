@@ -355,6 +355,9 @@ fn scopes_given_a_mount_on_the_command_line_hold_its_tools_whole_and_one_by_one(
             &upstream,
             "--mount-scopes",
             "up=up:read",
+            // Given twice (a flag and a mounts file, say), a scope is one requirement.
+            "--mount-scopes",
+            "up=up:read",
             "--mount-tool-scopes",
             "up=add=up:write, up:admin",
             // A name the server does not list is warned of, with the one it may have meant.

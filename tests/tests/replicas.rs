@@ -45,14 +45,16 @@ fn poll(
 }
 
 /// Starts a task of `tool` (`slow_lookup`, `slow_job`) held at `gate`, so that it surely
-/// still runs when the server decides whether the call becomes a task; its id. The call must become a task:
-/// one that stays a call (the store did not keep the task) would wait for the gate, so
-/// past [`PATIENCE`] the gate is opened and the test fails with the answer it then gets.
+/// still runs when the server decides whether the call becomes a task; its id. The call
+/// must become a task: one that stays a call (the store did not keep the task) would wait
+/// for the gate, so past [`PATIENCE`] the gate is opened and the test fails with the
+/// answer it then gets.
 fn start_held(cluster: &Cluster, tool: &str, gate: &FileGate) -> String {
     start_held_with(cluster, tool, json!({"gate": gate.path()}), gate)
 }
 
-/// [`start_held`] with the tool's own `arguments`, which hold it at `gate`.
+/// [`start_held`] of any tool (a mounted one, say), with its own `arguments`, which hold
+/// it at `gate`.
 fn start_held_with(cluster: &Cluster, tool: &str, arguments: Value, gate: &FileGate) -> String {
     let request = rpc::per_request(
         1,

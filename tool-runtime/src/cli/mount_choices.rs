@@ -7,7 +7,15 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// The options a mount takes, as the flags and the mounts file name them.
-const OPTIONS: &str = "include, exclude, rename, scopes, tool-scopes, timeout, era";
+const OPTIONS: [&str; 7] = [
+    "include",
+    "exclude",
+    "rename",
+    "scopes",
+    "tool-scopes",
+    "timeout",
+    "era",
+];
 
 /// The protocol versions `era` takes: the handshake era's newest, and the one served per
 /// request.
@@ -234,19 +242,21 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
             Ok(Choice::Rename(pairs))
         }
         "scopes" => scopes(value)
-            .map(Choice::Scopes)
-            .ok_or_else(|| format!("scopes of `{prefix}` names no scope")),
+            .ok_or_else(|| format!("scopes of `{prefix}` names no scope"))?
+            .map(Choice::Scopes),
         "tool-scopes" => {
+            // A server's tool names are its own (dots and all): only a name no server
+            // gives, empty or spaced, is refused here.
             let (name, listed) = value
                 .split_once('=')
                 .map(|(name, listed)| (name.trim(), listed))
-                .filter(|(name, _)| !name.is_empty())
+                .filter(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
                 .ok_or_else(|| {
                     format!("tool-scopes of `{prefix}` is TOOL=SCOPE,SCOPE..., not {value:?}")
                 })?;
             let scopes = scopes(listed)
                 .ok_or_else(|| format!("tool-scopes of `{prefix}` for `{name}` names no scope"))?;
-            Ok(Choice::ToolScopes(name.to_owned(), scopes))
+            Ok(Choice::ToolScopes(name.to_owned(), scopes?))
         }
         "era" => match ERAS.iter().position(|era| *era == value) {
             Some(at) => Ok(Choice::Era(at == 0)),
@@ -262,19 +272,37 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
             .ok_or_else(|| {
                 format!("the timeout of `{prefix}` is a duration such as 30s or 2m, not {value:?}")
             }),
-        other => Err(format!("a mount has no option `{other}`; it has {OPTIONS}")),
+        other => {
+            let meant = tool_rules::closest(other, OPTIONS, 0.7)
+                .map(|meant| format!(" (did you mean `{meant}`?)"))
+                .unwrap_or_default();
+            Err(format!(
+                "a mount has no option `{other}`{meant}; it has {}",
+                OPTIONS.join(", ")
+            ))
+        }
     }
 }
 
 /// The scopes listed in `value`, separated by commas or spaces (as a token's `scope` claim
-/// separates them); `None` when there are none.
-fn scopes(value: &str) -> Option<Vec<String>> {
-    let scopes: Vec<String> = value
+/// separates them), each one a token can carry; `None` when there are none.
+fn scopes(value: &str) -> Option<Result<Vec<String>, String>> {
+    let scopes: Vec<&str> = value
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|scope| !scope.is_empty())
-        .map(str::to_owned)
         .collect();
-    (!scopes.is_empty()).then_some(scopes)
+    if scopes.is_empty() {
+        return None;
+    }
+    let checked = scopes
+        .into_iter()
+        .map(|scope| {
+            tool_rules::check_scope(scope)
+                .map(|()| scope.to_owned())
+                .map_err(|why| format!("the scope {scope:?} cannot be granted: {why}"))
+        })
+        .collect();
+    Some(checked)
 }
 
 /// The entries of a comma-separated list, trimmed, empty ones left out.
@@ -349,6 +377,16 @@ mod tests {
         );
         refused("scopes", "  ", "names no scope");
         refused(
+            "scopes",
+            "docs:read, \"admin\"",
+            "the scope \"\\\"admin\\\"\" cannot be granted",
+        );
+        refused(
+            "tool-scopes",
+            "update page=docs:write",
+            "tool-scopes of `docs` is TOOL=SCOPE,SCOPE..., not \"update page=docs:write\"",
+        );
+        refused(
             "tool-scopes",
             "docs:write",
             "tool-scopes of `docs` is TOOL=SCOPE,SCOPE..., not \"docs:write\"",
@@ -371,10 +409,15 @@ mod tests {
         );
         refused("timeout", "0", "not \"0\"");
         refused(
+            "tool_scopes",
+            "a=b",
+            "a mount has no option `tool_scopes` (did you mean `tool-scopes`?)",
+        );
+        refused(
             "inclde",
             "a",
-            "a mount has no option `inclde`; it has include, exclude, rename, scopes, \
-             tool-scopes, timeout, era",
+            "a mount has no option `inclde` (did you mean `include`?); it has include, \
+             exclude, rename, scopes, tool-scopes, timeout, era",
         );
     }
 

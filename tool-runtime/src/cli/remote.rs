@@ -125,8 +125,8 @@ impl Mounts {
 }
 
 /// A line `PREFIX.OPTION=VALUE` of the mounts file, read: a prefix has no dot (it starts
-/// tool names) and an option is a lowercase word (hyphens inside), so no mount
-/// (`PREFIX=SERVER`) reads as one.
+/// tool names) and an option is a lowercase word (hyphens or underscores after its first
+/// letter), so no mount (`PREFIX=SERVER`) reads as one.
 fn option_line(line: &str) -> Option<(&str, &str, &str)> {
     let (key, value) = line.split_once('=')?;
     let (prefix, option) = key.trim().split_once('.')?;
@@ -135,10 +135,12 @@ fn option_line(line: &str) -> Option<(&str, &str, &str)> {
             .bytes()
             .enumerate()
             .all(|(at, byte)| tool_rules::is_name_byte(byte, at == 0));
+    // Underscores too, though no option has one: `docs.tool_scopes` is then told the
+    // option it may mean rather than read as a mount named `docs.tool_scopes`.
     let word = option.starts_with(|c: char| c.is_ascii_lowercase())
         && option
             .bytes()
-            .all(|byte| byte.is_ascii_lowercase() || byte == b'-');
+            .all(|byte| byte.is_ascii_lowercase() || byte == b'-' || byte == b'_');
     (named && word).then_some((prefix, option, value))
 }
 
@@ -269,5 +271,9 @@ mod tests {
         assert_eq!(option_line("docs http://a.b/mcp?x=1"), None);
         assert_eq!(option_line(".exclude=a"), None);
         assert_eq!(option_line("docs.-era=2025-11-25"), None);
+        assert_eq!(
+            option_line("docs.tool_scopes=a=b"),
+            Some(("docs", "tool_scopes", "a=b"))
+        );
     }
 }

@@ -42,8 +42,9 @@ pub(crate) struct RequestOptions {
     /// Where the log messages sent on its own stream go (HTTP); elsewhere, and without
     /// this, to the client's listeners.
     pub(crate) logs: Option<Listener<Notification>>,
-    /// The id kept for it by [`Session::keep_progress`]: its progress goes on being
-    /// followed after its answer, for as long as that is held.
+    /// The id kept for it by [`Session::keep_progress`] ([`KeptProgress::id`]): its
+    /// progress goes on being followed after its answer, for as long as that is held (so
+    /// it must outlive the request: its drop is what removes the listener).
     pub(crate) kept_progress: Option<u64>,
 }
 
@@ -590,7 +591,8 @@ fn traced_outcome(span: &tracing::Span, outcome: &Result<Box<RawValue>, ClientEr
 struct InFlight {
     session: Arc<Session>,
     id: u64,
-    /// Whether the request's progress is followed (its id is its progress token).
+    /// Whether the request's progress listener goes with it (one kept beyond it by a
+    /// [`KeptProgress`] goes with that).
     follows_progress: bool,
     method: String,
     /// What the transport keeps of the request while it runs (an HTTP exchange, stopped on

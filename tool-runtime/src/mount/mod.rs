@@ -57,6 +57,17 @@ pub struct Mount {
     handshake_era: Option<bool>,
 }
 
+/// Adds each of `scopes` to `to` unless it is there: a scope named twice (by a flag and the
+/// mounts file, say) is one requirement, not a list a tool's scopes are refused for.
+fn add_once(to: &mut Vec<String>, scopes: impl IntoIterator<Item = impl Into<String>>) {
+    for scope in scopes {
+        let scope = scope.into();
+        if !to.contains(&scope) {
+            to.push(scope);
+        }
+    }
+}
+
 /// The variables a process the mount starts is given; debug output names them only (their
 /// values are secrets, as often as not).
 #[derive(Clone, Default)]
@@ -140,9 +151,11 @@ impl Mount {
         self
     }
 
-    /// The OAuth scopes a caller's token must grant to call any tool of the mount.
+    /// The OAuth scopes a caller's token must grant to call any tool of the mount (a scope
+    /// named twice counts once).
     pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes = Vec::new();
+        add_once(&mut self.scopes, scopes);
         self
     }
 
@@ -164,11 +177,7 @@ impl Mount {
         name: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        let scopes = scopes.into_iter().map(Into::into);
-        self.tool_scopes
-            .entry(name.into())
-            .or_default()
-            .extend(scopes);
+        add_once(self.tool_scopes.entry(name.into()).or_default(), scopes);
         self
     }
 

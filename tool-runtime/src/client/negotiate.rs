@@ -84,7 +84,21 @@ pub(super) async fn connect(
         Some(Era::PerRequest) => discover(&session, true).await.map(|_| ()),
         None => match discover(&session, false).await? {
             true => Ok(()),
-            false => initialize(&session).await,
+            false => match initialize(&session).await {
+                // A server slower to answer `server/discover` than the client waited (a
+                // process still starting on a busy machine) answered it all the same, and
+                // serves 2026-07-28 on this connection from then on: it refuses the
+                // handshake with the version error. Asked again, it answers at once.
+                Err(refused) if refuses_version(&refused) => {
+                    crate::sync::write(&session.speaker)
+                        .speak(Era::PerRequest, STATELESS_VERSIONS[0].to_owned());
+                    discover(&session, true)
+                        .await
+                        .map(|_| ())
+                        .map_err(|_| refused)
+                }
+                agreed => agreed,
+            },
         },
     };
     match agreed {
@@ -232,6 +246,11 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
         let _ = tokio::time::timeout(session.timeout.min(LISTEN_PATIENCE), opened).await;
     }
     Ok(())
+}
+
+/// Whether `error` is the server's refusal of the protocol version asked for.
+fn refuses_version(error: &ClientError) -> bool {
+    matches!(error, ClientError::Server { code, .. } if *code == code::UNSUPPORTED_PROTOCOL_VERSION)
 }
 
 /// Keeps what the server said of itself.

@@ -95,7 +95,10 @@ pub(super) async fn connect(
                     discover(&session, true)
                         .await
                         .map(|_| ())
-                        .map_err(|_| refused)
+                        .map_err(|again| {
+                            tracing::warn!(error = %again, "asked again, the server did not agree to 2026-07-28 either");
+                            refused
+                        })
                 }
                 agreed => agreed,
             },

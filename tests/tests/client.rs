@@ -1390,62 +1390,6 @@ async fn in_the_handshake_era_a_tasks_progress_reaches_the_call_that_made_it() {
     }
 }
 
-/// A server over stdio, in Python's standard library, that answers `server/discover` only
-/// after `sys.argv[1]` seconds (a process still starting), and from then on refuses the
-/// handshake: it serves 2026-07-28 on this connection.
-const SLOW_TO_DISCOVER: &str = r#"
-import json, sys, time
-delay = float(sys.argv[1])
-discovered = False
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    method = message.get("method")
-    if method == "server/discover":
-        if not discovered:
-            time.sleep(delay)
-        discovered = True
-        result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "slow", "version": "1"}}
-    elif method == "initialize" and discovered:
-        error = {"code": -32022, "message": "connection is serving the 2026-07-28 protocol",
-                 "data": {"supported": ["2026-07-28"]}}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
-        continue
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "called"}]}
-    else:
-        error = {"code": -32601, "message": "no such method"}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"#;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_answers_discover_after_the_client_stopped_waiting_is_spoken_to_at_2026() {
-    let script = std::env::temp_dir().join(format!("tool-tests-slow-{}.py", std::process::id()));
-    std::fs::write(&script, SLOW_TO_DISCOVER).unwrap();
-    // The client waits 2 s for `server/discover` (its limit, below the usual patience for
-    // it), then sends `initialize`; the server answers discover after 3 s, then refuses
-    // initialize at once (a second into its 2 s).
-    let target = Target::Command(vec![
-        "python3".to_owned(),
-        script.display().to_string(),
-        "3".to_owned(),
-    ]);
-    let client = Client::builder()
-        .timeout(Duration::from_secs(2))
-        .connect_to(target)
-        .await
-        .expect("the client falls back, is refused, and asks again");
-    assert_eq!(client.protocol_version().await.unwrap(), "2026-07-28");
-    let called = client.call_tool("anything", json!({})).await.unwrap();
-    assert_eq!(called.text(), "called");
-    client.close().await;
-    let _ = std::fs::remove_file(&script);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_2026_a_call_the_server_turns_into_a_task_is_followed_to_its_result() {
     use tool_runtime::mcp::{McpServer, ServerInfo, ServerOptions};

@@ -84,24 +84,7 @@ pub(super) async fn connect(
         Some(Era::PerRequest) => discover(&session, true).await.map(|_| ()),
         None => match discover(&session, false).await? {
             true => Ok(()),
-            false => match initialize(&session).await {
-                // A server slower to answer `server/discover` than the client waited (a
-                // process still starting on a busy machine) answered it all the same, and
-                // serves 2026-07-28 on this connection from then on: it refuses the
-                // handshake with the version error. Asked again, it answers at once.
-                Err(refused) if refuses_version(&refused) => {
-                    crate::sync::write(&session.speaker)
-                        .speak(Era::PerRequest, STATELESS_VERSIONS[0].to_owned());
-                    discover(&session, true)
-                        .await
-                        .map(|_| ())
-                        .map_err(|again| {
-                            tracing::warn!(error = %again, "asked again, the server did not agree to 2026-07-28 either");
-                            refused
-                        })
-                }
-                agreed => agreed,
-            },
+            false => initialize(&session).await,
         },
     };
     match agreed {
@@ -249,11 +232,6 @@ async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
         let _ = tokio::time::timeout(session.timeout.min(LISTEN_PATIENCE), opened).await;
     }
     Ok(())
-}
-
-/// Whether `error` is the server's refusal of the protocol version asked for.
-fn refuses_version(error: &ClientError) -> bool {
-    matches!(error, ClientError::Server { code, .. } if *code == code::UNSUPPORTED_PROTOCOL_VERSION)
 }
 
 /// Keeps what the server said of itself.

@@ -19,7 +19,10 @@ const OPTIONS: [&str; 7] = [
 
 /// The protocol versions `era` takes: the handshake era's newest, and the one served per
 /// request.
-const ERAS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+const ERAS: [&str; 2] = [
+    crate::mcp::HANDSHAKE_VERSIONS[0],
+    crate::mcp::STATELESS_VERSIONS[0],
+];
 
 /// The choices given on the command line, per mount.
 #[derive(clap::Args, Debug, Default)]
@@ -241,9 +244,9 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
             }
             Ok(Choice::Rename(pairs))
         }
-        "scopes" => scopes(value)
-            .ok_or_else(|| format!("scopes of `{prefix}` names no scope"))?
-            .map(Choice::Scopes),
+        "scopes" => {
+            scopes(value, || format!("scopes of `{prefix}` names no scope")).map(Choice::Scopes)
+        }
         "tool-scopes" => {
             // A server's tool names are its own (dots and all): only a name no server
             // gives, empty or spaced, is refused here.
@@ -254,9 +257,10 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
                 .ok_or_else(|| {
                     format!("tool-scopes of `{prefix}` is TOOL=SCOPE,SCOPE..., not {value:?}")
                 })?;
-            let scopes = scopes(listed)
-                .ok_or_else(|| format!("tool-scopes of `{prefix}` for `{name}` names no scope"))?;
-            Ok(Choice::ToolScopes(name.to_owned(), scopes?))
+            let scopes = scopes(listed, || {
+                format!("tool-scopes of `{prefix}` for `{name}` names no scope")
+            })?;
+            Ok(Choice::ToolScopes(name.to_owned(), scopes))
         }
         "era" => match ERAS.iter().position(|era| *era == value) {
             Some(at) => Ok(Choice::Era(at == 0)),
@@ -285,24 +289,22 @@ fn parse(prefix: &str, option: &str, value: &str) -> Result<Choice, String> {
 }
 
 /// The scopes listed in `value`, separated by commas or spaces (as a token's `scope` claim
-/// separates them), each one a token can carry; `None` when there are none.
-fn scopes(value: &str) -> Option<Result<Vec<String>, String>> {
-    let scopes: Vec<&str> = value
+/// separates them), each one a token can carry; `none` says what is wrong when there are
+/// none.
+fn scopes(value: &str, none: impl FnOnce() -> String) -> Result<Vec<String>, String> {
+    let scopes: Vec<String> = value
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|scope| !scope.is_empty())
-        .collect();
-    if scopes.is_empty() {
-        return None;
-    }
-    let checked = scopes
-        .into_iter()
         .map(|scope| {
             tool_rules::check_scope(scope)
                 .map(|()| scope.to_owned())
                 .map_err(|why| format!("the scope {scope:?} cannot be granted: {why}"))
         })
-        .collect();
-    Some(checked)
+        .collect::<Result<_, _>>()?;
+    if scopes.is_empty() {
+        return Err(none());
+    }
+    Ok(scopes)
 }
 
 /// The entries of a comma-separated list, trimmed, empty ones left out.

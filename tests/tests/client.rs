@@ -271,6 +271,75 @@ async fn a_server_that_never_takes_a_notification_cannot_hold_up_the_connect() {
     }
 }
 
+/// A server over stdio, in Python's standard library, that says nothing to
+/// `server/discover` until it has read another request. `late`: one of 2026-07-28 slow to
+/// answer (it answers `server/discover` then, and refuses `initialize` as a connection
+/// already serving 2026-07-28). `silent`: one of the handshake era that never answers a
+/// method it does not know. Either way it answers `tools/call` with the era it speaks.
+const SLOW_TO_DISCOVER: &str = r#"
+import json, sys
+mode = sys.argv[1]
+held = None
+def send(id, result=None, error=None):
+    answer = {"jsonrpc": "2.0", "id": id}
+    if error is None:
+        answer["result"] = result
+    else:
+        answer["error"] = error
+    print(json.dumps(answer), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "server/discover":
+        held = message["id"]
+        continue
+    if held is not None and mode == "late":
+        send(held, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "late", "version": "1"}})
+        held = None
+    if method == "initialize" and mode == "late":
+        send(message["id"], error={"code": -32022,
+                                   "message": "connection is serving the 2026-07-28 protocol"})
+    elif method == "initialize":
+        send(message["id"], {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "silent", "version": "1"}})
+    elif method == "tools/call":
+        era = "2026-07-28" if mode == "late" else "2025-11-25"
+        send(message["id"], {"content": [{"type": "text", "text": era}]})
+    else:
+        send(message["id"], error={"code": -32601, "message": "no such method"})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_silent_to_discover_a_while_is_also_asked_to_initialize_and_its_answer_decides() {
+    let script = std::env::temp_dir().join(format!(
+        "tool-tests-slow-to-discover-{}.py",
+        std::process::id()
+    ));
+    std::fs::write(&script, SLOW_TO_DISCOVER).unwrap();
+    let connect = |mode: &str| {
+        let target = Target::Command(vec![
+            "python3".to_owned(),
+            script.display().to_string(),
+            mode.to_owned(),
+        ]);
+        Client::builder().timeout(*PATIENCE).connect_to(target)
+    };
+    // Both wait out the client's patience with `server/discover`: side by side.
+    let (late, silent) = tokio::join!(connect("late"), connect("silent"));
+    let _ = std::fs::remove_file(&script);
+    for (client, era) in [(late, "2026-07-28"), (silent, "2025-11-25")] {
+        let client = client.unwrap_or_else(|error| panic!("{era}: connected, not {error}"));
+        assert_eq!(client.protocol_version().await.unwrap(), era);
+        // Spoken to in that era: the server answered the call it was sent in it.
+        let called = client.call_tool("era", json!({})).await.unwrap();
+        assert_eq!(called.text(), era);
+        client.close().await;
+    }
+}
+
 /// A client of the upstream started over stdio through a shell that writes the upstream's
 /// process id to a file first: the client and that id.
 async fn upstream_with_pid(name: &str) -> (Client, u32) {

@@ -1,7 +1,9 @@
 //! Agreeing on an era with a server, as the specification says: ask at 2026-07-28 first
 //! (`server/discover`); a server that answers speaks it; one whose error is one of that
 //! era's (a version it does not take, with the ones it does) is asked again at one of those;
-//! any other refusal means a server of the handshake era, spoken to with `initialize`.
+//! any other refusal means a server of the handshake era, spoken to with `initialize`. A
+//! question left unanswered a while has `initialize` sent beside it, and the first answer
+//! that agrees decides.
 
 use super::error::ClientError;
 use super::handler;
@@ -16,8 +18,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a server of the handshake era may take to refuse `server/discover` over stdio
-/// (some say nothing at all to a method they do not know).
+/// How long `server/discover` goes unanswered before `initialize` is sent beside it: a
+/// server of the handshake era may say nothing to a method it does not know, and one of
+/// 2026-07-28 may be slow to start (an interpreter loading on a busy machine), so both
+/// questions are then left open and the first answer that agrees decides.
 const DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
 /// How long the session waits for the server to open its stream of what it says on its
 /// own (the GET stream, or the listen stream) before it goes on.
@@ -81,11 +85,8 @@ pub(super) async fn connect(
     session.link.start(&session);
     let agreed = match options.era {
         Some(Era::Handshake) => initialize(&session).await,
-        Some(Era::PerRequest) => discover(&session, true).await.map(|_| ()),
-        None => match discover(&session, false).await? {
-            true => Ok(()),
-            false => initialize(&session).await,
-        },
+        Some(Era::PerRequest) => agree(&session, true).await,
+        None => agree(&session, false).await,
     };
     match agreed {
         Ok(()) => {
@@ -118,75 +119,142 @@ pub(super) async fn connect(
     }
 }
 
-/// Asks `server/discover` at 2026-07-28: `true` once agreed; `false` when the server is
-/// one of the handshake era (unless `strict`, when that is an error).
-async fn discover(session: &Arc<Session>, strict: bool) -> Result<bool, ClientError> {
-    for _ in 0..2 {
-        let options = RequestOptions {
-            timeout: Some(DISCOVER_PATIENCE.min(session.timeout)),
-            ..RequestOptions::default()
-        };
-        let asked = session
-            .request("server/discover", &json!({}), options)
-            .await;
-        let error = match asked {
-            Ok(result) => {
-                let supported = strings(&result["supportedVersions"]);
-                let version = crate::sync::read(&session.speaker).version().to_owned();
-                if !supported.is_empty() && !supported.contains(&version) {
-                    return Err(ClientError::UnsupportedVersion { offered: supported });
-                }
-                agreed_with(session, &result, result.get("serverInfo"));
-                return Ok(true);
-            }
-            Err(error) => error,
-        };
-        match &error {
-            ClientError::Server { code, data, .. }
-                if *code == code::UNSUPPORTED_PROTOCOL_VERSION =>
-            {
-                let offered = data
-                    .as_ref()
-                    .map(|d| strings(&d["supported"]))
-                    .unwrap_or_default();
-                match offered
-                    .iter()
-                    .find(|v| STATELESS_VERSIONS.contains(&v.as_str()))
-                {
-                    // Asked again at a version it takes (the same, if the refusal was a slip).
-                    Some(version) => {
-                        crate::sync::write(&session.speaker)
-                            .speak(Era::PerRequest, version.clone());
-                        continue;
-                    }
-                    None if offered
-                        .iter()
-                        .any(|v| HANDSHAKE_VERSIONS.contains(&v.as_str()))
-                        && !strict =>
-                    {
-                        return Ok(false)
-                    }
-                    None => return Err(ClientError::UnsupportedVersion { offered }),
+/// What one `server/discover` showed of the server.
+enum Discovered {
+    /// It speaks 2026-07-28, at the version asked: what it said of itself is kept.
+    Agreed,
+    /// It speaks 2026-07-28, but not at the version asked: at this one, which it named.
+    AskAgainAt(String),
+    /// It is a server of the handshake era; the error is what a client that speaks only
+    /// 2026-07-28 reports.
+    HandshakeEra(ClientError),
+}
+
+/// Agrees on an era, asking at 2026-07-28 first: with a server of the handshake era too,
+/// unless `strict`.
+async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> {
+    let mut version = crate::sync::read(&session.speaker).version().to_owned();
+    // Asked again at most once: a server that refuses the version it named is broken.
+    for again in [false, true] {
+        let asked = discover(session, version.clone());
+        tokio::pin!(asked);
+        let answer = if strict || again {
+            // Only 2026-07-28 is spoken (or the server answered it before): nothing else
+            // to ask meanwhile, so it is waited for as any request is.
+            asked.await
+        } else {
+            tokio::select! {
+                answer = &mut asked => answer,
+                () = tokio::time::sleep(DISCOVER_PATIENCE.min(session.timeout)) => {
+                    return initialize_unless_discovered(session, asked, version).await;
                 }
             }
-            // The other errors of 2026-07-28 come from a server that speaks it.
-            ClientError::Server { code, .. }
-                if *code == code::HEADER_MISMATCH || *code == code::MISSING_CAPABILITY =>
-            {
-                return Err(error)
+        };
+        match answer? {
+            Discovered::Agreed => {
+                crate::sync::write(&session.speaker).speak(Era::PerRequest, version);
+                return Ok(());
             }
-            ClientError::TransportDown { .. } | ClientError::Unauthorized { .. } => {
-                return Err(error)
+            Discovered::AskAgainAt(offered) => {
+                crate::sync::write(&session.speaker).speak(Era::PerRequest, offered.clone());
+                version = offered;
             }
-            _ if strict => return Err(error),
-            // Any other refusal (a method it does not know, a request it cannot read, a
-            // session it expected) is a server of the handshake era.
-            _ => return Ok(false),
+            Discovered::HandshakeEra(error) if strict => return Err(error),
+            Discovered::HandshakeEra(_) => return initialize(session).await,
         }
     }
     Err(ClientError::protocol(
         "the server refused the version it said it takes",
     ))
+}
+
+/// `server/discover` went unanswered past its patience: `initialize` is sent beside it,
+/// and the first that agrees decides. A server that speaks 2026-07-28 but was slow answers
+/// the first and refuses the second; a server of the handshake era that says nothing to
+/// methods it does not know answers only the second. The one not needed is cancelled.
+async fn initialize_unless_discovered(
+    session: &Arc<Session>,
+    mut asked: std::pin::Pin<
+        &mut impl std::future::Future<Output = Result<Discovered, ClientError>>,
+    >,
+    version: String,
+) -> Result<(), ClientError> {
+    let opened = initialize(session);
+    tokio::pin!(opened);
+    let discovered = tokio::select! {
+        // The server's own order: the question asked first, answered first, decides.
+        biased;
+        answer = &mut asked => matches!(answer, Ok(Discovered::Agreed)),
+        opened = &mut opened => match opened {
+            Ok(()) => return Ok(()),
+            // Refused (most likely because the connection already serves 2026-07-28):
+            // the answer to the first question decides.
+            Err(error) => match asked.await {
+                Ok(Discovered::Agreed) => true,
+                _ => return Err(error),
+            },
+        },
+    };
+    if !discovered {
+        // It is of the handshake era after all (a refusal, late): `initialize` decides.
+        return opened.await;
+    }
+    // `initialize` spoke the handshake era while it waited; what was agreed is 2026-07-28.
+    crate::sync::write(&session.speaker).speak(Era::PerRequest, version);
+    Ok(())
+}
+
+/// Asks `server/discover` at `version` (the version the speaker is set to), and says what
+/// the answer shows.
+async fn discover(session: &Arc<Session>, version: String) -> Result<Discovered, ClientError> {
+    let error = match session
+        .request("server/discover", &json!({}), RequestOptions::default())
+        .await
+    {
+        Ok(result) => {
+            let supported = strings(&result["supportedVersions"]);
+            if !supported.is_empty() && !supported.contains(&version) {
+                return Err(ClientError::UnsupportedVersion { offered: supported });
+            }
+            agreed_with(session, &result, result.get("serverInfo"));
+            return Ok(Discovered::Agreed);
+        }
+        Err(error) => error,
+    };
+    match &error {
+        ClientError::Server { code, data, .. } if *code == code::UNSUPPORTED_PROTOCOL_VERSION => {
+            let offered = data
+                .as_ref()
+                .map(|d| strings(&d["supported"]))
+                .unwrap_or_default();
+            match offered
+                .iter()
+                .find(|v| STATELESS_VERSIONS.contains(&v.as_str()))
+            {
+                // Asked again at a version it takes (the same, if the refusal was a slip).
+                Some(version) => Ok(Discovered::AskAgainAt(version.clone())),
+                None if offered
+                    .iter()
+                    .any(|v| HANDSHAKE_VERSIONS.contains(&v.as_str())) =>
+                {
+                    Ok(Discovered::HandshakeEra(ClientError::UnsupportedVersion {
+                        offered,
+                    }))
+                }
+                None => Err(ClientError::UnsupportedVersion { offered }),
+            }
+        }
+        // The other errors of 2026-07-28 come from a server that speaks it.
+        ClientError::Server { code, .. }
+            if *code == code::HEADER_MISMATCH || *code == code::MISSING_CAPABILITY =>
+        {
+            Err(error)
+        }
+        ClientError::TransportDown { .. } | ClientError::Unauthorized { .. } => Err(error),
+        // Any other refusal (a method it does not know, a request it cannot read, a
+        // session it expected) is a server of the handshake era.
+        _ => Ok(Discovered::HandshakeEra(error)),
+    }
 }
 
 /// Opens a session of the handshake era: `initialize`, then `notifications/initialized`;

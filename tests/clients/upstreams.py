@@ -71,6 +71,13 @@ def start(command, env=None, on_line=None):
     return process
 
 
+def said_of_elicitation():
+    """What the servers started here wrote on stderr about a question they asked (the
+    everything server says why a task's question failed, where its answer says only that
+    it did)."""
+    return [line.strip() for process in STARTED for line in process.log_lines if "licitation" in line][-6:]
+
+
 def stop(process):
     if process.poll() is None:
         os.kill(process.pid, signal.SIGKILL)
@@ -300,7 +307,7 @@ async def through_mounts(label, client):
     check(f"{label}: the question a task asks on its server reaches the user, and the answer the task",
           not result.is_error and asked and asked[0][0] == "elicit" and chosen
           and f"Research Report: tides ({chosen})" in text_of(result),
-          f"{asked} {answered} {str(result)[-400:]}")
+          f"{asked} {answered} {str(result)[-400:]} {said_of_elicitation()}")
 
     prompts = await client.list_prompts()
     check(f"{label}: mounted prompts are listed under the prefix",

@@ -1086,6 +1086,114 @@ async fn over_http_calls_one_after_another_keep_the_session_and_reuse_connection
     }
 }
 
+/// How long the scripted server below keeps an idle connection: as Node's and uvicorn's
+/// servers do.
+const SERVER_KEEPS_IDLE: Duration = Duration::from_secs(5);
+
+/// Reads one HTTP/1.1 request from `stream`: its body, or `None` once the client closed.
+async fn read_request(stream: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> Option<Vec<u8>> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if stream.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).await.ok()?;
+    Some(body)
+}
+
+/// Serves one connection as a server that keeps it idle for [`SERVER_KEEPS_IDLE`], in the
+/// worst case: a request that comes after that, just as the server closes it, is reset
+/// (counted in `resets`) rather than served.
+async fn keep_alive_for_a_while(
+    stream: tokio::net::TcpStream,
+    resets: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::io::BufReader::new(stream);
+    let mut idle_since = None::<std::time::Instant>;
+    while let Some(body) = read_request(&mut stream).await {
+        if idle_since.is_some_and(|since| since.elapsed() >= SERVER_KEEPS_IDLE) {
+            resets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = stream.get_ref().set_zero_linger();
+            return;
+        }
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        let result = match message["method"].as_str() {
+            Some("server/discover") => json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "keeps-alive", "version": "1"},
+            }),
+            _ => json!({"content": [{"type": "text", "text": "served"}]}),
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            answer.len()
+        );
+        let written = stream.write_all(format!("{head}{answer}").as_bytes()).await;
+        if written.is_err() || stream.flush().await.is_err() {
+            return;
+        }
+        idle_since = Some(std::time::Instant::now());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_idle_as_long_as_servers_keep_one_is_not_sent_on_again() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let resets = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (kept_resets, kept_accepted) = (resets.clone(), accepted.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            kept_accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(keep_alive_for_a_while(stream, kept_resets.clone()));
+        }
+    });
+    let client = Client::builder()
+        .timeout(*PATIENCE)
+        .connect(&format!("http://{address}/mcp"))
+        .await
+        .unwrap();
+    let first = client.call_tool("any", json!({})).await.unwrap();
+    assert_eq!(first.text(), "served");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one connection so far"
+    );
+
+    // Idle past the server's keep-alive: the connection is not the client's to use.
+    tokio::time::sleep(SERVER_KEEPS_IDLE + Duration::from_millis(200)).await;
+    let second = client.call_tool("any", json!({})).await;
+    assert_eq!(second.map(|called| called.text()).unwrap(), "served");
+    assert_eq!(
+        resets.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no request was reset"
+    );
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "a new connection"
+    );
+    client.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_servers_fail_retryably_naming_what_was_tried() {
     let missing = Client::connect("/nonexistent/mcp-server --stdio")

@@ -28,8 +28,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// How long an idle connection is kept for the next request (reqwest's default).
-const IDLE: Duration = Duration::from_secs(90);
+/// How long an idle connection is kept for the next request: well within the time common
+/// servers keep one (5 s for Node's and uvicorn's), since a request sent on a connection
+/// just as its server closes it is reset, not served, and a POST cannot be sent again
+/// safely (it may be a call that did something). A connection idle longer is closed here
+/// first, and the next request opens another.
+const IDLE: Duration = Duration::from_secs(3);
 /// When an idle connection is first probed, and then how often, and how many unanswered
 /// probes end it (reqwest's defaults): a server gone without a word, or a middlebox that
 /// dropped the flow, ends a long-lived stream rather than leaving it waiting forever.
@@ -86,6 +90,7 @@ impl Connections {
                 }
                 let client = reqwest::Client::builder()
                     .connect_timeout(connect_timeout)
+                    .pool_idle_timeout(IDLE)
                     // A redirect could carry the credentials elsewhere.
                     .redirect(reqwest::redirect::Policy::none())
                     .proxy(through)
@@ -216,7 +221,7 @@ fn proxy_credentials(proxy: &Intercept) -> Option<(String, String)> {
 }
 
 /// hyper's pooled client: connections opened within `connect_timeout` (the name looked up,
-/// TCP and TLS), kept alive, reused for 90 s.
+/// TCP and TLS), kept alive, reused while idle for at most [`IDLE`].
 fn pool(connect_timeout: Duration) -> Result<Pool, String> {
     let mut tcp = HttpConnector::new();
     // https URLs are the TLS layer's to open: this one only connects.

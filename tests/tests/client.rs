@@ -275,7 +275,8 @@ async fn a_server_that_never_takes_a_notification_cannot_hold_up_the_connect() {
 /// `server/discover` until it has read another request. `late`: one of 2026-07-28 slow to
 /// answer (it answers `server/discover` then, and refuses `initialize` as a connection
 /// already serving 2026-07-28). `silent`: one of the handshake era that never answers a
-/// method it does not know. Either way it answers `tools/call` with the era it speaks.
+/// method it does not know. Either way it answers `tools/call` with the protocol version
+/// the call carried in its `_meta` (which only 2026-07-28 has).
 const SLOW_TO_DISCOVER: &str = r#"
 import json, sys
 mode = sys.argv[1]
@@ -306,8 +307,9 @@ for line in sys.stdin:
         send(message["id"], {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                              "serverInfo": {"name": "silent", "version": "1"}})
     elif method == "tools/call":
-        era = "2026-07-28" if mode == "late" else "2025-11-25"
-        send(message["id"], {"content": [{"type": "text", "text": era}]})
+        meta = message["params"].get("_meta", {})
+        carried = meta.get("io.modelcontextprotocol/protocolVersion", "none")
+        send(message["id"], {"content": [{"type": "text", "text": carried}]})
     else:
         send(message["id"], error={"code": -32601, "message": "no such method"})
 "#;
@@ -330,12 +332,21 @@ async fn a_server_silent_to_discover_a_while_is_also_asked_to_initialize_and_its
     // Both wait out the client's patience with `server/discover`: side by side.
     let (late, silent) = tokio::join!(connect("late"), connect("silent"));
     let _ = std::fs::remove_file(&script);
-    for (client, era) in [(late, "2026-07-28"), (silent, "2025-11-25")] {
-        let client = client.unwrap_or_else(|error| panic!("{era}: connected, not {error}"));
-        assert_eq!(client.protocol_version().await.unwrap(), era);
-        // Spoken to in that era: the server answered the call it was sent in it.
+    let agreed = [
+        (late, "late", "2026-07-28", "2026-07-28"),
+        (silent, "silent", "2025-11-25", "none"),
+    ];
+    for (client, name, era, carried) in agreed {
+        let client = client.unwrap_or_else(|error| panic!("{name}: connected, not {error}"));
+        let server = client.server().await.unwrap();
+        // What the server said of itself comes from the answer that decided.
+        assert_eq!(
+            (server.name.as_str(), server.protocol_version.as_str()),
+            (name, era)
+        );
+        // Spoken to in that era: the call carried (or not) the version as the era has it.
         let called = client.call_tool("era", json!({})).await.unwrap();
-        assert_eq!(called.text(), era);
+        assert_eq!(called.text(), carried, "{name}");
         client.close().await;
     }
 }

@@ -711,6 +711,7 @@ impl Client {
                 timeout,
                 logs: round.logs.clone(),
                 kept_progress: kept_progress.as_ref().map(|kept| kept.id()),
+                ..RequestOptions::default()
             };
             let started = tokio::time::Instant::now();
             let raw = session.request_raw(method, &params, options).await?;

@@ -134,19 +134,27 @@ enum Discovered {
 /// unless `strict`.
 async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> {
     let mut version = crate::sync::read(&session.speaker).version().to_owned();
+    let patience = DISCOVER_PATIENCE.min(session.timeout);
     // Asked again at most once: a server that refuses the version it named is broken.
     for again in [false, true] {
-        let asked = discover(session, version.clone());
-        tokio::pin!(asked);
         let answer = if strict || again {
             // Only 2026-07-28 is spoken (or the server answered it before): nothing else
             // to ask meanwhile, so it is waited for as any request is.
-            asked.await
+            discover(session, version.clone(), session.timeout).await
         } else {
+            // Open for as long as an `initialize` sent beside it may take.
+            let mut asked = Box::pin(discover(
+                session,
+                version.clone(),
+                patience + session.timeout,
+            ));
             tokio::select! {
                 answer = &mut asked => answer,
-                () = tokio::time::sleep(DISCOVER_PATIENCE.min(session.timeout)) => {
-                    return initialize_unless_discovered(session, asked, version).await;
+                () = tokio::time::sleep(patience) => {
+                    match initialize_unless_discovered(session, asked).await? {
+                        Some(discovered) => Ok(discovered),
+                        None => return Ok(()),
+                    }
                 }
             }
         };
@@ -168,47 +176,58 @@ async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> 
     ))
 }
 
-/// `server/discover` went unanswered past its patience: `initialize` is sent beside it,
-/// and the first that agrees decides. A server that speaks 2026-07-28 but was slow answers
-/// the first and refuses the second; a server of the handshake era that says nothing to
-/// methods it does not know answers only the second. The one not needed is cancelled.
-async fn initialize_unless_discovered(
+/// `server/discover` (`asked`) went unanswered past its patience: `initialize` is sent
+/// beside it, and the first answer that agrees decides. A server that speaks 2026-07-28
+/// but was slow answers the first and refuses the second; a server of the handshake era
+/// that says nothing to methods it does not know answers only the second. `None` once the
+/// handshake era's session is open; else what discover showed (not of the handshake era),
+/// for the caller to go on with at 2026-07-28.
+async fn initialize_unless_discovered<F>(
     session: &Arc<Session>,
-    mut asked: std::pin::Pin<
-        &mut impl std::future::Future<Output = Result<Discovered, ClientError>>,
-    >,
-    version: String,
-) -> Result<(), ClientError> {
-    let opened = initialize(session);
-    tokio::pin!(opened);
-    let discovered = tokio::select! {
+    mut asked: std::pin::Pin<Box<F>>,
+) -> Result<Option<Discovered>, ClientError>
+where
+    F: std::future::Future<Output = Result<Discovered, ClientError>>,
+{
+    let initializing = ask_initialize(session);
+    tokio::pin!(initializing);
+    let initialized = tokio::select! {
         // The server's own order: the question asked first, answered first, decides.
         biased;
-        answer = &mut asked => matches!(answer, Ok(Discovered::Agreed)),
-        opened = &mut opened => match opened {
-            Ok(()) => return Ok(()),
-            // Refused (most likely because the connection already serves 2026-07-28):
-            // the answer to the first question decides.
-            Err(error) => match asked.await {
-                Ok(Discovered::Agreed) => true,
-                _ => return Err(error),
+        discovered = &mut asked => match discovered? {
+            // A refusal, late: `initialize` decides.
+            Discovered::HandshakeEra(_) => initializing.await,
+            discovered => return Ok(Some(discovered)),
+        },
+        initialized = &mut initializing => match initialized {
+            Ok(result) => Ok(result),
+            // Refused (most likely as the connection already serves 2026-07-28): the
+            // answer to the first question decides, unless it says the same.
+            Err(refused) => match asked.as_mut().await? {
+                Discovered::HandshakeEra(_) => Err(refused),
+                discovered => return Ok(Some(discovered)),
             },
         },
     };
-    if !discovered {
-        // It is of the handshake era after all (a refusal, late): `initialize` decides.
-        return opened.await;
-    }
-    // `initialize` spoke the handshake era while it waited; what was agreed is 2026-07-28.
-    crate::sync::write(&session.speaker).speak(Era::PerRequest, version);
-    Ok(())
+    // Agreed in the handshake era: the first question is not waited for any more.
+    drop(asked);
+    open_handshake(session, initialized?).await?;
+    Ok(None)
 }
 
-/// Asks `server/discover` at `version` (the version the speaker is set to), and says what
-/// the answer shows.
-async fn discover(session: &Arc<Session>, version: String) -> Result<Discovered, ClientError> {
+/// Asks `server/discover` at `version` (the version the speaker is set to), waiting up to
+/// `limit`, and says what the answer shows.
+async fn discover(
+    session: &Arc<Session>,
+    version: String,
+    limit: Duration,
+) -> Result<Discovered, ClientError> {
+    let options = RequestOptions {
+        timeout: Some(limit),
+        ..RequestOptions::default()
+    };
     let error = match session
-        .request("server/discover", &json!({}), RequestOptions::default())
+        .request("server/discover", &json!({}), options)
         .await
     {
         Ok(result) => {
@@ -260,23 +279,39 @@ async fn discover(session: &Arc<Session>, version: String) -> Result<Discovered,
 /// Opens a session of the handshake era: `initialize`, then `notifications/initialized`;
 /// over HTTP, the stream of what the server sends on its own.
 async fn initialize(session: &Arc<Session>) -> Result<(), ClientError> {
+    let result = ask_initialize(session).await?;
+    open_handshake(session, result).await
+}
+
+/// Sends `initialize` (the speaker now of the handshake era): the server's answer, once it
+/// names a version this client speaks.
+async fn ask_initialize(session: &Arc<Session>) -> Result<Value, ClientError> {
     let params = {
         let mut speaker = crate::sync::write(&session.speaker);
         speaker.speak(Era::Handshake, HANDSHAKE_VERSIONS[0].to_owned());
         speaker.initialize_params()
     };
-    let result = session
-        .request("initialize", &params, RequestOptions::default())
-        .await?;
+    let options = RequestOptions {
+        // The protocol has clients never cancel it, even when it is no longer wanted.
+        never_cancelled: true,
+        ..RequestOptions::default()
+    };
+    let result = session.request("initialize", &params, options).await?;
+    let version = result["protocolVersion"].as_str().unwrap_or_default();
+    if !HANDSHAKE_VERSIONS.contains(&version) {
+        return Err(ClientError::UnsupportedVersion {
+            offered: vec![version.to_owned()],
+        });
+    }
+    Ok(result)
+}
+
+/// Opens the session of the handshake era that `initialize`'s answer `result` agreed to.
+async fn open_handshake(session: &Arc<Session>, result: Value) -> Result<(), ClientError> {
     let version = result["protocolVersion"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    if !HANDSHAKE_VERSIONS.contains(&version.as_str()) {
-        return Err(ClientError::UnsupportedVersion {
-            offered: vec![version],
-        });
-    }
     crate::sync::write(&session.speaker).speak(Era::Handshake, version);
     agreed_with(session, &result, result.get("serverInfo"));
     session.notify("notifications/initialized", None).await?;

@@ -46,6 +46,9 @@ pub(crate) struct RequestOptions {
     /// progress goes on being followed after its answer, for as long as that is held (so
     /// it must outlive the request: its drop is what removes the listener).
     pub(crate) kept_progress: Option<u64>,
+    /// Whether it is left to run when its caller stops waiting, rather than cancelled on
+    /// the server (`initialize`, which the protocol has clients never cancel).
+    pub(crate) never_cancelled: bool,
 }
 
 /// A request's progress followed beyond its answer (a handshake-era task reports its
@@ -369,6 +372,7 @@ impl Session {
             answered: false,
             deadline: None,
             timed_out: false,
+            never_cancelled: options.never_cancelled,
         };
         let bytes = {
             let speaker = crate::sync::read(&self.speaker);
@@ -606,6 +610,8 @@ struct InFlight {
     deadline: Option<tokio::time::Instant>,
     /// Whether its time limit passed (its answer no longer awaited).
     timed_out: bool,
+    /// Whether it is never cancelled on the server.
+    never_cancelled: bool,
 }
 
 impl Drop for InFlight {
@@ -637,7 +643,7 @@ impl Drop for InFlight {
             lock(&self.session.progress).remove(&self.id);
         }
         lock(&self.session.logs).remove(&self.id);
-        if self.answered || !waiting || self.session.is_dead() {
+        if self.answered || !waiting || self.never_cancelled || self.session.is_dead() {
             return;
         }
         // The server stops working on it: over HTTP at 2026-07-28 closing the exchange says

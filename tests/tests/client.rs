@@ -1182,11 +1182,9 @@ async fn a_connection_idle_as_long_as_servers_keep_one_is_not_sent_on_again() {
         .unwrap();
     let first = client.call_tool("any", json!({})).await.unwrap();
     assert_eq!(first.text(), "served");
-    assert_eq!(
-        accepted.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "one connection so far"
-    );
+    // One connection, or two: hyper gives a connection back to its pool a moment after its
+    // answer was read, and a request made before that opens another.
+    let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
 
     // Idle past the server's keep-alive: the connection is not the client's to use.
     tokio::time::sleep(SERVER_KEEPS_IDLE + Duration::from_millis(200)).await;
@@ -1199,7 +1197,7 @@ async fn a_connection_idle_as_long_as_servers_keep_one_is_not_sent_on_again() {
     );
     assert_eq!(
         accepted.load(std::sync::atomic::Ordering::SeqCst),
-        2,
+        before + 1,
         "a new connection"
     );
     client.close().await;

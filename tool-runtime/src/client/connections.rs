@@ -31,8 +31,8 @@ use std::time::Duration;
 /// How long an idle connection is kept for the next request: well within the time common
 /// servers keep one (5 s for Node's and uvicorn's), since a request sent on a connection
 /// just as its server closes it is reset, not served, and a POST cannot be sent again
-/// safely (it may be a call that did something). A connection idle longer is closed here
-/// first, and the next request opens another.
+/// safely (it may be a call that did something). The pool hands out no connection idle
+/// longer: the next request opens another.
 const IDLE: Duration = Duration::from_secs(3);
 /// When an idle connection is first probed, and then how often, and how many unanswered
 /// probes end it (reqwest's defaults): a server gone without a word, or a middlebox that

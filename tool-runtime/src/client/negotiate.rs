@@ -135,6 +135,8 @@ enum Discovered {
 async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> {
     let mut version = crate::sync::read(&session.speaker).version().to_owned();
     let patience = DISCOVER_PATIENCE.min(session.timeout);
+    // Once sent, `initialize` is not sent again, whatever discover shows later.
+    let mut initialize_sent = false;
     // Asked again at most once: a server that refuses the version it named is broken.
     for again in [false, true] {
         let answer = if strict || again {
@@ -146,11 +148,12 @@ async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> 
             let mut asked = Box::pin(discover(
                 session,
                 version.clone(),
-                patience + session.timeout,
+                patience.saturating_add(session.timeout),
             ));
             tokio::select! {
                 answer = &mut asked => answer,
                 () = tokio::time::sleep(patience) => {
+                    initialize_sent = true;
                     match initialize_unless_discovered(session, asked).await? {
                         Some(discovered) => Ok(discovered),
                         None => return Ok(()),
@@ -167,7 +170,7 @@ async fn agree(session: &Arc<Session>, strict: bool) -> Result<(), ClientError> 
                 crate::sync::write(&session.speaker).speak(Era::PerRequest, offered.clone());
                 version = offered;
             }
-            Discovered::HandshakeEra(error) if strict => return Err(error),
+            Discovered::HandshakeEra(error) if strict || initialize_sent => return Err(error),
             Discovered::HandshakeEra(_) => return initialize(session).await,
         }
     }
@@ -209,7 +212,8 @@ where
             },
         },
     };
-    // Agreed in the handshake era: the first question is not waited for any more.
+    // Answered in the handshake era (agreed, or refused for good): the first question is
+    // not waited for any more.
     drop(asked);
     open_handshake(session, initialized?).await?;
     Ok(None)

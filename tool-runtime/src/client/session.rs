@@ -46,8 +46,9 @@ pub(crate) struct RequestOptions {
     /// progress goes on being followed after its answer, for as long as that is held (so
     /// it must outlive the request: its drop is what removes the listener).
     pub(crate) kept_progress: Option<u64>,
-    /// Whether it is left to run when its caller stops waiting, rather than cancelled on
-    /// the server (`initialize`, which the protocol has clients never cancel).
+    /// Whether it is never cancelled with `notifications/cancelled` when its caller stops
+    /// waiting (`initialize`, which the protocol has clients never cancel); over HTTP its
+    /// exchange is still closed.
     pub(crate) never_cancelled: bool,
 }
 
@@ -591,7 +592,7 @@ fn traced_outcome(span: &tracing::Span, outcome: &Result<Box<RawValue>, ClientEr
 }
 
 /// A request waiting for its answer. Dropped unanswered (its caller stopped waiting, or its
-/// time ran out), it is cancelled on the server.
+/// time ran out), it is cancelled on the server (unless it is never to be).
 struct InFlight {
     session: Arc<Session>,
     id: u64,

@@ -1102,3 +1102,64 @@ async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
         .expect("the limit of one an hour still counts the first call");
     assert_eq!(error.status(), "rate_limited", "{error}");
 }
+
+/// What the tracing events of one thread say, as the log shows them.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// One thread: the mount's tasks run where the test's subscriber is the default.
+#[tokio::test(flavor = "current_thread")]
+async fn a_limit_or_layer_named_for_a_tool_its_mount_does_not_bring_is_warned_of_with_the_closest()
+{
+    use tool_runtime::ops::Rate;
+    use tool_tests::layers::around;
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _recording = tracing::subscriber::set_default(subscriber);
+
+    let hour = Duration::from_secs(3600);
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        // Misspelt: under the mount's prefix, so taken on trust until the mount lists.
+        .rate_limit("up_ad", Rate::new(1, hour).unwrap())
+        .layer_for(
+            "up_wether",
+            around(|call, mut next| {
+                Box::pin(async move { tower::Service::call(&mut next, call).await })
+            }),
+        )
+        .build()
+        .expect("names under a mount's prefix build");
+    let registry = Arc::new(registry);
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for (name, closest) in [("up_ad", "up_add"), ("up_wether", "up_weather")] {
+        let warning = format!(
+            "a rate limit or a layer is given for the tool `{name}`, which the mounted server \
+             does not bring (did you mean `{closest}`?)"
+        );
+        assert_eq!(log.matches(&warning).count(), 1, "{warning}\nin:\n{log}");
+    }
+    // The tools it does bring are served as ever.
+    let sum = registry.call("up_add", json!({"a": 1, "b": 2})).await;
+    assert!(sum.error().is_none(), "{sum:?}");
+}

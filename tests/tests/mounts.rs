@@ -74,6 +74,16 @@ async fn started(mount: Mount) -> (Arc<Registry>, Result<(), String>) {
     (registry, tried)
 }
 
+/// `registry` shared, its mounts started and their tools listed (within the patience).
+async fn listed_its_tools(registry: Registry) -> Arc<Registry> {
+    let registry = Arc::new(registry);
+    tokio::time::timeout(*PATIENCE, registry.start_mounts())
+        .await
+        .expect("the mount tried its server")
+        .expect("the mount listed its server's tools");
+    registry
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_it() {
     let registry = Registry::builder()
@@ -834,11 +844,7 @@ async fn the_registrys_limits_layers_scopes_and_approval_hold_a_mounted_tool_by_
         )
         .build()
         .expect("names under a mount's prefix build");
-    let registry = Arc::new(registry);
-    tokio::time::timeout(*PATIENCE, registry.start_mounts())
-        .await
-        .expect("the mount tried its server")
-        .expect("the mount listed its server's tools");
+    let registry = listed_its_tools(registry).await;
 
     let caller = |scopes: &[&str]| Caller::http(None).with_subject("ada", scopes.to_vec());
     let add = json!({"a": 1, "b": 2});
@@ -1074,11 +1080,7 @@ async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
         .rate_limit("up_first", Rate::new(1, hour).unwrap())
         .build()
         .unwrap();
-    let registry = Arc::new(registry);
-    tokio::time::timeout(*PATIENCE, registry.start_mounts())
-        .await
-        .expect("the mount tried its server")
-        .expect("the mount listed its server's tools");
+    let registry = listed_its_tools(registry).await;
     let first = registry.call("up_first", json!({})).await;
     assert!(first.error().is_none(), "{first:?}");
 
@@ -1146,11 +1148,7 @@ async fn a_limit_or_layer_named_for_a_tool_its_mount_does_not_bring_is_warned_of
         )
         .build()
         .expect("names under a mount's prefix build");
-    let registry = Arc::new(registry);
-    tokio::time::timeout(*PATIENCE, registry.start_mounts())
-        .await
-        .expect("the mount tried its server")
-        .expect("the mount listed its server's tools");
+    let registry = listed_its_tools(registry).await;
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     for (name, closest) in [("up_ad", "up_add"), ("up_wether", "up_weather")] {
         let warning = format!(

@@ -218,12 +218,13 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
 
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
-pub const UPSTREAM_TOOLS: [&str; 13] = [
+pub const UPSTREAM_TOOLS: [&str; 14] = [
     "add",
     "ask_model",
     "broken",
     "chatty",
     "client_roots",
+    "followed",
     "greet",
     "quit",
     "sign_in",

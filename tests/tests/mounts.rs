@@ -106,6 +106,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
             "up_broken",
             "up_chatty",
             "up_client_roots",
+            "up_followed",
             "up_greet",
             "up_sign_in",
             "up_sum",
@@ -311,6 +312,25 @@ async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstre
         files.cancelled()
     })
     .await;
+}
+
+/// The mounted server is asked to report a call's progress only when the caller asked for
+/// it: for any other caller its reports would go nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_server_reports_progress_only_to_a_caller_that_asked_for_it() {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "up_followed").await;
+    let unasked = client.answer(&rpc::call(1, "up_followed", json!({}))).await;
+    assert_eq!(text(&unasked), "false", "{unasked}");
+    let asked = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "up_followed", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let asked = client.answer(&asked.to_string()).await;
+    assert_eq!(text(&asked), "true", "{asked}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,6 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
-//! or cancelled, ones that ask the client (a form, a page to visit, its model, its roots),
+//! or cancelled, one that says whether its progress is followed, ones that ask the client (a form, a page to visit, its model, its roots),
 //! one that fails, one that ends the process, one that logs, one that says its motto
 //! changed, a prompt, a resource and a resource template. Started over stdio or HTTP with
 //! the standard command line.
@@ -53,6 +53,13 @@ async fn work(steps: u32, release: String, cancelled: String, progress: Progress
     }
     unfinished.finished();
     "released".to_owned()
+}
+
+/// Say whether the caller follows this call's progress (whether its request named a
+/// progress token to report under).
+#[tool(read_only)]
+fn followed(progress: Progress) -> bool {
+    progress.is_reporting()
 }
 
 /// Writes its file when dropped before [`Unfinished::finished`]: the mark of a call

@@ -1,6 +1,7 @@
-//! The HTTP connections under Streamable HTTP to one server: hyper's pooled client
-//! (HTTP/1.1, and HTTP/2 where TLS negotiates it), https through rustls with the platform's
-//! certificate verifier; through reqwest when a proxy is set for the server.
+//! The HTTP connections under Streamable HTTP to one server: plain HTTP/1.1 on connections
+//! of this client's own for an `http://` URL, hyper's pooled client for https (rustls with
+//! the platform's certificate verifier; HTTP/2 where TLS negotiates it); through reqwest
+//! when a proxy is set for the server.
 //!
 //! Each MCP message is a POST, so here the cost per request counts: reqwest wraps the same
 //! hyper client in layers this client does not use (redirects, retries), and its redirect
@@ -13,6 +14,7 @@
 //! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, in either case, read as reqwest
 //! reads them) send through a proxy is reached through reqwest and that proxy.
 
+use super::plain::{Plain, PlainBody};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
@@ -33,7 +35,7 @@ use std::time::Duration;
 /// just as its server closes it is reset, not served, and a POST cannot be sent again
 /// safely (it may be a call that did something). The pool hands out no connection idle
 /// longer: the next request opens another.
-const IDLE: Duration = Duration::from_secs(3);
+pub(crate) const IDLE: Duration = Duration::from_secs(3);
 /// When an idle connection is first probed, and then how often, and how many unanswered
 /// probes end it (reqwest's defaults): a server gone without a word, or a middlebox that
 /// dropped the flow, ends a long-lived stream rather than leaving it waiting forever.
@@ -59,6 +61,12 @@ enum Route {
     /// (unless the request has its own).
     Direct {
         pool: Pool,
+        authorization: Option<HeaderValue>,
+    },
+    /// An `http://` URL: plain HTTP/1.1, on connections of this client's own (see
+    /// [`Plain`]), the credentials as for `Direct`.
+    Plain {
+        connections: Plain,
         authorization: Option<HeaderValue>,
     },
     /// Through the proxy the environment names for the server.
@@ -102,6 +110,13 @@ impl Connections {
                     uri,
                 })
             }
+            None if uri.scheme() == Some(&hyper::http::uri::Scheme::HTTP) => Ok(Connections {
+                route: Route::Plain {
+                    connections: Plain::new(uri.clone(), connector(connect_timeout)?)?,
+                    authorization,
+                },
+                uri,
+            }),
             None => Ok(Connections {
                 route: Route::Direct {
                     pool: pool(connect_timeout)?,
@@ -121,6 +136,18 @@ impl Connections {
         body: Bytes,
     ) -> Result<Response<ResponseBody>, String> {
         match &self.route {
+            Route::Plain {
+                connections,
+                authorization,
+            } => {
+                if let Some(authorization) = authorization {
+                    headers
+                        .entry(AUTHORIZATION)
+                        .or_insert_with(|| authorization.clone());
+                }
+                let response = connections.send(method, headers, body).await?;
+                Ok(response.map(ResponseBody::Plain))
+            }
             Route::Direct {
                 pool,
                 authorization,
@@ -223,6 +250,18 @@ fn proxy_credentials(proxy: &Intercept) -> Option<(String, String)> {
 /// hyper's pooled client: connections opened within `connect_timeout` (the name looked up,
 /// TCP and TLS), kept alive, reused while idle for at most [`IDLE`].
 fn pool(connect_timeout: Duration) -> Result<Pool, String> {
+    Ok(
+        hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE)
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .build(connector(connect_timeout)?),
+    )
+}
+
+/// What opens a connection (TCP, then TLS for an https URL) within `connect_timeout`: the
+/// name looked up, TCP kept alive and without Nagle's delay.
+pub(crate) fn connector(connect_timeout: Duration) -> Result<TimedConnector, String> {
     let mut tcp = HttpConnector::new();
     // https URLs are the TLS layer's to open: this one only connects.
     tcp.enforce_http(false);
@@ -241,24 +280,17 @@ fn pool(connect_timeout: Duration) -> Result<Pool, String> {
         .https_or_http()
         .enable_all_versions()
         .wrap_connector(tcp);
-    let connector = TimedConnector {
+    Ok(TimedConnector {
         inner: tls,
         limit: connect_timeout,
-    };
-    Ok(
-        hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE)
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .build(connector),
-    )
+    })
 }
 
 /// The TLS connector with a time limit on the whole of opening a connection: the TCP
 /// connector's own limit covers its connect only, not the name's lookup or a TLS handshake
 /// a server lets stall.
 #[derive(Clone)]
-struct TimedConnector {
+pub(crate) struct TimedConnector {
     inner: HttpsConnector<HttpConnector>,
     limit: Duration,
 }
@@ -289,6 +321,7 @@ impl tower::Service<Uri> for TimedConnector {
 
 /// A response's body, read as it comes, whichever way it came.
 pub(crate) enum ResponseBody {
+    Plain(PlainBody),
     Direct(Incoming),
     Proxied(reqwest::Body),
 }
@@ -302,6 +335,9 @@ impl Body for ResponseBody {
         context: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, String>>> {
         match self.get_mut() {
+            ResponseBody::Plain(body) => Pin::new(body)
+                .poll_frame(context)
+                .map_err(|error| describe(&error)),
             ResponseBody::Direct(body) => Pin::new(body)
                 .poll_frame(context)
                 .map_err(|error| describe(&error)),
@@ -313,6 +349,7 @@ impl Body for ResponseBody {
 
     fn is_end_stream(&self) -> bool {
         match self {
+            ResponseBody::Plain(body) => body.is_end_stream(),
             ResponseBody::Direct(body) => body.is_end_stream(),
             ResponseBody::Proxied(body) => body.is_end_stream(),
         }
@@ -320,6 +357,7 @@ impl Body for ResponseBody {
 
     fn size_hint(&self) -> SizeHint {
         match self {
+            ResponseBody::Plain(body) => body.size_hint(),
             ResponseBody::Direct(body) => body.size_hint(),
             ResponseBody::Proxied(body) => body.size_hint(),
         }

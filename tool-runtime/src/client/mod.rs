@@ -40,6 +40,7 @@ mod link;
 mod listen;
 pub(crate) mod listener;
 mod negotiate;
+mod plain;
 mod session;
 mod skills;
 mod stdio;

@@ -184,15 +184,21 @@ impl Relay {
     ) -> Result<Produced, ToolError> {
         let hearing = Hearing::default();
         let _closes = hearing.closes();
+        // The server's progress is followed only for a caller that asked for progress:
+        // for any other, the request names no progress token and sends the server none.
         let progress_of = crate::Progress::for_scope(context.scope().cloned());
-        let heard = hearing.clone();
-        let progress = Listener::call(move |step: crate::client::Progress| {
-            heard.pass(|| progress_of.report(step.progress, step.total, step.message.as_deref()));
+        let progress = progress_of.is_reporting().then(|| {
+            let heard = hearing.clone();
+            Listener::call(move |step: crate::client::Progress| {
+                heard.pass(|| {
+                    progress_of.report(step.progress, step.total, step.message.as_deref())
+                });
+            })
         });
         let _calling = self.callers.enter(&context);
         let caller = Caller(context.clone());
         let round = Round {
-            progress: Some(progress),
+            progress,
             // The registry holds the call to the mount's time limit and says so to the
             // caller; a second timer here, due at the same moment, could answer first and
             // tell something else.

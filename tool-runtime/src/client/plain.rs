@@ -1,0 +1,362 @@
+//! Plain HTTP/1.1 connections to one server (an `http://` URL reached directly), each kept
+//! while idle for the next request.
+//!
+//! hyper-util's pooled client serves such a URL too, at a cost per request that counts when
+//! every MCP message is a POST: it races a connect against its checkout, writes the `Host`
+//! header anew, and spawns a task to put an HTTP/1 connection back once its response's body
+//! is read. Here the `Host` header and the request's path are made once, and a connection
+//! goes back when its response is done with, from the task that read it. TLS (and HTTP/2,
+//! which TLS negotiates) stays with hyper-util's pool.
+
+use super::connections::{describe, TimedConnector, IDLE};
+use crate::sync::lock;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{HeaderMap, HeaderValue, HOST};
+use hyper::{Method, Request, Response, Uri};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use tokio::time::Instant;
+use tower::ServiceExt as _;
+
+type Sender = SendRequest<Full<Bytes>>;
+
+/// The connections to one server's endpoint over plain HTTP/1.1; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Plain(Arc<Shared>);
+
+struct Shared {
+    /// The connections idle now, the one idle the shortest time last (each is pushed as it
+    /// goes idle).
+    idle: Mutex<Vec<Idle>>,
+    connector: TimedConnector,
+    /// The endpoint's URI, which connections are opened to.
+    endpoint: Uri,
+    /// What requests name: the endpoint's path and query.
+    path: Uri,
+    host: HeaderValue,
+}
+
+struct Idle {
+    sender: Sender,
+    since: Instant,
+}
+
+impl Plain {
+    /// The connections to `endpoint` (an `http://` URI), opened with `connector`.
+    pub(crate) fn new(endpoint: Uri, connector: TimedConnector) -> Result<Plain, String> {
+        let authority = endpoint
+            .authority()
+            .ok_or_else(|| format!("{endpoint} names no server"))?;
+        // The `Host` header is the authority without credentials, which a URI here never
+        // has (they were taken out as Basic authorization).
+        let host = HeaderValue::from_str(authority.as_str())
+            .map_err(|error| format!("{endpoint} names no host to send: {error}"))?;
+        let path = endpoint
+            .path_and_query()
+            .map_or("/", |path| path.as_str())
+            .parse()
+            .map_err(|error| format!("{endpoint} has no path to send: {error}"))?;
+        Ok(Plain(Arc::new(Shared {
+            idle: Mutex::new(Vec::new()),
+            connector,
+            endpoint,
+            path,
+            host,
+        })))
+    }
+
+    /// Sends one request on a connection idle for less than [`IDLE`], or on a new one,
+    /// and gives the response once its head came.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        mut headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<PlainBody>, String> {
+        headers.insert(HOST, self.0.host.clone());
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.0.path.clone();
+        *request.headers_mut() = headers;
+        loop {
+            let (mut sender, reused) = match self.take_idle() {
+                Some(sender) => (sender, true),
+                // Boxed: opening holds the whole connection (a TLS one's state is large)
+                // while it runs, and it runs rarely; inline, every request's future, and
+                // every future holding one, would be that large, and moved.
+                None => (Box::pin(self.open()).await?, false),
+            };
+            // An idle connection closed by its server since is left for another.
+            if reused && sender.ready().await.is_err() {
+                continue;
+            }
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    let back = Some(Back {
+                        sender,
+                        to: Arc::clone(&self.0),
+                    });
+                    return Ok(response.map(|body| PlainBody {
+                        body,
+                        ended: false,
+                        back,
+                    }));
+                }
+                Err(mut error) => match error.take_message() {
+                    // Not written at all (the connection closed as it was taken): sent
+                    // again on another, which is safe for any request.
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(describe(error.error())),
+                },
+            }
+        }
+    }
+
+    /// The connection idle the shortest time, if one is idle for less than [`IDLE`] and
+    /// open. Those idle longer are closed: a server may close a connection idle for long
+    /// just as a request is sent on it, and a POST cannot be sent again safely.
+    fn take_idle(&self) -> Option<Sender> {
+        let mut idle = lock(&self.0.idle);
+        while let Some(Idle { sender, since }) = idle.pop() {
+            if since.elapsed() >= IDLE {
+                // Pushed in the order they went idle: those below are older still.
+                idle.clear();
+                return None;
+            }
+            if !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    /// Opens a connection, its reading and writing run by a task of its own.
+    async fn open(&self) -> Result<Sender, String> {
+        let stream = self
+            .0
+            .connector
+            .clone()
+            .oneshot(self.0.endpoint.clone())
+            .await
+            .map_err(|error| format!("cannot connect: {}", describe(&*error)))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(stream)
+            .await
+            .map_err(|error| format!("cannot connect: {}", describe(&error)))?;
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(error = describe(&error), "an HTTP connection ended");
+            }
+        });
+        Ok(sender)
+    }
+}
+
+/// A connection to give back once its response is done with.
+struct Back {
+    sender: Sender,
+    to: Arc<Shared>,
+}
+
+/// A response's body, read as it comes; its connection goes back to be used again once the
+/// body has been read to its end (dropped before, the connection is closed with it).
+pub(crate) struct PlainBody {
+    body: Incoming,
+    ended: bool,
+    back: Option<Back>,
+}
+
+impl Drop for PlainBody {
+    fn drop(&mut self) {
+        let Some(Back { sender, to }) = self.back.take() else {
+            return;
+        };
+        if !(self.ended || self.body.is_end_stream()) || sender.is_closed() {
+            return;
+        }
+        let now = Instant::now();
+        let mut idle = lock(&to.idle);
+        // Those idle too long are closed now rather than at the next request.
+        let fresh = idle
+            .iter()
+            .position(|kept| now.duration_since(kept.since) < IDLE)
+            .unwrap_or(idle.len());
+        idle.drain(..fresh);
+        idle.push(Idle { sender, since: now });
+    }
+}
+
+impl Body for PlainBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(context);
+        if let Poll::Ready(None) = frame {
+            this.ended = true;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// A server that answers each request with `reply`, closing the connection after the
+    /// first when `close` is set; it counts the connections it accepted.
+    async fn server(reply: &'static str, close: bool) -> (Uri, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(answer_each(stream, reply, close));
+            }
+        });
+        let uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        (uri, accepted)
+    }
+
+    /// Reads requests (a head, then as many bytes as it says) and answers each.
+    async fn answer_each(mut stream: TcpStream, reply: &'static str, close: bool) {
+        let mut read = Vec::new();
+        let mut buffer = vec![0; 4096];
+        loop {
+            let Some(head_end) = memchr::memmem::find(&read, b"\r\n\r\n") else {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(count) => read.extend_from_slice(&buffer[..count]),
+                }
+                continue;
+            };
+            let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .map_or(0, |value| value.trim().parse().unwrap());
+            while read.len() < head_end + 4 + length {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(count) => read.extend_from_slice(&buffer[..count]),
+                }
+            }
+            read.drain(..head_end + 4 + length);
+            if stream.write_all(reply.as_bytes()).await.is_err() || close {
+                return;
+            }
+        }
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+
+    fn plain(uri: Uri) -> Plain {
+        Plain::new(
+            uri,
+            super::super::connections::connector(Duration::from_secs(5)).unwrap(),
+        )
+        .unwrap()
+    }
+
+    async fn post(plain: &Plain) -> Response<PlainBody> {
+        plain
+            .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
+            .await
+            .unwrap()
+    }
+
+    /// Requests one after another go on one connection, each once the one before was read.
+    #[tokio::test]
+    async fn a_connection_is_used_again_once_its_response_was_read() {
+        let (uri, accepted) = server(OK, false).await;
+        let plain = plain(uri);
+        for _ in 0..3 {
+            let body = post(&plain).await.into_body().collect().await.unwrap();
+            assert_eq!(body.to_bytes(), "{}");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// A response dropped before its body was read leaves its connection unusable: it is
+    /// closed, and the next request opens another.
+    #[tokio::test]
+    async fn a_response_dropped_unread_closes_its_connection() {
+        let (uri, accepted) = server(OK, false).await;
+        let plain = plain(uri);
+        drop(post(&plain).await);
+        let body = post(&plain).await.into_body().collect().await.unwrap();
+        assert_eq!(body.to_bytes(), "{}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// A connection its server closes after an answer (`connection: close`) is not sent on
+    /// again: the next request opens another and is answered.
+    #[tokio::test]
+    async fn a_connection_its_server_closes_is_not_sent_on_again() {
+        const CLOSING: &str = "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}";
+        let (uri, accepted) = server(CLOSING, true).await;
+        let plain = plain(uri);
+        for _ in 0..2 {
+            let body = post(&plain).await.into_body().collect().await.unwrap();
+            assert_eq!(body.to_bytes(), "{}");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// Each request names the endpoint's path and its host, as HTTP/1.1 asks.
+    #[tokio::test]
+    async fn a_request_names_the_path_and_the_host() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let head = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buffer = vec![0; 4096];
+            while memchr::memmem::find(&head, b"\r\n\r\n").is_none() {
+                let count = stream.read(&mut buffer).await.unwrap();
+                assert!(count > 0, "the request's head ended early");
+                head.extend_from_slice(&buffer[..count]);
+            }
+            stream.write_all(OK.as_bytes()).await.unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        let uri = format!("http://127.0.0.1:{port}/mcp?tenant=a")
+            .parse()
+            .unwrap();
+        let response = post(&plain(uri)).await;
+        assert_eq!(response.status(), 200);
+        let head = head.await.unwrap();
+        assert!(
+            head.starts_with("POST /mcp?tenant=a HTTP/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.to_ascii_lowercase()
+                .contains(&format!("\r\nhost: 127.0.0.1:{port}\r\n")),
+            "{head}"
+        );
+    }
+}

@@ -9,7 +9,6 @@ use super::auth::{Challenge, Credentials, Refusal};
 use super::connections::{Connections, ResponseBody};
 use super::error::ClientError;
 use super::event_bound::bounded;
-use super::link::Sent;
 use super::session::{Failure, Session};
 use super::wire;
 use crate::mcp::era::Era;
@@ -175,26 +174,23 @@ impl Http {
         }
     }
 
-    /// POSTs request `id` and reads its answer into `session`, in a task of its own (closed
-    /// when the `Sent` is dropped).
-    pub(crate) fn send_request(
+    /// POSTs request `id` and reads its answer into `session` (a failure is its answer),
+    /// in its caller's future: no task of its own to spawn and wake, and dropped with the
+    /// caller, which closes the exchange (at 2026-07-28 that cancels the request).
+    pub(crate) async fn send_request(
         &self,
         session: &Arc<Session>,
         id: u64,
         method: &str,
         bytes: Vec<u8>,
         headers: Vec<(String, String)>,
-    ) -> Sent {
-        let (session, http, method) = (Arc::clone(session), self.clone(), method.to_owned());
-        let task = tokio::spawn(async move {
-            let outcome = http
-                .post(&session, Some(&method), &headers, bytes.into(), Some(id))
-                .await;
-            if let Err(failure) = outcome {
-                session.fail(id, failure);
-            }
-        });
-        Sent::task(task.abort_handle())
+    ) {
+        let outcome = self
+            .post(session, Some(method), &headers, bytes.into(), Some(id))
+            .await;
+        if let Err(failure) = outcome {
+            session.fail(id, failure);
+        }
     }
 
     /// POSTs a message that gets no answer (a notification, our answer to a question),

@@ -13,27 +13,10 @@ pub(crate) enum Link {
     Http(super::http::Http),
 }
 
-/// What a transport keeps of a request while it runs; dropped, the exchange stops (over
-/// HTTP, the response stream is closed, which at 2026-07-28 cancels the request).
-pub(crate) struct Sent(Option<tokio::task::AbortHandle>);
-
-impl Sent {
-    pub(crate) fn nothing() -> Sent {
-        Sent(None)
-    }
-
-    pub(crate) fn task(handle: tokio::task::AbortHandle) -> Sent {
-        Sent(Some(handle))
-    }
-}
-
-impl Drop for Sent {
-    fn drop(&mut self) {
-        if let Some(handle) = self.0.take() {
-            handle.abort();
-        }
-    }
-}
+/// An HTTP exchange under way: polled beside the wait for the answer it brings. Boxed: it
+/// holds a POST and the reading of its answer, and inline it would make every future that
+/// waits for an answer that much larger, and each move of one that much dearer.
+pub(crate) type Exchange<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
 
 impl Link {
     /// Starts reading what the server sends, into `session`.
@@ -49,22 +32,27 @@ impl Link {
         matches!(self, Link::Http(_))
     }
 
-    /// Sends request `id` of `method` (its bytes), with `headers` for HTTP.
-    pub(crate) fn send_request(
-        &self,
-        session: &Arc<Session>,
+    /// Sends request `id` of `method` (its bytes), with `headers` for HTTP. A process's
+    /// link has written it when this returns; over HTTP what is returned is the exchange,
+    /// which brings the answer as it is polled (dropped, it is closed, which at 2026-07-28
+    /// cancels the request).
+    pub(crate) fn send_request<'a>(
+        &'a self,
+        session: &'a Arc<Session>,
         id: u64,
-        method: &str,
+        method: &'a str,
         bytes: Vec<u8>,
         headers: Vec<(String, String)>,
-    ) -> Result<Sent, ClientError> {
+    ) -> Result<Option<Exchange<'a>>, ClientError> {
         match self {
             Link::Stdio(stdio) => {
                 let _ = (id, method, headers);
                 stdio.send(bytes).map_err(|reason| session.down(reason))?;
-                Ok(Sent::nothing())
+                Ok(None)
             }
-            Link::Http(http) => Ok(http.send_request(session, id, method, bytes, headers)),
+            Link::Http(http) => Ok(Some(Box::pin(
+                http.send_request(session, id, method, bytes, headers),
+            ))),
         }
     }
 

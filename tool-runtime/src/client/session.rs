@@ -6,7 +6,7 @@
 use super::deadlines::Deadlines;
 use super::error::ClientError;
 use super::handler::{self, ClientHandler};
-use super::link::{Link, Sent};
+use super::link::Link;
 use super::listener::Listener;
 use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
@@ -368,7 +368,6 @@ impl Session {
             // A kept request's listener is dropped with what keeps it, not with the request.
             follows_progress: added.progress_token.is_some() && options.kept_progress.is_none(),
             method: method.to_owned(),
-            sent: None,
             answer: answered,
             answered: false,
             deadline: None,
@@ -379,10 +378,9 @@ impl Session {
             let speaker = crate::sync::read(&self.speaker);
             wire::request(id, method, params, speaker.meta(), &added)
         };
-        guard.sent = Some(
-            self.link
-                .send_request(self, id, method, bytes, options.headers)?,
-        );
+        let mut exchange = self
+            .link
+            .send_request(self, id, method, bytes, options.headers)?;
         let limit = options.timeout.unwrap_or(self.timeout);
         // A limit too far away to be a time is no limit.
         guard.deadline = tokio::time::Instant::now().checked_add(limit);
@@ -390,7 +388,19 @@ impl Session {
             self.start_timer();
             self.deadlines.add(id, deadline);
         }
-        let outcome = match (&mut guard.answer).await {
+        // Over HTTP the exchange runs here, beside the wait for the answer it brings, and
+        // is dropped with it: done once the answer came or the time ran out.
+        let answer = std::future::poll_fn(|context| {
+            if let Some(exchanging) = &mut exchange {
+                if std::future::Future::poll(exchanging.as_mut(), context).is_ready() {
+                    exchange = None;
+                }
+            }
+            std::future::Future::poll(std::pin::Pin::new(&mut guard.answer), context)
+        })
+        .await;
+        drop(exchange);
+        let outcome = match answer {
             Ok(Err(Failure::TimedOut)) => {
                 guard.timed_out = true;
                 return Err(ClientError::TimedOut {
@@ -600,9 +610,6 @@ struct InFlight {
     /// [`KeptProgress`] goes with that).
     follows_progress: bool,
     method: String,
-    /// What the transport keeps of the request while it runs (an HTTP exchange, stopped on
-    /// drop).
-    sent: Option<Sent>,
     /// Where its answer comes.
     answer: oneshot::Receiver<Result<Box<RawValue>, Failure>>,
     /// Whether its caller took the answer.
@@ -648,7 +655,7 @@ impl Drop for InFlight {
             return;
         }
         // The server stops working on it: over HTTP at 2026-07-28 closing the exchange says
-        // so (the `Sent` dropped with this guard); elsewhere a notification.
+        // so (the exchange is dropped with the request's future); elsewhere a notification.
         if self
             .session
             .link
@@ -664,6 +671,5 @@ impl Drop for InFlight {
                 }
             });
         }
-        drop(self.sent.take());
     }
 }

@@ -1,7 +1,7 @@
 //! Load and faults: 16 concurrent HTTP clients, every answer exactly once with the right id
 //! (10,000 calls over stdio, with memory back to its baseline, are in memory.rs); calls in
-//! flight past the limit; a client that goes away mid-call; input that ends in the middle
-//! of a message.
+//! flight past the limit; a client that goes away mid-call (cancelling it at 2026-07-28, not
+//! in the handshake era); input that ends in the middle of a message.
 
 #[path = "../fixtures/load.rs"]
 mod load;
@@ -44,6 +44,22 @@ async fn hold() -> u8 {
     let _flag = Flag;
     HOLD_STARTED.fire();
     tokio::time::sleep(Duration::from_secs(10)).await;
+    0
+}
+
+/// Fired when `outlive` starts.
+static OUTLIVE_STARTED: Signal = Signal::new();
+/// Fired by the test to let `outlive` end.
+static RELEASE_OUTLIVE: Signal = Signal::new();
+/// Fired when `outlive` ran to its end (never when its future is dropped).
+static OUTLIVE_ENDED: Signal = Signal::new();
+
+/// Waits until the test lets it end, and says so.
+#[tool]
+async fn outlive() -> u8 {
+    OUTLIVE_STARTED.fire();
+    RELEASE_OUTLIVE.wait("the test letting outlive end").await;
+    OUTLIVE_ENDED.fire();
     0
 }
 
@@ -131,6 +147,30 @@ async fn a_client_that_goes_away_mid_call_drops_the_work() {
     HOLD_DROPPED
         .wait("the drop of the held call's future")
         .await;
+}
+
+/// In the handshake era a client that goes away mid-call does not cancel it (only
+/// `notifications/cancelled` does): the call runs to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_era_client_that_goes_away_mid_call_leaves_it_running() {
+    let app = router(server(ServerOptions::default()), HttpOptions::default());
+    let opened = Request::mcp(INITIALIZE).send_to(&app).await;
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session for the initialize")
+        .to_owned();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"outlive"}}"#;
+    let (request, serving) = (Request::mcp(call).session(&session), app.clone());
+    // The server (and the session) lives on here; only the request's future goes.
+    let waiting = tokio::spawn(async move { request.send_to(&serving).await });
+    OUTLIVE_STARTED.wait("the call's start").await;
+    waiting.abort(); // The client hangs up.
+    assert!(waiting.await.unwrap_err().is_cancelled());
+    RELEASE_OUTLIVE.fire();
+    OUTLIVE_ENDED
+        .wait("the call running to its end after its client went away")
+        .await;
+    drop(app);
 }
 
 #[tokio::test]

@@ -216,6 +216,42 @@ pub fn fields(entries: &Value, field: &str) -> Vec<String> {
         .collect()
 }
 
+/// A Python script (of the standard library alone) written to a file of its own for a
+/// test, run as a server a client starts; the file is removed when this is dropped.
+pub struct PythonScript {
+    path: std::path::PathBuf,
+}
+
+impl PythonScript {
+    /// Writes `source` to a new file named after `name` and this process.
+    pub fn new(name: &str, source: &str) -> PythonScript {
+        let path =
+            std::env::temp_dir().join(format!("tool-tests-{name}-{}.py", std::process::id()));
+        std::fs::write(&path, source)
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
+        PythonScript { path }
+    }
+
+    /// The command that runs it with `args`.
+    pub fn command(&self, args: &[&str]) -> Vec<String> {
+        ["python3".to_owned(), self.path.display().to_string()]
+            .into_iter()
+            .chain(args.iter().map(|arg| (*arg).to_owned()))
+            .collect()
+    }
+
+    /// The command that runs it as one command line (the path quoted), as a mount takes it.
+    pub fn command_line(&self) -> String {
+        format!("python3 '{}'", self.path.display())
+    }
+}
+
+impl Drop for PythonScript {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
 pub const UPSTREAM_TOOLS: [&str; 14] = [

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tool_runtime::client::{Client, ClientError, Target};
-use tool_tests::PATIENCE;
+use tool_tests::{PythonScript, PATIENCE};
 
 /// The size limit the tests give the client: small, so that a message over it is cheap.
 const LIMIT: usize = 64 * 1024;
@@ -190,14 +190,8 @@ for line in sys.stdin:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_over_the_limit_ends_that_connection_and_the_client_connects_again() {
-    let script =
-        std::env::temp_dir().join(format!("tool-tests-huge-line-{}.py", std::process::id()));
-    std::fs::write(&script, HUGE_LINE).unwrap();
-    let target = Target::Command(vec![
-        "python3".to_owned(),
-        script.display().to_string(),
-        LIMIT.to_string(),
-    ]);
+    let script = PythonScript::new("huge-line", HUGE_LINE);
+    let target = Target::Command(script.command(&[&LIMIT.to_string()]));
     let client = bounded()
         .connect_to(target)
         .await
@@ -209,5 +203,4 @@ async fn a_line_over_the_limit_ends_that_connection_and_the_client_connects_agai
     let again = client.call_tool("fine", json!({})).await.unwrap();
     assert_eq!(again.text(), "fine");
     client.close().await;
-    let _ = std::fs::remove_file(&script);
 }

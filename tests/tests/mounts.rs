@@ -10,7 +10,9 @@ use tool_runtime::client::auth::BearerToken;
 use tool_runtime::mcp::ServerOptions;
 use tool_runtime::mount::Mount;
 use tool_runtime::{tool, Registry};
-use tool_tests::{rpc, server_over, spawn_http, wait_for, Client, ServerProcess, PATIENCE};
+use tool_tests::{
+    rpc, server_over, spawn_http, wait_for, Client, PythonScript, ServerProcess, PATIENCE,
+};
 
 const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
 
@@ -228,10 +230,8 @@ for line in sys.stdin:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_without_the_structured_content_its_schema_promises_is_an_error_saying_so() {
-    let files = WorkFiles::new("promise");
-    let script = files.0.join("server.py");
-    std::fs::write(&script, PROMISE_BREAKER).unwrap();
-    let mount = Mount::new("odd", &format!("python3 '{}'", script.display())).unwrap();
+    let script = PythonScript::new("mount-promise", PROMISE_BREAKER);
+    let mount = Mount::new("odd", &script.command_line()).unwrap();
     let (registry, tried) = started(mount).await;
     tried.expect("the mount listed its server's tools (python3 runs that server)");
     let call = |name| tokio::time::timeout(*PATIENCE, registry.call(name, json!({})));
@@ -961,9 +961,8 @@ async fn until_gone(client: &mut Client, name: &str) {
 async fn a_mount_held_to_one_era_speaks_only_it() {
     // A server of the handshake era only (it knows no `server/discover`).
     let files = WorkFiles::new("one-era");
-    let script = files.0.join("server.py");
-    std::fs::write(&script, PROMISE_BREAKER).unwrap();
-    let command = format!("python3 '{}'", script.display());
+    let script = PythonScript::new("mount-one-era", PROMISE_BREAKER);
+    let command = script.command_line();
     // Each mount's servers write what they were sent to a file of its own (a server the
     // first started may still be ending while the second runs).
     let logs = [

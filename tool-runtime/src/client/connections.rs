@@ -140,11 +140,7 @@ impl Connections {
                 connections,
                 authorization,
             } => {
-                if let Some(authorization) = authorization {
-                    headers
-                        .entry(AUTHORIZATION)
-                        .or_insert_with(|| authorization.clone());
-                }
+                with_url_credentials(&mut headers, authorization.as_ref());
                 let response = connections.send(method, headers, body).await?;
                 Ok(response.map(ResponseBody::Plain))
             }
@@ -152,11 +148,7 @@ impl Connections {
                 pool,
                 authorization,
             } => {
-                if let Some(authorization) = authorization {
-                    headers
-                        .entry(AUTHORIZATION)
-                        .or_insert_with(|| authorization.clone());
-                }
+                with_url_credentials(&mut headers, authorization.as_ref());
                 let mut request = Request::new(Full::new(body));
                 *request.method_mut() = method;
                 *request.uri_mut() = self.uri.clone();
@@ -187,6 +179,16 @@ impl Connections {
                 Ok(Response::from(response).map(ResponseBody::Proxied))
             }
         }
+    }
+}
+
+/// The credentials written in the URL (`authorization`), as the request's authorization
+/// unless it has its own.
+fn with_url_credentials(headers: &mut HeaderMap, authorization: Option<&HeaderValue>) {
+    if let Some(authorization) = authorization {
+        headers
+            .entry(AUTHORIZATION)
+            .or_insert_with(|| authorization.clone());
     }
 }
 

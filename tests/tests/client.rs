@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tool_runtime::client::{
     Answer, CallResult, Client, ClientError, ClientHandler, Elicitation, Notification, Target,
 };
-use tool_tests::{spawn_http, wait_for, wait_for_some, ServerProcess, PATIENCE};
+use tool_tests::{spawn_http, wait_for, wait_for_some, PythonScript, ServerProcess, PATIENCE};
 
 const UPSTREAM: &str = env!("CARGO_BIN_EXE_upstream-tools");
 
@@ -316,22 +316,13 @@ for line in sys.stdin:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_silent_to_discover_a_while_is_also_asked_to_initialize_and_its_answer_decides() {
-    let script = std::env::temp_dir().join(format!(
-        "tool-tests-slow-to-discover-{}.py",
-        std::process::id()
-    ));
-    std::fs::write(&script, SLOW_TO_DISCOVER).unwrap();
+    let script = PythonScript::new("slow-to-discover", SLOW_TO_DISCOVER);
     let connect = |mode: &str| {
-        let target = Target::Command(vec![
-            "python3".to_owned(),
-            script.display().to_string(),
-            mode.to_owned(),
-        ]);
+        let target = Target::Command(script.command(&[mode]));
         Client::builder().timeout(*PATIENCE).connect_to(target)
     };
     // Both wait out the client's patience with `server/discover`: side by side.
     let (late, silent) = tokio::join!(connect("late"), connect("silent"));
-    let _ = std::fs::remove_file(&script);
     let agreed = [
         (late, "late", "2026-07-28", "2026-07-28"),
         (silent, "silent", "2025-11-25", "none"),
@@ -349,6 +340,221 @@ async fn a_server_silent_to_discover_a_while_is_also_asked_to_initialize_and_its
         assert_eq!(called.text(), carried, "{name}");
         client.close().await;
     }
+}
+
+/// A server over HTTP of both eras, slow to answer `server/discover`: an `initialize` sent
+/// beside it gets a session (`abandoned`) and a stream that never ends, on which the server
+/// asks `ping`; once the client's answer names that session (so the client holds it),
+/// discover is answered, and decides. The client then speaks 2026-07-28 without naming the
+/// session, and asks the server to end it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_by_an_initialize_that_lost_to_a_late_discover_is_ended_and_never_named() {
+    use axum::body::{Body, Bytes};
+    use axum::http::{header, HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    use futures_util::StreamExt as _;
+    use std::sync::{Arc, Mutex};
+    #[derive(Default)]
+    struct Seen {
+        /// Whether an answer of the client's named the session.
+        held: tokio::sync::Notify,
+        /// The session each `tools/call` named ("none" for none).
+        called_with: Mutex<Vec<String>>,
+    }
+    let (seen, deleted) = (Arc::new(Seen::default()), Deletions::default());
+    let post = {
+        let seen = Arc::clone(&seen);
+        move |headers: HeaderMap, body: Bytes| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let session = headers
+                    .get("mcp-session-id")
+                    .map_or("none", |id| id.to_str().unwrap())
+                    .to_owned();
+                let message: Value = serde_json::from_slice(&body).unwrap();
+                let json = |answer: Value| {
+                    (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        answer.to_string(),
+                    )
+                        .into_response()
+                };
+                match message["method"].as_str() {
+                    None => {
+                        if session == "abandoned" {
+                            seen.held.notify_one();
+                        }
+                        StatusCode::ACCEPTED.into_response()
+                    }
+                    Some("server/discover") => {
+                        seen.held.notified().await;
+                        json(json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                            "supportedVersions": ["2026-07-28"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "dual", "version": "1"}}}))
+                    }
+                    Some("initialize") => {
+                        let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+                        let first = Bytes::from(format!("data: {ping}\n\n"));
+                        let events = futures_util::stream::once(async move {
+                            Ok::<_, std::convert::Infallible>(first)
+                        })
+                        .chain(futures_util::stream::pending());
+                        let headers = [
+                            (header::CONTENT_TYPE, "text/event-stream"),
+                            (
+                                header::HeaderName::from_static("mcp-session-id"),
+                                "abandoned",
+                            ),
+                        ];
+                        (headers, Body::from_stream(events)).into_response()
+                    }
+                    Some("tools/call") => {
+                        seen.called_with.lock().unwrap().push(session.clone());
+                        json(json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                            "content": [{"type": "text", "text": session}]}}))
+                    }
+                    Some(_) if message.get("id").is_none() => StatusCode::ACCEPTED.into_response(),
+                    Some(_) => json(json!({"jsonrpc": "2.0", "id": message["id"],
+                        "error": {"code": -32601, "message": "no such method"}})),
+                }
+            }
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(post)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(noting_deletions(&deleted)),
+    );
+    let url = served(app).await;
+
+    let client = Client::builder()
+        .timeout(*PATIENCE)
+        .connect(&url)
+        .await
+        .unwrap();
+    let server = client.server().await.unwrap();
+    assert_eq!(
+        (server.name.as_str(), server.protocol_version.as_str()),
+        ("dual", "2026-07-28"),
+        "the discover answer decided"
+    );
+    let called = client.call_tool("anything", json!({})).await.unwrap();
+    assert_eq!(
+        called.text(),
+        "none",
+        "a 2026-07-28 request names no session"
+    );
+    wait_for("the abandoned session is ended", async || {
+        *deleted.lock().unwrap() == ["abandoned"]
+    })
+    .await;
+    client.close().await;
+    assert_eq!(*seen.called_with.lock().unwrap(), ["none"]);
+}
+
+/// A `server/discover` whose authorization comes only after `initialize` was sent beside it
+/// (the client's patience passed meanwhile) still says 2026-07-28 in its headers, as its
+/// body does: a server that checks the two against each other answers it, and it decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_held_while_the_era_changes_says_the_era_it_was_written_in() {
+    use axum::body::Bytes;
+    use axum::http::{header, HeaderMap};
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tool_runtime::client::auth::Credentials;
+    use tool_runtime::client::Answer;
+    /// Authorizes every request at once but the first, which waits until `release`.
+    struct FirstHeld {
+        asked: AtomicUsize,
+        release: Arc<tokio::sync::Notify>,
+    }
+    impl Credentials for FirstHeld {
+        fn headers<'a>(&'a self, _: &'a str, _: &'a str) -> Answer<'a, Vec<(String, String)>> {
+            Box::pin(async move {
+                if self.asked.fetch_add(1, Ordering::SeqCst) == 0 {
+                    self.release.notified().await;
+                }
+                Ok(vec![("authorization".to_owned(), "Bearer t".to_owned())])
+            })
+        }
+    }
+    #[derive(Default)]
+    struct Seen {
+        /// The version header each `server/discover` carried.
+        discovered_with: Mutex<Vec<String>>,
+        discover_came: tokio::sync::Notify,
+    }
+    let (seen, release) = (
+        Arc::new(Seen::default()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    let post = {
+        let (seen, release) = (Arc::clone(&seen), Arc::clone(&release));
+        move |headers: HeaderMap, body: Bytes| {
+            let (seen, release) = (Arc::clone(&seen), Arc::clone(&release));
+            async move {
+                let named = |name: &str| {
+                    headers
+                        .get(name)
+                        .map_or("none", |value| value.to_str().unwrap())
+                        .to_owned()
+                };
+                let message: Value = serde_json::from_slice(&body).unwrap();
+                let json = |answer: Value| {
+                    (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        answer.to_string(),
+                    )
+                        .into_response()
+                };
+                let id = message["id"].clone();
+                match message["method"].as_str() {
+                    Some("server/discover") => {
+                        let version = named("mcp-protocol-version");
+                        seen.discovered_with.lock().unwrap().push(version.clone());
+                        seen.discover_came.notify_one();
+                        if version != "2026-07-28" || named("mcp-method") != "server/discover" {
+                            return json(json!({"jsonrpc": "2.0", "id": id, "error": {
+                                "code": -32020, "message": "Header mismatch"}}));
+                        }
+                        json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "supportedVersions": ["2026-07-28"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "strict", "version": "1"}}}))
+                    }
+                    // Answered once discover came, which lets the held discover go now.
+                    Some("initialize") => {
+                        release.notify_one();
+                        seen.discover_came.notified().await;
+                        json(json!({"jsonrpc": "2.0", "id": id, "error": {
+                            "code": -32022, "message": "serving the 2026-07-28 protocol"}}))
+                    }
+                    _ => json(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
+                }
+            }
+        }
+    };
+    let url = served(axum::Router::new().route("/mcp", axum::routing::post(post))).await;
+
+    let client = Client::builder()
+        .timeout(*PATIENCE)
+        .credentials(FirstHeld {
+            asked: AtomicUsize::new(0),
+            release,
+        })
+        .connect(&url)
+        .await
+        .unwrap();
+    let server = client.server().await.unwrap();
+    assert_eq!(
+        (server.name.as_str(), server.protocol_version.as_str()),
+        ("strict", "2026-07-28")
+    );
+    assert_eq!(*seen.discovered_with.lock().unwrap(), ["2026-07-28"]);
+    client.close().await;
 }
 
 /// A client of the upstream started over stdio through a shell that writes the upstream's
@@ -413,14 +619,40 @@ async fn a_server_process_ends_when_its_client_is_closed_or_dropped() {
     .await;
 }
 
+/// Serves `app` on a port of its own: the URL of its `/mcp`.
+async fn served(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+type Deletions = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A `DELETE` handler that notes in `deleted` the session each deletion names.
+fn noting_deletions(
+    deleted: &Deletions,
+) -> impl Fn(axum::http::HeaderMap) -> std::future::Ready<axum::http::StatusCode>
+       + Clone
+       + Send
+       + Sync
+       + 'static {
+    let deleted = std::sync::Arc::clone(deleted);
+    move |headers| {
+        let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        deleted.lock().unwrap().push(session);
+        std::future::ready(axum::http::StatusCode::OK)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_session_is_deleted_when_its_client_is_closed_or_dropped() {
     use axum::http::{header, HeaderMap, StatusCode};
     use axum::response::IntoResponse;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     // A server of the handshake era that gives each `initialize` a session of its own and
     // notes which sessions were deleted.
-    let deleted: Arc<Mutex<Vec<String>>> = Arc::default();
+    let deleted = Deletions::default();
     let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let post = {
         let (opened, deleted) = (opened.clone(), deleted.clone());
@@ -456,26 +688,13 @@ async fn an_http_session_is_deleted_when_its_client_is_closed_or_dropped() {
             }
         }
     };
-    let delete = {
-        let deleted = deleted.clone();
-        move |headers: HeaderMap| {
-            let deleted = deleted.clone();
-            async move {
-                let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
-                deleted.lock().unwrap().push(session);
-                StatusCode::OK
-            }
-        }
-    };
     let app = axum::Router::new().route(
         "/mcp",
         axum::routing::post(post)
             .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
-            .delete(delete),
+            .delete(noting_deletions(&deleted)),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = served(app).await;
     let connect = || Client::builder().handshake_era(true).connect(&url);
 
     let client = connect().await.unwrap();

@@ -70,10 +70,11 @@ impl Http {
         })))
     }
 
-    /// The headers of every POST in `session`'s era, with `extra` (the method's own).
+    /// The headers of every POST in the era `spoken` (the era and version its message was
+    /// written in), with `extra` (the method's own).
     fn headers(
         &self,
-        session: &Session,
+        spoken: &Spoken,
         method: Option<&str>,
         extra: &[(String, String)],
         authorization: &[(String, String)],
@@ -84,10 +85,7 @@ impl Http {
             HeaderValue::from_static("application/json, text/event-stream"),
         );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let (era, version) = {
-            let speaker = crate::sync::read(&session.speaker);
-            (speaker.era(), speaker.version().to_owned())
-        };
+        let (era, version) = (spoken.era, spoken.version.as_str());
         let mut put = |name: HeaderName, value: &str| {
             if let Ok(value) = HeaderValue::from_str(value) {
                 headers.insert(name, value);
@@ -97,7 +95,7 @@ impl Http {
         let named = |name: &str| HeaderName::try_from(name).ok();
         // Before `initialize` is answered there is no version to name.
         if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
-            put(HeaderName::from_static(header_values::VERSION), &version);
+            put(HeaderName::from_static(header_values::VERSION), version);
         }
         if let Some(id) = lock(&self.0.session_id).clone() {
             put(HeaderName::from_static(header_values::SESSION), &id);
@@ -138,6 +136,7 @@ impl Http {
     async fn post(
         &self,
         session: &Arc<Session>,
+        spoken: &Spoken,
         method: Option<&str>,
         extra: &[(String, String)],
         body: Bytes,
@@ -146,7 +145,7 @@ impl Http {
         let mut refusals = 0;
         loop {
             let authorization = self.authorization("POST").await?;
-            let headers = self.headers(session, method, extra, &authorization);
+            let headers = self.headers(spoken, method, extra, &authorization);
             let refusal = match self.exchange(session, headers, body.clone(), id).await {
                 Err(Failure::Refused(refusal)) => refusal,
                 other => return other,
@@ -180,13 +179,21 @@ impl Http {
     pub(crate) async fn send_request(
         &self,
         session: &Arc<Session>,
+        spoken: Spoken,
         id: u64,
         method: &str,
         bytes: Vec<u8>,
         headers: Vec<(String, String)>,
     ) {
         let outcome = self
-            .post(session, Some(method), &headers, bytes.into(), Some(id))
+            .post(
+                session,
+                &spoken,
+                Some(method),
+                &headers,
+                bytes.into(),
+                Some(id),
+            )
             .await;
         if let Err(failure) = outcome {
             session.fail(id, failure);
@@ -202,7 +209,9 @@ impl Http {
         method: Option<&str>,
         bytes: Vec<u8>,
     ) -> Result<(), ClientError> {
-        let posted = self.post(session, method, &[], bytes.into(), None);
+        // Written a moment ago, in the era spoken now.
+        let spoken = Spoken::now(session);
+        let posted = self.post(session, &spoken, method, &[], bytes.into(), None);
         let Ok(outcome) = tokio::time::timeout(session.timeout, posted).await else {
             return Err(ClientError::TimedOut {
                 method: method.unwrap_or("our answer to its request").to_owned(),
@@ -249,7 +258,7 @@ impl Http {
                     return;
                 }
                 let authorization = http.authorization("GET").await.unwrap_or_default();
-                let mut headers = http.headers(&session, None, &[], &authorization);
+                let mut headers = http.headers(&Spoken::now(&session), None, &[], &authorization);
                 headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
                 if let Some(id) = last_event
                     .as_deref()
@@ -298,6 +307,32 @@ impl Http {
         answered
     }
 
+    /// Forgets the session an `initialize` opened that lost to `server/discover` (sent
+    /// beside it, answered first): the server speaks 2026-07-28 and is spoken to so, with no
+    /// session, and is asked to end the one it opened, in the background (a server that
+    /// does not take the request loses nothing by it).
+    pub(crate) fn forget_session(&self, session: &Arc<Session>, version: &str) {
+        let Some(id) = lock(&self.0.session_id).take() else {
+            return;
+        };
+        let (http, session, version) = (self.clone(), Arc::clone(session), version.to_owned());
+        tokio::spawn(async move {
+            let authorization = http.authorization("DELETE").await.unwrap_or_default();
+            let mut headers = http.headers(&Spoken::now(&session), None, &[], &authorization);
+            // The session's own era names it, not the one spoken now.
+            for (name, value) in [
+                (header_values::SESSION, &id),
+                (header_values::VERSION, &version),
+            ] {
+                if let Ok(value) = HeaderValue::from_str(value) {
+                    headers.insert(HeaderName::from_static(name), value);
+                }
+            }
+            let deleted = http.send(Method::DELETE, headers);
+            let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
+        });
+    }
+
     /// Ends the session: its GET stream closes, and a session with an id is deleted.
     pub(crate) async fn close(&self, session: &Arc<Session>) {
         if let Some(listening) = lock(&self.0.listening).take() {
@@ -307,7 +342,7 @@ impl Http {
             return;
         }
         let authorization = self.authorization("DELETE").await.unwrap_or_default();
-        let headers = self.headers(session, None, &[], &authorization);
+        let headers = self.headers(&Spoken::now(session), None, &[], &authorization);
         let deleted = self.send(Method::DELETE, headers);
         let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
     }
@@ -317,6 +352,25 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(listening) = lock(&self.listening).take() {
             listening.abort();
+        }
+    }
+}
+
+/// The era and version a message was written in, which its headers say: taken when it is
+/// written, since negotiation may move the session to another era while it is on its way
+/// (an `initialize` sent beside a `server/discover` still unanswered).
+pub(crate) struct Spoken {
+    pub(crate) era: Era,
+    pub(crate) version: String,
+}
+
+impl Spoken {
+    /// What `session` speaks now.
+    pub(crate) fn now(session: &Session) -> Spoken {
+        let speaker = crate::sync::read(&session.speaker);
+        Spoken {
+            era: speaker.era(),
+            version: speaker.version().to_owned(),
         }
     }
 }
@@ -480,7 +534,7 @@ impl Http {
             }
             tokio::time::sleep(cursor.retry).await;
             let authorization = self.authorization("GET").await?;
-            let mut headers = self.headers(session, None, &[], &authorization);
+            let mut headers = self.headers(&Spoken::now(session), None, &[], &authorization);
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(last) = cursor
                 .last_event

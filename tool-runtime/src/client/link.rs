@@ -32,13 +32,15 @@ impl Link {
         matches!(self, Link::Http(_))
     }
 
-    /// Sends request `id` of `method` (its bytes), with `headers` for HTTP. A process's
+    /// Sends request `id` of `method` (its bytes), with `headers` for HTTP and the era and
+    /// version its bytes were written in (`spoken`, which HTTP headers name). A process's
     /// link has written it when this returns; over HTTP what is returned is the exchange,
     /// which brings the answer as it is polled (dropped, it is closed, which at 2026-07-28
     /// cancels the request).
     pub(crate) fn send_request<'a>(
         &'a self,
         session: &'a Arc<Session>,
+        spoken: Option<super::http::Spoken>,
         id: u64,
         method: &'a str,
         bytes: Vec<u8>,
@@ -46,13 +48,18 @@ impl Link {
     ) -> Result<Option<Exchange<'a>>, ClientError> {
         match self {
             Link::Stdio(stdio) => {
-                let _ = (id, method, headers);
+                let _ = (spoken, id, method, headers);
                 stdio.send(bytes).map_err(|reason| session.down(reason))?;
                 Ok(None)
             }
-            Link::Http(http) => Ok(Some(Box::pin(
-                http.send_request(session, id, method, bytes, headers),
-            ))),
+            Link::Http(http) => Ok(Some(Box::pin(http.send_request(
+                session,
+                spoken.unwrap_or_else(|| super::http::Spoken::now(session)),
+                id,
+                method,
+                bytes,
+                headers,
+            )))),
         }
     }
 
@@ -81,6 +88,15 @@ impl Link {
         match self {
             Link::Stdio(stdio) => stdio.send(bytes).map_err(|reason| session.down(reason)),
             Link::Http(http) => http.send_one_way(session, None, bytes).await,
+        }
+    }
+
+    /// Forgets the session an `initialize` at `version` opened, which lost to
+    /// `server/discover` (over HTTP; a process has no session apart from itself).
+    pub(crate) fn forget_session(&self, session: &Arc<Session>, version: &str) {
+        match self {
+            Link::Stdio(_) => {}
+            Link::Http(http) => http.forget_session(session, version),
         }
     }
 

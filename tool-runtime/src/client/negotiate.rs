@@ -200,7 +200,12 @@ where
         discovered = &mut asked => match discovered? {
             // A refusal, late: `initialize` decides.
             Discovered::HandshakeEra(_) => initializing.await,
-            discovered => return Ok(Some(discovered)),
+            discovered => {
+                // The session `initialize` may have opened meanwhile (its exchange is not
+                // polled again) is no longer wanted, nor named by any request from now on.
+                session.link.forget_session(session, HANDSHAKE_VERSIONS[0]);
+                return Ok(Some(discovered));
+            }
         },
         initialized = &mut initializing => match initialized {
             Ok(result) => Ok(result),
@@ -208,7 +213,10 @@ where
             // answer to the first question decides, unless it says the same.
             Err(refused) => match asked.as_mut().await? {
                 Discovered::HandshakeEra(_) => Err(refused),
-                discovered => return Ok(Some(discovered)),
+                discovered => {
+                    session.link.forget_session(session, HANDSHAKE_VERSIONS[0]);
+                    return Ok(Some(discovered));
+                }
             },
         },
     };

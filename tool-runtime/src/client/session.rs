@@ -374,13 +374,22 @@ impl Session {
             timed_out: false,
             never_cancelled: options.never_cancelled,
         };
-        let bytes = {
+        // Its HTTP headers say the era its body was written in, whatever the session speaks
+        // by the time they are written.
+        let (bytes, spoken) = {
             let speaker = crate::sync::read(&self.speaker);
-            wire::request(id, method, params, speaker.meta(), &added)
+            let spoken = self.link.carries_headers().then(|| super::http::Spoken {
+                era: speaker.era(),
+                version: speaker.version().to_owned(),
+            });
+            (
+                wire::request(id, method, params, speaker.meta(), &added),
+                spoken,
+            )
         };
-        let mut exchange = self
-            .link
-            .send_request(self, id, method, bytes, options.headers)?;
+        let mut exchange =
+            self.link
+                .send_request(self, spoken, id, method, bytes, options.headers)?;
         let limit = options.timeout.unwrap_or(self.timeout);
         // A limit too far away to be a time is no limit.
         guard.deadline = tokio::time::Instant::now().checked_add(limit);

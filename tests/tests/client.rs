@@ -380,11 +380,14 @@ async fn a_session_opened_by_an_initialize_that_lost_to_a_late_discover_is_ended
                         .into_response()
                 };
                 match message["method"].as_str() {
+                    // The client's answer, taken with the session named, as servers do
+                    // (a late answer naming the session must not bring it back).
                     None => {
                         if session == "abandoned" {
                             seen.held.notify_one();
                         }
-                        StatusCode::ACCEPTED.into_response()
+                        let named = [(header::HeaderName::from_static("mcp-session-id"), session)];
+                        (StatusCode::ACCEPTED, named).into_response()
                     }
                     Some("server/discover") => {
                         seen.held.notified().await;
@@ -452,6 +455,41 @@ async fn a_session_opened_by_an_initialize_that_lost_to_a_late_discover_is_ended
     .await;
     client.close().await;
     assert_eq!(*seen.called_with.lock().unwrap(), ["none"]);
+}
+
+/// A session is what a server gives with its answer to `initialize`, and nothing else: a
+/// 2026-07-28 server that names one on its other answers is never sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_answer_to_initialize_opens_a_session() {
+    use axum::body::Bytes;
+    use axum::http::{header, HeaderMap};
+    let post = |headers: HeaderMap, body: Bytes| async move {
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        let named = headers
+            .get("mcp-session-id")
+            .map_or("none", |id| id.to_str().unwrap())
+            .to_owned();
+        let result = match message["method"].as_str() {
+            Some("server/discover") => json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "stray", "version": "1"}}),
+            _ => json!({"content": [{"type": "text", "text": named}]}),
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+        let headers = [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::HeaderName::from_static("mcp-session-id"), "stray"),
+        ];
+        (headers, answer.to_string())
+    };
+    let url = served(axum::Router::new().route("/mcp", axum::routing::post(post))).await;
+    let client = Client::connect(&url).await.unwrap();
+    for _ in 0..2 {
+        let called = client.call_tool("anything", json!({})).await.unwrap();
+        assert_eq!(called.text(), "none");
+    }
+    client.close().await;
 }
 
 /// A `server/discover` whose authorization comes only after `initialize` was sent beside it

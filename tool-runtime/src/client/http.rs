@@ -29,8 +29,7 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// How often one request is authorized anew after a refusal before the refusal is final.
 const MOST_REFUSALS: u32 = 2;
 
-/// An HTTP server's endpoint and what travels with every request to it; cheap to clone
-/// (each exchange runs in a task of its own with a clone).
+/// An HTTP server's endpoint and what travels with every request to it; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Http(Arc<Inner>);
 
@@ -146,7 +145,9 @@ impl Http {
         loop {
             let authorization = self.authorization("POST").await?;
             let headers = self.headers(spoken, method, extra, &authorization);
-            let refusal = match self.exchange(session, headers, body.clone(), id).await {
+            let opens_session = method == Some("initialize");
+            let exchanged = self.exchange(session, headers, body.clone(), id, opens_session);
+            let refusal = match exchanged.await {
                 Err(Failure::Refused(refusal)) => refusal,
                 other => return other,
             };
@@ -393,13 +394,16 @@ impl Http {
     }
 
     /// POSTs `body` and reads what comes back into `session`; for request `id`, resumes a
-    /// stream that ends before its answer.
+    /// stream that ends before its answer. The session the server gives is taken from the
+    /// answer to `initialize` alone (`opens_session`), as the protocol has it: taken from
+    /// any answer, one the client has forgotten could come back on a late answer.
     async fn exchange(
         &self,
         session: &Arc<Session>,
         headers: HeaderMap,
         body: Bytes,
         id: Option<u64>,
+        opens_session: bool,
     ) -> Result<(), Failure> {
         let response = self
             .0
@@ -412,6 +416,7 @@ impl Http {
             .headers()
             .get(header_values::SESSION)
             .and_then(|value| value.to_str().ok())
+            .filter(|_| opens_session)
         {
             let mut slot = lock(&self.0.session_id);
             if slot.is_none() {

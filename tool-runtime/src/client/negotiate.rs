@@ -202,7 +202,8 @@ where
             Discovered::HandshakeEra(_) => initializing.await,
             discovered => {
                 // The session `initialize` may have opened meanwhile (its exchange is not
-                // polled again) is no longer wanted, nor named by any request from now on.
+                // polled again) is no longer wanted: never named from now on, and the
+                // server asked to end it.
                 session.link.forget_session(session, HANDSHAKE_VERSIONS[0]);
                 return Ok(Some(discovered));
             }

@@ -27,6 +27,15 @@ fn stdio_upstream() -> String {
     format!("{UPSTREAM} serve")
 }
 
+/// A server of this binary's tools and the upstream's, mounted over stdio under `up`.
+fn serving_the_upstream() -> tool_runtime::mcp::McpServer {
+    let registry = Registry::builder()
+        .mount(Mount::new("up", &stdio_upstream()).unwrap())
+        .build()
+        .unwrap();
+    server_over(registry, ServerOptions::default())
+}
+
 fn text(answer: &Value) -> String {
     answer["result"]["content"][0]["text"]
         .as_str()
@@ -158,11 +167,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_that_do_not_fit_a_mounted_tool_are_refused_here_naming_the_parameter() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_add").await;
     let answer = client
@@ -285,11 +290,7 @@ impl Drop for WorkFiles {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstream() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_work").await;
     let files = WorkFiles::new("progress");
@@ -318,11 +319,7 @@ async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstre
 /// it: for any other caller its reports would go nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_server_reports_progress_only_to_a_caller_that_asked_for_it() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_followed").await;
     let unasked = client.answer(&rpc::call(1, "up_followed", json!({}))).await;
@@ -335,11 +332,7 @@ async fn a_mounted_server_reports_progress_only_to_a_caller_that_asked_for_it() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::new(&server);
     client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
     next_but_list_changes(&mut client).await;
@@ -365,11 +358,7 @@ async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_questions_come_back_as_input_required_at_2026() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::new(&server);
     let capabilities = json!({"elicitation": {}});
     let mut id = 0;
@@ -507,11 +496,7 @@ async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_quit").await;
     let answer = client.answer(&rpc::call(1, "up_quit", json!({}))).await;
@@ -548,11 +533,7 @@ async fn motto_update_comes_through(client: &mut Client, id: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_resources_updates_reach_subscribers_here_and_again_after_a_restart() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_touch_motto").await;
     // The mount lists its server's resources after its tools: subscribed once it has.
@@ -668,11 +649,7 @@ fn mounts_are_refused_with_a_reason_when_written_wrong() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_prompts_and_resources_are_listed_under_its_prefix_and_passed_through() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     // The mount reads its server's prompts, then its resources: each is waited for.
     let mut id = 0;
@@ -995,11 +972,7 @@ async fn a_mount_held_to_one_era_speaks_only_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
-    let registry = Registry::builder()
-        .mount(Mount::new("up", &stdio_upstream()).unwrap())
-        .build()
-        .unwrap();
-    let server = server_over(registry, ServerOptions::default());
+    let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
     until_listed(&mut client, "up_add").await;
     let list = client

@@ -127,6 +127,16 @@ impl Connections {
         }
     }
 
+    /// How many connections of this client's own are idle now (those of hyper-util's pool
+    /// and of a proxy are not counted).
+    #[cfg(test)]
+    pub(crate) fn idle_count(&self) -> usize {
+        match &self.route {
+            Route::Plain { connections, .. } => connections.idle_count(),
+            Route::Direct { .. } | Route::Proxied(..) => 0,
+        }
+    }
+
     /// Sends one request and gives the response once its head came; its body is read as it
     /// comes. A failure says what happened, with its causes.
     pub(crate) async fn send(

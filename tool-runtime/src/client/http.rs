@@ -308,6 +308,12 @@ impl Http {
         answered
     }
 
+    /// How many connections to the server are idle now.
+    #[cfg(test)]
+    pub(crate) fn idle_connections(&self) -> usize {
+        self.0.connections.idle_count()
+    }
+
     /// Forgets the session an `initialize` opened that lost to `server/discover` (sent
     /// beside it, answered first): the server speaks 2026-07-28 and is spoken to so, with no
     /// session, and is asked to end the one it opened, in the background (a server that
@@ -456,7 +462,10 @@ impl Http {
                 last_event: None,
                 retry: DEFAULT_RETRY,
             };
-            self.read_events(session, response, &mut cursor, id).await?;
+            if let Some(rest) = self.read_events(session, response, &mut cursor, id).await? {
+                finish(session, rest);
+                return Ok(());
+            }
             let Some(id) = id else {
                 return Ok(());
             };
@@ -491,16 +500,18 @@ impl Http {
         }
     }
 
-    /// Reads a stream of events into `session`, keeping where it stands in `cursor`.
+    /// Reads a stream of events into `session`, keeping where it stands in `cursor`, to its
+    /// end or, when it is request `related`'s own, to the answer to that request: then what
+    /// is left of it is given back, to be finished with.
     async fn read_events(
         &self,
         session: &Arc<Session>,
         response: Response<ResponseBody>,
         cursor: &mut Cursor,
         related: Option<u64>,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<Events>, Failure> {
         let bytes = bounded(response.into_body().into_data_stream(), self.0.limit);
-        let mut events = sse_stream::SseStream::from_bytes_stream(bytes);
+        let mut events: Events = Box::pin(sse_stream::SseStream::from_bytes_stream(bytes));
         while let Some(event) = events.next().await {
             let event = event
                 .map_err(|error| Failure::Transport(format!("the event stream broke: {error}")))?;
@@ -514,11 +525,18 @@ impl Http {
                 continue;
             };
             match wire::read(data.as_bytes()) {
-                Ok(message) => session.dispatch_for(message, related),
+                Ok(message) => {
+                    let answers = matches!(&message, wire::Message::Response { id, .. }
+                        if related.is_some() && id.as_u64() == related);
+                    session.dispatch_for(message, related);
+                    if answers {
+                        return Ok(Some(events));
+                    }
+                }
                 Err(why) => return Err(Failure::Protocol(why)),
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// A stream ended before the answer to `id`: in the handshake era, when its events had
@@ -563,8 +581,10 @@ impl Http {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             };
+            // What is left of a resumed stream after the answer is not waited for: it is
+            // closed.
             tokio::select! {
-                outcome = &mut reading => outcome?,
+                outcome = &mut reading => drop(outcome?),
                 () = answered => return Ok(()),
             }
         }
@@ -575,6 +595,42 @@ impl Http {
         }
         Ok(())
     }
+}
+
+/// A stream of events as it is read.
+type Events = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>,
+>;
+
+/// How long the rest of a stream after its answer is waited for; a server should end the
+/// stream with the answer, and a connection unused this long is not used again anyway.
+const REST: Duration = super::connections::IDLE;
+
+/// Finishes with the rest of a request's stream once its answer came: the stream is read to
+/// its end, so that its connection can carry the next request (dropped unread, the
+/// connection would be closed, and each request would open another). A stream whose end
+/// already came is done with here; one still open is read in the background for at most
+/// [`REST`], what comes on it reaching `session` as if read in time.
+fn finish(session: &Arc<Session>, rest: Events) {
+    let mut reading = Box::pin(read_rest(Arc::downgrade(session), rest));
+    if futures_util::FutureExt::now_or_never(&mut reading).is_none() {
+        tokio::spawn(reading);
+    }
+}
+
+/// Reads what is left of a stream to its end, or for at most [`REST`].
+async fn read_rest(session: std::sync::Weak<Session>, mut rest: Events) {
+    let reading = async {
+        while let Some(Ok(event)) = rest.next().await {
+            let (Some(session), Some(data)) = (session.upgrade(), event.data) else {
+                continue;
+            };
+            if let Ok(message) = wire::read(data.as_bytes()) {
+                session.dispatch(message);
+            }
+        }
+    };
+    let _ = tokio::time::timeout(REST, reading).await;
 }
 
 /// Reads a whole body, refusing one over `limit` bytes.
@@ -609,4 +665,159 @@ fn refused(refusal: &Refusal) -> String {
         "the server refused the request's authorization (HTTP {}){why}",
         refusal.status
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Client;
+    use serde_json::{json, Value};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::oneshot;
+
+    /// What the test's server saw and is told.
+    #[derive(Default)]
+    struct Seen {
+        /// For each `tools/call`, the connection it came on (numbered as accepted).
+        calls: Vec<usize>,
+        /// Held by the first `tools/call`'s stream, which ends once it is sent.
+        end_first_stream: Option<oneshot::Receiver<()>>,
+    }
+
+    /// A handshake-era server over raw HTTP/1.1 that answers `tools/call` with an event
+    /// stream: the answer's event at once, the stream's end (for the first call) only when
+    /// the test says.
+    async fn server(seen: Arc<Mutex<Seen>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            for connection in 0.. {
+                let (stream, _) = listener.accept().await.unwrap();
+                tokio::spawn(answer_each(stream, connection, Arc::clone(&seen)));
+            }
+        });
+        format!("http://127.0.0.1:{port}/mcp")
+    }
+
+    /// Reads one request: its head (lower-cased) and its body.
+    async fn request(stream: &mut TcpStream, read: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+        let mut buffer = vec![0; 4096];
+        loop {
+            if let Some(head_end) = memchr::memmem::find(read, b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .map_or(0, |value| value.trim().parse().unwrap());
+                if read.len() >= head_end + 4 + length {
+                    let body = read[head_end + 4..head_end + 4 + length].to_vec();
+                    read.drain(..head_end + 4 + length);
+                    return Some((head, body));
+                }
+            }
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return None,
+                Ok(count) => read.extend_from_slice(&buffer[..count]),
+            }
+        }
+    }
+
+    async fn answer_each(mut stream: TcpStream, connection: usize, seen: Arc<Mutex<Seen>>) {
+        let mut read = Vec::new();
+        while let Some((head, body)) = request(&mut stream, &mut read).await {
+            let empty = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+            if !head.starts_with("post ") {
+                // The GET stream is not offered; a DELETE ends the session.
+                let status = if head.starts_with("get ") {
+                    "405 Method Not Allowed"
+                } else {
+                    "200 OK"
+                };
+                stream.write_all(empty(status).as_bytes()).await.unwrap();
+                continue;
+            }
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            let id = &message["id"];
+            let reply = match message["method"].as_str().unwrap() {
+                _ if id.is_null() => empty("202 Accepted"),
+                "initialize" => {
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "streams", "version": "1"},
+                    }})
+                    .to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    )
+                }
+                "tools/call" => {
+                    let end = {
+                        let mut seen = seen.lock().unwrap();
+                        seen.calls.push(connection);
+                        seen.end_first_stream.take()
+                    };
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "content": [{"type": "text", "text": "done"}],
+                    }});
+                    let event = format!("event: message\ndata: {answer}\n\n");
+                    let opening = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                         transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+                        event.len()
+                    );
+                    stream.write_all(opening.as_bytes()).await.unwrap();
+                    if let Some(end) = end {
+                        let _ = end.await;
+                    }
+                    "0\r\n\r\n".to_owned()
+                }
+                _ => empty("400 Bad Request"),
+            };
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A request answered on an event stream the server ends only after the answer came
+    /// leaves its connection open for the next request: the rest of the stream is read to
+    /// its end, and the connection is used again (closed with the stream unread, every
+    /// request answered by a stream would open a connection of its own).
+    #[tokio::test]
+    async fn a_connection_whose_stream_ends_after_its_answer_is_used_again() {
+        let (end_first_stream, ended) = oneshot::channel();
+        let seen = Arc::new(Mutex::new(Seen {
+            end_first_stream: Some(ended),
+            ..Seen::default()
+        }));
+        let url = server(Arc::clone(&seen)).await;
+        let client = Client::builder()
+            .handshake_era(true)
+            .connect(&url)
+            .await
+            .unwrap();
+        let idle = client.idle_connections().await;
+        let first = client.call_tool("work", json!({})).await.unwrap();
+        assert_eq!(first.text(), "done");
+        // The answer came with its stream still open, its connection taken from the idle.
+        assert_eq!(client.idle_connections().await, idle - 1);
+        end_first_stream.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while client.idle_connections().await < idle {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the connection the stream came on is idle again once the stream ended");
+        let second = client.call_tool("work", json!({})).await.unwrap();
+        assert_eq!(second.text(), "done");
+        let calls = seen.lock().unwrap().calls.clone();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0], calls[1], "both calls went on one connection");
+    }
 }

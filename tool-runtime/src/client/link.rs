@@ -91,6 +91,15 @@ impl Link {
         }
     }
 
+    /// How many HTTP connections to the server are idle now (none for a process).
+    #[cfg(test)]
+    pub(crate) fn idle_connections(&self) -> usize {
+        match self {
+            Link::Stdio(_) => 0,
+            Link::Http(http) => http.idle_connections(),
+        }
+    }
+
     /// Forgets the session an `initialize` at `version` opened, which lost to
     /// `server/discover` (over HTTP; a process has no session apart from itself).
     pub(crate) fn forget_session(&self, session: &Arc<Session>, version: &str) {

@@ -637,6 +637,13 @@ impl Client {
         })
     }
 
+    /// How many HTTP connections to the server are idle now, ready for the next request.
+    #[cfg(test)]
+    pub(crate) async fn idle_connections(&self) -> usize {
+        let session = self.inner.session.lock().await.clone();
+        session.map_or(0, |session| session.link.idle_connections())
+    }
+
     /// Ends the connection: a process's input is closed and the process stopped (killed
     /// if it does not end), an HTTP session deleted.
     pub async fn close(&self) {

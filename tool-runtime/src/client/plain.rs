@@ -29,9 +29,7 @@ type Sender = SendRequest<Full<Bytes>>;
 pub(crate) struct Plain(Arc<Shared>);
 
 struct Shared {
-    /// The connections idle now, the one idle the shortest time last (each is pushed as it
-    /// goes idle).
-    idle: Mutex<Vec<Idle>>,
+    idle: Mutex<IdleList>,
     connector: TimedConnector,
     /// The endpoint's URI, which connections are opened to.
     endpoint: Uri,
@@ -40,9 +38,30 @@ struct Shared {
     host: HeaderValue,
 }
 
+/// The connections idle now.
+#[derive(Default)]
+struct IdleList {
+    /// The one idle the shortest time last (each is pushed as it goes idle).
+    connections: Vec<Idle>,
+    /// Whether a task closes them as their time runs out (see [`close_in_time`]).
+    closing: bool,
+}
+
 struct Idle {
     sender: Sender,
     since: Instant,
+}
+
+impl IdleList {
+    /// Closes the connections idle for [`IDLE`] or more at `now`.
+    fn close_expired(&mut self, now: Instant) {
+        let fresh = self
+            .connections
+            .iter()
+            .position(|kept| now.duration_since(kept.since) < IDLE)
+            .unwrap_or(self.connections.len());
+        self.connections.drain(..fresh);
+    }
 }
 
 impl Plain {
@@ -61,7 +80,7 @@ impl Plain {
             .parse()
             .map_err(|error| format!("{endpoint} has no path to send: {error}"))?;
         Ok(Plain(Arc::new(Shared {
-            idle: Mutex::new(Vec::new()),
+            idle: Mutex::new(IdleList::default()),
             connector,
             endpoint,
             path,
@@ -121,10 +140,10 @@ impl Plain {
     /// just as a request is sent on it, and a POST cannot be sent again safely.
     fn take_idle(&self) -> Option<Sender> {
         let mut idle = lock(&self.0.idle);
-        while let Some(Idle { sender, since }) = idle.pop() {
+        while let Some(Idle { sender, since }) = idle.connections.pop() {
             if since.elapsed() >= IDLE {
                 // Pushed in the order they went idle: those below are older still.
-                idle.clear();
+                idle.connections.clear();
                 return None;
             }
             if !sender.is_closed() {
@@ -132,6 +151,12 @@ impl Plain {
             }
         }
         None
+    }
+
+    /// How many connections are idle now.
+    #[cfg(test)]
+    pub(crate) fn idle_count(&self) -> usize {
+        lock(&self.0.idle).connections.len()
     }
 
     /// Opens a connection, its reading and writing run by a task of its own.
@@ -180,13 +205,39 @@ impl Drop for PlainBody {
         let mut idle = lock(&to.idle);
         // Taken under the lock: the list stays in the order its connections went idle.
         let now = Instant::now();
-        // Those idle too long are closed now rather than at the next request.
-        let fresh = idle
-            .iter()
-            .position(|kept| now.duration_since(kept.since) < IDLE)
-            .unwrap_or(idle.len());
-        idle.drain(..fresh);
-        idle.push(Idle { sender, since: now });
+        idle.close_expired(now);
+        idle.connections.push(Idle { sender, since: now });
+        if !idle.closing {
+            // Outside a runtime (a body dropped as one shuts down) nothing is spawned;
+            // the next request closes what has expired by then.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                idle.closing = true;
+                runtime.spawn(close_in_time(Arc::downgrade(&to)));
+            }
+        }
+    }
+}
+
+/// Closes each idle connection once it has been idle for [`IDLE`], for as long as any is
+/// idle: a server that never closes an idle connection itself would otherwise keep its
+/// socket open until the next request, however far off. One task does it for all the
+/// connections to a server, waking when the oldest expires, so a connection going idle
+/// costs no timer of its own.
+async fn close_in_time(shared: std::sync::Weak<Shared>) {
+    loop {
+        let due = {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut idle = lock(&shared.idle);
+            idle.close_expired(Instant::now());
+            let Some(oldest) = idle.connections.first() else {
+                idle.closing = false;
+                return;
+            };
+            oldest.since + IDLE
+        };
+        tokio::time::sleep_until(due).await;
     }
 }
 
@@ -242,14 +293,16 @@ mod tests {
         (uri, accepted)
     }
 
-    /// Reads requests (a head, then as many bytes as it says) and answers each.
-    async fn answer_each(mut stream: TcpStream, reply: &'static str, close: bool) {
+    /// Reads requests (a head, then as many bytes as it says) and answers each; gives how
+    /// many it answered once the connection ends.
+    async fn answer_each(mut stream: TcpStream, reply: &'static str, close: bool) -> usize {
         let mut read = Vec::new();
         let mut buffer = vec![0; 4096];
+        let mut answered = 0;
         loop {
             let Some(head_end) = memchr::memmem::find(&read, b"\r\n\r\n") else {
                 match stream.read(&mut buffer).await {
-                    Ok(0) | Err(_) => return,
+                    Ok(0) | Err(_) => return answered,
                     Ok(count) => read.extend_from_slice(&buffer[..count]),
                 }
                 continue;
@@ -261,13 +314,17 @@ mod tests {
                 .map_or(0, |value| value.trim().parse().unwrap());
             while read.len() < head_end + 4 + length {
                 match stream.read(&mut buffer).await {
-                    Ok(0) | Err(_) => return,
+                    Ok(0) | Err(_) => return answered,
                     Ok(count) => read.extend_from_slice(&buffer[..count]),
                 }
             }
             read.drain(..head_end + 4 + length);
-            if stream.write_all(reply.as_bytes()).await.is_err() || close {
-                return;
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return answered;
+            }
+            answered += 1;
+            if close {
+                return answered;
             }
         }
     }
@@ -313,6 +370,54 @@ mod tests {
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 
+    /// A connection left idle is closed once it has been idle for [`IDLE`], though no
+    /// request comes after it; one used again meanwhile is kept for its time from then.
+    #[tokio::test]
+    async fn a_connection_left_idle_is_closed_in_time() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // For each connection that ended: how many requests it answered, and when.
+        let (closed, mut closes) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let closed = closed.clone();
+                tokio::spawn(async move {
+                    let answered = answer_each(stream, OK, false).await;
+                    let _ = closed.send((answered, Instant::now()));
+                });
+            }
+        });
+        let plain = plain(format!("http://127.0.0.1:{port}/mcp").parse().unwrap());
+        // Two connections: the second opened while the first is busy.
+        let first = post(&plain).await;
+        let second = post(&plain).await;
+        let went_idle = Instant::now();
+        first.into_body().collect().await.unwrap();
+        second.into_body().collect().await.unwrap();
+        assert_eq!(plain.idle_count(), 2);
+        // One is used again half way through its time, the other left alone.
+        tokio::time::sleep_until(went_idle + IDLE / 2).await;
+        post(&plain).await.into_body().collect().await.unwrap();
+        let mut answered = 0;
+        while answered < 3 {
+            let (count, at) = tokio::time::timeout(Duration::from_secs(30), closes.recv())
+                .await
+                .expect("connections idle for their time are closed though no request came")
+                .unwrap();
+            answered += count;
+            let kept_from = if count == 2 {
+                went_idle + IDLE / 2
+            } else {
+                went_idle
+            };
+            assert!(
+                at >= kept_from + IDLE,
+                "a connection that answered {count} was closed before its time"
+            );
+        }
+    }
+
     /// A connection its server closes after an answer (`connection: close`) is not sent on
     /// again: the next request opens another and is answered.
     #[tokio::test]
@@ -325,6 +430,20 @@ mod tests {
             assert_eq!(body.to_bytes(), "{}");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// A connection its server closes after an answer without saying so beforehand (no
+    /// `connection: close`) is not sent on once closed: each next request is answered, on
+    /// a connection of its own.
+    #[tokio::test]
+    async fn a_connection_closed_unannounced_is_not_sent_on_again() {
+        let (uri, accepted) = server(OK, true).await;
+        let plain = plain(uri);
+        for round in 1..=10 {
+            let body = post(&plain).await.into_body().collect().await.unwrap();
+            assert_eq!(body.to_bytes(), "{}", "round {round}");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 10);
     }
 
     /// Each request names the endpoint's path and its host, as HTTP/1.1 asks.

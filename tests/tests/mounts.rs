@@ -1061,6 +1061,77 @@ async fn a_handshake_era_upstream_tasks_progress_and_question_reach_the_caller_o
     );
 }
 
+/// A handshake-era server whose `survey` requires a task, and says how the task goes
+/// (`notifications/tasks/status`) while its result is waited for.
+const STATUS_TELLER: &str = r#"
+import json, sys
+def send(message):
+    print(json.dumps(dict(message, jsonrpc="2.0")), flush=True)
+def status(said, state="working"):
+    task = {"taskId": "t1", "status": state, "statusMessage": said,
+            "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z",
+            "ttl": 60000}
+    return task
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, id = message.get("method"), message["id"]
+    if method == "initialize":
+        send({"id": id, "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+              "serverInfo": {"name": "surveyor", "version": "1"}}})
+    elif method == "tools/list":
+        send({"id": id, "result": {"tools": [{"name": "survey", "inputSchema": {"type": "object"},
+              "execution": {"taskSupport": "required"}}]}})
+    elif method == "tools/call":
+        send({"id": id, "result": {"task": status("starting")}})
+        send({"method": "notifications/tasks/status", "params": status("halfway")})
+        send({"method": "notifications/tasks/status", "params": status("halfway")})
+        send({"method": "notifications/tasks/status",
+              "params": dict(status("another task's"), taskId="t2")})
+    elif method == "tasks/result":
+        send({"method": "notifications/tasks/status", "params": status("wrapping up")})
+        send({"id": id, "result": {"content": [{"type": "text", "text": "surveyed"}]}})
+    else:
+        send({"id": id, "error": {"code": -32601, "message": "no such method"}})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_era_upstream_tasks_states_reach_the_caller_as_they_change() {
+    // The mount calls `survey` as a task and waits for its result; each state the server
+    // announces meanwhile comes to the caller once, in order, then the last (a state
+    // repeated, or another task's, is not told).
+    let script = PythonScript::new("mount-task-states", STATUS_TELLER);
+    let mount = Mount::new("odd", &script.command_line())
+        .unwrap()
+        .handshake_era(true);
+    let registry = Registry::builder().mount(mount).build().unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut client = Client::initialized(&server);
+    until_listed(&mut client, "odd_survey").await;
+    client.send(&rpc::call(1, "odd_survey", json!({})));
+    let mut told = Vec::new();
+    let answer = loop {
+        let message = next_but_list_changes(&mut client).await;
+        if message["method"] == "notifications/message" && message["params"]["logger"] == "task" {
+            told.push(message["params"]["data"].as_str().unwrap().to_owned());
+        } else if message["id"] == 1 {
+            break message;
+        }
+    };
+    assert_eq!(text(&answer), "surveyed", "{answer}");
+    assert_eq!(
+        told,
+        [
+            "task t1: working (starting)",
+            "task t1: working (halfway)",
+            "task t1: working (wrapping up)",
+            "task t1: completed",
+        ]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_tools_rate_limit_holds_through_its_list_read_again() {
     use tool_runtime::ops::Rate;

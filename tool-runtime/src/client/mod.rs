@@ -712,6 +712,9 @@ impl Client {
         // The task reports its progress under the call's token until it ends, after the
         // call's answer (which only made it).
         let kept_progress = (as_task && round.progress.is_some()).then(|| session.keep_progress());
+        // Heard from before the call: a status the server sends as soon as the task is
+        // made is not missed.
+        let mut heard = (as_task && round.statuses.is_some()).then(|| session.events.subscribe());
         for _ in 0..MOST_ROUNDS {
             let options = RequestOptions {
                 progress: round.progress.clone(),
@@ -730,7 +733,7 @@ impl Client {
                     deadline: started + limit,
                     limit,
                     logs: round.logs.clone(),
-                    statuses: round.statuses.as_ref(),
+                    statuses: round.statuses.as_ref().zip(heard.take()),
                 };
                 let result = tasks::follow_handshake(self, &session, &raw, following);
                 return wire::read_result(method, &result.await?);

@@ -8,12 +8,14 @@
 use super::handler::{self, ClientHandler};
 use super::session::Session;
 use super::wire::{ResultKind, RoundResult};
-use super::{CallResult, Client, ClientError};
+use super::{CallResult, Client, ClientError, Notification};
 use crate::mcp::era::Era;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast;
 
 /// The extension clients declare to get tasks at 2026-07-28.
 pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -238,19 +240,25 @@ pub(crate) async fn follow(
 }
 
 /// How a handshake-era task is followed: the call's deadline (and its limit, to say so),
-/// where the log messages sent while it is waited for go, and where its states go.
+/// where the log messages sent while it is waited for go, and where its states go, with
+/// what the server says, heard from before the call, in which its status notifications
+/// come.
 pub(crate) struct Following<'a> {
     pub(crate) deadline: tokio::time::Instant,
     pub(crate) limit: Duration,
     pub(crate) logs: Option<super::listener::Listener<super::Notification>>,
-    pub(crate) statuses: Option<&'a super::listener::Listener<RemoteTask>>,
+    pub(crate) statuses: Option<(
+        &'a super::listener::Listener<RemoteTask>,
+        broadcast::Receiver<Notification>,
+    )>,
 }
 
 /// Follows a handshake-era task the client asked for (a call with its `task` parameter),
 /// given the server's answer `created`: the call's result, which `tasks/result` gives once
 /// the task ends (waited for until the call's deadline), or its error. A server that
 /// answered at once, with no task, gives that answer. The task's states go to the
-/// statuses' listener (the first, and the last); it is cancelled on the server when the
+/// statuses' listener: the first, each the server announces while it runs
+/// (`notifications/tasks/status`), and the last; it is cancelled on the server when the
 /// future is dropped before. Its progress, which the server reports under the call's
 /// progress token, goes where the call's went (the caller keeps that token's listener for
 /// as long as this runs).
@@ -271,8 +279,13 @@ pub(crate) async fn follow_handshake(
     let Some(task) = answer.get("task").cloned().and_then(RemoteTask::from_value) else {
         return Ok(created.to_owned());
     };
-    if let Some(statuses) = statuses {
-        statuses.tell(task.clone());
+    let mut statuses = statuses.map(|(listener, heard)| Told {
+        listener,
+        heard,
+        last: None,
+    });
+    if let Some(told) = &mut statuses {
+        told.tell(task.clone());
     }
     let mut guard = CancelOnDrop {
         client: client.clone(),
@@ -293,7 +306,11 @@ pub(crate) async fn follow_handshake(
         ..Default::default()
     };
     let params = json!({"taskId": task.id});
-    let ended = session.request_raw("tasks/result", &params, options).await;
+    let waiting = session.request_raw("tasks/result", &params, options);
+    let ended = match &mut statuses {
+        Some(told) => told.meanwhile(&task.id, waiting).await,
+        None => waiting.await,
+    };
     let (status, ended) = match ended {
         Ok(result) => ("completed", Ok(result)),
         // The call's limit, not the request's: the task is cancelled as the guard drops.
@@ -303,13 +320,55 @@ pub(crate) async fn follow_handshake(
         Err(error) => return Err(error),
     };
     guard.id = None;
-    if let Some(statuses) = statuses {
-        statuses.tell(RemoteTask {
+    if let Some(told) = &mut statuses {
+        told.tell(RemoteTask {
             status: status.to_owned(),
+            message: None,
             ..task
         });
     }
     ended
+}
+
+/// Where a handshake-era task's states go, and what was last told there.
+struct Told<'a> {
+    listener: &'a super::listener::Listener<RemoteTask>,
+    heard: broadcast::Receiver<Notification>,
+    last: Option<(String, Option<String>)>,
+}
+
+impl Told<'_> {
+    /// Tells `task`'s state, unless it is the one told last.
+    fn tell(&mut self, task: RemoteTask) {
+        let state = (task.status.clone(), task.message.clone());
+        if self.last.as_ref() != Some(&state) {
+            self.listener.tell(task);
+            self.last = Some(state);
+        }
+    }
+
+    /// Waits for `waiting` (the task's result), telling each state the server announces
+    /// for task `id` meanwhile, but the last: that one is told with the result.
+    async fn meanwhile<T>(&mut self, id: &str, waiting: impl Future<Output = T>) -> T {
+        tokio::pin!(waiting);
+        let mut hearing = true;
+        loop {
+            tokio::select! {
+                biased;
+                ended = &mut waiting => return ended,
+                heard = self.heard.recv(), if hearing => match heard {
+                    Ok(Notification::TaskStatus(raw)) if raw["taskId"] == id => {
+                        if let Some(task) = RemoteTask::from_value(raw).filter(|task| !task.is_over()) {
+                            self.tell(task);
+                        }
+                    }
+                    // Statuses passed unheard in a crowd are not waited for again.
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => hearing = false,
+                },
+            }
+        }
+    }
 }
 
 /// Cancels a task on the server when dropped while it still runs.

@@ -1743,6 +1743,31 @@ async fn a_tool_that_requires_a_task_is_called_as_one_every_way() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_requires_a_task_is_called_as_one_before_its_tools_were_listed() {
+    // Nothing listed yet: in the handshake era the server refuses the call made without a
+    // task, and the client learns from the listing that the tool requires one.
+    for (over, handshake) in EVERY_WAY {
+        let way = format!("{over:?}, handshake era {handshake}");
+        let upstream = upstream(over);
+        let client = connect(&upstream, handshake, None).await;
+        let sum = client
+            .call_tool("task_add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap_or_else(|error| panic!("{way}: {error}"));
+        assert!(!sum.is_error, "{way}: {sum:?}");
+        assert_eq!(sum.text(), "5", "{way}: {sum:?}");
+        // A tool that does not exist is still an error, saying so.
+        let missing = client.call_tool("no_such_tool", json!({})).await;
+        assert!(
+            matches!(&missing, Err(ClientError::Server { .. }))
+                || missing.as_ref().is_ok_and(|result| result.is_error),
+            "{way}: {missing:?}"
+        );
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_a_task_asks_while_it_runs_is_answered_every_way() {
     // The task is made before the tool asks (it waits for its release): at 2026-07-28 it
     // then waits in `input_required` and the client answers with `tasks/update`; in the

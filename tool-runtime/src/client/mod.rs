@@ -489,20 +489,68 @@ impl Client {
         arguments: Value,
         mut round: Round<'_>,
     ) -> Result<T, ClientError> {
-        let (headers, needs_task) = match lock(&self.inner.tools).get(name) {
+        let listed = lock(&self.inner.tools).get(name).map(|listed| {
             // Arguments go in headers over HTTP only (a process's link has none).
-            Some(listed) => {
-                let headers = match self.inner.target {
-                    Target::Http(_) => headers::for_call(&arguments, &listed.mirrored),
-                    Target::Command(_) => Vec::new(),
-                };
-                (headers, listed.needs_task)
+            let headers = match self.inner.target {
+                Target::Http(_) => headers::for_call(&arguments, &listed.mirrored),
+                Target::Command(_) => Vec::new(),
+            };
+            (headers, listed.needs_task)
+        });
+        if let Some((headers, needs_task)) = listed {
+            round.as_task = needs_task;
+            return self
+                .rounds("tools/call", named_params(name, arguments), headers, round)
+                .await;
+        }
+        // A tool not listed yet may require a task, which only its listing says; a
+        // handshake-era server refuses such a call without running it, as a method it does
+        // not know. Then the tools are listed, and a tool that requires a task is called
+        // again as one. (At 2026-07-28 the server makes the call a task by itself.)
+        let handshake = self.session().await?.era() == Era::Handshake;
+        let again = handshake.then(|| {
+            let round = Round {
+                progress: round.progress.clone(),
+                timeout: round.timeout,
+                asked: round.asked,
+                logs: round.logs.clone(),
+                statuses: round.statuses.clone(),
+                as_task: true,
+            };
+            (round, arguments.clone())
+        });
+        let first = self
+            .rounds(
+                "tools/call",
+                named_params(name, arguments),
+                Vec::new(),
+                round,
+            )
+            .await;
+        match (first, again) {
+            (Err(ClientError::Server { code, .. }), Some((round, arguments)))
+                if code == crate::mcp::jsonrpc::code::METHOD_NOT_FOUND
+                    && self.requires_task(name).await =>
+            {
+                self.rounds(
+                    "tools/call",
+                    named_params(name, arguments),
+                    Vec::new(),
+                    round,
+                )
+                .await
             }
-            None => (Vec::new(), false),
-        };
-        round.as_task = needs_task;
-        self.rounds("tools/call", named_params(name, arguments), headers, round)
-            .await
+            (first, _) => first,
+        }
+    }
+
+    /// Whether tool `name` requires a task, its server's tools listed to learn it.
+    async fn requires_task(&self, name: &str) -> bool {
+        self.list_tools().await.is_ok_and(|tools| {
+            tools
+                .iter()
+                .any(|tool| tool.name == name && tool.task_support() == Some("required"))
+        })
     }
 
     /// Every prompt of the server, all pages read.

@@ -425,6 +425,75 @@ async fn a_mount_held_to_an_era_by_the_mounts_file_speaks_only_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_call_server_held_to_an_era_speak_only_it() {
+    let upstream = tool_tests::spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    for (era, sent, never) in [
+        ("2025-11-25", "initialize", "server/discover"),
+        ("2026-07-28", "server/discover", "initialize"),
+    ] {
+        // A tap of its own per era: what was sent is counted from nothing.
+        let tap = tool_tests::tap::Tap::before(upstream.port).await;
+        let url = format!("http://127.0.0.1:{}/mcp", tap.port);
+        let output = tokio::task::spawn_blocking(move || {
+            let listed = run(&["list", "--server", &url, "--server-era", era], "");
+            let called = run(
+                &[
+                    "call",
+                    "--server",
+                    &url,
+                    "--server-era",
+                    era,
+                    "add",
+                    r#"{"a": 2, "b": 40}"#,
+                ],
+                "",
+            );
+            (listed, called)
+        })
+        .await
+        .unwrap();
+        let (listed, called) = output;
+        assert!(listed.status.success(), "{era}: {}", text(&listed.stderr));
+        assert!(text(&listed.stdout).contains("add"), "{era}");
+        assert!(called.status.success(), "{era}: {}", text(&called.stderr));
+        let printed: Value = serde_json::from_slice(&called.stdout).unwrap();
+        assert!(
+            printed["output"].to_string().contains("42"),
+            "{era}: {printed}"
+        );
+        assert!(
+            tap.sent_method(sent) >= 2,
+            "{era}: each command sent {sent}"
+        );
+        assert_eq!(tap.sent_method(never), 0, "{era}: a command sent {never}");
+    }
+    // Only the eras there are, and only for a server.
+    let wrong = run(
+        &[
+            "list",
+            "--server",
+            &upstream_command(),
+            "--server-era",
+            "2025-06-18",
+        ],
+        "",
+    );
+    assert!(!wrong.status.success());
+    let said = text(&wrong.stderr);
+    assert!(
+        said.contains("2025-06-18") && said.contains("2025-11-25") && said.contains("2026-07-28"),
+        "{said}"
+    );
+    let alone = run(&["list", "--server-era", "2025-11-25"], "");
+    assert!(!alone.status.success());
+    assert!(
+        text(&alone.stderr).contains("--server"),
+        "{}",
+        text(&alone.stderr)
+    );
+}
+
 #[test]
 fn a_mount_option_written_wrong_is_refused_saying_where() {
     let dir = work_dir("mount-options-wrong");

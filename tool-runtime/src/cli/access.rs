@@ -12,9 +12,20 @@ use std::path::PathBuf;
 #[cfg(feature = "client")]
 const SERVER_TOKEN_VARIABLE: &str = "MCP_SERVER_TOKEN";
 
-/// How `list` and `call` are authorized at the server `--server` names.
+/// How `list` and `call` reach the server `--server` names: how they are authorized
+/// there, and in which protocol era they speak to it.
 #[derive(clap::Args, Debug, Default)]
 pub(super) struct ServerAccess {
+    /// Speak to the server in one protocol era only: 2025-11-25 (initialize and a session,
+    /// for a server whose newer protocol misbehaves) or 2026-07-28 (never falling back).
+    /// Unless given, 2026-07-28 is tried first and the handshake era is fallen back to.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        requires = "server",
+        value_parser = super::mount_choices::ERAS
+    )]
+    server_era: Option<String>,
     /// A file whose content (trimmed) is the bearer token the server over HTTP takes; else
     /// the environment variable MCP_SERVER_TOKEN holds it, if set.
     #[arg(long, value_name = "PATH", requires = "server")]
@@ -166,6 +177,10 @@ impl ServerAccess {
             token.map(|token| (Access::Token(token), SERVER_TOKEN_VARIABLE))
         } else {
             None
+        };
+        let mount = match &self.server_era {
+            Some(era) => mount.handshake_era(era == super::mount_choices::ERAS[0]),
+            None => mount,
         };
         match access {
             Some((access, flag)) => authorized(mount, access, flag, kept),

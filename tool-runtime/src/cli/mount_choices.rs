@@ -17,9 +17,9 @@ const OPTIONS: [&str; 7] = [
     "era",
 ];
 
-/// The protocol versions `era` takes: the handshake era's newest, and the one served per
-/// request.
-const ERAS: [&str; 2] = [
+/// The protocol versions `era` takes (and `--server-era`): the handshake era's newest, and
+/// the one served per request.
+pub(super) const ERAS: [&str; 2] = [
     crate::mcp::HANDSHAKE_VERSIONS[0],
     crate::mcp::STATELESS_VERSIONS[0],
 ];

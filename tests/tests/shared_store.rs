@@ -483,6 +483,64 @@ async fn a_budget_is_spent_across_replicas_on(redis: &impl SharedRedis) {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_rate_holds_across_replicas() {
+    a_mounted_tools_rate_holds_across_replicas_on(&RedisServer::start()).await;
+    a_mounted_tools_rate_holds_across_replicas_on(&RedisCluster::start()).await;
+}
+
+/// Each replica mounts the same server of its own (a process each, as replicas in separate
+/// processes would), and the mounted `up_add` may be called twice an hour in all.
+async fn a_mounted_tools_rate_holds_across_replicas_on(redis: &impl SharedRedis) {
+    use tool_runtime::mount::Mount;
+    use tool_runtime::ops::Rate;
+    let prefix = prefix("mounted-rate");
+    let upstream = format!("{} serve", env!("CARGO_BIN_EXE_upstream-tools"));
+    let replica = || async {
+        let store = store_of(redis, &prefix).connect().await.unwrap();
+        let registry = Registry::builder()
+            .mount(Mount::new("up", &upstream).unwrap())
+            .rate_limit("up_add", Rate::new(2, Duration::from_secs(3600)).unwrap())
+            .build()
+            .unwrap();
+        server_over(registry, ServerOptions::default().store(store))
+    };
+    let (a, b) = (replica().await, replica().await);
+    let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
+    for client in [&mut on_a, &mut on_b] {
+        let mut id = 100;
+        wait_for("the mounted up_add is listed", async || {
+            id += 1;
+            let listed = client
+                .answer(&rpc::request(id, "tools/list", json!({})))
+                .await;
+            listed["result"]["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "up_add"))
+        })
+        .await;
+    }
+    let add = |id: u32| rpc::call(id, "up_add", json!({"a": 20, "b": 22}));
+    let first = on_a.answer(&add(1)).await;
+    assert_eq!(
+        first["result"]["structuredContent"]["result"], 42,
+        "{first}"
+    );
+    let second = on_b.answer(&add(2)).await;
+    assert_eq!(
+        second["result"]["structuredContent"]["result"], 42,
+        "{second}"
+    );
+    // Two calls in all, one on each replica: the third is refused wherever it comes.
+    for (client, id) in [(&mut on_a, 3), (&mut on_b, 4)] {
+        let refused = client.answer(&add(id)).await;
+        assert_eq!(
+            refused["result"]["_meta"]["status"], "rate_limited",
+            "{refused}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn without_its_store_a_session_request_says_retry_and_health_says_why() {
     let mut redis = RedisServer::start();

@@ -355,17 +355,31 @@ impl Told<'_> {
         loop {
             tokio::select! {
                 biased;
-                ended = &mut waiting => return ended,
-                heard = self.heard.recv(), if hearing => match heard {
-                    Ok(Notification::TaskStatus(raw)) if raw["taskId"] == id => {
-                        if let Some(task) = RemoteTask::from_value(raw).filter(|task| !task.is_over()) {
-                            self.tell(task);
-                        }
+                ended = &mut waiting => {
+                    // What the server said before its answer was heard before the answer
+                    // came, though not read yet: told first.
+                    while let Ok(heard) = self.heard.try_recv() {
+                        self.heard_of(id, heard);
                     }
+                    return ended;
+                }
+                heard = self.heard.recv(), if hearing => match heard {
+                    Ok(heard) => self.heard_of(id, heard),
                     // Statuses passed unheard in a crowd are not waited for again.
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
                     Err(broadcast::error::RecvError::Closed) => hearing = false,
                 },
+            }
+        }
+    }
+
+    /// Tells what `heard` says of task `id`, if it is a state of it other than its last.
+    fn heard_of(&mut self, id: &str, heard: Notification) {
+        if let Notification::TaskStatus(raw) = heard {
+            if raw["taskId"] == id {
+                if let Some(task) = RemoteTask::from_value(raw).filter(|task| !task.is_over()) {
+                    self.tell(task);
+                }
             }
         }
     }

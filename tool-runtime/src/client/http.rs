@@ -526,8 +526,7 @@ impl Http {
             };
             match wire::read(data.as_bytes()) {
                 Ok(message) => {
-                    let answers = matches!(&message, wire::Message::Response { id, .. }
-                        if related.is_some() && id.as_u64() == related);
+                    let answers = related.is_some_and(|id| message.answers(id));
                     session.dispatch_for(message, related);
                     if answers {
                         return Ok(Some(events));

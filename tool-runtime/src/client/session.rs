@@ -12,6 +12,7 @@ use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
 use crate::mcp::era::Era;
 use crate::mcp::header_values::NAME as NAME_HEADER;
+use crate::mcp::jsonrpc::RequestId;
 use crate::sync::lock;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -519,8 +520,9 @@ impl Session {
         }
         match message {
             Message::Response { id, outcome } => {
-                let Some(id) = id.as_u64() else {
-                    tracing::debug!(server = %self.server, %id, "an answer to no request of ours");
+                let Some(id) = id.as_ref().and_then(wire::request_number) else {
+                    let id = id.as_ref().map_or("null", RequestId::as_json);
+                    tracing::debug!(server = %self.server, id, "an answer to no request of ours");
                     return;
                 };
                 // Given while `pending` is held (see `InFlight`'s drop).

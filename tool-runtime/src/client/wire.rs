@@ -15,24 +15,39 @@ pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// Where a 2026-07-28 request names the level of log messages it wants.
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
-/// One message from the server.
+/// One message from the server, as the client keeps it while it goes where it belongs:
+/// read by the server's own reader ([`jsonrpc::parse_written`]), by the same rules.
 #[derive(Debug, Clone)]
 pub(crate) enum Message {
-    /// The answer to a request of ours. Its result is kept as the JSON text it came as: the
-    /// request's caller reads what it needs of it (a mount only a call's content, not the
-    /// server's `_meta`), rather than every answer being made a tree of values first.
+    /// The answer to a request of ours (`id` is `None` when the server wrote `null`). Its
+    /// result is kept as the JSON text it came as: the request's caller reads what it needs
+    /// of it (a mount only a call's content, not the server's `_meta`), rather than every
+    /// answer being made a tree of values first.
     Response {
-        id: Value,
+        id: Option<RequestId>,
         outcome: Result<Box<RawValue>, ErrorObject>,
     },
     /// A request of the server's (a question for the client, or `ping`).
     Request {
-        id: Value,
+        id: RequestId,
         method: String,
         params: Value,
     },
     /// A notification.
     Notification { method: String, params: Value },
+}
+
+impl Message {
+    /// Whether this is the answer to our request `id`.
+    pub(crate) fn answers(&self, id: u64) -> bool {
+        matches!(self, Message::Response { id: Some(answered), .. } if request_number(answered) == Some(id))
+    }
+}
+
+/// The number of our request an answer names: the client numbers its requests, so an id
+/// that is not a whole number answers none of them.
+pub(crate) fn request_number(id: &RequestId) -> Option<u64> {
+    id.as_json().parse().ok()
 }
 
 /// A JSON-RPC error object.
@@ -45,46 +60,34 @@ pub(crate) struct ErrorObject {
     pub(crate) data: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    /// Borrowed: only compared.
-    #[serde(borrow)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    id: Option<Value>,
-    method: Option<String>,
-    #[serde(default)]
-    params: Option<Value>,
-    #[serde(default)]
-    result: Option<Box<RawValue>>,
-    #[serde(default)]
-    error: Option<ErrorObject>,
-}
-
 /// Reads one message from the server; why not, in words.
 pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
-    let envelope: Envelope = serde_json::from_slice(bytes)
-        .map_err(|error| format!("a message that is not JSON-RPC ({error})"))?;
-    if envelope.jsonrpc.as_deref() != Some("2.0") {
-        return Err("a message without \"jsonrpc\": \"2.0\"".to_owned());
-    }
-    let params = envelope.params.unwrap_or(Value::Null);
-    match (envelope.method, envelope.id) {
-        (Some(method), Some(id)) if !id.is_null() => Ok(Message::Request { id, method, params }),
-        (Some(method), _) => Ok(Message::Notification { method, params }),
-        (None, Some(id)) => match (envelope.result, envelope.error) {
-            (Some(result), None) => Ok(Message::Response {
-                id,
-                outcome: Ok(result),
-            }),
-            (None, Some(error)) => Ok(Message::Response {
-                id,
-                outcome: Err(error),
-            }),
-            _ => Err("a response with neither a result nor an error".to_owned()),
+    let written = jsonrpc::parse_written(bytes)
+        .map_err(|refused| format!("a message that is not JSON-RPC ({})", refused.message))?;
+    let value = |params: Option<&RawValue>, method: &str| match params {
+        None => Ok(Value::Null),
+        Some(params) => serde_json::from_str(params.get())
+            .map_err(|error| format!("the params of {method} do not read ({error})")),
+    };
+    Ok(match written {
+        jsonrpc::Written::Request { id, method, params } => Message::Request {
+            params: value(params, &method)?,
+            id,
+            method: method.into_owned(),
         },
-        (None, None) => Err("a message that is neither a request nor a response".to_owned()),
-    }
+        jsonrpc::Written::Notification { method, params } => Message::Notification {
+            params: value(params, &method)?,
+            method: method.into_owned(),
+        },
+        jsonrpc::Written::Response { id, outcome } => Message::Response {
+            id,
+            outcome: match outcome {
+                Ok(result) => Ok(result.to_owned()),
+                Err(error) => Err(serde_json::from_str(error.get())
+                    .map_err(|why| format!("an error object that does not read ({why})"))?),
+            },
+        },
+    })
 }
 
 /// What a result is, by its `resultType` (2026-07-28): complete (also whatever has none, as
@@ -448,11 +451,10 @@ pub(crate) fn notification(
 }
 
 /// The bytes of our answer to the server's request `id`.
-pub(crate) fn response(id: &Value, outcome: Result<Value, (i64, String)>) -> Vec<u8> {
-    let id = RequestId::from_value(id);
+pub(crate) fn response(id: &RequestId, outcome: Result<Value, (i64, String)>) -> Vec<u8> {
     match outcome {
-        Ok(result) => jsonrpc::response(&id, &result),
-        Err((code, message)) => jsonrpc::error_response(Some(&id), code, &message, None),
+        Ok(result) => jsonrpc::response(id, &result),
+        Err((code, message)) => jsonrpc::error_response(Some(id), code, &message, None),
     }
 }
 
@@ -466,8 +468,16 @@ mod tests {
         let read = |text: &str| read(text.as_bytes());
         assert!(matches!(
             read(r#"{"jsonrpc":"2.0","id":1,"result":{"tools": []}}"#),
-            Ok(Message::Response { id, outcome: Ok(result) })
-                if id == json!(1) && result.get() == r#"{"tools": []}"#
+            Ok(Message::Response { id: Some(id), outcome: Ok(result) })
+                if id.as_json() == "1" && result.get() == r#"{"tools": []}"#
+        ));
+        // A server answers what it could not read with a `null` id.
+        assert!(matches!(
+            read(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#),
+            Ok(Message::Response {
+                id: None,
+                outcome: Err(ErrorObject { code: -32700, .. })
+            })
         ));
         assert!(matches!(
             read(r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"nope"}}"#),
@@ -493,6 +503,16 @@ mod tests {
             "neither result nor error"
         );
         assert!(read("not json").is_err());
+        // The server's own rules: params are an object, a request's id is no `null`, a
+        // batch is none.
+        for refused in [
+            r#"{"jsonrpc":"2.0","id":7,"method":"roots/list","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"roots/list"}"#,
+            r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
+        ] {
+            let why = read(refused).expect_err(refused);
+            assert!(why.starts_with("a message that is not JSON-RPC ("), "{why}");
+        }
     }
 
     #[test]
@@ -608,12 +628,15 @@ mod tests {
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
         );
         assert_eq!(
-            parsed(response(&json!("s-1"), Ok(json!({"roots": []})))),
+            parsed(response(
+                &RequestId::from_value(&json!("s-1")),
+                Ok(json!({"roots": []}))
+            )),
             json!({"jsonrpc": "2.0", "id": "s-1", "result": {"roots": []}})
         );
         assert_eq!(
             parsed(response(
-                &json!(3),
+                &RequestId::from_value(&json!(3)),
                 Err((-32601, "no such method".to_owned()))
             )),
             json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "no such method"}})

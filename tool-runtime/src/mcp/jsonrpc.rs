@@ -159,28 +159,14 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
         }
         return message_of(pass);
     }
-    let envelope: Envelope<'_> = match serde_json::from_slice(trimmed) {
-        // What it keeps raw may hold what serde_json cannot (a lone surrogate escape, a
-        // number out of range): then the message is not JSON it can read at all, and its
-        // parse error has no id, whatever the message looks like.
-        Ok(_) if let Some(error) = unholdable(trimmed) => {
-            let message = format!("Parse error: {}", short(&error));
-            return Err(rejected(None, code::PARSE_ERROR, &message));
-        }
-        Ok(envelope) => envelope,
-        Err(error) if error.is_data() => {
-            let message = if trimmed.first() == Some(&b'{') {
-                format!("Invalid Request: {}", short(&error))
-            } else {
-                "Invalid Request: a message must be a JSON object".to_owned()
-            };
-            return Err(rejected(None, code::INVALID_REQUEST, &message));
-        }
-        Err(error) => {
-            let message = format!("Parse error: {}", short(&error));
-            return Err(rejected(None, code::PARSE_ERROR, &message));
-        }
-    };
+    let envelope = envelope_of(trimmed)?;
+    // What it keeps raw may hold what serde_json cannot (a lone surrogate escape, a number
+    // out of range): then the message is not JSON it can read at all, and its parse error
+    // has no id, whatever the message looks like.
+    if let Some(error) = unholdable(trimmed) {
+        let message = format!("Parse error: {}", short(&error));
+        return Err(rejected(None, code::PARSE_ERROR, &message));
+    }
     message_of(OnePass {
         jsonrpc: envelope.jsonrpc,
         id: envelope.id,
@@ -188,6 +174,91 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming<'_>, Rejected> {
         params: envelope.params.map(ParamsRead::Raw),
         result: envelope.result,
         error: envelope.error,
+    })
+}
+
+/// A message read as written (`trimmed`, an object as far as it goes): each field kept as
+/// it is, or why it is no message.
+fn envelope_of(trimmed: &[u8]) -> Result<Envelope<'_>, Rejected> {
+    match serde_json::from_slice(trimmed) {
+        Ok(envelope) => Ok(envelope),
+        Err(error) if error.is_data() => {
+            let message = if trimmed.first() == Some(&b'{') {
+                format!("Invalid Request: {}", short(&error))
+            } else {
+                "Invalid Request: a message must be a JSON object".to_owned()
+            };
+            Err(rejected(None, code::INVALID_REQUEST, &message))
+        }
+        Err(error) => {
+            let message = format!("Parse error: {}", short(&error));
+            Err(rejected(None, code::PARSE_ERROR, &message))
+        }
+    }
+}
+
+/// One message with what it carries kept as written: what a client reads from a server,
+/// whose requests and notifications are the client's to read (not a server's methods).
+#[derive(Debug)]
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) enum Written<'a> {
+    /// A request: it gets exactly one response.
+    Request {
+        id: RequestId,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A notification: never answered.
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A response: its id (`None` when it was `null`, as a server answers what it could
+    /// not read), and its result or its error object.
+    Response {
+        id: Option<RequestId>,
+        outcome: Result<&'a RawValue, &'a RawValue>,
+    },
+}
+
+/// Reads one message by the same rules as [`parse`], keeping what it carries as written:
+/// its reader reads that into what it needs, and refuses there what does not fit (so a
+/// message whose skipped parts hold JSON serde_json cannot is not looked for here). A
+/// response's id may be `null`.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn parse_written(bytes: &[u8]) -> Result<Written<'_>, Rejected> {
+    let trimmed = trim(bytes);
+    if trimmed.first() == Some(&b'[') {
+        return Err(batch(trimmed));
+    }
+    let envelope = envelope_of(trimmed)?;
+    let answers = envelope.result.is_some() || envelope.error.is_some();
+    let null_id = answers && envelope.id.is_some_and(|id| id.get() == "null");
+    let pass = OnePass {
+        jsonrpc: envelope.jsonrpc,
+        id: envelope.id.filter(|_| !null_id),
+        method: envelope.method,
+        params: envelope.params.map(ParamsRead::Raw),
+        result: envelope.result,
+        error: envelope.error,
+    };
+    Ok(match checked(pass)? {
+        Checked::Response { id, result, error } => Written::Response {
+            id,
+            // As a server reads it: a result, when there is one, is the outcome.
+            outcome: result.ok_or_else(|| error.expect("a response has one or the other")),
+        },
+        Checked::Message { id, method, params } => {
+            let params = match params {
+                Some(ParamsRead::Raw(raw)) => Some(raw),
+                // Kept as written above: never read into a method's params.
+                Some(ParamsRead::MethodParams(_)) | None => None,
+            };
+            match id {
+                Some(id) => Written::Request { id, method, params },
+                None => Written::Notification { method, params },
+            }
+        }
     })
 }
 
@@ -212,8 +283,24 @@ fn unholdable(bytes: &[u8]) -> Option<serde_json::Error> {
         .filter(|error| !error.to_string().starts_with("recursion limit exceeded"))
 }
 
-/// The message a read says came, or why it is not one.
-fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
+/// A message whose envelope holds as JSON-RPC has it: a response (its result or error as
+/// written), or a request or notification (by its id) with its params as read.
+enum Checked<'a> {
+    Response {
+        id: Option<RequestId>,
+        result: Option<&'a RawValue>,
+        error: Option<&'a RawValue>,
+    },
+    Message {
+        id: Option<RequestId>,
+        method: Cow<'a, str>,
+        params: Option<ParamsRead<'a>>,
+    },
+}
+
+/// Whether a read message's envelope holds as JSON-RPC has it (for a server's messages and
+/// a client's alike), or why not.
+fn checked(pass: OnePass<'_>) -> Result<Checked<'_>, Rejected> {
     let id = id_of(pass.id)?;
     if pass.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         let message = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
@@ -224,19 +311,40 @@ fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
             let message = "Invalid Request: a request has no result or error";
             return Err(rejected(id, code::INVALID_REQUEST, message));
         }
-        let outcome = outcome_of(pass.result, pass.error);
-        return Ok(Incoming::Response { id, outcome });
+        return Ok(Checked::Response {
+            id,
+            result: pass.result,
+            error: pass.error,
+        });
     }
     let Some(method) = pass.method else {
         let message = "Invalid Request: \"method\" is missing";
         return Err(rejected(id, code::INVALID_REQUEST, message));
     };
-    let raw = match pass.params {
-        // A raw value has no whitespace around it: an object starts with its brace.
-        Some(ParamsRead::Raw(raw)) if !raw.get().starts_with('{') => {
+    // A raw value has no whitespace around it: an object starts with its brace.
+    if let Some(ParamsRead::Raw(raw)) = &pass.params {
+        if !raw.get().starts_with('{') {
             let message = "Invalid Request: \"params\" must be an object";
             return Err(rejected(id, code::INVALID_REQUEST, message));
         }
+    }
+    Ok(Checked::Message {
+        id,
+        method,
+        params: pass.params,
+    })
+}
+
+/// The message a read says came, or why it is not one.
+fn message_of(pass: OnePass<'_>) -> Result<Incoming<'_>, Rejected> {
+    let (id, method, params) = match checked(pass)? {
+        Checked::Response { id, result, error } => {
+            let outcome = outcome_of(result, error);
+            return Ok(Incoming::Response { id, outcome });
+        }
+        Checked::Message { id, method, params } => (id, method, params),
+    };
+    let raw = match params {
         Some(ParamsRead::Raw(raw)) => Some(raw),
         Some(ParamsRead::MethodParams(asked)) => {
             return Ok(match id {

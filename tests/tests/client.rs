@@ -1507,6 +1507,52 @@ async fn a_process_that_is_no_mcp_server_is_a_protocol_error_not_a_hang() {
     assert!(told.contains("this is not JSON-RPC"), "{told}");
 }
 
+/// A handshake-era server that, once initialized, asks the client two questions that are
+/// not valid (params that are no object, params that are no JSON a client can hold), and
+/// lists one tool named after each error code it was answered with.
+const ASKS_WRONG: &str = r#"
+import json, sys
+def send(message):
+    print(json.dumps(dict(message, jsonrpc="2.0")), flush=True)
+answers = {}
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        send({"id": message["id"], "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "wrong", "version": "1"}}})
+    elif method == "notifications/initialized":
+        send({"id": "not-an-object", "method": "roots/list", "params": [1]})
+        print('{"jsonrpc":"2.0","id":"lone","method":"ping","params":{"x":"\\ud800"}}', flush=True)
+    elif method is None and message.get("id") in ("not-an-object", "lone"):
+        answers[message["id"]] = message.get("error", {}).get("code")
+    elif method == "tools/list":
+        pending = message
+        while len(answers) < 2:
+            answer = json.loads(sys.stdin.readline())
+            answers[answer["id"]] = answer.get("error", {}).get("code")
+        tools = [{"name": f"{id}_{code}", "inputSchema": {"type": "object"}}
+                 for id, code in sorted(answers.items())]
+        send({"id": pending["id"], "result": {"tools": tools}})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_request_that_is_not_valid_is_answered_with_why_not_left_waiting() {
+    let script = PythonScript::new("asks-wrong", ASKS_WRONG);
+    let client = Client::builder()
+        .handshake_era(true)
+        .connect_to(Target::Command(script.command(&[])))
+        .await
+        .unwrap();
+    let tools = tokio::time::timeout(*PATIENCE, client.list_tools())
+        .await
+        .expect("the server was answered, and listed its tools")
+        .unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["lone_-32700", "not-an-object_-32600"]);
+    client.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_that_exits_at_once_is_down_with_its_last_words_on_stderr() {
     let target = Target::Command(vec![

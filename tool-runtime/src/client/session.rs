@@ -535,13 +535,23 @@ impl Session {
                 let session = Arc::clone(self);
                 tokio::spawn(async move {
                     let outcome = handler::answer(&*session.handler, &method, &params).await;
-                    let bytes = wire::response(&id, outcome);
-                    if let Err(error) = session.link.send_response(&session, bytes).await {
-                        tracing::warn!(server = %session.server, %error, "could not answer a server's request");
-                    }
+                    session.answer(&id, outcome).await;
                 });
             }
+            Message::Refused { id, code, message } => {
+                tracing::warn!(server = %self.server, %message, "a message from the server was refused");
+                let session = Arc::clone(self);
+                tokio::spawn(async move { session.answer(&id, Err((code, message))).await });
+            }
             Message::Notification { method, params } => self.notified(&method, params),
+        }
+    }
+
+    /// Sends our answer to the server's request `id`.
+    async fn answer(self: &Arc<Self>, id: &RequestId, outcome: Result<Value, (i64, String)>) {
+        let bytes = wire::response(id, outcome);
+        if let Err(error) = self.link.send_response(self, bytes).await {
+            tracing::warn!(server = %self.server, %error, "could not answer a server's request");
         }
     }
 

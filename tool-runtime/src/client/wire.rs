@@ -35,6 +35,13 @@ pub(crate) enum Message {
     },
     /// A notification.
     Notification { method: String, params: Value },
+    /// A message that is not valid JSON-RPC but names an id: answered with the error that
+    /// says why, as JSON-RPC asks, so that a server waiting on it is not left waiting.
+    Refused {
+        id: RequestId,
+        code: i64,
+        message: String,
+    },
 }
 
 impl Message {
@@ -62,18 +69,38 @@ pub(crate) struct ErrorObject {
 
 /// Reads one message from the server; why not, in words.
 pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
-    let written = jsonrpc::parse_written(bytes)
-        .map_err(|refused| format!("a message that is not JSON-RPC ({})", refused.message))?;
+    let written = match jsonrpc::parse_written(bytes) {
+        Ok(written) => written,
+        Err(jsonrpc::Rejected {
+            id: Some(id),
+            code,
+            message,
+        }) => return Ok(Message::Refused { id, code, message }),
+        Err(refused) => {
+            return Err(format!(
+                "a message that is not JSON-RPC 2.0 ({})",
+                refused.message
+            ))
+        }
+    };
     let value = |params: Option<&RawValue>, method: &str| match params {
         None => Ok(Value::Null),
         Some(params) => serde_json::from_str(params.get())
             .map_err(|error| format!("the params of {method} do not read ({error})")),
     };
     Ok(match written {
-        jsonrpc::Written::Request { id, method, params } => Message::Request {
-            params: value(params, &method)?,
-            id,
-            method: method.into_owned(),
+        // Its params not JSON this client can hold (a lone surrogate, say): answered so.
+        jsonrpc::Written::Request { id, method, params } => match value(params, &method) {
+            Ok(params) => Message::Request {
+                id,
+                method: method.into_owned(),
+                params,
+            },
+            Err(message) => Message::Refused {
+                id,
+                code: jsonrpc::code::PARSE_ERROR,
+                message,
+            },
         },
         jsonrpc::Written::Notification { method, params } => Message::Notification {
             params: value(params, &method)?,
@@ -496,23 +523,42 @@ mod tests {
         ));
         assert!(
             read(r#"{"id":1,"result":{}}"#).is_err(),
-            "no jsonrpc version"
+            "no jsonrpc version: refused, and not answered (it is no request)"
         );
         assert!(
             read(r#"{"jsonrpc":"2.0","id":1}"#).is_err(),
             "neither result nor error"
         );
         assert!(read("not json").is_err());
-        // The server's own rules: params are an object, a request's id is no `null`, a
-        // batch is none.
+        // The server's own rules: a request's id is no `null`, a batch is none.
         for refused in [
-            r#"{"jsonrpc":"2.0","id":7,"method":"roots/list","params":[1]}"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"roots/list"}"#,
             r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
         ] {
             let why = read(refused).expect_err(refused);
-            assert!(why.starts_with("a message that is not JSON-RPC ("), "{why}");
+            assert!(
+                why.starts_with("a message that is not JSON-RPC 2.0 ("),
+                "{why}"
+            );
         }
+        // One that names an id is answered with why: params are an object.
+        assert!(matches!(
+            read(r#"{"jsonrpc":"2.0","id":7,"method":"roots/list","params":[1]}"#),
+            Ok(Message::Refused { id, code: -32600, message })
+                if id.as_json() == "7" && message.contains("\"params\" must be an object")
+        ));
+        // `"params": null` is no params; a result may be `null`.
+        assert!(matches!(
+            read(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":null}"#),
+            Ok(Message::Request {
+                params: Value::Null,
+                ..
+            })
+        ));
+        assert!(matches!(
+            read(r#"{"jsonrpc":"2.0","id":7,"result":null}"#),
+            Ok(Message::Response { outcome: Ok(result), .. }) if result.get() == "null"
+        ));
     }
 
     #[test]

@@ -133,9 +133,10 @@ struct Envelope<'a> {
     /// `null` is `Some` (and refused: params are structured).
     #[serde(borrow, default, deserialize_with = "present_raw")]
     params: Option<&'a RawValue>,
-    #[serde(borrow)]
+    /// Present as `null` is `Some`, as the one-pass read has it: a result may be `null`.
+    #[serde(borrow, default, deserialize_with = "present_raw")]
     result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "present_raw")]
     error: Option<&'a RawValue>,
 }
 
@@ -224,7 +225,8 @@ pub(crate) enum Written<'a> {
 /// Reads one message by the same rules as [`parse`], keeping what it carries as written:
 /// its reader reads that into what it needs, and refuses there what does not fit (so a
 /// message whose skipped parts hold JSON serde_json cannot is not looked for here). A
-/// response's id may be `null`.
+/// response's id may be `null`, and `"params": null` is no params. A refusal names an id
+/// only for a request, which is to be answered with it.
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) fn parse_written(bytes: &[u8]) -> Result<Written<'_>, Rejected> {
     let trimmed = trim(bytes);
@@ -234,15 +236,26 @@ pub(crate) fn parse_written(bytes: &[u8]) -> Result<Written<'_>, Rejected> {
     let envelope = envelope_of(trimmed)?;
     let answers = envelope.result.is_some() || envelope.error.is_some();
     let null_id = answers && envelope.id.is_some_and(|id| id.get() == "null");
+    // Only a request is answered, also when it is refused: a refusal of anything else
+    // names no id to answer.
+    let request = envelope.method.is_some() && !answers;
     let pass = OnePass {
         jsonrpc: envelope.jsonrpc,
         id: envelope.id.filter(|_| !null_id),
         method: envelope.method,
-        params: envelope.params.map(ParamsRead::Raw),
+        // A server's `"params": null` says it has none (a client may not say so).
+        params: envelope
+            .params
+            .filter(|params| params.get() != "null")
+            .map(ParamsRead::Raw),
         result: envelope.result,
         error: envelope.error,
     };
-    Ok(match checked(pass)? {
+    let checked = checked(pass).map_err(|refused| Rejected {
+        id: refused.id.filter(|_| request),
+        ..refused
+    })?;
+    Ok(match checked {
         Checked::Response { id, result, error } => Written::Response {
             id,
             // As a server reads it: a result, when there is one, is the outcome.

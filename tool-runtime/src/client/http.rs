@@ -463,7 +463,7 @@ impl Http {
                 retry: DEFAULT_RETRY,
             };
             if let Some(rest) = self.read_events(session, response, &mut cursor, id).await? {
-                finish(session, rest);
+                finish(session, rest, id);
                 return Ok(());
             }
             let Some(id) = id else {
@@ -601,31 +601,32 @@ type Events = std::pin::Pin<
     Box<dyn futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>,
 >;
 
-/// How long the rest of a stream after its answer is waited for; a server should end the
-/// stream with the answer, and a connection unused this long is not used again anyway.
-const REST: Duration = super::connections::IDLE;
+/// How long the rest of a stream after its answer is waited for: a server should end the
+/// stream with the answer, and one that keeps it open (sending comments, say) should not
+/// hold a connection and a task for long with each request.
+const REST: Duration = Duration::from_millis(500);
 
-/// Finishes with the rest of a request's stream once its answer came: the stream is read to
-/// its end, so that its connection can carry the next request (dropped unread, the
+/// Finishes with the rest of request `id`'s stream once its answer came: the stream is
+/// read to its end, so that its connection can carry the next request (dropped unread, the
 /// connection would be closed, and each request would open another). A stream whose end
 /// already came is done with here; one still open is read in the background for at most
-/// [`REST`], what comes on it reaching `session` as if read in time.
-fn finish(session: &Arc<Session>, rest: Events) {
-    let mut reading = Box::pin(read_rest(Arc::downgrade(session), rest));
+/// [`REST`], what comes on it reaching `session` as the request's, as if read in time.
+fn finish(session: &Arc<Session>, rest: Events, id: Option<u64>) {
+    let mut reading = Box::pin(read_rest(Arc::downgrade(session), rest, id));
     if futures_util::FutureExt::now_or_never(&mut reading).is_none() {
         tokio::spawn(reading);
     }
 }
 
-/// Reads what is left of a stream to its end, or for at most [`REST`].
-async fn read_rest(session: std::sync::Weak<Session>, mut rest: Events) {
+/// Reads what is left of request `id`'s stream to its end, or for at most [`REST`].
+async fn read_rest(session: std::sync::Weak<Session>, mut rest: Events, id: Option<u64>) {
     let reading = async {
         while let Some(Ok(event)) = rest.next().await {
             let (Some(session), Some(data)) = (session.upgrade(), event.data) else {
                 continue;
             };
             if let Ok(message) = wire::read(data.as_bytes()) {
-                session.dispatch(message);
+                session.dispatch_for(message, id);
             }
         }
     };

@@ -224,6 +224,17 @@ impl Drop for PlainBody {
 /// connections to a server, waking when the oldest expires, so a connection going idle
 /// costs no timer of its own.
 async fn close_in_time(shared: std::sync::Weak<Shared>) {
+    /// Says no closer runs if this one is dropped while it sleeps (its runtime shutting
+    /// down): the next connection to go idle then starts another.
+    struct Dropped(Option<std::sync::Weak<Shared>>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            if let Some(shared) = self.0.take().and_then(|shared| shared.upgrade()) {
+                lock(&shared.idle).closing = false;
+            }
+        }
+    }
+    let mut dropped = Dropped(Some(shared.clone()));
     loop {
         let due = {
             let Some(shared) = shared.upgrade() else {
@@ -232,7 +243,9 @@ async fn close_in_time(shared: std::sync::Weak<Shared>) {
             let mut idle = lock(&shared.idle);
             idle.close_expired(Instant::now());
             let Some(oldest) = idle.connections.first() else {
+                // Said under the lock: a connection going idle now starts another closer.
                 idle.closing = false;
+                dropped.0 = None;
                 return;
             };
             oldest.since + IDLE

@@ -358,8 +358,12 @@ impl Told<'_> {
                 ended = &mut waiting => {
                     // What the server said before its answer was heard before the answer
                     // came, though not read yet: told first.
-                    while let Ok(heard) = self.heard.try_recv() {
-                        self.heard_of(id, heard);
+                    loop {
+                        match self.heard.try_recv() {
+                            Ok(heard) => self.heard_of(id, heard),
+                            Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                            Err(_) => break,
+                        }
                     }
                     return ended;
                 }

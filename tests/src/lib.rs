@@ -508,6 +508,22 @@ impl Client {
         self.messages.try_recv().is_none()
     }
 
+    /// Waits until the server lists tool `name` (a mount lists its server's tools in the
+    /// background once the server is served), asking with ids from 1001 on.
+    pub async fn until_listed(&mut self, name: &str) {
+        let mut id = 1000;
+        wait_for(&format!("{name} is listed"), async || {
+            id += 1;
+            let list = self
+                .answer(&rpc::request(id, "tools/list", serde_json::json!({})))
+                .await;
+            names(&list, "tools", "name")
+                .iter()
+                .any(|listed| listed == name)
+        })
+        .await;
+    }
+
     /// Sends a request and waits for its answer, passing over the notifications that come
     /// first (a list that changed, say); another request's answer fails the test.
     pub async fn answer(&mut self, text: &str) -> Value {

@@ -64,15 +64,9 @@ async fn listed(client: &mut Client, id: u32) -> Vec<String> {
     names
 }
 
-/// Waits until the server lists `name` (a mount lists its server's tools in the
-/// background once the server is served).
+/// Waits until the server lists `name`.
 async fn until_listed(client: &mut Client, name: &str) {
-    let mut id = 1000;
-    wait_for(&format!("{name} is listed"), async || {
-        id += 1;
-        listed(client, id).await.iter().any(|listed| listed == name)
-    })
-    .await;
+    client.until_listed(name).await;
 }
 
 /// A registry of its own with `mount`, its mounts started: the registry, and how the

@@ -508,17 +508,7 @@ async fn a_mounted_tools_rate_holds_across_replicas_on(redis: &impl SharedRedis)
     let (a, b) = (replica().await, replica().await);
     let (mut on_a, mut on_b) = (Client::initialized(&a), Client::initialized(&b));
     for client in [&mut on_a, &mut on_b] {
-        let mut id = 100;
-        wait_for("the mounted up_add is listed", async || {
-            id += 1;
-            let listed = client
-                .answer(&rpc::request(id, "tools/list", json!({})))
-                .await;
-            listed["result"]["tools"]
-                .as_array()
-                .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "up_add"))
-        })
-        .await;
+        client.until_listed("up_add").await;
     }
     let add = |id: u32| rpc::call(id, "up_add", json!({"a": 20, "b": 22}));
     let first = on_a.answer(&add(1)).await;

@@ -513,26 +513,24 @@ impl Http {
         let bytes = bounded(response.into_body().into_data_stream(), self.0.limit);
         let mut events: Events = Box::pin(sse_stream::SseStream::from_bytes_stream(bytes));
         while let Some(event) = events.next().await {
-            let event = event
+            let mut event = event
                 .map_err(|error| Failure::Transport(format!("the event stream broke: {error}")))?;
-            if let Some(id) = event.id {
+            if let Some(id) = event.id.take() {
                 cursor.last_event = Some(id);
             }
             if let Some(retry) = event.retry {
                 cursor.retry = Duration::from_millis(retry);
             }
-            let Some(data) = event.data.filter(|data| !data.trim().is_empty()) else {
-                continue;
-            };
-            match wire::read(data.as_bytes()) {
-                Ok(message) => {
+            match message_in(&event) {
+                None => {}
+                Some(Ok(message)) => {
                     let answers = related.is_some_and(|id| message.answers(id));
                     session.dispatch_for(message, related);
                     if answers {
                         return Ok(Some(events));
                     }
                 }
-                Err(why) => return Err(Failure::Protocol(why)),
+                Some(Err(why)) => return Err(Failure::Protocol(why)),
             }
         }
         Ok(None)
@@ -572,19 +570,16 @@ impl Http {
             if !response.status().is_success() {
                 break;
             }
-            // The resumed stream may stay open after the answer: stop once it came.
-            let reading = self.read_events(session, response, &mut cursor, Some(id));
-            tokio::pin!(reading);
-            let answered = async {
-                while session.waits_for(id) {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            };
-            // What is left of a resumed stream after the answer is not waited for: it is
-            // closed.
-            tokio::select! {
-                outcome = &mut reading => drop(outcome?),
-                () = answered => return Ok(()),
+            // The resumed stream is read until the answer comes on it; what is left of it
+            // then is not waited for: it is closed. An answer that comes on another stream
+            // ends the wait too: this runs in the request's own future, which is dropped,
+            // and the stream closed with it, once the answer is there.
+            if self
+                .read_events(session, response, &mut cursor, Some(id))
+                .await?
+                .is_some()
+            {
+                return Ok(());
             }
         }
         if session.waits_for(id) {
@@ -622,15 +617,24 @@ fn finish(session: &Arc<Session>, rest: Events, id: Option<u64>) {
 async fn read_rest(session: std::sync::Weak<Session>, mut rest: Events, id: Option<u64>) {
     let reading = async {
         while let Some(Ok(event)) = rest.next().await {
-            let (Some(session), Some(data)) = (session.upgrade(), event.data) else {
-                continue;
-            };
-            if let Ok(message) = wire::read(data.as_bytes()) {
+            // Past the answer, a message that cannot be read fails no request: it is
+            // passed over, as one for a session already gone.
+            if let (Some(session), Some(Ok(message))) = (session.upgrade(), message_in(&event)) {
                 session.dispatch_for(message, id);
             }
         }
     };
     let _ = tokio::time::timeout(REST, reading).await;
+}
+
+/// The message an event carries, read; `None` for an event that carries none (a comment,
+/// a priming event with an id alone).
+fn message_in(event: &sse_stream::Sse) -> Option<Result<wire::Message, String>> {
+    let data = event
+        .data
+        .as_deref()
+        .filter(|data| !data.trim().is_empty())?;
+    Some(wire::read(data.as_bytes()))
 }
 
 /// Reads a whole body, refusing one over `limit` bytes.
@@ -669,6 +673,7 @@ fn refused(refusal: &Refusal) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::raw_http::read_request;
     use super::super::Client;
     use serde_json::{json, Value};
     use std::sync::{Arc, Mutex};
@@ -701,32 +706,9 @@ mod tests {
         format!("http://127.0.0.1:{port}/mcp")
     }
 
-    /// Reads one request: its head (lower-cased) and its body.
-    async fn request(stream: &mut TcpStream, read: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
-        let mut buffer = vec![0; 4096];
-        loop {
-            if let Some(head_end) = memchr::memmem::find(read, b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|line| line.strip_prefix("content-length:"))
-                    .map_or(0, |value| value.trim().parse().unwrap());
-                if read.len() >= head_end + 4 + length {
-                    let body = read[head_end + 4..head_end + 4 + length].to_vec();
-                    read.drain(..head_end + 4 + length);
-                    return Some((head, body));
-                }
-            }
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return None,
-                Ok(count) => read.extend_from_slice(&buffer[..count]),
-            }
-        }
-    }
-
     async fn answer_each(mut stream: TcpStream, connection: usize, seen: Arc<Mutex<Seen>>) {
         let mut read = Vec::new();
-        while let Some((head, body)) = request(&mut stream, &mut read).await {
+        while let Some((head, body)) = read_request(&mut stream, &mut read).await {
             let empty = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
             if !head.starts_with("post ") {
                 // The GET stream is not offered; a DELETE ends the session.
@@ -819,5 +801,126 @@ mod tests {
         let calls = seen.lock().unwrap().calls.clone();
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0], calls[1], "both calls went on one connection");
+    }
+
+    /// What the resuming server tells its test.
+    struct Resuming {
+        /// The `tools/call`'s id, once it came.
+        call: Mutex<Value>,
+        /// Told when the stream of the call was resumed (a GET with `Last-Event-ID`).
+        resumed: tokio::sync::Notify,
+        /// Told when the client closed the resumed stream.
+        resumed_closed: tokio::sync::Notify,
+    }
+
+    /// A handshake-era server whose `tools/call` stream ends before its answer, after an
+    /// event with an id: the client resumes it with a GET. That stream stays open with
+    /// nothing on it, and the answer comes on the GET stream of what the server sends on
+    /// its own instead, once the resumed stream opened.
+    async fn resuming_server(state: Arc<Resuming>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                tokio::spawn(answer_resuming(stream, Arc::clone(&state)));
+            }
+        });
+        format!("http://127.0.0.1:{port}/mcp")
+    }
+
+    const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                               transfer-encoding: chunked\r\n\r\n";
+
+    /// An event as one chunk of a chunked body.
+    fn chunk(event: &str) -> String {
+        format!("{:x}\r\n{event}\r\n", event.len())
+    }
+
+    async fn answer_resuming(mut stream: TcpStream, state: Arc<Resuming>) {
+        let mut read = Vec::new();
+        while let Some((head, body)) = read_request(&mut stream, &mut read).await {
+            let empty = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+            if head.starts_with("get ") && head.contains("\r\nlast-event-id: 1") {
+                stream.write_all(STREAM_HEAD.as_bytes()).await.unwrap();
+                state.resumed.notify_one();
+                // Open until the client closes it.
+                let _ = stream.read(&mut [0; 64]).await;
+                state.resumed_closed.notify_one();
+                return;
+            }
+            if head.starts_with("get ") {
+                stream.write_all(STREAM_HEAD.as_bytes()).await.unwrap();
+                state.resumed.notified().await;
+                let id = state.call.lock().unwrap().clone();
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "content": [{"type": "text", "text": "done"}],
+                }});
+                let event = chunk(&format!("event: message\ndata: {answer}\n\n"));
+                stream.write_all(event.as_bytes()).await.unwrap();
+                let _ = stream.read(&mut [0; 64]).await;
+                return;
+            }
+            if !head.starts_with("post ") {
+                stream.write_all(empty("200 OK").as_bytes()).await.unwrap();
+                continue;
+            }
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            let id = &message["id"];
+            let reply = match message["method"].as_str().unwrap() {
+                _ if id.is_null() => empty("202 Accepted"),
+                "initialize" => {
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "resuming", "version": "1"},
+                    }})
+                    .to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    )
+                }
+                "tools/call" => {
+                    *state.call.lock().unwrap() = id.clone();
+                    // An event with an id and nothing else, then the stream's end.
+                    let priming = chunk("id: 1\nretry: 10\ndata: \n\n");
+                    format!("{STREAM_HEAD}{priming}0\r\n\r\n")
+                }
+                _ => empty("400 Bad Request"),
+            };
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A resumed stream that stays open without the answer does not hold its request:
+    /// once the answer came on another stream, the request has it, and the resumed stream
+    /// is closed (left open, each such request would keep a connection to no end).
+    #[tokio::test]
+    async fn a_resumed_stream_is_closed_once_the_answer_came_on_another() {
+        let state = Arc::new(Resuming {
+            call: Mutex::new(Value::Null),
+            resumed: tokio::sync::Notify::new(),
+            resumed_closed: tokio::sync::Notify::new(),
+        });
+        let url = resuming_server(Arc::clone(&state)).await;
+        let client = Client::builder()
+            .handshake_era(true)
+            .connect(&url)
+            .await
+            .unwrap();
+        let closed = state.resumed_closed.notified();
+        let answer =
+            tokio::time::timeout(Duration::from_secs(10), client.call_tool("work", json!({})))
+                .await
+                .expect("the answer that came on another stream ends the call")
+                .unwrap();
+        assert_eq!(answer.text(), "done");
+        tokio::time::timeout(Duration::from_secs(10), closed)
+            .await
+            .expect("the resumed stream is closed once the answer came");
     }
 }

@@ -41,6 +41,8 @@ mod listen;
 pub(crate) mod listener;
 mod negotiate;
 mod plain;
+#[cfg(test)]
+mod raw_http;
 mod session;
 mod skills;
 mod stdio;

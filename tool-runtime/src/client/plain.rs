@@ -281,6 +281,7 @@ impl Body for PlainBody {
 
 #[cfg(test)]
 mod tests {
+    use super::super::raw_http::read_request;
     use super::*;
     use http_body_util::BodyExt as _;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -306,40 +307,21 @@ mod tests {
         (uri, accepted)
     }
 
-    /// Reads requests (a head, then as many bytes as it says) and answers each; gives how
-    /// many it answered once the connection ends.
+    /// Reads requests and answers each with `reply`; gives how many it answered once the
+    /// connection ends.
     async fn answer_each(mut stream: TcpStream, reply: &'static str, close: bool) -> usize {
         let mut read = Vec::new();
-        let mut buffer = vec![0; 4096];
         let mut answered = 0;
-        loop {
-            let Some(head_end) = memchr::memmem::find(&read, b"\r\n\r\n") else {
-                match stream.read(&mut buffer).await {
-                    Ok(0) | Err(_) => return answered,
-                    Ok(count) => read.extend_from_slice(&buffer[..count]),
-                }
-                continue;
-            };
-            let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|line| line.strip_prefix("content-length:"))
-                .map_or(0, |value| value.trim().parse().unwrap());
-            while read.len() < head_end + 4 + length {
-                match stream.read(&mut buffer).await {
-                    Ok(0) | Err(_) => return answered,
-                    Ok(count) => read.extend_from_slice(&buffer[..count]),
-                }
-            }
-            read.drain(..head_end + 4 + length);
+        while read_request(&mut stream, &mut read).await.is_some() {
             if stream.write_all(reply.as_bytes()).await.is_err() {
-                return answered;
+                break;
             }
             answered += 1;
             if close {
-                return answered;
+                break;
             }
         }
+        answered
     }
 
     const OK: &str = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";

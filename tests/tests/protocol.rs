@@ -847,6 +847,45 @@ async fn tool_changes_are_announced_in_both_eras() {
     assert_eq!(listener.connection.in_flight(), 0);
 }
 
+/// A tool list that may change may gain a tool that runs only as a task: such a server
+/// offers tasks from the start, and the tool, added later, runs as one (were tasks not
+/// offered, its clients could not ask for one, and the server would run it as a plain call
+/// while listing it as a task's).
+#[tokio::test]
+async fn a_tool_added_later_that_runs_only_as_a_task_runs_as_one() {
+    let registry = Registry::builder().tool(dynamic("first")).build().unwrap();
+    let server = McpServer::new(registry, info());
+    let mut client = Client::new(&server);
+    // The announcement of the added tool goes aside, not between the call and its answer.
+    let (unsolicited, _announcements) = outbox();
+    client.connection.set_unsolicited(unsolicited);
+    client.send(INITIALIZE);
+    let opened = client.next_now();
+    assert!(
+        opened["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object(),
+        "{opened}"
+    );
+    server
+        .registry()
+        .add_tool(dynamic("later").task(tool_runtime::catalog::TaskSupport::Required))
+        .unwrap();
+    let started = client
+        .call(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","#,
+            r#""params":{"name":"later","arguments":{},"task":{}}}"#
+        ))
+        .await;
+    let task = started["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not made a task: {started}"));
+    let result = client
+        .call(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{{"taskId":"{task}"}}}}"#
+        ))
+        .await;
+    assert_eq!(result["result"]["content"][0]["text"], "ok", "{result}");
+}
+
 #[tokio::test]
 async fn subscriptions_count_against_the_limit_and_their_ids_are_taken() {
     let server = McpServer::with_options(

@@ -145,7 +145,7 @@
 //!   mounts of their tools beside your own (`mount`, `serve --mount`, `list --server`).
 //! - `otel`: a span for every MCP request, REST call and tool call, named as
 //!   OpenTelemetry's MCP and GenAI conventions say, joined to the caller's trace, and
-//!   exported over OTLP ([`otel`], `serve --otel-endpoint`).
+//!   exported over OTLP (the module `otel`, `serve --otel-endpoint`).
 //!
 //! On docs.rs every feature is shown, and each item says which feature it needs.
 // Documentation built locally shows the features it was built with; it says which are

@@ -203,7 +203,7 @@ pub(crate) struct Offered {
     pub(crate) resources: bool,
     /// Prompt arguments or resource-template variables to complete.
     pub(crate) completions: bool,
-    /// Whether any tool may run as a task.
+    /// Whether any tool may run as a task (or may come: the tool list may change).
     pub(crate) tasks: bool,
 }
 
@@ -265,8 +265,10 @@ impl McpServer {
         let may_change = options
             .list_changed
             .or(registry.grows_when_started().then_some(true));
-        let offered = Offered::of(&registry, may_change == Some(true));
+        let mut offered = Offered::of(&registry, may_change == Some(true));
         let list_changed = announced_lists(&registry, may_change, offered);
+        // A tool list that may change may gain a tool that runs as a task.
+        offered.tasks |= list_changed.tools;
         let mut tasks = options.tasks;
         let mut sealing_key = options.sealing_key;
         if let Some(store) = &options.store {

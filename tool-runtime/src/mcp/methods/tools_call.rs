@@ -141,7 +141,8 @@ impl Connection {
         asked: Option<TaskAsked>,
         origin: &Origin<'_>,
     ) -> Result<Option<TaskPlan>, ServerMessage> {
-        // A server that announced no tasks runs none, even for a tool added later that
+        // A server that announced no tasks (none of its tools ran as one, and its tool list
+        // was announced as never changing) runs none, even for a tool added later that
         // allows them: its clients were never told it could.
         if !self.shared.offered.tasks {
             return Ok(None);

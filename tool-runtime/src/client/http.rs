@@ -673,7 +673,9 @@ fn refused(refusal: &Refusal) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::raw_http::read_request;
+    use super::super::raw_http::{
+        answer_event, chunk, empty, initialized, read_request, STREAM_HEAD,
+    };
     use super::super::Client;
     use serde_json::{json, Value};
     use std::sync::{Arc, Mutex};
@@ -709,7 +711,6 @@ mod tests {
     async fn answer_each(mut stream: TcpStream, connection: usize, seen: Arc<Mutex<Seen>>) {
         let mut read = Vec::new();
         while let Some((head, body)) = read_request(&mut stream, &mut read).await {
-            let empty = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
             if !head.starts_with("post ") {
                 // The GET stream is not offered; a DELETE ends the session.
                 let status = if head.starts_with("get ") {
@@ -724,34 +725,14 @@ mod tests {
             let id = &message["id"];
             let reply = match message["method"].as_str().unwrap() {
                 _ if id.is_null() => empty("202 Accepted"),
-                "initialize" => {
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "streams", "version": "1"},
-                    }})
-                    .to_string();
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                         mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    )
-                }
+                "initialize" => initialized(id, "streams"),
                 "tools/call" => {
                     let end = {
                         let mut seen = seen.lock().unwrap();
                         seen.calls.push(connection);
                         seen.end_first_stream.take()
                     };
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "content": [{"type": "text", "text": "done"}],
-                    }});
-                    let event = format!("event: message\ndata: {answer}\n\n");
-                    let opening = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                         transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
-                        event.len()
-                    );
+                    let opening = format!("{STREAM_HEAD}{}", chunk(&answer_event(id, "done")));
                     stream.write_all(opening.as_bytes()).await.unwrap();
                     if let Some(end) = end {
                         let _ = end.await;
@@ -829,18 +810,9 @@ mod tests {
         format!("http://127.0.0.1:{port}/mcp")
     }
 
-    const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                               transfer-encoding: chunked\r\n\r\n";
-
-    /// An event as one chunk of a chunked body.
-    fn chunk(event: &str) -> String {
-        format!("{:x}\r\n{event}\r\n", event.len())
-    }
-
     async fn answer_resuming(mut stream: TcpStream, state: Arc<Resuming>) {
         let mut read = Vec::new();
         while let Some((head, body)) = read_request(&mut stream, &mut read).await {
-            let empty = |status: &str| format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
             if head.starts_with("get ") && head.contains("\r\nlast-event-id: 1") {
                 stream.write_all(STREAM_HEAD.as_bytes()).await.unwrap();
                 state.resumed.notify_one();
@@ -853,10 +825,7 @@ mod tests {
                 stream.write_all(STREAM_HEAD.as_bytes()).await.unwrap();
                 state.resumed.notified().await;
                 let id = state.call.lock().unwrap().clone();
-                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                    "content": [{"type": "text", "text": "done"}],
-                }});
-                let event = chunk(&format!("event: message\ndata: {answer}\n\n"));
+                let event = chunk(&answer_event(&id, "done"));
                 stream.write_all(event.as_bytes()).await.unwrap();
                 let _ = stream.read(&mut [0; 64]).await;
                 return;
@@ -869,19 +838,7 @@ mod tests {
             let id = &message["id"];
             let reply = match message["method"].as_str().unwrap() {
                 _ if id.is_null() => empty("202 Accepted"),
-                "initialize" => {
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "resuming", "version": "1"},
-                    }})
-                    .to_string();
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                         mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    )
-                }
+                "initialize" => initialized(id, "resuming"),
                 "tools/call" => {
                     *state.call.lock().unwrap() = id.clone();
                     // An event with an id and nothing else, then the stream's end.

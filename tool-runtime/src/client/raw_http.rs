@@ -33,3 +33,41 @@ pub(crate) async fn read_request(
         }
     }
 }
+
+/// A response with no body, of `status` (`"202 Accepted"`).
+pub(crate) fn empty(status: &str) -> String {
+    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n")
+}
+
+/// The answer to a handshake-era `initialize` of `id` from a server named `name` that
+/// offers tools: a JSON body, and the session `s1` opened.
+pub(crate) fn initialized(id: &serde_json::Value, name: &str) -> String {
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": name, "version": "1"},
+    }})
+    .to_string();
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+         mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{answer}",
+        answer.len()
+    )
+}
+
+/// The head of a response whose body is an event stream sent in chunks.
+pub(crate) const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                                      transfer-encoding: chunked\r\n\r\n";
+
+/// `event` as one chunk of a chunked body.
+pub(crate) fn chunk(event: &str) -> String {
+    format!("{:x}\r\n{event}\r\n", event.len())
+}
+
+/// The event that answers request `id` with the text `text`.
+pub(crate) fn answer_event(id: &serde_json::Value, text: &str) -> String {
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+        "content": [{"type": "text", "text": text}],
+    }});
+    format!("event: message\ndata: {answer}\n\n")
+}

@@ -266,7 +266,7 @@ impl ServerOptions {
 
     /// Announce (or not) that the lists of tools, prompts and resources can change. `true`
     /// is what a server wants whose registry gets entries after it starts; it also offers
-    /// prompts and resources while there are none yet, so they can come.
+    /// prompts, resources and tasks while there are none yet, so they can come.
     pub fn list_changed(mut self, list_changed: bool) -> Self {
         self.list_changed = Some(list_changed);
         self

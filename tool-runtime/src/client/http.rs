@@ -674,14 +674,14 @@ fn refused(refusal: &Refusal) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::raw_http::{
-        answer_event, chunk, empty, initialized, read_request, STREAM_HEAD,
+        answer_event, chunk, empty, initialized, read_request, serve, STREAM_HEAD,
     };
     use super::super::Client;
     use serde_json::{json, Value};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::{TcpListener, TcpStream};
+    use tokio::net::TcpStream;
     use tokio::sync::oneshot;
 
     /// What the test's server saw and is told.
@@ -697,15 +697,7 @@ mod tests {
     /// stream: the answer's event at once, the stream's end (for the first call) only when
     /// the test says.
     async fn server(seen: Arc<Mutex<Seen>>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            for connection in 0.. {
-                let (stream, _) = listener.accept().await.unwrap();
-                tokio::spawn(answer_each(stream, connection, Arc::clone(&seen)));
-            }
-        });
-        format!("http://127.0.0.1:{port}/mcp")
+        serve(move |stream, connection| answer_each(stream, connection, Arc::clone(&seen))).await
     }
 
     async fn answer_each(mut stream: TcpStream, connection: usize, seen: Arc<Mutex<Seen>>) {
@@ -799,15 +791,7 @@ mod tests {
     /// nothing on it, and the answer comes on the GET stream of what the server sends on
     /// its own instead, once the resumed stream opened.
     async fn resuming_server(state: Arc<Resuming>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                tokio::spawn(answer_resuming(stream, Arc::clone(&state)));
-            }
-        });
-        format!("http://127.0.0.1:{port}/mcp")
+        serve(move |stream, _| answer_resuming(stream, Arc::clone(&state))).await
     }
 
     async fn answer_resuming(mut stream: TcpStream, state: Arc<Resuming>) {

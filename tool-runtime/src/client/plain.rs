@@ -281,7 +281,7 @@ impl Body for PlainBody {
 
 #[cfg(test)]
 mod tests {
-    use super::super::raw_http::read_request;
+    use super::super::raw_http::{read_request, serve};
     use super::*;
     use http_body_util::BodyExt as _;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -292,19 +292,16 @@ mod tests {
     /// A server that answers each request with `reply`, closing the connection after the
     /// first when `close` is set; it counts the connections it accepted.
     async fn server(reply: &'static str, close: bool) -> (Uri, Arc<AtomicUsize>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let accepted = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&accepted);
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                counted.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(answer_each(stream, reply, close));
+        let url = serve(move |stream, _| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                answer_each(stream, reply, close).await;
             }
-        });
-        let uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
-        (uri, accepted)
+        })
+        .await;
+        (url.parse().unwrap(), accepted)
     }
 
     /// Reads requests and answers each with `reply`; gives how many it answered once the
@@ -369,21 +366,17 @@ mod tests {
     /// request comes after it; one used again meanwhile is kept for its time from then.
     #[tokio::test]
     async fn a_connection_left_idle_is_closed_in_time() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         // For each connection that ended: how many requests it answered, and when.
         let (closed, mut closes) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                let closed = closed.clone();
-                tokio::spawn(async move {
-                    let answered = answer_each(stream, OK, false).await;
-                    let _ = closed.send((answered, Instant::now()));
-                });
+        let url = serve(move |stream, _| {
+            let closed = closed.clone();
+            async move {
+                let answered = answer_each(stream, OK, false).await;
+                let _ = closed.send((answered, Instant::now()));
             }
-        });
-        let plain = plain(format!("http://127.0.0.1:{port}/mcp").parse().unwrap());
+        })
+        .await;
+        let plain = plain(url.parse().unwrap());
         // Two connections: the second opened while the first is busy.
         let first = post(&plain).await;
         let second = post(&plain).await;

@@ -2,8 +2,28 @@
 //! answer byte by byte what a test needs (a stream held open past its answer, a connection
 //! closed unannounced), which a server framework would not let a test do.
 
+use std::future::Future;
 use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+
+/// Serves on a port of 127.0.0.1 until the test's runtime ends: each connection accepted
+/// goes to `connected` with its number (from 0, in the order accepted), in a task of its
+/// own. Gives the URL of the MCP endpoint there.
+pub(crate) async fn serve<F, Fut>(connected: F) -> String
+where
+    F: Fn(TcpStream, usize) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        for connection in 0.. {
+            let (stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(connected(stream, connection));
+        }
+    });
+    format!("http://127.0.0.1:{port}/mcp")
+}
 
 /// Reads the next request off `stream`: its head, lower-cased, and its body (as many bytes
 /// as its `content-length` says). `read` holds what was read and not used yet, for the next

@@ -64,11 +64,6 @@ async fn listed(client: &mut Client, id: u32) -> Vec<String> {
     names
 }
 
-/// Waits until the server lists `name`.
-async fn until_listed(client: &mut Client, name: &str) {
-    client.until_listed(name).await;
-}
-
 /// A registry of its own with `mount`, its mounts started: the registry, and how the
 /// mount's first try ended (waited for, never longer than the patience of a test).
 async fn started(mount: Mount) -> (Arc<Registry>, Result<(), String>) {
@@ -102,7 +97,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
         .unwrap();
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_sum").await;
+    client.until_listed("up_sum").await;
     assert_eq!(
         listed(&mut client, 1).await,
         [
@@ -163,7 +158,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
 async fn arguments_that_do_not_fit_a_mounted_tool_are_refused_here_naming_the_parameter() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_add").await;
+    client.until_listed("up_add").await;
     let answer = client
         .answer(&rpc::call(1, "up_add", json!({"a": "twenty", "b": 22})))
         .await;
@@ -286,7 +281,7 @@ impl Drop for WorkFiles {
 async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstream() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_work").await;
+    client.until_listed("up_work").await;
     let files = WorkFiles::new("progress");
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "up_work", "arguments": files.arguments(2), "_meta": {"progressToken": "p"}}});
@@ -315,7 +310,7 @@ async fn progress_comes_through_a_mount_and_a_cancelled_call_is_cancelled_upstre
 async fn a_mounted_server_reports_progress_only_to_a_caller_that_asked_for_it() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_followed").await;
+    client.until_listed("up_followed").await;
     let unasked = client.answer(&rpc::call(1, "up_followed", json!({}))).await;
     assert_eq!(text(&unasked), "false", "{unasked}");
     let asked = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -331,7 +326,7 @@ async fn a_mounted_servers_questions_go_to_the_caller_in_the_handshake_era() {
     client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
     next_but_list_changes(&mut client).await;
     client.send(&rpc::notification("notifications/initialized", json!({})));
-    until_listed(&mut client, "up_greet").await;
+    client.until_listed("up_greet").await;
 
     client.send(&rpc::call(1, "up_greet", json!({})));
     let question = next_but_list_changes(&mut client).await;
@@ -426,7 +421,7 @@ async fn while_a_mounted_server_is_down_its_tools_say_so_and_the_others_go_on() 
         .unwrap();
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_add").await;
+    client.until_listed("up_add").await;
     let answer = client
         .answer(&rpc::call(1, "up_add", json!({"a": 1, "b": 1})))
         .await;
@@ -492,7 +487,7 @@ async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call
 async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_quit").await;
+    client.until_listed("up_quit").await;
     let answer = client.answer(&rpc::call(1, "up_quit", json!({}))).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(text(&answer).contains("retry"), "{answer}");
@@ -501,7 +496,7 @@ async fn a_mounted_process_that_died_is_started_again_with_its_tools() {
     until_mounted_add_answers(&mut client, &mut id, what).await;
     // The new process's tools are listed again once the mount has read them anew (the
     // mount re-reads its server's list on every new connection, in the background).
-    until_listed(&mut client, "up_add").await;
+    client.until_listed("up_add").await;
 }
 
 /// Whether the upstream's motto, touched through the mount, reaches this server's
@@ -529,7 +524,7 @@ async fn motto_update_comes_through(client: &mut Client, id: u32) -> bool {
 async fn a_mounted_resources_updates_reach_subscribers_here_and_again_after_a_restart() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_touch_motto").await;
+    client.until_listed("up_touch_motto").await;
     // The mount lists its server's resources after its tools: subscribed once it has.
     let mut id = 100;
     wait_for("the mounted resource can be subscribed to", async || {
@@ -746,7 +741,7 @@ async fn a_mounted_tools_log_messages_reach_its_caller_at_their_level() {
         .unwrap();
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_chatty").await;
+    client.until_listed("up_chatty").await;
     client.send(&rpc::call(1, "up_chatty", json!({})));
     let first = next_but_list_changes(&mut client).await;
     assert_eq!(first["method"], "notifications/message", "{first}");
@@ -892,7 +887,7 @@ async fn our_clients_are_told_when_a_mounted_servers_tools_change_whatever_era_i
         let mount = Mount::new("up", &url).unwrap().handshake_era(handshake);
         let registry = Registry::builder().mount(mount).build().unwrap();
         let server = server_over(registry, ServerOptions::default());
-        until_listed(&mut Client::initialized(&server), "up_first").await;
+        Client::initialized(&server).until_listed("up_first").await;
         // A session opened once the mount's tools are in hears of no change made before.
         let mut client = Client::initialized(&server);
 
@@ -968,7 +963,7 @@ async fn a_mount_held_to_one_era_speaks_only_it() {
 async fn a_mounted_tool_called_as_a_task_here_is_a_task_of_this_server() {
     let server = serving_the_upstream();
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "up_add").await;
+    client.until_listed("up_add").await;
     let list = client
         .answer(&rpc::request(1, "tools/list", json!({})))
         .await;
@@ -1015,7 +1010,7 @@ async fn a_handshake_era_upstream_tasks_progress_and_question_reach_the_caller_o
     client.send(&rpc::initialize("2025-11-25", json!({"elicitation": {}})));
     next_but_list_changes(&mut client).await;
     client.send(&rpc::notification("notifications/initialized", json!({})));
-    until_listed(&mut client, "up_task_greet").await;
+    client.until_listed("up_task_greet").await;
 
     let files = WorkFiles::new("task-progress");
     let params = json!({
@@ -1103,7 +1098,7 @@ async fn a_handshake_era_upstream_tasks_states_reach_the_caller_as_they_change()
     let registry = Registry::builder().mount(mount).build().unwrap();
     let server = server_over(registry, ServerOptions::default());
     let mut client = Client::initialized(&server);
-    until_listed(&mut client, "odd_survey").await;
+    client.until_listed("odd_survey").await;
     client.send(&rpc::call(1, "odd_survey", json!({})));
     let mut told = Vec::new();
     let answer = loop {

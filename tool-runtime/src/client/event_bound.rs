@@ -142,6 +142,87 @@ mod tests {
         assert_eq!(sizes(&[&begun, &ended]), (vec![56, 158], 7));
     }
 
+    /// The sizes of the events `stream` holds, read whole by the rule of server-sent events
+    /// (a line ends at `\r\n`, `\n` or `\r`; a blank line ends an event, its line end
+    /// counted in it), and the bytes after the last one.
+    fn events_of(stream: &[u8]) -> (Vec<usize>, usize) {
+        let (mut sizes, mut event_start, mut line_start) = (Vec::new(), 0, 0);
+        let mut at = 0;
+        while at < stream.len() {
+            let line_end = match (stream[at], stream.get(at + 1)) {
+                (b'\r', Some(b'\n')) => 2,
+                (b'\r' | b'\n', _) => 1,
+                _ => 0,
+            };
+            if line_end == 0 {
+                at += 1;
+                continue;
+            }
+            let blank = at == line_start;
+            at += line_end;
+            line_start = at;
+            if blank {
+                sizes.push(at - event_start);
+                event_start = at;
+            }
+        }
+        (sizes, stream.len() - event_start)
+    }
+
+    /// Every stream of up to `length` bytes made of `alphabet`.
+    fn streams(alphabet: &[u8], length: usize) -> Vec<Vec<u8>> {
+        let mut all = vec![Vec::new()];
+        let mut last = vec![Vec::new()];
+        for _ in 0..length {
+            last = last
+                .iter()
+                .flat_map(|stream: &Vec<u8>| {
+                    alphabet.iter().map(move |&byte| {
+                        let mut longer = stream.clone();
+                        longer.push(byte);
+                        longer
+                    })
+                })
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn however_a_stream_is_cut_into_chunks_its_largest_event_is_that_of_the_whole() {
+        // Every stream of up to eight bytes of text and line ends, cut at every one or two
+        // places and into single bytes: the largest size the bound sees, and what is left
+        // unended, are those of the stream read whole. A `\r\n` split between chunks, a
+        // `\r` that ends an event before a `\n` in the next chunk, and blank lines at the
+        // start are all among them.
+        for stream in streams(b"a\n\r", 8) {
+            let (events, unended) = events_of(&stream);
+            let largest = events.iter().copied().max().unwrap_or(0).max(unended);
+            let length = stream.len();
+            let mut cuts: Vec<Vec<usize>> = vec![vec![], (1..length).collect()];
+            for first in 1..length {
+                cuts.push(vec![first]);
+                cuts.extend((first + 1..length).map(|second| vec![first, second]));
+            }
+            for cut in cuts {
+                let mut size = EventSize::default();
+                let mut seen = 0;
+                let mut from = 0;
+                for to in cut.into_iter().chain([length]) {
+                    seen = size.read(&stream[from..to]).max(seen);
+                    from = to;
+                }
+                assert_eq!(
+                    (seen, size.since_end),
+                    (largest, unended),
+                    "{:?} cut as it was",
+                    String::from_utf8_lossy(&stream)
+                );
+            }
+        }
+    }
+
     #[tokio::test]
     async fn many_small_events_pass_and_one_large_event_fails() {
         let chunks = |parts: Vec<String>| {

@@ -674,7 +674,7 @@ fn refused(refusal: &Refusal) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::raw_http::{
-        answer_event, chunk, empty, initialized, read_request, serve, STREAM_HEAD,
+        answer_event, chunk, empty, posted, read_request, serve, Posted, STREAM_HEAD,
     };
     use super::super::Client;
     use serde_json::{json, Value};
@@ -713,25 +713,21 @@ mod tests {
                 stream.write_all(empty(status).as_bytes()).await.unwrap();
                 continue;
             }
-            let message: Value = serde_json::from_slice(&body).unwrap();
-            let id = &message["id"];
-            let reply = match message["method"].as_str().unwrap() {
-                _ if id.is_null() => empty("202 Accepted"),
-                "initialize" => initialized(id, "streams"),
-                "tools/call" => {
+            let reply = match posted(&body, "streams") {
+                Posted::Answered(reply) => reply,
+                Posted::Call(id) => {
                     let end = {
                         let mut seen = seen.lock().unwrap();
                         seen.calls.push(connection);
                         seen.end_first_stream.take()
                     };
-                    let opening = format!("{STREAM_HEAD}{}", chunk(&answer_event(id, "done")));
+                    let opening = format!("{STREAM_HEAD}{}", chunk(&answer_event(&id, "done")));
                     stream.write_all(opening.as_bytes()).await.unwrap();
                     if let Some(end) = end {
                         let _ = end.await;
                     }
                     "0\r\n\r\n".to_owned()
                 }
-                _ => empty("400 Bad Request"),
             };
             if stream.write_all(reply.as_bytes()).await.is_err() {
                 return;
@@ -818,18 +814,14 @@ mod tests {
                 stream.write_all(empty("200 OK").as_bytes()).await.unwrap();
                 continue;
             }
-            let message: Value = serde_json::from_slice(&body).unwrap();
-            let id = &message["id"];
-            let reply = match message["method"].as_str().unwrap() {
-                _ if id.is_null() => empty("202 Accepted"),
-                "initialize" => initialized(id, "resuming"),
-                "tools/call" => {
-                    *state.call.lock().unwrap() = id.clone();
+            let reply = match posted(&body, "resuming") {
+                Posted::Answered(reply) => reply,
+                Posted::Call(id) => {
+                    *state.call.lock().unwrap() = id;
                     // An event with an id and nothing else, then the stream's end.
                     let priming = chunk("id: 1\nretry: 10\ndata: \n\n");
                     format!("{STREAM_HEAD}{priming}0\r\n\r\n")
                 }
-                _ => empty("400 Bad Request"),
             };
             if stream.write_all(reply.as_bytes()).await.is_err() {
                 return;

@@ -54,6 +54,27 @@ pub(crate) async fn read_request(
     }
 }
 
+/// A POSTed message as the tests' handshake-era servers take it: answered here (a
+/// notification, `initialize`, a method they do not serve), or a `tools/call` of `id`
+/// for the test's server to answer its own way.
+pub(crate) enum Posted {
+    Answered(String),
+    Call(serde_json::Value),
+}
+
+/// Reads `body`, a message POSTed to a server named `name`, and answers it unless it is a
+/// `tools/call`.
+pub(crate) fn posted(body: &[u8], name: &str) -> Posted {
+    let message: serde_json::Value = serde_json::from_slice(body).unwrap();
+    let id = &message["id"];
+    Posted::Answered(match message["method"].as_str().unwrap() {
+        _ if id.is_null() => empty("202 Accepted"),
+        "initialize" => initialized(id, name),
+        "tools/call" => return Posted::Call(id.clone()),
+        _ => empty("400 Bad Request"),
+    })
+}
+
 /// A response with no body, of `status` (`"202 Accepted"`).
 pub(crate) fn empty(status: &str) -> String {
     format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n")
@@ -61,7 +82,7 @@ pub(crate) fn empty(status: &str) -> String {
 
 /// The answer to a handshake-era `initialize` of `id` from a server named `name` that
 /// offers tools: a JSON body, and the session `s1` opened.
-pub(crate) fn initialized(id: &serde_json::Value, name: &str) -> String {
+fn initialized(id: &serde_json::Value, name: &str) -> String {
     let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
         "protocolVersion": "2025-11-25",
         "capabilities": {"tools": {}},

@@ -32,7 +32,8 @@ struct EventSize {
     line_empty: bool,
     /// The last byte was a `\r`: a `\n` right after it ends no line of its own.
     after_cr: bool,
-    /// That `\r` ended an event, of this many bytes (its `\n` belongs to that event).
+    /// That `\r` ended an event, of this many bytes (its `\n` belongs to that event). Read
+    /// only while `after_cr` holds, and set anew with it, so it is never cleared apart.
     cr_ended_event: Option<usize>,
 }
 
@@ -59,7 +60,6 @@ impl EventSize {
             if at > line_start {
                 self.line_empty = false;
                 self.after_cr = false;
-                self.cr_ended_event = None;
             }
             let byte = chunk[at];
             if byte == b'\n' && self.after_cr {
@@ -87,7 +87,6 @@ impl EventSize {
         if line_start < chunk.len() {
             self.line_empty = false;
             self.after_cr = false;
-            self.cr_ended_event = None;
         }
         self.since_end = carried + chunk.len() - event_start;
         largest.max(self.since_end)

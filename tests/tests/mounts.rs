@@ -248,6 +248,95 @@ async fn an_answer_without_the_structured_content_its_schema_promises_is_an_erro
     assert_eq!(listed.output_schema(), None);
 }
 
+/// A server over HTTP (stateless JSON answers, the handshake era) that writes its answers
+/// indented, on many lines, as JSON allows: one tool, `measure`, with an output schema.
+const INDENTING_SERVER: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        method = message.get("method")
+        if "id" not in message:
+            self.send_response(202)
+            self.end_headers()
+            return
+        answer = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "indenting", "version": "1"}}
+        elif method == "tools/list":
+            schema = {"type": "object", "properties": {"metres": {"type": "number"}}}
+            answer["result"] = {"tools": [
+                {"name": "measure", "inputSchema": {"type": "object"}, "outputSchema": schema}]}
+        elif method == "tools/call":
+            answer["result"] = {"content": [{"type": "text", "text": "about\n3 metres"}],
+                                "structuredContent": {"metres": 3.0}}
+        else:
+            answer["error"] = {"code": -32601, "message": "no such method"}
+        body = json.dumps(answer, indent=2).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(f"serving MCP over HTTP at http://127.0.0.1:{server.server_address[1]}/mcp", file=sys.stderr, flush=True)
+server.serve_forever()
+"#;
+
+/// An answer a server over HTTP sent on many lines reaches a caller over stdio as one
+/// message, its text and numbers as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_sent_on_many_lines_is_passed_on_over_stdio_as_one_message() {
+    let script = PythonScript::new("mount-indenting", INDENTING_SERVER);
+    let mut command = std::process::Command::new("python3");
+    command.args(&script.command(&[])[1..]);
+    let upstream = ServerProcess::start(command, "an indenting MCP server (python3)");
+    let address = format!("http://127.0.0.1:{}/mcp", upstream.port);
+    let registry = Registry::builder()
+        .mount(Mount::new("far", &address).unwrap())
+        .build()
+        .unwrap();
+    let server = server_over(registry, ServerOptions::default());
+    let mut session = tool_tests::stdio::Session::in_memory(&server);
+    session
+        .send(&rpc::initialize("2025-11-25", json!({})))
+        .await;
+    session.answer_to(0).await;
+    session
+        .send(&rpc::notification("notifications/initialized", json!({})))
+        .await;
+    // The mount lists its server's tools once it reached it.
+    let mut id = 0;
+    wait_for("the mounted tool is listed", async || {
+        id += 1;
+        session
+            .send(&rpc::request(id, "tools/list", json!({})))
+            .await;
+        let (list, _) = session.answer_to(id).await;
+        tool_tests::names(&list, "tools", "name").contains(&"far_measure".to_owned())
+    })
+    .await;
+    session
+        .send(&rpc::call(1000, "far_measure", json!({})))
+        .await;
+    let (answer, _) = session.answer_to(1000).await;
+    assert_eq!(
+        answer["result"],
+        json!({
+            "content": [{"type": "text", "text": "about\n3 metres"}],
+            "structuredContent": {"metres": 3.0},
+        }),
+        "{answer}"
+    );
+}
+
 /// Files the upstream's `work` tool is given (see the client tests).
 struct WorkFiles(std::path::PathBuf);
 

@@ -280,7 +280,9 @@ fn finish(tool: &Tool, outcome: Result<Produced, RunFailure>) -> Result<ToolAnsw
             // Without structured content the blocks are the output, read as JSON only if
             // something asks (an MCP caller is sent the blocks as they came).
             Ok(ToolAnswer {
-                value: structured.map_or_else(OutputValue::of_blocks, OutputValue::given),
+                value: structured.map_or_else(OutputValue::of_blocks, |structured| {
+                    OutputValue::sent(structured.0)
+                }),
                 content: Some(content),
                 cached: false,
             })
@@ -383,7 +385,7 @@ mod tests {
         let sent = r#"[{"type":"text","text":"3"}]"#.to_owned();
         let raw = serde_json::value::RawValue::from_string(sent).unwrap();
         let answer = ToolAnswer {
-            value: OutputValue::given(json!({"sum": 3})),
+            value: OutputValue::sent(serde_json::value::to_raw_value(&json!({"sum": 3})).unwrap()),
             content: Some(AnswerBlocks::sent_as_text(raw)),
             cached: false,
         };

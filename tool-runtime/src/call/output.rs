@@ -102,8 +102,8 @@ pub enum Produced {
     Relayed {
         /// Its content blocks, as the server sent them.
         content: RelayedBlocks,
-        /// Its structured content.
-        structured: Option<Value>,
+        /// Its structured content, as the server sent it.
+        structured: Option<RelayedValue>,
     },
 }
 
@@ -114,6 +114,19 @@ pub struct RelayedBlocks(pub(crate) Box<serde_json::value::RawValue>);
 
 /// Equal when written the same.
 impl PartialEq for RelayedBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+/// Another server's structured content: JSON, as the text it came as (read as a value
+/// only by what reads it so; an MCP answer passes the text on).
+#[derive(Debug, Clone)]
+#[doc(hidden)]
+pub struct RelayedValue(pub(crate) Box<serde_json::value::RawValue>);
+
+/// Equal when written the same.
+impl PartialEq for RelayedValue {
     fn eq(&self, other: &Self) -> bool {
         self.0.get() == other.0.get()
     }

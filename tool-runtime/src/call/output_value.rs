@@ -1,7 +1,9 @@
-//! A call's output as JSON: the value a tool gave, or its content blocks as JSON, made the
-//! first time something reads it (an MCP answer sends the blocks and never does).
+//! A call's output as JSON: the value a tool gave, another server's structured content as
+//! the text it came as, or its content blocks as JSON; the last two read as values the
+//! first time something reads them (an MCP answer sends them as they are and never does).
 
 use super::content::AnswerBlocks;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::fmt;
 use std::sync::OnceLock;
@@ -15,8 +17,21 @@ use std::sync::OnceLock;
 pub(crate) enum OutputValue {
     /// The value a tool gave (another server's structured content, for one passed on).
     Given(Value),
+    /// Another server's structured content as it sent it, and as a value once read. A
+    /// change in place makes it `Given`: the text then no longer says what the value is.
+    Sent {
+        text: Box<RawValue>,
+        read: OnceLock<Value>,
+    },
     /// The answer's content blocks as JSON, once read.
     OfBlocks(OnceLock<Value>),
+}
+
+/// An output to write: a value, or the text another server sent (written as it came).
+#[derive(Debug)]
+pub(crate) enum OutputJson {
+    Value(Value),
+    Text(Box<RawValue>),
 }
 
 impl OutputValue {
@@ -25,15 +40,26 @@ impl OutputValue {
         OutputValue::Given(value)
     }
 
+    /// Another server's structured content, `text` as it sent it: read as a value only
+    /// when something asks.
+    pub(crate) fn sent(text: Box<RawValue>) -> OutputValue {
+        OutputValue::Sent {
+            text,
+            read: OnceLock::new(),
+        }
+    }
+
     /// The value of an answer's content blocks, made when first read.
     pub(crate) fn of_blocks() -> OutputValue {
         OutputValue::OfBlocks(OnceLock::new())
     }
 
-    /// The value the tool gave; `None` when it is its blocks, which are kept instead.
+    /// The value the tool gave (another server's structured content read now if it was
+    /// not before); `None` when it is its blocks, which are kept instead.
     pub(crate) fn as_given(&self) -> Option<&Value> {
         match self {
             OutputValue::Given(value) => Some(value),
+            OutputValue::Sent { text, read } => Some(read.get_or_init(|| read_sent(text))),
             OutputValue::OfBlocks(_) => None,
         }
     }
@@ -43,14 +69,20 @@ impl OutputValue {
     pub(crate) fn get(&self, blocks: Option<&AnswerBlocks>) -> &Value {
         match self {
             OutputValue::Given(value) => value,
+            OutputValue::Sent { text, read } => read.get_or_init(|| read_sent(text)),
             OutputValue::OfBlocks(made) => made.get_or_init(|| of(blocks)),
         }
     }
 
     /// The value, to change in place: made first as [`get`](Self::get) does.
     pub(crate) fn get_mut(&mut self, blocks: Option<&AnswerBlocks>) -> &mut Value {
+        if let OutputValue::Sent { text, read } = self {
+            let value = read.take().unwrap_or_else(|| read_sent(text));
+            *self = OutputValue::Given(value);
+        }
         match self {
             OutputValue::Given(value) => value,
+            OutputValue::Sent { .. } => unreachable!("made `Given` just above"),
             OutputValue::OfBlocks(made) => {
                 if made.get().is_none() {
                     *made = OnceLock::from(of(blocks));
@@ -64,9 +96,32 @@ impl OutputValue {
     pub(crate) fn into_value(self, blocks: Option<&AnswerBlocks>) -> Value {
         match self {
             OutputValue::Given(value) => value,
+            OutputValue::Sent { text, read } => {
+                read.into_inner().unwrap_or_else(|| read_sent(&text))
+            }
             OutputValue::OfBlocks(made) => made.into_inner().unwrap_or_else(|| of(blocks)),
         }
     }
+
+    /// The output to write: another server's structured content as the text it sent,
+    /// anything else as [`into_value`](Self::into_value) gives it.
+    pub(crate) fn into_json(self, blocks: Option<&AnswerBlocks>) -> OutputJson {
+        match self {
+            OutputValue::Sent { text, .. } => OutputJson::Text(text),
+            other => OutputJson::Value(other.into_value(blocks)),
+        }
+    }
+}
+
+/// Another server's structured content as a value. Text that serde_json cannot hold as
+/// one (nested deeper than it goes, a lone surrogate) is passed on to MCP clients as it
+/// came, and reads as `null` here, with a warning, as content blocks that cannot be read
+/// are left out.
+fn read_sent(text: &RawValue) -> Value {
+    serde_json::from_str(text.get()).unwrap_or_else(|error| {
+        tracing::warn!(%error, "structured content another server sent is passed on as it came but cannot be read here");
+        Value::Null
+    })
 }
 
 /// Content blocks as JSON: a list of block objects.
@@ -80,6 +135,7 @@ impl fmt::Debug for OutputValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OutputValue::Given(value) => value.fmt(f),
+            OutputValue::Sent { text, .. } => text.fmt(f),
             OutputValue::OfBlocks(made) => match made.get() {
                 Some(value) => value.fmt(f),
                 None => f.write_str("<the content blocks, not read as JSON yet>"),
@@ -128,6 +184,31 @@ pub(crate) mod tests {
         assert_eq!(value.get(None), &expected);
         assert_eq!(made(), before + 1);
         assert_eq!(format!("{value:?}"), format!("{expected:?}"));
+    }
+
+    #[test]
+    fn sent_text_is_written_as_it_came_until_changed_and_read_as_a_value_when_asked() {
+        let sent = |text: &str| OutputValue::sent(RawValue::from_string(text.to_owned()).unwrap());
+        let text_of = |value: OutputValue| match value.into_json(None) {
+            OutputJson::Text(text) => Some(text.get().to_owned()),
+            OutputJson::Value(_) => None,
+        };
+        let value = sent(r#"{"n": 1.50}"#);
+        assert_eq!(value.as_given(), Some(&json!({"n": 1.5})));
+        // Read, not changed: still written as it came.
+        assert_eq!(text_of(value).as_deref(), Some(r#"{"n": 1.50}"#));
+        let mut value = sent(r#"{"n": 1.50}"#);
+        value.get_mut(None)["n"] = json!(2);
+        assert_eq!(value.as_given(), Some(&json!({"n": 2})));
+        match value.into_json(None) {
+            OutputJson::Value(changed) => assert_eq!(changed, json!({"n": 2})),
+            OutputJson::Text(text) => panic!("written as it came after a change: {text}"),
+        }
+        // Deeper than serde_json reads: passed on as it came, `null` to what reads it here.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let value = sent(&deep);
+        assert_eq!(value.get(None), &Value::Null);
+        assert_eq!(text_of(value), Some(deep));
     }
 
     #[test]

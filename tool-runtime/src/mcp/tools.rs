@@ -6,6 +6,7 @@ use super::outputs::{Link, OutputStore};
 use super::ServerInfo;
 use crate::call::content::{AnswerBlocks, Content};
 use crate::call::error::{CallError, FailedAnswer};
+use crate::call::output_value::OutputJson;
 use crate::call::result::ToolResult;
 use crate::call::runnable::ToolRef;
 use serde_json::{json, Map, Value};
@@ -43,14 +44,30 @@ pub(crate) struct CallBody {
 /// so, not built as a map first: it is most calls' answer in that era).
 #[derive(Debug)]
 struct Structured {
-    value: Value,
+    /// A value, or another server's structured content as the text it sent.
+    value: OutputJson,
     wrapped: bool,
 }
 
 impl Structured {
     /// Whether it is written as an object.
     fn is_object(&self) -> bool {
-        self.wrapped || self.value.is_object()
+        self.wrapped
+            || match &self.value {
+                OutputJson::Value(value) => value.is_object(),
+                OutputJson::Text(text) => crate::schema::is_json_object(text.get()),
+            }
+    }
+
+    /// A bound on its length as JSON.
+    fn len_at_most(&self) -> usize {
+        // `{"result":` and `}` around it when wrapped.
+        let wrapping = 11;
+        wrapping
+            + match &self.value {
+                OutputJson::Value(value) => crate::schema::json_len_at_most(value),
+                OutputJson::Text(text) => text.get().len(),
+            }
     }
 }
 
@@ -103,10 +120,7 @@ impl CallBody {
             Blocks::Text(text) => crate::schema::json_str_len_at_most(text),
             Blocks::Answer(blocks) => blocks.json_len(),
         };
-        let structured = self.structured.as_ref().map_or(0, |structured| {
-            // `{"result":` and `}` around it when wrapped.
-            crate::schema::json_len_at_most(&structured.value) + 11
-        });
+        let structured = self.structured.as_ref().map_or(0, Structured::len_at_most);
         FIELDS.saturating_add(content).saturating_add(structured)
     }
 
@@ -200,7 +214,10 @@ impl Framed<'_> {
             if structured.wrapped {
                 out.extend_from_slice(b"{\"result\":");
             }
-            serde_json::to_writer(&mut *out, &structured.value)?;
+            match &structured.value {
+                OutputJson::Value(value) => serde_json::to_writer(&mut *out, value)?,
+                OutputJson::Text(text) => out.extend_from_slice(text.get().as_bytes()),
+            }
             if structured.wrapped {
                 out.push(b'}');
             }
@@ -299,7 +316,7 @@ fn full_answer(
         let has_schema = tool.as_ref().is_some_and(|t| t.output_schema().is_some());
         let structured = outcome.ok().filter(|_| has_schema).map(|output| {
             as_structured(
-                output.into_value(Some(&content)),
+                output.into_json(Some(&content)),
                 tool.as_ref(),
                 objects_only,
             )
@@ -339,7 +356,8 @@ fn full_answer(
                 }
             }
             CallAnswer::Result(CallBody {
-                structured: has_schema.then(|| as_structured(output, tool.as_ref(), objects_only)),
+                structured: has_schema
+                    .then(|| as_structured(OutputJson::Value(output), tool.as_ref(), objects_only)),
                 ..CallBody::text(text)
             })
         }
@@ -398,7 +416,7 @@ fn failed_answer(
     let given = structured.is_some();
     let structured = structured
         .filter(|value| fits_output_schema(schema, value))
-        .map(|value| as_structured(value, tool, objects_only))
+        .map(|value| as_structured(OutputJson::Value(value), tool, objects_only))
         .filter(|structured| !objects_only || structured.is_object());
     let has_text = blocks
         .read()
@@ -427,7 +445,7 @@ fn fits_output_schema(schema: Option<&Value>, value: &Value) -> bool {
 
 /// An output as structured content: as it is, or `{"result": ...}` where structured
 /// content must be an object and the tool's output is not always one.
-fn as_structured(output: Value, tool: Option<&ToolRef>, objects_only: bool) -> Structured {
+fn as_structured(output: OutputJson, tool: Option<&ToolRef>, objects_only: bool) -> Structured {
     Structured {
         value: output,
         wrapped: objects_only && tool.is_some_and(|tool| tool.wraps_output()),
@@ -560,6 +578,59 @@ mod tests {
             assert!(written.contains(sent), "{name}: {written}");
             assert_eq!(made(), before, "{name}: its blocks were read as JSON");
         }
+    }
+
+    /// Another server's structured content is sent as the text it came as (`1.50` stays
+    /// `1.50`, which a value would write `1.5`), and read as a value for whoever asks.
+    #[cfg(feature = "client")]
+    #[test]
+    fn another_servers_structured_content_is_sent_as_it_came_and_read_when_asked() {
+        use crate::call::dynamic::raw_handler;
+        use crate::call::output::{Produced, RelayedBlocks, RelayedValue};
+        use serde_json::value::RawValue;
+
+        let structured = r#"{"n":1.50,"word":"caf\u00e9"}"#;
+        let relayed = raw_handler(move |_, _| {
+            Box::pin(async move {
+                let blocks = r#"[{"type":"text","text":"1.50"}]"#;
+                Ok(Produced::Relayed {
+                    content: RelayedBlocks(RawValue::from_string(blocks.to_owned()).unwrap()),
+                    structured: Some(RelayedValue(
+                        RawValue::from_string(structured.to_owned()).unwrap(),
+                    )),
+                })
+            })
+        });
+        let schema = json!({"type": "object"});
+        let tool = DynamicTool::from_schemas(
+            "measure".into(),
+            "Measures.".into(),
+            schema.clone(),
+            Some(schema),
+            relayed,
+        )
+        .unwrap();
+        let registry = Registry::builder().tool(tool).build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for objects_only in [false, true] {
+            let result = runtime.block_on(registry.call("measure", json!({})));
+            let CallAnswer::Result(body) = answer(result, 10_000, None, true, objects_only) else {
+                panic!("a protocol error");
+            };
+            let written = String::from_utf8(body.framed(None).to_vec()).unwrap();
+            assert!(
+                written.ends_with(&format!(r#","structuredContent":{structured}}}"#)),
+                "{written}"
+            );
+        }
+        let result = runtime.block_on(registry.call("measure", json!({})));
+        assert_eq!(
+            result.into_outcome().unwrap(),
+            json!({"n": 1.5, "word": "café"})
+        );
     }
 
     #[test]

@@ -5,11 +5,12 @@
 //! passed back as it came (blocks of a kind MCP does not have left out, and an answer
 //! without the structured content its tool's output schema promises made the error it is).
 
+use super::blocks::{one_line, readable};
 use super::Mount;
-use crate::call::content::{empty_list, AnswerBlocks};
+use crate::call::content::AnswerBlocks;
 use crate::call::context::CallContext;
 use crate::call::dynamic::raw_handler;
-use crate::call::output::{Produced, RelayedBlocks, ToolError};
+use crate::call::output::{Produced, RelayedBlocks, RelayedValue, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
 use crate::client::wire::{ResultKind, RoundResult};
@@ -231,6 +232,12 @@ impl Relay {
         let structured = parts.structured;
         if parts.is_error == Some(Value::Bool(true)) {
             let blocks = AnswerBlocks::sent_as_text(content);
+            // Failures are few: read as a value, as a tool's own error carries one.
+            let structured = structured.and_then(|text| {
+                serde_json::from_str(text.get())
+                    .inspect_err(|error| tracing::warn!(mount = %self.mount.prefix, %error, "the structured content of a mounted tool's error cannot be read here and is left out"))
+                    .ok()
+            });
             return Err(ToolError::relayed(blocks, structured));
         }
         if promised && structured.is_none() {
@@ -247,7 +254,7 @@ impl Relay {
         }
         Ok(Produced::Relayed {
             content: RelayedBlocks(content),
-            structured,
+            structured: structured.map(|text| RelayedValue(one_line(text))),
         })
     }
 
@@ -321,9 +328,10 @@ struct CallParts {
     /// As the JSON text it came as: passed on so, not read into values here.
     #[serde(default)]
     content: Option<Box<RawValue>>,
-    /// `null` is none.
+    /// `null` is none. As the JSON text it came as: read into a value only by what reads
+    /// it so (an MCP caller is sent the text).
     #[serde(rename = "structuredContent", default)]
-    structured: Option<Value>,
+    structured: Option<Box<RawValue>>,
     #[serde(rename = "isError", default)]
     is_error: Option<Value>,
 }
@@ -339,58 +347,6 @@ impl RoundResult for CallParts {
         }
         serde_json::from_str(result.get()).map_err(|error| error.to_string())
     }
-}
-
-/// The kinds of content block the protocol has.
-const BLOCK_KINDS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
-
-/// The blocks of a mounted server's answer that any client can read: objects of a kind the
-/// protocol has, each exactly as it was sent (annotations, `_meta` and all), as JSON text.
-/// Anything else is left out, with a warning: a client that checks answers against the
-/// protocol would refuse the whole answer for one block it cannot read. Content that is
-/// not a list is no blocks.
-fn readable(content: Option<Box<RawValue>>, mount: &str) -> Box<RawValue> {
-    /// A block's kind, the rest of it skipped.
-    #[derive(serde::Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Option<std::borrow::Cow<'a, str>>,
-    }
-    let is_readable = |block: &RawValue| {
-        is_json_object(block.get())
-            && serde_json::from_str::<Kind<'_>>(block.get())
-                .ok()
-                .and_then(|block| block.kind)
-                .is_some_and(|kind| BLOCK_KINDS.contains(&kind.as_ref()))
-    };
-    let Some(content) = content else {
-        return empty_list();
-    };
-    let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
-        return empty_list();
-    };
-    // Nearly always every block is readable: counted, the answer is passed on as it came.
-    let readable = blocks.iter().filter(|block| is_readable(block)).count();
-    if readable == blocks.len() {
-        drop(blocks);
-        return content;
-    }
-    tracing::warn!(
-        mount,
-        left_out = blocks.len() - readable,
-        "content blocks of a kind MCP does not have were left out of a mounted tool's answer"
-    );
-    let kept = blocks.iter().filter(|block| is_readable(block));
-    let mut list = String::from("[");
-    for (at, block) in kept.enumerate() {
-        if at > 0 {
-            list.push(',');
-        }
-        list.push_str(block.get());
-    }
-    list.push(']');
-    // Made of blocks that were each JSON.
-    RawValue::from_string(list).unwrap_or_else(|_| empty_list())
 }
 
 /// Whether a relayed request's caller still hears of it. The client may read a
@@ -579,42 +535,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn blocks_of_the_protocol_pass_as_sent_and_others_are_left_out() {
-        let annotated = json!({"type": "text", "text": "hi", "annotations": {"priority": 1.0}, "_meta": {"a": 1}});
-        let link = json!({"type": "resource_link", "uri": "file:///a", "name": "a", "size": 3, "title": "A"});
-        let as_text = |value: Value| Some(serde_json::value::to_raw_value(&value).unwrap());
-        let read = |content| serde_json::from_str::<Value>(readable(content, "up").get()).unwrap();
-        let blocks = json!([
-            annotated,
-            {"type": "hologram", "frames": 3},
-            "not a block",
-            {"text": "no kind"},
-            ["text"],
-            {"type": 3},
-            link,
-        ]);
-        assert_eq!(read(as_text(blocks)), json!([annotated, link]));
-        // All readable: the very text that came, to the byte.
-        let exact = r#"[{"type":"text","text":"1.50","annotations":{"priority":1.0}}, {"type":"image","data":"AA==","mimeType":"image/png"}]"#;
-        let kept = readable(Some(RawValue::from_string(exact.to_owned()).unwrap()), "up");
-        assert_eq!(kept.get(), exact);
-        // Some left out: those kept are each still the text that came.
-        let mixed = r#"[{"type":"hologram"},{"type":"text","text":"1.50","_meta":{"n":1.50}}]"#;
-        let kept = readable(Some(RawValue::from_string(mixed.to_owned()).unwrap()), "up");
-        assert_eq!(
-            kept.get(),
-            r#"[{"type":"text","text":"1.50","_meta":{"n":1.50}}]"#
-        );
-        for none in [
-            None,
-            as_text(json!({"type": "text"})),
-            as_text(json!("text")),
-        ] {
-            assert_eq!(read(none), json!([]));
-        }
-    }
-
-    #[test]
     fn a_call_result_gives_its_parts_and_only_an_object_is_one() {
         let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
         let parts = CallParts::read(&raw(
@@ -627,15 +547,18 @@ mod tests {
             parts.content.as_deref().map(RawValue::get),
             Some(r#"[{"type": "text", "text": "no"}]"#)
         );
-        assert_eq!(parts.structured, None, "null is no structured content");
+        assert!(parts.structured.is_none(), "null is no structured content");
         assert_eq!(parts.is_error, Some(json!(true)));
         assert_eq!(parts.kind(), ResultKind::Complete);
         let task = CallParts::read(&raw(r#"{"resultType": "task", "taskId": "t1"}"#)).unwrap();
         assert_eq!(task.kind(), ResultKind::Task);
         let parts = CallParts::read(&raw(r#"{"structuredContent": [1, 2]}"#)).unwrap();
         assert_eq!(
-            (parts.content.is_none(), parts.structured),
-            (true, Some(json!([1, 2])))
+            (
+                parts.content.is_none(),
+                parts.structured.as_deref().map(RawValue::get)
+            ),
+            (true, Some("[1, 2]"))
         );
         for broken in ["5", "[]", r#""text""#] {
             let error = read_result::<CallParts>("tools/call", &raw(broken))

@@ -25,6 +25,7 @@
 //! # let _ = registry;
 //! ```
 
+mod blocks;
 mod forward;
 #[cfg(feature = "cli")]
 pub(crate) use forward::TASK_LOGGER;

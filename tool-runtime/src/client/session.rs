@@ -93,6 +93,12 @@ pub(crate) enum Failure {
 
 type Answered = oneshot::Sender<Result<Box<RawValue>, Failure>>;
 
+/// What is kept for each request in flight, by its id. Hashed with foldhash, seeded per
+/// process, rather than SipHash: each request is looked up a few times, and the ids are
+/// this client's own (a server only names them), so there is no flood of chosen keys to
+/// resist.
+type ById<T> = HashMap<u64, T, foldhash::fast::RandomState>;
+
 pub(crate) struct Session {
     /// The server, as it was named (for errors and logs).
     pub(crate) server: String,
@@ -100,15 +106,15 @@ pub(crate) struct Session {
     pub(crate) speaker: RwLock<Speaker>,
     pub(crate) side: RwLock<ServerSide>,
     next_id: AtomicU64,
-    pending: Mutex<HashMap<u64, Answered>>,
+    pending: Mutex<ById<Answered>>,
     /// The requests' time limits, kept by one timer.
     deadlines: Arc<Deadlines>,
     /// The task of that timer, once started (started again should its runtime have ended).
     timer: Mutex<Option<tokio::task::AbortHandle>>,
     /// Where each request's progress goes, by the request's id (its progress token).
-    progress: Mutex<HashMap<u64, Listener<Progress>>>,
+    progress: Mutex<ById<Listener<Progress>>>,
     /// Where the log messages of each request that wants them go, by request id.
-    logs: Mutex<HashMap<u64, Listener<Notification>>>,
+    logs: Mutex<ById<Listener<Notification>>>,
     pub(crate) events: broadcast::Sender<Notification>,
     pub(crate) handler: Arc<dyn ClientHandler>,
     pub(crate) timeout: Duration,
@@ -176,11 +182,11 @@ impl Session {
             speaker: RwLock::new(speaker),
             side: RwLock::new(ServerSide::default()),
             next_id: AtomicU64::new(1),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(ById::default()),
             deadlines: Arc::default(),
             timer: Mutex::new(None),
-            progress: Mutex::new(HashMap::new()),
-            logs: Mutex::new(HashMap::new()),
+            progress: Mutex::new(ById::default()),
+            logs: Mutex::new(ById::default()),
             events,
             handler,
             timeout,

@@ -29,6 +29,7 @@
 //! session the server ended), waiting longer after each failure.
 
 pub mod auth;
+mod child_input;
 mod connections;
 mod deadlines;
 mod error;

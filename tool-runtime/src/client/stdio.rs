@@ -2,15 +2,15 @@
 //! message per line). Its stderr is logged; it is stopped when the client is closed or
 //! dropped.
 
+use super::child_input::Input as ChildInput;
 use super::session::Session;
 use super::wire;
 use crate::sync::lock;
 use std::process::Stdio as Piped;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, ChildStdout};
-use tokio::sync::mpsc;
 
 /// How long a server may take to end once its input is closed, before it is killed.
 const END_GRACE: Duration = Duration::from_secs(2);
@@ -26,8 +26,8 @@ const STDERR_GRACE: Duration = Duration::from_secs(2);
 
 /// A child process serving MCP on its stdin and stdout.
 pub(crate) struct Stdio {
-    /// Lines to write, in order.
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    /// Its input, a line per message.
+    input: ChildInput,
     /// Its output, until the session reads it.
     output: Mutex<Option<ChildStdout>>,
     child: tokio::sync::Mutex<Option<Child>>,
@@ -111,10 +111,8 @@ impl Stdio {
             }
             None => said.end(),
         }
-        let (outgoing, lines) = mpsc::unbounded_channel();
-        tokio::spawn(write_lines(input, lines));
         Ok(Stdio {
-            outgoing,
+            input: ChildInput::start(input),
             output: Mutex::new(Some(output)),
             child: tokio::sync::Mutex::new(Some(child)),
             limit,
@@ -159,11 +157,9 @@ impl Stdio {
         });
     }
 
-    /// Queues one message.
+    /// Sends one message.
     pub(crate) fn send(&self, bytes: Vec<u8>) -> Result<(), String> {
-        self.outgoing
-            .send(bytes)
-            .map_err(|_| "the server's input is closed".to_owned())
+        self.input.send(bytes)
     }
 
     /// Closes the server's input and waits a moment for it to end; then stops it.
@@ -171,40 +167,12 @@ impl Stdio {
         let Some(mut child) = self.child.lock().await.take() else {
             return;
         };
-        // The writer ends when every sender is gone; closing the input is what tells a
-        // stdio server to finish.
-        let _ = self.outgoing.send(Vec::new());
+        // Closing the input (once what was sent is written) tells a stdio server to finish.
+        self.input.close();
         if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
             let _ = child.kill().await;
         }
     }
-}
-
-/// Writes lines until told to stop (an empty message) or the channel closes.
-async fn write_lines(
-    mut input: tokio::process::ChildStdin,
-    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
-) {
-    while let Some(mut bytes) = lines.recv().await {
-        if bytes.is_empty() {
-            break;
-        }
-        bytes.push(b'\n');
-        // Everything ready goes out in one write.
-        while let Ok(more) = lines.try_recv() {
-            if more.is_empty() {
-                let _ = input.write_all(&bytes).await;
-                let _ = input.flush().await;
-                return;
-            }
-            bytes.extend_from_slice(&more);
-            bytes.push(b'\n');
-        }
-        if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = input.shutdown().await;
 }
 
 /// Logs what the server writes to its stderr, line by line, keeping the last lines. It is

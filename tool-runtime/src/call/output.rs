@@ -101,32 +101,20 @@ pub enum Produced {
     /// its structured content when it has some.
     Relayed {
         /// Its content blocks, as the server sent them.
-        content: RelayedBlocks,
+        content: RelayedJson,
         /// Its structured content, as the server sent it.
-        structured: Option<RelayedValue>,
+        structured: Option<RelayedJson>,
     },
 }
 
-/// Another server's content blocks: a JSON list, as the text it came as.
+/// JSON another server sent (its content blocks, its structured content), as the text it
+/// came as.
 #[derive(Debug, Clone)]
 #[doc(hidden)]
-pub struct RelayedBlocks(pub(crate) Box<serde_json::value::RawValue>);
+pub struct RelayedJson(pub(crate) Box<serde_json::value::RawValue>);
 
 /// Equal when written the same.
-impl PartialEq for RelayedBlocks {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.get() == other.0.get()
-    }
-}
-
-/// Another server's structured content: JSON, as the text it came as (read as a value
-/// only by what reads it so; an MCP answer passes the text on).
-#[derive(Debug, Clone)]
-#[doc(hidden)]
-pub struct RelayedValue(pub(crate) Box<serde_json::value::RawValue>);
-
-/// Equal when written the same.
-impl PartialEq for RelayedValue {
+impl PartialEq for RelayedJson {
     fn eq(&self, other: &Self) -> bool {
         self.0.get() == other.0.get()
     }

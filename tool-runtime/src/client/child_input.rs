@@ -175,9 +175,20 @@ mod tests {
         (child, input, output)
     }
 
+    /// Everything `cat` writes, to its end (which comes once its input is closed).
+    async fn all_of(mut output: tokio::process::ChildStdout) -> Vec<u8> {
+        let mut read = Vec::new();
+        let reading = output.read_to_end(&mut read);
+        tokio::time::timeout(std::time::Duration::from_secs(30), reading)
+            .await
+            .expect("cat ends once its input is closed")
+            .unwrap();
+        read
+    }
+
     #[tokio::test]
     async fn messages_past_what_the_pipe_holds_are_written_whole_and_in_order_before_it_closes() {
-        let (mut child, input, mut output) = cat();
+        let (mut child, input, output) = cat();
         // Far more than the two pipes hold while nothing reads the output: most of it is
         // queued, and what is sent while the task writes goes after it.
         let messages: Vec<Vec<u8>> = (0..2_000)
@@ -193,14 +204,7 @@ mod tests {
             Err(CLOSED.to_owned()),
             "a message sent after closing"
         );
-        let mut read = Vec::new();
-        tokio::time::timeout(
-            std::time::Duration::from_secs(30),
-            output.read_to_end(&mut read),
-        )
-        .await
-        .expect("cat ends once its input is closed")
-        .unwrap();
+        let read = all_of(output).await;
         let expected: Vec<u8> = messages
             .iter()
             .flat_map(|message| message.iter().copied().chain([b'\n']))
@@ -240,19 +244,12 @@ mod tests {
 
     #[tokio::test]
     async fn dropped_it_closes_the_input_once_what_was_sent_is_written() {
-        let (mut child, input, mut output) = cat();
+        let (mut child, input, output) = cat();
         for _ in 0..200 {
             input.send(vec![b'y'; 4_096]).unwrap();
         }
         drop(input);
-        let mut read = Vec::new();
-        tokio::time::timeout(
-            std::time::Duration::from_secs(30),
-            output.read_to_end(&mut read),
-        )
-        .await
-        .expect("cat ends once its input is closed")
-        .unwrap();
+        let read = all_of(output).await;
         assert_eq!(read.len(), 200 * 4_097);
         assert!(child.wait().await.unwrap().success());
     }

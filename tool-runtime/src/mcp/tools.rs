@@ -531,7 +531,7 @@ mod tests {
     fn an_answer_of_blocks_is_sent_without_being_read_as_json() {
         use crate::call::content::Content;
         use crate::call::dynamic::raw_handler;
-        use crate::call::output::{Produced, RelayedBlocks};
+        use crate::call::output::{Produced, RelayedJson};
         use crate::call::output_value::tests::made;
 
         let own = raw_handler(|_, _| {
@@ -542,7 +542,7 @@ mod tests {
                 let sent = r#"[{"type":"text","text":"a dot","_meta":{"n":1.50}}]"#;
                 let raw = serde_json::value::RawValue::from_string(sent.to_owned()).unwrap();
                 Ok(Produced::Relayed {
-                    content: RelayedBlocks(raw),
+                    content: RelayedJson(raw),
                     structured: None,
                 })
             })
@@ -586,7 +586,7 @@ mod tests {
     #[test]
     fn another_servers_structured_content_is_sent_as_it_came_and_read_when_asked() {
         use crate::call::dynamic::raw_handler;
-        use crate::call::output::{Produced, RelayedBlocks, RelayedValue};
+        use crate::call::output::{Produced, RelayedJson};
         use serde_json::value::RawValue;
 
         let structured = r#"{"n":1.50,"word":"caf\u00e9"}"#;
@@ -594,8 +594,8 @@ mod tests {
             Box::pin(async move {
                 let blocks = r#"[{"type":"text","text":"1.50"}]"#;
                 Ok(Produced::Relayed {
-                    content: RelayedBlocks(RawValue::from_string(blocks.to_owned()).unwrap()),
-                    structured: Some(RelayedValue(
+                    content: RelayedJson(RawValue::from_string(blocks.to_owned()).unwrap()),
+                    structured: Some(RelayedJson(
                         RawValue::from_string(structured.to_owned()).unwrap(),
                     )),
                 })

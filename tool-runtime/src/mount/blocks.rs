@@ -83,13 +83,13 @@ impl<'de> Visitor<'de> for BlockVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
         let mut known = None;
-        while let Some(is_type) = map.next_key_seed(Is("type"))? {
+        while let Some(is_type) = map.next_key_seed(StrIs(|key| key == "type"))? {
             if !is_type {
                 map.next_value::<IgnoredAny>()?;
             } else if known.is_some() {
                 return Err(de::Error::duplicate_field("type"));
             } else {
-                known = Some(map.next_value_seed(KnownKind)?);
+                known = Some(map.next_value_seed(StrIs(|kind| BLOCK_KINDS.contains(&kind)))?);
             }
         }
         match known {
@@ -102,10 +102,10 @@ impl<'de> Visitor<'de> for BlockVisitor {
     }
 }
 
-/// Whether a string (a key) is the one named, read without being kept.
-struct Is(&'static str);
+/// Whether a string (a key, a kind) passes a test, read without being kept.
+struct StrIs(fn(&str) -> bool);
 
-impl<'de> DeserializeSeed<'de> for Is {
+impl<'de> DeserializeSeed<'de> for StrIs {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
@@ -113,7 +113,7 @@ impl<'de> DeserializeSeed<'de> for Is {
     }
 }
 
-impl Visitor<'_> for Is {
+impl Visitor<'_> for StrIs {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -121,30 +121,7 @@ impl Visitor<'_> for Is {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<bool, E> {
-        Ok(text == self.0)
-    }
-}
-
-/// Whether a string is one of [`BLOCK_KINDS`], read without being kept.
-struct KnownKind;
-
-impl<'de> DeserializeSeed<'de> for KnownKind {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KnownKind {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a kind of content block, as a string")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<bool, E> {
-        Ok(BLOCK_KINDS.contains(&text))
+        Ok((self.0)(text))
     }
 }
 

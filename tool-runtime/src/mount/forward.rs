@@ -10,7 +10,7 @@ use super::Mount;
 use crate::call::content::AnswerBlocks;
 use crate::call::context::CallContext;
 use crate::call::dynamic::raw_handler;
-use crate::call::output::{Produced, RelayedBlocks, RelayedValue, ToolError};
+use crate::call::output::{Produced, RelayedJson, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
 use crate::client::wire::{ResultKind, RoundResult};
@@ -253,8 +253,8 @@ impl Relay {
             return Err(ToolError::relayed(blocks, None));
         }
         Ok(Produced::Relayed {
-            content: RelayedBlocks(content),
-            structured: structured.map(|text| RelayedValue(one_line(text))),
+            content: RelayedJson(content),
+            structured: structured.map(|text| RelayedJson(one_line(text))),
         })
     }
 

@@ -127,6 +127,119 @@ async fn stdio_at_end_of_input_ends_listen_streams_and_exits_without_waiting_for
     );
 }
 
+/// `count` pings, one line each, ids from 0.
+fn pings(count: u64) -> String {
+    (0..count)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"))
+        .collect()
+}
+
+/// Reads `count` answers and checks that they answer ids 0 to `count - 1`, in order.
+async fn answers_in_order(output: impl tokio::io::AsyncRead + Unpin, count: u64) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(output).lines();
+    for id in 0..count {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("an answer to each ping");
+        assert_eq!(json_of(&line)["id"], id, "answers come in order: {line}");
+    }
+}
+
+/// A client that sends without reading its answers is not answered into memory without
+/// end: once its end of the pipe holds back what the server wrote, the server reads no
+/// further, and it goes on, every answer in order, once the client reads.
+#[tokio::test(start_paused = true)]
+async fn stdio_reads_no_further_while_the_client_does_not_take_its_answers() {
+    use tokio::io::AsyncWriteExt;
+    let server = server(ServerOptions::default());
+    let (mut to_server, server_input) = tokio::io::duplex(4096);
+    let (server_output, from_server) = tokio::io::duplex(4096);
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_input, server_output).await
+    });
+    // 90 KB of requests, whose answers (80 KB) are far more than the pipes hold.
+    let count = 2000;
+    let requests = pings(count);
+    let sending = tokio::spawn(async move {
+        to_server.write_all(requests.as_bytes()).await.unwrap();
+        to_server
+    });
+    // With time paused the clock moves only when nothing can run: this sleep ends once the
+    // server has stopped for good, or has read every request.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(
+        !sending.is_finished(),
+        "the server read every request though the client took none of its answers"
+    );
+    answers_in_order(from_server, count).await;
+    drop(sending.await.unwrap());
+    serving.await.unwrap().unwrap();
+}
+
+/// An `AsyncWrite` that counts the writes it is given.
+struct CountedWrites<W> {
+    inner: W,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for CountedWrites<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Requests read together are answered together: the answers they made at once go out in
+/// one write (one system call on a pipe), not one each.
+#[tokio::test]
+async fn stdio_writes_the_answers_to_requests_read_together_at_once() {
+    use tokio::io::AsyncWriteExt;
+    let server = server(ServerOptions::default());
+    let (mut to_server, server_input) = tokio::io::duplex(1 << 20);
+    let (server_output, from_server) = tokio::io::duplex(1 << 20);
+    let writes = std::sync::Arc::default();
+    let output = CountedWrites {
+        inner: server_output,
+        writes: std::sync::Arc::clone(&writes),
+    };
+    // All of them are in the pipe before the server reads: it reads them in one go.
+    let count = 100;
+    to_server.write_all(pings(count).as_bytes()).await.unwrap();
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, server_input, output).await
+    });
+    answers_in_order(from_server, count).await;
+    assert_eq!(
+        writes.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "100 answers made at once go out in one write"
+    );
+    drop(to_server);
+    serving.await.unwrap().unwrap();
+}
+
 fn app() -> axum::Router {
     router(server(ServerOptions::default()), HttpOptions::default())
 }

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 
 /// A new outbox: the [`Outbox`] end a connection sends to, and the [`OutboxReader`] a
 /// transport writes out.
@@ -155,24 +155,37 @@ impl Drop for OutboxReader {
 impl OutboxReader {
     /// The next message; `None` once every [`Outbox`] is dropped and nothing is left.
     pub async fn recv(&mut self) -> Option<ServerMessage> {
-        poll_fn(|cx| {
-            let mut state = self.shared.lock();
-            if let Some(message) = state.queue.pop_front() {
-                return Poll::Ready(Some(message));
-            }
-            if self.shared.senders_gone() {
-                return Poll::Ready(None);
-            }
-            if !state
-                .waker
-                .as_ref()
-                .is_some_and(|w| w.will_wake(cx.waker()))
-            {
-                state.waker = Some(cx.waker().clone());
-            }
-            Poll::Pending
-        })
-        .await
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The next message if one is ready, `None` once every [`Outbox`] is dropped and
+    /// nothing is left; otherwise the task of `cx` is woken when a message comes. For a
+    /// transport that writes from inside a future of its own rather than awaiting
+    /// [`recv`](OutboxReader::recv).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<ServerMessage>> {
+        let mut state = self.shared.lock();
+        if let Some(message) = state.queue.pop_front() {
+            return Poll::Ready(Some(message));
+        }
+        if self.shared.senders_gone() {
+            return Poll::Ready(None);
+        }
+        if !state
+            .waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            state.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// Forgets the task [`poll_recv`](OutboxReader::poll_recv) last left to be woken, until
+    /// it is polled again. For a reader that runs the senders itself: what they send while
+    /// it runs it reads before it waits, and a wake-up of its own task would only poll it
+    /// once more for nothing.
+    pub fn forget_waker(&mut self) {
+        self.shared.lock().waker = None;
     }
 
     /// The next message if one is ready, without waiting.

@@ -8,33 +8,33 @@
 //! [`serve_stdio`] is `serve` on the process's own stdin and stdout.
 
 mod framing;
+mod writer;
 
-use crate::mcp::connection::{outbox, Connection, OutboxReader, Work};
+use crate::mcp::connection::{outbox, Connection, Work};
 use crate::mcp::McpServer;
-use framing::{append, too_large, Framer, Line};
+use framing::{too_large, Framer, Line};
 use futures_util::future::{BoxFuture, CatchUnwind};
 use futures_util::stream::FuturesUnordered;
-use futures_util::task::AtomicWaker;
 use futures_util::{FutureExt, StreamExt};
 use std::future::{poll_fn, Future, IntoFuture};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
+use writer::Writer;
 
 /// Serves one client on `input`/`output` until the input ends. The server's maintenance
 /// (taking over the tasks of lost replicas, with a shared store) starts with its first
 /// connection.
 ///
-/// The work each request leaves runs inside this future, beside the reading, rather than as
-/// a task of its own: a call costs no task of the runtime (a spawn, a scheduler's queue), so
-/// await it on the runtime that should run the connection, or spawn it.
+/// The work each request leaves runs inside this future, beside the reading, and the
+/// answers are written from it, rather than each in a task of its own: a call costs no task
+/// of the runtime (a spawn, a scheduler's queue, a wake-up to write its answer), so await it
+/// on the runtime that should run the connection, or spawn it.
 pub async fn serve<R, W>(server: &McpServer, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
 {
     super::start_maintenance(server);
     let connection = server
@@ -42,93 +42,62 @@ where
         .called_by(crate::call::caller::Caller::stdio());
     let (sink, outgoing) = outbox();
     connection.set_unsolicited(sink.clone());
-    let written = Arc::new(Written::default());
-    let writer = tokio::spawn(write_messages(outgoing, output, Arc::clone(&written)));
+    let mut writer = Writer::new(outgoing, output);
 
     let mut lines = LineReader::new(input, server.max_message_bytes());
     let mut running = Running::default();
-    let read = poll_fn(|cx| loop {
-        running.poll_all(cx);
-        ready!(written.poll_caught_up(cx));
-        match ready!(lines.poll_line(cx)) {
-            Err(error) => return Poll::Ready(Err(error)),
-            Ok(Line::End) => return Poll::Ready(Ok(())),
-            Ok(Line::TooLarge(size)) => {
-                sink.send(too_large(size, lines.limit));
+    let read = poll_fn(|cx| {
+        writer.in_turn();
+        loop {
+            running.poll_all(cx);
+            // While the client has not taken the answers written last, nothing more is read:
+            // what the connection owes stays bounded, and a client that sends faster than it
+            // reads is slowed to its own pace.
+            if writer.is_behind() {
+                ready!(writer.poll_caught_up(cx));
             }
-            Ok(Line::Message) if lines.line.iter().all(u8::is_ascii_whitespace) => {}
-            Ok(Line::Message) => {
-                if let Some(work) = connection.handle(&lines.line, &sink).into_work() {
-                    running.push(work);
+            let line = match lines.poll_line(cx) {
+                Poll::Ready(line) => line,
+                Poll::Pending => {
+                    // Nothing more to read for now: out with what the reading and the work
+                    // (run just before) left, every answer in one write.
+                    let _ = writer.poll_caught_up(cx);
+                    return Poll::Pending;
+                }
+            };
+            match line {
+                Err(error) => return Poll::Ready(Err(error)),
+                Ok(Line::End) => return Poll::Ready(Ok(())),
+                Ok(Line::TooLarge(size)) => {
+                    sink.send(too_large(size, lines.limit));
+                }
+                Ok(Line::Message) if lines.line.iter().all(u8::is_ascii_whitespace) => {}
+                Ok(Line::Message) => {
+                    if let Some(work) = connection.handle(&lines.line, &sink).into_work() {
+                        running.push(work);
+                    }
                 }
             }
         }
     })
     .await;
 
-    wind_down(server, &connection, &mut running).await;
+    wind_down(server, &connection, &mut running, &mut writer).await;
     drop(running);
     drop(connection);
     drop(sink);
-    let written = match writer.await {
-        Ok(result) => result,
-        Err(join_error) => Err(std::io::Error::other(join_error)),
-    };
-    read.and(written)
-}
-
-/// Writes the messages of the connection, everything ready in one write: one system call
-/// per batch, not two per message.
-async fn write_messages<W: AsyncWrite + Unpin>(
-    mut outgoing: OutboxReader,
-    mut output: W,
-    written: Arc<Written>,
-) -> std::io::Result<()> {
-    let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
-    while let Some(message) = outgoing.recv().await {
-        append(&mut batch, &message.bytes);
-        framing::fill_batch(&mut batch, &mut outgoing);
-        written.behind(true);
-        let outcome = async {
-            output.write_all(&batch).await?;
-            output.flush().await
+    // What was sent last is written before the connection ends: its answers, and anything
+    // another holder of the outbox still sends before letting it go.
+    poll_fn(|cx| {
+        ready!(writer.poll_caught_up(cx));
+        if writer.is_finished() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
-        .await;
-        written.behind(false);
-        outcome?;
-        batch.clear();
-    }
-    output.flush().await
-}
-
-/// Whether the writer is behind: it holds answers the client has not taken yet (its end of
-/// the pipe is full). The connection reads no further requests meanwhile, so what it owes
-/// stays bounded, and a client that sends faster than it reads is slowed to its own pace,
-/// which also lets each read and write carry many messages.
-#[derive(Default)]
-struct Written {
-    behind: AtomicBool,
-    reader: AtomicWaker,
-}
-
-impl Written {
-    fn behind(&self, behind: bool) {
-        self.behind.store(behind, Ordering::Release);
-        if !behind {
-            self.reader.wake();
-        }
-    }
-
-    /// Ready once the writer has caught up.
-    fn poll_caught_up(&self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.behind.load(Ordering::Acquire) {
-            self.reader.register(cx.waker());
-            if self.behind.load(Ordering::Acquire) {
-                return Poll::Pending;
-            }
-        }
-        Poll::Ready(())
-    }
+    })
+    .await;
+    read.and(writer.finish())
 }
 
 /// The work of a connection's requests, run where the connection is served.
@@ -154,11 +123,17 @@ impl Running {
 
 /// End of input: the work in flight gets a grace period to answer, then what is left is
 /// cancelled (a tool that never returns must not keep the process alive).
-async fn wind_down(server: &McpServer, connection: &Connection, running: &mut Running) {
+async fn wind_down<W: AsyncWrite + Unpin>(
+    server: &McpServer,
+    connection: &Connection,
+    running: &mut Running,
+    writer: &mut Writer<W>,
+) {
     connection.end_of_input();
     let mut drained = std::pin::pin!(connection.drain());
     let answered = poll_fn(|cx| {
         running.poll_all(cx);
+        let _ = writer.poll_caught_up(cx);
         drained.as_mut().poll(cx)
     });
     if tokio::time::timeout(server.shutdown_grace(), answered)

@@ -13,6 +13,7 @@ use super::session::{Failure, Session};
 use super::wire;
 use crate::mcp::era::Era;
 use crate::mcp::header_values;
+use crate::mcp::SUPPORTED_VERSIONS;
 use crate::sync::lock;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -74,44 +75,65 @@ impl Http {
     fn headers(
         &self,
         spoken: &Spoken,
-        method: Option<&str>,
-        extra: &[(String, String)],
+        about: &About<'_>,
         authorization: &[(String, String)],
     ) -> HeaderMap {
-        let mut headers = HeaderMap::new();
+        let method = about.method;
+        // Room for every header a request has, so the map is made once, not grown.
+        let mut headers = HeaderMap::with_capacity(8);
         headers.insert(
             ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let (era, version) = (spoken.era, spoken.version.as_str());
-        let mut put = |name: HeaderName, value: &str| {
-            if let Ok(value) = HeaderValue::from_str(value) {
+        let era = spoken.era;
+        // The protocol's own names are static: made with no copy, each request.
+        let named = |name: &str| match name {
+            header_values::NAME => Some(HeaderName::from_static(header_values::NAME)),
+            name => HeaderName::try_from(name).ok(),
+        };
+        // Before `initialize` is answered there is no version to name.
+        if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
+            if let Some(version) = &spoken.version {
+                headers.insert(
+                    HeaderName::from_static(header_values::VERSION),
+                    version.clone(),
+                );
+            }
+        }
+        let mut put = |name: HeaderName, value: Option<HeaderValue>| {
+            if let Some(value) = value {
                 headers.insert(name, value);
             }
         };
-        // The protocol's own names are static: made with no copy, each request.
-        let named = |name: &str| HeaderName::try_from(name).ok();
-        // Before `initialize` is answered there is no version to name.
-        if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
-            put(HeaderName::from_static(header_values::VERSION), version);
-        }
         if let Some(id) = lock(&self.0.session_id).clone() {
-            put(HeaderName::from_static(header_values::SESSION), &id);
+            put(
+                HeaderName::from_static(header_values::SESSION),
+                HeaderValue::from_str(&id).ok(),
+            );
         }
         if era == Era::PerRequest {
             if let Some(method) = method {
-                put(HeaderName::from_static(header_values::METHOD), method);
+                put(
+                    HeaderName::from_static(header_values::METHOD),
+                    known_or_copied(method, &FREQUENT_METHODS),
+                );
             }
-            for (name, value) in extra {
+            if let Some(name) = about.name {
+                put(
+                    HeaderName::from_static(header_values::NAME),
+                    HeaderValue::from_str(&header_values::encode(name)).ok(),
+                );
+            }
+            for (name, value) in about.params {
                 if let Some(name) = named(name) {
-                    put(name, value);
+                    put(name, HeaderValue::from_str(value).ok());
                 }
             }
         }
         for (name, value) in authorization {
             if let Some(name) = named(name) {
-                put(name, value);
+                put(name, HeaderValue::from_str(value).ok());
             }
         }
         headers
@@ -136,15 +158,15 @@ impl Http {
         &self,
         session: &Arc<Session>,
         spoken: &Spoken,
-        method: Option<&str>,
-        extra: &[(String, String)],
+        about: About<'_>,
         body: Bytes,
         id: Option<u64>,
     ) -> Result<(), Failure> {
+        let method = about.method;
         let mut refusals = 0;
         loop {
             let authorization = self.authorization("POST").await?;
-            let headers = self.headers(spoken, method, extra, &authorization);
+            let headers = self.headers(spoken, &about, &authorization);
             let opens_session = method == Some("initialize");
             let exchanged = self.exchange(session, headers, body.clone(), id, opens_session);
             let refusal = match exchanged.await {
@@ -184,17 +206,15 @@ impl Http {
         id: u64,
         method: &str,
         bytes: Vec<u8>,
-        headers: Vec<(String, String)>,
+        headers: RequestHeaders<'_>,
     ) {
+        let about = About {
+            method: Some(method),
+            name: headers.name,
+            params: &headers.params,
+        };
         let outcome = self
-            .post(
-                session,
-                &spoken,
-                Some(method),
-                &headers,
-                bytes.into(),
-                Some(id),
-            )
+            .post(session, &spoken, about, bytes.into(), Some(id))
             .await;
         if let Err(failure) = outcome {
             session.fail(id, failure);
@@ -212,7 +232,11 @@ impl Http {
     ) -> Result<(), ClientError> {
         // Written a moment ago, in the era spoken now.
         let spoken = Spoken::now(session);
-        let posted = self.post(session, &spoken, method, &[], bytes.into(), None);
+        let about = About {
+            method,
+            ..About::default()
+        };
+        let posted = self.post(session, &spoken, about, bytes.into(), None);
         let Ok(outcome) = tokio::time::timeout(session.timeout, posted).await else {
             return Err(ClientError::TimedOut {
                 method: method.unwrap_or("our answer to its request").to_owned(),
@@ -259,7 +283,8 @@ impl Http {
                     return;
                 }
                 let authorization = http.authorization("GET").await.unwrap_or_default();
-                let mut headers = http.headers(&Spoken::now(&session), None, &[], &authorization);
+                let mut headers =
+                    http.headers(&Spoken::now(&session), &About::default(), &authorization);
                 headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
                 if let Some(id) = last_event
                     .as_deref()
@@ -325,7 +350,8 @@ impl Http {
         let (http, session, version) = (self.clone(), Arc::clone(session), version.to_owned());
         tokio::spawn(async move {
             let authorization = http.authorization("DELETE").await.unwrap_or_default();
-            let mut headers = http.headers(&Spoken::now(&session), None, &[], &authorization);
+            let mut headers =
+                http.headers(&Spoken::now(&session), &About::default(), &authorization);
             // The session's own era names it, not the one spoken now.
             for (name, value) in [
                 (header_values::SESSION, &id),
@@ -349,7 +375,7 @@ impl Http {
             return;
         }
         let authorization = self.authorization("DELETE").await.unwrap_or_default();
-        let headers = self.headers(&Spoken::now(session), None, &[], &authorization);
+        let headers = self.headers(&Spoken::now(session), &About::default(), &authorization);
         let deleted = self.send(Method::DELETE, headers);
         let _ = tokio::time::timeout(Duration::from_secs(2), deleted).await;
     }
@@ -367,18 +393,63 @@ impl Drop for Inner {
 /// written, since negotiation may move the session to another era while it is on its way
 /// (an `initialize` sent beside a `server/discover` still unanswered).
 pub(crate) struct Spoken {
-    pub(crate) era: Era,
-    pub(crate) version: String,
+    era: Era,
+    /// The version as its header's value; none when it cannot be one.
+    version: Option<HeaderValue>,
 }
 
 impl Spoken {
+    /// The era `era` in `version`.
+    pub(crate) fn new(era: Era, version: &str) -> Spoken {
+        Spoken {
+            era,
+            version: known_or_copied(version, &SUPPORTED_VERSIONS),
+        }
+    }
+
     /// What `session` speaks now.
     pub(crate) fn now(session: &Session) -> Spoken {
         let speaker = crate::sync::read(&session.speaker);
-        Spoken {
-            era: speaker.era(),
-            version: speaker.version().to_owned(),
-        }
+        Spoken::new(speaker.era(), speaker.version())
+    }
+}
+
+/// The headers of a request besides the protocol's own: the item it names (`Mcp-Name`), and
+/// the arguments its tool marks for headers (`Mcp-Param-*`) with any the caller adds.
+pub(crate) struct RequestHeaders<'a> {
+    pub(crate) name: Option<&'a str>,
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// What a POST's message is about, which its headers say at 2026-07-28: its method (none
+/// for an answer of ours), the item it names (`Mcp-Name`) and the arguments given as headers
+/// (`Mcp-Param-*`, written as they go).
+#[derive(Default)]
+struct About<'a> {
+    method: Option<&'a str>,
+    name: Option<&'a str>,
+    params: &'a [(String, String)],
+}
+
+/// The methods a client sends most: their `Mcp-Method` header is made with no copy.
+const FREQUENT_METHODS: [&str; 8] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "tasks/get",
+];
+
+/// `value` as a header value: one of `known` is static text (made with no allocation, as
+/// each request makes its headers anew), anything else is copied; none when it cannot be a
+/// header's value.
+fn known_or_copied(value: &str, known: &[&'static str]) -> Option<HeaderValue> {
+    match known.iter().find(|known| **known == value) {
+        Some(known) => Some(HeaderValue::from_static(known)),
+        None => HeaderValue::from_str(value).ok(),
     }
 }
 
@@ -554,7 +625,8 @@ impl Http {
             }
             tokio::time::sleep(cursor.retry).await;
             let authorization = self.authorization("GET").await?;
-            let mut headers = self.headers(&Spoken::now(session), None, &[], &authorization);
+            let mut headers =
+                self.headers(&Spoken::now(session), &About::default(), &authorization);
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(last) = cursor
                 .last_event

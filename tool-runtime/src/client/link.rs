@@ -44,7 +44,7 @@ impl Link {
         id: u64,
         method: &'a str,
         bytes: Vec<u8>,
-        headers: Vec<(String, String)>,
+        headers: super::http::RequestHeaders<'a>,
     ) -> Result<Option<Exchange<'a>>, ClientError> {
         match self {
             Link::Stdio(stdio) => {

@@ -346,16 +346,15 @@ impl Session {
             progress_token: options.progress.as_ref().map(|_| id),
             ..wire::Added::default()
         };
-        let mut options = options;
-        // `Mcp-Name` is an HTTP header: a process's link has no headers to carry it.
-        if let Some(named) = named(method, params).filter(|_| self.link.carries_headers()) {
-            if !options.headers.iter().any(|(name, _)| name == NAME_HEADER) {
-                options.headers.push((
-                    NAME_HEADER.to_owned(),
-                    crate::mcp::header_values::encode(named),
-                ));
-            }
-        }
+        // `Mcp-Name` is an HTTP header (a process's link has no headers to carry it), unless
+        // the caller gave its own.
+        let headers = super::http::RequestHeaders {
+            name: named(method, params).filter(|_| {
+                self.link.carries_headers()
+                    && !options.headers.iter().any(|(name, _)| name == NAME_HEADER)
+            }),
+            params: options.headers,
+        };
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", id);
@@ -385,18 +384,18 @@ impl Session {
         // by the time they are written.
         let (bytes, spoken) = {
             let speaker = crate::sync::read(&self.speaker);
-            let spoken = self.link.carries_headers().then(|| super::http::Spoken {
-                era: speaker.era(),
-                version: speaker.version().to_owned(),
-            });
+            let spoken = self
+                .link
+                .carries_headers()
+                .then(|| super::http::Spoken::new(speaker.era(), speaker.version()));
             (
                 wire::request(id, method, params, speaker.meta(), &added),
                 spoken,
             )
         };
-        let mut exchange =
-            self.link
-                .send_request(self, spoken, id, method, bytes, options.headers)?;
+        let mut exchange = self
+            .link
+            .send_request(self, spoken, id, method, bytes, headers)?;
         let limit = options.timeout.unwrap_or(self.timeout);
         // A limit too far away to be a time is no limit.
         guard.deadline = tokio::time::Instant::now().checked_add(limit);

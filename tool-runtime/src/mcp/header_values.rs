@@ -27,7 +27,7 @@ pub(crate) const NAME: &str = "mcp-name";
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) fn argument(value: &Value) -> Option<String> {
     match value {
-        Value::String(text) => Some(encode(text)),
+        Value::String(text) => Some(encode(text).into_owned()),
         Value::Bool(flag) => Some(flag.to_string()),
         Value::Number(number) if number.is_i64() || number.is_u64() => Some(number.to_string()),
         _ => None,
@@ -37,15 +37,15 @@ pub(crate) fn argument(value: &Value) -> Option<String> {
 /// `text` as a header carries it: as it is when every character is visible ASCII or an
 /// inner space, with no space at either end and not itself looking encoded; else encoded.
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
-pub(crate) fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> std::borrow::Cow<'_, str> {
     let visible = text.bytes().all(|b| (0x20..0x7f).contains(&b));
     let padded = text.starts_with(' ') || text.ends_with(' ');
     let looks_encoded = text.starts_with("=?base64?") && text.ends_with("?=");
     if visible && !padded && !looks_encoded {
-        return text.to_owned();
+        return std::borrow::Cow::Borrowed(text);
     }
     let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-    format!("=?base64?{encoded}?=")
+    std::borrow::Cow::Owned(format!("=?base64?{encoded}?="))
 }
 
 /// A header's text read back: `=?base64?...?=` is strict standard base64 of UTF-8 text;

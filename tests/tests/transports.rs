@@ -127,11 +127,14 @@ async fn stdio_at_end_of_input_ends_listen_streams_and_exits_without_waiting_for
     );
 }
 
+/// A ping with `id`, as a line.
+fn ping(id: u64) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")
+}
+
 /// `count` pings, one line each, ids from 0.
 fn pings(count: u64) -> String {
-    (0..count)
-        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"))
-        .collect()
+    (0..count).map(ping).collect()
 }
 
 /// Reads `count` answers and checks that they answer ids 0 to `count - 1`, in order.
@@ -179,6 +182,56 @@ async fn stdio_reads_no_further_while_the_client_does_not_take_its_answers() {
     serving.await.unwrap().unwrap();
 }
 
+/// An input that always has the next message at once, as an in-memory reader does (tokio's
+/// pipes instead make a task wait now and then, whatever they hold): `count` pings, one per
+/// read, counting those handed out.
+struct NeverWaiting {
+    count: u64,
+    given: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl tokio::io::AsyncRead for NeverWaiting {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let id = self.given.load(std::sync::atomic::Ordering::Relaxed);
+        if id < self.count {
+            buf.put_slice(ping(id).as_bytes());
+            self.given
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// The same from an input that never makes the server wait: it does not read the whole
+/// input in one go, answering it all into memory, but writes as it reads and stops when
+/// the client does not take the answers.
+#[tokio::test(start_paused = true)]
+async fn stdio_reads_no_further_from_an_input_that_never_waits_while_the_answers_are_not_taken() {
+    let server = server(ServerOptions::default());
+    let count = 20_000;
+    let given = std::sync::Arc::default();
+    let input = NeverWaiting {
+        count,
+        given: std::sync::Arc::clone(&given),
+    };
+    let (server_output, from_server) = tokio::io::duplex(4096);
+    let serving = tokio::spawn(async move {
+        tool_runtime::transport::stdio::serve(&server, input, server_output).await
+    });
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    let read = given.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        read < 1000,
+        "the server read {read} of {count} requests though the client took none of its answers"
+    );
+    answers_in_order(from_server, count).await;
+    serving.await.unwrap().unwrap();
+}
+
 /// An `AsyncWrite` that counts the writes it is given.
 struct CountedWrites<W> {
     inner: W,
@@ -212,7 +265,7 @@ impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for CountedWrites<W
 }
 
 /// Requests read together are answered together: the answers they made at once go out in
-/// one write (one system call on a pipe), not one each.
+/// writes of up to 64 (one system call each on a pipe), not one each.
 #[tokio::test]
 async fn stdio_writes_the_answers_to_requests_read_together_at_once() {
     use tokio::io::AsyncWriteExt;
@@ -233,8 +286,8 @@ async fn stdio_writes_the_answers_to_requests_read_together_at_once() {
     answers_in_order(from_server, count).await;
     assert_eq!(
         writes.load(std::sync::atomic::Ordering::Relaxed),
-        1,
-        "100 answers made at once go out in one write"
+        2,
+        "100 answers made at once go out in two writes (64 and 36)"
     );
     drop(to_server);
     serving.await.unwrap().unwrap();

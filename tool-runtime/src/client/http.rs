@@ -71,7 +71,8 @@ impl Http {
     }
 
     /// The headers of every POST in the era `spoken` (the era and version its message was
-    /// written in), with `extra` (the method's own).
+    /// written in), with those of what the message is about (`about`: its method, the item
+    /// it names, the arguments given as headers) and `authorization`.
     fn headers(
         &self,
         spoken: &Spoken,

@@ -351,7 +351,10 @@ impl Session {
         let headers = super::http::RequestHeaders {
             name: named(method, params).filter(|_| {
                 self.link.carries_headers()
-                    && !options.headers.iter().any(|(name, _)| name == NAME_HEADER)
+                    && !options
+                        .headers
+                        .iter()
+                        .any(|(name, _)| name.eq_ignore_ascii_case(NAME_HEADER))
             }),
             params: options.headers,
         };

@@ -46,6 +46,7 @@ where
 
     let mut lines = LineReader::new(input, server.max_message_bytes());
     let mut running = Running::default();
+    let mut read_since_written = 0;
     let read = poll_fn(|cx| {
         writer.in_turn();
         loop {
@@ -61,10 +62,19 @@ where
                 Poll::Pending => {
                     // Nothing more to read for now: out with what the reading and the work
                     // (run just before) left, every answer in one write.
+                    read_since_written = 0;
                     let _ = writer.poll_caught_up(cx);
                     return Poll::Pending;
                 }
             };
+            // An input that never waits (a burst far larger than the pipe's buffer, or a
+            // reader that is always ready) is answered as it is read, in batches of this
+            // many messages, so the answers owed stay bounded by the client's pace here too.
+            read_since_written += 1;
+            if read_since_written == MESSAGES_PER_WRITE {
+                read_since_written = 0;
+                let _ = writer.poll_caught_up(cx);
+            }
             match line {
                 Err(error) => return Poll::Ready(Err(error)),
                 Ok(Line::End) => return Poll::Ready(Ok(())),
@@ -99,6 +109,10 @@ where
     .await;
     read.and(writer.finish())
 }
+
+/// The most messages read before what they were answered is written, while the input has
+/// more at once.
+const MESSAGES_PER_WRITE: usize = 64;
 
 /// The work of a connection's requests, run where the connection is served.
 #[derive(Default)]

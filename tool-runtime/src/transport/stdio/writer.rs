@@ -49,6 +49,8 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             self.failed = Some(error);
             self.outgoing = None;
             self.finished = true;
+            self.batch = Vec::new();
+            self.taken = 0;
         }
         Poll::Ready(())
     }

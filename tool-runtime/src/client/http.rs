@@ -88,11 +88,9 @@ impl Http {
         );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let era = spoken.era;
-        // The protocol's own names are static: made with no copy, each request.
-        let named = |name: &str| match name {
-            header_values::NAME => Some(HeaderName::from_static(header_values::NAME)),
-            name => HeaderName::try_from(name).ok(),
-        };
+        // Names given as text (the arguments' headers, authorization's) are checked and copied;
+        // the protocol's own are static below.
+        let named = |name: &str| HeaderName::try_from(name).ok();
         // Before `initialize` is answered there is no version to name.
         if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
             if let Some(version) = &spoken.version {

@@ -11,8 +11,9 @@ use tokio::io::AsyncWrite;
 
 /// Writes a connection's outgoing messages to `output`, as lines, in batches.
 pub(super) struct Writer<W> {
-    /// Where the messages come from; gone once the output failed (what is sent after that
-    /// is refused at once rather than kept).
+    /// Where the messages come from; gone once every sender is gone and everything was
+    /// written, or once the output failed (what is sent after that is refused at once rather
+    /// than kept).
     outgoing: Option<OutboxReader>,
     output: W,
     /// The lines being written, and how much of them the output has taken.
@@ -20,8 +21,6 @@ pub(super) struct Writer<W> {
     taken: usize,
     /// Whether what was written since the last flush still needs one.
     unflushed: bool,
-    /// Every sender is gone and everything was written.
-    finished: bool,
     /// Why the output stopped taking messages, kept for the end of the connection.
     failed: Option<std::io::Error>,
 }
@@ -34,7 +33,6 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             batch: Vec::with_capacity(64 * 1024),
             taken: 0,
             unflushed: false,
-            finished: false,
             failed: None,
         }
     }
@@ -48,7 +46,6 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             tracing::debug!(%error, "the output failed; what is sent to it now is dropped");
             self.failed = Some(error);
             self.outgoing = None;
-            self.finished = true;
             self.batch = Vec::new();
             self.taken = 0;
         }
@@ -72,7 +69,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     /// Whether every sender is gone and everything they sent was written (or the output
     /// failed).
     pub(super) fn is_finished(&self) -> bool {
-        self.finished
+        self.outgoing.is_none()
     }
 
     /// How the output fared: the error that stopped it, if one did.
@@ -108,7 +105,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
                         self.unflushed = false;
                     }
                     if ended_or_waiting.is_ready() {
-                        self.finished = true;
+                        self.outgoing = None;
                     }
                     return Poll::Ready(Ok(()));
                 }

@@ -44,6 +44,7 @@ mod negotiate;
 mod plain;
 #[cfg(test)]
 mod raw_http;
+mod reply;
 mod session;
 mod skills;
 mod stdio;
@@ -776,7 +777,7 @@ impl Client {
                 ..RequestOptions::default()
             };
             let started = tokio::time::Instant::now();
-            let raw = session.request_raw(method, &params, options).await?;
+            let reply = session.request_reply(method, &params, options).await?;
             if as_task {
                 // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
@@ -786,16 +787,19 @@ impl Client {
                     logs: round.logs.clone(),
                     statuses: round.statuses.as_ref().zip(heard.take()),
                 };
+                let raw = reply
+                    .into_result()
+                    .map_err(|why| wire::unreadable(method, &why))?;
                 let result = tasks::follow_handshake(self, &session, &raw, following);
                 return wire::read_result(method, &result.await?);
             }
-            let read: T = wire::read_result(method, &raw)?;
+            let read: T = wire::read_reply(method, &reply)?;
             let kind = read.kind();
             if kind == wire::ResultKind::Complete {
                 return Ok(read);
             }
             // A task, or questions: read whole.
-            let result: Value = wire::read_result(method, &raw)?;
+            let result: Value = wire::read_reply(method, &reply)?;
             if kind == wire::ResultKind::Task {
                 // The server runs the call as a task: it is followed to its end.
                 let task = tasks::RemoteTask::from_value(result).ok_or_else(|| {

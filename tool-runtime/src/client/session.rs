@@ -8,6 +8,7 @@ use super::error::ClientError;
 use super::handler::{self, ClientHandler};
 use super::link::Link;
 use super::listener::Listener;
+use super::reply::Reply;
 use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
 use crate::mcp::era::Era;
@@ -91,7 +92,7 @@ pub(crate) enum Failure {
     TimedOut,
 }
 
-type Answered = oneshot::Sender<Result<Box<RawValue>, Failure>>;
+type Answered = oneshot::Sender<Result<Reply, Failure>>;
 
 /// What is kept for each request in flight, by its id. Hashed with foldhash, seeded per
 /// process, rather than SipHash: each request is looked up a few times, and the ids are
@@ -304,6 +305,20 @@ impl Session {
         params: &Value,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
+        let reply = self.request_reply(method, params, options).await?;
+        reply
+            .into_result()
+            .map_err(|why| wire::unreadable(method, &why))
+    }
+
+    /// [`request`](Session::request), its result as it came, for a caller that reads it
+    /// into what it needs ([`Reply::read`]).
+    pub(crate) async fn request_reply(
+        self: &Arc<Self>,
+        method: &str,
+        params: &Value,
+        options: RequestOptions,
+    ) -> Result<Reply, ClientError> {
         #[cfg(feature = "otel")]
         {
             use tracing::Instrument;
@@ -331,7 +346,7 @@ impl Session {
         params: &Value,
         options: RequestOptions,
         #[cfg_attr(not(feature = "otel"), allow(unused_variables))] span: &tracing::Span,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<Reply, ClientError> {
         if self.is_dead() {
             let why = lock(&self.death).clone();
             return Err(self.down(why.unwrap_or_else(|| "the connection ended".to_owned())));
@@ -612,10 +627,10 @@ fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
 /// Records how a request ended on its span: the server's error code, a tool's error, or
 /// how it failed without an answer.
 #[cfg(feature = "otel")]
-fn traced_outcome(span: &tracing::Span, outcome: &Result<Box<RawValue>, ClientError>) {
+fn traced_outcome(span: &tracing::Span, outcome: &Result<Reply, ClientError>) {
     use crate::otel::outcome::{answered_with_error, failed};
     let (kind, description) = match outcome {
-        Ok(result) if wire::says_tool_failed(result) => {
+        Ok(reply) if reply.result().is_ok_and(wire::says_tool_failed) => {
             ("tool_error", "the tool reported an error")
         }
         Ok(_) => return,
@@ -640,7 +655,7 @@ struct InFlight {
     follows_progress: bool,
     method: String,
     /// Where its answer comes.
-    answer: oneshot::Receiver<Result<Box<RawValue>, Failure>>,
+    answer: oneshot::Receiver<Result<Reply, Failure>>,
     /// Whether its caller took the answer.
     answered: bool,
     /// When its answer is due, if it has a time limit.
@@ -665,7 +680,11 @@ impl Drop for InFlight {
         // Given up by the timer, whether the caller saw it or stopped waiting first.
         let waiting = waiting || self.timed_out || matches!(left, Some(Err(Failure::TimedOut)));
         // Made a task by the server, in an answer nobody read: that task is given up too.
-        if let Some(Ok(result)) = &left {
+        if let Some(Ok(result)) = left
+            .as_ref()
+            .and_then(|left| left.as_ref().ok())
+            .map(Reply::result)
+        {
             let task = (wire::result_kind(result) == wire::ResultKind::Task)
                 .then(|| wire::read_result::<Value>(&self.method, result).ok())
                 .flatten();

@@ -3,6 +3,7 @@
 //! messages it reads, told apart once. The framing, ids, error codes and protocol
 //! versions are the server's own (`mcp::jsonrpc`, `mcp`): one definition for both roles.
 
+use super::reply::{self, Reply};
 use crate::mcp::era::{Era, META_VERSION};
 use crate::mcp::jsonrpc::{self, RequestId};
 use crate::mcp::params::META_CAPABILITIES;
@@ -25,7 +26,7 @@ pub(crate) enum Message {
     /// answer being made a tree of values first.
     Response {
         id: Option<RequestId>,
-        outcome: Result<Box<RawValue>, ErrorObject>,
+        outcome: Result<Reply, ErrorObject>,
     },
     /// A request of the server's (a question for the client, or `ping`).
     Request {
@@ -67,8 +68,20 @@ pub(crate) struct ErrorObject {
     pub(crate) data: Option<Value>,
 }
 
-/// Reads one message from the server; why not, in words.
+/// Reads one message from the server; why not, in words. An answer written as most servers
+/// write one is read no further than its id: its request reads it (see [`Reply`]).
 pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if let Some((id, result_at)) = reply::answered(text) {
+            return Ok(Message::Response {
+                id: Some(RequestId::from_value(&Value::from(id))),
+                outcome: Ok(Reply::Unread {
+                    message: text.into(),
+                    result_at,
+                }),
+            });
+        }
+    }
     let written = match jsonrpc::parse_written(bytes) {
         Ok(written) => written,
         Err(jsonrpc::Rejected {
@@ -109,7 +122,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
         jsonrpc::Written::Response { id, outcome } => Message::Response {
             id,
             outcome: match outcome {
-                Ok(result) => Ok(result.to_owned()),
+                Ok(result) => Ok(Reply::Result(result.to_owned())),
                 Err(error) => Err(serde_json::from_str(error.get())
                     .map_err(|why| format!("an error object that does not read ({why})"))?),
             },
@@ -186,9 +199,10 @@ pub(crate) trait RoundResult: serde::de::DeserializeOwned {
     /// What kind of result it is.
     fn kind(&self) -> ResultKind;
 
-    /// Reads it from the JSON text the server sent; why not, in words.
-    fn read(result: &RawValue) -> Result<Self, String> {
-        serde_json::from_str(result.get()).map_err(|error| error.to_string())
+    /// Reads it from the JSON text the server sent (the result, whitespace around it
+    /// allowed); why not, in words.
+    fn read(result: &str) -> Result<Self, String> {
+        serde_json::from_str(result).map_err(|error| error.to_string())
     }
 }
 
@@ -234,9 +248,20 @@ pub(crate) fn read_result<T: RoundResult>(
     method: &str,
     result: &RawValue,
 ) -> Result<T, super::ClientError> {
-    T::read(result).map_err(|why| {
-        super::ClientError::protocol(format!("its {method} result could not be read: {why}"))
-    })
+    T::read(result.get()).map_err(|why| unreadable(method, &why))
+}
+
+/// The result of `method`, as it came, read as `T`; why not, as the protocol error it is.
+pub(crate) fn read_reply<T: RoundResult>(
+    method: &str,
+    reply: &Reply,
+) -> Result<T, super::ClientError> {
+    reply.read().map_err(|why| unreadable(method, &why))
+}
+
+/// The error of a result of `method` that could not be read, for `why`.
+pub(crate) fn unreadable(method: &str, why: &str) -> super::ClientError {
+    super::ClientError::protocol(format!("its {method} result could not be read: {why}"))
 }
 
 /// Who the client is, what it can do, and the era it speaks in: what each request carries.
@@ -495,7 +520,13 @@ mod tests {
         let read = |text: &str| read(text.as_bytes());
         assert!(matches!(
             read(r#"{"jsonrpc":"2.0","id":1,"result":{"tools": []}}"#),
-            Ok(Message::Response { id: Some(id), outcome: Ok(result) })
+            Ok(Message::Response { id: Some(id), outcome: Ok(reply @ Reply::Unread { .. }) })
+                if id.as_json() == "1" && reply.result().unwrap().get() == r#"{"tools": []}"#
+        ));
+        // An answer written otherwise is read whole.
+        assert!(matches!(
+            read(r#"{"result":{"tools": []},"id":1,"jsonrpc":"2.0"}"#),
+            Ok(Message::Response { id: Some(id), outcome: Ok(Reply::Result(result)) })
                 if id.as_json() == "1" && result.get() == r#"{"tools": []}"#
         ));
         // A server answers what it could not read with a `null` id.
@@ -557,7 +588,8 @@ mod tests {
         ));
         assert!(matches!(
             read(r#"{"jsonrpc":"2.0","id":7,"result":null}"#),
-            Ok(Message::Response { outcome: Ok(result), .. }) if result.get() == "null"
+            Ok(Message::Response { outcome: Ok(reply), .. })
+                if reply.result().unwrap().get() == "null"
         ));
     }
 

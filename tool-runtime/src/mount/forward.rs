@@ -341,11 +341,11 @@ impl RoundResult for CallParts {
         self.kind
     }
 
-    fn read(result: &RawValue) -> Result<CallParts, String> {
-        if !is_json_object(result.get()) {
+    fn read(result: &str) -> Result<CallParts, String> {
+        if !is_json_object(result) {
             return Err("it is not a JSON object".to_owned());
         }
-        serde_json::from_str(result.get()).map_err(|error| error.to_string())
+        serde_json::from_str(result).map_err(|error| error.to_string())
     }
 }
 
@@ -537,11 +537,11 @@ mod tests {
     #[test]
     fn a_call_result_gives_its_parts_and_only_an_object_is_one() {
         let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
-        let parts = CallParts::read(&raw(
+        let parts = CallParts::read(
             r#"{"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up"}},
                 "content": [{"type": "text", "text": "no"}], "isError": true,
                 "resultType": "complete", "structuredContent": null}"#,
-        ))
+        )
         .unwrap();
         assert_eq!(
             parts.content.as_deref().map(RawValue::get),
@@ -550,9 +550,9 @@ mod tests {
         assert!(parts.structured.is_none(), "null is no structured content");
         assert_eq!(parts.is_error, Some(json!(true)));
         assert_eq!(parts.kind(), ResultKind::Complete);
-        let task = CallParts::read(&raw(r#"{"resultType": "task", "taskId": "t1"}"#)).unwrap();
+        let task = CallParts::read(r#"{"resultType": "task", "taskId": "t1"}"#).unwrap();
         assert_eq!(task.kind(), ResultKind::Task);
-        let parts = CallParts::read(&raw(r#"{"structuredContent": [1, 2]}"#)).unwrap();
+        let parts = CallParts::read(r#"{"structuredContent": [1, 2]}"#).unwrap();
         assert_eq!(
             (
                 parts.content.is_none(),
@@ -579,10 +579,7 @@ mod tests {
             r#"{"resultType": 3}"#,
             r#"{"resultType": {}}"#,
         ] {
-            assert_eq!(
-                CallParts::read(&raw(odd)).unwrap().kind(),
-                ResultKind::Complete
-            );
+            assert_eq!(CallParts::read(odd).unwrap().kind(), ResultKind::Complete);
         }
     }
 }

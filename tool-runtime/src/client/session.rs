@@ -630,10 +630,14 @@ fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
 fn traced_outcome(span: &tracing::Span, outcome: &Result<Reply, ClientError>) {
     use crate::otel::outcome::{answered_with_error, failed};
     let (kind, description) = match outcome {
-        Ok(reply) if reply.result().is_ok_and(wire::says_tool_failed) => {
-            ("tool_error", "the tool reported an error")
-        }
-        Ok(_) => return,
+        Ok(reply) => match reply.result() {
+            Ok(result) if wire::says_tool_failed(result) => {
+                ("tool_error", "the tool reported an error")
+            }
+            Ok(_) => return,
+            // Its caller is told so when it reads the answer.
+            Err(_) => ("protocol", "the answer broke the protocol"),
+        },
         Err(ClientError::Server { code, .. }) => return answered_with_error(span, *code),
         Err(ClientError::TimedOut { .. }) => ("timeout", "no answer in time"),
         Err(ClientError::Unauthorized { .. }) => ("unauthorized", "the server refused the client"),

@@ -17,13 +17,14 @@ pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// One message from the server, as the client keeps it while it goes where it belongs:
-/// read by the server's own reader ([`jsonrpc::parse_written`]), by the same rules.
+/// read by the server's own reader ([`jsonrpc::parse_written`]), by the same rules (an
+/// answer known by its start, before its request reads it: see [`Reply`]).
 #[derive(Debug, Clone)]
 pub(crate) enum Message {
     /// The answer to a request of ours (`id` is `None` when the server wrote `null`). Its
-    /// result is kept as the JSON text it came as: the request's caller reads what it needs
-    /// of it (a mount only a call's content, not the server's `_meta`), rather than every
-    /// answer being made a tree of values first.
+    /// result is kept as the JSON text it came as, alone or in its unread message: the
+    /// request's caller reads what it needs of it (a mount only a call's content, not the
+    /// server's `_meta`), rather than every answer being made a tree of values first.
     Response {
         id: Option<RequestId>,
         outcome: Result<Reply, ErrorObject>,
@@ -68,13 +69,15 @@ pub(crate) struct ErrorObject {
     pub(crate) data: Option<Value>,
 }
 
-/// Reads one message from the server; why not, in words. An answer written as most servers
-/// write one is read no further than its id: its request reads it (see [`Reply`]).
+/// Reads one message from the server; why not, in words. An answer that starts as this
+/// crate's server writes one is read no further than its id: its request reads it (see
+/// [`Reply`]).
 pub(crate) fn read(bytes: &[u8]) -> Result<Message, String> {
     if let Ok(text) = std::str::from_utf8(bytes) {
         if let Some((id, result_at)) = reply::answered(text) {
             return Ok(Message::Response {
-                id: Some(RequestId::from_value(&Value::from(id))),
+                // Its digits, as the id's text is kept.
+                id: Some(RequestId(id.into())),
                 outcome: Ok(Reply::Unread {
                     message: text.into(),
                     result_at,

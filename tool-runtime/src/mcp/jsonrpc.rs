@@ -628,6 +628,12 @@ fn short(error: &serde_json::Error) -> String {
     }
 }
 
+/// How a success response starts, before its id: written so by this crate, and read by
+/// this start by its client (an answer that starts so is read no further than its id).
+pub(crate) const RESPONSE_START: &str = r#"{"jsonrpc":"2.0","id":"#;
+/// What a success response has between its id and its result.
+pub(crate) const RESPONSE_RESULT: &str = r#","result":"#;
+
 /// A success response with a result serialized by serde, written where it goes.
 pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Vec<u8> {
     response_written(id, |out| serde_json::to_writer(out, result))
@@ -639,9 +645,9 @@ pub(crate) fn response_written(
     write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(RESPONSE_START.as_bytes());
     out.extend_from_slice(id.0.as_bytes());
-    out.extend_from_slice(b",\"result\":");
+    out.extend_from_slice(RESPONSE_RESULT.as_bytes());
     match write(&mut out) {
         Ok(()) => {
             out.push(b'}');
@@ -656,11 +662,11 @@ pub(crate) fn response_written(
 
 /// A success response around an already-serialized result.
 pub fn response_raw(id: &RequestId, result: &str) -> Vec<u8> {
-    const ENVELOPE: usize = r#"{"jsonrpc":"2.0","id":,"result":}"#.len();
+    const ENVELOPE: usize = RESPONSE_START.len() + RESPONSE_RESULT.len() + 1;
     let mut out = Vec::with_capacity(ENVELOPE + id.0.len() + result.len());
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(RESPONSE_START.as_bytes());
     out.extend_from_slice(id.0.as_bytes());
-    out.extend_from_slice(b",\"result\":");
+    out.extend_from_slice(RESPONSE_RESULT.as_bytes());
     out.extend_from_slice(result.as_bytes());
     out.push(b'}');
     out

@@ -531,7 +531,7 @@ fn relayed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::wire::read_result;
+    use crate::client::wire::{read_reply, read_result};
     use serde_json::json;
 
     #[test]
@@ -580,6 +580,45 @@ mod tests {
             r#"{"resultType": {}}"#,
         ] {
             assert_eq!(CallParts::read(odd).unwrap().kind(), ResultKind::Complete);
+        }
+    }
+
+    /// An answer as our server writes it reaches the mount unread, which reads its result
+    /// alone, by the same rules.
+    #[test]
+    fn a_call_result_in_its_unread_answer_reads_alone_by_the_same_rules() {
+        let reply = |message: &str| match crate::client::wire::read(message.as_bytes()) {
+            Ok(crate::client::wire::Message::Response {
+                outcome: Ok(reply), ..
+            }) => reply,
+            other => panic!("{message}: {other:?}"),
+        };
+        let answer = reply(
+            r#"{"jsonrpc":"2.0","id":3,"result": {"content":[{"type":"text","text":"}"}],"isError":false,"structuredContent":{"n":1}} }"#,
+        );
+        let parts: CallParts = read_reply("tools/call", &answer).unwrap();
+        assert_eq!(
+            parts.content.as_deref().map(RawValue::get),
+            Some(r#"[{"type":"text","text":"}"}]"#)
+        );
+        assert_eq!(
+            parts.structured.as_deref().map(RawValue::get),
+            Some(r#"{"n":1}"#)
+        );
+        assert_eq!(parts.is_error, Some(json!(false)));
+        for broken in ["5", "[]", r#""text""#] {
+            let answer = reply(&format!(r#"{{"jsonrpc":"2.0","id":3,"result":{broken}}}"#));
+            let error = read_reply::<CallParts>("tools/call", &answer)
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(
+                error.as_deref(),
+                Some(
+                    "the MCP server broke the protocol: its tools/call result could not be \
+                     read: it is not a JSON object"
+                ),
+                "{broken}"
+            );
         }
     }
 }

@@ -294,7 +294,8 @@ impl Session {
         params: &Value,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
-        wire::read_result(method, &self.request_raw(method, params, options).await?)
+        // Read once, from the answer as it came (not copied out as text and read again).
+        wire::read_reply(method, &self.request_reply(method, params, options).await?)
     }
 
     /// [`request`](Session::request), its result as the JSON text it came as, for a caller

@@ -76,13 +76,13 @@ impl OutputValue {
 
     /// The value, to change in place: made first as [`get`](Self::get) does.
     pub(crate) fn get_mut(&mut self, blocks: Option<&AnswerBlocks>) -> &mut Value {
-        if let OutputValue::Sent { text, read } = self {
-            let value = read.take().unwrap_or_else(|| read_sent(text));
-            *self = OutputValue::Given(value);
-        }
         match self {
             OutputValue::Given(value) => value,
-            OutputValue::Sent { .. } => unreachable!("made `Given` just above"),
+            OutputValue::Sent { text, read } => {
+                let value = read.take().unwrap_or_else(|| read_sent(text));
+                *self = OutputValue::Given(value);
+                self.get_mut(blocks)
+            }
             OutputValue::OfBlocks(made) => {
                 if made.get().is_none() {
                     *made = OnceLock::from(of(blocks));

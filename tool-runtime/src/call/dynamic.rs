@@ -71,18 +71,20 @@ where
 
 #[cfg(feature = "client")]
 /// The handler of a run-time tool that takes its arguments as they came, with its call's
-/// context: for tools whose schema is not a Rust type's (another server's, say).
+/// context: for tools whose schema is not a Rust type's (another server's, say). The
+/// arguments are lent: a handler keeps what it needs of them (another server's tool writes
+/// them as the text it sends, and copies nothing).
 pub(crate) fn raw_handler<F>(start: F) -> Arc<dyn DynamicHandler>
 where
-    F: Fn(Value, CallContext) -> ToolFuture + Send + Sync + 'static,
+    F: Fn(&Value, CallContext) -> ToolFuture + Send + Sync + 'static,
 {
     struct Raw<F>(F);
     impl<F> DynamicHandler for Raw<F>
     where
-        F: Fn(Value, CallContext) -> ToolFuture + Send + Sync,
+        F: Fn(&Value, CallContext) -> ToolFuture + Send + Sync,
     {
         fn start(&self, arguments: &Value, context: &CallContext) -> Result<ToolFuture, String> {
-            Ok((self.0)(arguments.clone(), context.clone()))
+            Ok((self.0)(arguments, context.clone()))
         }
     }
     Arc::new(Raw(start))

@@ -41,6 +41,7 @@ mod link;
 mod listen;
 pub(crate) mod listener;
 mod negotiate;
+pub(crate) mod params;
 mod plain;
 #[cfg(test)]
 mod raw_http;
@@ -60,6 +61,7 @@ pub use types::{CallResult, Notification, Progress, RemoteTool, ServerDescriptio
 
 use crate::mcp::era::Era;
 use crate::sync::lock;
+use params::{Arguments, RoundParams};
 use serde_json::{json, Map, Value};
 use session::{RequestOptions, Session};
 use std::collections::HashMap;
@@ -479,7 +481,9 @@ impl Client {
             timeout,
             ..Round::default()
         };
-        let result = self.call_with(name, arguments, round).await?;
+        let result = self
+            .call_with(name, Arguments::Value(arguments), round)
+            .await?;
         Ok(CallResult::from_value(result))
     }
 
@@ -490,22 +494,24 @@ impl Client {
     pub(crate) async fn call_with<T: wire::RoundResult>(
         &self,
         name: &str,
-        arguments: Value,
+        arguments: Arguments,
         mut round: Round<'_>,
     ) -> Result<T, ClientError> {
         let listed = lock(&self.inner.tools).get(name).map(|listed| {
-            // Arguments go in headers over HTTP only (a process's link has none).
+            // Arguments go in headers over HTTP only (a process's link has none), and only
+            // those the tool marks.
             let headers = match self.inner.target {
-                Target::Http(_) => headers::for_call(&arguments, &listed.mirrored),
-                Target::Command(_) => Vec::new(),
+                Target::Http(_) if !listed.mirrored.is_empty() => {
+                    headers::for_call(&arguments.to_value(), &listed.mirrored)
+                }
+                _ => Vec::new(),
             };
             (headers, listed.needs_task)
         });
         if let Some((headers, needs_task)) = listed {
             round.as_task = needs_task;
-            return self
-                .rounds("tools/call", named_params(name, arguments), headers, round)
-                .await;
+            let params = RoundParams::named(name, arguments);
+            return self.rounds("tools/call", params, headers, round).await;
         }
         // A tool not listed yet may require a task, which only its listing says; a
         // handshake-era server refuses such a call without running it, as a method it does
@@ -523,26 +529,15 @@ impl Client {
             };
             (round, arguments.clone())
         });
-        let first = self
-            .rounds(
-                "tools/call",
-                named_params(name, arguments),
-                Vec::new(),
-                round,
-            )
-            .await;
+        let params = RoundParams::named(name, arguments);
+        let first = self.rounds("tools/call", params, Vec::new(), round).await;
         match (first, again) {
             (Err(ClientError::Server { code, .. }), Some((round, arguments)))
                 if code == crate::mcp::jsonrpc::code::METHOD_NOT_FOUND
                     && self.requires_task(name).await =>
             {
-                self.rounds(
-                    "tools/call",
-                    named_params(name, arguments),
-                    Vec::new(),
-                    round,
-                )
-                .await
+                let params = RoundParams::named(name, arguments);
+                self.rounds("tools/call", params, Vec::new(), round).await
             }
             (first, _) => first,
         }
@@ -575,13 +570,8 @@ impl Client {
         arguments: Value,
         round: Round<'_>,
     ) -> Result<Value, ClientError> {
-        self.rounds(
-            "prompts/get",
-            named_params(name, arguments),
-            Vec::new(),
-            round,
-        )
-        .await
+        let params = RoundParams::named(name, Arguments::Value(arguments));
+        self.rounds("prompts/get", params, Vec::new(), round).await
     }
 
     /// Every resource of the server, all pages read.
@@ -607,8 +597,13 @@ impl Client {
         uri: &str,
         round: Round<'_>,
     ) -> Result<Value, ClientError> {
-        self.rounds("resources/read", json!({"uri": uri}), Vec::new(), round)
-            .await
+        self.rounds(
+            "resources/read",
+            json!({"uri": uri}).into(),
+            Vec::new(),
+            round,
+        )
+        .await
     }
 
     /// Asks to be told when the resource at `uri` changes: a
@@ -747,7 +742,7 @@ impl Client {
     async fn rounds<T: wire::RoundResult>(
         &self,
         method: &str,
-        params: Value,
+        params: RoundParams<'_>,
         headers: Vec<(String, String)>,
         round: Round<'_>,
     ) -> Result<T, ClientError> {
@@ -759,7 +754,7 @@ impl Client {
         // (at 2026-07-28 the server makes a call a task by itself).
         let as_task = round.as_task && session.era() == Era::Handshake;
         if as_task {
-            params["task"] = json!({});
+            params.set("task", json!({}));
         }
         // The task reports its progress under the call's token until it ends, after the
         // call's answer (which only made it).
@@ -777,7 +772,9 @@ impl Client {
                 ..RequestOptions::default()
             };
             let started = tokio::time::Instant::now();
-            let reply = session.request_reply(method, &params, options).await?;
+            let reply = session
+                .request_reply(method, params.as_written(), options)
+                .await?;
             if as_task {
                 // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
@@ -842,12 +839,11 @@ impl Client {
                 };
                 responses.insert(key.clone(), answer);
             }
-            let object = params.as_object_mut().expect("params are an object");
-            object.insert("inputResponses".to_owned(), Value::Object(responses));
+            params.set("inputResponses", Value::Object(responses));
             match result.get("requestState") {
-                Some(state) => object.insert("requestState".to_owned(), state.clone()),
-                None => object.remove("requestState"),
-            };
+                Some(state) => params.set("requestState", state.clone()),
+                None => params.remove("requestState"),
+            }
         }
         Err(ClientError::protocol(format!(
             "{method} still needed answers after {MOST_ROUNDS} rounds"
@@ -885,13 +881,4 @@ fn forward(session: &Arc<Session>, events: broadcast::Sender<Notification>) {
             }
         }
     });
-}
-
-/// The params of a request for item `name` with `arguments`, the arguments moved in (the
-/// `json!` macro would copy them).
-fn named_params(name: &str, arguments: Value) -> Value {
-    let mut params = serde_json::Map::with_capacity(2);
-    params.insert("name".to_owned(), Value::String(name.to_owned()));
-    params.insert("arguments".to_owned(), arguments);
-    Value::Object(params)
 }

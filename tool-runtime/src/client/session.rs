@@ -8,6 +8,7 @@ use super::error::ClientError;
 use super::handler::{self, ClientHandler};
 use super::link::Link;
 use super::listener::Listener;
+use super::params::ParamsOf;
 use super::reply::Reply;
 use super::wire::{self, ErrorObject, Message, Speaker};
 use super::{Notification, Progress};
@@ -295,7 +296,8 @@ impl Session {
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
         // Read once, from the answer as it came (not copied out as text and read again).
-        wire::read_reply(method, &self.request_reply(method, params, options).await?)
+        let reply = self.request_reply(method, params.into(), options).await?;
+        wire::read_reply(method, &reply)
     }
 
     /// [`request`](Session::request), its result as the JSON text it came as, for a caller
@@ -306,7 +308,7 @@ impl Session {
         params: &Value,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
-        let reply = self.request_reply(method, params, options).await?;
+        let reply = self.request_reply(method, params.into(), options).await?;
         reply
             .into_result()
             .map_err(|why| wire::unreadable(method, &why))
@@ -317,13 +319,13 @@ impl Session {
     pub(crate) async fn request_reply(
         self: &Arc<Self>,
         method: &str,
-        params: &Value,
+        params: ParamsOf<'_>,
         options: RequestOptions,
     ) -> Result<Reply, ClientError> {
         #[cfg(feature = "otel")]
         {
             use tracing::Instrument;
-            let span = crate::otel::client::request_span(method, named(method, params));
+            let span = crate::otel::client::request_span(method, params.named(method));
             if !span.is_disabled() {
                 let version = crate::sync::read(&self.speaker).version().to_owned();
                 span.record("mcp.protocol.version", version.as_str());
@@ -344,7 +346,7 @@ impl Session {
     async fn exchange(
         self: &Arc<Self>,
         method: &str,
-        params: &Value,
+        params: ParamsOf<'_>,
         options: RequestOptions,
         #[cfg_attr(not(feature = "otel"), allow(unused_variables))] span: &tracing::Span,
     ) -> Result<Reply, ClientError> {
@@ -365,7 +367,7 @@ impl Session {
         // `Mcp-Name` is an HTTP header (a process's link has no headers to carry it), unless
         // the caller gave its own.
         let headers = super::http::RequestHeaders {
-            name: named(method, params).filter(|_| {
+            name: params.named(method).filter(|_| {
                 self.link.carries_headers()
                     && !options
                         .headers
@@ -392,7 +394,7 @@ impl Session {
             id,
             // A kept request's listener is dropped with what keeps it, not with the request.
             follows_progress: added.progress_token.is_some() && options.kept_progress.is_none(),
-            method: method.to_owned(),
+            method,
             answer: answered,
             answered: false,
             deadline: None,
@@ -613,18 +615,6 @@ impl Session {
     }
 }
 
-/// What a request of `method` names, for its `Mcp-Name` header (2026-07-28): the tool or
-/// prompt, the resource, or the task.
-fn named<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
-    let key = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => return None,
-    };
-    params[key].as_str()
-}
-
 /// Records how a request ended on its span: the server's error code, a tool's error, or
 /// how it failed without an answer.
 #[cfg(feature = "otel")]
@@ -652,13 +642,13 @@ fn traced_outcome(span: &tracing::Span, outcome: &Result<Reply, ClientError>) {
 
 /// A request waiting for its answer. Dropped unanswered (its caller stopped waiting, or its
 /// time ran out), it is cancelled on the server (unless it is never to be).
-struct InFlight {
+struct InFlight<'a> {
     session: Arc<Session>,
     id: u64,
     /// Whether the request's progress listener goes with it (one kept beyond it by a
     /// [`KeptProgress`] goes with that).
     follows_progress: bool,
-    method: String,
+    method: &'a str,
     /// Where its answer comes.
     answer: oneshot::Receiver<Result<Reply, Failure>>,
     /// Whether its caller took the answer.
@@ -671,7 +661,7 @@ struct InFlight {
     never_cancelled: bool,
 }
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         // Under the lock the answer is given under: the request still waits, or its answer
         // (the server's, or the timer's) is there, never neither.
@@ -691,7 +681,7 @@ impl Drop for InFlight {
             .map(Reply::result)
         {
             let task = (wire::result_kind(result) == wire::ResultKind::Task)
-                .then(|| wire::read_result::<Value>(&self.method, result).ok())
+                .then(|| wire::read_result::<Value>(self.method, result).ok())
                 .flatten();
             if let Some(task) = task.as_ref().and_then(|task| task["taskId"].as_str()) {
                 super::tasks::cancel_owed(&self.session, task.to_owned());
@@ -717,7 +707,7 @@ impl Drop for InFlight {
             let session = Arc::clone(&self.session);
             let params =
                 serde_json::json!({"requestId": self.id, "reason": "the client stopped waiting"});
-            let method = std::mem::take(&mut self.method);
+            let method = self.method.to_owned();
             self.session.owe(async move {
                 if let Err(error) = session.notify("notifications/cancelled", Some(params)).await {
                     tracing::debug!(%error, method, "could not tell the server a request was cancelled");

@@ -3,6 +3,7 @@
 //! messages it reads, told apart once. The framing, ids, error codes and protocol
 //! versions are the server's own (`mcp::jsonrpc`, `mcp`): one definition for both roles.
 
+use super::params::ParamsOf;
 use super::reply::{self, Reply};
 use crate::mcp::era::{Era, META_VERSION};
 use crate::mcp::jsonrpc::{self, RequestId};
@@ -409,7 +410,7 @@ impl Added {
 /// others: what the client adds wins over an entry of the same name, and a `_meta` that is
 /// not an object (`null`, say) is replaced, so nothing the client adds is ever dropped.
 struct Params<'a> {
-    params: &'a Value,
+    params: ParamsOf<'a>,
     speaker: Option<&'a Speaker>,
     added: &'a Added,
 }
@@ -427,14 +428,33 @@ impl Params<'_> {
             Ok(())
         }
         let empty = Map::new();
-        let params = self.params.as_object().unwrap_or(&empty);
         out.push(b'{');
         let mut first = true;
-        for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
-            entry(out, &mut first, key)?;
-            serde_json::to_writer(&mut *out, value)?;
-        }
-        let own = params.get("_meta");
+        let own = match self.params {
+            ParamsOf::Value(params) => {
+                let params = params.as_object().unwrap_or(&empty);
+                for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
+                    entry(out, &mut first, key)?;
+                    serde_json::to_writer(&mut *out, value)?;
+                }
+                params.get("_meta")
+            }
+            ParamsOf::Call {
+                name,
+                arguments,
+                added,
+            } => {
+                entry(out, &mut first, "name")?;
+                serde_json::to_writer(&mut *out, name)?;
+                entry(out, &mut first, "arguments")?;
+                out.extend_from_slice(arguments.as_bytes());
+                for (key, value) in added.iter().filter(|(key, _)| *key != "_meta") {
+                    entry(out, &mut first, key)?;
+                    serde_json::to_writer(&mut *out, value)?;
+                }
+                added.get("_meta")
+            }
+        };
         if own.is_some() || self.speaker.is_some() || !self.added.is_empty() {
             entry(out, &mut first, "_meta")?;
             out.push(b'{');
@@ -472,7 +492,7 @@ impl Params<'_> {
 pub(crate) fn request(
     id: u64,
     method: &str,
-    params: &Value,
+    params: ParamsOf<'_>,
     speaker: Option<&Speaker>,
     added: &Added,
 ) -> Vec<u8> {
@@ -497,7 +517,7 @@ pub(crate) fn notification(
 ) -> Vec<u8> {
     let added = Added::default();
     let params = params.map(|params| Params {
-        params,
+        params: ParamsOf::Value(params),
         speaker,
         added: &added,
     });
@@ -647,7 +667,7 @@ mod tests {
             text(request(
                 5,
                 "resources/read",
-                &params,
+                (&params).into(),
                 speaker.meta(),
                 &trace()
             )),
@@ -661,7 +681,7 @@ mod tests {
         );
         // No speaker (the handshake era): the trace entry alone.
         assert_eq!(
-            text(request(6, "ping", &json!({}), None, &trace())),
+            text(request(6, "ping", (&json!({})).into(), None, &trace())),
             r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"traceparent":"00-ab-cd-01"}}}"#
         );
         // A 2026-07-28 notification carries the speaker's entries beside its params.
@@ -690,7 +710,7 @@ mod tests {
             parsed(request(
                 7,
                 "tools/call",
-                &json!({"name": "add"}),
+                (&json!({"name": "add"})).into(),
                 None,
                 &Added::default()
             )),
@@ -732,7 +752,7 @@ mod tests {
             progress_token: Some(7),
             trace: Map::from_iter([("traceparent".to_owned(), json!("00-ab-cd-01"))]),
         };
-        let written = request(1, "tools/call", &params, speaker.meta(), &added);
+        let written = request(1, "tools/call", (&params).into(), speaker.meta(), &added);
         assert_eq!(
             serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({"name": "add", "_meta": {
@@ -751,7 +771,13 @@ mod tests {
             ..Added::default()
         };
         let not_an_object = json!({"_meta": null});
-        let written = request(2, "tools/call", &not_an_object, speaker.meta(), &progress);
+        let written = request(
+            2,
+            "tools/call",
+            (&not_an_object).into(),
+            speaker.meta(),
+            &progress,
+        );
         let meta = &serde_json::from_slice::<Value>(&written).unwrap()["params"]["_meta"];
         assert_eq!(meta["progressToken"], json!(2));
         assert_eq!(
@@ -763,7 +789,13 @@ mod tests {
         let mut leveled = client_c(json!({}), Some("debug"));
         leveled.speak(Era::PerRequest, "2026-12-01".to_owned());
         let own_level = json!({"_meta": {"io.modelcontextprotocol/logLevel": "error"}});
-        let written = request(4, "ping", &own_level, leveled.meta(), &Added::default());
+        let written = request(
+            4,
+            "ping",
+            (&own_level).into(),
+            leveled.meta(),
+            &Added::default(),
+        );
         assert_eq!(
             serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({"_meta": {
@@ -783,10 +815,45 @@ mod tests {
         );
         // In the handshake era a request carries its own additions alone, and params that
         // are not an object are sent as an object.
-        let written = request(3, "tools/call", &json!(null), handshake.meta(), &progress);
+        let written = request(
+            3,
+            "tools/call",
+            (&json!(null)).into(),
+            handshake.meta(),
+            &progress,
+        );
         assert_eq!(
             serde_json::from_slice::<Value>(&written).unwrap()["params"],
             json!({"_meta": {"progressToken": 2}})
         );
+    }
+
+    #[test]
+    fn a_call_with_written_arguments_is_sent_as_the_same_call_held_as_a_value() {
+        use super::super::params::{Arguments, RoundParams};
+        let speaker = client_c(json!({}), Some("info"));
+        let arguments = json!({"text": "a \"quoted\" }", "n": [1, 2.5, null], "_meta": {"x": 1}});
+        let added = Added {
+            progress_token: Some(9),
+            ..Added::default()
+        };
+        let mut held = RoundParams::named("say \"hi\"", Arguments::Value(arguments.clone()));
+        let mut text = RoundParams::named(
+            "say \"hi\"",
+            Arguments::Written(serde_json::to_string(&arguments).unwrap()),
+        );
+        for params in [&mut held, &mut text] {
+            params.set("inputResponses", json!({"q": {"action": "decline"}}));
+            params.set("requestState", json!("state"));
+        }
+        let sent = |params: &RoundParams<'_>| {
+            let bytes = request(5, "tools/call", params.as_written(), speaker.meta(), &added);
+            serde_json::from_slice::<Value>(&bytes).expect("the request is JSON")
+        };
+        assert!(matches!(text, RoundParams::Call { .. }));
+        assert_eq!(sent(&text), sent(&held));
+        assert_eq!(sent(&text)["params"]["arguments"], arguments);
+        assert_eq!(sent(&text)["params"]["_meta"]["progressToken"], json!(9));
+        assert_eq!(sent(&text)["params"]["requestState"], json!("state"));
     }
 }

@@ -13,6 +13,7 @@ use crate::call::dynamic::raw_handler;
 use crate::call::output::{Produced, RelayedJson, ToolError};
 use crate::catalog::{Annotations, TaskSupport};
 use crate::client::listener::Listener;
+use crate::client::params::Arguments;
 use crate::client::wire::{ResultKind, RoundResult};
 use crate::client::{Answer, Client, ClientError, ClientHandler, Notification, RemoteTool, Round};
 use crate::registry::{DynamicPrompt, DynamicResource, RegistryError};
@@ -36,8 +37,12 @@ pub(super) fn tool(
     // Shared by every call, not copied into each.
     let remote_name: Arc<str> = Arc::from(remote.name.as_str());
     let promised = remote.output_schema.is_some();
-    let handler = raw_handler(move |arguments: Value, context: CallContext| {
+    let handler = raw_handler(move |arguments: &Value, context: CallContext| {
         let (relay, name) = (relay.clone(), Arc::clone(&remote_name));
+        // Written once, as they are sent: neither copied nor made a map of params first. (A
+        // `Value` always serializes; no arguments stand in should it ever not.)
+        let written = serde_json::to_string(arguments).unwrap_or_else(|_| "{}".to_owned());
+        let arguments = Arguments::Written(written);
         Box::pin(async move { relay.call(&name, promised, arguments, context).await })
     });
     let annotations = remote
@@ -97,8 +102,9 @@ pub(super) fn prompt(
         .collect();
     let relay = Relay::new(mount, client, callers);
     let remote_name: Arc<str> = Arc::from(name.as_str());
-    let handler = raw_handler(move |arguments: Value, context: CallContext| {
+    let handler = raw_handler(move |arguments: &Value, context: CallContext| {
         let (relay, name) = (relay.clone(), Arc::clone(&remote_name));
+        let arguments = arguments.clone();
         Box::pin(async move { relay.prompt(&name, arguments, context).await })
     });
     let description = remote["description"]
@@ -131,8 +137,8 @@ pub(super) fn resource(
     let uri = remote[key].as_str()?;
     let name = remote["name"].as_str().unwrap_or(uri);
     let relay = Relay::new(mount, client, callers);
-    let handler = raw_handler(move |arguments: Value, context: CallContext| {
-        let relay = relay.clone();
+    let handler = raw_handler(move |arguments: &Value, context: CallContext| {
+        let (relay, arguments) = (relay.clone(), arguments.clone());
         Box::pin(async move { relay.read(arguments, context).await })
     });
     let description = remote["description"]
@@ -180,7 +186,7 @@ impl Relay {
         &self,
         name: &str,
         promised: bool,
-        arguments: Value,
+        arguments: Arguments,
         context: CallContext,
     ) -> Result<Produced, ToolError> {
         let hearing = Hearing::default();

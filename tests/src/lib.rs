@@ -254,7 +254,7 @@ impl Drop for PythonScript {
 
 /// The tools of the `upstream-tools` binary (the server the client and mount tests reach),
 /// sorted by name.
-pub const UPSTREAM_TOOLS: [&str; 14] = [
+pub const UPSTREAM_TOOLS: [&str; 15] = [
     "add",
     "ask_model",
     "broken",
@@ -263,6 +263,7 @@ pub const UPSTREAM_TOOLS: [&str; 14] = [
     "followed",
     "greet",
     "quit",
+    "route",
     "sign_in",
     "task_add",
     "task_greet",

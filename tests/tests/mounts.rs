@@ -108,6 +108,7 @@ async fn a_mounted_servers_tools_are_listed_under_its_prefix_and_called_through_
             "up_client_roots",
             "up_followed",
             "up_greet",
+            "up_route",
             "up_sign_in",
             "up_sum",
             "up_task_add",
@@ -570,6 +571,52 @@ async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call
         (1..=CALLS / 3).contains(&carrying),
         "{CALLS} calls through the mount went over {carrying} connections"
     );
+}
+
+/// A server of ours over HTTP refuses a call whose marked argument is not in its header,
+/// so the calls below pass only if the client wrote it there: a client that had not listed
+/// the tool lists it when refused and calls again with the header, and a mount (whose
+/// arguments are written as text once) sends it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_argument_marked_for_a_header_goes_in_it_from_a_client_and_through_a_mount() {
+    let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
+    let tap = tool_tests::tap::Tap::before(upstream.port).await;
+    let url = format!("http://127.0.0.1:{}/mcp", tap.port);
+    let client = tool_runtime::client::Client::builder()
+        .connect_to(tool_runtime::client::Target::Http(url.clone()))
+        .await
+        .expect("the client connects");
+    let direct = client
+        .call_tool("route", json!({"region": "north"}))
+        .await
+        .expect("the call is answered");
+    assert_eq!(direct.text(), "routed to north", "{direct:?}");
+    assert_eq!(tap.sent_method("tools/list"), 1, "listed when refused");
+    assert_eq!(
+        tap.sent_method("tools/call"),
+        2,
+        "refused, then called again"
+    );
+
+    let (registry, tried) = started(Mount::new("up", &url).unwrap()).await;
+    tried.expect("the mount lists its server's tools");
+    // Not ASCII: written in the header as the protocol encodes such a value.
+    let mounted = registry
+        .call("up_route", json!({"region": "Zürich, \"Süd\""}))
+        .await;
+    assert!(mounted.error().is_none(), "{mounted:?}");
+    assert_eq!(
+        mounted.content().unwrap(),
+        [tool_runtime::Content::text("routed to Zürich, \"Süd\"")]
+    );
+    assert_eq!(
+        tap.sent_method("tools/call"),
+        3,
+        "the mount's call went at once"
+    );
+    let regions = tap.header_values("mcp-param-region");
+    assert_eq!(regions.len(), 2, "one value a call: {regions:?}");
+    assert!(regions.contains(&"north".to_owned()), "{regions:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

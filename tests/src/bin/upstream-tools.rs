@@ -1,7 +1,8 @@
 //! A server other servers mount and clients call in the tests of the MCP client: a sync
 //! tool, a tool with an output schema, one that reports progress and waits to be released
 //! or cancelled, one that says whether its progress is followed, ones that ask the client (a form, a page to visit, its model, its roots),
-//! one that fails, one that ends the process, one that logs, one that says its motto
+//! one that fails, one that ends the process, one with an argument mirrored in a header,
+//! one that logs, one that says its motto
 //! changed, a prompt, a resource and a resource template. Started over stdio or HTTP with
 //! the standard command line.
 
@@ -160,6 +161,17 @@ fn broken() -> Result<String, String> {
 #[tool]
 fn quit() -> String {
     std::process::exit(3)
+}
+
+/// Say where a call is routed. Its region is mirrored in the `Mcp-Param-Region` header,
+/// which this server checks against the body over HTTP.
+#[tool(read_only)]
+fn route(
+    /// Where the call goes.
+    #[arg(header = "Region")]
+    region: String,
+) -> String {
+    format!("routed to {region}")
 }
 
 /// Say that the motto changed: its subscribers are told.

@@ -469,6 +469,11 @@ impl Client {
     /// Calls tool `name` with `arguments`, sending its progress to `progress` and waiting
     /// at most `timeout` (the client's limit unless given). Dropping the future cancels the
     /// call on the server.
+    ///
+    /// Over HTTP, arguments the tool's listing marks for headers (`x-mcp-header`) are
+    /// written in them too. A server that refuses the call for lack of such a header (the
+    /// tools were not listed yet, or the tool changed since) has its tools listed again and
+    /// the call sent again, once.
     pub async fn call(
         &self,
         name: &str,
@@ -749,7 +754,8 @@ impl Client {
         let session = self.session().await?;
         let asked = round.asked.unwrap_or(&*session.handler);
         let timeout = round.timeout.or(self.timeout);
-        let mut params = params;
+        let (mut params, mut headers) = (params, headers);
+        let mut listed_again = false;
         // In the handshake era a call asked as a task says so, and its result is waited for
         // (at 2026-07-28 the server makes a call a task by itself).
         let as_task = round.as_task && session.era() == Era::Handshake;
@@ -772,9 +778,23 @@ impl Client {
                 ..RequestOptions::default()
             };
             let started = tokio::time::Instant::now();
-            let reply = session
+            let reply = match session
                 .request_reply(method, params.as_written(), options)
-                .await?;
+                .await
+            {
+                // The server wants arguments in headers this client did not know to write
+                // (the tool was not listed yet, or its schema changed): as the protocol
+                // asks, the tools are listed again and the call sent again, once, with them.
+                Err(refused @ ClientError::Server { code, .. })
+                    if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH
+                        && method == "tools/call"
+                        && !std::mem::replace(&mut listed_again, true) =>
+                {
+                    headers = self.headers_listed_again(&params).await.ok_or(refused)?;
+                    continue;
+                }
+                reply => reply?,
+            };
             if as_task {
                 // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
@@ -848,6 +868,19 @@ impl Client {
         Err(ClientError::protocol(format!(
             "{method} still needed answers after {MOST_ROUNDS} rounds"
         )))
+    }
+
+    /// The `Mcp-Param-*` headers of a call with `params`, its tool's marks read from the
+    /// server's tools listed now; `None` when they cannot be listed.
+    async fn headers_listed_again(
+        &self,
+        params: &RoundParams<'_>,
+    ) -> Option<Vec<(String, String)>> {
+        self.list_tools().await.ok()?;
+        let name = params.as_written().named("tools/call")?;
+        let tools = lock(&self.inner.tools);
+        let listed = tools.get(name)?;
+        Some(headers::for_call(&params.arguments(), &listed.mirrored))
     }
 }
 

@@ -74,6 +74,17 @@ impl<'a> RoundParams<'a> {
         }
     }
 
+    /// The arguments of a call, as a value (read back when written: only a call sent
+    /// again with headers its first try lacked needs them so).
+    pub(crate) fn arguments(&self) -> Value {
+        match self {
+            RoundParams::Value(params) => params["arguments"].clone(),
+            RoundParams::Call { arguments, .. } => {
+                serde_json::from_str(arguments).unwrap_or(Value::Null)
+            }
+        }
+    }
+
     /// Sets member `key` (a call's name and arguments are not set this way).
     pub(crate) fn set(&mut self, key: &str, value: Value) {
         if let Some(members) = self.members_mut() {

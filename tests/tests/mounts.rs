@@ -575,28 +575,39 @@ async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call
 
 /// A server of ours over HTTP refuses a call whose marked argument is not in its header,
 /// so the calls below pass only if the client wrote it there: a client that had not listed
-/// the tool lists it when refused and calls again with the header, and a mount (whose
-/// arguments are written as text once) sends it at once.
+/// the tool lists it when refused and calls again with the header (a call and a task
+/// started), and a mount (whose arguments are written as text once) sends it at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_argument_marked_for_a_header_goes_in_it_from_a_client_and_through_a_mount() {
     let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
     let tap = tool_tests::tap::Tap::before(upstream.port).await;
     let url = format!("http://127.0.0.1:{}/mcp", tap.port);
-    let client = tool_runtime::client::Client::builder()
-        .connect_to(tool_runtime::client::Target::Http(url.clone()))
+    let connected = || async {
+        tool_runtime::client::Client::builder()
+            .connect_to(tool_runtime::client::Target::Http(url.clone()))
+            .await
+            .expect("the client connects")
+    };
+    let direct = connected()
         .await
-        .expect("the client connects");
-    let direct = client
         .call_tool("route", json!({"region": "north"}))
         .await
         .expect("the call is answered");
     assert_eq!(direct.text(), "routed to north", "{direct:?}");
     assert_eq!(tap.sent_method("tools/list"), 1, "listed when refused");
-    assert_eq!(
-        tap.sent_method("tools/call"),
-        2,
-        "refused, then called again"
-    );
+    let called = tap.sent_method("tools/call");
+    assert_eq!(called, 2, "refused, then called again");
+    // A call started as a task is sent the same way.
+    let task = connected()
+        .await
+        .start_task("route", json!({"region": "east"}))
+        .await
+        .expect("the call is answered");
+    let text = &task.raw["result"]["content"][0]["text"];
+    assert_eq!(text, "routed to east", "{task:?}");
+    assert_eq!(tap.sent_method("tools/list"), 2, "listed when refused");
+    let called = tap.sent_method("tools/call");
+    assert_eq!(called, 4, "refused, then called again");
 
     let (registry, tried) = started(Mount::new("up", &url).unwrap()).await;
     tried.expect("the mount lists its server's tools");
@@ -609,14 +620,13 @@ async fn an_argument_marked_for_a_header_goes_in_it_from_a_client_and_through_a_
         mounted.content().unwrap(),
         [tool_runtime::Content::text("routed to Zürich, \"Süd\"")]
     );
-    assert_eq!(
-        tap.sent_method("tools/call"),
-        3,
-        "the mount's call went at once"
-    );
+    let called = tap.sent_method("tools/call");
+    assert_eq!(called, 5, "the mount's call went at once");
+    // Each call's own value: as it is, and encoded as the protocol encodes text that is
+    // not plain ASCII.
     let regions = tap.header_values("mcp-param-region");
-    assert_eq!(regions.len(), 2, "one value a call: {regions:?}");
-    assert!(regions.contains(&"north".to_owned()), "{regions:?}");
+    let expected = ["=?base64?WsO8cmljaCwgIlPDvGQi?=", "east", "north"];
+    assert_eq!(regions, expected, "{regions:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! What a 2026-07-28 `tools/call` carries in HTTP headers besides its body and its
 //! `Mcp-Name`: `Mcp-Param-<Name>` for each argument the tool's schema marks with
 //! `x-mcp-header`, so a gateway routes on them without reading the body. A tool whose marks
-//! break the rules is one this client will not call, and says why.
+//! break the rules is left out of the tools the client lists, with a warning saying why.
 
 use crate::mcp::header_values;
 use serde_json::{Map, Value};

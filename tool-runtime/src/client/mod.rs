@@ -423,12 +423,50 @@ impl Client {
 
     /// Sends a request of `method` with `params` and gives its result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        self.request_with_headers(method, &params, Vec::new()).await
+    }
+
+    /// [`request`](Client::request), with `headers` (over HTTP).
+    async fn request_with_headers(
+        &self,
+        method: &str,
+        params: &Value,
+        headers: Vec<(String, String)>,
+    ) -> Result<Value, ClientError> {
         let session = self.session().await?;
         let options = RequestOptions {
             timeout: self.timeout,
+            headers,
             ..RequestOptions::default()
         };
-        session.request(method, &params, options).await
+        session.request(method, params, options).await
+    }
+
+    /// Calls tool `name` once (no rounds, no task followed), with the headers its listing
+    /// marks; a call refused for them is sent again, once, as
+    /// [`call`](Client::call) says. For [`start_task`](Client::start_task).
+    async fn call_once(&self, name: &str, params: &Value) -> Result<Value, ClientError> {
+        let arguments = Arguments::Value(params["arguments"].clone());
+        let headers = lock(&self.inner.tools)
+            .get(name)
+            .map(|listed| self.param_headers(listed, &arguments))
+            .unwrap_or_default();
+        let first = self
+            .request_with_headers("tools/call", params, headers.clone())
+            .await;
+        match first {
+            Err(ClientError::Server { code, .. })
+                if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH =>
+            {
+                match self.param_headers_listed_again(name, &arguments).await {
+                    Some(again) if again != headers => {
+                        self.request_with_headers("tools/call", params, again).await
+                    }
+                    _ => first,
+                }
+            }
+            first => first,
+        }
     }
 
     /// Every tool of the server, all pages read. A tool whose schema marks arguments for
@@ -471,9 +509,9 @@ impl Client {
     /// call on the server.
     ///
     /// Over HTTP, arguments the tool's listing marks for headers (`x-mcp-header`) are
-    /// written in them too. A server that refuses the call for lack of such a header (the
-    /// tools were not listed yet, or the tool changed since) has its tools listed again and
-    /// the call sent again, once.
+    /// written in them too. When a server refuses the call because its headers do not
+    /// match it (the tools were not listed yet, or the tool changed since), its tools are
+    /// listed again, and if that gives other headers the call is sent again, once.
     pub async fn call(
         &self,
         name: &str,
@@ -502,17 +540,9 @@ impl Client {
         arguments: Arguments,
         mut round: Round<'_>,
     ) -> Result<T, ClientError> {
-        let listed = lock(&self.inner.tools).get(name).map(|listed| {
-            // Arguments go in headers over HTTP only (a process's link has none), and only
-            // those the tool marks.
-            let headers = match self.inner.target {
-                Target::Http(_) if !listed.mirrored.is_empty() => {
-                    headers::for_call(&arguments.to_value(), &listed.mirrored)
-                }
-                _ => Vec::new(),
-            };
-            (headers, listed.needs_task)
-        });
+        let listed = lock(&self.inner.tools)
+            .get(name)
+            .map(|listed| (self.param_headers(listed, &arguments), listed.needs_task));
         if let Some((headers, needs_task)) = listed {
             round.as_task = needs_task;
             let params = RoundParams::named(name, arguments);
@@ -768,7 +798,8 @@ impl Client {
         // Heard from before the call: a status the server sends as soon as the task is
         // made is not missed.
         let mut heard = (as_task && round.statuses.is_some()).then(|| session.events.subscribe());
-        for _ in 0..MOST_ROUNDS {
+        let mut asked_rounds = 0;
+        while asked_rounds < MOST_ROUNDS {
             let options = RequestOptions {
                 progress: round.progress.clone(),
                 headers: headers.clone(),
@@ -784,13 +815,24 @@ impl Client {
             {
                 // The server wants arguments in headers this client did not know to write
                 // (the tool was not listed yet, or its schema changed): as the protocol
-                // asks, the tools are listed again and the call sent again, once, with them.
+                // asks, the tools are listed again and the call sent again, once, when the
+                // listing gives other headers than those sent. (Not a round of questions.)
                 Err(refused @ ClientError::Server { code, .. })
                     if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH
                         && method == "tools/call"
                         && !std::mem::replace(&mut listed_again, true) =>
                 {
-                    headers = self.headers_listed_again(&params).await.ok_or(refused)?;
+                    let call = params.as_written().named(method).zip(params.arguments());
+                    let again = match call {
+                        Some((name, arguments)) => {
+                            self.param_headers_listed_again(name, &arguments).await
+                        }
+                        None => None,
+                    };
+                    match again {
+                        Some(again) if again != headers => headers = again,
+                        _ => return Err(refused),
+                    }
                     continue;
                 }
                 reply => reply?,
@@ -864,23 +906,34 @@ impl Client {
                 Some(state) => params.set("requestState", state.clone()),
                 None => params.remove("requestState"),
             }
+            asked_rounds += 1;
         }
         Err(ClientError::protocol(format!(
             "{method} still needed answers after {MOST_ROUNDS} rounds"
         )))
     }
 
-    /// The `Mcp-Param-*` headers of a call with `params`, its tool's marks read from the
-    /// server's tools listed now; `None` when they cannot be listed.
-    async fn headers_listed_again(
+    /// The `Mcp-Param-*` headers of a call with `arguments` of tool `listed`: the arguments
+    /// it marks, over HTTP only (a process's link has no headers).
+    fn param_headers(&self, listed: &Listed, arguments: &Arguments) -> Vec<(String, String)> {
+        match self.inner.target {
+            Target::Http(_) if !listed.mirrored.is_empty() => {
+                headers::for_call(&arguments.as_value(), &listed.mirrored)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`param_headers`](Self::param_headers) of tool `name` as the server's tools listed
+    /// now mark it; `None` when they cannot be listed or do not list it.
+    async fn param_headers_listed_again(
         &self,
-        params: &RoundParams<'_>,
+        name: &str,
+        arguments: &Arguments,
     ) -> Option<Vec<(String, String)>> {
         self.list_tools().await.ok()?;
-        let name = params.as_written().named("tools/call")?;
         let tools = lock(&self.inner.tools);
-        let listed = tools.get(name)?;
-        Some(headers::for_call(&params.arguments(), &listed.mirrored))
+        Some(self.param_headers(tools.get(name)?, arguments))
     }
 }
 

@@ -3,6 +3,7 @@
 //! arguments its caller sent, rather than copied and made a map only to be written).
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// A tool call's arguments: a value, or the JSON text of an object as this crate wrote it
 /// (a `String` rather than a `RawValue`, which would be one more allocation to box).
@@ -16,10 +17,12 @@ impl Arguments {
     /// The arguments as a value: read back when written, which only a call that needs one
     /// (its arguments go in headers, say) does. Text that cannot be read back (deeper than
     /// the reader goes) reads as `null`.
-    pub(crate) fn to_value(&self) -> Value {
+    pub(crate) fn as_value(&self) -> Cow<'_, Value> {
         match self {
-            Arguments::Value(value) => value.clone(),
-            Arguments::Written(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            Arguments::Value(value) => Cow::Borrowed(value),
+            Arguments::Written(text) => {
+                Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null))
+            }
         }
     }
 }
@@ -74,14 +77,14 @@ impl<'a> RoundParams<'a> {
         }
     }
 
-    /// The arguments of a call, as a value (read back when written: only a call sent
-    /// again with headers its first try lacked needs them so).
-    pub(crate) fn arguments(&self) -> Value {
+    /// The arguments of a call (only a call sent again with headers its first try lacked
+    /// needs them again); `None` for other params.
+    pub(crate) fn arguments(&self) -> Option<Arguments> {
         match self {
-            RoundParams::Value(params) => params["arguments"].clone(),
-            RoundParams::Call { arguments, .. } => {
-                serde_json::from_str(arguments).unwrap_or(Value::Null)
-            }
+            RoundParams::Value(params) => params
+                .get("arguments")
+                .map(|arguments| Arguments::Value(arguments.clone())),
+            RoundParams::Call { arguments, .. } => Some(Arguments::Written(arguments.clone())),
         }
     }
 
@@ -189,10 +192,15 @@ mod tests {
     #[test]
     fn written_arguments_read_back_as_the_value_they_were_written_from() {
         let arguments = json!({"region": "Hello, 世界", "n": [1, 2.5, null]});
-        assert_eq!(
-            Arguments::Written(written(&arguments)).to_value(),
-            arguments
+        let text = Arguments::Written(written(&arguments));
+        assert_eq!(*text.as_value(), arguments);
+        let held = Arguments::Value(arguments.clone());
+        assert!(
+            matches!(held.as_value(), Cow::Borrowed(_)),
+            "lent, not copied"
         );
-        assert_eq!(Arguments::Value(arguments.clone()).to_value(), arguments);
+        assert_eq!(*held.as_value(), arguments);
+        let params = RoundParams::named("add", text);
+        assert_eq!(*params.arguments().unwrap().as_value(), arguments);
     }
 }

@@ -95,7 +95,7 @@ impl Client {
         if session.era() == Era::Handshake {
             params["task"] = json!({});
         }
-        let result = self.request("tools/call", params).await?;
+        let result = self.call_once(name, &params).await?;
         let task = match session.era() {
             Era::Handshake => result.get("task").cloned(),
             Era::PerRequest => {

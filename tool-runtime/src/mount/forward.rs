@@ -138,8 +138,10 @@ pub(super) fn resource(
     let name = remote["name"].as_str().unwrap_or(uri);
     let relay = Relay::new(mount, client, callers);
     let handler = raw_handler(move |arguments: &Value, context: CallContext| {
-        let (relay, arguments) = (relay.clone(), arguments.clone());
-        Box::pin(async move { relay.read(arguments, context).await })
+        // The URI read is its one argument.
+        let uri = arguments["uri"].as_str().unwrap_or_default().to_owned();
+        let relay = relay.clone();
+        Box::pin(async move { relay.read(&uri, context).await })
     });
     let description = remote["description"]
         .as_str()
@@ -292,9 +294,8 @@ impl Relay {
         Ok(Produced::Json(result["messages"].clone()))
     }
 
-    /// Passes a `resources/read` of the URI read (its `uri` argument) to the server.
-    async fn read(&self, arguments: Value, context: CallContext) -> Result<Produced, ToolError> {
-        let uri = arguments["uri"].as_str().unwrap_or_default().to_owned();
+    /// Passes a `resources/read` of `uri` to the server.
+    async fn read(&self, uri: &str, context: CallContext) -> Result<Produced, ToolError> {
         let hearing = Hearing::default();
         let _closes = hearing.closes();
         let _calling = self.callers.enter(&context);
@@ -307,7 +308,7 @@ impl Relay {
         };
         let result = self
             .client
-            .read_resource_with(&uri, round)
+            .read_resource_with(uri, round)
             .await
             .map_err(|error| ToolError::new(self.refusal(&error)))?;
         Ok(Produced::Json(result["contents"].clone()))

@@ -314,6 +314,60 @@ for line in sys.stdin:
         send(message["id"], error={"code": -32601, "message": "no such method"})
 "#;
 
+/// A server that refuses its `echo` calls for their headers whatever they carry (as when a
+/// proxy drops them), and answers `counts` with how many calls and listings it was sent.
+const REFUSES_HEADERS: &str = r#"
+import json, sys
+sent = {"tools/call": 0, "tools/list": 0}
+def send(id, result=None, error=None):
+    answer = {"jsonrpc": "2.0", "id": id}
+    if error is None:
+        answer["result"] = result
+    else:
+        answer["error"] = error
+    print(json.dumps(answer), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method in sent:
+        sent[method] += 1
+    if method == "server/discover":
+        send(message["id"], {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "refuses-headers", "version": "1"}})
+    elif method == "tools/list":
+        send(message["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+    elif method == "tools/call" and message["params"]["name"] == "echo":
+        send(message["id"], error={"code": -32020, "message": "Header mismatch: Mcp-Method is missing"})
+    elif method == "tools/call":
+        send(message["id"], {"content": [{"type": "text", "text": json.dumps(sent)}]})
+    else:
+        send(message["id"], error={"code": -32601, "message": "no such method"})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_for_headers_a_new_listing_does_not_change_is_not_sent_again() {
+    let script = PythonScript::new("refuses-headers", REFUSES_HEADERS);
+    let target = Target::Command(script.command(&[]));
+    let client = Client::builder()
+        .timeout(*PATIENCE)
+        .connect_to(target)
+        .await
+        .unwrap();
+    let refused = client.call_tool("echo", json!({})).await.unwrap_err();
+    assert!(
+        matches!(refused, ClientError::Server { code: -32020, .. }),
+        "the server's refusal is the caller's: {refused:?}"
+    );
+    // The refusal had the tools listed again; the listing gives the same (no) headers, so
+    // the call was not sent again.
+    let counts = client.call_tool("counts", json!({})).await.unwrap();
+    let counts: Value = serde_json::from_str(&counts.text()).unwrap();
+    assert_eq!(counts, json!({"tools/call": 2, "tools/list": 1}));
+    client.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_silent_to_discover_a_while_is_also_asked_to_initialize_and_its_answer_decides() {
     let script = PythonScript::new("slow-to-discover", SLOW_TO_DISCOVER);

@@ -575,8 +575,8 @@ async fn a_mount_calls_its_server_over_http_on_kept_connections_not_one_per_call
 
 /// A server of ours over HTTP refuses a call whose marked argument is not in its header,
 /// so the calls below pass only if the client wrote it there: a client that had not listed
-/// the tool lists it when refused and calls again with the header (a call and a task
-/// started), and a mount (whose arguments are written as text once) sends it at once.
+/// the tool lists it when refused and calls again with the header (`call_tool` and
+/// `start_task`), and a mount (whose arguments are written as text once) sends it at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_argument_marked_for_a_header_goes_in_it_from_a_client_and_through_a_mount() {
     let upstream = spawn_http(UPSTREAM, "127.0.0.1", &[], &[]);
@@ -597,7 +597,7 @@ async fn an_argument_marked_for_a_header_goes_in_it_from_a_client_and_through_a_
     assert_eq!(tap.sent_method("tools/list"), 1, "listed when refused");
     let called = tap.sent_method("tools/call");
     assert_eq!(called, 2, "refused, then called again");
-    // A call started as a task is sent the same way.
+    // `start_task` sends its call the same way (this tool answers at once, with no task).
     let task = connected()
         .await
         .start_task("route", json!({"region": "east"}))

@@ -14,8 +14,8 @@ pub(crate) struct Mirrored {
     header: String,
 }
 
-/// The arguments `schema` (a tool's input schema) marks for headers; why it cannot be
-/// called when a mark breaks the rules: a name that is empty, not an HTTP token, or given
+/// The arguments `schema` (a tool's input schema) marks for headers; why the tool is left
+/// out of the tools listed when a mark breaks the rules: a name that is empty, not an HTTP token, or given
 /// twice (ignoring case); a mark on anything but a string, integer or boolean, or on a
 /// property not reached through `properties` alone.
 pub(crate) fn marked(schema: &Value) -> Result<Vec<Mirrored>, String> {

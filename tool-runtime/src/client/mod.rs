@@ -64,6 +64,7 @@ use crate::sync::lock;
 use params::{Arguments, RoundParams};
 use serde_json::{json, Map, Value};
 use session::{RequestOptions, Session};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -446,10 +447,10 @@ impl Client {
     /// marks; a call refused for them is sent again, once, as
     /// [`call`](Client::call) says. For [`start_task`](Client::start_task).
     async fn call_once(&self, name: &str, params: &Value) -> Result<Value, ClientError> {
-        let arguments = Arguments::Value(params["arguments"].clone());
+        let arguments = &params["arguments"];
         let headers = lock(&self.inner.tools)
             .get(name)
-            .map(|listed| self.param_headers(listed, &arguments))
+            .map(|listed| self.param_headers(listed, || Cow::Borrowed(arguments)))
             .unwrap_or_default();
         let first = self
             .request_with_headers("tools/call", params, headers.clone())
@@ -458,7 +459,7 @@ impl Client {
             Err(ClientError::Server { code, .. })
                 if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH =>
             {
-                match self.param_headers_listed_again(name, &arguments).await {
+                match self.param_headers_listed_again(name, arguments).await {
                     Some(again) if again != headers => {
                         self.request_with_headers("tools/call", params, again).await
                     }
@@ -540,9 +541,10 @@ impl Client {
         arguments: Arguments,
         mut round: Round<'_>,
     ) -> Result<T, ClientError> {
-        let listed = lock(&self.inner.tools)
-            .get(name)
-            .map(|listed| (self.param_headers(listed, &arguments), listed.needs_task));
+        let listed = lock(&self.inner.tools).get(name).map(|listed| {
+            let headers = self.param_headers(listed, || arguments.as_value());
+            (headers, listed.needs_task)
+        });
         if let Some((headers, needs_task)) = listed {
             round.as_task = needs_task;
             let params = RoundParams::named(name, arguments);
@@ -816,17 +818,21 @@ impl Client {
                 // The server wants arguments in headers this client did not know to write
                 // (the tool was not listed yet, or its schema changed): as the protocol
                 // asks, the tools are listed again and the call sent again, once, when the
-                // listing gives other headers than those sent. (Not a round of questions.)
+                // listing gives other headers than those sent (not a round of questions).
+                // A refusal the listing does not change (another header that disagrees, a
+                // proxy that drops them) is the caller's.
                 Err(refused @ ClientError::Server { code, .. })
                     if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH
                         && method == "tools/call"
                         && !std::mem::replace(&mut listed_again, true) =>
                 {
-                    let call = params.as_written().named(method).zip(params.arguments());
-                    let again = match call {
-                        Some((name, arguments)) => {
-                            self.param_headers_listed_again(name, &arguments).await
-                        }
+                    let again = match params.as_written().named(method) {
+                        Some(name) => match params.arguments() {
+                            Some(arguments) => {
+                                self.param_headers_listed_again(name, &arguments).await
+                            }
+                            None => None,
+                        },
                         None => None,
                     };
                     match again {
@@ -913,12 +919,17 @@ impl Client {
         )))
     }
 
-    /// The `Mcp-Param-*` headers of a call with `arguments` of tool `listed`: the arguments
-    /// it marks, over HTTP only (a process's link has no headers).
-    fn param_headers(&self, listed: &Listed, arguments: &Arguments) -> Vec<(String, String)> {
+    /// The `Mcp-Param-*` headers of a call of tool `listed` with the `arguments` given:
+    /// the arguments it marks, over HTTP only (a process's link has no headers). The
+    /// arguments are asked for only then (a mount's are read back from their text).
+    fn param_headers<'a>(
+        &self,
+        listed: &Listed,
+        arguments: impl FnOnce() -> Cow<'a, Value>,
+    ) -> Vec<(String, String)> {
         match self.inner.target {
             Target::Http(_) if !listed.mirrored.is_empty() => {
-                headers::for_call(&arguments.as_value(), &listed.mirrored)
+                headers::for_call(&arguments(), &listed.mirrored)
             }
             _ => Vec::new(),
         }
@@ -929,11 +940,14 @@ impl Client {
     async fn param_headers_listed_again(
         &self,
         name: &str,
-        arguments: &Arguments,
+        arguments: &Value,
     ) -> Option<Vec<(String, String)>> {
-        self.list_tools().await.ok()?;
+        if let Err(error) = self.list_tools().await {
+            tracing::debug!(%error, tool = name, "the tools could not be listed again for a call's headers");
+            return None;
+        }
         let tools = lock(&self.inner.tools);
-        Some(self.param_headers(tools.get(name)?, arguments))
+        Some(self.param_headers(tools.get(name)?, || Cow::Borrowed(arguments)))
     }
 }
 

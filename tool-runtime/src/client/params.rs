@@ -77,14 +77,14 @@ impl<'a> RoundParams<'a> {
         }
     }
 
-    /// The arguments of a call (only a call sent again with headers its first try lacked
-    /// needs them again); `None` for other params.
-    pub(crate) fn arguments(&self) -> Option<Arguments> {
+    /// The arguments (only a call sent again with headers its first try lacked needs
+    /// them again; written ones are read back); `None` when there are none.
+    pub(crate) fn arguments(&self) -> Option<Cow<'_, Value>> {
         match self {
-            RoundParams::Value(params) => params
-                .get("arguments")
-                .map(|arguments| Arguments::Value(arguments.clone())),
-            RoundParams::Call { arguments, .. } => Some(Arguments::Written(arguments.clone())),
+            RoundParams::Value(params) => params.get("arguments").map(Cow::Borrowed),
+            RoundParams::Call { arguments, .. } => Some(Cow::Owned(
+                serde_json::from_str(arguments).unwrap_or(Value::Null),
+            )),
         }
     }
 
@@ -201,6 +201,6 @@ mod tests {
         );
         assert_eq!(*held.as_value(), arguments);
         let params = RoundParams::named("add", text);
-        assert_eq!(*params.arguments().unwrap().as_value(), arguments);
+        assert_eq!(*params.arguments().unwrap(), arguments);
     }
 }

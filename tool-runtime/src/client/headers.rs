@@ -15,9 +15,9 @@ pub(crate) struct Mirrored {
 }
 
 /// The arguments `schema` (a tool's input schema) marks for headers; why the tool is left
-/// out of the tools listed when a mark breaks the rules: a name that is empty, not an HTTP token, or given
-/// twice (ignoring case); a mark on anything but a string, integer or boolean, or on a
-/// property not reached through `properties` alone.
+/// out of the tools listed when a mark breaks the rules: a name that is empty, not an HTTP
+/// token, or given twice (ignoring case); a mark on anything but a string, integer or
+/// boolean, or on a property not reached through `properties` alone.
 pub(crate) fn marked(schema: &Value) -> Result<Vec<Mirrored>, String> {
     let mut found = Vec::new();
     walk(schema, &mut Vec::new(), true, &mut found)?;

@@ -455,18 +455,15 @@ impl Client {
         let first = self
             .request_with_headers("tools/call", params, headers.clone())
             .await;
-        match first {
-            Err(ClientError::Server { code, .. })
-                if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH =>
-            {
-                match self.param_headers_listed_again(name, arguments).await {
-                    Some(again) if again != headers => {
-                        self.request_with_headers("tools/call", params, again).await
-                    }
-                    _ => first,
-                }
-            }
-            first => first,
+        let Err(refused) = &first else {
+            return first;
+        };
+        match self
+            .headers_for_refused(refused, name, arguments, &headers)
+            .await
+        {
+            Some(again) => self.request_with_headers("tools/call", params, again).await,
+            None => first,
         }
     }
 
@@ -811,38 +808,30 @@ impl Client {
                 ..RequestOptions::default()
             };
             let started = tokio::time::Instant::now();
-            let reply = match session
+            let reply = session
                 .request_reply(method, params.as_written(), options)
-                .await
-            {
-                // The server wants arguments in headers this client did not know to write
-                // (the tool was not listed yet, or its schema changed): as the protocol
-                // asks, the tools are listed again and the call sent again, once, when the
-                // listing gives other headers than those sent (not a round of questions).
-                // A refusal the listing does not change (another header that disagrees, a
-                // proxy that drops them) is the caller's.
-                Err(refused @ ClientError::Server { code, .. })
-                    if code == crate::mcp::jsonrpc::code::HEADER_MISMATCH
-                        && method == "tools/call"
-                        && !std::mem::replace(&mut listed_again, true) =>
+                .await;
+            // A call refused for its headers is sent again once, with the headers a new
+            // listing gives (not a round of questions).
+            let again = match &reply {
+                Err(refused)
+                    if method == "tools/call" && !std::mem::replace(&mut listed_again, true) =>
                 {
-                    let again = match params.as_written().named(method) {
-                        Some(name) => match params.arguments() {
-                            Some(arguments) => {
-                                self.param_headers_listed_again(name, &arguments).await
-                            }
-                            None => None,
-                        },
-                        None => None,
-                    };
-                    match again {
-                        Some(again) if again != headers => headers = again,
-                        _ => return Err(refused),
+                    match (params.as_written().named(method), params.arguments()) {
+                        (Some(name), Some(arguments)) => {
+                            self.headers_for_refused(refused, name, &arguments, &headers)
+                                .await
+                        }
+                        _ => None,
                     }
-                    continue;
                 }
-                reply => reply?,
+                _ => None,
             };
+            if let Some(again) = again {
+                headers = again;
+                continue;
+            }
+            let reply = reply?;
             if as_task {
                 // The call's time limit holds for the whole task, from the call on.
                 let limit = timeout.unwrap_or(session.timeout);
@@ -935,19 +924,33 @@ impl Client {
         }
     }
 
-    /// [`param_headers`](Self::param_headers) of tool `name` as the server's tools listed
-    /// now mark it; `None` when they cannot be listed or do not list it.
-    async fn param_headers_listed_again(
+    /// The headers to send a call of tool `name` with `arguments` again with, after the
+    /// server refused it with `refused` when it carried `sent`. The server wants arguments
+    /// in headers this client did not know to write (the tool was not listed yet, or its
+    /// schema changed): as the protocol asks, the tools are listed again, and the headers
+    /// that listing gives are the answer when they differ from those sent. A refusal the
+    /// listing does not change (another header that disagrees, a proxy that drops them),
+    /// or any other error, gives `None`: it is the caller's.
+    async fn headers_for_refused(
         &self,
+        refused: &ClientError,
         name: &str,
         arguments: &Value,
+        sent: &[(String, String)],
     ) -> Option<Vec<(String, String)>> {
+        let ClientError::Server { code, .. } = refused else {
+            return None;
+        };
+        if *code != crate::mcp::jsonrpc::code::HEADER_MISMATCH {
+            return None;
+        }
         if let Err(error) = self.list_tools().await {
             tracing::debug!(%error, tool = name, "the tools could not be listed again for a call's headers");
             return None;
         }
         let tools = lock(&self.inner.tools);
-        Some(self.param_headers(tools.get(name)?, || Cow::Borrowed(arguments)))
+        let again = self.param_headers(tools.get(name)?, || Cow::Borrowed(arguments));
+        (again != sent).then_some(again)
     }
 }
 

@@ -20,11 +20,14 @@ impl Arguments {
     pub(crate) fn as_value(&self) -> Cow<'_, Value> {
         match self {
             Arguments::Value(value) => Cow::Borrowed(value),
-            Arguments::Written(text) => {
-                Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null))
-            }
+            Arguments::Written(text) => Cow::Owned(read_back(text)),
         }
     }
+}
+
+/// Arguments written as text, read back as a value (`null` for text the reader cannot hold).
+fn read_back(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// The params of a request that may take several rounds, each sending them again with what
@@ -82,9 +85,7 @@ impl<'a> RoundParams<'a> {
     pub(crate) fn arguments(&self) -> Option<Cow<'_, Value>> {
         match self {
             RoundParams::Value(params) => params.get("arguments").map(Cow::Borrowed),
-            RoundParams::Call { arguments, .. } => Some(Cow::Owned(
-                serde_json::from_str(arguments).unwrap_or(Value::Null),
-            )),
+            RoundParams::Call { arguments, .. } => Some(Cow::Owned(read_back(arguments))),
         }
     }
 

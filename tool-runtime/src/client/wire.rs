@@ -430,15 +430,8 @@ impl Params<'_> {
         let empty = Map::new();
         out.push(b'{');
         let mut first = true;
-        let own = match self.params {
-            ParamsOf::Value(params) => {
-                let params = params.as_object().unwrap_or(&empty);
-                for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
-                    entry(out, &mut first, key)?;
-                    serde_json::to_writer(&mut *out, value)?;
-                }
-                params.get("_meta")
-            }
+        let members = match self.params {
+            ParamsOf::Value(params) => params.as_object().unwrap_or(&empty),
             ParamsOf::Call {
                 name,
                 arguments,
@@ -448,13 +441,14 @@ impl Params<'_> {
                 serde_json::to_writer(&mut *out, name)?;
                 entry(out, &mut first, "arguments")?;
                 out.extend_from_slice(arguments.as_bytes());
-                for (key, value) in added.iter().filter(|(key, _)| *key != "_meta") {
-                    entry(out, &mut first, key)?;
-                    serde_json::to_writer(&mut *out, value)?;
-                }
-                added.get("_meta")
+                added
             }
         };
+        for (key, value) in members.iter().filter(|(key, _)| *key != "_meta") {
+            entry(out, &mut first, key)?;
+            serde_json::to_writer(&mut *out, value)?;
+        }
+        let own = members.get("_meta");
         if own.is_some() || self.speaker.is_some() || !self.added.is_empty() {
             entry(out, &mut first, "_meta")?;
             out.push(b'{');

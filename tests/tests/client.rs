@@ -271,16 +271,13 @@ async fn a_server_that_never_takes_a_notification_cannot_hold_up_the_connect() {
     }
 }
 
-/// A server over stdio, in Python's standard library, that says nothing to
-/// `server/discover` until it has read another request. `late`: one of 2026-07-28 slow to
-/// answer (it answers `server/discover` then, and refuses `initialize` as a connection
-/// already serving 2026-07-28). `silent`: one of the handshake era that never answers a
-/// method it does not know. Either way it answers `tools/call` with the protocol version
-/// the call carried in its `_meta` (which only 2026-07-28 has).
-const SLOW_TO_DISCOVER: &str = r#"
+/// The source of a server over stdio scripted in Python (its standard library alone):
+/// `send` answers request `id` with its result or its error; `body` reads the messages.
+macro_rules! scripted_server {
+    ($body:literal) => {
+        concat!(
+            r#"
 import json, sys
-mode = sys.argv[1]
-held = None
 def send(id, result=None, error=None):
     answer = {"jsonrpc": "2.0", "id": id}
     if error is None:
@@ -288,6 +285,22 @@ def send(id, result=None, error=None):
     else:
         answer["error"] = error
     print(json.dumps(answer), flush=True)
+"#,
+            $body
+        )
+    };
+}
+
+/// A server over stdio, in Python's standard library, that says nothing to
+/// `server/discover` until it has read another request. `late`: one of 2026-07-28 slow to
+/// answer (it answers `server/discover` then, and refuses `initialize` as a connection
+/// already serving 2026-07-28). `silent`: one of the handshake era that never answers a
+/// method it does not know. Either way it answers `tools/call` with the protocol version
+/// the call carried in its `_meta` (which only 2026-07-28 has).
+const SLOW_TO_DISCOVER: &str = scripted_server!(
+    r#"
+mode = sys.argv[1]
+held = None
 for line in sys.stdin:
     message = json.loads(line)
     if "id" not in message:
@@ -312,20 +325,14 @@ for line in sys.stdin:
         send(message["id"], {"content": [{"type": "text", "text": carried}]})
     else:
         send(message["id"], error={"code": -32601, "message": "no such method"})
-"#;
+"#
+);
 
 /// A server that refuses its `echo` calls for their headers whatever they carry (as when a
 /// proxy drops them), and answers `counts` with how many calls and listings it was sent.
-const REFUSES_HEADERS: &str = r#"
-import json, sys
+const REFUSES_HEADERS: &str = scripted_server!(
+    r#"
 sent = {"tools/call": 0, "tools/list": 0}
-def send(id, result=None, error=None):
-    answer = {"jsonrpc": "2.0", "id": id}
-    if error is None:
-        answer["result"] = result
-    else:
-        answer["error"] = error
-    print(json.dumps(answer), flush=True)
 for line in sys.stdin:
     message = json.loads(line)
     if "id" not in message:
@@ -344,7 +351,8 @@ for line in sys.stdin:
         send(message["id"], {"content": [{"type": "text", "text": json.dumps(sent)}]})
     else:
         send(message["id"], error={"code": -32601, "message": "no such method"})
-"#;
+"#
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_refused_for_headers_a_new_listing_does_not_change_is_not_sent_again() {

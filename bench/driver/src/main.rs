@@ -11,9 +11,14 @@
 //!     one) | task (a 2025-11-25 call of `wait_task` that becomes a task at once: its
 //!     latency is the task's creation); the server command gets `--http 127.0.0.1:<port>`
 //!     style arguments from the caller
+//! driver round-trip <round trips> [pipe|tcp]
+//!     the machine's own cost of one process waking another and being woken back: a byte
+//!     sent to a child (this program again, as `driver echo`) over a pipe, or over a TCP
+//!     connection on 127.0.0.1, and read back; the parent's and the child's CPU per round
+//!     trip (the least any relay pays per hop)
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -22,6 +27,15 @@ const IN_FLIGHT: usize = 64;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("echo") => return echo(args.get(1)),
+        Some("round-trip") => {
+            let over = args.get(2).map_or("pipe", String::as_str);
+            println!("{}", round_trip(args[1].parse().unwrap(), over));
+            return;
+        }
+        _ => {}
+    }
     let split = args
         .iter()
         .position(|a| a == "--")
@@ -54,6 +68,81 @@ fn spawn(command: &[String], stdin: Stdio, stdout: Stdio) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"))
+}
+
+/// Sends back each byte read, until the input ends: the child of `round-trip`. Over its
+/// stdin and stdout, or over a TCP connection to the port given.
+fn echo(port: Option<&String>) {
+    let mut byte = [0u8; 1];
+    let mut answer = |input: &mut dyn Read, output: &mut dyn Write| {
+        while matches!(input.read(&mut byte), Ok(1)) {
+            output.write_all(&byte).unwrap();
+            output.flush().unwrap();
+        }
+    };
+    match port {
+        Some(port) => {
+            let stream = std::net::TcpStream::connect(("127.0.0.1", port.parse().unwrap()))
+                .expect("cannot reach the round trip's port");
+            stream.set_nodelay(true).unwrap();
+            answer(&mut &stream, &mut &stream);
+        }
+        None => answer(&mut std::io::stdin().lock(), &mut std::io::stdout().lock()),
+    }
+}
+
+/// One byte to a child and back, `trips` times, one at a time, over a pipe or TCP: what
+/// waking another process and being woken by it costs on this machine, with no server's
+/// work at all.
+fn round_trip(trips: u64, over: &str) -> Value {
+    let me = std::env::current_exe().expect("the driver's own path");
+    let mut command = Command::new(me);
+    command.arg("echo");
+    let (mut child, mut to, mut from): (Child, Box<dyn Write>, Box<dyn Read>) = match over {
+        "tcp" => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let child = command
+                .arg(port.to_string())
+                .spawn()
+                .expect("cannot start the echo child");
+            let (stream, _) = listener.accept().unwrap();
+            stream.set_nodelay(true).unwrap();
+            (
+                child,
+                Box::new(stream.try_clone().unwrap()),
+                Box::new(stream),
+            )
+        }
+        _ => {
+            let mut child = command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("cannot start the echo child");
+            let (to, from) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+            (child, Box::new(to), Box::new(from))
+        }
+    };
+    let (me, them) = (std::process::id(), child.id());
+    let (mine_before, theirs_before) = (cpu_ns(me), cpu_ns(them));
+    let began = Instant::now();
+    let mut byte = [7u8; 1];
+    for _ in 0..trips {
+        to.write_all(&byte).unwrap();
+        from.read_exact(&mut byte).unwrap();
+    }
+    let elapsed = began.elapsed();
+    let (mine, theirs) = (cpu_ns(me) - mine_before, cpu_ns(them) - theirs_before);
+    drop((to, from));
+    let _ = child.wait();
+    json!({
+        "over": over,
+        "round_trips": trips,
+        "us_per_round_trip": elapsed.as_secs_f64() * 1e6 / trips as f64,
+        "cpu_us_per_round_trip": mine as f64 / 1000.0 / trips as f64,
+        "child_cpu_us_per_round_trip": theirs as f64 / 1000.0 / trips as f64,
+    })
 }
 
 /// On-CPU nanoseconds of every thread of the process so far.

@@ -539,7 +539,9 @@ impl Http {
             let Some(id) = id else {
                 return Ok(());
             };
-            return self.resume(session, id, cursor).await;
+            // Boxed: a stream cut short is rare, and its state would otherwise be part of
+            // every request's future, moved and copied with it.
+            return Box::pin(self.resume(session, id, cursor)).await;
         }
         let body = read_body(response, self.0.limit).await?;
         if status == StatusCode::NOT_FOUND && lock(&self.0.session_id).is_some() {

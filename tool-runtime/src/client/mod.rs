@@ -387,6 +387,19 @@ impl Client {
     /// The server's connection, connecting (again) when there is none; after failures, not
     /// before the wait since the last one has passed.
     async fn session(&self) -> Result<Arc<Session>, ClientError> {
+        // Nearly always the connection is there and nobody is connecting: it is taken at
+        // once. Connecting is boxed, so that its state is not part of every request's
+        // future (several kilobytes, moved and copied with it).
+        if let Ok(slot) = self.inner.session.try_lock() {
+            if let Some(session) = slot.as_ref().filter(|s| !s.is_dead()) {
+                return Ok(Arc::clone(session));
+            }
+        }
+        Box::pin(self.connect_session()).await
+    }
+
+    /// [`session`](Client::session) when the connection may have to be made.
+    async fn connect_session(&self) -> Result<Arc<Session>, ClientError> {
         let mut slot = self.inner.session.lock().await;
         if let Some(session) = slot.as_ref().filter(|s| !s.is_dead()) {
             return Ok(Arc::clone(session));
@@ -547,10 +560,22 @@ impl Client {
             let params = RoundParams::named(name, arguments);
             return self.rounds("tools/call", params, headers, round).await;
         }
-        // A tool not listed yet may require a task, which only its listing says; a
-        // handshake-era server refuses such a call without running it, as a method it does
-        // not know. Then the tools are listed, and a tool that requires a task is called
-        // again as one. (At 2026-07-28 the server makes the call a task by itself.)
+        // Boxed: a tool is called before it is listed mostly once, and the listing this
+        // may take would otherwise be part of every call's future.
+        Box::pin(self.call_unlisted(name, arguments, round)).await
+    }
+
+    /// [`call_with`](Client::call_with) for tool `name`, not listed yet. It may require a
+    /// task, which only its listing says; a handshake-era server refuses such a call
+    /// without running it, as a method it does not know. Then the tools are listed, and a
+    /// tool that requires a task is called again as one. (At 2026-07-28 the server makes
+    /// the call a task by itself.)
+    async fn call_unlisted<T: wire::RoundResult>(
+        &self,
+        name: &str,
+        arguments: Arguments,
+        round: Round<'_>,
+    ) -> Result<T, ClientError> {
         let handshake = self.session().await?.era() == Era::Handshake;
         let again = handshake.then(|| {
             let round = Round {
@@ -812,14 +837,16 @@ impl Client {
                 .request_reply(method, params.as_written(), options)
                 .await;
             // A call refused for its headers is sent again once, with the headers a new
-            // listing gives (not a round of questions).
+            // listing gives (not a round of questions). This and following a task are
+            // boxed where they are awaited: they are rare, and their state would otherwise
+            // be part of every request's future, moved and copied with it.
             let again = match &reply {
                 Err(refused)
                     if method == "tools/call" && !std::mem::replace(&mut listed_again, true) =>
                 {
                     match (params.as_written().named(method), params.arguments()) {
                         (Some(name), Some(arguments)) => {
-                            self.headers_for_refused(refused, name, &arguments, &headers)
+                            Box::pin(self.headers_for_refused(refused, name, &arguments, &headers))
                                 .await
                         }
                         _ => None,
@@ -844,7 +871,7 @@ impl Client {
                 let raw = reply
                     .into_result()
                     .map_err(|why| wire::unreadable(method, &why))?;
-                let result = tasks::follow_handshake(self, &session, &raw, following);
+                let result = Box::pin(tasks::follow_handshake(self, &session, &raw, following));
                 return wire::read_result(method, &result.await?);
             }
             let read: T = wire::read_reply(method, &reply)?;
@@ -863,7 +890,7 @@ impl Client {
                 // dropped, which cancels the task on the server.
                 let limit = timeout.unwrap_or(session.timeout);
                 let followed = tasks::follow(self, &session, asked, task, round.statuses.as_ref());
-                return match tokio::time::timeout(limit, followed).await {
+                return match tokio::time::timeout(limit, Box::pin(followed)).await {
                     // Read as the answer would have been, had it come at once.
                     Ok(outcome) => serde_json::value::to_raw_value(&outcome?)
                         .map_err(|error| ClientError::protocol(error.to_string()))

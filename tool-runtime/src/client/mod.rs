@@ -560,8 +560,9 @@ impl Client {
             let params = RoundParams::named(name, arguments);
             return self.rounds("tools/call", params, headers, round).await;
         }
-        // Boxed: a tool is called before it is listed mostly once, and the listing this
-        // may take would otherwise be part of every call's future.
+        // Boxed: a call of a tool not listed yet is the rarer path (a mount lists its tools
+        // first), and the listing it may take would otherwise be part of every call's
+        // future.
         Box::pin(self.call_unlisted(name, arguments, round)).await
     }
 

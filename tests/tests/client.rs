@@ -330,8 +330,10 @@ for line in sys.stdin:
 
 /// A server that refuses its `echo` calls for their headers whatever they carry (as when a
 /// proxy drops them), and answers `counts` with how many calls and listings it was sent.
+/// `silent-listing`: it never answers `tools/list`.
 const REFUSES_HEADERS: &str = scripted_server!(
     r#"
+mode = sys.argv[1] if len(sys.argv) > 1 else ""
 sent = {"tools/call": 0, "tools/list": 0}
 for line in sys.stdin:
     message = json.loads(line)
@@ -343,6 +345,8 @@ for line in sys.stdin:
     if method == "server/discover":
         send(message["id"], {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
                              "serverInfo": {"name": "refuses-headers", "version": "1"}})
+    elif method == "tools/list" and mode == "silent-listing":
+        continue
     elif method == "tools/list":
         send(message["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
     elif method == "tools/call" and message["params"]["name"] == "echo":
@@ -373,6 +377,29 @@ async fn a_call_refused_for_headers_a_new_listing_does_not_change_is_not_sent_ag
     let counts = client.call_tool("counts", json!({})).await.unwrap();
     let counts: Value = serde_json::from_str(&counts.text()).unwrap();
     assert_eq!(counts, json!({"tools/call": 2, "tools/list": 1}));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listing_a_call_refused_for_headers_takes_has_the_calls_time_limit() {
+    let script = PythonScript::new("refuses-headers-silent-listing", REFUSES_HEADERS);
+    let target = Target::Command(script.command(&["silent-listing"]));
+    // The client's own limit is far past the test's patience; the call's is short. The
+    // server never answers the listing the refusal asks for, so only a time limit ends it.
+    let client = Client::builder()
+        .timeout(Duration::from_secs(3600))
+        .connect_to(target)
+        .await
+        .unwrap();
+    let call = client.call("echo", json!({}), None, Some(Duration::from_millis(300)));
+    let refused = tokio::time::timeout(*PATIENCE, call)
+        .await
+        .expect("the listing ended with the call's time limit, not the client's")
+        .unwrap_err();
+    assert!(
+        matches!(refused, ClientError::Server { code: -32020, .. }),
+        "a listing that fails leaves the server's refusal the caller's: {refused:?}"
+    );
     client.close().await;
 }
 

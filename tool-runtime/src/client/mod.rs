@@ -472,7 +472,7 @@ impl Client {
             return first;
         };
         match self
-            .headers_for_refused(refused, name, arguments, &headers)
+            .headers_for_refused(refused, name, arguments, &headers, self.timeout)
             .await
         {
             Some(again) => self.request_with_headers("tools/call", params, again).await,
@@ -522,7 +522,8 @@ impl Client {
     /// Over HTTP, arguments the tool's listing marks for headers (`x-mcp-header`) are
     /// written in them too. When a server refuses the call because its headers do not
     /// match it (the tools were not listed yet, or the tool changed since), its tools are
-    /// listed again, and if that gives other headers the call is sent again, once.
+    /// listed again, within the call's time limit, and if that gives other headers the call
+    /// is sent again, once.
     pub async fn call(
         &self,
         name: &str,
@@ -847,8 +848,12 @@ impl Client {
                 {
                     match (params.as_written().named(method), params.arguments()) {
                         (Some(name), Some(arguments)) => {
-                            Box::pin(self.headers_for_refused(refused, name, &arguments, &headers))
-                                .await
+                            Box::pin(
+                                self.headers_for_refused(
+                                    refused, name, &arguments, &headers, timeout,
+                                ),
+                            )
+                            .await
                         }
                         _ => None,
                     }
@@ -955,8 +960,9 @@ impl Client {
     /// The headers to send a call of tool `name` with `arguments` again with, after the
     /// server refused it with `refused` when it carried `sent`. The server wants arguments
     /// in headers this client did not know to write (the tool was not listed yet, or its
-    /// schema changed): as the protocol asks, the tools are listed again, and the headers
-    /// that listing gives are the answer when they differ from those sent. A refusal the
+    /// schema changed): as the protocol asks, the tools are listed again (within `timeout`,
+    /// the call's time limit), and the headers that listing gives are the answer when they
+    /// differ from those sent. A refusal the
     /// listing does not change (another header that disagrees, a proxy that drops them),
     /// or any other error, gives `None`: it is the caller's.
     async fn headers_for_refused(
@@ -965,6 +971,7 @@ impl Client {
         name: &str,
         arguments: &Value,
         sent: &[(String, String)],
+        timeout: Option<Duration>,
     ) -> Option<Vec<(String, String)>> {
         let ClientError::Server { code, .. } = refused else {
             return None;
@@ -972,7 +979,12 @@ impl Client {
         if *code != crate::mcp::jsonrpc::code::HEADER_MISMATCH {
             return None;
         }
-        if let Err(error) = self.list_tools().await {
+        // The listing is part of the call: it has the call's time limit, not the client's.
+        let listing = Client {
+            inner: Arc::clone(&self.inner),
+            timeout,
+        };
+        if let Err(error) = listing.list_tools().await {
             tracing::debug!(%error, tool = name, "the tools could not be listed again for a call's headers");
             return None;
         }

@@ -13,6 +13,10 @@ use super::session::{Failure, Session};
 use super::wire;
 use crate::mcp::era::Era;
 use crate::mcp::header_values;
+use crate::mcp::header_values::names::{
+    METHOD as METHOD_HEADER, NAME as NAME_HEADER, SESSION as SESSION_HEADER,
+    VERSION as VERSION_HEADER,
+};
 use crate::mcp::SUPPORTED_VERSIONS;
 use crate::sync::lock;
 use bytes::Bytes;
@@ -94,10 +98,7 @@ impl Http {
         // Before `initialize` is answered there is no version to name.
         if era == Era::PerRequest || lock(&self.0.session_id).is_some() || method.is_none() {
             if let Some(version) = &spoken.version {
-                headers.insert(
-                    HeaderName::from_static(header_values::VERSION),
-                    version.clone(),
-                );
+                headers.insert(VERSION_HEADER.clone(), version.clone());
             }
         }
         let mut put = |name: HeaderName, value: Option<HeaderValue>| {
@@ -106,21 +107,18 @@ impl Http {
             }
         };
         if let Some(id) = lock(&self.0.session_id).clone() {
-            put(
-                HeaderName::from_static(header_values::SESSION),
-                HeaderValue::from_str(&id).ok(),
-            );
+            put(SESSION_HEADER.clone(), HeaderValue::from_str(&id).ok());
         }
         if era == Era::PerRequest {
             if let Some(method) = method {
                 put(
-                    HeaderName::from_static(header_values::METHOD),
+                    METHOD_HEADER.clone(),
                     known_or_copied(method, &FREQUENT_METHODS),
                 );
             }
             if let Some(name) = about.name {
                 put(
-                    HeaderName::from_static(header_values::NAME),
+                    NAME_HEADER.clone(),
                     HeaderValue::from_str(&header_values::encode(name)).ok(),
                 );
             }
@@ -352,12 +350,9 @@ impl Http {
             let mut headers =
                 http.headers(&Spoken::now(&session), &About::default(), &authorization);
             // The session's own era names it, not the one spoken now.
-            for (name, value) in [
-                (header_values::SESSION, &id),
-                (header_values::VERSION, &version),
-            ] {
+            for (name, value) in [(&SESSION_HEADER, &id), (&VERSION_HEADER, &version)] {
                 if let Ok(value) = HeaderValue::from_str(value) {
-                    headers.insert(HeaderName::from_static(name), value);
+                    headers.insert(name, value);
                 }
             }
             let deleted = http.send(Method::DELETE, headers);
@@ -490,7 +485,7 @@ impl Http {
         let status = response.status();
         if let Some(given) = response
             .headers()
-            .get(header_values::SESSION)
+            .get(&SESSION_HEADER)
             .and_then(|value| value.to_str().ok())
             .filter(|_| opens_session)
         {

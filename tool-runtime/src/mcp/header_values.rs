@@ -19,6 +19,23 @@ pub(crate) const METHOD: &str = "mcp-method";
 #[cfg_attr(not(any(feature = "client", feature = "http")), allow(dead_code))]
 pub(crate) const NAME: &str = "mcp-name";
 
+/// The same headers as names, made once for both roles: a header map finds a name by its
+/// hash at once, where a name given as text is read and checked byte by byte first, and
+/// one made from text each time is checked each time.
+#[cfg(any(feature = "client", feature = "http"))]
+pub(crate) mod names {
+    use hyper::header::HeaderName;
+
+    /// `Mcp-Session-Id`.
+    pub(crate) static SESSION: HeaderName = HeaderName::from_static(super::SESSION);
+    /// `MCP-Protocol-Version`.
+    pub(crate) static VERSION: HeaderName = HeaderName::from_static(super::VERSION);
+    /// `Mcp-Method`.
+    pub(crate) static METHOD: HeaderName = HeaderName::from_static(super::METHOD);
+    /// `Mcp-Name`.
+    pub(crate) static NAME: HeaderName = HeaderName::from_static(super::NAME);
+}
+
 // A client writes (feature `client`), a server over HTTP reads (feature `http`); a build
 // with one of them uses half of this module.
 /// The header text of a tool argument's value: a string as it is (encoded when it must

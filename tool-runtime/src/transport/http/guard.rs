@@ -83,7 +83,7 @@ fn check_host_and_origin(app: &App, parts: &Parts) -> Result<(), Box<Response>> 
         return Ok(());
     }
     let headers = &parts.headers;
-    let host = header_str(headers, header::HOST.as_str()).unwrap_or("");
+    let host = header_str(headers, header::HOST).unwrap_or("");
     if !host_allowed(host, &options.allowed_hosts) {
         let message = format!(
             "forbidden: this server does not answer for the Host {host:?} (it answers for {}); \
@@ -120,7 +120,7 @@ fn check_host_and_origin(app: &App, parts: &Parts) -> Result<(), Box<Response>> 
 /// when there is one; the refusal (401) otherwise.
 fn authenticate(app: &App, parts: &Parts, caller: Caller) -> Result<Caller, Box<Response>> {
     let options = &app.options;
-    let authorization = header_str(&parts.headers, header::AUTHORIZATION.as_str());
+    let authorization = header_str(&parts.headers, header::AUTHORIZATION);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &options.oauth {
         if parts.uri.path().starts_with(super::oauth::METADATA_PATH) {

@@ -42,7 +42,7 @@ use guard::bearer;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::mcp::header_values::{
+use crate::mcp::header_values::names::{
     METHOD as METHOD_HEADER, NAME as NAME_HEADER, SESSION as SESSION_HEADER,
     VERSION as VERSION_HEADER,
 };
@@ -204,10 +204,7 @@ fn router_and_app(server: McpServer, options: HttpOptions) -> (Router, Arc<App>)
                     .allow_headers(tower_http::cors::Any)
                     // A browser client reads the session id, and the challenge of a 401
                     // or 403 that says where to get a token and with which scopes.
-                    .expose_headers([
-                        header::HeaderName::from_static(SESSION_HEADER),
-                        header::WWW_AUTHENTICATE,
-                    ]),
+                    .expose_headers([SESSION_HEADER.clone(), header::WWW_AUTHENTICATE]),
             );
         }
     }

@@ -140,7 +140,7 @@ pub(super) fn accept_includes(accept: &str, media_type: &str) -> bool {
 }
 
 /// A header's value, without the whitespace around it (which HTTP says is not part of it).
-pub(super) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

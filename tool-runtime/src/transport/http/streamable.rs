@@ -16,7 +16,7 @@ use crate::mcp::jsonrpc::{code, RequestId};
 use crate::mcp::params::{CancelledParams, MethodParams};
 use crate::mcp::Read;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
@@ -114,7 +114,7 @@ pub(super) async fn mcp_post(
     // The body is read once, and its era decided once, here; the connection is handed both.
     // A version header that is not ASCII is no version we serve, not an absent header.
     let version = headers
-        .get(VERSION_HEADER)
+        .get(&VERSION_HEADER)
         .map(|value| match value.to_str() {
             Ok(text) => std::borrow::Cow::Borrowed(text.trim_matches([' ', '\t'])),
             Err(_) => String::from_utf8_lossy(value.as_bytes()),
@@ -277,7 +277,7 @@ async fn session_of(
             ..fresh(Era::Handshake)
         });
     }
-    if let Some(session) = header_str(headers, SESSION_HEADER) {
+    if let Some(session) = header_str(headers, &SESSION_HEADER) {
         return match app.sessions.get(session, caller).await {
             Err(Unreachable) => Err(Box::new(store_unreachable(read.id()))),
             Ok(Some(connection)) => Ok(Routed {
@@ -328,7 +328,7 @@ async fn respond(
         }
         return answer_opening(app, routed, caller, request_id.as_ref(), first).await;
     }
-    let accept = header_str(headers, header::ACCEPT.as_str()).unwrap_or("*/*");
+    let accept = header_str(headers, header::ACCEPT).unwrap_or("*/*");
     let takes_sse = accept_includes(accept, "text/event-stream");
     let takes_json = accept_includes(accept, "application/json");
     // An `initialize` is answered as JSON with its session, whenever its answer comes.
@@ -391,7 +391,7 @@ async fn answer_opening(
                 Err(NotOpened::Unreachable) => return store_unreachable(request_id),
                 Err(NotOpened::Full(most)) => return sessions_full(request_id, most),
             }
-            response.headers_mut().insert(SESSION_HEADER, value);
+            response.headers_mut().insert(&SESSION_HEADER, value);
         }
     }
     response
@@ -425,7 +425,7 @@ fn check_standard_headers(
         expect_header(headers, name, shown, expected, body_says)
     };
     expect(
-        VERSION_HEADER,
+        &VERSION_HEADER,
         "MCP-Protocol-Version",
         version,
         "_meta names",
@@ -434,13 +434,13 @@ fn check_standard_headers(
         return Ok(());
     };
     expect(
-        METHOD_HEADER,
+        &METHOD_HEADER,
         "Mcp-Method",
         method,
         "the request's method is",
     )?;
     if let Some(named) = read.asked().and_then(MethodParams::named) {
-        expect(NAME_HEADER, "Mcp-Name", named, "the request names")?;
+        expect(&NAME_HEADER, "Mcp-Name", named, "the request names")?;
     }
     Ok(())
 }
@@ -449,7 +449,7 @@ fn check_standard_headers(
 /// says what came and what the body says (`body_says` introduces the body's value).
 fn expect_header(
     headers: &HeaderMap,
-    name: &str,
+    name: &HeaderName,
     shown: &str,
     expected: &str,
     body_says: &str,
@@ -533,7 +533,7 @@ pub(super) async fn mcp_get(
     headers: HeaderMap,
 ) -> Response {
     // GET only ever opens an event stream; a client that cannot take one gets nothing else.
-    let accept = header_str(&headers, header::ACCEPT.as_str()).unwrap_or("");
+    let accept = header_str(&headers, header::ACCEPT).unwrap_or("");
     if !accept_includes(accept, "text/event-stream") {
         return plain(
             StatusCode::NOT_ACCEPTABLE,
@@ -541,7 +541,7 @@ pub(super) async fn mcp_get(
              text/event-stream",
         );
     }
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(&headers, &SESSION_HEADER) else {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
             "method not allowed: GET needs an Mcp-Session-Id",
@@ -567,7 +567,7 @@ pub(super) async fn mcp_delete(
     Admitted(caller): Admitted,
     headers: HeaderMap,
 ) -> Response {
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(&headers, &SESSION_HEADER) else {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
             "method not allowed: DELETE needs an Mcp-Session-Id",

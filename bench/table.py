@@ -45,46 +45,42 @@ if any(server != "ours" and run for (server, _), run in runs.items() if server i
             print(f"| {scenario} | {label} | " + " | ".join(cells) + f" | {ratio(values[0], values[1])} | {ratio(values[0], values[3])} |")
 
 
-# Through a mount: the front server's CPU per call is what the mount adds, against a relay
-# that does the least a mount must (the floor of a mount, on the same machine in the same
-# run); latency against calling the upstream (ours) directly.
-mounted = [scenario for scenario in order if runs[("mounted", scenario)]]
-if mounted:
+def mount_table(placed, title, compared):
+    """A table of the mount's rows recorded as `mounted` + `placed`: the front server's CPU
+    per call, which is what the mount adds, against a relay that does the least a mount
+    must (`floor-relay` + `placed`, on the same machine in the same run); then the columns
+    `compared`, each a heading and the server, field and digits of its cell."""
+    front_server, relay_server = "mounted" + placed, "floor-relay" + placed
+    scenarios = [scenario for scenario in order if runs[(front_server, scenario)]]
+    if not scenarios:
+        return
+    headings = ["front server CPU µs/call (added)", "a bare relay's CPU µs/call (the floor)", "ours / the relay"]
+    headings += [heading for heading, _, _, _ in compared]
     print()
-    print("| scenario, through a mount | front server CPU µs/call (added) | a bare relay's CPU µs/call (the floor) | ours / the relay | p50 µs direct | p50 µs through the mount | requests/s direct | requests/s through the mount |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for scenario in mounted:
-        front = median("mounted", scenario, "cpu_us_per_request")
-        relay = median("floor-relay", scenario, "cpu_us_per_request")
-        cells = [
-            show(front, 2),
-            show(relay, 2),
-            ratio(front, relay),
-            show(median("ours", scenario, "p50_us")),
-            show(median("mounted", scenario, "p50_us")),
-            show(median("ours", scenario, "rps"), 0),
-            show(median("mounted", scenario, "rps"), 0),
-        ]
+    print(f"| {title} | " + " | ".join(headings) + " |")
+    print("|" + " --- |" * (len(headings) + 1))
+    for scenario in scenarios:
+        front = median(front_server, scenario, "cpu_us_per_request")
+        relay = median(relay_server, scenario, "cpu_us_per_request")
+        cells = [show(front, 2), show(relay, 2), ratio(front, relay)]
+        cells += [show(median(server, scenario, field), digits) for _, server, field, digits in compared]
         print(f"| {scenario} | " + " | ".join(cells) + " |")
 
+
+# Through a mount, as the machine places the processes: latency and throughput against
+# calling the upstream (ours) directly.
+mount_table("", "scenario, through a mount", [
+    ("p50 µs direct", "ours", "p50_us", 1),
+    ("p50 µs through the mount", "mounted", "p50_us", 1),
+    ("requests/s direct", "ours", "rps", 0),
+    ("requests/s through the mount", "mounted", "rps", 0),
+])
 # The same with every process of a row on one CPU: no idle CPU to wake on each hop.
 PINNED = " on one CPU"
-pinned = [scenario for scenario in order if runs[("mounted" + PINNED, scenario)]]
-if pinned:
-    print()
-    print("| scenario, through a mount, every process on one CPU | front server CPU µs/call (added) | a bare relay's CPU µs/call (the floor) | ours / the relay | p50 µs through the mount | p50 µs through the relay |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for scenario in pinned:
-        front = median("mounted" + PINNED, scenario, "cpu_us_per_request")
-        relay = median("floor-relay" + PINNED, scenario, "cpu_us_per_request")
-        cells = [
-            show(front, 2),
-            show(relay, 2),
-            ratio(front, relay),
-            show(median("mounted" + PINNED, scenario, "p50_us")),
-            show(median("floor-relay" + PINNED, scenario, "p50_us")),
-        ]
-        print(f"| {scenario} | " + " | ".join(cells) + " |")
+mount_table(PINNED, "scenario, through a mount, every process on one CPU", [
+    ("p50 µs through the mount", "mounted" + PINNED, "p50_us", 1),
+    ("p50 µs through the relay", "floor-relay" + PINNED, "p50_us", 1),
+])
 
 # What the machine charges for waking a process and being woken back, with no server.
 trips = [scenario for scenario in order if runs[("machine", scenario)]]

@@ -380,27 +380,59 @@ async fn a_call_refused_for_headers_a_new_listing_does_not_change_is_not_sent_ag
     client.close().await;
 }
 
+/// A handshake-era server that knows no method but `initialize` (a tool that requires a
+/// task, called as a plain call, is refused so) and never answers `tools/list`.
+const KNOWS_NOTHING_LISTS_NOTHING: &str = scripted_server!(
+    r#"
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        send(message["id"], {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "lists-nothing", "version": "1"}})
+    elif method != "tools/list":
+        send(message["id"], error={"code": -32601, "message": "no such method"})
+"#
+);
+
+/// A call can make the client list the tools on its way: a 2026-07-28 server refused it for
+/// its headers, or a handshake-era one as a method it does not know (the tool may require a
+/// task). That listing has the call's time limit, not the client's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_listing_a_call_refused_for_headers_takes_has_the_calls_time_limit() {
-    let script = PythonScript::new("refuses-headers-silent-listing", REFUSES_HEADERS);
-    let target = Target::Command(script.command(&["silent-listing"]));
-    // The client's own limit is far past the test's patience; the call's is short. The
-    // server never answers the listing the refusal asks for, so only a time limit ends it.
-    let client = Client::builder()
-        .timeout(Duration::from_secs(3600))
-        .connect_to(target)
-        .await
-        .unwrap();
-    let call = client.call("echo", json!({}), None, Some(Duration::from_millis(300)));
-    let refused = tokio::time::timeout(*PATIENCE, call)
-        .await
-        .expect("the listing ended with the call's time limit, not the client's")
-        .unwrap_err();
-    assert!(
-        matches!(refused, ClientError::Server { code: -32020, .. }),
-        "a listing that fails leaves the server's refusal the caller's: {refused:?}"
-    );
-    client.close().await;
+async fn a_listing_a_call_takes_on_its_way_has_the_calls_time_limit() {
+    let refuses = PythonScript::new("refuses-headers-silent-listing", REFUSES_HEADERS);
+    let knows_nothing = PythonScript::new("knows-nothing", KNOWS_NOTHING_LISTS_NOTHING);
+    let cases = [
+        (
+            "refused for headers",
+            refuses.command(&["silent-listing"]),
+            false,
+            -32020,
+        ),
+        ("not known", knows_nothing.command(&[]), true, -32601),
+    ];
+    for (case, command, handshake, code) in cases {
+        // The client's own limit is far past the test's patience; the call's is short. The
+        // server never answers the listing, so only a time limit ends it.
+        let client = Client::builder()
+            .timeout(Duration::from_secs(3600))
+            .handshake_era(handshake)
+            .connect_to(Target::Command(command))
+            .await
+            .unwrap();
+        let call = client.call("echo", json!({}), None, Some(Duration::from_millis(300)));
+        let refused = tokio::time::timeout(*PATIENCE, call)
+            .await
+            .unwrap_or_else(|_| panic!("{case}: the listing did not end with the call's limit"))
+            .unwrap_err();
+        assert!(
+            matches!(refused, ClientError::Server { code: c, .. } if c == code),
+            "{case}: a listing that fails leaves the server's refusal the caller's: {refused:?}"
+        );
+        client.close().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

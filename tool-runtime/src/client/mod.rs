@@ -384,6 +384,15 @@ impl Client {
         }
     }
 
+    /// This client with `timeout` as its time limit per request (its own when `None`): for
+    /// what a call sends on its way, such as a listing, which the call's limit bounds.
+    fn within(&self, timeout: Option<Duration>) -> Client {
+        Client {
+            inner: Arc::clone(&self.inner),
+            timeout: timeout.or(self.timeout),
+        }
+    }
+
     /// The server's connection, connecting (again) when there is none; after failures, not
     /// before the wait since the last one has passed.
     async fn session(&self) -> Result<Arc<Session>, ClientError> {
@@ -595,7 +604,7 @@ impl Client {
         match (first, again) {
             (Err(ClientError::Server { code, .. }), Some((round, arguments)))
                 if code == crate::mcp::jsonrpc::code::METHOD_NOT_FOUND
-                    && self.requires_task(name).await =>
+                    && self.requires_task(name, round.timeout).await =>
             {
                 let params = RoundParams::named(name, arguments);
                 self.rounds("tools/call", params, Vec::new(), round).await
@@ -604,9 +613,10 @@ impl Client {
         }
     }
 
-    /// Whether tool `name` requires a task, its server's tools listed to learn it.
-    async fn requires_task(&self, name: &str) -> bool {
-        self.list_tools().await.is_ok_and(|tools| {
+    /// Whether tool `name` requires a task, its server's tools listed to learn it within
+    /// `timeout`, the call's time limit.
+    async fn requires_task(&self, name: &str, timeout: Option<Duration>) -> bool {
+        self.within(timeout).list_tools().await.is_ok_and(|tools| {
             tools
                 .iter()
                 .any(|tool| tool.name == name && tool.task_support() == Some("required"))
@@ -980,11 +990,7 @@ impl Client {
             return None;
         }
         // The listing is part of the call: it has the call's time limit, not the client's.
-        let listing = Client {
-            inner: Arc::clone(&self.inner),
-            timeout,
-        };
-        if let Err(error) = listing.list_tools().await {
+        if let Err(error) = self.within(timeout).list_tools().await {
             tracing::debug!(%error, tool = name, "the tools could not be listed again for a call's headers");
             return None;
         }
